@@ -1,0 +1,44 @@
+"""ouro_findings (the seed's verdicts): one row per (miner, rule, subject, run), with its proof."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from sqlalchemy import JSON, BigInteger, Column, String, Table
+
+from events.projections.base import RowProjection
+from events.store import StoredEvent
+from events.tables import metadata
+
+findings = Table(
+    "ouro_findings",
+    metadata,
+    Column("miner", String(100), primary_key=True),
+    Column("rule", String(100), primary_key=True),
+    Column("subject", String(500), primary_key=True),
+    Column("run", String(200), primary_key=True),
+    Column("severity", String(20), nullable=False),
+    Column("scope", String(20), nullable=False),
+    Column("tenant", String(64), nullable=False),
+    Column("proof", JSON, nullable=False),
+    Column("position", BigInteger, nullable=False),
+)
+
+
+def _row(event: StoredEvent) -> dict[str, Any]:
+    finding = event.payload["finding"]
+    return {
+        "miner": finding["miner"],
+        "rule": finding["rule"],
+        "subject": orjson.dumps(finding["subject"]).decode(),
+        "run": event.payload["run"],
+        "severity": finding["severity"],
+        "scope": finding["scope"],
+        "tenant": event.meta.get("tenant") or "default",
+        "proof": finding["proof"],
+        "position": event.position,
+    }
+
+
+projection = RowProjection("findings", findings, {"FindingDerived": _row})

@@ -1,0 +1,260 @@
+"""The SQLAlchemy event store: SQLite (WAL) embedded, PostgreSQL at scale.
+
+Writers serialise position assignment (``BEGIN IMMEDIATE`` on SQLite, ``LOCK TABLE … IN EXCLUSIVE MODE``
+on PostgreSQL, as the ``eventsourcing`` library does), so positions are gapless and commit in order:
+a reader can never see position n+1 before n. Readers are not blocked by writers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, update
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from events import tables as t
+from events.errors import ConcurrencyError, TransientError
+from events.store import (
+    AppendResult,
+    Metadata,
+    OutboxEntry,
+    StoredEvent,
+    StreamWrite,
+    utcnow,
+)
+from schemas import Message
+
+__all__ = ["SqlEventStore", "make_engine", "normalise_url"]
+
+
+def normalise_url(url: str) -> str:
+    """Use psycopg 3 for plain PostgreSQL URLs."""
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain) :]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    """An engine configured for the event log (WAL and immediate write transactions on SQLite)."""
+    url = normalise_url(url)
+    if not url.startswith("sqlite"):
+        return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event issue BEGIN itself, so writers can ask for IMMEDIATE.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=60000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get("ouro_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class SqlEventStore:
+    """The event store on a SQLAlchemy engine."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect.name
+
+    @classmethod
+    def from_url(cls, url: str) -> SqlEventStore:
+        """Open the store at ``url`` (the schema must be at head: see ``events.migrate``)."""
+        return cls(make_engine(url))
+
+    @contextmanager
+    def writing(self, lock_events: bool = True) -> Iterator[Connection]:
+        """A write transaction (holding the position lock); errors of the driver become ours."""
+        try:
+            with self.engine.connect() as raw:
+                conn = raw.execution_options(ouro_write=True)
+                with conn.begin():
+                    if lock_events and self.dialect == "postgresql":
+                        conn.exec_driver_sql("LOCK TABLE ouro_events IN EXCLUSIVE MODE")
+                    yield conn
+        except OperationalError as exc:
+            raise TransientError(f"event log unavailable: {exc.orig}") from exc
+        except DBAPIError as exc:
+            if exc.connection_invalidated:
+                raise TransientError(f"event log connection lost: {exc.orig}") from exc
+            raise
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A read transaction; driver errors become ``TransientError``."""
+        try:
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+        except (OperationalError, DBAPIError) as exc:
+            raise TransientError(f"event log unavailable: {exc}") from exc
+
+    def commit(
+        self,
+        writes: Sequence[StreamWrite],
+        meta: Metadata,
+        outbox: Sequence[Message] = (),
+    ) -> AppendResult:
+        """Append atomically; a message id already handled by this producer appends nothing."""
+        with self.writing() as conn:
+            return append_in(conn, writes, meta, outbox)
+
+    def read(self, after: int = 0, limit: int = 1000, until: datetime | None = None) -> list[StoredEvent]:
+        """Events with position > after, in position order."""
+        query = select(t.events).where(t.events.c.position > after).order_by(t.events.c.position).limit(limit)
+        if until is not None:
+            query = query.where(t.events.c.recorded_at <= until)
+        with self.reading() as conn:
+            return [_stored(row) for row in conn.execute(query).mappings()]
+
+    def read_stream(self, stream: str) -> list[StoredEvent]:
+        """One stream's events in version order."""
+        query = select(t.events).where(t.events.c.stream == stream).order_by(t.events.c.version)
+        with self.reading() as conn:
+            return [_stored(row) for row in conn.execute(query).mappings()]
+
+    def head(self) -> int:
+        """The last position (0 when empty)."""
+        with self.reading() as conn:
+            return int(conn.execute(select(func.coalesce(func.max(t.events.c.position), 0))).scalar_one())
+
+    def is_handled(self, producer: str, message_id: str) -> bool:
+        """Whether this producer has already handled the message."""
+        with self.reading() as conn:
+            return _handled(conn, producer, message_id)
+
+    def pending_outbox(self, limit: int = 100) -> list[OutboxEntry]:
+        """Outbox entries not yet published, oldest first."""
+        query = select(t.outbox).where(t.outbox.c.published_at.is_(None)).order_by(t.outbox.c.id).limit(limit)
+        with self.reading() as conn:
+            return [
+                OutboxEntry(
+                    id=row["id"],
+                    message_id=row["message_id"],
+                    message_type=row["message_type"],
+                    task=row["task"],
+                    payload=row["payload"],
+                    attempts=row["attempts"],
+                )
+                for row in conn.execute(query).mappings()
+            ]
+
+    def mark_published(self, entry_id: int, error: str | None = None) -> None:
+        """Record a publish, or a failed attempt with its error."""
+        values: dict[str, Any] = {"attempts": t.outbox.c.attempts + 1, "last_error": error}
+        if error is None:
+            values["published_at"] = utcnow()
+        with self.writing(lock_events=False) as conn:
+            conn.execute(update(t.outbox).where(t.outbox.c.id == entry_id).values(**values))
+
+
+def append_in(
+    conn: Connection,
+    writes: Sequence[StreamWrite],
+    meta: Metadata,
+    outbox: Sequence[Message] = (),
+) -> AppendResult:
+    """The append itself, inside a caller's write transaction that holds the position lock."""
+    if meta.message_id and _handled(conn, meta.producer, meta.message_id):
+        return AppendResult(duplicate=True)
+    position = int(conn.execute(select(func.coalesce(func.max(t.events.c.position), 0))).scalar_one())
+    now = utcnow()
+    rows: list[dict[str, Any]] = []
+    for write in writes:
+        version = _stream_version(conn, write.stream)
+        if write.expected_version is not None and write.expected_version != version:
+            raise ConcurrencyError(write.stream, write.expected_version, version)
+        for offset, item in enumerate(write.events, start=1):
+            rows.append(_event_row(position + len(rows) + 1, write.stream, version + offset, item, meta, now))
+    if rows:
+        conn.execute(insert(t.events), rows)
+    positions = tuple(row["position"] for row in rows)
+    if meta.message_id:
+        conn.execute(
+            insert(t.handled_messages).values(
+                consumer=meta.producer,
+                message_id=meta.message_id,
+                first_position=positions[0] if positions else None,
+                last_position=positions[-1] if positions else None,
+                handled_at=now,
+            )
+        )
+    return AppendResult(positions=positions, outbox_ids=_put_outbox(conn, outbox, now))
+
+
+def _put_outbox(conn: Connection, messages: Sequence[Message], now: datetime) -> tuple[int, ...]:
+    ids: list[int] = []
+    for message in messages:
+        exists = conn.execute(
+            select(t.outbox.c.id).where(t.outbox.c.message_id == message.message_id)
+        ).scalar_one_or_none()
+        if exists is not None:
+            continue  # the same follow-up was already queued: deduplicated by message id
+        result = conn.execute(
+            insert(t.outbox).values(
+                message_id=message.message_id,
+                message_type=type(message).__name__,
+                task=message.TASK,
+                payload=message.to_json_dict(),
+                created_at=now,
+                attempts=0,
+            )
+        )
+        key = result.inserted_primary_key
+        assert key is not None  # an insert always reports its key
+        ids.append(int(key[0]))
+    return tuple(ids)
+
+
+def _event_row(position: int, stream: str, version: int, item: Any, meta: Metadata, now: datetime) -> dict[str, Any]:
+    return {
+        "position": position,
+        "stream": stream,
+        "version": version,
+        "type": type(item).TYPE,
+        "schema_version": item.schema_version,
+        "payload": item.to_json_dict(),
+        "meta": meta.as_dict(),
+        "message_id": meta.message_id,
+        "recorded_at": now,
+    }
+
+
+def _handled(conn: Connection, producer: str, message_id: str) -> bool:
+    query = select(t.handled_messages.c.message_id).where(
+        t.handled_messages.c.consumer == producer, t.handled_messages.c.message_id == message_id
+    )
+    return conn.execute(query).first() is not None
+
+
+def _stream_version(conn: Connection, stream: str) -> int:
+    query = select(func.coalesce(func.max(t.events.c.version), 0)).where(t.events.c.stream == stream)
+    return int(conn.execute(query).scalar_one())
+
+
+def _stored(row: Any) -> StoredEvent:
+    recorded = row["recorded_at"]
+    if recorded.tzinfo is None:  # SQLite hands back naive datetimes; they were written in UTC
+        recorded = recorded.replace(tzinfo=utcnow().tzinfo)
+    return StoredEvent(
+        position=row["position"],
+        stream=row["stream"],
+        version=row["version"],
+        type=row["type"],
+        schema_version=row["schema_version"],
+        payload=row["payload"],
+        meta=row["meta"],
+        recorded_at=recorded,
+    )

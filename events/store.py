@@ -1,0 +1,168 @@
+"""The event store's contract: what every backend (SQLAlchemy, in-memory) must do.
+
+A write is a list of stream appends, committed atomically with the message that caused it marked as
+handled and with the follow-up messages put in the outbox. Positions are global, gapless and in commit
+order, so a reader that asks for "everything after p" can never skip an event that commits late.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from events.errors import UnknownEventType
+from schemas import EVENT_TYPES, Event, Message
+
+__all__ = [
+    "AppendResult",
+    "EventStore",
+    "Metadata",
+    "OutboxEntry",
+    "StoredEvent",
+    "StreamWrite",
+    "decode",
+    "iter_all",
+    "utcnow",
+]
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Who wrote an event and why: the message it answers and the chain it belongs to."""
+
+    producer: str
+    message_id: str | None = None
+    causation_id: str | None = None
+    correlation_id: str | None = None
+    tenant: str = "default"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form stored beside each event."""
+        return {
+            "producer": self.producer,
+            "message_id": self.message_id,
+            "causation_id": self.causation_id,
+            "correlation_id": self.correlation_id,
+            "tenant": self.tenant,
+        }
+
+    @classmethod
+    def for_message(cls, producer: str, message: Message) -> Metadata:
+        """Metadata of events written in answer to ``message``."""
+        return cls(
+            producer=producer,
+            message_id=message.message_id,
+            causation_id=message.message_id,
+            correlation_id=message.correlation_id or message.message_id,
+            tenant=message.tenant,
+        )
+
+
+@dataclass(frozen=True)
+class StreamWrite:
+    """Events for one stream; ``expected_version`` None means "whatever it is now"."""
+
+    stream: str
+    events: Sequence[Event]
+    expected_version: int | None = None
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event as the log holds it."""
+
+    position: int
+    stream: str
+    version: int
+    type: str
+    schema_version: int
+    payload: dict[str, Any]
+    meta: dict[str, Any]
+    recorded_at: datetime
+
+    def decode(self) -> Event:
+        """The typed event (validated against its registered class)."""
+        return decode(self.type, self.payload)
+
+
+@dataclass(frozen=True)
+class OutboxEntry:
+    """A follow-up message waiting to be published."""
+
+    id: int
+    message_id: str
+    message_type: str
+    task: str
+    payload: dict[str, Any]
+    attempts: int = 0
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What a commit did: the positions it took, or that the message had been handled already."""
+
+    positions: tuple[int, ...] = ()
+    duplicate: bool = False
+    outbox_ids: tuple[int, ...] = field(default=())
+
+
+def decode(type_name: str, payload: dict[str, Any]) -> Event:
+    """Validate a stored payload into its registered event class."""
+    cls = EVENT_TYPES.get(type_name)
+    if cls is None:
+        raise UnknownEventType(f"no event class is registered for type {type_name!r}")
+    return cls.model_validate(payload)
+
+
+class EventStore(Protocol):
+    """The contract every backend implements; ``tests/contracts/`` runs one suite against each."""
+
+    def commit(
+        self,
+        writes: Sequence[StreamWrite],
+        meta: Metadata,
+        outbox: Sequence[Message] = (),
+    ) -> AppendResult:
+        """Append atomically; a message id already handled by this producer appends nothing."""
+        ...
+
+    def read(self, after: int = 0, limit: int = 1000, until: datetime | None = None) -> list[StoredEvent]:
+        """Events with position > after, in position order (recorded at or before ``until``)."""
+        ...
+
+    def read_stream(self, stream: str) -> list[StoredEvent]:
+        """One stream's events in version order."""
+        ...
+
+    def head(self) -> int:
+        """The last position (0 when empty)."""
+        ...
+
+    def is_handled(self, producer: str, message_id: str) -> bool:
+        """Whether this producer has already handled the message."""
+        ...
+
+    def pending_outbox(self, limit: int = 100) -> list[OutboxEntry]:
+        """Outbox entries not yet published, oldest first."""
+        ...
+
+    def mark_published(self, entry_id: int, error: str | None = None) -> None:
+        """Record a publish (or a failed attempt with its error)."""
+        ...
+
+
+def iter_all(store: EventStore, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
+    """Every event after ``after``, read in batches."""
+    while True:
+        chunk = store.read(after=after, limit=batch)
+        if not chunk:
+            return
+        yield from chunk
+        after = chunk[-1].position

@@ -1,0 +1,93 @@
+"""The embedded fleet: real ``celery worker`` processes on the server-less broker, started and stopped
+by the CLI, so the same worker code, acknowledgements and retries run as in production."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+
+from events import Settings, SqlEventStore
+from workers import QUEUES
+
+__all__ = ["EmbeddedFleet", "wait_handled"]
+
+
+class EmbeddedFleet:
+    """One ``celery worker`` subprocess consuming every queue; a context manager."""
+
+    def __init__(self, settings: Settings, concurrency: int = 2, queues: Iterable[str] | None = None) -> None:
+        self.settings = settings
+        self.concurrency = concurrency
+        self.queues = list(queues or dict.fromkeys(QUEUES.values()))
+        self.log_path: Path = settings.state_dir / "worker.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def command(self) -> list[str]:
+        """The worker's argument list (never a shell string)."""
+        return [
+            sys.executable, "-m", "celery", "-A", "workers.app", "worker",
+            "-Q", ",".join(self.queues), "-c", str(self.concurrency),
+            "-n", f"embedded-{os.getpid()}@%h", "-l", "WARNING",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+        ]  # fmt: skip
+
+    def __enter__(self) -> EmbeddedFleet:
+        env = dict(os.environ)
+        env["OURO_STATE"] = str(self.settings.state_dir)
+        if self.settings.database_url:
+            env["OURO_DATABASE_URL"] = self.settings.database_url
+        env["OURO_BROKER_URL"] = self.settings.celery_broker_url
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(self.command(), env=env, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        return self
+
+    def alive(self) -> bool:
+        """Whether the worker process is still running."""
+        return self.process is not None and self.process.poll() is None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.process is None:
+            return
+        self.process.send_signal(signal.SIGTERM)  # warm shutdown: finish the task in hand
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def wait_handled(
+    store: SqlEventStore,
+    pending: dict[str, str],
+    fleet: EmbeddedFleet | None = None,
+    timeout_s: float = 300.0,
+    on_progress: object | None = None,
+) -> list[str]:
+    """Wait until every (message id -> producer) is handled, rejected or dead-lettered.
+
+    Returns the ids still pending at the timeout (empty on success).
+    """
+    deadline = time.monotonic() + timeout_s
+    left = dict(pending)
+    while left and time.monotonic() < deadline:
+        for message_id, producer in list(left.items()):
+            if any(
+                store.is_handled(name, message_id) for name in (producer, f"{producer}:rejected", "fleet.dead_letter")
+            ):
+                del left[message_id]
+                if callable(on_progress):
+                    on_progress(1)
+        if left:
+            if fleet is not None and not fleet.alive():
+                raise RuntimeError(f"the embedded worker exited; see {fleet.log_path}")
+            time.sleep(0.1)
+    return sorted(left)

@@ -1,0 +1,89 @@
+"""The main job: run the loop once on the embedded default over a corpus, and print what it found.
+
+Every number printed is read back from the event log's projections, so a second run prints the same.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+from sqlalchemy import func, select
+
+from events import Settings, SqlEventStore, ensure_schema, load_settings
+from events.projections import PROJECTIONS
+from events.projections.runs import runs
+from events.projector import catch_up, digest, status
+from ops.embedded import EmbeddedFleet, wait_handled
+from ops.ingest import expand_runs, ingest_messages
+from workers import publish
+
+__all__ = ["run_loop"]
+
+
+def run_loop(corpus: Path, console: Console, settings: Settings | None = None) -> int:
+    """Ingest ``corpus`` through the real queue path, fold the ledger, print the summary."""
+    settings = settings or load_settings()
+    store = SqlEventStore.from_url(settings.event_log_url)
+    ensure_schema(store.engine)
+    messages = ingest_messages(expand_runs([str(corpus)]), settings)
+    todo = [m for m in messages if not store.is_handled(m.TASK, m.message_id)]
+    console.print(f"[bold]Ouroboros[/] on {corpus} — state in {settings.state_dir}")
+    if todo:
+        with EmbeddedFleet(settings) as fleet, Progress(console=console, transient=True) as progress:
+            bar = progress.add_task("ingesting runs through the queue", total=len(todo))
+            for message in todo:
+                publish(message)
+            left = wait_handled(
+                store,
+                {m.message_id: m.TASK for m in todo},
+                fleet,
+                on_progress=lambda n: progress.advance(bar, n),
+            )
+        if left:
+            console.print(f"[red]{len(left)} message(s) not handled in time: {', '.join(left)}[/]")
+            return 1
+    catch_up(store, PROJECTIONS)
+    _print_runs(store, {m.run for m in messages}, console)
+    _print_ledger(store, console)
+    return 0
+
+
+def _print_runs(store: SqlEventStore, chosen: set[str], console: Console) -> None:
+    table = Table(title="Runs ingested")
+    for name in ("run", "lines", "tool calls", "errors", "malformed", "cost USD", "cache read / input"):
+        table.add_column(name, justify="left" if name == "run" else "right")
+    totals = [0, 0, 0, 0, 0.0]
+    with store.reading() as conn:
+        rows = conn.execute(select(runs).where(runs.c.run.in_(sorted(chosen))).order_by(runs.c.run)).mappings()
+        for row in rows:
+            cost = row["cost_usd"] or 0.0
+            seen = row["input_tokens"] + row["cache_creation_input_tokens"] + row["cache_read_input_tokens"]
+            ratio = f"{row['cache_read_input_tokens'] / seen:.4f}" if seen else "-"
+            table.add_row(row["run"], str(row["lines"]), str(row["tool_calls"]), str(row["tool_errors"]),
+                          str(row["malformed"]), f"{cost:.4f}", ratio)  # fmt: skip
+            for i, key in enumerate(("lines", "tool_calls", "tool_errors", "malformed")):
+                totals[i] += row[key]
+            totals[4] += cost
+    table.add_section()
+    table.add_row("total", *(str(int(v)) for v in totals[:4]), f"{totals[4]:.4f}", "")
+    console.print(table)
+
+
+def _print_ledger(store: SqlEventStore, console: Console) -> None:
+    from events import tables as t
+
+    with store.reading() as conn:
+        events = int(conn.execute(select(func.count()).select_from(t.events)).scalar_one())
+        streams = int(conn.execute(select(func.count(func.distinct(t.events.c.stream)))).scalar_one())
+    table = Table(title=f"Event log: {events} events in {streams} streams")
+    table.add_column("projection")
+    table.add_column("rows", justify="right")
+    table.add_column("checkpoint", justify="right")
+    table.add_column("lag", justify="right")
+    for item in status(store, PROJECTIONS):
+        table.add_row(item.name, str(item.rows), str(item.position), str(item.lag))
+    console.print(table)
+    console.print(f"ledger digest {digest(store, PROJECTIONS)[:16]}")

@@ -1,0 +1,262 @@
+"""The contract: every message, event and record of Ouroboros, as pydantic models.
+
+Modules, one per family (all re-exported here; other packages import only from ``schemas``):
+
+- ``common``: ``Arg`` (``Text`` | ``Number``), ``Span``, ``Fact``, ``Severity``, ``Scope``, ``Timestamp``.
+- ``miners``: ``Finding`` with its proof, ``Backtest``, ``MutationReport``, ``LabelRow``, ``MinerAcceptance``.
+- ``harness``: ``HarnessEvent`` (typed line, raw payload kept) and ``RunSummary``.
+- ``loop``: proposals, pre-check verdicts, label requests and labels, labeler runs, fixer sessions,
+  merge results, series points.
+- ``decider``: ``Candidate``, ``FeatureRecord``, ``Label``, ``Example``, ``Decision``.
+- ``events``: domain and fleet events (``Event`` subclasses, ``TYPE`` = class name).
+- ``messages``: commands, one per worker task (``Message`` subclasses, ``TASK`` = ``"<worker>.<verb>"``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from schemas._base import (
+    EVENT_TYPES,
+    MESSAGE_TYPES,
+    RECORD_TYPES,
+    Event,
+    Message,
+    Record,
+    content_id,
+)
+from schemas.common import (
+    Arg,
+    Digest,
+    Fact,
+    Identifier,
+    MinerName,
+    NonEmptyStr,
+    Number,
+    RunId,
+    Scope,
+    Severity,
+    Sha,
+    Span,
+    Text,
+    Timestamp,
+    utc,
+)
+from schemas.decider import (
+    Action,
+    Candidate,
+    Decision,
+    Example,
+    FeatureName,
+    FeatureRecord,
+    InstrumentState,
+    Label,
+    LabelTier,
+    Profile,
+    Provenance,
+    Scalar,
+    State,
+    Undecided,
+    Unit,
+)
+from schemas.events import (
+    DecisionMade,
+    FieldError,
+    FindingDerived,
+    FixerSessionEnded,
+    LabelerRunCompleted,
+    LabelProposed,
+    LabelRequested,
+    MergeAttempted,
+    Merged,
+    MergeRefused,
+    MessageDeadLettered,
+    MessageRejected,
+    MinerAccepted,
+    PrecheckCompleted,
+    ProbeCompleted,
+    ProposalPosted,
+    PushReceived,
+    RunRecorded,
+    SeriesPointRecorded,
+    TicketClosed,
+)
+from schemas.harness import (
+    HarnessEvent,
+    HarnessKind,
+    RunSummary,
+    Usage,
+)
+from schemas.loop import (
+    Acceptance,
+    CorpusKind,
+    FixerOutcome,
+    FixerSession,
+    LabelerRun,
+    LabelerStatus,
+    LabelRequest,
+    MergeOutcome,
+    MergeResult,
+    PrecheckOutcome,
+    PrecheckVerdict,
+    Proposal,
+    ProposedLabel,
+    SeriesName,
+    SeriesPoint,
+)
+from schemas.messages import (
+    DecidePush,
+    IngestRun,
+    LabelTicket,
+    LaunchFixer,
+    Measure,
+    MineRun,
+    PrecheckTicket,
+    Probe,
+    RunMergeTrain,
+)
+from schemas.miners import (
+    Backtest,
+    BacktestSummary,
+    Finding,
+    LabelRow,
+    MinerAcceptance,
+    MutantOutcome,
+    MutantResult,
+    MutationOperator,
+    MutationReport,
+)
+
+__all__ = [
+    "EVENT_TYPES",
+    "MESSAGE_TYPES",
+    "RECORD_TYPES",
+    "Acceptance",
+    "Action",
+    "Arg",
+    "Backtest",
+    "BacktestSummary",
+    "Candidate",
+    "CorpusKind",
+    "DecidePush",
+    "Decision",
+    "DecisionMade",
+    "Digest",
+    "Event",
+    "Example",
+    "Fact",
+    "FeatureName",
+    "FeatureRecord",
+    "FieldError",
+    "Finding",
+    "FindingDerived",
+    "FixerOutcome",
+    "FixerSession",
+    "FixerSessionEnded",
+    "HarnessEvent",
+    "HarnessKind",
+    "Identifier",
+    "IngestRun",
+    "InstrumentState",
+    "Label",
+    "LabelProposed",
+    "LabelRequest",
+    "LabelRequested",
+    "LabelRow",
+    "LabelTicket",
+    "LabelTier",
+    "LabelerRun",
+    "LabelerRunCompleted",
+    "LabelerStatus",
+    "LaunchFixer",
+    "Measure",
+    "MergeAttempted",
+    "MergeOutcome",
+    "MergeRefused",
+    "MergeResult",
+    "Merged",
+    "Message",
+    "MessageDeadLettered",
+    "MessageRejected",
+    "MineRun",
+    "MinerAcceptance",
+    "MinerAccepted",
+    "MinerName",
+    "MutantOutcome",
+    "MutantResult",
+    "MutationOperator",
+    "MutationReport",
+    "NonEmptyStr",
+    "Number",
+    "PrecheckCompleted",
+    "PrecheckOutcome",
+    "PrecheckTicket",
+    "PrecheckVerdict",
+    "Probe",
+    "ProbeCompleted",
+    "Profile",
+    "Proposal",
+    "ProposalPosted",
+    "ProposedLabel",
+    "Provenance",
+    "PushReceived",
+    "Record",
+    "RunId",
+    "RunMergeTrain",
+    "RunRecorded",
+    "RunSummary",
+    "Scalar",
+    "Scope",
+    "SeriesName",
+    "SeriesPoint",
+    "SeriesPointRecorded",
+    "Severity",
+    "Sha",
+    "Span",
+    "State",
+    "Text",
+    "TicketClosed",
+    "Timestamp",
+    "Undecided",
+    "Unit",
+    "Usage",
+    "content_id",
+    "event_from_stored",
+    "schema_for",
+    "utc",
+]
+
+
+def _close(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
+    return f"close names: {', '.join(close)}" if close else "no close names"
+
+
+def schema_for(name: str) -> dict[str, Any]:
+    """The JSON Schema of a contract type, by class name or event ``TYPE``."""
+    model = RECORD_TYPES.get(name) or EVENT_TYPES.get(name)
+    if model is None:
+        known = sorted({*RECORD_TYPES, *EVENT_TYPES})
+        raise KeyError(f"unknown contract type {name!r}; {_close(name, known)}")
+    return model.model_json_schema()
+
+
+def event_from_stored(type: str, payload: Mapping[str, Any]) -> Event:
+    """Validate a stored event payload into the class its ``type`` names.
+
+    Raises ``KeyError`` for an unknown type, ``ValueError`` for a payload written at another
+    ``schema_version`` (an upcaster must bring it to the current one first), and pydantic's
+    ``ValidationError`` for a payload that does not fit.
+    """
+    model = EVENT_TYPES.get(type)
+    if model is None:
+        raise KeyError(f"unknown event type {type!r}; {_close(type, sorted(EVENT_TYPES))}")
+    version = payload.get("schema_version", 1)
+    if version != model.SCHEMA_VERSION:
+        raise ValueError(
+            f"{type} payload is schema_version {version}, the class reads {model.SCHEMA_VERSION}: "
+            "it needs an upcaster"
+        )
+    return model.model_validate(payload)

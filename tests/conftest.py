@@ -1,0 +1,90 @@
+"""Shared fixtures: real PostgreSQL and Redis on 127.0.0.1, each test run in its own database.
+
+Where the services are not running the tests that need them are skipped with the reason, except under
+CI (``CI=true``), where ``.ci/run`` has started them and a missing service is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+
+PG_ADMIN = os.environ.get("OURO_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+REDIS_HOST = os.environ.get("OURO_TEST_REDIS", "redis://127.0.0.1:6379")
+
+
+def _unavailable(what: str, exc: Exception) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is required under CI and is not reachable: {exc}")
+    pytest.skip(f"{what} not reachable on 127.0.0.1 ({exc}); run .ci/run to start it")
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session; its SQLAlchemy URL."""
+    name = f"ouro_test_{uuid.uuid4().hex[:10]}"
+    try:
+        with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error as exc:
+        _unavailable("PostgreSQL", exc)
+    base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+    yield f"{base}/{name}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """The session's PostgreSQL database, emptied for each test."""
+    from events import make_engine
+    from events.ledger import metadata
+
+    engine = make_engine(pg_server)
+    with engine.begin() as conn:
+        metadata.drop_all(conn)
+        conn.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
+    engine.dispose()
+    yield pg_server
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> str:
+    """Redis reachable, or skip."""
+    try:
+        redis.Redis.from_url(REDIS_HOST, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        _unavailable("Redis", exc)
+    return REDIS_HOST
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> Iterator[str]:
+    """A Redis database number of its own, flushed before and after."""
+    number = 1 + (os.getpid() % 14)
+    url = f"{redis_server}/{number}"
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    yield url
+    client.flushdb()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """A SQLite event log in the test's temporary directory."""
+    return f"sqlite:///{tmp_path / 'events.sqlite'}"
+
+
+@pytest.fixture
+def shared_corpora() -> Path:
+    """The shared real-data folder beside the checkout, or skip."""
+    path = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+    if not path.is_dir():
+        pytest.skip("../shared/corpora is absent (only development machines have it)")
+    return path

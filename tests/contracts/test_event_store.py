@@ -1,0 +1,106 @@
+"""One contract suite, run against every event-store backend: memory, SQLite, PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from events import (
+    ConcurrencyError,
+    EventStore,
+    MemoryEventStore,
+    Metadata,
+    SqlEventStore,
+    StreamWrite,
+    ensure_schema,
+    iter_all,
+)
+from schemas import Probe, ProbeCompleted
+
+
+def _event(n: int) -> ProbeCompleted:
+    return ProbeCompleted(probe=f"p{n}", hostname="test", held_s=0.0)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest) -> Iterator[EventStore]:
+    if request.param == "memory":
+        yield MemoryEventStore()
+        return
+    url = request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url")
+    sql = SqlEventStore.from_url(url)
+    ensure_schema(sql.engine)
+    yield sql
+    sql.engine.dispose()
+
+
+def test_positions_are_gapless_and_versions_per_stream(store: EventStore) -> None:
+    store.commit([StreamWrite("a", [_event(1), _event(2)])], Metadata("t"))
+    store.commit([StreamWrite("b", [_event(3)]), StreamWrite("a", [_event(4)])], Metadata("t"))
+    events = list(iter_all(store))
+    assert [e.position for e in events] == [1, 2, 3, 4]
+    assert [(e.stream, e.version) for e in events] == [("a", 1), ("a", 2), ("b", 1), ("a", 3)]
+    assert [e.payload["probe"] for e in store.read_stream("a")] == ["p1", "p2", "p4"]
+    assert store.head() == 4
+
+
+def test_append_is_idempotent_on_message_id(store: EventStore) -> None:
+    meta = Metadata("miner.ingest", message_id="m-0000001")
+    first = store.commit([StreamWrite("a", [_event(1)])], meta)
+    again = store.commit([StreamWrite("a", [_event(1)])], meta)
+    assert first.positions == (1,) and not first.duplicate
+    assert again.duplicate and again.positions == ()
+    assert store.head() == 1
+    assert store.is_handled("miner.ingest", "m-0000001")
+    assert not store.is_handled("other", "m-0000001")
+
+
+def test_optimistic_concurrency_names_stream_and_versions(store: EventStore) -> None:
+    store.commit([StreamWrite("s", [_event(1)])], Metadata("t"))
+    with pytest.raises(ConcurrencyError) as caught:
+        store.commit([StreamWrite("s", [_event(2)], expected_version=0)], Metadata("t"))
+    assert "'s'" in str(caught.value) and "expected version 0" in str(caught.value)
+    assert "actual version 1" in str(caught.value)
+    assert store.head() == 1  # nothing of the failed write remains
+
+
+def test_failed_write_rolls_back_every_stream(store: EventStore) -> None:
+    store.commit([StreamWrite("x", [_event(1)])], Metadata("t"))
+    with pytest.raises(ConcurrencyError):
+        store.commit(
+            [StreamWrite("y", [_event(2)]), StreamWrite("x", [_event(3)], expected_version=5)],
+            Metadata("t", message_id="m-rollback"),
+        )
+    assert store.read_stream("y") == []
+    assert not store.is_handled("t", "m-rollback")
+
+
+def test_outbox_entries_commit_with_events_and_dedupe(store: EventStore) -> None:
+    follow = Probe(message_id="follow-0001", probe="next")
+    store.commit([StreamWrite("a", [_event(1)])], Metadata("t", message_id="m-1"), outbox=[follow])
+    store.commit([StreamWrite("a", [_event(2)])], Metadata("t", message_id="m-2"), outbox=[follow])
+    pending = store.pending_outbox()
+    assert [e.message_id for e in pending] == ["follow-0001"]
+    assert pending[0].task == "fleet.probe" and pending[0].payload["probe"] == "next"
+    store.mark_published(pending[0].id, error="broker down")
+    assert [e.message_id for e in store.pending_outbox()] == ["follow-0001"]
+    store.mark_published(pending[0].id)
+    assert store.pending_outbox() == []
+
+
+def test_duplicate_message_queues_no_outbox_entry(store: EventStore) -> None:
+    meta = Metadata("t", message_id="m-dup-outbox")
+    store.commit([StreamWrite("a", [_event(1)])], meta)
+    store.commit([StreamWrite("a", [_event(1)])], meta, outbox=[Probe(message_id="never-0001", probe="x")])
+    assert store.pending_outbox() == []
+
+
+def test_read_pages_and_decodes(store: EventStore) -> None:
+    for n in range(25):
+        store.commit([StreamWrite(f"s{n % 3}", [_event(n)])], Metadata("t"))
+    page = store.read(after=10, limit=5)
+    assert [e.position for e in page] == [11, 12, 13, 14, 15]
+    decoded = page[0].decode()
+    assert isinstance(decoded, ProbeCompleted) and decoded.probe == "p10"
+    assert len(list(iter_all(store, batch=7))) == 25

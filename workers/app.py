@@ -1,0 +1,75 @@
+"""The Celery app: one queue per role, routing by task-name glob, at-least-once delivery.
+
+Task names are ``"<worker>.<verb>"``; the routes below are the only place a task meets its queue.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+from kombu import Exchange, Queue  # type: ignore[attr-defined]
+
+from events import Settings, load_settings
+
+__all__ = ["DEAD_LETTER_QUEUE", "QUEUES", "ROUTES", "app", "configure", "queue_for"]
+
+#: role -> queue; the labeler runs on the GPU host's queue.
+QUEUES: dict[str, str] = {
+    "miner": "miner",
+    "prechecker": "prechecker",
+    "labeler": "gpu",
+    "fixer": "fixer",
+    "decider": "decider",
+    "merger": "merger",
+    "measurer": "measurer",
+    "fleet": "fleet",
+}
+DEAD_LETTER_QUEUE = "dead_letter"
+ROUTES: dict[str, dict[str, str]] = {f"{role}.*": {"queue": queue} for role, queue in QUEUES.items()}
+
+app = Celery("ouroboros", include=["workers.tasks"])
+
+
+def queue_for(task_name: str) -> str:
+    """The queue a task is routed to."""
+    return QUEUES.get(task_name.split(".", 1)[0], "fleet")
+
+
+def configure(settings: Settings) -> Celery:
+    """Apply the settings to the app (called at import with the environment's settings)."""
+    app.conf.update(
+        broker_url=settings.celery_broker_url,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options=_transport_options(settings),
+        result_backend=None,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        worker_prefetch_multiplier=1,
+        task_queues=[
+            Queue(name, Exchange(name, type="direct"), routing_key=name)
+            for name in [*dict.fromkeys(QUEUES.values()), DEAD_LETTER_QUEUE]
+        ],
+        task_default_queue="fleet",
+        task_routes=ROUTES,
+        task_create_missing_queues=True,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+        timezone=settings.timezone,
+        enable_utc=True,
+        broker_pool_limit=4,
+    )
+    return app
+
+
+def _transport_options(settings: Settings) -> dict[str, object]:
+    if settings.embedded:
+        # kombu's SQLAlchemy transport hands its options to create_engine: only engine arguments go here.
+        return {"connect_args": {"timeout": 60}}
+    return {"visibility_timeout": settings.visibility_timeout_s, "polling_interval": settings.polling_interval_s}
+
+
+configure(load_settings())

@@ -1,0 +1,7 @@
+"""The miner worker: ingests runs and (with the miners) derives findings from them."""
+
+from __future__ import annotations
+
+from workers.miner.ingest import ingest_run
+
+__all__ = ["ingest_run"]

@@ -1,0 +1,185 @@
+"""The thin shell around every task: validate at the door, call the core, append, relay the outbox.
+
+A core is ``handler(message, context) -> Outcome``; it never sees Celery. The shell turns a
+validation failure into a ``MessageRejected`` event naming the field, retries transient failures with
+exponential backoff, and sends a message that keeps failing to the dead-letter queue — never dropping it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from events import (
+    Metadata,
+    OuroError,
+    PermanentError,
+    Settings,
+    SqlEventStore,
+    StreamWrite,
+    ensure_schema,
+    load_settings,
+)
+from schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
+from workers.app import DEAD_LETTER_QUEUE, app, queue_for
+
+__all__ = ["Context", "Outcome", "context", "fleet_task", "publish", "relay_outbox"]
+
+log = logging.getLogger(__name__)
+M = TypeVar("M", bound=Message)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a core decided: events per stream, and follow-up messages for the outbox."""
+
+    writes: Sequence[StreamWrite] = ()
+    follow_ups: Sequence[Message] = field(default=())
+
+    @classmethod
+    def single(cls, stream: str, *events: Event, follow_ups: Sequence[Message] = ()) -> Outcome:
+        """Events for one stream."""
+        return cls(writes=(StreamWrite(stream, events),), follow_ups=follow_ups)
+
+
+@dataclass
+class Context:
+    """What a core may use: the settings, the event store, and who is running it."""
+
+    settings: Settings
+    store: SqlEventStore
+    worker: str
+
+
+_contexts: dict[int, Context] = {}
+_context_lock = threading.Lock()
+
+
+def context() -> Context:
+    """This process's context, created on first use (after the prefork pool has forked)."""
+    with _context_lock:
+        pid = os.getpid()
+        if pid not in _contexts:
+            settings = load_settings(os.environ.get("OURO_ROLE"))
+            store = SqlEventStore.from_url(settings.event_log_url)
+            ensure_schema(store.engine)
+            _contexts[pid] = Context(settings, store, f"{socket.gethostname()}/{pid}")
+        return _contexts[pid]
+
+
+def reset_context() -> None:
+    """Forget the process's context (in tests that change the environment)."""
+    with _context_lock:
+        _contexts.clear()
+
+
+def publish(message: Message, queue: str | None = None) -> None:
+    """Send a message to its task's queue; its message id is the Celery task id."""
+    app.send_task(
+        message.TASK,
+        args=[message.to_json_dict()],
+        task_id=message.message_id,
+        queue=queue or queue_for(message.TASK),
+    )
+
+
+def relay_outbox(store: SqlEventStore, limit: int = 100) -> int:
+    """Publish pending outbox entries; a failed publish stays pending with its error."""
+    sent = 0
+    for entry in store.pending_outbox(limit):
+        try:
+            app.send_task(entry.task, args=[entry.payload], task_id=entry.message_id, queue=queue_for(entry.task))
+        except Exception as exc:  # the broker's own error types vary by transport
+            store.mark_published(entry.id, error=f"{type(exc).__name__}: {exc}"[:500])
+            continue
+        store.mark_published(entry.id)
+        sent += 1
+    return sent
+
+
+def fleet_task(message_type: type[M]) -> Callable[[Callable[[M, Context], Outcome]], Any]:
+    """Register ``handler`` as the Celery task for ``message_type`` (named by its ``TASK``)."""
+
+    def decorate(handler: Callable[[M, Context], Outcome]) -> Any:
+        @app.task(name=message_type.TASK, bind=True, max_retries=None)
+        def task(self: Any, payload: Any) -> str:
+            return run_message(self, message_type, handler, payload)
+
+        task.message_type = message_type
+        task.handler = handler
+        return task
+
+    return decorate
+
+
+def run_message(task: Any, message_type: type[M], handler: Callable[[M, Context], Outcome], payload: Any) -> str:
+    """Validate, handle, append and relay; returns what happened (for logs and Flower)."""
+    ctx = context()
+    try:
+        message = message_type.model_validate(payload)
+    except ValidationError as exc:
+        reject(ctx, message_type.TASK, payload, exc)
+        return "rejected"
+    producer = message_type.TASK
+    if ctx.store.is_handled(producer, message.message_id):
+        return "duplicate"
+    try:
+        outcome = handler(message, ctx)
+        result = ctx.store.commit(outcome.writes, Metadata.for_message(producer, message), outcome.follow_ups)
+    except PermanentError as exc:
+        dead_letter(ctx, task, message, exc)
+        return "dead-lettered"
+    except Exception as exc:
+        retries = int(task.request.retries or 0)
+        if retries >= ctx.settings.max_retries:
+            dead_letter(ctx, task, message, exc)
+            return "dead-lettered"
+        delay = min(ctx.settings.retry_backoff_s * 2**retries, ctx.settings.retry_backoff_max_s)
+        log.warning("%s %s failed (%s), retry %d in %.1fs", producer, message.message_id, exc, retries + 1, delay)
+        raise task.retry(exc=exc, countdown=delay) from exc
+    if result.outbox_ids:
+        relay_outbox(ctx.store)
+    return "duplicate" if result.duplicate else "appended"
+
+
+def reject(ctx: Context, task_name: str, payload: Any, exc: ValidationError) -> None:
+    """Append one ``MessageRejected`` naming every invalid field (idempotent on the payload)."""
+    given = payload.get("message_id") if isinstance(payload, dict) else None
+    message_id = given if isinstance(given, str) and 8 <= len(given) <= 128 else None
+    event = MessageRejected.from_validation_error(task_name, message_id, exc)
+    key = message_id or content_id("rejected", task_name, repr(payload)[:10_000])
+    meta = Metadata(producer=f"{task_name}:rejected", message_id=key, tenant=ctx.settings.tenant)
+    ctx.store.commit([StreamWrite("fleet/rejected", [event])], meta)
+    fields = "; ".join(f"{e.field}: {e.message}" for e in event.errors)
+    log.error("%s rejected message %s: %s", task_name, message_id, fields)
+
+
+def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException) -> None:
+    """Park the message on the dead-letter queue first (so it survives a dead database), then record it."""
+    attempts = int(task.request.retries or 0) + 1
+    error = f"{type(exc).__name__}: {exc}"[:2000]
+    app.send_task(
+        "fleet.dead_letter",
+        args=[{"task": message.TASK, "message": message.to_json_dict(), "attempts": attempts, "error": error}],
+        queue=DEAD_LETTER_QUEUE,
+    )
+    event = MessageDeadLettered(
+        task=message.TASK,
+        message_id=message.message_id,
+        attempts=attempts,
+        error_type=type(exc).__name__,
+        error=error,
+    )
+    meta = Metadata(producer="fleet.dead_letter", message_id=message.message_id, tenant=message.tenant)
+    try:
+        ctx.store.commit([StreamWrite("fleet/dead-letter", [event])], meta)
+    except OuroError:
+        log.exception("dead letter for %s parked on the queue but not recorded", message.message_id)
+    log.error("%s %s dead-lettered after %d attempt(s): %s", message.TASK, message.message_id, attempts, error)

@@ -1,0 +1,8 @@
+"""Every task of the fleet, imported so that a worker registers them all."""
+
+from __future__ import annotations
+
+from workers import probe
+from workers.miner import tasks as miner_tasks
+
+__all__ = ["miner_tasks", "probe"]
