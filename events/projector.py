@@ -18,6 +18,7 @@ from sqlalchemy import Connection, Table, delete, func, insert, select, update
 
 from events import tables as t
 from events.sql import SqlEventStore, _stored
+from events.store import StoredEvent
 
 __all__ = ["Projection", "ProjectionStatus", "catch_up", "digest", "rebuild", "status"]
 
@@ -86,14 +87,23 @@ def _step(store: SqlEventStore, projection: Projection, batch: int, until: datet
         if until is not None:
             query = query.where(t.events.c.recorded_at <= until)
         rows = [_stored(row) for row in conn.execute(query).mappings()]
-        for event in rows:
-            projection.apply(conn, event)
+        _apply(conn, projection, rows)
         end = rows[-1].position if len(rows) == batch else head
         if end != start:
             conn.execute(
                 update(t.checkpoints).where(t.checkpoints.c.projection == projection.name).values(position=end)
             )
         return len(rows), end != start
+
+
+def _apply(conn: Connection, projection: Projection, events: Sequence[StoredEvent]) -> None:
+    """Fold a batch: set-wise where the projection can (``apply_many``), else event by event."""
+    apply_many = getattr(projection, "apply_many", None)
+    if apply_many is not None:
+        apply_many(conn, events)
+        return
+    for event in events:
+        projection.apply(conn, event)
 
 
 def _checkpoint(conn: Connection, name: str, lock: bool = False) -> int:

@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     database_url: str | None = Field(default=None, description="Event log URL; SQLite under the state dir.")
     broker_url: str | None = Field(default=None, description="Celery broker; kombu's SQLite transport.")
     visibility_timeout_s: int = Field(default=3600, ge=1, description="Redis redelivery of unacked tasks.")
+    restore_interval_s: float = Field(default=10.0, gt=0, description="How often Redis unacked are checked.")
     max_retries: int = Field(default=5, ge=0, le=50, description="Retries of a failing task before DLQ.")
     retry_backoff_s: float = Field(default=2.0, gt=0, description="First retry delay; doubles each time.")
     retry_backoff_max_s: float = Field(default=300.0, gt=0, description="Ceiling of the retry delay.")

@@ -32,7 +32,7 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None) -
     todo = [m for m in messages if not store.is_handled(m.TASK, m.message_id)]
     console.print(f"[bold]Ouroboros[/] on {corpus} — state in {settings.state_dir}")
     if todo:
-        with EmbeddedFleet(settings) as fleet, Progress(console=console, transient=True) as progress:
+        with EmbeddedFleet(settings) as fleet, Progress(console=Console(stderr=True), transient=True) as progress:
             bar = progress.add_task("ingesting runs through the queue", total=len(todo))
             for message in todo:
                 publish(message)

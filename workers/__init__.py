@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workers.app import DEAD_LETTER_QUEUE, QUEUES, ROUTES, app, configure, queue_for
+from workers.app import DEAD_LETTER_QUEUE, QUEUES, ROUTES, app, build_app, configure, declare_queues, queue_for
 from workers.shell import Context, Outcome, context, fleet_task, publish, relay_outbox, reset_context
 
 __all__ = [
@@ -12,7 +12,9 @@ __all__ = [
     "Context",
     "Outcome",
     "app",
+    "build_app",
     "configure",
+    "declare_queues",
     "context",
     "fleet_task",
     "publish",

@@ -5,12 +5,13 @@ Task names are ``"<worker>.<verb>"``; the routes below are the only place a task
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
+from events import Settings, load_settings
 from kombu import Exchange, Queue  # type: ignore[attr-defined]
 
-from events import Settings, load_settings
-
-__all__ = ["DEAD_LETTER_QUEUE", "QUEUES", "ROUTES", "app", "configure", "queue_for"]
+__all__ = ["DEAD_LETTER_QUEUE", "QUEUES", "ROUTES", "app", "build_app", "configure", "declare_queues", "queue_for"]
 
 #: role -> queue; the labeler runs on the GPU host's queue.
 QUEUES: dict[str, str] = {
@@ -26,17 +27,29 @@ QUEUES: dict[str, str] = {
 DEAD_LETTER_QUEUE = "dead_letter"
 ROUTES: dict[str, dict[str, str]] = {f"{role}.*": {"queue": queue} for role, queue in QUEUES.items()}
 
-app = Celery("ouroboros", include=["workers.tasks"])
-
 
 def queue_for(task_name: str) -> str:
     """The queue a task is routed to."""
     return QUEUES.get(task_name.split(".", 1)[0], "fleet")
 
 
-def configure(settings: Settings) -> Celery:
-    """Apply the settings to the app (called at import with the environment's settings)."""
-    app.conf.update(
+def _transport_options(settings: Settings) -> dict[str, Any]:
+    if settings.embedded:
+        # kombu's SQLAlchemy transport hands its options to create_engine: only engine arguments go here.
+        return {"connect_args": {"timeout": 60}}
+    return {
+        "visibility_timeout": settings.visibility_timeout_s,
+        "polling_interval": settings.polling_interval_s,
+        # An unacked message of a killed worker comes back after the visibility timeout; look every
+        # restore interval rather than every tenth.
+        "unacked_restore_interval": settings.restore_interval_s,
+        "unacked_restore_throttle": 1,
+    }
+
+
+def configure(target: Celery, settings: Settings) -> Celery:
+    """Apply the settings to a Celery app."""
+    target.conf.update(
         broker_url=settings.celery_broker_url,
         broker_connection_retry_on_startup=True,
         broker_transport_options=_transport_options(settings),
@@ -54,7 +67,6 @@ def configure(settings: Settings) -> Celery:
         ],
         task_default_queue="fleet",
         task_routes=ROUTES,
-        task_create_missing_queues=True,
         worker_hijack_root_logger=False,
         worker_send_task_events=True,
         task_send_sent_event=True,
@@ -62,14 +74,20 @@ def configure(settings: Settings) -> Celery:
         enable_utc=True,
         broker_pool_limit=4,
     )
-    return app
+    return target
 
 
-def _transport_options(settings: Settings) -> dict[str, object]:
-    if settings.embedded:
-        # kombu's SQLAlchemy transport hands its options to create_engine: only engine arguments go here.
-        return {"connect_args": {"timeout": 60}}
-    return {"visibility_timeout": settings.visibility_timeout_s, "polling_interval": settings.polling_interval_s}
+def declare_queues(target: Celery) -> None:
+    """Declare every queue, exchange and binding, so a message published before any worker starts waits."""
+    with target.connection_for_write() as conn:
+        channel = conn.default_channel
+        for queue in target.conf.task_queues:
+            queue(channel).declare()
 
 
-configure(load_settings())
+def build_app(settings: Settings, include: bool = True) -> Celery:
+    """A configured app; ``include=False`` gives a publisher that registers no tasks."""
+    return configure(Celery("ouroboros", include=["workers.tasks"] if include else []), settings)
+
+
+app = build_app(load_settings())

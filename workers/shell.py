@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from celery import Celery
 from pydantic import ValidationError
 
 from events import (
@@ -80,9 +81,9 @@ def reset_context() -> None:
         _contexts.clear()
 
 
-def publish(message: Message, queue: str | None = None) -> None:
+def publish(message: Message, queue: str | None = None, via: Celery | None = None) -> None:
     """Send a message to its task's queue; its message id is the Celery task id."""
-    app.send_task(
+    (via or app).send_task(
         message.TASK,
         args=[message.to_json_dict()],
         task_id=message.message_id,

@@ -1,0 +1,50 @@
+"""The README's main job, end to end on the embedded default: real worker process, real queue."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_cli import ouro
+
+pytestmark = pytest.mark.slow
+
+
+def _envelope(ts: str, event_type: str, event: dict[str, object]) -> str:
+    return json.dumps({"ts": ts, "event_type": event_type, "event": event})
+
+
+def _write_run(root: Path, run: str, errors: int, costs: list[float]) -> None:
+    lines = [_envelope("2026-10-01T10:00:00Z", "system", {"type": "system", "subtype": "init", "session_id": run})]
+    for n in range(3):
+        call = {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": f"echo {n}"}}
+        lines.append(_envelope(f"2026-10-01T10:0{n + 1}:00Z", "assistant",
+                               {"type": "assistant", "message": {"content": [call]}}))  # fmt: skip
+        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "x", "is_error": n < errors}
+        lines.append(_envelope(f"2026-10-01T10:0{n + 1}:30Z", "user",
+                               {"type": "user", "message": {"content": [result]}}))  # fmt: skip
+    for cost in costs:
+        usage = {"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 5}
+        lines.append(_envelope("2026-10-01T10:09:00Z", "result",
+                               {"type": "result", "subtype": "success", "usage": usage, "total_cost_usd": cost}))  # fmt: skip
+    lines.append("{truncated")
+    (root / run).mkdir(parents=True)
+    (root / run / "events.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_loop_ingests_through_the_queue_and_a_second_run_prints_the_same(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    _write_run(corpus, "run-a", errors=1, costs=[0.5, 0.75])
+    _write_run(corpus, "run-b", errors=2, costs=[0.25, 0.1, 0.3])  # the process was reopened
+    first = ouro("loop", str(corpus), state=tmp_path / "state")
+    assert first.returncode == 0, first.stderr + first.stdout
+    row_a = re.search(r"run-a\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*([\d.]+)", first.stdout)
+    row_b = re.search(r"run-b\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*([\d.]+)", first.stdout)
+    assert row_a and row_a.groups() == ("10", "3", "1", "1", "0.7500")
+    assert row_b and row_b.groups() == ("11", "3", "2", "1", "0.5500")  # 0.25 + 0.3
+    assert "Event log: 2 events in 2 streams" in first.stdout
+    second = ouro("loop", str(corpus), state=tmp_path / "state")
+    assert second.returncode == 0
+    assert second.stdout.replace(str(tmp_path), "") == first.stdout.replace(str(tmp_path), "")
