@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     roots: str | None = Field(
         default=None, description="Paths a message may name, separated by ':'; the working directory if unset."
     )
-    polling_interval_s: float = Field(default=0.1, gt=0, description="Embedded broker polling interval.")
+    polling_interval_s: float = Field(default=0.1, gt=0, description="How often an idle worker polls Redis.")
 
     @field_validator("database_url", "broker_url")
     @classmethod
