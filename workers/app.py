@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from events import Settings, load_settings
 from kombu import Exchange, Queue  # type: ignore[attr-defined]
+
+from events import Settings, load_settings
 
 __all__ = ["DEAD_LETTER_QUEUE", "QUEUES", "ROUTES", "app", "build_app", "configure", "declare_queues", "queue_for"]
 
@@ -73,6 +74,7 @@ def configure(target: Celery, settings: Settings) -> Celery:
         timezone=settings.timezone,
         enable_utc=True,
         broker_pool_limit=4,
+        beat_schedule={"relay-outbox": {"task": "fleet.relay_outbox", "schedule": 30.0}},
     )
     return target
 

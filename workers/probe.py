@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 
 from schemas import Probe, ProbeCompleted, content_id
-from workers.shell import Context, Outcome, fleet_task
+from workers.app import app
+from workers.shell import Context, Outcome, context, fleet_task, relay_outbox
 
 
 def follow_up(message: Probe) -> Probe | None:
@@ -36,3 +37,9 @@ def probe(message: Probe, ctx: Context) -> Outcome:
     event = ProbeCompleted(probe=message.probe, hostname=ctx.worker, held_s=round(time.monotonic() - started, 3))
     nxt = follow_up(message)
     return Outcome.single(f"probe/{message.probe}", event, follow_ups=(nxt,) if nxt else ())
+
+
+@app.task(name="fleet.relay_outbox")
+def relay() -> int:
+    """fleet.relay_outbox: publish outbox entries a crashed worker left behind (beat, every 30 s)."""
+    return relay_outbox(context().store, limit=1000)

@@ -43,7 +43,9 @@ def test_schema_lists_and_prints_json_schema(tmp_path: Path) -> None:
         (("ingest", str(ROOT / "no-such-dir")), None, "not a run (no events.jsonl)"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], stdin: str | None, needle: str) -> None:
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...], stdin: str | None, needle: str
+) -> None:
     result = ouro(*args, state=tmp_path / "s", stdin=stdin)
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]

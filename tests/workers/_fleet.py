@@ -41,7 +41,9 @@ class Fleet:
         ensure_schema(self.store.engine)
         self.workers: list[subprocess.Popen[bytes]] = []
 
-    def start_worker(self, queues: str = "fleet,miner", concurrency: int = 1, name: str = "w") -> subprocess.Popen[bytes]:
+    def start_worker(
+        self, queues: str = "fleet,miner", concurrency: int = 1, name: str = "w"
+    ) -> subprocess.Popen[bytes]:
         """A real worker process, in its own process group so it can be killed whole."""
         log = (self.tmp / f"{name}-{len(self.workers)}.log").open("ab")
         argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", queues,

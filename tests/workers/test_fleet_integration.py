@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 from _fleet import Fleet, wait_for
+
 from schemas import IngestRun, Probe, content_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
