@@ -27,8 +27,8 @@ def _write_run(root: Path, run: str, errors: int, costs: list[float]) -> None:
                                {"type": "user", "message": {"content": [result]}}))  # fmt: skip
     for cost in costs:
         usage = {"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 5}
-        lines.append(_envelope("2026-10-01T10:09:00Z", "result",
-                               {"type": "result", "subtype": "success", "usage": usage, "total_cost_usd": cost}))  # fmt: skip
+        result = {"type": "result", "subtype": "success", "usage": usage, "total_cost_usd": cost}
+        lines.append(_envelope("2026-10-01T10:09:00Z", "result", result))
     lines.append("{truncated")
     (root / run).mkdir(parents=True)
     (root / run / "events.jsonl").write_text("\n".join(lines) + "\n")

@@ -1,0 +1,175 @@
+"""compose.yaml: valid for Compose, one worker service per queue, the model server only in the gpu profile."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE = ROOT / "compose.yaml"
+BINARY = shutil.which("docker-compose")
+pytestmark = pytest.mark.skipif(
+    BINARY is None,
+    reason="docker-compose is not installed (Debian: apt-get install docker-compose)",
+)
+
+# One Celery queue per role; the labeler's queue is "gpu".
+WORKERS = {
+    "worker-miner": "miner",
+    "worker-prechecker": "prechecker",
+    "worker-labeler": "gpu",
+    "worker-fixer": "fixer",
+    "worker-decider": "decider",
+    "worker-merger": "merger",
+    "worker-measurer": "measurer",
+}
+OURO_SERVICES = {"api", "flower", "beat", *WORKERS}
+SERVICES = {"redis", "postgres", "ollama", *OURO_SERVICES}
+REQUIRED_ENV = {"FLOWER_BASIC_AUTH": "admin:test-only", "OURO_API_TOKEN": "test-token"}
+
+
+def compose(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "OURO_", "FLOWER_"))}
+    base.pop("POSTGRES_PASSWORD", None)
+    assert BINARY is not None
+    return subprocess.run(
+        [BINARY, "-f", str(COMPOSE), *args],
+        cwd=ROOT,
+        env={**base, **(REQUIRED_ENV if env is None else env)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def yaml_to_json(text: str) -> Any:
+    """Parse YAML with PyYAML when this interpreter has it, else with the one docker-compose runs on."""
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:
+        pass
+    else:
+        return yaml.safe_load(text)
+    assert BINARY is not None
+    with open(BINARY, "rb") as fh:
+        first = fh.readline().decode("utf-8", "replace")
+    interpreter = first[2:].strip().split() if first.startswith("#!") else []
+    if not interpreter or "python" not in interpreter[-1]:
+        pytest.skip("no YAML parser: PyYAML is not installed and docker-compose is not a Python script")
+    code = "import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)"
+    done = subprocess.run(
+        [*interpreter, "-c", code], input=text, capture_output=True, text=True, timeout=60, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip(f"no YAML parser: {done.stderr.strip()[:200]}")
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def config() -> dict[str, Any]:
+    """The configuration as Compose resolves it (anchors merged, variables interpolated)."""
+    done = compose("config")
+    assert done.returncode == 0, done.stderr
+    data = yaml_to_json(done.stdout)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_config_is_valid() -> None:
+    done = compose("config", "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+
+
+def test_flower_refuses_to_start_without_basic_auth() -> None:
+    done = compose("config", "-q", env={"OURO_API_TOKEN": "test-token"})
+    assert done.returncode != 0
+    assert "set user:password" in done.stderr
+
+
+def test_api_token_is_required() -> None:
+    done = compose("config", "-q", env={"FLOWER_BASIC_AUTH": "admin:test-only"})
+    assert done.returncode != 0
+    assert "OURO_API_TOKEN" in done.stderr
+
+
+def test_services_and_profiles_listed_by_compose() -> None:
+    services = compose("config", "--services")
+    assert services.returncode == 0, services.stderr
+    assert set(services.stdout.split()) == SERVICES
+    profiles = compose("config", "--profiles")
+    assert profiles.returncode == 0, profiles.stderr
+    assert profiles.stdout.split() == ["gpu"]
+
+
+def test_one_worker_service_per_queue(config: dict[str, Any]) -> None:
+    services = config["services"]
+    queues = {}
+    for name, svc in services.items():
+        command = svc.get("command") or []
+        if command[:2] == ["ouro", "worker"]:
+            queues[name] = command[command.index("-Q") + 1]
+            assert "--autoscale" in command, name
+            high, low = command[command.index("--autoscale") + 1].split(",")
+            assert int(high) >= int(low) >= 1, name
+    assert queues == WORKERS
+    assert len(set(queues.values())) == len(queues)
+
+
+def test_ouro_services_share_the_anchor(config: dict[str, Any]) -> None:
+    services = config["services"]
+    for name in OURO_SERVICES:
+        svc = services[name]
+        assert svc["image"] == "python:3.11-slim", name
+        assert any(v.split(":")[1:] == ["/src", "ro"] for v in svc["volumes"]), name
+        assert "pip install" in " ".join(svc["entrypoint"]) and "/src" in " ".join(svc["entrypoint"]), name
+        assert svc["command"][0] == "ouro", name
+        env = svc["environment"]
+        assert env["OURO_BROKER_URL"] == "redis://redis:6379/0", name
+        assert env["OURO_DATABASE_URL"] == "postgresql+psycopg://ouro:ouro@postgres:5432/ouro", name
+        assert env["OURO_API_TOKEN"] == "test-token", name
+        assert svc["depends_on"] == {
+            "redis": {"condition": "service_healthy"},
+            "postgres": {"condition": "service_healthy"},
+        }, name
+        assert "profiles" not in svc, name
+
+
+def test_infrastructure_and_entry_points(config: dict[str, Any]) -> None:
+    services = config["services"]
+    assert services["redis"]["image"] == "redis:7"
+    assert services["postgres"]["image"] == "postgres:16"
+    for name in ("redis", "postgres"):
+        assert services[name]["healthcheck"]["test"], name
+    assert services["api"]["command"][:5] == ["ouro", "serve", "--api-only", "--host", "0.0.0.0"]
+    assert services["beat"]["command"] == ["ouro", "beat"]
+    assert services["flower"]["command"][:2] == ["ouro", "flower"]
+    assert services["flower"]["environment"]["FLOWER_BASIC_AUTH"] == "admin:test-only"
+    assert "FLOWER_BASIC_AUTH" not in services["api"]["environment"]
+
+
+def test_ollama_only_in_the_gpu_profile_with_a_gpu(config: dict[str, Any]) -> None:
+    services = config["services"]
+    ollama = services["ollama"]
+    assert ollama["image"].startswith("ollama/ollama")
+    assert ollama["profiles"] == ["gpu"]
+    devices = ollama["deploy"]["resources"]["reservations"]["devices"]
+    assert any(d.get("driver") == "nvidia" and "gpu" in d.get("capabilities", []) for d in devices)
+    labeler = services["worker-labeler"]
+    assert "profiles" not in labeler
+    assert labeler["environment"]["OURO_LABELER_ENDPOINT"] == "http://ollama:11434"
+    assert "ollama" not in labeler["depends_on"]
+
+
+def test_password_reaches_both_sides() -> None:
+    done = compose("config", env={**REQUIRED_ENV, "POSTGRES_PASSWORD": "s3cret-pw"})
+    assert done.returncode == 0, done.stderr
+    assert "postgresql+psycopg://ouro:s3cret-pw@postgres:5432/ouro" in done.stdout
+    assert "POSTGRES_PASSWORD: s3cret-pw" in done.stdout
