@@ -19,8 +19,9 @@ pytestmark = pytest.mark.skipif(
     reason="docker-compose is not installed (Debian: apt-get install docker-compose)",
 )
 
-# One Celery queue per role; the labeler's queue is "gpu".
+# One Celery queue per role (the labeler's queue is "gpu"), and the fleet queue: outbox relay, probes.
 WORKERS = {
+    "worker-fleet": "fleet",
     "worker-miner": "miner",
     "worker-prechecker": "prechecker",
     "worker-labeler": "gpu",
@@ -129,7 +130,10 @@ def test_ouro_services_share_the_anchor(config: dict[str, Any]) -> None:
         svc = services[name]
         assert svc["image"] == "python:3.11-slim", name
         assert any(v.split(":")[1:] == ["/src", "ro"] for v in svc["volumes"]), name
-        assert "pip install" in " ".join(svc["entrypoint"]) and "/src" in " ".join(svc["entrypoint"]), name
+        script = " ".join(svc["entrypoint"])
+        assert "pip install" in script and "/src" in script, name
+        if "/src/requirements.lock" in script:
+            assert (ROOT / "requirements.lock").is_file(), f"{name} installs with a lock file the checkout lacks"
         assert svc["command"][0] == "ouro", name
         env = svc["environment"]
         assert env["OURO_BROKER_URL"] == "redis://redis:6379/0", name
@@ -151,8 +155,8 @@ def test_infrastructure_and_entry_points(config: dict[str, Any]) -> None:
     assert services["api"]["command"][:5] == ["ouro", "serve", "--api-only", "--host", "0.0.0.0"]
     assert services["beat"]["command"] == ["ouro", "beat"]
     assert services["flower"]["command"][:2] == ["ouro", "flower"]
-    assert services["flower"]["environment"]["FLOWER_BASIC_AUTH"] == "admin:test-only"
-    assert "FLOWER_BASIC_AUTH" not in services["api"]["environment"]
+    assert services["flower"]["environment"]["OURO_FLOWER_BASIC_AUTH"] == "admin:test-only"
+    assert "OURO_FLOWER_BASIC_AUTH" not in services["api"]["environment"]
 
 
 def test_ollama_only_in_the_gpu_profile_with_a_gpu(config: dict[str, Any]) -> None:
@@ -173,3 +177,11 @@ def test_password_reaches_both_sides() -> None:
     assert done.returncode == 0, done.stderr
     assert "postgresql+psycopg://ouro:s3cret-pw@postgres:5432/ouro" in done.stdout
     assert "POSTGRES_PASSWORD: s3cret-pw" in done.stdout
+
+
+def test_every_queue_the_code_routes_to_has_a_worker(config: dict[str, Any]) -> None:
+    routing = pytest.importorskip("workers.app", reason="the workers package is not importable")
+    commands = [svc.get("command") or [] for svc in config["services"].values()]
+    consumed = {c[c.index("-Q") + 1] for c in commands if c[:2] == ["ouro", "worker"]}
+    assert consumed == set(routing.QUEUES.values())
+    assert routing.DEAD_LETTER_QUEUE not in consumed, "dead letters wait for a person, not a worker"

@@ -1,0 +1,23 @@
+import sqlite3
+
+from shop import db
+
+
+def make_conn():
+    conn = sqlite3.connect(":memory:")
+    conn.row_factory = sqlite3.Row
+    db.init_db(conn)
+    conn.executemany(
+        "INSERT INTO products (name, category, price_cents) VALUES (?, ?, ?)",
+        [("Mug", "kitchen", 1200), ("Teapot", "kitchen", 3400), ("Lamp", "living", 5600)],
+    )
+    return conn
+
+
+def test_list_products_by_category():
+    names = [row["name"] for row in db.list_products(make_conn(), "kitchen")]
+    assert names == ["Mug", "Teapot"]
+
+
+def test_get_product_missing():
+    assert db.get_product(make_conn(), 99) is None

@@ -1,0 +1,22 @@
+// Cart widget: price formatting and the item counter in the header.
+
+export function formatPrice(cents) {
+  return (cents / 100).toLocaleString("en-US", { style: "currency", currency: "USD" });
+}
+
+export function cartTotal(items) {
+  return items.reduce((sum, item) => sum + item.priceCents * item.quantity, 0);
+}
+
+export function renderCartCount(el, count) {
+  el.textContent = count === 1 ? "1 item" : `${count} items`;
+}
+
+export function applyCoupon(totalCents, percentOff) {
+  const percent = Math.min(Math.max(percentOff, 0), 100);
+  return Math.round(totalCents * (100 - percent) / 100);
+}
+
+export function renderSearchHeading(el, query) {
+  el.innerHTML = "<h2>Results for " + query + "</h2>";
+}
