@@ -1,0 +1,83 @@
+"""A Soufflé-like Datalog engine with proofs: ``parse`` → ``check`` → ``evaluate``.
+
+    program = parse(text, file="rules.dl")        # Program, or ParseError
+    checked = check(program)                      # CheckedProgram: safe, stratified, or ContractError
+    model = evaluate(checked, facts)              # Model: facts(pred), proof(pred, args)
+
+Stratified programs are evaluated bottom-up, semi-naively, with join plans compiled to Python and
+hash indexes on bound argument positions. Every fact keeps the first derivation found, from which
+``Model.proof`` builds a tree whose leaves are the extensional facts with the spans they came with.
+Pure: the standard library only.
+"""
+
+from __future__ import annotations
+
+from miners.datalog.check import CheckedProgram, CheckedRule, check
+from miners.datalog.engine import InputFact, evaluate
+from miners.datalog.errors import (
+    ArityError,
+    ContractError,
+    DatalogError,
+    DeclarationError,
+    FactError,
+    ParseError,
+    UnknownFactError,
+    UnsafeRuleError,
+    UnstratifiedError,
+)
+from miners.datalog.model import Condition, GroundAtom, Model, ProofNode
+from miners.datalog.parser import parse
+from miners.datalog.strata import Stratum
+from miners.datalog.syntax import (
+    BUILTINS,
+    Atom,
+    Comparison,
+    Constant,
+    Declaration,
+    Fact,
+    Literal,
+    Location,
+    Negation,
+    Program,
+    Rule,
+    Term,
+    Value,
+    Variable,
+)
+
+__all__ = [
+    "BUILTINS",
+    "ArityError",
+    "Atom",
+    "CheckedProgram",
+    "CheckedRule",
+    "Comparison",
+    "Condition",
+    "Constant",
+    "ContractError",
+    "DatalogError",
+    "Declaration",
+    "DeclarationError",
+    "Fact",
+    "FactError",
+    "GroundAtom",
+    "InputFact",
+    "Literal",
+    "Location",
+    "Model",
+    "Negation",
+    "ParseError",
+    "Program",
+    "ProofNode",
+    "Rule",
+    "Stratum",
+    "Term",
+    "UnknownFactError",
+    "UnsafeRuleError",
+    "UnstratifiedError",
+    "Value",
+    "Variable",
+    "check",
+    "evaluate",
+    "parse",
+]

@@ -1,0 +1,186 @@
+"""The contract a program must meet before anything is evaluated: consistent arities and declared
+types, safe rules, and a stratification. ``check`` turns a ``Program`` into a ``CheckedProgram``.
+
+Safety is order-free: the engine reorders bodies, so a variable is bound when any positive atom of
+the rule binds it, wherever that atom is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+
+from miners.datalog.errors import ArityError, ContractError, DeclarationError, UnsafeRuleError
+from miners.datalog.strata import Stratum, stratify
+from miners.datalog.syntax import (
+    Atom,
+    Comparison,
+    Constant,
+    Literal,
+    Location,
+    Negation,
+    Program,
+    Rule,
+    Term,
+    Value,
+    Variable,
+)
+
+__all__ = ["MAX_POSITIVE_ATOMS", "CheckedProgram", "CheckedRule", "check", "value_has_type"]
+
+MAX_POSITIVE_ATOMS = 16
+"""Most positive atoms one rule may join: each becomes a nested loop of a compiled Python function,
+and CPython refuses more than 20 statically nested blocks."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedRule:
+    """A safe rule ready to plan: its positive atoms' ``_`` renamed apart (``_1``, ``_2``, ...), and
+    the non-head variables whose values a derivation records so its proof can be rebuilt."""
+
+    rule: Rule
+    body: tuple[Literal, ...]
+    witnesses: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedProgram:
+    """A program that meets the contract: arities agree, rules are safe, strata are known."""
+
+    program: Program
+    rules: tuple[CheckedRule, ...]
+    strata: tuple[Stratum, ...]
+    arities: Mapping[str, int]
+    types: Mapping[str, tuple[str, ...]]
+
+
+def check(program: Program) -> CheckedProgram:
+    """Check ``program``; raises ``ArityError``, ``DeclarationError``, ``UnsafeRuleError`` or
+    ``UnstratifiedError`` (all ``ContractError``) naming the file and line at fault."""
+    types = _declared_types(program)
+    arities = _arities(program)
+    for atom in _atoms(program):
+        if atom.predicate in types:
+            _check_constants(atom, types[atom.predicate])
+    # A rule's index is its position, which derivations record; a program assembled by hand (a
+    # mutant with a rule dropped, say) may not keep that, so positions are made to agree here.
+    numbered = [rule if rule.index == n else replace(rule, index=n) for n, rule in enumerate(program.rules)]
+    rules = tuple(_check_rule(rule) for rule in numbered)
+    strata = stratify(list(arities), numbered)
+    return CheckedProgram(program, rules, strata, arities, types)
+
+
+def value_has_type(value: Value, kind: str) -> bool:
+    """Whether ``value`` is of the declared type ``kind`` (``symbol`` or ``number``)."""
+    return isinstance(value, str) if kind == "symbol" else not isinstance(value, str)
+
+
+def _atoms(program: Program) -> Iterator[Atom]:
+    """Every atom written in the program: facts, heads, positive and negated body atoms."""
+    for fact in program.facts:
+        yield fact.atom
+    for rule in program.rules:
+        yield rule.head
+        for literal in rule.body:
+            if isinstance(literal, Atom):
+                yield literal
+            elif isinstance(literal, Negation):
+                yield literal.atom
+
+
+def _declared_types(program: Program) -> dict[str, tuple[str, ...]]:
+    types: dict[str, tuple[str, ...]] = {}
+    where: dict[str, Location] = {}
+    for declaration in program.declarations:
+        name, location = declaration.predicate, declaration.location
+        if name in where:
+            message = f"predicate {name} declared twice: at {where[name]} and at {location}"
+            raise DeclarationError(message, location.file, location.line)
+        where[name] = location
+        types[name] = tuple(kind for _attribute, kind in declaration.attributes)
+    return types
+
+
+def _arities(program: Program) -> dict[str, int]:
+    """Each predicate's arity, in order of first appearance; two arities are an ``ArityError``."""
+    first: dict[str, tuple[int, Location, str]] = {}
+    uses = [(d.predicate, d.arity, d.location, "declared") for d in program.declarations]
+    uses += [(atom.predicate, atom.arity, atom.location, "used") for atom in _atoms(program)]
+    for predicate, arity, location, verb in uses:
+        if predicate not in first:
+            first[predicate] = (arity, location, verb)
+            continue
+        known, known_location, known_verb = first[predicate]
+        if arity != known:
+            message = (
+                f"predicate {predicate} {known_verb} with arity {known} at {known_location} "
+                f"and {verb} with arity {arity} at {location}"
+            )
+            raise ArityError(message, location.file, location.line)
+    return {predicate: arity for predicate, (arity, _location, _verb) in first.items()}
+
+
+def _check_constants(atom: Atom, kinds: tuple[str, ...]) -> None:
+    for position, (term, kind) in enumerate(zip(atom.terms, kinds, strict=True), start=1):
+        if isinstance(term, Constant) and not value_has_type(term.value, kind):
+            message = f"argument {position} of {atom} is {term}, not a {kind} as {atom.predicate} declares"
+            raise DeclarationError(message, atom.location.file, atom.location.line)
+
+
+def _unsafe(rule: Rule, message: str) -> UnsafeRuleError:
+    return UnsafeRuleError(f"{message} of {rule}", rule.location.file, rule.location.line)
+
+
+def _check_rule(rule: Rule) -> CheckedRule:
+    positives = [literal for literal in rule.body if isinstance(literal, Atom)]
+    if len(positives) > MAX_POSITIVE_ATOMS:
+        message = f"{len(positives)} positive atoms in {rule}: the engine joins at most {MAX_POSITIVE_ATOMS}"
+        raise ContractError(message, rule.location.file, rule.location.line)
+    bound = {name for atom in positives for name in atom.variables()}
+    for term in rule.head.terms:
+        if isinstance(term, Variable) and term.anonymous:
+            raise _unsafe(rule, "anonymous variable '_' in head")
+        if isinstance(term, Variable) and term.name not in bound:
+            raise _unsafe(rule, f"unbound variable {term.name} in head")
+    for literal in rule.body:
+        if isinstance(literal, Negation):
+            for name in literal.variables():
+                if name not in bound:
+                    raise _unsafe(rule, f"negation before its variables are bound: {name} in {literal}")
+        elif isinstance(literal, Comparison):
+            _check_comparison(rule, literal, bound)
+    body = _name_anonymous(rule.body)
+    head_variables = set(rule.head.variables())
+    witnesses: dict[str, None] = {}
+    for literal in body:
+        if isinstance(literal, Atom):
+            witnesses.update((name, None) for name in literal.variables() if name not in head_variables)
+    return CheckedRule(rule, body, tuple(witnesses))
+
+
+def _check_comparison(rule: Rule, comparison: Comparison, bound: set[str]) -> None:
+    for term in (comparison.left, comparison.right):
+        if isinstance(term, Variable) and term.anonymous:
+            raise _unsafe(rule, f"anonymous variable '_' in builtin {comparison.builtin}")
+        if isinstance(term, Variable) and term.name not in bound:
+            raise _unsafe(rule, f"unbound variable {term.name} in builtin {comparison.builtin}")
+
+
+def _name_anonymous(body: tuple[Literal, ...]) -> tuple[Literal, ...]:
+    """Rename each ``_`` of a positive atom to a fresh ``_1``, ``_2``, ... (no written variable can
+    start with ``_``), so the value it matched is recorded like any other variable's."""
+    count = 0
+
+    def fresh(term: Term) -> Term:
+        nonlocal count
+        if not (isinstance(term, Variable) and term.anonymous):
+            return term
+        count += 1
+        return Variable(f"_{count}")
+
+    return tuple(
+        Atom(literal.predicate, tuple(map(fresh, literal.terms)), literal.location)
+        if isinstance(literal, Atom)
+        else literal
+        for literal in body
+    )

@@ -1,0 +1,199 @@
+"""The result of evaluation: the facts of every predicate, and a proof tree for each of them.
+
+A derived fact records only its rule and the values of the rule's non-head variables; its proof is
+rebuilt on demand by substituting them into the rule. Every body fact was known before the fact it
+proves, so proofs are finite trees, built here without recursion because chains can be long.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from miners.datalog.check import CheckedProgram, CheckedRule
+from miners.datalog.errors import UnknownFactError
+from miners.datalog.relation import Derivation, Given, Relation, Row
+from miners.datalog.syntax import Atom, Comparison, Constant, Program, Rule, Term, Value, format_value
+
+__all__ = ["Condition", "GroundAtom", "Model", "ProofNode"]
+
+
+class GroundAtom(NamedTuple):
+    """A fact as ``(predicate, args)``."""
+
+    predicate: str
+    args: tuple[Value, ...]
+
+    def __str__(self) -> str:
+        return f"{self.predicate}({', '.join(map(format_value, self.args))})"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A comparison or negation a derivation checked, with its variables' values (``None`` for a
+    negated atom's ``_``)."""
+
+    predicate: str
+    args: tuple[Value | None, ...]
+    negated: bool
+
+    def __str__(self) -> str:
+        args = ", ".join("_" if arg is None else format_value(arg) for arg in self.args)
+        return f"{'!' if self.negated else ''}{self.predicate}({args})"
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ProofNode:
+    """One step of a proof: an atom and the rule that derived it from its children, or, for an
+    extensional fact, no rule and the span it was given with."""
+
+    atom: GroundAtom
+    rule: Rule | None
+    span: object | None
+    children: tuple[ProofNode, ...] = ()
+    conditions: tuple[Condition, ...] = ()
+
+    def leaves(self) -> list[ProofNode]:
+        """The extensional facts the proof rests on, each once, in the order the proof uses them."""
+        return [node for node in self.walk() if node.rule is None]
+
+    def walk(self) -> Iterator[ProofNode]:
+        """Each distinct node once, depth first, children left to right. A subproof used twice is
+        visited at its first use only: expanding every use can grow exponentially with depth."""
+        seen: set[GroundAtom] = set()
+        stack: list[ProofNode] = [self]
+        while stack:
+            node = stack.pop()
+            if node.atom in seen:
+                continue
+            seen.add(node.atom)
+            yield node
+            stack.extend(reversed(node.children))
+
+    def __repr__(self) -> str:
+        return f"ProofNode({self.atom}, rule={None if self.rule is None else self.rule.index})"
+
+    def __str__(self) -> str:
+        """The tree, indented; a subproof already shown is not expanded again."""
+        lines: list[str] = []
+        shown: set[GroundAtom] = set()
+        stack: list[tuple[ProofNode | Condition, int]] = [(self, 0)]
+        while stack:
+            item, depth = stack.pop()
+            pad = "  " * depth
+            if isinstance(item, Condition):
+                lines.append(f"{pad}{item}  [checked]")
+            elif item.rule is None:
+                lines.append(f"{pad}{item.atom}  [fact at {item.span}]")
+            elif item.atom in shown:
+                lines.append(f"{pad}{item.atom}  [shown above]")
+            else:
+                shown.add(item.atom)
+                lines.append(f"{pad}{item.atom}  [rule {item.rule.index} at {item.rule.location}: {item.rule}]")
+                below: list[ProofNode | Condition] = [*item.children, *item.conditions]
+                stack.extend((child, depth + 1) for child in reversed(below))
+        return "\n".join(lines)
+
+
+class Model:
+    """The facts a checked program derives from its input, each with one derivation (the first
+    found) from which ``proof`` rebuilds a proof tree."""
+
+    def __init__(self, checked: CheckedProgram, relations: Mapping[str, Relation]) -> None:
+        self._checked = checked
+        self._relations = relations
+
+    @property
+    def program(self) -> Program:
+        return self._checked.program
+
+    def predicates(self) -> tuple[str, ...]:
+        """Every predicate of the program or the input, in order of first appearance."""
+        return tuple(self._relations)
+
+    def facts(self, predicate: str) -> set[Row]:
+        """The facts of ``predicate`` (empty for a predicate never seen)."""
+        relation = self._relations.get(predicate)
+        return set() if relation is None else set(relation.rows)
+
+    def __contains__(self, atom: object) -> bool:
+        if not isinstance(atom, tuple) or len(atom) != 2:
+            return False
+        relation = self._relations.get(atom[0])
+        return relation is not None and tuple(atom[1]) in relation.rows
+
+    def proof(self, predicate: str, args: tuple[Value, ...]) -> ProofNode:
+        """The proof tree of ``predicate(args)``; ``UnknownFactError`` if the model lacks it."""
+        root = GroundAtom(predicate, tuple(args))
+        built: dict[GroundAtom, ProofNode] = {}
+        premises: dict[GroundAtom, tuple[list[GroundAtom], tuple[Condition, ...], Rule] | None] = {}
+        stack = [root]
+        while stack:
+            atom = stack[-1]
+            if atom in built:
+                stack.pop()
+                continue
+            if atom not in premises:
+                premises[atom] = self._premises(atom)
+            found = premises[atom]
+            if found is None:
+                built[atom] = ProofNode(atom, None, self._given(atom).span)
+                stack.pop()
+                continue
+            children, conditions, rule = found
+            waiting = [child for child in children if child not in built]
+            if waiting:
+                stack.extend(waiting)
+                continue
+            built[atom] = ProofNode(atom, rule, None, tuple(built[c] for c in children), conditions)
+            stack.pop()
+        return built[root]
+
+    def _derivation(self, atom: GroundAtom) -> Derivation:
+        relation = self._relations.get(atom.predicate)
+        derivation = None if relation is None else relation.rows.get(atom.args)
+        if derivation is None:
+            raise UnknownFactError(f"the model holds no fact {atom}")
+        return derivation
+
+    def _given(self, atom: GroundAtom) -> Given:
+        derivation = self._derivation(atom)
+        assert isinstance(derivation, Given)
+        return derivation
+
+    def _premises(self, atom: GroundAtom) -> tuple[list[GroundAtom], tuple[Condition, ...], Rule] | None:
+        """The body facts and checked conditions of ``atom``'s derivation; None if it is given."""
+        derivation = self._derivation(atom)
+        if isinstance(derivation, Given):
+            return None
+        rule = self._checked.rules[int(derivation[0])]
+        binding = _binding(rule, atom.args, derivation[1:])
+        children: list[GroundAtom] = []
+        conditions: list[Condition] = []
+        for literal in rule.body:
+            if isinstance(literal, Atom):
+                children.append(GroundAtom(literal.predicate, tuple(_value(t, binding) for t in literal.terms)))
+            elif isinstance(literal, Comparison):
+                args = (_value(literal.left, binding), _value(literal.right, binding))
+                conditions.append(Condition(literal.builtin, args, negated=False))
+            else:
+                args_or_none = tuple(_value_or_none(t, binding) for t in literal.atom.terms)
+                conditions.append(Condition(literal.atom.predicate, args_or_none, negated=True))
+        return children, tuple(conditions), rule.rule
+
+
+def _binding(rule: CheckedRule, head: Row, witnesses: tuple[Value, ...]) -> dict[str, Value]:
+    binding = dict(zip(rule.witnesses, witnesses, strict=True))
+    for term, value in zip(rule.rule.head.terms, head, strict=True):
+        if not isinstance(term, Constant):
+            binding[term.name] = value
+    return binding
+
+
+def _value(term: Term, binding: Mapping[str, Value]) -> Value:
+    return term.value if isinstance(term, Constant) else binding[term.name]
+
+
+def _value_or_none(term: Term, binding: Mapping[str, Value]) -> Value | None:
+    return term.value if isinstance(term, Constant) else binding.get(term.name)

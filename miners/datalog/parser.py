@@ -1,0 +1,181 @@
+"""The parser: dialect text to a ``Program``.
+
+    program     := (declaration | clause)*
+    declaration := ".decl" name "(" [attribute ("," attribute)*] ")"      attribute := name ":" type
+    clause      := atom [":-" literal ("," literal)*] "."
+    literal     := "!" atom | atom                 (an atom named gt ge lt le eq ne is a comparison)
+    atom        := name ["(" [term ("," term)*] ")"]
+    term        := Variable | "_" | "string" | number
+
+A clause without a body and without variables is a fact; one with variables stays a rule, so the
+checker can name its unbound head variables instead of the parser guessing.
+"""
+
+from __future__ import annotations
+
+from miners.datalog.errors import ParseError
+from miners.datalog.lexer import Kind, Token, tokenize
+from miners.datalog.syntax import (
+    BUILTINS,
+    Atom,
+    Comparison,
+    Constant,
+    Declaration,
+    Fact,
+    Literal,
+    Location,
+    Negation,
+    Program,
+    Rule,
+    Term,
+    Variable,
+)
+
+__all__ = ["TYPES", "parse"]
+
+TYPES = ("symbol", "number")
+"""The argument types a ``.decl`` may name: strings, and numbers (ints and floats)."""
+
+
+def parse(text: str, file: str = "<string>") -> Program:
+    """Parse ``text``; ``file`` names it in locations and errors. Raises ``ParseError``."""
+    tokens, predicate_doc = tokenize(text, file)
+    return _Parser(tokens, file).program(predicate_doc)
+
+
+def _describe(token: Token) -> str:
+    return "end of input" if token.kind is Kind.END else repr(token.text)
+
+
+class _Parser:
+    """Recursive descent over the token list."""
+
+    def __init__(self, tokens: list[Token], file: str) -> None:
+        self.tokens = tokens
+        self.file = file
+        self.position = 0
+
+    def peek(self) -> Token:
+        return self.tokens[self.position]
+
+    def next(self) -> Token:
+        token = self.tokens[self.position]
+        if token.kind is not Kind.END:
+            self.position += 1
+        return token
+
+    def error(self, token: Token, message: str) -> ParseError:
+        return ParseError(self.file, token.line, token.column, message)
+
+    def expect(self, kind: Kind, what: str) -> Token:
+        token = self.next()
+        if token.kind is not kind:
+            raise self.error(token, f"expected {what}, found {_describe(token)}")
+        return token
+
+    def location(self, token: Token) -> Location:
+        return Location(self.file, token.line, token.column)
+
+    def program(self, predicate_doc: str | None) -> Program:
+        rules: list[Rule] = []
+        facts: list[Fact] = []
+        declarations: list[Declaration] = []
+        while self.peek().kind is not Kind.END:
+            if self.peek().kind is Kind.DOT:
+                declarations.append(self.declaration())
+                continue
+            clause = self.clause(len(rules))
+            if isinstance(clause, Rule):
+                rules.append(clause)
+            else:
+                facts.append(clause)
+        return Program(self.file, tuple(rules), tuple(facts), tuple(declarations), predicate_doc)
+
+    def declaration(self) -> Declaration:
+        dot = self.next()
+        word = self.next()
+        adjacent = word.line == dot.line and word.column == dot.column + 1
+        if word.kind is not Kind.NAME or not adjacent:
+            raise self.error(dot, f"expected a clause, found {_describe(dot)}")
+        if word.text != "decl":
+            raise self.error(dot, f"unsupported directive .{word.text} (only .decl is known)")
+        name = self.expect(Kind.NAME, "a predicate name after .decl")
+        self.expect(Kind.LPAREN, f"'(' after .decl {name.text}")
+        attributes: list[tuple[str, str]] = []
+        if self.peek().kind is not Kind.RPAREN:
+            attributes.append(self.attribute())
+            while self.peek().kind is Kind.COMMA:
+                self.next()
+                attributes.append(self.attribute())
+        self.expect(Kind.RPAREN, f"',' or ')' in .decl {name.text}")
+        return Declaration(name.text, tuple(attributes), self.location(dot))
+
+    def attribute(self) -> tuple[str, str]:
+        name = self.next()
+        if name.kind not in (Kind.NAME, Kind.VARIABLE):
+            raise self.error(name, f"expected an attribute name, found {_describe(name)}")
+        self.expect(Kind.COLON, f"':' after attribute {name.text}")
+        kind = self.expect(Kind.NAME, f"a type for attribute {name.text}")
+        if kind.text not in TYPES:
+            raise self.error(kind, f"unknown type {kind.text!r} (expected {' or '.join(TYPES)})")
+        return name.text, kind.text
+
+    def clause(self, index: int) -> Rule | Fact:
+        start = self.peek()
+        head = self.atom()
+        if head.predicate in BUILTINS:
+            raise self.error(start, f"builtin {head.predicate} cannot be defined by a clause")
+        body: list[Literal] = []
+        if self.peek().kind is Kind.IF:
+            self.next()
+            body.append(self.literal())
+            while self.peek().kind is Kind.COMMA:
+                self.next()
+                body.append(self.literal())
+        end = self.next()
+        if end.kind is not Kind.DOT:
+            expected = "',' or '.'" if body else "':-' or '.'"
+            raise self.error(end, f"expected {expected} after {body[-1] if body else head}, found {_describe(end)}")
+        if not body and all(isinstance(term, Constant) for term in head.terms):
+            return Fact(head)
+        return Rule(index, head, tuple(body), head.location)
+
+    def literal(self) -> Literal:
+        if self.peek().kind is Kind.BANG:
+            bang = self.next()
+            atom = self.atom()
+            if atom.predicate in BUILTINS:
+                raise self.error(bang, f"builtin {atom.predicate} cannot be negated: use the opposite comparison")
+            return Negation(atom)
+        atom = self.atom()
+        if atom.predicate not in BUILTINS:
+            return atom
+        if atom.arity != 2:
+            raise ParseError(
+                self.file,
+                atom.location.line,
+                atom.location.column,
+                f"builtin {atom.predicate} takes 2 arguments, found {atom.arity}",
+            )
+        return Comparison(atom.predicate, atom.terms[0], atom.terms[1], atom.location)
+
+    def atom(self) -> Atom:
+        name = self.expect(Kind.NAME, "a predicate name")
+        terms: list[Term] = []
+        if self.peek().kind is Kind.LPAREN:
+            self.next()
+            if self.peek().kind is not Kind.RPAREN:
+                terms.append(self.term())
+                while self.peek().kind is Kind.COMMA:
+                    self.next()
+                    terms.append(self.term())
+            self.expect(Kind.RPAREN, f"',' or ')' in the arguments of {name.text}")
+        return Atom(name.text, tuple(terms), self.location(name))
+
+    def term(self) -> Term:
+        token = self.next()
+        if token.kind in (Kind.VARIABLE, Kind.ANONYMOUS):
+            return Variable(token.text)
+        if token.kind in (Kind.STRING, Kind.NUMBER) and token.value is not None:
+            return Constant(token.value)
+        raise self.error(token, f"expected a term, found {_describe(token)}")
