@@ -17,7 +17,7 @@ import orjson
 from sqlalchemy import Connection, Table, delete, func, insert, select, update
 
 from events import tables as t
-from events.sql import SqlEventStore, _stored
+from events.sql import SqlEventStore, _select_events, _stored
 from events.store import StoredEvent
 
 __all__ = ["Projection", "ProjectionStatus", "catch_up", "digest", "rebuild", "status"]
@@ -78,7 +78,7 @@ def _step(store: SqlEventStore, projection: Projection, batch: int, until: datet
         # Positions commit in order, so everything up to this head is already visible.
         head = int(conn.execute(select(func.coalesce(func.max(t.events.c.position), 0))).scalar_one())
         query = (
-            select(t.events)
+            _select_events()
             .where(t.events.c.position > start, t.events.c.position <= head)
             .where(t.events.c.type.in_(sorted(projection.types)))
             .order_by(t.events.c.position)
@@ -86,7 +86,7 @@ def _step(store: SqlEventStore, projection: Projection, batch: int, until: datet
         )
         if until is not None:
             query = query.where(t.events.c.recorded_at <= until)
-        rows = [_stored(row) for row in conn.execute(query).mappings()]
+        rows = [_stored(row) for row in conn.execute(query)]
         _apply(conn, projection, rows)
         end = rows[-1].position if len(rows) == batch else head
         if end != start:

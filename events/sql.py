@@ -7,12 +7,29 @@ a reader can never see position n+1 before n. Readers are not blocked by writers
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, update
+import orjson
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    Text,
+    bindparam,
+    cast,
+    create_engine,
+    event,
+    exists,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from events import tables as t
@@ -25,9 +42,40 @@ from events.store import (
     StreamWrite,
     utcnow,
 )
+from events.sqlwrite import RawWriter, translate
 from schemas import Message
 
 __all__ = ["SqlEventStore", "make_engine", "normalise_url"]
+
+_events = t.events.c
+_HEAD = select(func.coalesce(func.max(_events.position), 0)).scalar_subquery()
+_VERSION = select(func.coalesce(func.max(_events.version), 0)).where(_events.stream == bindparam("stream"))
+_HANDLED = exists().where(
+    t.handled_messages.c.consumer == bindparam("consumer"), t.handled_messages.c.message_id == bindparam("message_id")
+)
+# What a write must know before it inserts, in one round trip: the head, the first stream's version, and
+# whether the message was handled already (a write to more streams asks for the others' versions at once).
+_WRITE_STATE = select(_HEAD, _VERSION.scalar_subquery(), _HANDLED)
+_VERSIONS = (
+    select(_events.stream, func.max(_events.version))
+    .where(_events.stream.in_(bindparam("streams", expanding=True)))
+    .group_by(_events.stream)
+)
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19  # 19 digits in a row may be an integer past 64 bits
+_INSERT_EVENTS = insert(t.events)
+_INSERT_HANDLED = insert(t.handled_messages)
+# JSON is read as text and parsed here: the JSON type's per-row decoding was most of a read's cost.
+_EVENT_COLUMNS = (
+    _events.position,
+    _events.stream,
+    _events.version,
+    _events.type,
+    _events.schema_version,
+    cast(_events.payload, Text).label("payload"),
+    cast(_events.meta, Text).label("meta"),
+    _events.recorded_at,
+)
 
 
 def normalise_url(url: str) -> str:
@@ -69,6 +117,8 @@ class SqlEventStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
+        self._writer = RawWriter(self.dialect)
+        self._local = threading.local()
 
     @classmethod
     def from_url(cls, url: str) -> SqlEventStore:
@@ -108,22 +158,53 @@ class SqlEventStore:
         outbox: Sequence[Message] = (),
     ) -> AppendResult:
         """Append atomically; a message id already handled by this producer appends nothing."""
-        with self.writing() as conn:
-            return append_in(conn, writes, meta, outbox)
+        connection = self._writer_connection()
+        try:
+            cursor = connection.cursor()
+            self._writer.begin(cursor)
+            result = self._writer.append(cursor, writes, meta, outbox)
+            if self._writer.postgres:
+                connection.commit()
+            else:
+                cursor.execute("COMMIT")
+            return result
+        except BaseException as exc:
+            if not _rollback(connection, self._writer.postgres):
+                self._local.connection = None  # broken: the next commit takes a fresh one from the pool
+                connection.invalidate()
+            if isinstance(exc, Exception):
+                raise translate(exc) from exc
+            raise
+
+    def _writer_connection(self) -> Any:
+        """This thread's writer connection, kept checked out of the pool between commits."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self.engine.raw_connection()
+            self._local.connection = connection
+        return connection
+
+    def close(self) -> None:
+        """Return this thread's writer connection and close the pool."""
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            self._local.connection = None
+            connection.close()
+        self.engine.dispose()
 
     def read(self, after: int = 0, limit: int = 1000, until: datetime | None = None) -> list[StoredEvent]:
         """Events with position > after, in position order."""
-        query = select(t.events).where(t.events.c.position > after).order_by(t.events.c.position).limit(limit)
+        query = _select_events().where(_events.position > after).order_by(_events.position).limit(limit)
         if until is not None:
-            query = query.where(t.events.c.recorded_at <= until)
+            query = query.where(_events.recorded_at <= until)
         with self.reading() as conn:
-            return [_stored(row) for row in conn.execute(query).mappings()]
+            return [_stored(row) for row in conn.execute(query)]
 
     def read_stream(self, stream: str) -> list[StoredEvent]:
         """One stream's events in version order."""
-        query = select(t.events).where(t.events.c.stream == stream).order_by(t.events.c.version)
+        query = _select_events().where(_events.stream == stream).order_by(_events.version)
         with self.reading() as conn:
-            return [_stored(row) for row in conn.execute(query).mappings()]
+            return [_stored(row) for row in conn.execute(query)]
 
     def head(self) -> int:
         """The last position (0 when empty)."""
@@ -160,6 +241,18 @@ class SqlEventStore:
             conn.execute(update(t.outbox).where(t.outbox.c.id == entry_id).values(**values))
 
 
+def _rollback(connection: Any, postgres: bool) -> bool:
+    """Roll back; False when the connection is broken."""
+    try:
+        if postgres:
+            connection.rollback()
+        else:
+            connection.cursor().execute("ROLLBACK")
+    except Exception:  # the driver's own error types: the connection cannot be used again
+        return False
+    return True
+
+
 def append_in(
     conn: Connection,
     writes: Sequence[StreamWrite],
@@ -167,29 +260,37 @@ def append_in(
     outbox: Sequence[Message] = (),
 ) -> AppendResult:
     """The append itself, inside a caller's write transaction that holds the position lock."""
-    if meta.message_id and _handled(conn, meta.producer, meta.message_id):
+    streams = list(dict.fromkeys(write.stream for write in writes))
+    first = streams[0] if streams else None
+    state = {"stream": first, "consumer": meta.producer, "message_id": meta.message_id}
+    position, version, handled = conn.execute(_WRITE_STATE, state).one()
+    if meta.message_id and handled:
         return AppendResult(duplicate=True)
-    position = int(conn.execute(select(func.coalesce(func.max(t.events.c.position), 0))).scalar_one())
+    versions = {first: int(version)}
+    if len(streams) > 1:
+        versions.update((stream, int(v)) for stream, v in conn.execute(_VERSIONS, {"streams": streams[1:]}))
     now = utcnow()
+    meta_json = meta.as_dict()
     rows: list[dict[str, Any]] = []
     for write in writes:
-        version = _stream_version(conn, write.stream)
+        version = versions.get(write.stream, 0)
         if write.expected_version is not None and write.expected_version != version:
             raise ConcurrencyError(write.stream, write.expected_version, version)
         for offset, item in enumerate(write.events, start=1):
-            rows.append(_event_row(position + len(rows) + 1, write.stream, version + offset, item, meta, now))
+            rows.append(_event_row(position + len(rows) + 1, write.stream, version + offset, item, meta_json, now))
     if rows:
-        conn.execute(insert(t.events), rows)
+        conn.execute(_INSERT_EVENTS, rows)
     positions = tuple(row["position"] for row in rows)
     if meta.message_id:
         conn.execute(
-            insert(t.handled_messages).values(
-                consumer=meta.producer,
-                message_id=meta.message_id,
-                first_position=positions[0] if positions else None,
-                last_position=positions[-1] if positions else None,
-                handled_at=now,
-            )
+            _INSERT_HANDLED,
+            {
+                "consumer": meta.producer,
+                "message_id": meta.message_id,
+                "first_position": positions[0] if positions else None,
+                "last_position": positions[-1] if positions else None,
+                "handled_at": now,
+            },
         )
     return AppendResult(positions=positions, outbox_ids=_put_outbox(conn, outbox, now))
 
@@ -218,7 +319,9 @@ def _put_outbox(conn: Connection, messages: Sequence[Message], now: datetime) ->
     return tuple(ids)
 
 
-def _event_row(position: int, stream: str, version: int, item: Any, meta: Metadata, now: datetime) -> dict[str, Any]:
+def _event_row(
+    position: int, stream: str, version: int, item: Any, meta: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     return {
         "position": position,
         "stream": stream,
@@ -226,35 +329,44 @@ def _event_row(position: int, stream: str, version: int, item: Any, meta: Metada
         "type": type(item).TYPE,
         "schema_version": item.schema_version,
         "payload": item.to_json_dict(),
-        "meta": meta.as_dict(),
-        "message_id": meta.message_id,
+        "meta": meta,
+        "message_id": meta["message_id"],
         "recorded_at": now,
     }
 
 
 def _handled(conn: Connection, producer: str, message_id: str) -> bool:
-    query = select(t.handled_messages.c.message_id).where(
-        t.handled_messages.c.consumer == producer, t.handled_messages.c.message_id == message_id
-    )
-    return conn.execute(query).first() is not None
+    return bool(conn.execute(select(_HANDLED), {"consumer": producer, "message_id": message_id}).scalar_one())
 
 
-def _stream_version(conn: Connection, stream: str) -> int:
-    query = select(func.coalesce(func.max(t.events.c.version), 0)).where(t.events.c.stream == stream)
-    return int(conn.execute(query).scalar_one())
+def _select_events() -> Select[Any]:
+    """A query for whole events, to narrow and order, whose rows ``_stored`` turns into ``StoredEvent``."""
+    return select(*_EVENT_COLUMNS)
+
+
+def _json(text: str) -> Any:
+    """What ``json.loads`` returns, mostly at orjson's speed: the standard parser takes what the two read
+    differently (NaN and Infinity, which orjson refuses; integers past 64 bits, which it makes floats)."""
+    raw = text.encode()
+    if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 def _stored(row: Any) -> StoredEvent:
-    recorded = row["recorded_at"]
+    position, stream, version, type_name, schema_version, payload, meta, recorded = row
     if recorded.tzinfo is None:  # SQLite hands back naive datetimes; they were written in UTC
-        recorded = recorded.replace(tzinfo=utcnow().tzinfo)
+        recorded = recorded.replace(tzinfo=UTC)
     return StoredEvent(
-        position=row["position"],
-        stream=row["stream"],
-        version=row["version"],
-        type=row["type"],
-        schema_version=row["schema_version"],
-        payload=row["payload"],
-        meta=row["meta"],
+        position=position,
+        stream=stream,
+        version=version,
+        type=type_name,
+        schema_version=schema_version,
+        payload=_json(payload),
+        meta=_json(meta),
         recorded_at=recorded,
     )

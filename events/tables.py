@@ -30,7 +30,7 @@ events = Table(
     Column("schema_version", Integer, nullable=False),
     Column("payload", JSON, nullable=False),
     Column("meta", JSON, nullable=False),
-    Column("message_id", String(128), nullable=True, index=True),
+    Column("message_id", String(128), nullable=True),
     Column("recorded_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("stream", "version", name="uq_ouro_events_stream_version"),
     Index("ix_ouro_events_type_position", "type", "position"),

@@ -27,6 +27,8 @@ events_app = typer.Typer(no_args_is_help=True, help="Read the event log.")
 db_app = typer.Typer(no_args_is_help=True, help="Schema migrations.")
 app.add_typer(events_app, name="events")
 app.add_typer(db_app, name="db")
+app.add_typer(__import__("ops.corpus_cli", fromlist=["app"]).app, name="corpus")
+app.add_typer(__import__("ops.measure_cli", fromlist=["measure_app"]).measure_app, name="measure")
 console = Console()
 
 

@@ -65,8 +65,18 @@ class HarnessEvent(Record):
     )
     tool: str | None = Field(default=None, description="Tool name of a tool call or result.")
     tool_use_id: str | None = Field(default=None, description="Joins a tool result to its call.")
+    tool_input: dict[str, Any] | None = Field(
+        default=None, description="A tool call's input as the harness logged it (its arguments, verbatim)."
+    )
+    agent: str | None = Field(
+        default=None, description="The subagent whose work the line records (sidechain); None for the main agent."
+    )
     is_error: bool = Field(default=False, description="A tool result that is an error, or a gate denial.")
-    usage: Usage | None = Field(default=None, description="Token usage, when the line reports it.")
+    usage: Usage | None = Field(
+        default=None,
+        description="Token usage this line adds to its run: an API response's usage counts once, however many "
+        "lines repeat it, so summing over events is right.",
+    )
     total_cost_usd: float | None = Field(
         default=None,
         ge=0.0,
@@ -90,7 +100,7 @@ class RunSummary(Record):
     tool_errors: int = Field(
         ge=0, description="Tool results that were errors or gate denials (a truncated log may lack the call)."
     )
-    usage: Usage = Field(default_factory=Usage, description="Usage summed over the run's result lines.")
+    usage: Usage = Field(default_factory=Usage, description="Usage summed over the run, each API response once.")
     cost_usd: float | None = Field(
         default=None, ge=0.0, allow_inf_nan=False, description="Cost folded from total_cost_usd, if any."
     )

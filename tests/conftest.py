@@ -44,12 +44,11 @@ def pg_server() -> Iterator[str]:
 def pg_url(pg_server: str) -> Iterator[str]:
     """The session's PostgreSQL database, emptied for each test."""
     from events import make_engine
-    from events.ledger import metadata
 
     engine = make_engine(pg_server)
-    with engine.begin() as conn:
-        metadata.drop_all(conn)
-        conn.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
+    with engine.begin() as conn:  # every table, the ledger's and any a test made for itself
+        conn.exec_driver_sql("DROP SCHEMA public CASCADE")
+        conn.exec_driver_sql("CREATE SCHEMA public")
     engine.dispose()
     yield pg_server
 

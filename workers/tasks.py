@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from workers import probe
+from workers.measurer import tasks as measurer_tasks  # noqa: F401  (registers measurer.measure)
 from workers.miner import tasks as miner_tasks
 
 __all__ = ["miner_tasks", "probe"]

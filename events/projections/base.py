@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, delete, insert, tuple_
+from sqlalchemy import Connection, Insert, Table, and_, delete, insert
+from sqlalchemy.dialects import postgresql, sqlite
 
 from events.store import StoredEvent
 
 __all__ = ["RowProjection", "iso"]
 
 RowMaker = Callable[[StoredEvent], dict[str, Any]]
-
-_KEYS_PER_DELETE = 500  # bound parameters per statement stay well under SQLite's limit
 
 
 def iso(value: str | datetime | None) -> str | None:
@@ -51,19 +51,40 @@ class RowProjection:
         conn.execute(insert(self.table).values(**row))
 
     def apply_many(self, conn: Connection, events: Sequence[StoredEvent]) -> None:
-        """``apply`` for each event in order, as a few set-wise statements instead of two per event."""
-        latest: dict[tuple[Any, ...], dict[str, Any]] = {}
+        """``apply`` for each event in order, as one upsert per batch instead of a delete and an insert per event."""
+        statement = _replacing_insert(self.table, conn.dialect.name)
+        if statement is None:
+            for event in events:
+                self.apply(conn, event)
+            return
         names = [column.name for column in self.table.primary_key.columns]
+        latest: dict[tuple[Any, ...], dict[str, Any]] = {}
         for event in events:
             row = self.rows[event.type](event)
             latest[tuple(row[name] for name in names)] = row  # the last event for a key wins, as one by one
-        keys = list(latest)
-        columns = tuple_(*self.table.primary_key.columns) if len(names) > 1 else self.table.c[names[0]]
-        for start in range(0, len(keys), _KEYS_PER_DELETE):
-            chunk = keys[start : start + _KEYS_PER_DELETE]
-            conn.execute(delete(self.table).where(columns.in_(chunk if len(names) > 1 else [k[0] for k in chunk])))
-        by_shape: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for row in latest.values():
-            by_shape.setdefault(tuple(row), []).append(row)  # an executemany needs one set of columns
-        for rows in by_shape.values():
-            conn.execute(insert(self.table), rows)
+            by_columns.setdefault(tuple(row), []).append(row)  # an executemany takes one set of columns
+        for rows in by_columns.values():
+            conn.execute(statement, rows)
+
+
+@cache
+def _replacing_insert(table: Table, dialect: str) -> Insert | None:
+    """An insert that replaces the row with the same key, or None where the dialect has no upsert.
+
+    Every other column is set from the proposed row (defaults included), so the result is the row a delete
+    and an insert would leave.
+    """
+    statement: sqlite.Insert | postgresql.Insert
+    if dialect == "sqlite":
+        statement = sqlite.insert(table)
+    elif dialect == "postgresql":
+        statement = postgresql.insert(table)
+    else:
+        return None
+    key = list(table.primary_key.columns)
+    others = {column.name: statement.excluded[column.name] for column in table.columns if not column.primary_key}
+    if not others:
+        return statement.on_conflict_do_nothing(index_elements=key)
+    return statement.on_conflict_do_update(index_elements=key, set_=others)

@@ -1,4 +1,8 @@
-"""Ingest one harness run: read it, summarise it, and record it once per file content."""
+"""Ingest one harness run: read it, summarise it, and record it once per file content.
+
+A run is a run directory's ``events.jsonl`` or one harness log file in any format the corpus readers
+detect (CSF envelope, stream-json, a Claude Code transcript, hook payloads).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import hashlib
 from pathlib import Path
 
 from events import PermanentError, Settings
-from events.corpus.streamjson import read_run, summarise
+from events.corpus import read, summarise
 from schemas import IngestRun, RunRecorded
 
 __all__ = ["confine", "file_digest", "ingest_run"]
@@ -37,6 +41,6 @@ def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
     file = path / "events.jsonl" if path.is_dir() else path
     if not file.is_file():
         raise PermanentError(f"{message.path}: no events.jsonl to ingest")
-    reader = read_run(file, run=message.run)
+    reader = read(file, run=message.run)
     summary = summarise(reader)
     return RunRecorded(run=message.run, path=str(file), summary=summary, digest=file_digest(file))

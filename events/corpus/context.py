@@ -1,0 +1,163 @@
+"""What every format reader shares: the line being read, the state kept across a run's lines, and the
+lenient conversions from harness JSON to typed values (a wrong-typed field is dropped, never fatal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from schemas import HarnessEvent, HarnessKind, Span, Usage
+
+__all__ = [
+    "REDACTED",
+    "LineContext",
+    "ReadState",
+    "UsageLedger",
+    "block_events",
+    "blocks",
+    "number",
+    "response_key",
+    "text",
+    "timestamp",
+    "usage",
+]
+
+REDACTED = "REDACTED"
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+@dataclass(frozen=True)
+class LineContext:
+    """The line an event comes from: its run, span, whole JSON object and envelope timestamp, if any."""
+
+    run: str
+    span: Span
+    raw: dict[str, Any]
+    timestamp: datetime | None = None
+
+    def event(self, kind: HarnessKind, **fields: Any) -> HarnessEvent:
+        """A typed event of this line; ``fields`` set the typed attributes, the raw object is kept."""
+        fields.setdefault("timestamp", self.timestamp)
+        return HarnessEvent(run=self.run, kind=kind, span=self.span, raw=self.raw, **fields)
+
+
+class UsageLedger:
+    """Counts each API response's usage once, although a transcript repeats it on every line of it.
+
+    One response is split over several lines (one per content block) that repeat its ``usage``, and a
+    later line may carry a larger ``output_tokens`` (streaming). The ledger keeps the field-wise maximum
+    per response and hands out only the increase, so summing the usage of every event counts each
+    response once, at its final size.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str | None, str | None], Usage] = {}
+
+    def add(self, key: tuple[str | None, str | None] | None, reported: Usage) -> Usage | None:
+        """The part of ``reported`` not yet counted for response ``key`` (None when nothing is new).
+
+        A key of None (both ids absent or redacted) cannot be matched to its siblings: the line counts on
+        its own, because merging distinct responses would lose usage silently.
+        """
+        if key is None:
+            return reported
+        before = self._seen.get(key)
+        if before is None:
+            self._seen[key] = reported
+            return reported
+        merged = {name: max(getattr(before, name), getattr(reported, name)) for name in _USAGE_FIELDS}
+        increase = {name: merged[name] - getattr(before, name) for name in _USAGE_FIELDS}
+        if not any(increase.values()):
+            return None
+        self._seen[key] = Usage(**merged)
+        return Usage(**increase)
+
+
+def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | None] | None:
+    """The de-duplication key of an API response; redacted or missing ids take no part in it."""
+    parts = tuple(value if isinstance(value, str) and value and value != REDACTED else None
+                  for value in (message_id, request_id))  # fmt: skip
+    return None if parts == (None, None) else (parts[0], parts[1])
+
+
+@dataclass
+class ReadState:
+    """State kept across the lines of one run: tool names by call id, and the usage ledger."""
+
+    tool_names: dict[str, str] = field(default_factory=dict)
+    ledger: UsageLedger = field(default_factory=UsageLedger)
+
+    def name_of(self, tool_use_id: str | None) -> str | None:
+        """The tool a result answers, when its call was seen earlier in the run."""
+        return self.tool_names.get(tool_use_id) if tool_use_id else None
+
+    def called(self, tool_use_id: str | None, name: str | None) -> None:
+        """Remember a call's tool name, so its results can be named."""
+        if tool_use_id and name:
+            self.tool_names[tool_use_id] = name
+
+
+def usage(value: Any) -> Usage | None:
+    """Token usage from a provider ``usage`` object; non-integer or negative counts read as 0."""
+    if not isinstance(value, dict):
+        return None
+    counts = {}
+    for name in _USAGE_FIELDS:
+        count = value.get(name)
+        counts[name] = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+    return Usage(**counts)
+
+
+def number(value: Any) -> float | None:
+    """A finite, non-negative JSON number, else None (a bool is not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    result = float(value)
+    return result if 0.0 <= result < float("inf") else None
+
+
+def text(value: Any) -> str | None:
+    """A non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def timestamp(value: Any) -> datetime | None:
+    """An ISO 8601 instant with a zone (``Z`` accepted); anything else is None rather than guessed."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if parsed.tzinfo is None or parsed.utcoffset() is None:
+            return None
+        return parsed.astimezone(UTC)  # year 1 or 9999 with an offset cannot be moved to UTC
+    except (ValueError, OverflowError):
+        return None
+
+
+def blocks(message: Any) -> list[dict[str, Any]]:
+    """The object content blocks of a message (a string content has none)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+def block_events(ctx: LineContext, state: ReadState, message: Any, **common: Any) -> Iterator[HarnessEvent]:
+    """One event per ``tool_use`` and ``tool_result`` block of a message (stream-json and transcripts)."""
+    for block in blocks(message):
+        kind = block.get("type")
+        if kind == "tool_use":
+            call_id, name = text(block.get("id")), text(block.get("name"))
+            state.called(call_id, name)
+            tool_input = block.get("input")
+            yield ctx.event(
+                HarnessKind.TOOL_CALL, tool=name, tool_use_id=call_id,
+                tool_input=tool_input if isinstance(tool_input, dict) else None, **common,
+            )  # fmt: skip
+        elif kind == "tool_result":
+            call_id = text(block.get("tool_use_id"))
+            yield ctx.event(
+                HarnessKind.TOOL_RESULT, tool=state.name_of(call_id), tool_use_id=call_id,
+                is_error=block.get("is_error") is True, **common,
+            )  # fmt: skip

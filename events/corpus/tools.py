@@ -1,0 +1,108 @@
+"""Tool calls, their results, and the one definition of a tool error.
+
+**A tool error** is a tool result that reports failure, in any format:
+
+- a ``tool_result`` block with ``"is_error": true`` (stream-json, transcripts; Claude Code writes a
+  user's or a permission rule's refusal this way too, e.g. "The user doesn't want to proceed…"),
+- a ``PostToolUseFailure`` hook (``PostToolUse`` fires only on success),
+- a permission or gate denial (a stream-json ``result``'s ``permission_denials``).
+
+Readers mark these events ``kind == tool_result`` with ``is_error``; ``is_tool_error`` is the test
+everything uses. A failed call can be reported more than once (a denial is both an ``is_error`` result
+and a ``permission_denials`` entry; a log may repeat a line), so errors are counted once per call
+(``call_key``: session and ``tool_use_id``), and once per event only when no id exists. Tool calls are
+counted the same way.
+
+Pairing joins calls and results by ``tool_use_id``; hook payloads written before ``tool_use_id`` existed
+are joined by session, tool name and input, first call first. Pairing need not be one-to-one: a call may
+have no result (interrupted, or the log was cut) or several, and a result may have no call.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+
+import orjson
+
+from schemas import HarnessEvent, HarnessKind
+
+__all__ = ["TOOL_ERROR_DEFINITION", "ToolUse", "call_key", "is_tool_error", "pair_tool_uses"]
+
+TOOL_ERROR_DEFINITION = (
+    "a tool result that is an error: a tool_result with is_error true, a PostToolUseFailure hook, "
+    "or a permission/gate denial (stream-json permission_denials); counted once per tool_use_id"
+)
+
+
+def is_tool_error(event: HarnessEvent) -> bool:
+    """Whether ``event`` reports a failed tool call (see the module docstring: the only definition)."""
+    return event.kind is HarnessKind.TOOL_RESULT and event.is_error
+
+
+def call_key(event: HarnessEvent) -> tuple[str | None, str] | None:
+    """The tool call an event belongs to, ``(session, tool_use_id)``; None without an id (then the event
+    counts on its own)."""
+    return (event.session, event.tool_use_id) if event.tool_use_id else None
+
+
+@dataclass
+class ToolUse:
+    """A tool call with the results that answer it (either side may be missing)."""
+
+    call: HarnessEvent | None
+    results: list[HarnessEvent] = field(default_factory=list)
+
+    @property
+    def tool(self) -> str | None:
+        """The tool's name, from the call or else from a result."""
+        names = [e.tool for e in ([self.call] if self.call else []) + self.results if e.tool]
+        return names[0] if names else None
+
+    @property
+    def is_error(self) -> bool:
+        """Whether any result is a tool error."""
+        return any(is_tool_error(result) for result in self.results)
+
+
+def pair_tool_uses(events: Iterable[HarnessEvent]) -> list[ToolUse]:
+    """Join calls and results, in the order each pair (or lone call or result) first appears.
+
+    Order does not matter: a result read before its call (hook payloads kept in separate files) is
+    joined when the call arrives.
+    """
+    uses: list[ToolUse] = []
+    by_id: dict[tuple[str | None, str], ToolUse] = {}
+    calls_waiting: defaultdict[Hashable, deque[ToolUse]] = defaultdict(deque)
+    results_waiting: defaultdict[Hashable, deque[ToolUse]] = defaultdict(deque)
+    for event in events:
+        if event.kind not in (HarnessKind.TOOL_CALL, HarnessKind.TOOL_RESULT):
+            continue
+        is_call = event.kind is HarnessKind.TOOL_CALL
+        key = call_key(event)
+        if key is not None:
+            use = by_id.get(key)
+            if use is None or (is_call and use.call is not None):
+                use = ToolUse(call=None)
+                uses.append(use)
+                by_id.setdefault(key, use)
+        else:
+            # Without ids a result answers the oldest unanswered call with the same session, tool and input.
+            similar = _by_input(event)
+            mine, theirs = (calls_waiting, results_waiting) if is_call else (results_waiting, calls_waiting)
+            use = theirs[similar].popleft() if theirs[similar] else None
+            if use is None:
+                use = ToolUse(call=None)
+                uses.append(use)
+                mine[similar].append(use)
+        if is_call:
+            use.call = event
+        else:
+            use.results.append(event)
+    return uses
+
+
+def _by_input(event: HarnessEvent) -> Hashable:
+    blob = orjson.dumps(event.tool_input, option=orjson.OPT_SORT_KEYS) if event.tool_input else b""
+    return (event.session, event.tool, blob)

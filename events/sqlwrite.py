@@ -1,0 +1,121 @@
+"""The append path on the database driver itself: the hot path of every worker.
+
+SQLAlchemy's statement machinery costs more per append than the database does on SQLite, so the write
+runs as a few prepared statements on the pooled driver connection, under the same lock and in one
+transaction: head, stream versions and the handled check in one query, then the inserts.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+import psycopg
+
+from events.errors import ConcurrencyError, TransientError
+from events.store import AppendResult, Metadata, StreamWrite, utcnow
+from schemas import Message
+
+__all__ = ["RawWriter"]
+
+_STATE = (
+    "SELECT (SELECT COALESCE(MAX(position), 0) FROM ouro_events),"
+    " (SELECT COALESCE(MAX(version), 0) FROM ouro_events WHERE stream = {p}),"
+    " (SELECT COUNT(*) FROM ouro_handled_messages WHERE consumer = {p} AND message_id = {p})"
+)
+_VERSION = "SELECT COALESCE(MAX(version), 0) FROM ouro_events WHERE stream = {p}"
+_INSERT_EVENT = (
+    "INSERT INTO ouro_events (position, stream, version, type, schema_version, payload, meta, message_id,"
+    " recorded_at) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})"
+)
+_INSERT_HANDLED = (
+    "INSERT INTO ouro_handled_messages (consumer, message_id, first_position, last_position, handled_at)"
+    " VALUES ({p}, {p}, {p}, {p}, {p})"
+)
+_OUTBOX_EXISTS = "SELECT id FROM ouro_outbox WHERE message_id = {p}"
+_INSERT_OUTBOX = (
+    "INSERT INTO ouro_outbox (message_id, message_type, task, payload, created_at, attempts)"
+    " VALUES ({p}, {p}, {p}, {p}, {p}, 0) RETURNING id"
+)
+
+
+class RawWriter:
+    """Appends through a DB-API connection of the engine's pool (SQLite or PostgreSQL)."""
+
+    def __init__(self, dialect: str) -> None:
+        self.postgres = dialect == "postgresql"
+        mark = "%s" if self.postgres else "?"
+        self.sql = {
+            name: text.format(p=mark)
+            for name, text in {
+                "state": _STATE,
+                "version": _VERSION,
+                "event": _INSERT_EVENT,
+                "handled": _INSERT_HANDLED,
+                "outbox_exists": _OUTBOX_EXISTS,
+                "outbox": _INSERT_OUTBOX,
+            }.items()
+        }
+
+    def begin(self, cursor: Any) -> None:
+        """Open the write transaction holding the position lock."""
+        if self.postgres:
+            cursor.execute("LOCK TABLE ouro_events IN EXCLUSIVE MODE")
+        else:
+            cursor.execute("BEGIN IMMEDIATE")
+
+    def append(
+        self, cursor: Any, writes: Sequence[StreamWrite], meta: Metadata, outbox: Sequence[Message]
+    ) -> AppendResult:
+        """The append, inside a transaction that holds the lock."""
+        first = writes[0].stream if writes else ""
+        cursor.execute(self.sql["state"], (first, meta.producer, meta.message_id or ""))
+        position, version, handled = cursor.fetchone()
+        if meta.message_id and handled:
+            return AppendResult(duplicate=True)
+        versions = {first: int(version)}
+        now = utcnow()
+        stamp = now if self.postgres else now.replace(tzinfo=None).isoformat(" ")  # SQLAlchemy's SQLite form
+        meta_json = orjson.dumps(meta.as_dict()).decode()
+        rows: list[tuple[Any, ...]] = []
+        for write in writes:
+            if write.stream not in versions:
+                cursor.execute(self.sql["version"], (write.stream,))
+                versions[write.stream] = int(cursor.fetchone()[0])
+            current = versions[write.stream]
+            if write.expected_version is not None and write.expected_version != current:
+                raise ConcurrencyError(write.stream, write.expected_version, current)
+            for item in write.events:
+                current += 1
+                payload = orjson.dumps(item.to_json_dict()).decode()
+                rows.append((int(position) + len(rows) + 1, write.stream, current, type(item).TYPE,
+                             item.schema_version, payload, meta_json, meta.message_id, stamp))  # fmt: skip
+            versions[write.stream] = current
+        if rows:
+            cursor.executemany(self.sql["event"], rows)
+        positions = tuple(row[0] for row in rows)
+        if meta.message_id:
+            first_pos, last_pos = (positions[0], positions[-1]) if positions else (None, None)
+            cursor.execute(self.sql["handled"], (meta.producer, meta.message_id, first_pos, last_pos, stamp))
+        return AppendResult(positions=positions, outbox_ids=self._outbox(cursor, outbox, stamp))
+
+    def _outbox(self, cursor: Any, messages: Sequence[Message], stamp: datetime | str) -> tuple[int, ...]:
+        ids: list[int] = []
+        for message in messages:
+            cursor.execute(self.sql["outbox_exists"], (message.message_id,))
+            if cursor.fetchone() is not None:
+                continue  # the same follow-up was already queued: deduplicated by message id
+            payload = orjson.dumps(message.to_json_dict()).decode()
+            cursor.execute(self.sql["outbox"], (message.message_id, type(message).__name__, message.TASK, payload, stamp))
+            ids.append(int(cursor.fetchone()[0]))
+        return tuple(ids)
+
+
+def translate(exc: Exception) -> Exception:
+    """The driver's error as ours: lost connections and locks are worth a retry."""
+    if isinstance(exc, sqlite3.OperationalError | psycopg.OperationalError):
+        return TransientError(f"event log unavailable: {exc}")
+    return exc

@@ -1,0 +1,150 @@
+"""h_fleet from run files is the seed's jq number, to the last bit, and its offenders are ranked."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from ops.cli import app
+from workers.measurer import FLOOR, RunRatio, offenders, read_h_fleet, run_name
+
+JQ = shutil.which("jq")
+JQ_PROGRAM = (
+    '[inputs | select(.event_type == "result") | .event.usage // {}'
+    " | {r: (.cache_read_input_tokens // 0),"
+    " t: ((.input_tokens // 0) + (.cache_creation_input_tokens // 0) + (.cache_read_input_tokens // 0))}]"
+    " | (map(.r) | add) / (map(.t) | add)"
+)
+needs_jq = pytest.mark.skipif(JQ is None, reason="jq is not installed")
+
+
+def jq(files: list[Path]) -> float:
+    assert JQ is not None
+    out = subprocess.run([JQ, "-n", JQ_PROGRAM, *map(str, files)], capture_output=True, text=True, check=True)
+    return float(out.stdout)
+
+
+COUNT = st.one_of(st.integers(0, 10**9), st.none(), st.floats(0, 1e6, allow_nan=False).map(lambda x: round(x, 3)))
+USAGE = st.one_of(
+    st.none(),
+    st.dictionaries(
+        st.sampled_from(["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"]),
+        COUNT,
+    ),
+)
+
+
+def _envelope(kind: str, usage: Any) -> dict[str, Any]:
+    event: dict[str, Any] = {"type": kind, "session_id": "s"}
+    if usage is not None:
+        event["usage"] = usage
+    return {"ts": "2026-10-03T10:00:00Z", "event_type": kind, "event": event}
+
+
+LINE = st.one_of(
+    USAGE.map(lambda u: _envelope("result", u)),
+    USAGE.map(lambda u: _envelope("assistant", u)),  # usage on another line type is not counted
+    USAGE.map(lambda u: {"type": "result", "usage": u}),  # bare stream-json: no envelope, not counted
+    st.just({"event_type": "result"}),  # no event at all: counts as zeros
+    st.just({"event_type": "result", "event": None}),
+)
+RUNS = st.lists(st.lists(st.one_of(LINE, st.just("")), max_size=12), min_size=1, max_size=4)
+
+
+def write_runs(root: Path, runs: list[list[Any]]) -> list[Path]:
+    files = []
+    for i, lines in enumerate(runs):
+        path = root / f"run-{i}" / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text("".join((json.dumps(line) if line != "" else "") + "\n" for line in lines))
+        files.append(path)
+    return files
+
+
+@needs_jq
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(RUNS)
+def test_h_fleet_is_the_jq_number(runs: list[list[Any]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        files = write_runs(Path(tmp), runs)
+        result = read_h_fleet(files)
+        assert result.malformed == 0
+        if result.value is None:
+            return  # jq fails here: 0/0, or null/null with no result line
+        assert result.value == jq(files)
+
+
+@needs_jq
+def test_h_fleet_counts_and_skips_malformed_lines(tmp_path: Path) -> None:
+    good = [_envelope("result", {"input_tokens": 10, "cache_read_input_tokens": 990}),
+            _envelope("result", {"cache_creation_input_tokens": 7, "cache_read_input_tokens": 3})]  # fmt: skip
+    clean = write_runs(tmp_path / "clean", [good])
+    bad = [
+        "not json at all",
+        "[1, 2]",
+        json.dumps({"event_type": "result", "event": "a string"}),
+        json.dumps({"event_type": "result", "event": {"usage": 5}}),
+        json.dumps({"event_type": "result", "event": {"usage": {"input_tokens": "12"}}}),
+        json.dumps({"event_type": "result", "event": {"usage": {"input_tokens": True}}}),
+    ]
+    dirty = tmp_path / "dirty" / "events.jsonl"
+    dirty.parent.mkdir()
+    dirty.write_text("\n".join([json.dumps(good[0]), *bad, json.dumps(good[1])]) + "\n")
+    result = read_h_fleet([dirty])
+    assert result.malformed == len(bad)
+    assert result.results == 2
+    assert result.value == jq(clean) == 993 / 1010
+
+
+def test_h_fleet_without_results_is_none(tmp_path: Path) -> None:
+    (files,) = [write_runs(tmp_path, [[_envelope("assistant", {"input_tokens": 5})]])]
+    result = read_h_fleet(files)
+    assert result.value is None
+    assert result.runs == (RunRatio("run-0", 0.0, 0.0),)
+
+
+def test_offenders_are_ranked_lowest_first_and_exclude_runs_without_tokens() -> None:
+    runs = [RunRatio("b", 90, 100), RunRatio("a", 90, 100), RunRatio("c", 99, 100), RunRatio("z", 0, 0),
+            RunRatio("d", 0, 5)]  # fmt: skip
+    assert [r.run for r in offenders(runs)] == ["d", "a", "b"]
+    assert [r.run for r in offenders(runs, floor=0.95)] == ["d", "a", "b"]
+    assert RunRatio("x", 98.67, 100).h == pytest.approx(FLOOR)
+
+
+def test_run_name() -> None:
+    assert run_name(Path("/s/abc/events.jsonl")) == "abc"
+    assert run_name(Path("/s/other.jsonl")) == "other"
+
+
+@needs_jq
+def test_cli_h_fleet_json_equals_jq(tmp_path: Path) -> None:
+    runs = [
+        [_envelope("result", {"input_tokens": 3, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 1})],
+        [_envelope("result", {"input_tokens": 10, "cache_read_input_tokens": 123456})],
+        [_envelope("result", {"input_tokens": 1000, "cache_read_input_tokens": 99000})],
+    ]
+    files = write_runs(tmp_path, runs)
+    out = CliRunner().invoke(app, ["measure", "h-fleet", "--json", str(tmp_path / "run-*")])
+    assert out.exit_code == 0, out.output
+    doc = orjson.loads(out.stdout)
+    assert doc["h_fleet"] == jq(files)
+    assert [(o["rank"], o["run"]) for o in doc["offenders"]] == [(1, "run-0")]  # run-2 is 0.99, above
+    assert doc["runs"] == 3 and doc["malformed"] == 0
+    table = CliRunner().invoke(app, ["measure", "h-fleet", str(tmp_path)])
+    assert table.exit_code == 0 and repr(jq(files)) in table.stdout
+
+
+def test_cli_h_fleet_names_a_missing_path(tmp_path: Path) -> None:
+    out = CliRunner().invoke(app, ["measure", "h-fleet", str(tmp_path / "nope*")])
+    assert out.exit_code != 0
+    assert "matches nothing" in str(out.exception)

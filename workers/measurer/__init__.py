@@ -1,0 +1,45 @@
+"""The measurer: the loop's series (struggle rate, compounding, structure, spend, h_fleet) and snapshot.
+
+The core (``series``, ``stats``, ``inputs``, ``hfleet``, ``snapshot``) imports neither Celery nor
+SQLAlchemy; ``log`` reads the event log and ``tasks`` is the thin ``measurer.measure`` task.
+"""
+
+from __future__ import annotations
+
+from workers.measurer.hfleet import FLOOR, HFleet, RunRatio, offenders, read_h_fleet, run_name
+from workers.measurer.inputs import EVENT_TYPES, MeasureInput, RunCounts, SessionCost, Structure, fold
+from workers.measurer.log import SNAPSHOT, logged, measure_log, read_input, series_stream, snapshot_path
+from workers.measurer.series import SERIES, ZONE, measure, period_of, period_start
+from workers.measurer.snapshot import build_snapshot, write_snapshot
+from workers.measurer.stats import Fit, ols, t_975
+
+__all__ = [
+    "EVENT_TYPES",
+    "FLOOR",
+    "SERIES",
+    "SNAPSHOT",
+    "ZONE",
+    "Fit",
+    "HFleet",
+    "MeasureInput",
+    "RunCounts",
+    "RunRatio",
+    "SessionCost",
+    "Structure",
+    "build_snapshot",
+    "fold",
+    "logged",
+    "measure",
+    "measure_log",
+    "offenders",
+    "ols",
+    "period_of",
+    "period_start",
+    "read_h_fleet",
+    "read_input",
+    "run_name",
+    "series_stream",
+    "snapshot_path",
+    "t_975",
+    "write_snapshot",
+]
