@@ -17,7 +17,7 @@ import orjson
 from sqlalchemy import Connection, Table, delete, func, insert, select, update
 
 from events import tables as t
-from events.sql import SqlEventStore, _select_events, _stored
+from events.sql import SqlEventStore, read_range
 from events.store import StoredEvent
 
 __all__ = ["Projection", "ProjectionStatus", "catch_up", "digest", "rebuild", "status"]
@@ -77,16 +77,7 @@ def _step(store: SqlEventStore, projection: Projection, batch: int, until: datet
         start = _checkpoint(conn, projection.name, lock=True)
         # Positions commit in order, so everything up to this head is already visible.
         head = int(conn.execute(select(func.coalesce(func.max(t.events.c.position), 0))).scalar_one())
-        query = (
-            _select_events()
-            .where(t.events.c.position > start, t.events.c.position <= head)
-            .where(t.events.c.type.in_(sorted(projection.types)))
-            .order_by(t.events.c.position)
-            .limit(batch)
-        )
-        if until is not None:
-            query = query.where(t.events.c.recorded_at <= until)
-        rows = [_stored(row) for row in conn.execute(query)]
+        rows = read_range(conn, start, head, sorted(projection.types), batch, until)
         _apply(conn, projection, rows)
         end = rows[-1].position if len(rows) == batch else head
         if end != start:

@@ -339,6 +339,34 @@ def _handled(conn: Connection, producer: str, message_id: str) -> bool:
     return bool(conn.execute(select(_HANDLED), {"consumer": producer, "message_id": message_id}).scalar_one())
 
 
+def read_range(
+    conn: Connection, after: int, upto: int, types: Sequence[str], limit: int, until: datetime | None = None
+) -> list[StoredEvent]:
+    """Events of ``types`` with after < position <= upto, in order, read on the driver's cursor inside the
+    caller's transaction (the projector's hot path: SQLAlchemy's row processing cost more than the read)."""
+    postgres = conn.dialect.name == "postgresql"
+    mark = "%s" if postgres else "?"
+    json_cols = "payload::text, meta::text" if postgres else "payload, meta"
+    sql = (
+        f"SELECT position, stream, version, type, schema_version, {json_cols}, recorded_at FROM ouro_events"
+        f" WHERE position > {mark} AND position <= {mark} AND type IN ({', '.join(mark for _ in types)})"
+    )
+    params: list[Any] = [after, upto, *types]
+    if until is not None:
+        sql += f" AND recorded_at <= {mark}"
+        params.append(until if postgres else until.astimezone(UTC).replace(tzinfo=None).isoformat(" "))
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    cursor.execute(f"{sql} ORDER BY position LIMIT {int(limit)}", params)
+    return [_stored(_with_time(row)) for row in cursor.fetchall()]
+
+
+def _with_time(row: Sequence[Any]) -> Sequence[Any]:
+    recorded = row[7]
+    if isinstance(recorded, str):  # SQLite keeps SQLAlchemy's text form of a UTC time
+        return (*row[:7], datetime.fromisoformat(recorded))
+    return row
+
+
 def _select_events() -> Select[Any]:
     """A query for whole events, to narrow and order, whose rows ``_stored`` turns into ``StoredEvent``."""
     return select(*_EVENT_COLUMNS)

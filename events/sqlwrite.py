@@ -109,7 +109,9 @@ class RawWriter:
             if cursor.fetchone() is not None:
                 continue  # the same follow-up was already queued: deduplicated by message id
             payload = orjson.dumps(message.to_json_dict()).decode()
-            cursor.execute(self.sql["outbox"], (message.message_id, type(message).__name__, message.TASK, payload, stamp))
+            cursor.execute(
+                self.sql["outbox"], (message.message_id, type(message).__name__, message.TASK, payload, stamp)
+            )
             ids.append(int(cursor.fetchone()[0]))
         return tuple(ids)
 
