@@ -26,14 +26,14 @@ from sqlalchemy import (
     event,
     exists,
     func,
-    insert,
     select,
     update,
 )
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from events import tables as t
-from events.errors import ConcurrencyError, TransientError
+from events.errors import TransientError
+from events.sqlwrite import RawWriter, translate
 from events.store import (
     AppendResult,
     Metadata,
@@ -42,29 +42,16 @@ from events.store import (
     StreamWrite,
     utcnow,
 )
-from events.sqlwrite import RawWriter, translate
 from schemas import Message
 
 __all__ = ["SqlEventStore", "make_engine", "normalise_url"]
 
 _events = t.events.c
-_HEAD = select(func.coalesce(func.max(_events.position), 0)).scalar_subquery()
-_VERSION = select(func.coalesce(func.max(_events.version), 0)).where(_events.stream == bindparam("stream"))
 _HANDLED = exists().where(
     t.handled_messages.c.consumer == bindparam("consumer"), t.handled_messages.c.message_id == bindparam("message_id")
 )
-# What a write must know before it inserts, in one round trip: the head, the first stream's version, and
-# whether the message was handled already (a write to more streams asks for the others' versions at once).
-_WRITE_STATE = select(_HEAD, _VERSION.scalar_subquery(), _HANDLED)
-_VERSIONS = (
-    select(_events.stream, func.max(_events.version))
-    .where(_events.stream.in_(bindparam("streams", expanding=True)))
-    .group_by(_events.stream)
-)
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 19  # 19 digits in a row may be an integer past 64 bits
-_INSERT_EVENTS = insert(t.events)
-_INSERT_HANDLED = insert(t.handled_messages)
 # JSON is read as text and parsed here: the JSON type's per-row decoding was most of a read's cost.
 _EVENT_COLUMNS = (
     _events.position,
@@ -251,88 +238,6 @@ def _rollback(connection: Any, postgres: bool) -> bool:
     except Exception:  # the driver's own error types: the connection cannot be used again
         return False
     return True
-
-
-def append_in(
-    conn: Connection,
-    writes: Sequence[StreamWrite],
-    meta: Metadata,
-    outbox: Sequence[Message] = (),
-) -> AppendResult:
-    """The append itself, inside a caller's write transaction that holds the position lock."""
-    streams = list(dict.fromkeys(write.stream for write in writes))
-    first = streams[0] if streams else None
-    state = {"stream": first, "consumer": meta.producer, "message_id": meta.message_id}
-    position, version, handled = conn.execute(_WRITE_STATE, state).one()
-    if meta.message_id and handled:
-        return AppendResult(duplicate=True)
-    versions = {first: int(version)}
-    if len(streams) > 1:
-        versions.update((stream, int(v)) for stream, v in conn.execute(_VERSIONS, {"streams": streams[1:]}))
-    now = utcnow()
-    meta_json = meta.as_dict()
-    rows: list[dict[str, Any]] = []
-    for write in writes:
-        version = versions.get(write.stream, 0)
-        if write.expected_version is not None and write.expected_version != version:
-            raise ConcurrencyError(write.stream, write.expected_version, version)
-        for offset, item in enumerate(write.events, start=1):
-            rows.append(_event_row(position + len(rows) + 1, write.stream, version + offset, item, meta_json, now))
-    if rows:
-        conn.execute(_INSERT_EVENTS, rows)
-    positions = tuple(row["position"] for row in rows)
-    if meta.message_id:
-        conn.execute(
-            _INSERT_HANDLED,
-            {
-                "consumer": meta.producer,
-                "message_id": meta.message_id,
-                "first_position": positions[0] if positions else None,
-                "last_position": positions[-1] if positions else None,
-                "handled_at": now,
-            },
-        )
-    return AppendResult(positions=positions, outbox_ids=_put_outbox(conn, outbox, now))
-
-
-def _put_outbox(conn: Connection, messages: Sequence[Message], now: datetime) -> tuple[int, ...]:
-    ids: list[int] = []
-    for message in messages:
-        exists = conn.execute(
-            select(t.outbox.c.id).where(t.outbox.c.message_id == message.message_id)
-        ).scalar_one_or_none()
-        if exists is not None:
-            continue  # the same follow-up was already queued: deduplicated by message id
-        result = conn.execute(
-            insert(t.outbox).values(
-                message_id=message.message_id,
-                message_type=type(message).__name__,
-                task=message.TASK,
-                payload=message.to_json_dict(),
-                created_at=now,
-                attempts=0,
-            )
-        )
-        key = result.inserted_primary_key
-        assert key is not None  # an insert always reports its key
-        ids.append(int(key[0]))
-    return tuple(ids)
-
-
-def _event_row(
-    position: int, stream: str, version: int, item: Any, meta: dict[str, Any], now: datetime
-) -> dict[str, Any]:
-    return {
-        "position": position,
-        "stream": stream,
-        "version": version,
-        "type": type(item).TYPE,
-        "schema_version": item.schema_version,
-        "payload": item.to_json_dict(),
-        "meta": meta,
-        "message_id": meta["message_id"],
-        "recorded_at": now,
-    }
 
 
 def _handled(conn: Connection, producer: str, message_id: str) -> bool:
