@@ -1,6 +1,6 @@
 """The Datalog engine against clingo on transitive closure, same program and facts, same run.
 
-    .venv/bin/python benchmarks/datalog.py [--nodes 2000] [--edges 4000] [--seed 7] [--repeat 1]
+    .venv/bin/python benchmarks/datalog.py [--nodes 2000] [--edges 4000] [--seed 7] [--repeat 1] [--runs 10000]
 
 The graph is seeded and random (distinct directed edges, no self-loops). Our time is parse + check +
 evaluate (facts given as Python tuples with spans); clingo's is building the control, adding the
@@ -10,21 +10,48 @@ are shown beside them. Afterwards, outside the timings, the results are compared
 of path facts, and samples of each engine's facts found in the other's (converting all of clingo's
 millions of symbols to Python takes longer than both engines together). The last line is the ratio
 ours / clingo.
+
+The miners workload runs every shipped miner (each folder of ``miners/`` with an ``extract.py``) over
+``--runs`` generated harness runs: its fixture runs copied under new run ids, each with its times
+stretched by a seeded random factor (so scores differ), read by the corpus readers and extracted once,
+outside the timings. Both engines then evaluate the miner's rules over the same facts, with ``knee``
+set to the median score: ours is parse + check + evaluate, clingo's is building the control, adding
+the rules (translated) and the facts as text, grounding and solving. Every verdict is compared. The
+last line prints both ratios, closure and miners.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import statistics
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import cast
 
 import clingo
 
-from miners.datalog import Model, check, evaluate, parse
+from miners import KNEE, Miner, corpus_items, derived_predicates, discover, extract_facts
+from miners.datalog import (
+    Atom,
+    Comparison,
+    InputFact,
+    Model,
+    Negation,
+    Program,
+    Term,
+    Value,
+    Variable,
+    check,
+    evaluate,
+    parse,
+)
 
 RULES = """\
 path(X, Y) :- edge(X, Y).
@@ -126,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--edges", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1, help="runs of each engine; the best counts")
+    parser.add_argument("--runs", type=int, default=10_000, help="generated runs per miner (0: skip the miners)")
     options = parser.parse_args(argv)
     graph = random_graph(options.nodes, options.edges, options.seed)
     rows, model, control = measure(graph, max(1, options.repeat))
@@ -140,7 +168,133 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, timing in rows.items():
         print(f"{name:<30}{timing.cpu:>10.3f}{timing.wall:>10.3f}")
     ratio = rows["ours (parse+check+evaluate)"].cpu / rows["clingo (ground+solve)"].cpu
-    print(f"ratio ours/clingo closure: {ratio:.2f}")
+    miners_ratio = miners_workload(options.runs, options.seed) if options.runs else None
+    shown = "not run (--runs 0)" if miners_ratio is None else f"{miners_ratio:.2f}"
+    print(f"ratio ours/clingo closure: {ratio:.2f}, miners: {shown}")
+
+
+# The miners workload.
+
+_ASP = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "=", "ne": "!="}
+
+
+def _asp_value(value: Value) -> str:
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise SystemExit(f"clingo has no floats: {value!r} (benchmark void)")
+        value = int(value)
+    if isinstance(value, int):
+        return str(value)
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _asp_term(term: Term) -> str:
+    return term.name if isinstance(term, Variable) else _asp_value(term.value)
+
+
+def _asp_atom(atom: Atom) -> str:
+    return f"d_{atom.predicate}({', '.join(map(_asp_term, atom.terms))})" if atom.terms else f"d_{atom.predicate}"
+
+
+def to_asp(program: Program) -> str:
+    """The program in clingo's language: ``p`` as ``d_p``, ``!a`` as ``not a``, builtins as operators
+    (miners compare numbers with numbers, where both languages agree)."""
+    lines = [f"{_asp_atom(fact.atom)}." for fact in program.facts]
+    for rule in program.rules:
+        body = []
+        for literal in rule.body:
+            if isinstance(literal, Atom):
+                body.append(_asp_atom(literal))
+            elif isinstance(literal, Negation):
+                body.append(f"not {_asp_atom(literal.atom)}")
+            else:
+                assert isinstance(literal, Comparison)
+                body.append(f"{_asp_term(literal.left)} {_ASP[literal.builtin]} {_asp_term(literal.right)}")
+        lines.append(f"{_asp_atom(rule.head)} :- {', '.join(body)}." if body else f"{_asp_atom(rule.head)}.")
+    return "\n".join(lines) + "\n"
+
+
+def _stretched(line: str, start: datetime, origin: datetime, factor: float) -> str:
+    doc = json.loads(line)
+    if isinstance(doc.get("ts"), str):
+        moment = datetime.fromisoformat(doc["ts"])
+        seconds = round((moment - origin).total_seconds() * factor)
+        doc["ts"] = (start + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+    return json.dumps(doc) + "\n"
+
+
+def generate_runs(miner: Miner, count: int, seed: int, root: Path) -> None:
+    """``count`` runs under ``root``: the miner's fixture runs, renamed, times stretched by a factor
+    in [0.5, 2] and shifted a minute apart."""
+    fixtures = sorted(miner.fixtures.glob("*/events.jsonl"))
+    if not fixtures:
+        raise SystemExit(f"{miner.name} has no fixture runs to generate from")
+    texts = [path.read_text(encoding="utf-8").splitlines() for path in fixtures]
+    rng = random.Random(seed)
+    base = datetime.fromisoformat("2026-10-01T00:00:00+00:00")
+    for number in range(count):
+        lines = texts[number % len(texts)]
+        origin = datetime.fromisoformat(json.loads(lines[0])["ts"])
+        start, factor = base + timedelta(minutes=number), rng.uniform(0.5, 2.0)
+        run = root / f"{miner.folder.name}-{number:05d}"
+        run.mkdir()
+        (run / "events.jsonl").write_text("".join(_stretched(line, start, origin, factor) for line in lines))
+
+
+def _median_knee(facts: Sequence[InputFact]) -> Value:
+    scores = [args[-1] for predicate, args, _span in facts if predicate == "score" and not isinstance(args[-1], str)]
+    return round(statistics.median(scores)) if scores else 0
+
+
+def _clingo_derived(text: str, derived: dict[str, int], timing: Timing) -> set[tuple[str, tuple[Value, ...]]]:
+    """Ground and solve ``text`` (timed); the atoms of the ``derived`` predicates (name: arity)."""
+    with timed(timing):
+        control = clingo.Control(["--warn=none"])
+        control.add("base", [], text)
+        control.ground([("base", [])])
+        control.solve()
+    found: set[tuple[str, tuple[Value, ...]]] = set()
+    for predicate, arity in derived.items():
+        for atom in control.symbolic_atoms.by_signature(f"d_{predicate}", arity):
+            args = atom.symbol.arguments
+            found.add((predicate, tuple(a.number if a.type == clingo.SymbolType.Number else a.string for a in args)))
+    return found
+
+
+def run_miner(miner: Miner, runs: int, seed: int) -> tuple[Timing, Timing, int, int]:
+    """Ours and clingo's timings on one miner over ``runs`` generated runs, facts and verdicts counted."""
+    with tempfile.TemporaryDirectory(prefix="ouro-bench-") as root:
+        generate_runs(miner, runs, seed, Path(root))
+        facts = extract_facts(miner, corpus_items([str(Path(root) / "*" / "events.jsonl")])).input_facts()
+    text = miner.rules_path.read_text(encoding="utf-8")
+    facts.append((KNEE, (_median_knee(facts),), None))
+    ours = Timing()
+    with timed(ours):
+        model = evaluate(check(parse(text, str(miner.rules_path))), facts)
+    checked = check(parse(text, str(miner.rules_path)))
+    derived = {predicate: checked.arities[predicate] for predicate in derived_predicates(checked.program)}
+    asp = to_asp(checked.program) + "".join(
+        f"d_{predicate}({', '.join(map(_asp_value, args))}).\n" for predicate, args, _span in facts
+    )
+    theirs = Timing()
+    found = _clingo_derived(asp, derived, theirs)
+    mine = {(p, tuple(args)) for p in derived for args in model.facts(p)}
+    if mine != found:
+        raise SystemExit(f"{miner.name}: the engines disagree ({len(mine)} verdicts, clingo {len(found)}): void")
+    return ours, theirs, len(facts), len(mine)
+
+
+def miners_workload(runs: int, seed: int) -> float:
+    """Every shipped miner over ``runs`` generated runs; prints a row per miner, returns ours/clingo."""
+    installed = [m for m in discover("")[0].values() if m.origin == "installed"]
+    total_ours, total_theirs = Timing(), Timing()
+    print(f"miners: {len(installed)} shipped, {runs} generated runs each (seed {seed})")
+    print(f"{'':<30}{'facts':>10}{'verdicts':>10}{'ours cpu':>10}{'clingo cpu':>12}")
+    for miner in installed:
+        ours, theirs, facts, verdicts = run_miner(miner, runs, seed)
+        total_ours.cpu, total_theirs.cpu = total_ours.cpu + ours.cpu, total_theirs.cpu + theirs.cpu
+        print(f"{miner.name:<30}{facts:>10}{verdicts:>10}{ours.cpu:>10.3f}{theirs.cpu:>12.3f}")
+    return total_ours.cpu / total_theirs.cpu if total_theirs.cpu else float("nan")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ app.add_typer(events_app, name="events")
 app.add_typer(db_app, name="db")
 app.add_typer(__import__("ops.corpus_cli", fromlist=["app"]).app, name="corpus")
 app.add_typer(__import__("ops.measure_cli", fromlist=["measure_app"]).measure_app, name="measure")
+app.add_typer(__import__("ops.miner_cli", fromlist=["miner_app"]).miner_app, name="miner")
+app.add_typer(__import__("ops.miner_cli", fromlist=["datalog_app"]).datalog_app, name="datalog")
 console = Console()
 
 
@@ -255,9 +257,9 @@ def _print_event(item: Any) -> None:
 
 
 def main() -> None:
-    """Entry point: run the CLI; our errors become one line on stderr and exit status 2."""
+    """Entry point: run the CLI; our errors and usage errors are one line on stderr and exit status 2."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except OuroError as exc:
         print(f"ouro: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -266,9 +268,9 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         raise SystemExit(130) from None
     except Exception as exc:
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
+        show = getattr(exc, "show", None)
+        if callable(show) and hasattr(exc, "exit_code"):  # click's usage errors (typer ships its own click)
+            show()
             raise SystemExit(2) from None
         raise
+    raise SystemExit(code if isinstance(code, int) else 0)

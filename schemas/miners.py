@@ -95,8 +95,8 @@ class Backtest(Record):
 
     @property
     def passed(self) -> bool:
-        """True when a knee was fitted and the judged half has no missed offense."""
-        return self.kappa_star is not None and not self.fn
+        """True when the judged half has no missed offense and, if the rule has a knee, one was fitted."""
+        return not self.fn and (self.kappa_star is not None or self.families == 0)
 
     def summary(self) -> BacktestSummary:
         """The counts of this backtest."""
@@ -210,7 +210,7 @@ class MinerAcceptance(Record):
             reason
             for reason, failed in (
                 ("its test failed", not self.test_passed),
-                ("no knee was fitted", self.backtest.kappa_star is None),
+                ("no knee was fitted", self.backtest.kappa_star is None and self.backtest.families > 0),
                 (f"backtest FN = {self.backtest.fn}", self.backtest.fn > 0),
                 ("mutation score below the floor", self.mutation_score < self.mutation_floor),
             )

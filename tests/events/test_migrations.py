@@ -21,3 +21,9 @@ def test_upgrade_from_empty_to_head_matches_metadata(backend: str, request: pyte
     upgrade(engine)  # a second upgrade is a no-op
     assert current_revision(engine) == head_revision()
     engine.dispose()
+
+
+def test_the_cheap_head_check_agrees_with_alembic() -> None:
+    from events.migrate import _head_from_files
+
+    assert _head_from_files() == head_revision()

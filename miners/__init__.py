@@ -1,0 +1,101 @@
+"""Miners: corpus items in, facts out, verdicts with proofs from a Datalog rule, and the checks that
+accept a miner as a gate (walk-forward backtest, PBO guard, mutation testing of its own test).
+
+    miner = find_miner("draft-pr-late")                  # or its folder, "_template"
+    items = corpus_items(["<state>/*/events.jsonl"])     # CorpusItem: kind, instance, path, events()
+    extracted = extract_facts(miner, items)              # miner.extract(item) per item, once
+    findings = find(miner, miner.rules(), extracted, knee=468)
+    result = backtest(miner.name, miner.rules(), miner.verdicts, read_labels(path), extracted)
+    result.markdown(); result.record()                   # the block and the schemas.Backtest, one source
+    report = miner_test(miner)                           # every check, as ``ouro miner test``
+
+A miner is a folder ``miners/<name>/`` (or one in ``OURO_MINERS_PATH``); ``README.md`` here says how
+to write one. The engine is ``miners.datalog``. Pure: no Celery, no SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+from miners.backtest import BacktestResult, backtest, split
+from miners.checks import CHECKS, CheckRun, run_checks
+from miners.corpus import JSONL, CorpusItem, corpus_items
+from miners.errors import (
+    FactsError,
+    LabelsError,
+    MinerDefinitionError,
+    MinerError,
+    MinerNotFoundError,
+    MinerUsageError,
+    RulesError,
+)
+from miners.facts import FactLineProblem, compact_json, input_fact, proof_facts, proof_json, read_fact_lines, to_arg
+from miners.findings import Extracted, Verdicts, extract_facts, find, judge
+from miners.knee import Confusion, best_knee, confusion
+from miners.labels import Labels, parse_labels, read_labels
+from miners.minertest import Check, MinerTestReport, miner_test
+from miners.mutate import TEMPLATE_FLOOR, Mutant, MutationResult, mutants, mutate
+from miners.pbo import DEFAULT_BLOCKS, WAITS_FOR_LABELS, Pbo, pbo
+from miners.registry import MINERS_PATH_ENV, Miner, discover, find_miner, load_miner
+from miners.rules import KNEE, SCORE, Rules, check_program, check_rules, derived_predicates, run_rules
+from miners.scaffold import new_miner
+
+__all__ = [
+    "CHECKS",
+    "DEFAULT_BLOCKS",
+    "JSONL",
+    "KNEE",
+    "MINERS_PATH_ENV",
+    "SCORE",
+    "TEMPLATE_FLOOR",
+    "WAITS_FOR_LABELS",
+    "BacktestResult",
+    "Check",
+    "CheckRun",
+    "Confusion",
+    "CorpusItem",
+    "Extracted",
+    "FactLineProblem",
+    "FactsError",
+    "Labels",
+    "LabelsError",
+    "Miner",
+    "MinerDefinitionError",
+    "MinerError",
+    "MinerNotFoundError",
+    "MinerTestReport",
+    "MinerUsageError",
+    "Mutant",
+    "MutationResult",
+    "Pbo",
+    "Rules",
+    "RulesError",
+    "Verdicts",
+    "backtest",
+    "best_knee",
+    "check_program",
+    "check_rules",
+    "compact_json",
+    "confusion",
+    "corpus_items",
+    "derived_predicates",
+    "discover",
+    "extract_facts",
+    "find",
+    "find_miner",
+    "input_fact",
+    "judge",
+    "load_miner",
+    "miner_test",
+    "mutants",
+    "mutate",
+    "new_miner",
+    "parse_labels",
+    "pbo",
+    "proof_facts",
+    "proof_json",
+    "read_fact_lines",
+    "read_labels",
+    "run_checks",
+    "run_rules",
+    "split",
+    "to_arg",
+]

@@ -1,0 +1,53 @@
+"""Corpus items: what one call of a miner's ``extract`` reads.
+
+A ``jsonl`` item is one harness run: its instance id is the run id (the run directory's name), and
+``events()`` reads it lazily into ``HarnessEvent``s through the corpus readers (``events.corpus``), so
+an extractor that has seen enough can stop reading. Malformed lines never stop a reader; they are
+kept on the item (``malformed``) after a pass and the verbs report them with file:line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from events.corpus import Malformed, Reader, expand
+from schemas import HarnessEvent
+
+__all__ = ["JSONL", "CorpusItem", "corpus_items"]
+
+JSONL = "jsonl"
+"""The corpus kind of harness runs (``<state>/<run>/events.jsonl``)."""
+
+
+@dataclass(eq=False)
+class CorpusItem:
+    """One corpus item: its kind, its instance id, where it lies, and its events read lazily."""
+
+    kind: str
+    instance: str
+    path: Path
+    files: tuple[Path, ...]
+    _reader: Reader | None = field(default=None, repr=False)
+
+    def events(self) -> Iterator[HarnessEvent]:
+        """The item's events, in file order, read lazily (each call reads the files again)."""
+        self._reader = Reader(self.files, self.instance)
+        return iter(self._reader)
+
+    @property
+    def malformed(self) -> list[Malformed]:
+        """The lines the last pass of ``events()`` could not read, with file:line and why."""
+        return [] if self._reader is None else self._reader.malformed
+
+    @property
+    def file_names(self) -> tuple[str, ...]:
+        """The file names the readers put in the spans of this item's events."""
+        return tuple(str(path) for path in self.files)
+
+
+def corpus_items(patterns: Iterable[str | Path]) -> list[CorpusItem]:
+    """The harness runs named by files, run directories, directories of runs or quoted globs, in
+    order, each once. Raises ``CorpusError`` for a name that matches nothing."""
+    return [CorpusItem(JSONL, run.name, run.path, run.files) for run in expand(patterns)]

@@ -1,0 +1,262 @@
+"""Mutation testing of a miner's own test (the seed's ``Mutate``): change the rules or the labels one
+way at a time, rerun the checks (``miners.checks``) on each mutant, and count.
+
+Operators: drop a body literal; negate an atom (``a`` ↔ ``!a``); swap a comparison for its opposite
+(``gt`` ↔ ``le``, ``ge`` ↔ ``lt``, ``eq`` ↔ ``ne``: the negation of a builtin, which the dialect
+cannot write with ``!``); replace the knee variable in a comparison by the fitted constant
+(``gt(S, K)`` → ``gt(S, 468)``); drop a rule; flip one label. A mutant the checks fail is killed, one
+they pass survived. Two kinds leave the denominator with their reason: a mutant ``check_rules``
+refuses, and an equivalent rule mutant (the same verdicts as the original with no knee and at every
+knee candidate). A label mutant is never equivalent: its verdicts are the original's by construction.
+
+    score = killed / (killed + survived)
+
+The gate (``MutationResult.rejections``): the original passes its checks, the score reaches
+``TEMPLATE_FLOOR``, and no survivor changes a labelled instance's verdict (its flagged set at its own
+κ* differs from the original's); a survivor is printed with its rules or labels. Mutants change rule
+text and labels only: the facts are extracted once, and the extractor never runs again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from miners.backtest import number
+from miners.checks import KNEE_BINDS, CheckRun, run_checks
+from miners.datalog import Atom, Comparison, Constant, Literal, Negation, Program, Rule, Value, Variable
+from miners.findings import Extracted
+from miners.labels import Labels
+from miners.rules import KNEE
+from schemas import MutantOutcome, MutantResult, MutationOperator, MutationReport
+
+__all__ = ["OPPOSITE", "TEMPLATE_FLOOR", "Mutant", "MutationResult", "mutant_text", "mutants", "mutate"]
+
+TEMPLATE_FLOOR = 1.0
+"""The template miner's measured mutation score: the floor every miner's score must reach. It is
+derived, not picked: ``tests/miners/template`` measures the template and fails when this differs."""
+
+OPPOSITE = {"gt": "le", "le": "gt", "ge": "lt", "lt": "ge", "eq": "ne", "ne": "eq"}
+"""Each comparison's negation."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One change to the rules or to the labels."""
+
+    operator: MutationOperator
+    description: str
+    program: Program
+    labels: Labels
+    label_index: int | None = None
+
+    @property
+    def changes_rules(self) -> bool:
+        return self.operator is not MutationOperator.FLIP_LABEL
+
+
+def _with_body(program: Program, rule: Rule, body: tuple[Literal, ...]) -> Program:
+    rules = tuple(replace(r, body=body) if r is rule else r for r in program.rules)
+    return replace(program, rules=rules)
+
+
+def _literal_mutants(
+    program: Program, rule: Rule, kappa: Value | None
+) -> Iterator[tuple[MutationOperator, str, Program]]:
+    line = f"line {rule.location.line}"
+    knees = {
+        t.name
+        for lit in rule.body
+        if isinstance(lit, Atom) and lit.predicate == KNEE
+        for t in lit.terms
+        if isinstance(t, Variable) and not t.anonymous
+    }
+    for position, literal in enumerate(rule.body):
+        others = rule.body[:position] + rule.body[position + 1 :]
+        yield MutationOperator.DROP_LITERAL, f"{line}: drop `{literal}`", _with_body(program, rule, others)
+        changed: Literal | None = None
+        if isinstance(literal, Atom):
+            changed, operator = Negation(literal), MutationOperator.NEGATE_LITERAL
+        elif isinstance(literal, Negation):
+            changed, operator = literal.atom, MutationOperator.NEGATE_LITERAL
+        else:
+            changed, operator = replace(literal, builtin=OPPOSITE[literal.builtin]), MutationOperator.SWAP_COMPARISON
+        body = (*rule.body[:position], changed, *rule.body[position + 1 :])
+        yield operator, f"{line}: `{literal}` -> `{changed}`", _with_body(program, rule, body)
+        if isinstance(literal, Comparison) and kappa is not None:
+            fixed = _fix_knee(literal, knees, kappa)
+            if fixed is not None:
+                body = (*rule.body[:position], fixed, *rule.body[position + 1 :])
+                yield (
+                    MutationOperator.KNEE_CONSTANT,
+                    f"{line}: `{literal}` -> `{fixed}`",
+                    _with_body(program, rule, body),
+                )
+
+
+def _fix_knee(comparison: Comparison, knees: set[str], kappa: Value) -> Comparison | None:
+    """The comparison with the knee variable replaced by the fitted constant, if it reads one."""
+
+    def fixed(term: Variable | Constant) -> Variable | Constant:
+        return Constant(kappa) if isinstance(term, Variable) and term.name in knees else term
+
+    changed = replace(comparison, left=fixed(comparison.left), right=fixed(comparison.right))
+    return None if changed == comparison else changed
+
+
+def mutants(program: Program, labels: Labels, kappa: Value | None) -> list[Mutant]:
+    """Every single-change mutant of ``program`` and ``labels``, rules first, in source order."""
+    found: list[Mutant] = []
+    for rule in program.rules:
+        for operator, description, changed in _literal_mutants(program, rule, kappa):
+            found.append(Mutant(operator, description, changed, labels))
+    for rule in program.rules:
+        kept = replace(program, rules=tuple(r for r in program.rules if r is not rule))
+        found.append(Mutant(MutationOperator.DROP_RULE, f"line {rule.location.line}: drop rule `{rule}`", kept, labels))
+    for index, row in enumerate(labels.rows):
+        sign = "+ -> -" if row.positive else "- -> +"
+        where = f"labels row {labels.lines[index]}: {row.instance} {sign}"
+        found.append(Mutant(MutationOperator.FLIP_LABEL, where, program, labels.flipped(index), index))
+    return found
+
+
+def mutant_text(mutant: Mutant) -> str:
+    """What a survivor is printed with: its whole rules text, or its flipped label row."""
+    if mutant.changes_rules:
+        return str(mutant.program)
+    rows = mutant.labels.rows if mutant.label_index is None else (mutant.labels.rows[mutant.label_index],)
+    return replace(mutant.labels, rows=rows).render()
+
+
+@dataclass(frozen=True)
+class MutationResult:
+    """The mutation report, the original's own check run, and each mutant beside its result."""
+
+    report: MutationReport
+    original: CheckRun
+    tried: tuple[tuple[Mutant, MutantResult], ...]
+
+    @property
+    def survivors(self) -> list[tuple[Mutant, MutantResult]]:
+        return [(m, r) for m, r in self.tried if r.outcome is MutantOutcome.SURVIVED]
+
+    def rejections(self) -> list[str]:
+        """Why the gate fails (empty when it holds)."""
+        found = []
+        if self.original.refused or self.original.failed:
+            found.append(f"the miner fails its own checks: {self.original.refused or ', '.join(self.original.failed)}")
+        score = self.report.score
+        if score is None or score < self.report.floor:
+            shown = "none (no mutant counted)" if score is None else f"{score:.2f}"
+            found.append(f"mutation score {shown} is below the floor {self.report.floor:.2f}")
+        for mutant, result in self.survivors:
+            if result.changes_labelled_verdict:
+                found.append(f"survivor changes a labelled verdict: {mutant.operator.value} {mutant.description}")
+        return found
+
+    @property
+    def holds(self) -> bool:
+        return not self.rejections()
+
+    def only_knee_binds(self) -> list[tuple[int, Mutant]]:
+        """The killed mutants (1-based number, mutant) that only the knee-binds check kills."""
+        return [
+            (number, mutant)
+            for number, (mutant, result) in enumerate(self.tried, start=1)
+            if result.outcome is MutantOutcome.KILLED and result.killed_by == (KNEE_BINDS,)
+        ]
+
+    def markdown(self) -> str:
+        """The mutation block: the score, the gate, and one row per mutant with its outcome."""
+        report = self.report
+        counts = {outcome: sum(r.outcome is outcome for r in report.mutants) for outcome in MutantOutcome}
+        score = "none" if report.score is None else f"{report.score:.2f}"
+        lines = [
+            f"| Mutation | {report.miner} |",
+            "| --- | --- |",
+            f"| Mutation score | {score} (killed / (killed + survived) = {report.killed} / "
+            f"{report.killed + report.survived}) |",
+            f"| Mutation floor | {report.floor:.2f} (the template miner's measured score) |",
+            f"| Mutants | {len(report.mutants)}: {counts[MutantOutcome.KILLED]} killed, "
+            f"{counts[MutantOutcome.SURVIVED]} survived, {counts[MutantOutcome.REFUSED]} refused by check_rules, "
+            f"{counts[MutantOutcome.EQUIVALENT]} equivalent |",
+            f"| Mutation gate | {'holds' if self.holds else 'fails: ' + '; '.join(self.rejections())} |",
+            "",
+            "| # | operator | change | outcome | killed by, or why it leaves the denominator |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for position, (mutant, result) in enumerate(self.tried, start=1):
+            why = ", ".join(result.killed_by) if result.killed_by else result.reason
+            if result.changes_labelled_verdict:
+                why = "changes a labelled verdict"
+            change = mutant.description.replace("|", "\\|")
+            lines.append(f"| {position} | {mutant.operator.value} | {change} | {result.outcome.value} | {why} |")
+        lines += ["", *self._knee_note(), *self._survivor_texts()]
+        return "\n".join(lines).rstrip("\n") + "\n"
+
+    def _survivor_texts(self) -> list[str]:
+        """Each survivor with the rules or the label row that survived, to strengthen against."""
+        found: list[str] = []
+        for position, (mutant, result) in enumerate(self.tried, start=1):
+            if result.outcome is MutantOutcome.SURVIVED:
+                found += [
+                    "",
+                    f"Survivor #{position} ({mutant.description}):",
+                    "",
+                    "```",
+                    *mutant_text(mutant).splitlines(),
+                    "```",
+                ]
+        return found
+
+    def _knee_note(self) -> list[str]:
+        only = self.only_knee_binds()
+        if not only:
+            return []
+        listed = ", ".join(f"#{number} ({mutant.description})" for number, mutant in only)
+        return [f"The knee-binds check is the only check that kills {listed}: every other check passes it."]
+
+
+def _equivalent(run: CheckRun, original: CheckRun) -> str | None:
+    if run.result is None or original.result is None:
+        return None
+    mine, theirs = run.result.verdicts, original.result.verdicts
+    if mine.keys() != theirs.keys() or any(mine[k].atoms != theirs[k].atoms for k in mine):
+        return None
+    knees = ", ".join(number(k) for k in original.result.candidates)
+    return f"same verdicts as the original with no knee and at every candidate ({{{knees}}})"
+
+
+def _judge(mutant: Mutant, run: CheckRun, original: CheckRun) -> MutantResult:
+    base = {"operator": mutant.operator, "description": mutant.description}
+    if run.refused is not None:
+        return MutantResult(**base, outcome=MutantOutcome.REFUSED, reason=f"check_rules: {run.refused}")
+    equivalent = _equivalent(run, original) if mutant.changes_rules else None
+    if equivalent is not None:
+        return MutantResult(**base, outcome=MutantOutcome.EQUIVALENT, reason=equivalent)
+    if run.failed:
+        return MutantResult(**base, outcome=MutantOutcome.KILLED, killed_by=run.failed)
+    assert run.result is not None and original.result is not None
+    labelled = {row.instance for row in mutant.labels.rows}
+    changed = run.result.at_kappa.flagged & labelled != original.result.at_kappa.flagged & labelled
+    return MutantResult(**base, outcome=MutantOutcome.SURVIVED, changes_labelled_verdict=changed)
+
+
+def mutate(
+    miner: str, program: Program, verdicts: Sequence[str], labels: Labels, extracted: Extracted
+) -> MutationResult:
+    """Mutation-test the checks of ``program`` and ``labels`` over the extracted facts."""
+    original = run_checks(miner, program, verdicts, labels, extracted)
+    kappa = None if original.result is None else original.result.kappa_star
+    tried = []
+    for mutant in mutants(program, labels, kappa):
+        run = run_checks(miner, mutant.program, verdicts, mutant.labels, extracted)
+        tried.append((mutant, _judge(mutant, run, original)))
+    results = tuple(result for _mutant, result in tried)
+    killed = sum(r.outcome is MutantOutcome.KILLED for r in results)
+    survived = sum(r.outcome is MutantOutcome.SURVIVED for r in results)
+    score = killed / (killed + survived) if killed + survived else None
+    report = MutationReport(
+        miner=miner, mutants=results, killed=killed, survived=survived, score=score, floor=TEMPLATE_FLOOR
+    )
+    return MutationResult(report, original, tuple(tried))

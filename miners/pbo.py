@@ -1,0 +1,107 @@
+"""The PBO guard: the probability of backtest overfitting by combinatorially symmetric
+cross-validation (Bailey, Borwein, López de Prado and Zhu 2016), over the knee candidates.
+
+The labelled record, ordered by start, is cut into S contiguous blocks (S even, 4 by default; sizes
+differ by at most one, the earlier blocks taking the extra label). Each of the C(S, S/2) halvings c
+puts S/2 blocks in sample and the rest out of sample. In sample, the best candidate is chosen by the
+backtest's own rule (``knee.best_knee``: precision s.t. FN = 0, ties to the smallest; when no
+candidate misses nothing, the fewest misses, then precision). Out of sample, every candidate is
+ranked by the same score (fewest misses, then precision; ties share their mean rank), the chosen
+one's rank r of N gives the relative rank ω_c = r / (N + 1), and λ_c = ln(ω_c / (1 - ω_c)).
+
+    PBO = #{c : λ_c ≤ 0} / C(S, S/2)
+
+A chosen candidate that ties with every other out of sample sits at ω = 1/2, λ = 0, and counts as
+overfit: its selection bought nothing. The guard waits for labels while the record cannot fill S
+blocks each holding a positive, and has nothing to judge with fewer than two candidates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from miners.datalog import Value
+from miners.errors import MinerUsageError
+from miners.knee import confusion, performance
+
+__all__ = ["DEFAULT_BLOCKS", "WAITS_FOR_LABELS", "Pbo", "blocks_of", "pbo"]
+
+DEFAULT_BLOCKS = 4
+WAITS_FOR_LABELS = "waits for labels"
+COMPUTED = "computed"
+NO_CHOICE = "no choice to overfit"
+
+
+@dataclass(frozen=True)
+class Pbo:
+    """The guard's outcome: ``computed`` with a value and every halving's λ, or why not."""
+
+    status: str
+    value: float | None
+    blocks: int
+    logits: tuple[float, ...] = ()
+    reason: str = ""
+
+    def describe(self) -> str:
+        """One line for the backtest block."""
+        if self.value is None:
+            return f"{self.status} ({self.reason})"
+        overfit = sum(logit <= 0 for logit in self.logits)
+        return f"{self.value:.2f} ({overfit} of {len(self.logits)} halvings with λ ≤ 0; S = {self.blocks} blocks)"
+
+
+def blocks_of(count: int, blocks: int) -> list[range]:
+    """``blocks`` contiguous index ranges covering ``count`` items, sizes differing by at most one."""
+    size, extra = divmod(count, blocks)
+    found, start = [], 0
+    for number in range(blocks):
+        end = start + size + (1 if number < extra else 0)
+        found.append(range(start, end))
+        start = end
+    return found
+
+
+def _rank(chosen: Value, scores: Mapping[Value, tuple[int, float]]) -> float:
+    """The chosen candidate's 1-based rank among all (higher is better), ties at their mean rank."""
+    mine = scores[chosen]
+    below = sum(score < mine for score in scores.values())
+    tied = sum(score == mine for score in scores.values())
+    return below + (tied + 1) / 2
+
+
+def _in_sample_best(flags: Mapping[Value, Collection[str]], sample: Sequence[str], positives: Collection[str]) -> Value:
+    scores = {kappa: performance(confusion(flagged, sample, positives)) for kappa, flagged in flags.items()}
+    top = max(scores.values())
+    return min(kappa for kappa, score in scores.items() if score == top)
+
+
+def pbo(
+    ordered: Sequence[tuple[str, bool]], flags: Mapping[Value, Collection[str]], blocks: int = DEFAULT_BLOCKS
+) -> Pbo:
+    """PBO over labelled instances ``ordered`` by start (``(instance, positive)``) and the candidates'
+    flagged instances (``flags``: κ → flagged). ``blocks`` must be even and at least 4."""
+    if blocks < 4 or blocks % 2:
+        raise MinerUsageError(f"PBO blocks S = {blocks}: S is even and at least 4 (S = 2 ranks too few labels)")
+    if len(flags) < 2:
+        return Pbo(NO_CHOICE, None, blocks, reason=f"{len(flags)} knee candidate(s)")
+    if len(ordered) < blocks:
+        return Pbo(WAITS_FOR_LABELS, None, blocks, reason=f"{len(ordered)} labels cannot fill S = {blocks} blocks")
+    positives = {instance for instance, positive in ordered if positive}
+    parts = [[ordered[i][0] for i in indices] for indices in blocks_of(len(ordered), blocks)]
+    empty = [number for number, part in enumerate(parts, start=1) if not positives.intersection(part)]
+    if empty:
+        shown = ", ".join(map(str, empty))
+        return Pbo(WAITS_FOR_LABELS, None, blocks, reason=f"block(s) {shown} of S = {blocks} hold no positive")
+    logits = []
+    for chosen_blocks in combinations(range(blocks), blocks // 2):
+        sample = [i for number in chosen_blocks for i in parts[number]]
+        held_out = [i for number in range(blocks) if number not in chosen_blocks for i in parts[number]]
+        chosen = _in_sample_best(flags, sample, positives)
+        scores = {kappa: performance(confusion(flagged, held_out, positives)) for kappa, flagged in flags.items()}
+        omega = _rank(chosen, scores) / (len(flags) + 1)
+        logits.append(math.log(omega / (1 - omega)))
+    overfit = sum(logit <= 0 for logit in logits)
+    return Pbo(COMPUTED, overfit / len(logits), blocks, tuple(logits))
