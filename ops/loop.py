@@ -18,7 +18,10 @@ from events.projections.runs import runs
 from events.projector import catch_up, digest, status
 from ops.embedded import EmbeddedFleet, wait_handled
 from ops.ingest import expand_runs, ingest_messages
+from ops.summary import print_backtests, print_findings
+from schemas import IngestRun, Message
 from workers import publish
+from workers.miner.ingest import file_digest, mine_message
 
 __all__ = ["run_loop"]
 
@@ -29,16 +32,17 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None) -
     store = SqlEventStore.from_url(settings.event_log_url)
     ensure_schema(store.engine)
     messages = ingest_messages(expand_runs([str(corpus)]), settings)
-    todo = [m for m in messages if not store.is_handled(m.TASK, m.message_id)]
+    pending = _pending(store, messages)
     console.print(f"[bold]Ouroboros[/] on {corpus} — state in {settings.state_dir}")
-    if todo:
+    if pending:
         with EmbeddedFleet(settings) as fleet, Progress(console=Console(stderr=True), transient=True) as progress:
-            bar = progress.add_task("ingesting runs through the queue", total=len(todo))
-            for message in todo:
-                publish(message)
+            bar = progress.add_task("ingesting and mining runs through the queue", total=len(pending))
+            for _task, message in pending.values():
+                if message is not None:
+                    publish(message)
             left = wait_handled(
                 store,
-                {m.message_id: m.TASK for m in todo},
+                {message_id: task for message_id, (task, _message) in pending.items()},
                 fleet,
                 on_progress=lambda n: progress.advance(bar, n),
             )
@@ -47,8 +51,24 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None) -
             return 1
     catch_up(store, PROJECTIONS)
     _print_runs(store, {m.run for m in messages}, console)
+    print_findings(store, {m.run for m in messages}, console)
+    print_backtests(store, console)
     _print_ledger(store, console)
     return 0
+
+
+def _pending(store: SqlEventStore, messages: list[IngestRun]) -> dict[str, tuple[str, Message | None]]:
+    """What is not done yet: message id -> (task, the message to publish, or None when it follows from
+    another through the outbox)."""
+    pending: dict[str, tuple[str, Message | None]] = {}
+    for message in messages:
+        mine = mine_message(message, file_digest(Path(message.path)))
+        ingested = store.is_handled(message.TASK, message.message_id)
+        if not ingested:
+            pending[message.message_id] = (message.TASK, message)
+        if not store.is_handled(mine.TASK, mine.message_id):
+            pending[mine.message_id] = (mine.TASK, mine if ingested else None)
+    return pending
 
 
 def _print_runs(store: SqlEventStore, chosen: set[str], console: Console) -> None:

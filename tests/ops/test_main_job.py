@@ -44,7 +44,10 @@ def test_loop_ingests_through_the_queue_and_a_second_run_prints_the_same(tmp_pat
     row_b = re.search(r"run-b\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*([\d.]+)", first.stdout)
     assert row_a and row_a.groups() == ("10", "3", "1", "1", "0.7500")
     assert row_b and row_b.groups() == ("11", "3", "2", "1", "0.5500")  # 0.25 + 0.3
-    assert "Event log: 2 events in 2 streams" in first.stdout
+    # recorded, then mined through the outbox by the accepted template (no draft PR for 540 s > κ* = 468)
+    assert "Findings: 2" in first.stdout and "draft-pr-late" in first.stdout
+    assert "score(run-a, 540)" in first.stdout
+    assert "Accepted miners:" in first.stdout
     second = ouro("loop", str(corpus), state=tmp_path / "state")
     assert second.returncode == 0
     assert second.stdout.replace(str(tmp_path), "") == first.stdout.replace(str(tmp_path), "")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from events import PermanentError, Settings
 from events.corpus import read, summarise
-from schemas import IngestRun, RunRecorded
+from schemas import IngestRun, MineRun, RunRecorded, content_id
 
-__all__ = ["confine", "file_digest", "ingest_run"]
+__all__ = ["confine", "file_digest", "ingest_run", "mine_message"]
 
 
 def file_digest(path: Path) -> str:
@@ -44,3 +44,14 @@ def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
     reader = read(file, run=message.run)
     summary = summarise(reader)
     return RunRecorded(run=message.run, path=str(file), summary=summary, digest=file_digest(file))
+
+
+def mine_message(message: IngestRun, digest: str) -> MineRun:
+    """The follow-up that mines a run once it is recorded; its id follows the run's content."""
+    return MineRun(
+        message_id=content_id("mine", message.run, digest),
+        correlation_id=message.correlation_id or message.message_id,
+        causation_id=message.message_id,
+        tenant=message.tenant,
+        run=message.run,
+    )

@@ -2,12 +2,39 @@
 
 from __future__ import annotations
 
-from schemas import IngestRun
-from workers.miner.ingest import ingest_run
+from pathlib import Path
+
+from events import Metadata, PermanentError, StreamWrite
+from miners import CorpusItem
+from miners.corpus import JSONL
+from schemas import FindingDerived, IngestRun, MineRun
+from workers.miner.ingest import confine, ingest_run, mine_message
+from workers.miner.mine import accepted_gates, finding_key, mine_run
 from workers.shell import Context, Outcome, fleet_task
 
 
 @fleet_task(IngestRun)
 def ingest(message: IngestRun, ctx: Context) -> Outcome:
-    """miner.ingest: record a harness run."""
-    return Outcome.single(f"run/{message.run}", ingest_run(message, ctx.settings))
+    """miner.ingest: record a harness run, then ask for it to be mined (through the outbox)."""
+    recorded = ingest_run(message, ctx.settings)
+    return Outcome.single(f"run/{message.run}", recorded, follow_ups=(mine_message(message, recorded.digest),))
+
+
+@fleet_task(MineRun)
+def mine(message: MineRun, ctx: Context) -> Outcome:
+    """miner.mine: every accepted miner on the run; findings already recorded for it are not repeated."""
+    recorded = [e for e in ctx.store.read_stream(f"run/{message.run}") if e.type == "RunRecorded"]
+    if not recorded:
+        raise PermanentError(f"run {message.run!r} has not been recorded: nothing to mine")
+    path = confine(recorded[-1].payload["path"], ctx.settings)
+    gates = accepted_gates()
+    for gate in gates:  # acceptance is an event, once per version of the miner's files
+        meta = Metadata(producer="miner.accept", message_id=f"accept-{gate.digest[:48]}", tenant=message.tenant)
+        ctx.store.commit([StreamWrite(f"miner/{gate.miner.name}", [gate.accepted])], meta)
+    seen = {
+        finding_key(FindingDerived.model_validate(e.payload).finding, message.run)
+        for e in ctx.store.read_stream(f"findings/{message.run}")
+    }
+    item = CorpusItem(JSONL, message.run, Path(path), (Path(path),))
+    new = [f for f in mine_run(item, gates) if finding_key(f, message.run) not in seen]
+    return Outcome.single(f"findings/{message.run}", *(FindingDerived(run=message.run, finding=f) for f in new))

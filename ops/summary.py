@@ -1,0 +1,79 @@
+"""The main job's summary of findings and backtests, read back from the event log."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import select
+
+from events import SqlEventStore, iter_all
+from events.projections.findings import findings
+
+__all__ = ["print_backtests", "print_findings"]
+
+
+def print_findings(store: SqlEventStore, chosen: set[str], console: Console) -> None:
+    """Findings per miner and rule, and the first one's proof in full (each fact with file:line)."""
+    with store.reading() as conn:
+        rows = list(
+            conn.execute(
+                select(findings).where(findings.c.run.in_(sorted(chosen))).order_by(findings.c.miner, findings.c.run)
+            ).mappings()
+        )
+    if not rows:
+        console.print("Findings: none (no accepted miner fired on these runs)")
+        return
+    grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for row in rows:
+        grouped[(row["miner"], row["rule"])].append(row["run"][:8])
+    table = Table(title=f"Findings: {len(rows)}")
+    for name in ("miner", "verdict", "scope", "runs"):
+        table.add_column(name)
+    scopes = {(row["miner"], row["rule"]): row["scope"] for row in rows}
+    for (miner, rule), runs in sorted(grouped.items()):
+        table.add_row(miner, rule, scopes[(miner, rule)], f"{len(runs)}: {', '.join(runs)}")
+    console.print(table)
+    first = rows[0]
+    subject = ", ".join(_arg(arg) for arg in orjson.loads(first["subject"]))
+    console.print(f"Proof of {first['miner']}: {first['rule']}({subject})")
+    for fact in first["proof"]:
+        args = ", ".join(_arg(arg) for arg in fact["args"])
+        span = fact.get("span")
+        where = f"{_short(span['file'])}:{span['line']}" if span else "(the fitted knee)"
+        console.print(f"  {fact['predicate']}({args})  [dim]{where}[/]")
+
+
+def _arg(arg: dict[str, object]) -> str:
+    value = next(iter(arg.values()))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _short(file: str) -> str:
+    """A source file as the user knows it: relative to the working directory when under it."""
+    path = Path(file)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return file
+
+
+def print_backtests(store: SqlEventStore, console: Console) -> None:
+    """Each accepted miner's backtest row (the one it was accepted on)."""
+    accepted = {}
+    for event in iter_all(store):
+        if event.type == "MinerAccepted":
+            accepted[event.payload["acceptance"]["miner"]] = event.payload["acceptance"]
+    table = Table(title=f"Accepted miners: {len(accepted)}")
+    for name in ("miner", "scope", "κ*", "families", "TP", "FP", "FN", "PBO", "mutation"):
+        table.add_column(name, justify="left" if name in ("miner", "scope", "PBO") else "right")
+    for name, acc in sorted(accepted.items()):
+        bt = acc["backtest"]
+        kappa = "-" if bt["kappa_star"] is None else f"{bt['kappa_star']:g}"
+        pbo = bt["pbo_status"] if bt["pbo"] is None else f"{bt['pbo']:.2f}"
+        table.add_row(name, acc["scope"], kappa, str(bt["families"]), str(bt["tp"]), str(bt["fp"]), str(bt["fn"]),
+                      pbo, f"{acc['mutation_score']:.2f} (floor {acc['mutation_floor']:.2f})")  # fmt: skip
+    console.print(table)

@@ -1,0 +1,87 @@
+"""Mine one run with every accepted miner, and decide which miners are accepted.
+
+A miner is accepted (and becomes a gate) only when its own test passes: check_rules, FN = 0 on the
+walk-forward backtest, the mutation gate. Acceptance is decided once per version of the miner's files
+(a digest of its folder) and recorded as a ``MinerAccepted`` event; the fitted κ* is the knee it mines
+with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from miners import CorpusItem, Miner, discover, extract_facts, find, miner_test
+from miners.corpus import JSONL
+from miners.datalog import Value
+from schemas import Finding, MinerAcceptance, MinerAccepted
+
+__all__ = ["Gate", "accepted_gates", "finding_key", "mine_run", "miner_digest"]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """An accepted miner with its fitted knee, ready to mine."""
+
+    miner: Miner
+    knee: Value | None
+    digest: str
+    accepted: MinerAccepted
+
+
+def miner_digest(miner: Miner) -> str:
+    """sha256 over the miner's extract.py, rules.dl and fixtures: acceptance holds for exactly these."""
+    sha = hashlib.sha256()
+    for path in sorted(p for p in miner.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        if path.suffix in {".py", ".dl", ".tsv", ".jsonl"}:
+            sha.update(str(path.relative_to(miner.folder)).encode())
+            sha.update(path.read_bytes())
+    return sha.hexdigest()
+
+
+@cache
+def _judge(folder: Path, digest: str) -> Gate | None:
+    """The miner test's verdict for one version of a miner (cached: it does not change under it)."""
+    miners, _broken = discover()
+    miner = next((m for m in miners.values() if m.folder == folder), None)
+    if miner is None:
+        return None
+    report = miner_test(miner)
+    if not report.passed or report.backtest is None or report.mutation is None:
+        return None
+    record = report.backtest.record()
+    score = report.mutation.report.score
+    acceptance = MinerAcceptance(
+        miner=miner.name,
+        scope=miner.scope,
+        backtest=record.summary(),
+        mutation_score=1.0 if score is None else score,
+        mutation_floor=report.mutation.report.floor,
+        test_passed=True,
+    )
+    return Gate(miner, record.kappa_star, digest, MinerAccepted(acceptance=acceptance))
+
+
+def accepted_gates(extra: str | None = None) -> list[Gate]:
+    """Every discovered miner that passes its test, with the knee its backtest fitted."""
+    miners, _broken = discover(extra)
+    gates = [_judge(miner.folder, miner_digest(miner)) for miner in miners.values() if JSONL in miner.corpus]
+    return [gate for gate in gates if gate is not None]
+
+
+def finding_key(finding: Finding, run: str) -> tuple[str, str, str, str]:
+    """Findings are deduplicated by (miner, rule, subject, run)."""
+    subject = "|".join(arg.model_dump_json() for arg in finding.subject)
+    return (finding.miner, finding.rule, subject, run)
+
+
+def mine_run(item: CorpusItem, gates: Iterable[Gate]) -> list[Finding]:
+    """Every finding of every gate on one run."""
+    found: list[Finding] = []
+    for gate in gates:
+        extracted = extract_facts(gate.miner, [item])
+        found.extend(find(gate.miner, gate.miner.rules(), extracted, gate.knee))
+    return found
