@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     api_port: int = Field(default=14120, ge=1, le=65535, description="Port of the API and ops page.")
     api_token: str | None = Field(default=None, description="Bearer token required by API writes.")
     flower_basic_auth: str | None = Field(default=None, description="user:password for Flower.")
+    fixer_daily_cap_usd: float = Field(
+        default=0.0, ge=0, allow_inf_nan=False, description="Fixers' daily spend cap (USD); 0 keeps fixers off."
+    )
     tenant: str = Field(default="default", min_length=1, description="Tenant recorded on every message.")
     timezone: str = Field(default="America/Los_Angeles", description="Zone of days, weeks and cron.")
     roots: str | None = Field(

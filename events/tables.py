@@ -15,7 +15,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-__all__ = ["checkpoints", "events", "handled_messages", "metadata", "outbox"]
+__all__ = ["checkpoints", "events", "handled_messages", "metadata", "outbox", "trigger_locks"]
 
 metadata = MetaData()
 
@@ -66,4 +66,20 @@ outbox = Table(
     Column("published_at", DateTime(timezone=True), nullable=True, index=True),
     Column("attempts", Integer, nullable=False, default=0),
     Column("last_error", String(500), nullable=True),
+)
+
+# The cron triggers' skip-while-running locks: taken by an atomic UPDATE ... WHERE expires_at < now.
+trigger_locks = Table(
+    "ouro_trigger_locks",
+    metadata,
+    Column("name", String(50), primary_key=True),
+    Column("task", String(100), nullable=False),
+    Column("message_id", String(128), nullable=True),
+    Column("expires_at", BigInteger, nullable=False),  # epoch milliseconds: one type on SQLite and PostgreSQL
+    Column("fired_at", BigInteger, nullable=True),
+    Column("runs", Integer, nullable=False),
+    Column("skips", Integer, nullable=False),
+    Column("not_built", Integer, nullable=False),
+    Column("last_outcome", String(100), nullable=True),
+    Column("last_at", BigInteger, nullable=True),
 )

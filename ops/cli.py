@@ -7,6 +7,8 @@ import os
 import sys
 import time
 import uuid
+from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -124,13 +126,43 @@ def beat(loglevel: Annotated[str, typer.Option("-l", "--loglevel")] = "INFO") ->
 
 
 @app.command()
-def flower(port: Annotated[int, typer.Option()] = 5555) -> None:
+def flower(
+    port: Annotated[int, typer.Option()] = 5555,
+    address: Annotated[str, typer.Option(help="Bind address (0.0.0.0 to expose it beyond this host).")] = "127.0.0.1",
+) -> None:
     """Start Flower on the broker, with basic auth from OURO_FLOWER_BASIC_AUTH (refused without it)."""
     auth = load_settings().flower_basic_auth
     if not auth or ":" not in auth:
         raise UsageError("OURO_FLOWER_BASIC_AUTH: set user:password; Flower never runs without auth")
-    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "flower", f"--port={port}", f"--basic-auth={auth}"]
+    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "flower", f"--port={port}", f"--address={address}"]
+    # The credentials go through the environment, not argv, so `ps` never shows them.
+    os.environ["FLOWER_BASIC_AUTH"] = auth
     os.execv(sys.executable, argv)
+
+
+@app.command()
+def triggers(
+    count: Annotated[int, typer.Option("-n", "--count", min=1, max=50, help="Occurrences per trigger.")] = 3,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """The cron triggers: next occurrences, last outcome, and the measurement each cadence was derived from."""
+    from zoneinfo import ZoneInfo
+
+    from ops.triggers import plan
+    from workers.triggers import lock_rows
+
+    settings = load_settings()
+    shown = plan(ZoneInfo(settings.timezone), datetime.now(UTC), count, lock_rows(_store().engine))
+    if as_json:
+        console.print_json(data=[{**asdict(p), "next": [d.isoformat() for d in p.next]} for p in shown])
+        return
+    for item in shown:
+        last = item.last or {}
+        outcome = last.get("last_outcome") or "never fired"
+        console.print(f"[bold]{item.name}[/]  {item.task}  cron '{item.cron}' ({item.zone})  last: {outcome}")
+        for moment in item.next:
+            console.print(f"  next {moment.isoformat()}")
+        console.print(f"  derived from: {item.derived_from}")
 
 
 @app.command()
@@ -147,6 +179,7 @@ def serve(
 
     settings = load_settings()
     bind, bind_port = host or settings.api_host, port or settings.api_port
+    console.print(f"ops page on http://{bind}:{bind_port}/  (API under /api, Prometheus metrics at /metrics)")
     if api_only:
         uvicorn.run(create_app(settings), host=bind, port=bind_port, log_level="warning")
         return

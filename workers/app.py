@@ -11,6 +11,7 @@ from celery import Celery
 from kombu import Exchange, Queue  # type: ignore[attr-defined]
 
 from events import Settings, load_settings
+from workers.triggers import beat_schedule as trigger_schedule
 
 __all__ = ["DEAD_LETTER_QUEUE", "QUEUES", "ROUTES", "app", "build_app", "configure", "declare_queues", "queue_for"]
 
@@ -74,7 +75,9 @@ def configure(target: Celery, settings: Settings) -> Celery:
         timezone=settings.timezone,
         enable_utc=True,
         broker_pool_limit=4,
-        beat_schedule={"relay-outbox": {"task": "fleet.relay_outbox", "schedule": 30.0}},
+        # The four cron triggers (workers/triggers.py: cadences and what each was derived from) in the
+        # app's timezone, each through ``fleet.trigger`` and its skip-while-running lock.
+        beat_schedule={"relay-outbox": {"task": "fleet.relay_outbox", "schedule": 30.0}, **trigger_schedule()},
     )
     return target
 

@@ -1,0 +1,178 @@
+"""An event log seeded like a few weeks of the loop, for the API and ops page tests.
+
+Six weeks of runs whose struggle rate falls, findings with proofs pointing at real lines of real run files
+(one finding per tenant scope, plus another tenant's), an accepted miner, a fixer session today, a merge
+train that refused one head and merged another, a labeler run, and the series measured by the measurer's
+own code (``measure_log``), appended as ``SeriesPointRecorded`` with the snapshot written beside them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from events import Metadata, Settings, SqlEventStore, StreamWrite, ensure_schema
+from events.projections import PROJECTIONS
+from events.projector import catch_up
+from schemas import (
+    BacktestSummary,
+    Event,
+    Fact,
+    Finding,
+    FindingDerived,
+    FixerOutcome,
+    FixerSession,
+    FixerSessionEnded,
+    LabelerRun,
+    LabelerRunCompleted,
+    LabelerStatus,
+    MergeAttempted,
+    Merged,
+    MergeOutcome,
+    MergeRefused,
+    MergeResult,
+    MinerAcceptance,
+    MinerAccepted,
+    Number,
+    RunRecorded,
+    RunSummary,
+    Scope,
+    SeriesPointRecorded,
+    Severity,
+    Span,
+    Text,
+)
+from workers.measurer import measure_log, series_stream, snapshot_path, write_snapshot
+
+LA = ZoneInfo("America/Los_Angeles")
+DIGEST = "0" * 64
+REFUSAL = "check row 'miner test' exited 1"
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """The seeded state: its settings, store, the run file the proofs point at, and the measured instant."""
+
+    settings: Settings
+    store: SqlEventStore
+    run_file: Path
+    measured_at: datetime
+
+
+def _commit(store: SqlEventStore, key: str, stream: str, *events: Event, tenant: str = "default") -> None:
+    store.commit([StreamWrite(stream, events)], Metadata(producer="test.seed", message_id=key, tenant=tenant))
+
+
+def _run(store: SqlEventStore, state: Path, run: str, started: datetime, calls: int, errors: int) -> Path:
+    folder = state / "runs" / run
+    folder.mkdir(parents=True, exist_ok=True)
+    file = folder / "events.jsonl"
+    lines = [
+        {"event_type": "session_start", "event": {"run": run}},
+        {"event_type": "tool_result", "event": {"is_error": True, "content": "mkdir: cannot create directory"}},
+        {"event_type": "draft_pr", "event": {"seconds": 1259}},
+    ]
+    file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    summary = RunSummary(
+        run=run, lines=3, malformed=0, tool_calls=calls, tool_errors=errors, started_at=started, cost_usd=0.5
+    )
+    _commit(store, f"run-{run}", f"run/{run}", RunRecorded(run=run, path=str(file), summary=summary, digest=DIGEST))
+    return file
+
+
+def _finding(run: str, file: Path, scope: Scope, rule: str = "invisible") -> Finding:
+    proof = (
+        Fact(predicate="gated", args=(Text(text=run),), span=Span(file=str(file), line=1)),
+        Fact(predicate="score", args=(Text(text=run), Number(number=1259)), span=Span(file=str(file), line=3)),
+        Fact(predicate="knee", args=(Number(number=468),)),
+    )
+    return Finding(
+        miner="draft-pr-late", rule=rule, subject=(Text(text=run),), severity=Severity.S3, proof=proof, scope=scope
+    )
+
+
+def _acceptance(miner: str, scope: Scope) -> MinerAccepted:
+    backtest = BacktestSummary(
+        split_at=datetime(2026, 10, 2, 18, 4, 45, tzinfo=UTC), kappa_star=468.0, families=3, tp=1, fp=0, fn=0,
+        pbo_status="waits for labels",
+    )  # fmt: skip
+    acceptance = MinerAcceptance(
+        miner=miner, scope=scope, backtest=backtest, mutation_score=1.0, mutation_floor=0.8, test_passed=True
+    )
+    return MinerAccepted(acceptance=acceptance)
+
+
+def _loop_events(store: SqlEventStore, now: datetime) -> None:
+    session = FixerSession(
+        ticket=105, branch="miner/draft-pr-late-4e60", worktree="/tmp/wt105", started=now - timedelta(minutes=30),
+        ended=now - timedelta(minutes=5), cost_usd=1.25, outcome=FixerOutcome.READY, pull_request=1105,
+    )  # fmt: skip
+    _commit(store, "fixer-105", "ticket/105", FixerSessionEnded(session=session))
+    at = now - timedelta(minutes=4)
+    refused = MergeResult(
+        pull_request=1105, head_sha="abc1234", outcome=MergeOutcome.REFUSED, refusal=(REFUSAL,), at=at
+    )
+    merged = MergeResult(pull_request=1106, head_sha="def5678", outcome=MergeOutcome.MERGED, at=at)
+    _commit(store, "merge-1105", "pr/1105", MergeAttempted(pull_request=1105, head_sha="abc1234", at=at),
+            MergeRefused(result=refused))  # fmt: skip
+    _commit(store, "merge-1106", "pr/1106", Merged(result=merged))
+    run = LabelerRun(
+        started=now - timedelta(hours=2), ended=now - timedelta(hours=1), tickets=(105, 71), batches=4,
+        candidates=120, accepted=3, rejected=1, model="qwen3:8b", keep_alive_s=42.0, status=LabelerStatus.COMPLETED,
+    )  # fmt: skip
+    _commit(store, "labeler-1", "labeler/1", LabelerRunCompleted(labeler_run=run))
+
+
+def seed(tmp: Path, tenant: str = "default", **settings_kwargs: object) -> Seeded:
+    """Seed ``tmp/state`` and return its settings (tenant ``tenant``) and store, projections caught up."""
+    settings = Settings(state=tmp / "state", tenant=tenant, broker_url="memory://", **settings_kwargs)  # type: ignore[arg-type]
+    store = SqlEventStore.from_url(settings.event_log_url)
+    ensure_schema(store.engine)
+    now = datetime.now(UTC)
+    monday = datetime.combine((now.astimezone(LA) - timedelta(weeks=6)).date(), datetime.min.time(), LA)
+    monday -= timedelta(days=monday.weekday())
+    file = Path()
+    for week in range(6):
+        for day in (0, 2, 4):
+            started = monday + timedelta(weeks=week, days=day, hours=10)
+            errors = max(40 - 6 * week - day, 2)  # struggles fall week over week
+            file = _run(store, settings.state_dir, f"run-w{week}d{day}", started, 1000, errors)
+    _commit(
+        store,
+        "finding-own",
+        "run/run-w5d4",
+        FindingDerived(run="run-w5d4", finding=_finding("run-w5d4", file, Scope.TENANT)),
+    )
+    _commit(
+        store,
+        "finding-generic",
+        "run/run-w5d2",
+        FindingDerived(run="run-w5d2", finding=_finding("run-w5d2", file, Scope.GENERIC)),
+    )
+    other = "other-tenant-run"
+    _commit(
+        store,
+        "finding-other-tenant",
+        f"run/{other}",
+        FindingDerived(run=other, finding=_finding(other, file, Scope.TENANT, rule="secret")),
+        tenant="acme",
+    )
+    _commit(
+        store,
+        "finding-other-generic",
+        f"run/{other}",
+        FindingDerived(run=other, finding=_finding(other, file, Scope.GENERIC, rule="shared")),
+        tenant="acme",
+    )
+    _commit(store, "accepted-template", "miner/draft-pr-late", _acceptance("draft-pr-late", Scope.GENERIC))
+    _commit(store, "accepted-acme", "miner/acme-only", _acceptance("acme-only", Scope.TENANT), tenant="acme")
+    _loop_events(store, now)
+    at = datetime.now(UTC)
+    points, snapshot = measure_log(store, at, LA)
+    _commit(store, f"measure-{at.isoformat()}", series_stream(at), *(SeriesPointRecorded(point=p) for p in points))
+    write_snapshot(snapshot_path(settings), snapshot)
+    catch_up(store, PROJECTIONS)
+    return Seeded(settings, store, file, at)

@@ -1,0 +1,103 @@
+"""``GET /metrics``: each metric against what the broker and the event log actually hold."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from _ops_seed import Seeded, seed
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from events import ConfigurationError, Metadata, Settings, StreamWrite
+from ops.api import create_app
+from ops.metrics import CAP_KEY, fixer_daily_cap_usd
+from schemas import FieldError, MessageDeadLettered, MessageRejected, Probe
+from workers import build_app, declare_queues
+from workers.triggers import fire
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def _scrape(settings: Settings) -> Samples:
+    response = TestClient(create_app(settings, catch_up_every_s=None)).get("/metrics")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+
+
+def _on(seeded: Seeded, broker_url: str) -> Settings:
+    return Settings(state=seeded.settings.state, broker_url=broker_url)
+
+
+@pytest.mark.parametrize(("raw", "cap"), [(None, 0.0), ("", 0.0), ("12.5", 12.5), ("0", 0.0)])
+def test_the_cap_defaults_to_zero_fixers_off(raw: str | None, cap: float) -> None:
+    assert fixer_daily_cap_usd({} if raw is None else {CAP_KEY: raw}) == cap
+
+
+@pytest.mark.parametrize("raw", ["-1", "ten", "nan", "inf"])
+def test_a_bad_cap_names_its_key(raw: str) -> None:
+    with pytest.raises(ConfigurationError, match=CAP_KEY):
+        fixer_daily_cap_usd({CAP_KEY: raw})
+
+
+def test_queue_depths_come_from_the_broker(tmp_path: Path, redis_url: str) -> None:
+    seeded = seed(tmp_path)
+    settings = _on(seeded, redis_url)
+    sender = build_app(settings, include=False)
+    declare_queues(sender)
+    for n in range(3):
+        sender.send_task("miner.ingest", args=[{}], queue="miner", task_id=f"metrics-depth-{n}")
+    samples = _scrape(settings)
+    assert samples[("ouro_broker_up", ())] == 1.0
+    assert samples[("ouro_queue_depth", (("queue", "miner"),))] == 3.0
+    assert samples[("ouro_queue_depth", (("queue", "dead_letter"),))] == 0.0
+
+
+def test_a_broker_down_is_said_not_guessed(tmp_path: Path) -> None:
+    samples = _scrape(_on(seed(tmp_path), "redis://127.0.0.1:9/0"))
+    assert samples[("ouro_broker_up", ())] == 0.0
+    assert not [key for key in samples if key[0] == "ouro_queue_depth"]
+
+
+def test_log_metrics_outcomes_latency_spend_and_triggers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded = seed(tmp_path)
+    store = seeded.store
+    # A follow-up probe through the outbox, handled; a rejection; a dead letter.
+    probe = Probe(message_id="metrics-probe-1", probe="p")
+    store.commit([], Metadata(producer="test.cause", message_id="metrics-cause-1"), outbox=[probe])
+    store.commit([], Metadata(producer="fleet.probe", message_id=probe.message_id))
+    rejected = MessageRejected(task="miner.ingest", errors=(FieldError(field="run", message="Field required"),))
+    store.commit([StreamWrite("fleet/rejected", [rejected])], Metadata("miner.ingest:rejected", "metrics-rej-1"))
+    dead = MessageDeadLettered(task="miner.ingest", message_id="metrics-dl-1", attempts=3, error_type="E", error="e")
+    store.commit([StreamWrite("fleet/dead-letter", [dead])], Metadata("fleet.dead_letter", "metrics-dl-1"))
+    store.commit(
+        [],
+        Metadata(producer="test.cause", message_id="metrics-cause-2"),
+        outbox=[Probe(message_id="metrics-probe-2", probe="q")],
+    )
+    at = datetime.now(UTC) - timedelta(minutes=1)
+    fire("measure", store.engine, registered={"measurer.measure"}, publish=lambda _: None, now=at)
+    fire("measure", store.engine, registered={"measurer.measure"}, publish=lambda _: None, now=at)
+    fire("detector", store.engine, registered=set(), publish=lambda _: None, now=at)
+    monkeypatch.setenv(CAP_KEY, "20")
+
+    samples = _scrape(_on(seeded, "memory://"))
+    outcome = lambda task, kind: samples[("ouro_task_outcomes_total", (("outcome", kind), ("task", task)))]  # noqa: E731
+    assert (outcome("fleet.probe", "handled"), outcome("miner.ingest", "rejected")) == (1.0, 1.0)
+    assert outcome("miner.ingest", "dead_lettered") == 1.0
+    assert ("ouro_task_outcomes_total", (("outcome", "handled"), ("task", "fleet.dead_letter"))) not in samples
+    assert samples[("ouro_task_latency_seconds_count", (("task", "fleet.probe"),))] == 1.0
+    assert samples[("ouro_task_latency_seconds_bucket", (("le", "+Inf"), ("task", "fleet.probe")))] == 1.0
+    assert samples[("ouro_outbox_pending", ())] == 2.0  # neither probe was relayed to the broker
+    assert samples[("ouro_event_log_head", ())] == store.head()
+    assert samples[("ouro_projection_lag_events", (("projection", "faults"),))] == 2.0  # the two not yet folded
+    assert samples[("ouro_fixer_spend_usd_today", ())] == 1.25
+    assert samples[("ouro_fixer_daily_cap_usd", ())] == 20.0
+    trigger = lambda name, kind: samples[("ouro_trigger_occurrences_total", (("outcome", kind), ("trigger", name)))]  # noqa: E731
+    assert (trigger("measure", "published"), trigger("measure", "skipped_running")) == (1.0, 1.0)
+    assert trigger("detector", "skipped_not_built") == 1.0
