@@ -5,6 +5,7 @@ Every number printed is read back from the event log's projections, so a second 
 
 from __future__ import annotations
 
+from datetime import UTC
 from pathlib import Path
 
 from rich.console import Console
@@ -13,13 +14,14 @@ from rich.table import Table
 from sqlalchemy import func, select
 
 from events import Settings, SqlEventStore, ensure_schema, load_settings
+from events import tables as t
 from events.projections import PROJECTIONS
 from events.projections.runs import runs
 from events.projector import catch_up, digest, status
 from ops.embedded import EmbeddedFleet, wait_handled
 from ops.ingest import expand_runs, ingest_messages
-from ops.summary import print_backtests, print_findings
-from schemas import IngestRun, Message
+from ops.summary import print_backtests, print_findings, print_series
+from schemas import IngestRun, Measure, Message, content_id
 from workers import publish
 from workers.miner.ingest import file_digest, mine_message
 
@@ -49,12 +51,35 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None) -
         if left:
             console.print(f"[red]{len(left)} message(s) not handled in time: {', '.join(left)}[/]")
             return 1
+    if not _measure(store, settings):
+        console.print("[red]the measurement was not handled in time; see the worker log[/]")
+        return 1
     catch_up(store, PROJECTIONS)
     _print_runs(store, {m.run for m in messages}, console)
     print_findings(store, {m.run for m in messages}, console)
     print_backtests(store, console)
+    print_series(settings, console)
     _print_ledger(store, console)
+    console.print(f"ops page: `ouro serve`, then http://{settings.api_host}:{settings.api_port}/")
     return 0
+
+
+def _measure(store: SqlEventStore, settings: Settings) -> bool:
+    """Measure as of the last event the loop recorded (not the wall clock, and not the measurements
+    themselves: a second run over the same corpus measures the same instant and prints the same)."""
+    with store.reading() as conn:
+        last = conn.execute(
+            select(func.max(t.events.c.recorded_at)).where(t.events.c.type != "SeriesPointRecorded")
+        ).scalar_one_or_none()
+    if last is None:
+        return True
+    at = last if last.tzinfo else last.replace(tzinfo=UTC)
+    message = Measure(message_id=content_id("measure", at.isoformat()), at=at, tenant=settings.tenant)
+    if store.is_handled(message.TASK, message.message_id):
+        return True
+    with EmbeddedFleet(settings, queues=["measurer"]) as fleet:
+        publish(message)
+        return not wait_handled(store, {message.message_id: message.TASK}, fleet)
 
 
 def _pending(store: SqlEventStore, messages: list[IngestRun]) -> dict[str, tuple[str, Message | None]]:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import orjson
 from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from events import SqlEventStore, iter_all
+from events import Settings, SqlEventStore, iter_all
 from events.projections.findings import findings
 
-__all__ = ["print_backtests", "print_findings"]
+__all__ = ["print_backtests", "print_findings", "print_series"]
 
 
 def print_findings(store: SqlEventStore, chosen: set[str], console: Console) -> None:
@@ -77,3 +78,44 @@ def print_backtests(store: SqlEventStore, console: Console) -> None:
         table.add_row(name, acc["scope"], kappa, str(bt["families"]), str(bt["tp"]), str(bt["fp"]), str(bt["fn"]),
                       pbo, f"{acc['mutation_score']:.2f} (floor {acc['mutation_floor']:.2f})")  # fmt: skip
     console.print(table)
+
+
+_SHOWN = (
+    "ouroboros.struggle_rate_per_1k_tool_calls_weekly",
+    "ouroboros.compounding_per_week",
+    "ouroboros.compounding_per_day",
+    "ouroboros.findings",
+    "ouroboros.fixer_spend_usd",
+    "ouroboros.fixer_yield",
+)
+
+
+def print_series(settings: Settings, console: Console) -> None:
+    """The measured series from the snapshot the measurer wrote: the latest point of each, or why none."""
+    path = settings.state_dir / "ouroboros.json"
+    if not path.exists():
+        console.print("Series: not measured (no run has a timestamp)")
+        return
+    snap = orjson.loads(path.read_bytes())
+    table = Table(title=f"Measured as of {snap['generated_at']}")
+    for name in ("series", "latest", "95% interval / note"):
+        table.add_column(name)
+    hf = snap["h_fleet"]
+    value = "-" if hf["value"] is None else f"{hf['value']:.4f}"
+    table.add_row("ouroboros.h_fleet", value, f"floor {hf['floor']}; {len(hf['offenders'])} run(s) below it")
+    for name in _SHOWN:
+        points = snap["series"].get(name) or []
+        if not points:
+            continue
+        for point in points if name == "ouroboros.findings" else points[-1:]:  # one point per scope
+            _series_row(table, name, point)
+    console.print(table)
+
+
+def _series_row(table: Table, name: str, point: dict[str, Any]) -> None:
+    if point["value"] is None:
+        table.add_row(name, "-", point.get("reason") or "")
+        return
+    interval = f"[{point['low']:.4f}, {point['high']:.4f}]" if point.get("low") is not None else ""
+    labels = ", ".join(f"{k}={v}" for k, v in sorted(point.get("labels", {}).items()) if k in ("scope", "period"))
+    table.add_row(name, f"{point['value']:.4f}", " ".join(x for x in (interval, labels) if x))
