@@ -38,10 +38,17 @@ def print_findings(store: SqlEventStore, chosen: set[str], console: Console) -> 
     for (miner, rule), runs in sorted(grouped.items()):
         table.add_row(miner, rule, scopes[(miner, rule)], f"{len(runs)}: {', '.join(runs)}")
     console.print(table)
-    first = rows[0]
-    subject = ", ".join(_arg(arg) for arg in orjson.loads(first["subject"]))
-    console.print(f"Proof of {first['miner']}: {first['rule']}({subject})")
-    for fact in first["proof"]:
+    shown: set[str] = set()
+    for row in rows:  # one proof in full per miner
+        if row["miner"] not in shown:
+            shown.add(row["miner"])
+            _print_proof(row, console)
+
+
+def _print_proof(row: Any, console: Console) -> None:
+    subject = ", ".join(_arg(arg) for arg in orjson.loads(row["subject"]))
+    console.print(f"Proof of {row['miner']}: {row['rule']}({subject})")
+    for fact in row["proof"]:
         args = ", ".join(_arg(arg) for arg in fact["args"])
         span = fact.get("span")
         where = f"{_short(span['file'])}:{span['line']}" if span else "(the fitted knee)"
