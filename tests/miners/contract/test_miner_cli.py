@@ -121,12 +121,12 @@ def test_list_and_new(run: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     header, template = out.splitlines()[:2]
     assert status == 0 and header == "NAME\tFOLDER\tSCOPE\tVERDICTS\tGATE\tSEVERITY\tORIGIN"
     assert template.startswith("draft-pr-late\t_template\tgeneric\tinvisible\twarn\tSEVERITY_S3\tinstalled ")
-    status, out, _err = run("miner", "new", "sleep_poll", "--dir", str(tmp_path))
-    assert status == 0 and (tmp_path / "sleep_poll" / "extract.py").is_file()
+    status, out, _err = run("miner", "new", "scratch_probe", "--dir", str(tmp_path))
+    assert status == 0 and (tmp_path / "scratch_probe" / "extract.py").is_file()
     monkeypatch.setenv("OURO_MINERS_PATH", str(tmp_path))
-    status, out, _err = run("miner", "test", "sleep_poll")
-    assert status == 1 and out.splitlines()[-1] == "sleep-poll: 1 of 3 checks failed"
-    status, _out, err = run("miner", "new", "sleep_poll", "--dir", str(tmp_path))
+    status, out, _err = run("miner", "test", "scratch_probe")
+    assert status == 1 and out.splitlines()[-1] == "scratch-probe: 1 of 3 checks failed"
+    status, _out, err = run("miner", "new", "scratch_probe", "--dir", str(tmp_path))
     assert status == 2 and "already exists" in err
 
 

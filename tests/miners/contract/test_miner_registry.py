@@ -111,7 +111,7 @@ def test_an_unknown_name_lists_the_known_ones() -> None:
 
 
 def test_new_fails_its_test_until_fixtures_are_labelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    target = new_miner("sleep_poll", tmp_path)
+    target = new_miner("scratch_probe", tmp_path)
     assert sorted(p.name for p in target.iterdir()) == [
         "README.md",
         "__init__.py",
@@ -120,9 +120,9 @@ def test_new_fails_its_test_until_fixtures_are_labelled(tmp_path: Path, monkeypa
         "rules.dl",
     ]
     text = (target / "extract.py").read_text()
-    assert 'NAME = "sleep-poll"' in text and 'PACKAGE = "sleep_poll"' in text
+    assert 'NAME = "scratch-probe"' in text and 'PACKAGE = "scratch_probe"' in text
     monkeypatch.setenv(MINERS_PATH_ENV, str(tmp_path))
-    miner = find_miner("sleep-poll")
+    miner = find_miner("scratch-probe")
     report = miner_test(miner)
     assert not report.passed
     assert [c.name for c in report.checks if not c.passed] == ["fixtures_labelled"]

@@ -1,0 +1,53 @@
+"""CACHE-FLOOR's extractor: one harness run in, its own prompt-cache hit ratio out.
+
+    h_r = Σ cache_read / Σ (input + cache_creation + cache_read)
+
+summed over the ``usage`` of the run's ``result`` lines only, as the fleet's h_fleet is (#235): a
+result's usage is authoritative for its turn, while an ``assistant`` line carries a snapshot taken
+while the response streamed (the readers keep ``usage`` on result events only). A run reopened
+with ``--resume`` has several result lines, and they all count.
+
+- ``ratio(R, H)``: run R's h_r in basis points, rounded down (``H = ⌊10000 · read / prompt⌋``), at
+  the line of its last result. Rounding down keeps the comparison exact: for a floor F in basis
+  points, ``H < F`` exactly when ``h_r < F / 10000``. A run with no result line, or whose results
+  count no prompt token, has no ratio.
+
+The floor itself is written in ``rules.dl`` (``floor(9867)``), not fitted: see the README. Pure:
+reads the run, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from miners.corpus import CorpusItem
+from schemas import Fact, HarnessKind, Number, Span, Text
+
+NAME = "cache-floor"
+PACKAGE = "miners.cache_floor"
+VERDICTS = ("below_floor",)
+SCOPE = "generic"
+CORPUS = ("jsonl",)
+SEVERITY = "SEVERITY_S3"
+GATE = "warn"
+
+BASIS_POINTS = 10_000
+
+
+def basis_points(read: int, prompt: int) -> int:
+    """``read / prompt`` in basis points, rounded down (exact integers, no float)."""
+    return read * BASIS_POINTS // prompt
+
+
+def extract(item: CorpusItem) -> Iterator[Fact]:
+    """``ratio(R, H)`` for the run, when its result lines count any prompt token."""
+    read = prompt = 0
+    last: Span | None = None
+    for event in item.events():
+        if event.kind is HarnessKind.RESULT and event.usage is not None:
+            read += event.usage.cache_read_input_tokens
+            prompt += event.usage.prompt_tokens
+            last = event.span
+    if prompt and last is not None:
+        ratio = basis_points(read, prompt)
+        yield Fact(predicate="ratio", args=(Text(text=item.instance), Number(number=ratio)), span=last)

@@ -1,0 +1,109 @@
+"""REPEAT-FAILURE's extractor: one harness run in, its tool calls in order, what each ran and which
+failed, out; the rule counts the streaks itself.
+
+- ``called(R, C, T, D)``: call C (its ``tool_use_id``) of run R ran tool T with input digest D, at the
+  call's line. D is the first 16 hex digits of the SHA-256 of the input as canonical JSON without its
+  ``description`` (a label for the reader that changes nothing the call does), so two calls with
+  one D ran the same thing.
+- ``next(R, C1, C2)``: C2 is the call that the same agent (the main agent, or one subagent) made
+  right after C1, at C2's line.
+- ``failed(R, C)``: C's result is a tool error (``events.corpus.is_tool_error``: ``is_error``, a
+  failure hook, a permission or gate denial), at the first line that reports it.
+- ``succ(R, N, M)``: run R has an M-th tool call, M = N + 1, at that call's line. The dialect has no
+  arithmetic, so the rule counts a streak by walking these.
+- ``score(R, N)``: the longest streak in R of consecutive calls of one agent that ran the same tool
+  with the same input and all failed (1 for a lone failure, 0 when nothing failed), at the line of
+  the call that ended it: the knee's candidates. The rule derives the same streaks from the facts
+  above, so that a finding's proof names every call and every failure of its streak.
+
+Pure: reads the run, nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from events.corpus import is_tool_error
+from miners.corpus import CorpusItem
+from schemas import Fact, HarnessKind, Number, Span, Text
+
+NAME = "repeat-failure"
+PACKAGE = "miners.repeat_failure"
+VERDICTS = ("repeat_failure",)
+SCOPE = "generic"
+CORPUS = ("jsonl",)
+SEVERITY = "SEVERITY_S3"
+GATE = "warn"
+
+IGNORED_INPUT = frozenset({"description"})
+"""Input fields that label a call for the reader and change nothing it does."""
+
+
+def digest(tool_input: dict[str, Any] | None) -> str:
+    """The input's identity: 16 hex digits of the SHA-256 of its canonical JSON, labels left out."""
+    kept = {key: value for key, value in (tool_input or {}).items() if key not in IGNORED_INPUT}
+    canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call: its id, which agent made it, what it ran, and where."""
+
+    id: str
+    agent: str | None
+    what: tuple[str, str]
+    span: Span
+
+
+def longest_streak(calls: list[Call], failed: set[str]) -> tuple[int, Span | None]:
+    """The longest run of one agent's consecutive identical failing calls, and where it ended."""
+    best: tuple[int, Span | None] = (0, None)
+    current: dict[str | None, tuple[int, Call | None]] = {}
+    for call in calls:
+        length, previous = current.get(call.agent, (0, None))
+        if call.id not in failed:
+            length = 0
+        elif previous is not None and previous.id in failed and previous.what == call.what:
+            length += 1
+        else:
+            length = 1
+        current[call.agent] = (length, call)
+        if length > best[0]:
+            best = (length, call.span)
+    return best
+
+
+def _fact(predicate: str, span: Span, *args: str | int) -> Fact:
+    values = tuple(Text(text=a) if isinstance(a, str) else Number(number=a) for a in args)
+    return Fact(predicate=predicate, args=values, span=span)
+
+
+def extract(item: CorpusItem) -> Iterator[Fact]:
+    """``called``, ``next``, ``failed``, ``succ`` and ``score`` facts for the run."""
+    run = item.instance
+    calls: list[Call] = []
+    last: dict[str | None, Call] = {}
+    failed: set[str] = set()
+    first: Span | None = None
+    for event in item.events():
+        first = first or event.span
+        if event.kind is HarnessKind.TOOL_CALL and event.tool_use_id:
+            call = Call(event.tool_use_id, event.agent, (event.tool or "", digest(event.tool_input)), event.span)
+            yield _fact("called", call.span, run, call.id, *call.what)
+            if call.agent in last:
+                yield _fact("next", call.span, run, last[call.agent].id, call.id)
+            if calls:
+                yield _fact("succ", call.span, run, len(calls), len(calls) + 1)
+            calls.append(call)
+            last[call.agent] = call
+        elif is_tool_error(event) and event.tool_use_id and event.tool_use_id not in failed:
+            failed.add(event.tool_use_id)
+            yield _fact("failed", event.span, run, event.tool_use_id)
+    if first is not None:
+        length, where = longest_streak(calls, failed)
+        yield _fact("score", where or first, run, length)

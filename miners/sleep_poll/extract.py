@@ -1,0 +1,102 @@
+"""SLEEP-POLL's extractor: one harness run in, its polls after a ``sleep`` and its sleeping shell loops
+out, each at the line of the Bash call it came from.
+
+- ``polled(R, P, N)``: run R ran the command P right after a ``sleep`` for the N-th time: a Bash call
+  ``sleep 30; P`` or ``sleep 30 && P``, or a call P whose previous Bash call was only ``sleep 30``.
+  P is the command text after the sleep, with its whitespace collapsed; the sleep's length is not
+  part of it (``sleep 45; pgrep …`` and ``sleep 120; pgrep …`` poll the same thing). One fact per
+  poll, at its call's line, so a finding's proof points at the poll that crossed the knee.
+- ``loop(R, C)``: the Bash call C runs a ``while`` or ``until`` loop that sleeps, in its condition
+  (``while sleep 5``) or its body: one call that polls until something happens, however long. A
+  bounded ``for`` retry is not one.
+- ``score(R, N)``: the most times run R polled one command after a sleep (0 when it polled none), at
+  the line of the poll that reached it (the run's first line for 0): the knee's candidates.
+
+Pure: reads the run, nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+from miners.corpus import CorpusItem
+from miners.shell import program, simple_commands
+from schemas import Fact, HarnessEvent, HarnessKind, Number, Span, Text
+
+NAME = "sleep-poll"
+PACKAGE = "miners.sleep_poll"
+VERDICTS = ("sleep_poll",)
+SCOPE = "generic"
+CORPUS = ("jsonl",)
+SEVERITY = "SEVERITY_S3"
+GATE = "warn"
+
+SLEEP_THEN = re.compile(r"^\s*sleep\s+[0-9.]+[smhd]?\s*(?:;|&&|\n)\s*(?P<poll>\S.*?)\s*$", re.DOTALL)
+"""A command that opens with a sleep and then runs something: the something is the poll."""
+
+SLEEP_ONLY = re.compile(r"^\s*sleep\s+[0-9.]+[smhd]?\s*;?\s*$")
+"""A command that only sleeps: the next Bash call is a poll."""
+
+_LOOPS = frozenset({"while", "until", "for", "select"})
+_LEADING = frozenset({"then", "do", "else", "{", "!"})
+
+
+def _command(event: HarnessEvent) -> str | None:
+    command = (event.tool_input or {}).get("command")
+    is_bash = event.kind is HarnessKind.TOOL_CALL and event.tool == "Bash"
+    return command if is_bash and isinstance(command, str) else None
+
+
+def sleeping_loop(command: str) -> bool:
+    """Whether ``command`` runs a ``while``/``until`` loop that sleeps in its condition or body."""
+    open_loops: list[tuple[str, bool]] = []  # (keyword, sleeps so far), innermost last
+    for words in simple_commands(command):
+        opener = next((word for word in words if word not in _LEADING), "")
+        if opener in _LOOPS:
+            open_loops.append((opener, False))
+        run = program(words)
+        if open_loops and run is not None and run[0] == "sleep":
+            open_loops[-1] = (open_loops[-1][0], True)
+        if opener == "done" and open_loops:
+            keyword, sleeps = open_loops.pop()
+            if sleeps and keyword in {"while", "until"}:
+                return True
+            if sleeps and open_loops:
+                open_loops[-1] = (open_loops[-1][0], True)  # an inner loop's sleep is the outer loop's too
+    return False
+
+
+def _poll(command: str, after_sleep: bool) -> str | None:
+    """The polled command text, whitespace collapsed, or None when ``command`` polls nothing."""
+    match = SLEEP_THEN.match(command)
+    text = match.group("poll") if match else (command if after_sleep else None)
+    return " ".join(text.split()) if text else None
+
+
+def extract(item: CorpusItem) -> Iterator[Fact]:
+    """``polled``, ``loop`` and ``score`` facts for the run (none for a run without events)."""
+    run = Text(text=item.instance)
+    first: Span | None = None
+    counts: Counter[str] = Counter()
+    best: tuple[int, Span | None] = (0, None)
+    after_sleep = False
+    for event in item.events():
+        first = first or event.span
+        command = _command(event)
+        if command is None:
+            continue
+        sleeps_only = SLEEP_ONLY.match(command) is not None
+        poll = None if sleeps_only else _poll(command, after_sleep)
+        after_sleep = sleeps_only
+        if poll is not None:
+            counts[poll] += 1
+            yield Fact(predicate="polled", args=(run, Text(text=poll), Number(number=counts[poll])), span=event.span)
+            if counts[poll] > best[0]:
+                best = (counts[poll], event.span)
+        if sleeping_loop(command):
+            call = Text(text=event.tool_use_id or f"line {event.span.line}")
+            yield Fact(predicate="loop", args=(run, call), span=event.span)
+    if first is not None:
+        yield Fact(predicate="score", args=(run, Number(number=best[0])), span=best[1] or first)

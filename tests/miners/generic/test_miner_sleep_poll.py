@@ -1,0 +1,88 @@
+"""SLEEP-POLL: its miner test passes with a knee fitted from the poll counts, it flags the sample
+corpus's polling runs at that knee, a clean run yields nothing, and loops and polls are read as the
+shell reads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from generic_miner_support import EXAMPLES, REPO, bash_calls, findings, installed, passing, write_run
+
+from miners import Miner, corpus_items, extract_facts
+from miners.sleep_poll.extract import sleeping_loop
+from schemas import Number
+
+LOOP_RUN = "b5d8e3c1-4f6a-4b29-8d07-2e9c1a5f3b86"  # the sample corpus's sleep/poll run
+PGREP_RUN = "3e7b1f5d-9c2a-4d84-a6f3-8b0e5d2c7a41"  # polls `pgrep -f …` four times after a sleep
+
+
+@pytest.fixture(scope="module")
+def miner() -> Miner:
+    return installed("sleep_poll")
+
+
+@pytest.fixture(scope="module")
+def kappa(miner: Miner) -> int:
+    report = passing(miner)
+    assert report.backtest is not None and report.backtest.counts.fn == ()
+    assert report.mutation is not None and report.mutation.report.score == 1.0
+    assert isinstance(report.backtest.kappa_star, int)
+    return report.backtest.kappa_star
+
+
+def test_the_miner_test_passes_with_a_fitted_knee(miner: Miner, kappa: int) -> None:
+    assert miner.name == "sleep-poll" and miner.gate == "warn" and miner.scope.value == "generic"
+    assert kappa == 3
+
+
+def test_the_sample_corpus_at_the_fitted_knee(miner: Miner, kappa: int) -> None:
+    found = findings(miner, EXAMPLES, kappa)
+    assert set(found) == {LOOP_RUN, PGREP_RUN}
+    assert set(findings(miner, EXAMPLES, None)) == {LOOP_RUN}  # the loop needs no knee
+    leaves = {leaf.predicate: leaf for f in found[PGREP_RUN] for leaf in f.proof}
+    assert leaves["polled"].args[2] == Number(number=4) and leaves["polled"].span is not None
+    assert leaves["polled"].span.line == 24  # the fourth `sleep 120; pgrep -f "pytest -k slow"`
+
+
+def test_a_clean_run_yields_nothing(miner: Miner, kappa: int, tmp_path: Path) -> None:
+    run = "clean-run"
+    commands = [
+        "gh run watch 18342210417 --exit-status",
+        "sleep 5; gh run view 18342210417",  # one poll
+        "for i in 1 2 3; do curl -sf localhost:8000 && break; sleep 2; done",  # bounded retry
+        'git commit -m "replace the while true; do sleep 10; done loop"',  # quoted, never run
+    ]
+    path = write_run(tmp_path, run, bash_calls(run, commands))
+    assert findings(miner, path, kappa) == {}
+    assert findings(miner, REPO / "examples" / "runs" / "2f8c4d1e-6a3b-4c7d-9e21-5b0a7f3c8d14", kappa) == {}
+
+
+def test_polls_count_one_command_whatever_the_sleep_and_a_lone_sleep_call_counts(miner: Miner, tmp_path: Path) -> None:
+    run = "polls"
+    commands = ["sleep 30; gh pr checks 7", "sleep 90 && gh pr checks   7", "sleep 60", "gh pr checks 7", "sleep 1"]
+    path = write_run(tmp_path, run, bash_calls(run, commands))
+    facts = extract_facts(miner, corpus_items([str(path)])).facts[run]
+    polled = [
+        (f.args[1].model_dump()["text"], f.args[2], f.span.line if f.span else 0)
+        for f in facts
+        if f.predicate == "polled"
+    ]
+    assert polled == [("gh pr checks 7", Number(number=n), line) for n, line in ((1, 1), (2, 2), (3, 4))]
+    assert [f.args[1] for f in facts if f.predicate == "score"] == [Number(number=3)]
+
+
+@pytest.mark.parametrize(
+    ("command", "loops"),
+    [
+        ("while true; do gh run view 1 --json status; sleep 10; done", True),
+        ("until curl -sf localhost:8000; do sleep 2; done", True),
+        ("while sleep 5; do pgrep -x node || break; done", True),
+        ("while :; do for i in 1 2; do sleep 1; done; done", True),  # the inner loop's sleep is the outer's
+        ("for i in 1 2 3; do curl -sf localhost && break; sleep 2; done", False),
+        ("while read f; do echo $f; done < list.txt", False),
+        ('echo "while true; do sleep 1; done"', False),
+    ],
+)
+def test_sleeping_loops(command: str, loops: bool) -> None:
+    assert sleeping_loop(command) is loops
