@@ -7,6 +7,8 @@ PostgreSQL in a fresh database ``ouro_bench_<pid>``, dropped afterwards):
    with a message id (duplicate check, position and stream version under the write lock, the event row,
    the handled-message row). Theirs: ``ApplicationRecorder.insert_events`` of one ``StoredEvent`` whose
    state is the same event and metadata as JSON (their writer lock; no idempotence, no versions looked up).
+   appends/s, plain: the same without a message id (no duplicate check, no handled row): the same work
+   as their append.
 2. appends/s, batched: 100 events (10 streams of 10) per transaction, same work otherwise.
 3. catch-up events/s over N ``RunRecorded`` events appended beforehand (only the catch-up is timed).
    Ours: ``events.projector.catch_up`` of the ``runs`` projection: per batch of 5000, one transaction
@@ -55,7 +57,12 @@ PAGE = 5000
 ROUNDS = 5
 TRIALS = 3
 TARGET_CATCH_UP = 50_000
-LABELS = {"appends": "appends/s, 1 event/tx", "batched": f"appends/s, {BATCH} events/tx", "catch-up": "catch-up ev/s"}
+LABELS = {
+    "appends": "appends/s, 1 event/tx, idempotent",
+    "plain": "appends/s, 1 event/tx, plain",
+    "batched": f"appends/s, {BATCH} events/tx",
+    "catch-up": "catch-up ev/s",
+}
 PRODUCER = "bench.eventlog"
 RUN_TOPIC = "schemas.events:RunRecorded"
 ES_RUNS = runs_projection.table.to_metadata(MetaData(), name="es_runs")
@@ -103,6 +110,11 @@ class Ours:
         for i, event in enumerate(events):
             write = StreamWrite(f"probe/{tag}-{i // 10}", [event])
             self.store.commit([write], Metadata(producer=PRODUCER, message_id=f"{tag}-{i}"))
+
+    def plain(self, events: Sequence[Event], tag: str) -> None:
+        """One ``commit`` per event with no message id: the same work as their recorder's append."""
+        for i, event in enumerate(events):
+            self.store.commit([StreamWrite(f"probe/{tag}-{i // 10}", [event])], Metadata(producer=PRODUCER))
 
     def batched(self, events: Sequence[Event], tag: str) -> None:
         """One ``commit`` per 100 events: 10 streams of 10, one message id."""
@@ -175,6 +187,10 @@ class Theirs:
         for i, event in enumerate(events):
             self.recorder.insert_events([_stored(event, f"probe/{tag}-{i // 10}", i % 10 + 1, f"{tag}-{i}")])
 
+    def plain(self, events: Sequence[Event], tag: str) -> None:
+        """Their append has no idempotence row: the same as ``single``."""
+        self.single(events, tag)
+
     def batched(self, events: Sequence[Event], tag: str) -> None:
         """One ``insert_events`` per 100 events: 10 streams of 10."""
         for j, chunk in enumerate(_chunks(events, BATCH)):
@@ -209,7 +225,7 @@ def _measure(backend: str, ours: Ours, theirs: Theirs, n: int) -> list[Measure]:
     for side in (ours, theirs):
         side.batched(_probes(BATCH, "warm"), "warm")  # compile caches, open connections
     results = []
-    for key, method in (("appends", "single"), ("batched", "batched")):
+    for key, method in (("appends", "single"), ("plain", "plain"), ("batched", "batched")):
         spent = {"ours": 0.0, "theirs": 0.0}
         for r in range(ROUNDS):
             events = _probes(n // ROUNDS, f"{key}{r}")
