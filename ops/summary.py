@@ -32,11 +32,12 @@ def print_findings(store: SqlEventStore, chosen: set[str], console: Console) -> 
     for row in rows:
         grouped[(row["miner"], row["rule"])].append(row["run"][:8])
     table = Table(title=f"Findings: {len(rows)}")
-    for name in ("miner", "verdict", "scope", "runs"):
+    for name in ("miner", "verdict", "scope", "findings", "runs"):
         table.add_column(name)
     scopes = {(row["miner"], row["rule"]): row["scope"] for row in rows}
     for (miner, rule), runs in sorted(grouped.items()):
-        table.add_row(miner, rule, scopes[(miner, rule)], f"{len(runs)}: {', '.join(runs)}")
+        distinct = sorted(set(runs))
+        table.add_row(miner, rule, scopes[(miner, rule)], str(len(runs)), f"{len(distinct)}: {', '.join(distinct)}")
     console.print(table)
     shown: set[str] = set()
     for row in rows:  # one proof in full per miner

@@ -45,7 +45,7 @@ def test_loop_ingests_through_the_queue_and_a_second_run_prints_the_same(tmp_pat
     assert row_a and row_a.groups() == ("10", "3", "1", "1", "0.7500")
     assert row_b and row_b.groups() == ("11", "3", "2", "1", "0.5500")  # 0.25 + 0.3
     # recorded, then mined through the outbox by the accepted template (no draft PR for 540 s > κ* = 468)
-    assert re.search(r"draft-pr-late\s*│\s*invisible\s*│\s*generic\s*│\s*2: run-a, run-b", first.stdout)
+    assert re.search(r"draft-pr-late\s*│\s*invisible\s*│\s*generic\s*│\s*2\s*│\s*2: run-a, run-b", first.stdout)
     assert "score(run-a, 540)" in first.stdout
     assert "Accepted miners:" in first.stdout
     second = ouro("loop", str(corpus), state=tmp_path / "state")
