@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from functools import lru_cache
 
 __all__ = ["RESERVED", "SimpleCommand", "invocations", "program", "simple_commands", "strip_heredocs"]
 
@@ -46,15 +47,17 @@ def strip_heredocs(command: str) -> str:
     return "\n".join(kept)
 
 
-def _words(command: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def _words(command: str) -> tuple[str, ...]:
+    """The shell words of ``command`` (cached: a live gate re-reads the same commands on every call)."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=_OPERATORS)
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = ""  # a '#' inside a word (``$#``, a URL) is no comment; a comment's words run nothing
     try:
-        return list(lexer)
+        return tuple(lexer)
     except ValueError:  # an unclosed quote: the shell would refuse the command too
-        return []
+        return ()
 
 
 def _is_operator(word: str) -> bool:

@@ -33,6 +33,7 @@ app.add_typer(__import__("ops.corpus_cli", fromlist=["app"]).app, name="corpus")
 app.add_typer(__import__("ops.measure_cli", fromlist=["measure_app"]).measure_app, name="measure")
 app.add_typer(__import__("ops.miner_cli", fromlist=["miner_app"]).miner_app, name="miner")
 app.add_typer(__import__("ops.miner_cli", fromlist=["datalog_app"]).datalog_app, name="datalog")
+app.add_typer(__import__("ops.hooks_install", fromlist=["hooks_app"]).hooks_app, name="hooks")
 console = Console()
 
 
@@ -66,6 +67,21 @@ def ingest(items: Annotated[list[str], typer.Argument(help="Run directories, fil
     for message in ingest_messages(expand_runs(items), settings):
         publish(message)
         console.print(f"queued {message.run} ({message.message_id})")
+
+
+@app.command()
+def hook(
+    flush: Annotated[bool, typer.Option("--flush", help="Hand the spooled runs to the fleet (IngestRun).")] = False,
+    state: Annotated[str | None, typer.Option(help="State directory (default OURO_STATE).")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Seconds after which the call is allowed.")] = None,
+) -> None:
+    """Claude Code's hook: the payload on stdin; records it, spools it, decides PreToolUse (see ops/hook.py)."""
+    from ops.hook import main as hook_main
+
+    argv = ["--flush"] if flush else []
+    argv += ["--state", state] if state else []
+    argv += ["--timeout", str(timeout)] if timeout is not None else []
+    raise typer.Exit(hook_main(argv))
 
 
 @app.command("publish")
@@ -191,12 +207,38 @@ def serve(
 @app.command()
 def replay(
     rebuild_all: Annotated[bool, typer.Option("--rebuild", help="Drop every projection and refold from 0.")] = False,
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", metavar="TIME", help="Rebuild every projection as it stood at TIME (ISO 8601)."),
+    ] = None,
 ) -> None:
-    """Catch the projections up with the log (or rebuild them) and print the ledger digest."""
+    """Catch the projections up with the log (or rebuild them, now or as of a past time) and print the digest."""
     store = _store()
+    if as_of is not None:
+        moment = _instant(as_of)
+        applied = rebuild(store, PROJECTIONS, until=moment)
+        console.print(f"as of {moment.isoformat()}: folded the events recorded at or before it")
+        for name, count in applied.items():
+            console.print(f"  {name}: {count} event(s)")
+        console.print(f"folded {sum(applied.values())} event(s) over {len(applied)} projection(s)")
+        console.print(f"ledger digest {digest(store, PROJECTIONS)}")
+        console.print(
+            f"[yellow]The live ledger tables now show the past (as of {moment.isoformat()}); events folded from now"
+            " on land on top of it. `ouro replay --rebuild` returns them to now.[/]"
+        )
+        return
     applied = rebuild(store, PROJECTIONS) if rebuild_all else catch_up(store, PROJECTIONS)
     console.print(f"applied {sum(applied.values())} event(s) over {len(applied)} projection(s)")
     console.print(f"ledger digest {digest(store, PROJECTIONS)}")
+
+
+def _instant(text: str) -> datetime:
+    """An ISO 8601 time (``Z`` accepted; a time without a zone is UTC)."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise UsageError(f"--as-of: {text!r} is not an ISO 8601 time (e.g. 2026-10-02T12:00:00Z)") from exc
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
 
 
 @app.command()

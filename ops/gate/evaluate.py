@@ -1,0 +1,172 @@
+"""Which gates fire on a pending tool call: the pure core of the gate server (no sockets, no files).
+
+Every gate is evaluated on the run so far plus the pending call (its ``extract`` over those events,
+its rules at the fitted κ*). A verdict fires when it is new:
+
+- a **deny** gate fires when a verdict holds with the pending call and not on the run so far. A
+  verdict the session's previous decision had already seen is not new; an unseen one whose proof
+  rests on the pending call's line is; any other unseen one is checked against an evaluation of the
+  run so far. So a call that changes nothing costs one evaluation per gate, and a verdict that
+  already held (an earlier offense, even one denied and recorded) never refuses an innocent call.
+- a **warn** gate's verdict is about the run, not the call: each one is told once per session, the
+  first time a decision sees it (a late draft pull request is context for the agent, never a reason
+  to refuse ``ls``).
+
+A fired verdict is a ``schemas.Finding`` whose proof lists the facts it rests on, each with its
+file:line in the session log; the deny reason and the warn context cite them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from miners import CorpusItem, Miner, Rules, extract_facts, proof_facts, run_rules, to_arg
+from miners.corpus import JSONL
+from miners.datalog import Model, Value
+from ops.gate.cache import GateEntry
+from schemas import Arg, Fact, Finding, HarnessEvent, Number, Span
+
+__all__ = [
+    "Atom",
+    "EventsItem",
+    "Fired",
+    "LoadedGate",
+    "PendingCall",
+    "SessionMemory",
+    "evaluate",
+    "new_findings",
+    "render",
+]
+
+Atom = tuple[str, tuple[Value, ...]]
+MAX_PROOF_LINES = 12
+
+
+@dataclass(frozen=True)
+class LoadedGate:
+    """A gate ready to run: its cache entry, its loaded miner and its checked rules."""
+
+    entry: GateEntry
+    miner: Miner
+    rules: Rules
+
+    @property
+    def knee(self) -> Value | None:
+        return self.entry.knee
+
+
+@dataclass
+class SessionMemory:
+    """What one session's decisions have seen: each gate's last verdicts, and the warnings told."""
+
+    last: dict[str, frozenset[Atom]] = field(default_factory=dict)
+    told: dict[str, set[Atom]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fired:
+    """A gate's new verdict, as a finding with its proof."""
+
+    gate: LoadedGate
+    finding: Finding
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A decision's input: the run with the pending call, the run so far, and the call's line."""
+
+    with_pending: CorpusItem
+    so_far: CorpusItem
+    line: Span
+
+
+class EventsItem(CorpusItem):
+    """A corpus item whose events are already read (the session log's, plus the pending call)."""
+
+    def __init__(self, instance: str, path: Path, events: Sequence[HarnessEvent]) -> None:
+        super().__init__(JSONL, instance, path.parent, (path,))
+        self._events = events
+
+    def events(self) -> Iterator[HarnessEvent]:
+        """The events given, every time (nothing is read again)."""
+        return iter(self._events)
+
+
+def evaluate(gate: LoadedGate, item: CorpusItem) -> tuple[Model, frozenset[Atom]]:
+    """The gate's model over one item, and its verdict atoms."""
+    extracted = extract_facts(gate.miner, [item])
+    model = run_rules(gate.rules, extracted.input_facts(), gate.knee)
+    atoms = frozenset((predicate, row) for predicate in gate.miner.verdicts for row in model.facts(predicate))
+    return model, atoms
+
+
+def _finding(gate: LoadedGate, model: Model, atom: Atom) -> Finding:
+    predicate, args = atom
+    return Finding(
+        miner=gate.miner.name,
+        rule=predicate,
+        subject=tuple(map(to_arg, args)),
+        severity=gate.miner.severity,
+        proof=proof_facts(model.proof(predicate, args)),
+        scope=gate.miner.scope,
+    )
+
+
+def _order(atom: Atom) -> tuple[str, tuple[tuple[bool, str], ...]]:
+    return atom[0], tuple((isinstance(value, str), str(value)) for value in atom[1])
+
+
+def new_findings(gate: LoadedGate, memory: SessionMemory, call: PendingCall) -> list[Fired]:
+    """The gate's verdicts that are new with the pending call (deny) or not yet told (warn)."""
+    name = gate.entry.name
+    model, atoms = evaluate(gate, call.with_pending)
+    if gate.entry.gate != "deny":
+        told = memory.told.setdefault(name, set())
+        unseen = atoms - told
+        told |= atoms
+        return [Fired(gate, _finding(gate, model, atom)) for atom in sorted(unseen, key=_order)]
+    seen = memory.last.get(name)
+    memory.last[name] = atoms
+    fired = [(atom, _finding(gate, model, atom)) for atom in sorted(atoms - (seen or frozenset()), key=_order)]
+    # A verdict whose proof rests on the pending call is new with it; any other one the previous decision
+    # had not seen is checked against the run so far (a second evaluation, only then).
+    doubtful = {atom for atom, f in fired if seen is None or call.line not in {fact.span for fact in f.proof}}
+    before = evaluate(gate, call.so_far)[1] if doubtful else frozenset()
+    return [Fired(gate, finding) for atom, finding in fired if atom not in doubtful or atom not in before]
+
+
+def _arg(arg: Arg) -> str:
+    if isinstance(arg, Number):
+        number = arg.number
+        return str(int(number)) if number.is_integer() else repr(number)
+    return json.dumps(arg.text, ensure_ascii=False)
+
+
+def _fact(fact: Fact) -> str:
+    # Facts read from the run and facts written in rules.dl carry their span; the one input without a
+    # span is the knee the gate binds at.
+    where = f" at {fact.span.file}:{fact.span.line}" if fact.span else " (the κ* its backtest fitted)"
+    return f"{fact.predicate}({', '.join(map(_arg, fact.args))}){where}"
+
+
+def _why(rules: Rules, limit: int = 400) -> str:
+    words = rules.doc.split()
+    text = " ".join(words[1:] if words[:1] == ["predicate"] else words)
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def render(fired: Fired) -> str:
+    """One fired verdict for the agent: the gate, the verdict, what the rule means, and the proof."""
+    gate, finding = fired.gate, fired.finding
+    head = "refuses this call" if gate.entry.gate == "deny" else "warns"
+    verdict = f"{finding.rule}({', '.join(map(_arg, finding.subject))})"
+    lines = [f"Ouroboros gate {gate.miner.name} ({gate.entry.gate}, {finding.severity}) {head}: {verdict}."]
+    lines.append(f"Rule: {_why(gate.rules)}")
+    lines.append("Proof:")
+    lines += [f"  {_fact(fact)}" for fact in finding.proof[:MAX_PROOF_LINES]]
+    if len(finding.proof) > MAX_PROOF_LINES:
+        lines.append(f"  … and {len(finding.proof) - MAX_PROOF_LINES} more fact(s)")
+    return "\n".join(lines)

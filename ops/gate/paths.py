@@ -1,0 +1,99 @@
+"""Where the hook and the gate server keep things under the state directory.
+
+    <state>/<session>/events.jsonl   one Claude Code session, one CSF envelope line per hook payload
+    <state>/spool/hooks.jsonl        runs waiting to be handed to the fleet (``ouro hook --flush``)
+    <state>/gates.json               the compiled gate cache (``ouro hooks refresh``)
+    <state>/gate.sock                the gate server's socket (a short path under /tmp when too long)
+    <state>/gate.pid, gate.lock, gate.log   the gate server's pid, its single-instance lock, its log
+
+The hook imports this module in a fresh process on every tool call: it uses ``os.path`` strings and
+imports nothing beyond what the interpreter has loaded at start-up (``pathlib`` alone would cost a
+visible share of the hook's budget).
+"""
+
+from __future__ import annotations
+
+import os
+import re  # already loaded by json, which the hook imports anyway
+
+__all__ = [
+    "GATES_FILE",
+    "RESERVED",
+    "SPOOL_DIR",
+    "SPOOL_FILE",
+    "gates_path",
+    "lock_path",
+    "log_path",
+    "pid_path",
+    "run_file",
+    "session_name",
+    "socket_path",
+    "spool_path",
+    "state_dir",
+]
+
+GATES_FILE = "gates.json"
+SPOOL_DIR = "spool"
+SPOOL_FILE = "hooks.jsonl"
+RESERVED = frozenset({SPOOL_DIR, "gates", "runs"})
+"""Names a session directory may not take (they are the state directory's own)."""
+
+_NOT_IN_RUN_ID = re.compile(r"[^A-Za-z0-9_.:-]+")
+_SOCKET_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
+
+
+def state_dir(given: str | None = None) -> str:
+    """The state directory: ``given``, else ``$OURO_STATE``, else ``.ouroboros``; absolute, created."""
+    path = os.path.abspath(os.path.expanduser(given or os.environ.get("OURO_STATE") or ".ouroboros"))
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def session_name(session_id: object) -> str:
+    """A run id (and directory name) for a Claude Code session id: what ``events.corpus.run_name``
+    would make of it (runs of other characters become ``-``), never a path, never a reserved name."""
+    raw = session_id if isinstance(session_id, str) else ""
+    name = _NOT_IN_RUN_ID.sub("-", raw).lstrip("-_.:")[:128] or "no-session"
+    return f"session-{name}" if name in RESERVED else name
+
+
+def run_file(state: str, session: str) -> str:
+    """The session's harness log: ``<state>/<session>/events.jsonl``."""
+    return os.path.join(state, session, "events.jsonl")
+
+
+def spool_path(state: str) -> str:
+    """The spool file hooks append to."""
+    return os.path.join(state, SPOOL_DIR, SPOOL_FILE)
+
+
+def gates_path(state: str) -> str:
+    """The compiled gate cache."""
+    return os.path.join(state, GATES_FILE)
+
+
+def socket_path(state: str) -> str:
+    """The gate server's socket: in the state directory, or in the temp directory when that path is too long."""
+    inside = os.path.join(state, "gate.sock")
+    if len(os.fsencode(inside)) <= _SOCKET_MAX:
+        return inside
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(os.fsencode(state)).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"ouro-gate-{os.getuid()}-{digest}.sock")
+
+
+def pid_path(state: str) -> str:
+    """The running gate server's pid."""
+    return os.path.join(state, "gate.pid")
+
+
+def lock_path(state: str) -> str:
+    """Held by the one gate server of a state directory."""
+    return os.path.join(state, "gate.lock")
+
+
+def log_path(state: str) -> str:
+    """Where a gate server (or a flush, or a compile) started by the hook writes its log."""
+    return os.path.join(state, "gate.log")

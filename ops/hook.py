@@ -1,0 +1,215 @@
+"""``ouro hook`` / ``python -m ops.hook``: the command Claude Code runs for every hook event.
+
+    <venv>/bin/python -P -m ops.hook [--state DIR] [--timeout S]     the payload on stdin
+    <venv>/bin/python -P -m ops.hook --flush [--state DIR]           hand the spooled runs to the fleet
+
+For every payload it (1) appends it to ``<state>/<session>/events.jsonl`` in the CSF envelope
+(``{"ts", "event_type": "hook", "event": <payload>}``, every field kept), (2) spools the run for the
+fleet (``ops.gate.spool``: a later flush publishes the ``IngestRun``; the hook itself never talks to
+the broker), and (3) on ``PreToolUse`` asks the gate server (``ops.gate.server``) whether an accepted
+miner fires on the run so far plus this pending call: a ``deny`` gate prints Claude Code's deny
+answer, whose reason cites the finding's proof; a ``warn`` gate only adds ``additionalContext`` (by
+default on the session's next call: warn gates are evaluated after the answer, off the hot path);
+otherwise it prints nothing (``OURO_HOOK_TRACE=1`` adds one stderr line with the server's decision
+time). ``Stop`` and ``SessionEnd`` start a flush in the background
+(``OURO_HOOK_AUTOFLUSH=0`` turns that off); ``SessionStart`` starts the gate server early.
+
+It never blocks or fails the agent: it always exits 0. Unreadable stdin, any internal error, or no
+answer in time allows the call with one warning line on stderr; a hard timer (``--timeout``,
+``OURO_HOOK_TIMEOUT_S``, 5 s) ends the process and allows. This module imports only the standard
+library and ``ops.gate``'s stdlib-only modules: no Celery, SQLAlchemy, pydantic or miners here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook never imports typing at run time
+    from types import FrameType
+    from typing import Any
+
+__all__ = ["main", "run"]
+
+DEFAULT_TIMEOUT_S = 5.0
+MARGIN_S = 0.3
+"""The answer is waited for until this long before the hard timer, so a late one still allows cleanly."""
+
+
+def _warn(message: str) -> None:
+    text = " ".join(str(message).split())[:500]
+    try:
+        sys.stderr.write(f"ouro hook: {text}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _expire(signum: int, frame: FrameType | None) -> None:
+    _warn("no decision within the hook's timeout; the call is allowed")
+    os._exit(0)
+
+
+def _arg(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv and argv.index(name) + 1 < len(argv) else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the hook (or ``--flush``); always 0 for a hook call."""
+    args = sys.argv[1:] if argv is None else argv
+    if "--flush" in args:
+        return _flush(_arg(args, "--state"))
+    started = time.monotonic()
+    try:
+        timeout = float(_arg(args, "--timeout") or os.environ.get("OURO_HOOK_TIMEOUT_S") or DEFAULT_TIMEOUT_S)
+    except ValueError:
+        timeout = DEFAULT_TIMEOUT_S
+    signal.signal(signal.SIGALRM, _expire)
+    signal.setitimer(signal.ITIMER_REAL, max(timeout, 0.1))
+    output = None
+    try:
+        output = run(sys.stdin.buffer.read(), _arg(args, "--state"), started + timeout - MARGIN_S)
+    except Exception as exc:  # the agent must never see the hook fail: allow, and say why once
+        _warn(f"internal error, the call is allowed: {type(exc).__name__}: {exc}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)  # a decision is never cut half-printed
+    if output is not None:
+        try:
+            sys.stdout.write(json.dumps(output) + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError) as exc:
+            _warn(f"could not print the decision ({exc}); the call is allowed")
+    return 0
+
+
+def _payload(data: bytes) -> dict[str, Any] | None:
+    try:
+        payload = json.loads(data)
+    except ValueError as exc:  # UnicodeDecodeError is one too
+        _warn(f"stdin is not a JSON hook payload ({exc}); the call is allowed")
+        return None
+    if not isinstance(payload, dict) or not isinstance(payload.get("hook_event_name"), str):
+        _warn("stdin is not a hook payload (a JSON object with hook_event_name); the call is allowed")
+        return None
+    return payload
+
+
+def run(data: bytes, state_arg: str | None, deadline: float) -> dict[str, Any] | None:
+    """Record one payload, spool its run, and on PreToolUse return Claude Code's answer (None: allow)."""
+    from ops.gate.paths import run_file, session_name, spool_path, state_dir
+    from ops.gate.record import append_line, envelope, spool_entry
+
+    payload = _payload(data)
+    if payload is None:
+        return None
+    state = state_dir(state_arg)
+    session = session_name(payload.get("session_id"))
+    event = payload["hook_event_name"]
+    log = run_file(state, session)
+    start, end = append_line(log, envelope(payload))
+    append_line(spool_path(state), spool_entry(session, log, event))
+    if event == "PreToolUse":
+        return _decide(state, log, session, payload, (start, end), deadline)
+    if event == "SessionStart":
+        _warm(state)
+    elif event in ("Stop", "SessionEnd") and os.environ.get("OURO_HOOK_AUTOFLUSH", "1") != "0":
+        from ops.gate.client import background, module_argv
+
+        background(module_argv("ops.hook", "--flush", "--state", state), state)
+    return None
+
+
+def _decide(
+    state: str, log: str, session: str, payload: dict[str, Any], span: tuple[int, int], deadline: float
+) -> dict[str, Any] | None:
+    from ops.gate.client import GateUnavailable, ask, gate_count
+
+    gates = gate_count(state)
+    if gates is None:
+        _compile_later(state)
+        return None
+    if not gates:
+        return None
+    tenant = os.environ.get("OURO_TENANT") or "default"
+    request = {"op": "decide", "file": log, "run": session, "start": span[0], "end": span[1], "tenant": tenant}
+    try:
+        answer = ask(state, request, deadline)
+    except GateUnavailable as exc:
+        _warn(f"{exc}; the call is allowed")
+        return None
+    if answer.get("error"):
+        _warn(f"the gate server could not decide ({answer['error']}); the call is allowed")
+        return None
+    problems = answer.get("problems")
+    if isinstance(problems, dict) and problems:
+        _warn("gate(s) left out of this decision: " + "; ".join(f"{k}: {v}" for k, v in problems.items()))
+    if os.environ.get("OURO_HOOK_TRACE"):
+        _warn(f"trace decision={answer.get('decision')} server_ms={answer.get('ms')}")
+    output = answer.get("output")
+    if answer.get("decision") == "deny" and isinstance(output, dict):
+        _record_denial(log, payload, answer)
+    return output if isinstance(output, dict) else None
+
+
+def _record_denial(log: str, payload: dict[str, Any], answer: dict[str, Any]) -> None:
+    """Put the refusal in the run, after the call it refused (an ``OuroborosGate`` hook line)."""
+    from ops.gate.record import append_line, envelope
+
+    decision = {
+        "hook_event_name": "OuroborosGate", "session_id": payload.get("session_id"),
+        "tool_name": payload.get("tool_name"), "tool_use_id": payload.get("tool_use_id"),
+        "decision": "deny", "gates": answer.get("fired"), "reason": answer.get("reason"),
+    }  # fmt: skip
+    append_line(log, envelope(decision, event_type="gate"))
+
+
+def _warm(state: str) -> None:
+    """A session starts: start the gate server now, so the first tool call does not wait for it."""
+    from ops.gate.client import gate_count, notify, start_server
+
+    gates = gate_count(state)
+    if gates is None:
+        _compile_later(state)
+    elif gates and not notify(state, {"op": "ping"}):
+        start_server(state)
+
+
+def _compile_later(state: str) -> None:
+    """No gate cache yet: compile one in the background (at most one attempt every ten minutes)."""
+    from ops.gate.client import background, module_argv
+
+    marker = os.path.join(state, ".gates-compiling")
+    try:
+        if time.time() - os.stat(marker).st_mtime < 600:
+            return
+    except OSError:
+        pass
+    with open(marker, "w"):
+        pass
+    background(module_argv("ops.gate.cache", "--state", state), state)
+
+
+def _flush(state_arg: str | None) -> int:
+    from pathlib import Path
+
+    from ops.gate.paths import state_dir
+    from ops.gate.spool import flush
+
+    report = flush(Path(state_dir(state_arg)))
+    if report.busy:
+        print("another flush is running")
+        return 0
+    for run in report.published:
+        print(f"queued {run}")
+    if report.error:
+        print(f"broker unreachable ({report.error}): {report.kept_lines} spooled line(s) kept", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,251 @@
+"""``ouro hooks``: wire Ouroboros into Claude Code and git, and manage the gate cache and server.
+
+    ouro hooks install [--settings PATH] [--git-dir DIR] [--state DIR]   settings snippet + git pre-push
+    ouro hooks refresh [--miner NAME]…                                    recompile <state>/gates.json
+    ouro hooks status                                                     the cache, and the server if up
+    ouro hooks serve | stop                                               the gate server, by hand
+
+``install`` merges one command hook per event into Claude Code's settings (``.claude/settings.json``
+by default): the user's own hooks stay as they are, and a second install replaces its own entries
+instead of adding more. The command is the environment's real interpreter (``sys.executable``: the
+virtualenv's ``python``, never a pyenv shim) running ``-m ops.hook`` with the state directory, so it
+does not depend on ``PATH`` and imports nothing heavy. The git ``pre-push`` hook runs ``ouro
+pre-push`` when that command exists and passes the push through otherwise; a pre-push hook that was
+there before is kept beside it and run first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from events import ConfigurationError, load_settings
+
+__all__ = [
+    "EVENTS",
+    "HOOK_TIMEOUT_S",
+    "PRE_PUSH_MARK",
+    "hook_command",
+    "hooks_app",
+    "install_pre_push",
+    "merge_settings",
+    "pre_push_script",
+]
+
+EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+)
+"""The Claude Code events the hook records (PreToolUse is also decided)."""
+
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
+HOOK_TIMEOUT_S = 10
+"""Claude Code's own limit for the command (the hook allows on its own after 5 s)."""
+
+PRE_PUSH_MARK = "# ouroboros pre-push hook (ouro hooks install)"
+_OURS = "-m ops.hook"
+
+hooks_app = typer.Typer(no_args_is_help=True, help="Claude Code and git hooks; the gate cache and server.")
+
+
+def _interpreter() -> str:
+    """The environment's own interpreter, as invoked (a venv's python must not be resolved past its link)."""
+    executable = sys.executable
+    if not executable or "/shims/" in executable:
+        raise ConfigurationError(f"{executable!r} is a shim or unknown: run `ouro hooks install` from the virtualenv")
+    return os.path.abspath(executable)
+
+
+def hook_command(state: Path) -> str:
+    """The command line Claude Code runs for every event."""
+    # -P: the agent's working directory (which may hold its own ``ops`` package) stays off sys.path.
+    return f"{shlex.quote(_interpreter())} -P {_OURS} --state {shlex.quote(str(state))}"
+
+
+def _is_ours(entry: Any) -> bool:
+    hooks = entry.get("hooks") if isinstance(entry, dict) else None
+    return isinstance(hooks, list) and any(isinstance(h, dict) and _OURS in str(h.get("command", "")) for h in hooks)
+
+
+def merge_settings(settings: dict[str, Any], command: str, timeout: int = HOOK_TIMEOUT_S) -> dict[str, Any]:
+    """``settings`` with one Ouroboros command hook per event: other hooks kept, ours replaced in place."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigurationError("the settings' `hooks` is not a JSON object; fix it by hand first")
+    for event in EVENTS:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ConfigurationError(f"the settings' hooks.{event} is not a list; fix it by hand first")
+        ours: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
+        if event in TOOL_EVENTS:
+            ours = {"matcher": "*", **ours}
+        kept = [entry for entry in entries if not _is_ours(entry)]
+        at = next((i for i, entry in enumerate(entries) if _is_ours(entry)), len(kept))
+        hooks[event] = [*kept[:at], ours, *kept[at:]]
+    return settings
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(partial, path)
+
+
+def install_settings(path: Path, state: Path) -> None:
+    """Merge the Ouroboros hooks into the settings file at ``path`` (created when absent)."""
+    current: dict[str, Any] = {}
+    if path.exists():
+        try:
+            loaded = json.loads(path.read_text() or "{}")
+        except ValueError as exc:
+            raise ConfigurationError(f"{path}: not valid JSON ({exc}); nothing was changed") from exc
+        if not isinstance(loaded, dict):
+            raise ConfigurationError(f"{path}: not a JSON object; nothing was changed")
+        current = loaded
+    _write_json(path, merge_settings(current, hook_command(state)))
+
+
+def pre_push_script(ouro: str) -> str:
+    """The git pre-push hook: the previous hook first, then ``ouro pre-push`` when it exists."""
+    return f"""#!/bin/sh
+{PRE_PUSH_MARK}
+# Runs the hook that was here before (pre-push.local), then `ouro pre-push` (the decider) when this
+# ouro has that command; a push passes through when it does not.
+input=$(cat)
+here=$(dirname "$0")
+if [ -x "$here/pre-push.local" ]; then
+  printf '%s\\n' "$input" | "$here/pre-push.local" "$@" || exit $?
+fi
+ouro={shlex.quote(ouro)}
+if [ ! -x "$ouro" ]; then
+  command -v ouro >/dev/null 2>&1 || exit 0
+  ouro=$(command -v ouro)
+fi
+"$ouro" pre-push --help >/dev/null 2>&1 || exit 0
+printf '%s\\n' "$input" | "$ouro" pre-push "$@"
+"""
+
+
+def install_pre_push(git_dir: Path) -> Path:
+    """Write ``<git-dir>/hooks/pre-push``; a foreign hook already there moves to ``pre-push.local``."""
+    hooks = git_dir / "hooks"
+    hooks.mkdir(parents=True, exist_ok=True)
+    target = hooks / "pre-push"
+    if target.exists() and PRE_PUSH_MARK not in target.read_text(errors="replace"):
+        local = hooks / "pre-push.local"
+        if local.exists():
+            raise ConfigurationError(f"{target} and {local} both exist and neither is ours; merge them by hand")
+        target.rename(local)
+    ouro = str(Path(_interpreter()).parent / "ouro")
+    target.write_text(pre_push_script(ouro))
+    target.chmod(0o755)
+    return target
+
+
+def _git_dir(given: Path | None) -> Path | None:
+    if given is not None:
+        return given
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--absolute-git-dir"], capture_output=True, text=True, check=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(found.stdout.strip())
+
+
+def _state(given: Path | None) -> Path:
+    return (given or load_settings().state_dir).expanduser().absolute()
+
+
+StateOption = Annotated[Path | None, typer.Option("--state", help="State directory (default OURO_STATE).")]
+
+
+@hooks_app.command("install")
+def install(
+    settings: Annotated[Path, typer.Option(help="Claude Code settings file.")] = Path(".claude/settings.json"),
+    git_dir: Annotated[Path | None, typer.Option(help="Git directory (default: this repository's).")] = None,
+    state: StateOption = None,
+    refresh_gates: Annotated[bool, typer.Option("--refresh/--no-refresh", help="Compile gates.json now.")] = True,
+) -> None:
+    """Merge the hook into Claude Code's settings and install the git pre-push hook."""
+    where = _state(state)
+    where.mkdir(parents=True, exist_ok=True)
+    install_settings(settings, where)
+    typer.echo(f"hooks for {', '.join(EVENTS)} in {settings}: {hook_command(where)}")
+    found = _git_dir(git_dir)
+    if found is None:
+        typer.echo("no git repository here: pre-push hook not installed (give --git-dir)")
+    else:
+        typer.echo(f"pre-push hook: {install_pre_push(found)}")
+    if refresh_gates:
+        refresh(miner=None, state=where)
+
+
+@hooks_app.command("refresh")
+def refresh(
+    miner: Annotated[list[str] | None, typer.Option("--miner", help="Keep only these miners (repeatable).")] = None,
+    state: StateOption = None,
+) -> None:
+    """Judge every miner and write the accepted ones to <state>/gates.json (binds from the next call)."""
+    from ops.gate.cache import compile_gates
+
+    where = _state(state)
+    compiled = compile_gates(where, miner or ())
+    for entry in compiled.gates:
+        typer.echo(f"{entry.name}\t{entry.gate}\t{entry.scope}\tknee={entry.knee}\t{entry.digest[:12]}")
+    typer.echo(f"{len(compiled.gates)} gate(s) in {where / 'gates.json'}")
+
+
+@hooks_app.command("status")
+def status(state: StateOption = None) -> None:
+    """The compiled gates, and the gate server when it runs."""
+    from ops.gate.cache import read_gates
+    from ops.gate.client import GateUnavailable, ask
+
+    where = _state(state)
+    compiled = read_gates(where)
+    if compiled is None:
+        typer.echo(f"no gate cache in {where}: run `ouro hooks refresh`")
+        return
+    typer.echo(f"{len(compiled.gates)} gate(s), written {compiled.written_at}, tenant {compiled.tenant}")
+    for entry in compiled.gates:
+        typer.echo(f"  {entry.name}\t{entry.gate}\t{entry.scope}\tknee={entry.knee}\t{entry.folder}")
+    import time
+
+    try:
+        answer = ask(str(where), {"op": "ping"}, time.monotonic() + 1.0, start=False)
+    except GateUnavailable:
+        typer.echo("gate server: not running (the next hook call starts it)")
+        return
+    typer.echo(f"gate server: pid {answer.get('pid')}, binding {', '.join(answer.get('gates', [])) or 'nothing'}")
+
+
+@hooks_app.command("serve")
+def serve(state: StateOption = None) -> None:
+    """Run the gate server in the foreground (the hook starts one by itself when none runs)."""
+    from ops.gate.server import main as server_main
+
+    raise typer.Exit(server_main(["--state", str(_state(state))]))
+
+
+@hooks_app.command("stop")
+def stop(state: StateOption = None) -> None:
+    """Stop the gate server of the state directory."""
+    from ops.gate.client import notify
+
+    stopped = notify(str(_state(state)), {"op": "stop"}, wait_s=2.0)
+    typer.echo("gate server stopped" if stopped else "no gate server was running")

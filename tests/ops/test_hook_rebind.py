@@ -1,0 +1,167 @@
+"""The gate server in process: a miner accepted between two calls binds from the next one, a miner whose
+files change after acceptance stops binding until it is accepted again, and the session log is read
+incrementally with the spans the corpus readers would give."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hook_support import build_force_push, pre_tool
+
+from events.corpus import read
+from ops.gate import evaluate as evaluate_module
+from ops.gate import gates as gates_module
+from ops.gate.cache import compile_gates, read_gates, write_gates
+from ops.gate.paths import session_name
+from ops.gate.record import append_line, envelope
+from ops.gate.server import GateServer
+from ops.gate.session import SessionLog
+
+
+@pytest.fixture
+def miners(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    directory = tmp_path / "miners"
+    directory.mkdir()
+    build_force_push(directory)
+    monkeypatch.setenv("OURO_MINERS_PATH", str(directory))
+    monkeypatch.setattr(gates_module, "STAMP_EVERY_S", 0.0)
+    yield directory / "force_push"
+
+
+def _call(server: GateServer, state: Path, command: str, call: str) -> dict[str, object]:
+    log = state / "s1" / "events.jsonl"
+    start, end = append_line(str(log), envelope(pre_tool("s1", command, call)))
+    return server.handle({"op": "decide", "file": str(log), "run": "s1", "start": start, "end": end})
+
+
+def test_a_miner_accepted_between_two_calls_binds_from_the_next(
+    tmp_path: Path, miners: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    write_gates(state, [], "default", "2026-10-01T00:00:00Z")
+    server = GateServer(state)
+    assert _call(server, state, "git push --force", "t1")["decision"] == "allow"
+
+    compiled = compile_gates(state, ["force-push"])
+    assert [g.name for g in compiled.gates] == ["force-push"] and compiled.gates[0].knee is None
+    denied = _call(server, state, "git push --force", "t2")
+    assert denied["decision"] == "deny" and denied["fired"] == ["force-push"]
+    assert denied["output"]["hookSpecificOutput"]["permissionDecision"] == "deny"  # type: ignore[index]
+    assert _call(server, state, "git status", "t3")["decision"] == "allow"
+
+    recompiles: list[str] = []
+    monkeypatch.setattr(gates_module.GateSet, "_recompile", lambda self, name, digest: recompiles.append(name))
+    rules = miners / "rules.dl"
+    accepted = rules.read_text()
+    rules.write_text(accepted + "\n% edited after acceptance\n")
+    stale = _call(server, state, "git push --force", "t4")
+    assert stale["decision"] == "allow" and recompiles == ["force-push"]  # unaccepted files never bind
+    rules.write_text(accepted)
+    os.utime(rules)
+    assert _call(server, state, "git push --force", "t5")["decision"] == "deny"  # the accepted files again
+
+
+def test_sync_warn_gates_answer_with_the_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OURO_MINERS_PATH", raising=False)
+    state = tmp_path / "state"
+    state.mkdir()
+    assert [g.name for g in compile_gates(state, ["draft-pr-late"]).gates] == ["draft-pr-late"]
+    log = state / "s1" / "events.jsonl"
+    old = {"session_id": "s1", "hook_event_name": "SessionStart"}
+    log.parent.mkdir()
+    log.write_text(json.dumps({"ts": "2026-10-01T00:00:00Z", "event_type": "hook", "event": old}) + "\n")
+    sync, deferred = GateServer(state, "sync"), GateServer(state, "next")
+    answer = _call(sync, state, "ls", "t1")
+    assert answer["decision"] == "allow" and answer["fired"] == []
+    context = answer["output"]["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    assert 'invisible("s1")' in context and f"{log}:2" in context
+    assert _call(sync, state, "ls", "t2")["output"] is None  # told once
+    assert _call(deferred, state, "ls", "t3")["output"] is None and len(deferred.later) == 1
+    assert deferred.handle({"op": "ping", "drain": True})["ok"] is True
+    told = _call(deferred, state, "ls", "t4")["output"]["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    assert 'invisible("s1")' in told and f"{log}:4" in told  # seen with the call that was pending then (t3)
+    assert "knee(468) (the κ* its backtest fitted)" in told
+
+
+def test_a_deny_decision_costs_one_evaluation_per_gate(
+    tmp_path: Path, miners: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    compile_gates(state, ["force-push"])
+    server = GateServer(state)
+    assert _call(server, state, "git push -f", "t1")["decision"] == "deny"  # first decision: checked twice
+    counted: list[str] = []
+    real = evaluate_module.evaluate
+
+    def counting(gate: object, item: object) -> object:
+        counted.append("evaluate")
+        return real(gate, item)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(evaluate_module, "evaluate", counting)
+    assert _call(server, state, "ls", "t2")["decision"] == "allow"
+    assert _call(server, state, "git push --force", "t3")["decision"] == "deny"  # its proof cites the call
+    assert counted == ["evaluate", "evaluate"]
+
+
+def test_gate_cache_round_trip_and_broken_files(tmp_path: Path) -> None:
+    assert read_gates(tmp_path) is None
+    (tmp_path / "gates.json").write_text("{not json")
+    assert read_gates(tmp_path) is None
+    (tmp_path / "gates.json").write_text(json.dumps({"version": 1, "tenant": "t", "gates": [{"name": "half"}]}))
+    compiled = read_gates(tmp_path)
+    assert compiled is not None and compiled.tenant == "t" and compiled.gates == ()
+
+
+@pytest.mark.parametrize(
+    ("given", "name"),
+    [
+        ("b23e5d8a-855f-44c5-95f0-075485a6ffcf", "b23e5d8a-855f-44c5-95f0-075485a6ffcf"),
+        ("../../etc/passwd", "etc-passwd"),
+        ("", "no-session"),
+        (None, "no-session"),
+        ("spool", "session-spool"),
+        ("a b/c", "a-b-c"),
+    ],
+)
+def test_session_names_are_run_ids_never_paths(given: object, name: str) -> None:
+    assert session_name(given) == name
+
+
+def test_session_log_reads_incrementally_like_the_corpus_reader(tmp_path: Path) -> None:
+    log = tmp_path / "s1" / "events.jsonl"
+    session = SessionLog(log, "s1")
+    ends = [append_line(str(log), envelope(pre_tool("s1", f"echo {n}", f"t{n}")))[1] for n in range(3)]
+    with log.open("ab") as handle:
+        handle.write(b"not json\n\n")
+    ends.append(append_line(str(log), envelope({"session_id": "s1", "hook_event_name": "Stop"}))[1])
+    session.advance(ends[1])
+    assert session.lines == 2 and len(session.events) == 2
+    session.advance(ends[-1])
+    events, lines = session.upto(ends[2])
+    assert lines == 3 and [e.tool_use_id for e in events] == ["t0", "t1", "t2"]
+    expected = [(e.kind, e.tool_use_id, e.span.line, e.span.file) for e in read(log, run="s1")]
+    assert [(e.kind, e.tool_use_id, e.span.line, e.span.file) for e in session.events] == expected
+    log.write_bytes(b"")  # truncated: read again from the start
+    session.advance(append_line(str(log), envelope(pre_tool("s1", "ls", "t9")))[1])
+    assert [e.tool_use_id for e in session.events] == ["t9"]
+
+
+def test_ops_gate_surface_resolves_lazily() -> None:
+    import subprocess
+    import sys
+
+    import ops.gate
+
+    assert ops.gate.__all__ == sorted(ops.gate.__all__)
+    assert all(callable(getattr(ops.gate, name)) for name in ops.gate.__all__)
+    probe = "import sys, ops.gate; print(sorted(m for m in sys.modules if m.startswith('ops.gate.')))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"  # importing the package imports none of its modules
+    with pytest.raises(AttributeError):
+        _ = ops.gate.no_such_name  # type: ignore[attr-defined]
