@@ -80,7 +80,7 @@ def _tool_input(rng: random.Random, tool: str) -> dict[str, Any]:
     if tool == "Bash":
         return {"command": rng.choice(OFFENSES) if rng.random() < 0.03 else rng.choice(BASH), "description": "run"}
     if tool in ("Read", "Write", "Edit"):
-        path = f"/work/project/src/module_{rng.randrange(40)}.py"
+        path = f"/home/dev/project/src/module_{rng.randrange(40)}.py"
         return {"file_path": path} | ({"old_string": "a", "new_string": "b"} if tool == "Edit" else {})
     return {"pattern": rng.choice(["TODO", "def ", "import os", "*.py"])}
 
@@ -125,7 +125,7 @@ def hook_session(rng: random.Random, session: str, events: int, start: datetime)
     base = {
         "session_id": session,
         "transcript_path": f"/home/u/.claude/projects/p/{session}.jsonl",
-        "cwd": "/work/project",
+        "cwd": "/home/dev/project",
         "permission_mode": "default",
     }
     now, written, n = start, 0, 0

@@ -127,7 +127,7 @@ def closed_port() -> int:
 def pre_tool(session: str, command: str, call: str) -> dict[str, Any]:
     """A PreToolUse payload for a Bash call, shaped like Claude Code's."""
     return {
-        "session_id": session, "transcript_path": f"/tmp/{session}.jsonl", "cwd": "/work/project",
+        "session_id": session, "transcript_path": f"/tmp/{session}.jsonl", "cwd": "/home/dev/project",
         "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
         "tool_input": {"command": command, "description": "run it"}, "tool_use_id": call,
     }  # fmt: skip
