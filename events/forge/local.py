@@ -1,0 +1,272 @@
+"""A forge on disk: ``tickets/<n>.json`` and ``pulls/<n>.json`` beside a git repository or bundle.
+
+The embedded default and the tests use it (``examples/forge`` and ``examples/repo.bundle``). git runs
+with argument lists only, never a shell, and a revision or path starting with ``-`` is refused so git
+cannot read it as an option. Every foreign error (JSON, OS, git) becomes a ``ForgeError`` here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from events.errors import TransientError
+from events.forge.base import Check, Comment, Commit, ForgeError, NotFoundError, PullRequest, Ticket
+
+__all__ = ["LocalForge"]
+
+_T = TypeVar("_T")
+_ISSUE_REF = re.compile(r"#([0-9]+)")
+_SHA = re.compile(r"[0-9a-fA-F]{4,40}")
+_GIT_TIMEOUT_S = 60.0
+# No user or system config and no prompts: the same answers on every machine.
+_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+
+
+class LocalForge:
+    """Tickets and pull requests from JSON files, commits and files from a local git repository."""
+
+    def __init__(self, forge_dir: Path, repository: Path, *, cache_dir: Path | None = None) -> None:
+        self.forge_dir = Path(forge_dir)
+        self.repository = Path(repository)
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
+        self._repo: Path | None = None
+
+    @classmethod
+    def from_examples(cls, examples: Path, cache_dir: Path) -> LocalForge:
+        """The forge of the shipped sample corpus: ``examples/forge`` and ``examples/repo.bundle``."""
+        return cls(Path(examples) / "forge", Path(examples) / "repo.bundle", cache_dir=cache_dir)
+
+    # -- tickets and pull requests ---------------------------------------------------------------
+
+    def ticket(self, number: int) -> Ticket:
+        """The ticket ``number``."""
+        return self._read_one("tickets", number, _ticket)
+
+    def tickets(self) -> list[Ticket]:
+        """Every ticket, by number."""
+        return [self._read(path, _ticket) for path in self._files("tickets")]
+
+    def pull_request(self, number: int) -> PullRequest:
+        """The pull request ``number``."""
+        return self._read_one("pulls", number, _pull_request)
+
+    def pull_requests(self, state: str | None = None) -> list[PullRequest]:
+        """Every pull request in ``state`` (all when None), by number."""
+        pulls = [self._read(path, _pull_request) for path in self._files("pulls")]
+        return [pull for pull in pulls if state is None or pull.state == state]
+
+    def exists(self, ref: str) -> bool:
+        """Whether ``#N`` is an issue or pull request, or a hex string a commit of the repository."""
+        issue = _ISSUE_REF.fullmatch(ref)
+        if issue is not None:
+            name = f"{int(issue.group(1))}.json"
+            return (self.forge_dir / "tickets" / name).is_file() or (self.forge_dir / "pulls" / name).is_file()
+        return _SHA.fullmatch(ref) is not None and self.has_commit(ref)
+
+    # -- the repository --------------------------------------------------------------------------
+
+    def has_commit(self, sha: str) -> bool:
+        """Whether the repository has the commit ``sha`` (full or an unambiguous prefix)."""
+        _refuse_option(sha, "revision")
+        if _SHA.fullmatch(sha) is None:
+            return False
+        return self._git("cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", check=False).returncode == 0
+
+    def file_at(self, revision: str, path: str) -> bytes:
+        """The bytes of ``path`` at ``revision``."""
+        _refuse_option(revision, "revision")
+        _refuse_option(path, "path")
+        if ":" in revision:
+            raise ForgeError(f"refused revision {revision!r}: it must not contain ':'")
+        result = self._git("cat-file", "blob", "--end-of-options", f"{revision}:{path}", check=False)
+        if result.returncode != 0:
+            raise NotFoundError(f"{path!r} at {revision!r}: {_stderr(result)}")
+        return result.stdout
+
+    def _repository(self) -> Path:
+        """The git directory to read, cloning a bundle into the cache directory the first time."""
+        if self._repo is None:
+            if self.repository.is_dir():
+                self._repo = self.repository.resolve()
+            elif self.repository.is_file() and self.repository.suffix == ".bundle":
+                self._repo = self._clone_bundle(self.repository.resolve())
+            else:
+                raise ForgeError(f"{self.repository}: not a git repository directory or a .bundle file")
+        return self._repo
+
+    def _clone_bundle(self, bundle: Path) -> Path:
+        if self.cache_dir is None:
+            raise ForgeError(f"{bundle}: a bundle needs a cache directory to be cloned into")
+        try:
+            digest = hashlib.sha256(bundle.read_bytes()).hexdigest()[:16]
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ForgeError(f"{bundle}: {exc}") from exc
+        target = (self.cache_dir / f"{bundle.stem}-{digest}.git").resolve()
+        if target.is_dir():
+            return target
+        # Clone beside the target, then rename: a concurrent or interrupted clone never leaves half a repo.
+        scratch = Path(tempfile.mkdtemp(prefix=".clone-", dir=self.cache_dir)) / "repo.git"
+        try:
+            _run_git(["clone", "--quiet", "--bare", "--", str(bundle), str(scratch)], cwd=None)
+            try:
+                scratch.rename(target)
+            except OSError:
+                if not target.is_dir():
+                    raise
+        except OSError as exc:
+            raise ForgeError(f"{bundle}: cannot clone into {self.cache_dir}: {exc}") from exc
+        finally:
+            shutil.rmtree(scratch.parent, ignore_errors=True)
+        return target
+
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        return _run_git(list(args), cwd=self._repository(), check=check)
+
+    # -- JSON files ------------------------------------------------------------------------------
+
+    def _files(self, kind: str) -> list[Path]:
+        folder = self.forge_dir / kind
+        if not folder.is_dir():
+            return []
+        numbered = [path for path in folder.glob("*.json") if path.stem.isdigit()]
+        return sorted(numbered, key=lambda path: int(path.stem))
+
+    def _read_one(self, kind: str, number: int, build: Callable[[Mapping[str, Any]], _T]) -> _T:
+        path = self.forge_dir / kind / f"{int(number)}.json"
+        if not path.is_file():
+            raise NotFoundError(f"no {kind[:-1] if kind == 'tickets' else 'pull request'} #{number} ({path})")
+        return self._read(path, build)
+
+    @staticmethod
+    def _read(path: Path, build: Callable[[Mapping[str, Any]], _T]) -> _T:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ForgeError(f"{path}:{exc.lineno}:{exc.colno}: malformed JSON: {exc.msg}") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ForgeError(f"{path}: cannot read: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ForgeError(f"{path}: expected a JSON object, got {type(data).__name__}")
+        try:
+            value = build(data)
+        except _FieldError as exc:
+            raise ForgeError(f"{path}: {exc}") from exc
+        if getattr(value, "number", None) != int(path.stem):
+            raise ForgeError(f"{path}: number {data.get('number')!r} does not match the file name")
+        return value
+
+
+class _FieldError(Exception):
+    """A field of a forge file is missing or of the wrong type (turned into ForgeError with the path)."""
+
+
+def _get(data: Mapping[str, Any], key: str, kind: type[_T]) -> _T:
+    if key not in data:
+        raise _FieldError(f"missing field {key!r}")
+    value = data[key]
+    # bool is an int in Python; a count or id must not be true/false.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _FieldError(f"field {key!r}: expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _strings(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    items = _get(data, key, list)
+    if not all(isinstance(item, str) for item in items):
+        raise _FieldError(f"field {key!r}: expected a list of strings")
+    return tuple(items)
+
+
+def _objects(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    items = _get(data, key, list)
+    if not all(isinstance(item, dict) for item in items):
+        raise _FieldError(f"field {key!r}: expected a list of objects")
+    return items
+
+
+def _time(data: Mapping[str, Any], key: str) -> datetime:
+    text = _get(data, key, str)
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise _FieldError(f"field {key!r}: not an ISO 8601 time: {text!r}") from exc
+
+
+def _ticket(data: Mapping[str, Any]) -> Ticket:
+    comments = tuple(
+        Comment(
+            id=_get(item, "id", int),
+            author=_get(item, "author", str),
+            created_at=_time(item, "created_at"),
+            body=_get(item, "body", str),
+        )
+        for item in _objects(data, "comments")
+    )
+    return Ticket(
+        number=_get(data, "number", int),
+        title=_get(data, "title", str),
+        body=_get(data, "body", str),
+        state=_get(data, "state", str),
+        labels=_strings(data, "labels"),
+        created_at=_time(data, "created_at"),
+        comments=comments,
+    )
+
+
+def _pull_request(data: Mapping[str, Any]) -> PullRequest:
+    commits = tuple(Commit.parse(_get(c, "sha", str), _get(c, "message", str)) for c in _objects(data, "commits"))
+    checks = tuple(
+        Check(name=_get(c, "name", str), command=_get(c, "command", str), exit_code=_get(c, "exit_code", int))
+        for c in _objects(data, "checks")
+    )
+    return PullRequest(
+        number=_get(data, "number", int),
+        title=_get(data, "title", str),
+        body=_get(data, "body", str),
+        state=_get(data, "state", str),
+        draft=_get(data, "draft", bool),
+        labels=_strings(data, "labels"),
+        created_at=_time(data, "created_at"),
+        base=_get(data, "base", str),
+        head_sha=_get(data, "head_sha", str),
+        author=_get(data, "author", str),
+        commits=commits,
+        checks=checks,
+    )
+
+
+def _refuse_option(value: str, what: str) -> None:
+    """Refuse what git could read as an option (or that could not be an argument at all)."""
+    if not value or value.startswith("-") or "\0" in value:
+        raise ForgeError(f"refused {what} {value!r}: empty, starting with '-', or containing NUL")
+
+
+def _run_git(args: list[str], cwd: Path | None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Run git with an argument list (never a shell); OS errors and timeouts are translated here."""
+    command = ["git", *(["-C", str(cwd)] if cwd is not None else []), *args]
+    try:
+        result = subprocess.run(
+            command, capture_output=True, timeout=_GIT_TIMEOUT_S, env={**os.environ, **_GIT_ENV}, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise TransientError(f"git {args[0]} timed out after {_GIT_TIMEOUT_S:.0f} s") from exc
+    except OSError as exc:
+        raise ForgeError(f"cannot run git: {exc}") from exc
+    if check and result.returncode != 0:
+        raise ForgeError(f"git {args[0]} failed ({result.returncode}): {_stderr(result)}")
+    return result
+
+
+def _stderr(result: subprocess.CompletedProcess[bytes]) -> str:
+    return result.stderr.decode("utf-8", "replace").strip() or f"exit {result.returncode}"
