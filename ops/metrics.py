@@ -44,7 +44,7 @@ from events import tables as t
 from events.projections import PROJECTIONS
 from events.projections.loop import fixer_sessions
 from events.projector import status
-from workers import DEAD_LETTER_QUEUE, QUEUES
+from ops.status import queue_depths
 from workers.triggers import lock_rows
 
 __all__ = [
@@ -53,7 +53,6 @@ __all__ = [
     "FleetCollector",
     "Spend",
     "fixer_daily_cap_usd",
-    "queue_depths_of",
     "registry_for",
     "render",
     "spend_today",
@@ -112,21 +111,6 @@ def spend_today(store: SqlEventStore, zone: ZoneInfo, cap_usd: float, now: datet
     return Spend(local.date().isoformat(), zone.key, round(sum(costs), 6), cap_usd, len(costs))
 
 
-def queue_depths_of(broker: Celery) -> tuple[dict[str, int | None], str | None]:
-    """Messages waiting per queue on ``broker`` (None when it cannot say), and the broker's error if any."""
-    names = [*dict.fromkeys(QUEUES.values()), DEAD_LETTER_QUEUE]
-    depths: dict[str, int | None] = dict.fromkeys(names)
-    try:
-        with broker.connection_for_read() as conn:
-            conn.ensure_connection(max_retries=1, timeout=3)
-            channel = conn.default_channel
-            for name in names:
-                depths[name] = int(channel.queue_declare(queue=name, passive=False, durable=True).message_count)
-    except Exception as exc:  # any transport's connection error is reported as broker down, never raised
-        return depths, f"{type(exc).__name__}: {exc}"
-    return depths, None
-
-
 class FleetCollector(Collector):
     """Reads the broker and the event log at each scrape (see the module's table)."""
 
@@ -143,7 +127,7 @@ class FleetCollector(Collector):
         yield self._triggers()
 
     def _broker(self) -> Iterator[Metric]:
-        depths, error = queue_depths_of(self.broker)
+        depths, error = queue_depths(self.broker)
         yield GaugeMetricFamily("ouro_broker_up", "1 when the broker answered this scrape.", value=float(not error))
         depth = GaugeMetricFamily("ouro_queue_depth", "Messages waiting on a queue.", labels=["queue"])
         for queue, count in depths.items():

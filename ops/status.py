@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from celery import Celery
 from sqlalchemy import func, select
 
 from events import SqlEventStore
@@ -28,12 +29,12 @@ class FleetStatus:
     broker_error: str | None = None
 
 
-def queue_depths() -> tuple[dict[str, int | None], str | None]:
-    """Messages waiting per queue (None when the broker cannot say)."""
+def queue_depths(broker: Celery = app) -> tuple[dict[str, int | None], str | None]:
+    """Messages waiting per queue on ``broker`` (None when it cannot say), and the broker's error if any."""
     names = [*dict.fromkeys(QUEUES.values()), DEAD_LETTER_QUEUE]
     depths: dict[str, int | None] = dict.fromkeys(names)
     try:
-        with app.connection_for_read() as conn:
+        with broker.connection_for_read() as conn:
             conn.ensure_connection(max_retries=1, timeout=3)
             channel = conn.default_channel
             for name in names:
