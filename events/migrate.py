@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,9 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 __all__ = ["current_revision", "ensure_schema", "head_revision", "target_metadata", "upgrade"]
+
+# Each worker's tables may sit on a branch of their own off the shared trunk: "head" is the set of heads,
+# written as their sorted, comma-joined revisions.
 
 _HERE = Path(__file__).parent / "migrations"
 _ADVISORY_KEY = 0x6F75726F  # "ouro": one migrator at a time on PostgreSQL
@@ -32,23 +36,22 @@ def _config() -> Config:
 
 
 def head_revision() -> str:
-    """The newest migration's revision id."""
+    """The heads' revision ids (sorted, comma-joined)."""
     from alembic.script import ScriptDirectory
 
-    head = ScriptDirectory.from_config(_config()).get_current_head()
-    assert head is not None
-    return head
+    return ",".join(sorted(ScriptDirectory.from_config(_config()).get_heads()))
 
 
 def current_revision(engine: Engine) -> str | None:
-    """The database's revision (None for an empty database)."""
+    """The database's revisions, sorted and comma-joined (None for an empty database)."""
     from alembic.runtime.migration import MigrationContext
 
     with engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        heads = MigrationContext.configure(conn).get_current_heads()
+    return ",".join(sorted(heads)) or None
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
+def upgrade(engine: Engine, revision: str = "heads") -> None:
     """Run every migration up to ``revision``."""
     from alembic import command
 
@@ -70,9 +73,22 @@ def _stamped(engine: Engine) -> str | None:
     with engine.connect() as conn:
         if not inspect(conn).has_table("alembic_version"):
             return None
-        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one_or_none()
+        rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars()
+        return ",".join(sorted(rows)) or None
+
+
+_REVISION = re.compile(r"^revision\s*=\s*[\"']([^\"']+)[\"']", re.MULTILINE)
+_DOWN = re.compile(r"^down_revision\s*=\s*(.+)$", re.MULTILINE)
 
 
 def _head_from_files() -> str:
-    """The newest revision, read from the file names (``NNNN_*.py``) without importing Alembic."""
-    return max(path.name.split("_", 1)[0] for path in (_HERE / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
+    """The heads, read from the migration files' ``revision``/``down_revision`` lines without importing Alembic."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in (_HERE / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"):
+        source = path.read_text(encoding="utf-8")
+        if (found := _REVISION.search(source)) is not None:
+            revisions.add(found.group(1))
+        if (down := _DOWN.search(source)) is not None:
+            parents.update(re.findall(r"[\"']([^\"']+)[\"']", down.group(1)))
+    return ",".join(sorted(revisions - parents))
