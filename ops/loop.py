@@ -23,7 +23,7 @@ from ops.ingest import expand_runs, ingest_messages
 from ops.summary import print_backtests, print_findings, print_series
 from schemas import IngestRun, Measure, Message, content_id
 from workers import publish
-from workers.miner.ingest import file_digest, mine_message
+from workers.miner.ingest import mine_message, run_digest
 
 __all__ = ["run_loop"]
 
@@ -87,7 +87,7 @@ def _pending(store: SqlEventStore, messages: list[IngestRun]) -> dict[str, tuple
     another through the outbox)."""
     pending: dict[str, tuple[str, Message | None]] = {}
     for message in messages:
-        mine = mine_message(message, file_digest(Path(message.path)))
+        mine = mine_message(message, run_digest(Path(message.path)))
         ingested = store.is_handled(message.TASK, message.message_id)
         if not ingested:
             pending[message.message_id] = (message.TASK, message)

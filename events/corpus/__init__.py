@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from events.corpus.cost import CostFold, SessionCosts, fold_cumulative
 from events.corpus.detect import Format, classify, detect_format
-from events.corpus.paths import RunFiles, expand, run_name
+from events.corpus.paths import RunFiles, expand, run_files, run_name
 from events.corpus.reader import Reader, iter_events, read
 from events.corpus.source import Layout, Malformed
 from events.corpus.stats import CorpusStats, RunStats, collect, summarise
@@ -46,6 +46,7 @@ __all__ = [
     "iter_events",
     "pair_tool_uses",
     "read",
+    "run_files",
     "run_name",
     "summarise",
 ]

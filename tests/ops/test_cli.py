@@ -40,7 +40,12 @@ def test_schema_lists_and_prints_json_schema(tmp_path: Path) -> None:
         (("publish", "Probe", "-"), '{"probe": "p", "hold_s": -1}', "Probe.hold_s: Input should be greater"),
         (("publish", "Probe", "[1]"), None, "JSON: a message is a JSON object"),
         (("events", "show", "99"), None, "no event at 99"),
-        (("ingest", str(ROOT / "no-such-dir")), None, "not a run (no events.jsonl)"),
+        (("ingest", str(ROOT / "no-such-dir")), None, "no-such-dir: no such file or directory"),
+        (
+            ("ingest", str(ROOT / "miners" / "datalog")),
+            None,
+            "no harness logs (*.jsonl, *.ndjson, *.json) in it or below it",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

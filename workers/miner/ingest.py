@@ -1,7 +1,8 @@
 """Ingest one harness run: read it, summarise it, and record it once per file content.
 
-A run is a run directory's ``events.jsonl`` or one harness log file in any format the corpus readers
-detect (CSF envelope, stream-json, a Claude Code transcript, hook payloads).
+A run is a run directory's ``events.jsonl``, one harness log file in any format the corpus readers
+detect (CSF envelope, stream-json, a Claude Code transcript, hook payloads), or a folder of such files
+(a Claude Code project folder of transcripts), read in name order.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ import hashlib
 from pathlib import Path
 
 from events import PermanentError, Settings
-from events.corpus import read, summarise
+from events.corpus import read, run_files, summarise
 from schemas import IngestRun, MineRun, RunRecorded, content_id
 
-__all__ = ["confine", "file_digest", "ingest_run", "mine_message"]
+__all__ = ["confine", "file_digest", "ingest_run", "mine_message", "run_digest", "run_paths"]
 
 
 def file_digest(path: Path) -> str:
@@ -22,6 +23,22 @@ def file_digest(path: Path) -> str:
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             sha.update(chunk)
+    return sha.hexdigest()
+
+
+def run_paths(path: Path) -> tuple[Path, ...]:
+    """The files a run is read from: the file itself, or a run directory's files."""
+    return run_files(path) if path.is_dir() else (path,)
+
+
+def run_digest(path: Path) -> str:
+    """The content digest of a run: its file's sha256, or one over every file of a folder of logs."""
+    files = run_paths(path)
+    if len(files) == 1:
+        return file_digest(files[0])
+    sha = hashlib.sha256()
+    for file in files:
+        sha.update(f"{file.name}\0{file_digest(file)}\n".encode())
     return sha.hexdigest()
 
 
@@ -38,12 +55,12 @@ def confine(path: str, settings: Settings) -> Path:
 def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
     """Read the run the message names and return the event that records it."""
     path = confine(message.path, settings)
-    file = path / "events.jsonl" if path.is_dir() else path
-    if not file.is_file():
-        raise PermanentError(f"{message.path}: no events.jsonl to ingest")
-    reader = read(file, run=message.run)
-    summary = summarise(reader)
-    return RunRecorded(run=message.run, path=str(file), summary=summary, digest=file_digest(file))
+    files = run_paths(path) if path.exists() else ()
+    if not files:
+        raise PermanentError(f"{message.path}: no harness log to ingest (events.jsonl, *.jsonl, *.ndjson, *.json)")
+    recorded = files[0] if len(files) == 1 else path  # a run directory's events.jsonl is recorded as the file
+    summary = summarise(read(recorded, run=message.run))
+    return RunRecorded(run=message.run, path=str(recorded), summary=summary, digest=run_digest(recorded))
 
 
 def mine_message(message: IngestRun, digest: str) -> MineRun:

@@ -8,7 +8,7 @@ from events import Metadata, PermanentError, StreamWrite
 from miners import CorpusItem
 from miners.corpus import JSONL
 from schemas import FindingDerived, IngestRun, MineRun
-from workers.miner.ingest import confine, ingest_run, mine_message
+from workers.miner.ingest import confine, ingest_run, mine_message, run_paths
 from workers.miner.mine import accepted_gates, finding_key, mine_run
 from workers.shell import Context, Outcome, fleet_task
 
@@ -35,6 +35,6 @@ def mine(message: MineRun, ctx: Context) -> Outcome:
         finding_key(FindingDerived.model_validate(e.payload).finding, message.run)
         for e in ctx.store.read_stream(f"findings/{message.run}")
     }
-    item = CorpusItem(JSONL, message.run, Path(path), (Path(path),))
+    item = CorpusItem(JSONL, message.run, Path(path), run_paths(Path(path)))
     new = [f for f in mine_run(item, gates) if finding_key(f, message.run) not in seen]
     return Outcome.single(f"findings/{message.run}", *(FindingDerived(run=message.run, finding=f) for f in new))

@@ -18,7 +18,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
     assert set(corpus.__all__) == {
         "TOOL_ERROR_DEFINITION", "CorpusStats", "CostFold", "Format", "Layout", "Malformed", "Reader",
         "RunFiles", "RunStats", "SessionCosts", "ToolUse", "call_key", "classify", "collect", "detect_format",
-        "expand", "fold_cumulative", "is_tool_error", "iter_events", "pair_tool_uses", "read", "run_name",
+        "expand", "fold_cumulative", "is_tool_error", "iter_events", "pair_tool_uses", "read", "run_files", "run_name",
         "summarise",
     }  # fmt: skip
     assert all(hasattr(corpus, name) for name in corpus.__all__)
