@@ -6,6 +6,9 @@
     ouro miner NAME facts ITEM…                       extracted facts, JSON lines
     ouro miner NAME findings [--knee K] ITEM…         findings with proofs, JSON lines
     ouro miner NAME backtest [--json] LABELS ITEM…    the walk-forward backtest block (or record)
+    ouro miner NAME backtest ledger [--as-of T] [ITEM…]
+                                                      the same on the labels (and, with no ITEM, the runs)
+                                                      the event log had recorded by T
     ouro miner NAME mutate [--json] LABELS ITEM…      the mutation block (or report)
     ouro miner NAME scope                             generic | tenant
     ouro datalog check RULES                          a summary, or file:line:col: message (exit 2)
@@ -29,6 +32,7 @@ from miners import (
     DEFAULT_BLOCKS,
     CorpusItem,
     FactLineProblem,
+    Labels,
     MinerUsageError,
     Rules,
     RulesError,
@@ -52,6 +56,7 @@ from miners import (
     to_arg,
 )
 from miners.datalog import InputFact
+from schemas import LabelRow
 
 __all__ = ["datalog_app", "miner_app"]
 
@@ -93,15 +98,26 @@ def _verbs(name: str) -> TyperGroup:
 
     @verbs.command("backtest")
     def backtest_cmd(
-        labels: LabelsArg,
-        items: Items,
+        labels: Annotated[str, typer.Argument(metavar="LABELS", help="A labels.tsv file, or `ledger`.")],
+        items: Annotated[
+            list[str] | None, typer.Argument(metavar="[ITEM...]", help="Runs (default with ledger: the recorded ones).")
+        ] = None,
         as_json: AsJson = False,
         blocks: Annotated[int, typer.Option(help="PBO blocks S (even, at least 4).")] = DEFAULT_BLOCKS,
+        as_of: Annotated[
+            str | None,
+            typer.Option("--as-of", metavar="TIME", help="With `ledger`: what was recorded by TIME (ISO 8601)."),
+        ] = None,
     ) -> None:
-        """Walk-forward backtest against LABELS, with the PBO guard."""
-        found = corpus_items(items)
+        """Walk-forward backtest against LABELS (a labels.tsv, or the ledger's labels), with the PBO guard."""
+        if labels == "ledger":
+            judged, found = _from_ledger(miner.name, items, as_of)
+        elif as_of is not None or not items:
+            raise MinerUsageError("--as-of and an empty ITEM list go with LABELS = ledger; a labels file needs ITEM…")
+        else:
+            judged, found = read_labels(Path(labels)), corpus_items(items)
         extracted = extract_facts(miner, found)
-        result = backtest(miner.name, miner.rules(), miner.verdicts, read_labels(labels), extracted, blocks)
+        result = backtest(miner.name, miner.rules(), miner.verdicts, judged, extracted, blocks)
         print(compact_json(result.record()) if as_json else result.markdown(), end="\n" if as_json else "")
         _report_malformed(found)
 
@@ -123,6 +139,39 @@ def _verbs(name: str) -> TyperGroup:
     assert isinstance(command, TyperGroup)  # several commands make a group
     command.name = name
     return command
+
+
+def _from_ledger(miner: str, items: list[str] | None, as_of: str | None) -> tuple[Labels, list[CorpusItem]]:
+    """The labels the event log held for ``miner`` by ``as_of``, and the runs named (or recorded by then)."""
+    from events import SqlEventStore, ensure_schema, load_settings
+    from events.recorded import recorded_labels, recorded_runs
+    from ops.cli import _instant  # the one reader of --as-of times
+
+    moment = None if as_of is None else _instant(as_of)
+    store = SqlEventStore.from_url(load_settings().event_log_url)
+    ensure_schema(store.engine)
+    runs = recorded_runs(store, moment)
+    found = corpus_items(items) if items else corpus_items(run.path for run in runs)
+    starts = {run.run: run.started for run in runs}
+    rows, lines = [], []
+    for number, label in enumerate(recorded_labels(store, miner, moment), start=1):
+        start = starts.get(label.instance)
+        if start is None:
+            print(f"ledger: {label.instance}: no recorded run with a start time; label left out", file=sys.stderr)
+            continue
+        rows.append(
+            LabelRow(
+                instance=label.instance,
+                positive=label.positive,
+                start=start,
+                flagged=label.flagged,
+                source=label.source,
+            )
+        )
+        lines.append(number)
+    if not rows:
+        raise MinerUsageError(f"ledger: no labels recorded for {miner}" + (f" by {as_of}" if as_of else ""))
+    return Labels("ledger", tuple(rows), tuple(lines)), found
 
 
 class _MinerGroup(TyperGroup):
