@@ -5,10 +5,12 @@ PostgreSQL in a fresh database ``ouro_bench_<pid>``, dropped afterwards):
 
 1. appends/s, single: one event per transaction. Ours: ``SqlEventStore.commit`` of one ``ProbeCompleted``
    with a message id (duplicate check, position and stream version under the write lock, the event row,
-   the handled-message row). Theirs: ``ApplicationRecorder.insert_events`` of one ``StoredEvent`` whose
-   state is the same event and metadata as JSON (their writer lock; no idempotence, no versions looked up).
-   appends/s, plain: the same without a message id (no duplicate check, no handled row): the same work
-   as their append.
+   the handled-message row). Theirs: ``ProcessRecorder.insert_events`` of one ``StoredEvent`` whose
+   state is the same event and metadata as JSON, with a ``Tracking`` row in the same transaction: the
+   library's own idempotent append (what its process applications record for each notification they
+   handle), under their writer lock.
+   appends/s, plain: ours without a message id (no duplicate check, no handled row), theirs without
+   tracking: an append and nothing else on both sides.
 2. appends/s, batched: 100 events (10 streams of 10) per transaction, same work otherwise.
 3. catch-up events/s over N ``RunRecorded`` events appended beforehand (only the catch-up is timed).
    Ours: ``events.projector.catch_up`` of the ``runs`` projection: per batch of 5000, one transaction
@@ -177,19 +179,24 @@ def _stored(event: Event, stream: str, version: int, message_id: str) -> TheirEv
 
 
 class Theirs:
-    """The ``eventsourcing`` application recorder, and a tracking recorder holding ``es_runs``."""
+    """The ``eventsourcing`` process recorder (an application recorder with tracking), and a tracking
+    recorder holding ``es_runs``."""
 
     def __init__(self, recorder: Any, view: Any) -> None:
         self.recorder, self.view = recorder, view
+        self.handled = 0  # the tracking position of their idempotent appends
 
     def single(self, events: Sequence[Event], tag: str) -> None:
-        """One ``insert_events`` per event (streams of 10)."""
+        """One ``insert_events`` per event (streams of 10), each with its tracking row."""
         for i, event in enumerate(events):
-            self.recorder.insert_events([_stored(event, f"probe/{tag}-{i // 10}", i % 10 + 1, f"{tag}-{i}")])
+            self.handled += 1
+            stored = _stored(event, f"probe/{tag}-{i // 10}", i % 10 + 1, f"{tag}-{i}")
+            self.recorder.insert_events([stored], tracking=Tracking(PRODUCER, self.handled))
 
     def plain(self, events: Sequence[Event], tag: str) -> None:
-        """Their append has no idempotence row: the same as ``single``."""
-        self.single(events, tag)
+        """One ``insert_events`` per event (streams of 10), no tracking."""
+        for i, event in enumerate(events):
+            self.recorder.insert_events([_stored(event, f"probe/{tag}-{i // 10}", i % 10 + 1, f"{tag}-{i}")])
 
     def batched(self, events: Sequence[Event], tag: str) -> None:
         """One ``insert_events`` per 100 events: 10 streams of 10."""
@@ -262,7 +269,7 @@ def run_sqlite(n: int) -> list[Measure]:
         upgrade(engine)
         datastore = es_sqlite.SQLiteDatastore(f"{folder}/theirs.sqlite", originator_id_type="text")
         datastore.pool = _SyncNormalPool(db_name=datastore.pool.db_name)
-        theirs = _their_tables(es_sqlite.SQLiteApplicationRecorder, SqliteRunsView, datastore, engine.dialect)
+        theirs = _their_tables(es_sqlite.SQLiteProcessRecorder, SqliteRunsView, datastore, engine.dialect)
         try:
             return _measure("sqlite", Ours(SqlEventStore(engine)), theirs, n)
         finally:
@@ -296,7 +303,7 @@ def run_postgres(n: int, url: str) -> list[Measure]:
             str(at.database), at.host or "127.0.0.1", at.port or 5432, at.username or "postgres", at.password or "",
             originator_id_type="text",
         )  # fmt: skip
-        theirs = _their_tables(es_postgres.PostgresApplicationRecorder, PostgresRunsView, datastore, engine.dialect)
+        theirs = _their_tables(es_postgres.PostgresProcessRecorder, PostgresRunsView, datastore, engine.dialect)
         try:
             return _measure("postgres", Ours(SqlEventStore(engine)), theirs, n)
         finally:

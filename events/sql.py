@@ -300,6 +300,6 @@ def _stored(row: Any) -> StoredEvent:
         type=type_name,
         schema_version=schema_version,
         payload=_json(payload),
-        meta=_json(meta),
+        meta=orjson.loads(meta),  # written by us through orjson: no number it cannot read back
         recorded_at=recorded,
     )

@@ -45,6 +45,8 @@ handled_messages = Table(
     Column("first_position", BigInteger, nullable=True),
     Column("last_position", BigInteger, nullable=True),
     Column("handled_at", DateTime(timezone=True), nullable=False),
+    # On SQLite the key is the table (no rowid beside it): one B-tree written per append, not two.
+    sqlite_with_rowid=False,
 )
 
 checkpoints = Table(
