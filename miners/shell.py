@@ -114,6 +114,16 @@ def program(words: SimpleCommand) -> tuple[str, SimpleCommand] | None:
 def invocations(command: str) -> list[tuple[str, SimpleCommand]]:
     """Every program ``command`` runs with its arguments, in order, including those of a command
     substitution left inside a quoted word (``"$(pgrep -f x)"``) and of ``bash -c STRING``."""
+    return [(name, list(args)) for name, args in _invocations(command)]
+
+
+@lru_cache(maxsize=8192)
+def _invocations(command: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    # A gate re-reads a session's every command on each call; agents repeat commands: parse each once.
+    return tuple((name, tuple(args)) for name, args in _parse_invocations(command))
+
+
+def _parse_invocations(command: str) -> list[tuple[str, SimpleCommand]]:
     found: list[tuple[str, SimpleCommand]] = []
     for words in simple_commands(command):
         run = program(words)

@@ -8,6 +8,7 @@ the installed ``self-match`` when it passes its test.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -21,6 +22,7 @@ from hook_support import build_force_push, hook_line, post_tool, pre_tool, run_h
 
 from ops.gate.cache import compile_gates
 from ops.gate.client import notify, server_pid, start_server
+from ops.gate.paths import lock_path
 from ops.hooks_install import hook_command, merge_settings
 
 pytestmark = pytest.mark.slow
@@ -166,12 +168,15 @@ def test_no_server_in_time_allows_within_the_timeout(tmp_path: Path) -> None:
     (state / "gate.sock").write_text("")  # not a socket: nothing answers
     command = hook_command(state)
     started = time.monotonic()
+    held = open(lock_path(str(state)), "a")  # noqa: SIM115 (a server "already running" that never answers)
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
     try:
         result = run_hook(command, pre_tool("s", "ls", "t1"), env={"OURO_HOOK_TIMEOUT_S": "1", "OURO_GATE_IDLE_S": "1"})
         assert time.monotonic() - started < 4
         assert (result.returncode, result.stdout) == (0, "")
         assert result.stderr.startswith("ouro hook: ") and "allowed" in result.stderr
     finally:
+        held.close()
         time.sleep(0.5)
         _stop_server(state)  # the server the hook started in the background
 
