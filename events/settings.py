@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from events.errors import ConfigurationError
@@ -46,10 +47,27 @@ class Settings(BaseSettings):
         default=None, description="Paths a message may name, separated by ':'; the working directory if unset."
     )
     polling_interval_s: float = Field(default=0.1, gt=0, description="How often an idle worker polls Redis.")
+    model_api: Literal["openai", "ollama"] | None = Field(default=None, description="Chat API; the manifest's.")
+    model_url: str | None = Field(default=None, description="Chat server URL (OpenAI: up to /v1).")
+    model: str | None = Field(default=None, description="Chat model id (ruleset/models); unset: no chat model.")
+    model_api_key: SecretStr | None = Field(default=None, description="Bearer key of the chat server.")
+    model_timeout_s: float = Field(default=60.0, gt=0, description="Seconds a model call may take.")
+    model_keep_alive_s: float | None = Field(default=None, description="Ollama keep_alive in seconds.")
+    model_usd_ceiling: float | None = Field(default=None, ge=0, allow_inf_nan=False, description="USD per run.")
+    model_call_ceiling: int | None = Field(default=None, ge=0, description="Model calls per run.")
+    embed_api: Literal["openai", "ollama"] | None = Field(default=None, description="Embedding API.")
+    embed_url: str | None = Field(default=None, description="Embedding server URL (OpenAI: up to /v1).")
+    embed_model: str | None = Field(default=None, description="Embedding model id; unset: no embeddings.")
+    embed_api_key: SecretStr | None = Field(default=None, description="Bearer key of the embedding server.")
 
     @field_validator("database_url", "broker_url")
     @classmethod
     def _not_blank(cls, value: str | None) -> str | None:
+        return value or None
+
+    @field_validator("model_api", "model_url", "model", "embed_api", "embed_url", "embed_model", mode="before")
+    @classmethod
+    def _unset_when_blank(cls, value: object) -> object:
         return value or None
 
     @cached_property

@@ -10,6 +10,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -87,3 +88,12 @@ def shared_corpora() -> Path:
     if not path.is_dir():
         pytest.skip("../shared/corpora is absent (only development machines have it)")
     return path
+
+
+@pytest.fixture
+def model_server() -> Iterator[Any]:
+    """A scripted chat and embedding server on 127.0.0.1 (tests/fake_model_server.py), stopped afterwards."""
+    from fake_model_server import FakeModelServer
+
+    with FakeModelServer() as server:
+        yield server

@@ -1,0 +1,127 @@
+"""A JSON Schema check for model replies: the subset constrained decoding speaks (OpenAI strict mode, Ollama
+``format``, vLLM and llama.cpp grammars), with local ``$ref``s. Returns the first violation, or None."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["violation"]
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def violation(value: Any, schema: dict[str, Any]) -> str | None:
+    """Where and how ``value`` breaks ``schema`` (``/path: why``), or None when it conforms."""
+    return _check(value, schema, schema, "")
+
+
+def _check(value: Any, schema: dict[str, Any] | bool, root: dict[str, Any], path: str) -> str | None:
+    if schema is True or schema == {}:
+        return None
+    if schema is False:
+        return f"{path or '/'}: no value is allowed here"
+    assert isinstance(schema, dict)
+    if "$ref" in schema:
+        return _check(value, _resolve(schema["$ref"], root), root, path)
+    for check in (_check_type, _check_values, _check_object, _check_array, _check_combinators):
+        if problem := check(value, schema, root, path):
+            return problem
+    return None
+
+
+def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:
+    if not ref.startswith("#"):
+        raise ValueError(f"only local $ref are supported, not {ref!r}")
+    node: Any = root
+    for part in filter(None, ref[1:].split("/")):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return dict(node)
+
+
+def _is(value: Any, name: str) -> bool:
+    if isinstance(value, bool) and name in ("integer", "number"):
+        return False
+    if name == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _TYPES[name])
+
+
+def _check_type(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
+    wanted = schema.get("type")
+    if wanted is None:
+        return None
+    names = [wanted] if isinstance(wanted, str) else list(wanted)
+    if any(_is(value, name) for name in names):
+        return None
+    return f"{path or '/'}: expected {' or '.join(names)}, got {type(value).__name__}"
+
+
+def _check_values(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
+    where = path or "/"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{where}: {value!r} is not one of {schema['enum']!r}"
+    if "const" in schema and value != schema["const"]:
+        return f"{where}: {value!r} is not {schema['const']!r}"
+    if isinstance(value, str):
+        if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", len(value)):
+            return f"{where}: length {len(value)} is outside the schema's bounds"
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            return f"{where}: {value!r} does not match {schema['pattern']!r}"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        too_low = ("minimum" in schema and value < schema["minimum"]) or (
+            "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]
+        )
+        too_high = ("maximum" in schema and value > schema["maximum"]) or (
+            "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]
+        )
+        if too_low or too_high:
+            return f"{where}: {value!r} is outside the schema's bounds"
+    return None
+
+
+def _check_object(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    properties: dict[str, Any] = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if name not in value:
+            return f"{path or '/'}: missing required {name!r}"
+    extra = schema.get("additionalProperties", True)
+    for name, item in value.items():
+        sub = properties.get(name, extra)
+        if sub is False:
+            return f"{path or '/'}: unexpected property {name!r}"
+        if problem := _check(item, sub, root, f"{path}/{name}"):
+            return problem
+    return None
+
+
+def _check_array(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
+    if not isinstance(value, list):
+        return None
+    if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
+        return f"{path or '/'}: {len(value)} items is outside the schema's bounds"
+    items = schema.get("items", True)
+    for index, item in enumerate(value):
+        if problem := _check(item, items, root, f"{path}/{index}"):
+            return problem
+    return None
+
+
+def _check_combinators(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
+    for sub in schema.get("allOf", []):
+        if problem := _check(value, sub, root, path):
+            return problem
+    for key in ("anyOf", "oneOf"):
+        if key in schema and all(_check(value, sub, root, path) for sub in schema[key]):
+            return f"{path or '/'}: matches none of {key}"
+    return None
