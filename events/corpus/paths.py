@@ -3,7 +3,8 @@
 A run is a file (any harness format), or a run directory: its ``events.jsonl`` when it has one (the
 harness layout ``<state>/<run>/events.jsonl``), otherwise the log files directly in it (``*.jsonl``,
 ``*.ndjson``, ``*.json``: a project folder of transcripts, a folder of captured hook payloads). A
-directory of runs holds runs below it: ``*/events.jsonl``, or any folder with log files, at any depth.
+directory of runs holds runs below it: ``*/events.jsonl`` (or ``runs/*/events.jsonl``) when it is in the
+harness layout, and then only those; otherwise any folder with log files, at any depth.
 """
 
 from __future__ import annotations
@@ -65,7 +66,10 @@ def _runs_at(path: Path) -> list[RunFiles]:
         return [RunFiles(run_name(path), (path,), path)]
     if not path.is_dir():
         raise CorpusError(f"{path}: no such file or directory")
-    runs = _runs_below(path, set())
+    # A folder in the harness layout holds runs as ``<run>/events.jsonl`` (or ``runs/<run>/events.jsonl``):
+    # only those are its runs, not the other files that may lie beside them (forge data, push lists).
+    harness = sorted(path.glob("*/events.jsonl")) or sorted(path.glob("runs/*/events.jsonl"))
+    runs = [RunFiles(run_name(f), (f,), f.parent) for f in harness] or _runs_below(path, set())
     if not runs:
         raise CorpusError(f"{path}: no harness logs (*.jsonl, *.ndjson, *.json) in it or below it")
     return runs

@@ -88,7 +88,7 @@ def test_failing_message_goes_to_the_dead_letter_queue_and_is_recorded(fleet: Fl
                     60, "two dead letters", fleet)  # fmt: skip
     errors = {e.payload["message_id"]: e.payload["error"] for e in dead}
     assert "outside the configured roots" in errors["ingest-outside-01"]
-    assert "no events.jsonl" in errors["ingest-missing-01"]
+    assert "no harness log to ingest" in errors["ingest-missing-01"]
     assert redis.Redis.from_url(redis_url).llen("dead_letter") == 2
 
 

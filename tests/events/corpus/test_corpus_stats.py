@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,17 +28,22 @@ def _stats_json(*args: str) -> dict[str, object]:
 
 
 def test_paths_become_runs(fixtures: Path, tmp_path: Path) -> None:
-    runs = expand([fixtures])
-    assert [run.name for run in runs] == ["fixtures", "envelope_run"]
-    assert len(runs[0].files) == 9 and runs[1].files == (fixtures / "envelope_run" / "events.jsonl",)
+    # In the harness layout (a <run>/events.jsonl below it) a folder's runs are those, nothing beside them.
+    [harness] = expand([fixtures])
+    assert (harness.name, harness.files) == ("envelope_run", (fixtures / "envelope_run" / "events.jsonl",))
+    loose = tmp_path / "captures"
+    shutil.copytree(fixtures, loose, ignore=shutil.ignore_patterns("envelope_run"))
+    [folder] = expand([loose])
+    assert folder.name == "captures" and len(folder.files) == 9
     assert [run.name for run in expand([str(fixtures / "stream_*.ndjson")])] == ["stream_interleaved", "stream_restart"]
     assert [run.name for run in expand([fixtures / "hooks_session.jsonl", fixtures / "hooks_session.jsonl"])] == [
         "hooks_session"
     ]  # named twice, read once
     with pytest.raises(CorpusError, match="matches nothing"):
         expand([str(tmp_path / "*.jsonl")])
+    (tmp_path / "empty").mkdir()
     with pytest.raises(CorpusError, match="no harness logs"):
-        expand([tmp_path])
+        expand([tmp_path / "empty"])
 
 
 def test_totals_add_up_and_sessions_are_distinct(fixtures: Path) -> None:
@@ -58,8 +64,8 @@ def test_totals_add_up_and_sessions_are_distinct(fixtures: Path) -> None:
 
 
 def test_json_is_stable_and_complete(fixtures: Path) -> None:
-    first = _stats_json(str(fixtures))
-    assert _stats_json(str(fixtures)) == first
+    first = _stats_json(str(fixtures / "*"))
+    assert _stats_json(str(fixtures / "*")) == first
     assert set(first) == {"runs", "total", "tool_error_definition"}
     assert first["tool_error_definition"] == TOOL_ERROR_DEFINITION
     total = first["total"]
