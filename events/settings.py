@@ -41,6 +41,16 @@ class Settings(BaseSettings):
     fixer_daily_cap_usd: float = Field(
         default=0.0, ge=0, allow_inf_nan=False, description="Fixers' daily spend cap (USD); 0 keeps fixers off."
     )
+    fixer_session_usd: float = Field(
+        default=1.5, gt=0, allow_inf_nan=False, description="Reserved per fixer session (~2x $79.37/107)."
+    )
+    fixer_command: str = Field(
+        default="claude -p --output-format stream-json --verbose", description="Fixer agent command (brief last)."
+    )
+    fixers: bool = Field(default=False, description="Launch fixer sessions (needs a sandbox and a cap > 0).")
+    merge_gate: str | None = Field(default=None, description="Merge gate command; the checks + miner test if unset.")
+    forge: str = Field(default="examples", description="Local forge folder (forge/, repo.bundle) or github:OWNER/NAME.")
+    repository: Path | None = Field(default=None, description="Checkout fixers branch from with a GitHub forge.")
     tenant: str = Field(default="default", min_length=1, description="Tenant recorded on every message.")
     timezone: str = Field(default="America/Los_Angeles", description="Zone of days, weeks and cron.")
     roots: str | None = Field(
@@ -59,10 +69,26 @@ class Settings(BaseSettings):
     embed_url: str | None = Field(default=None, description="Embedding server URL (OpenAI: up to /v1).")
     embed_model: str | None = Field(default=None, description="Embedding model id; unset: no embeddings.")
     embed_api_key: SecretStr | None = Field(default=None, description="Bearer key of the embedding server.")
+    decider_program: Path | None = Field(default=None, description="Compiled decision program (first in lookup).")
+    decider_deadline_s: float = Field(default=30.0, gt=0, description="Seconds a push waits for its decisions.")
+    decider_push_usd: float = Field(default=0.10, ge=0, allow_inf_nan=False, description="Decide budget per push.")
+    decider_push_calls: int = Field(default=120, ge=0, description="Model calls per push.")
+    decider_adapt: bool = Field(default=False, description="Opt-in user adaptation from dismissals in the repo.")
+    docker_socket: Path | None = Field(
+        default=Path("/var/run/docker.sock"), description="Docker Engine API socket for GPU sharing; absent: off."
+    )
+    model_container: str | None = Field(default=None, description="The model server's container (GPU sharing).")
+    labeler_batch: int = Field(default=8, ge=1, le=64, description="Candidates per labelling call.")
+    labeler_candidates: int = Field(default=48, ge=1, description="Candidates labelled per ticket, best first.")
 
     @field_validator("database_url", "broker_url")
     @classmethod
     def _not_blank(cls, value: str | None) -> str | None:
+        return value or None
+
+    @field_validator("docker_socket", "model_container", mode="before")
+    @classmethod
+    def _off_when_blank(cls, value: object) -> object:
         return value or None
 
     @field_validator("model_api", "model_url", "model", "embed_api", "embed_url", "embed_model", mode="before")

@@ -44,7 +44,7 @@ from events import Settings, SqlEventStore, ensure_schema
 from events import tables as t
 from events.projections import PROJECTIONS, decisions, faults, findings, labels, loop, proposals, runs
 from events.projector import catch_up, digest, rebuild
-from ops.metrics import fixer_daily_cap_usd, registry_for, render, spend_today
+from ops.metrics import registry_for, render, spend_today
 from schemas import MESSAGE_TYPES, LabelerRun
 
 __all__ = ["LEDGER", "PAGE", "create_app"]
@@ -197,7 +197,7 @@ def create_app(settings: Settings, catch_up_every_s: float | None = 2.0) -> Fast
 
     store = SqlEventStore.from_url(settings.event_log_url)
     ensure_schema(store.engine)
-    zone, cap = ZoneInfo(settings.timezone), fixer_daily_cap_usd()
+    zone, cap = ZoneInfo(settings.timezone), settings.fixer_daily_cap_usd
     deps = _Deps(settings, store, zone, cap, registry_for(store, build_app(settings, include=False), zone, cap))
     api = FastAPI(title="Ouroboros", version="0.1.0", lifespan=_lifespan(store, catch_up_every_s))
     _fleet_routes(api, deps)

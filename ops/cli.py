@@ -34,6 +34,13 @@ app.add_typer(__import__("ops.measure_cli", fromlist=["measure_app"]).measure_ap
 app.add_typer(__import__("ops.miner_cli", fromlist=["miner_app"]).miner_app, name="miner")
 app.add_typer(__import__("ops.miner_cli", fromlist=["datalog_app"]).datalog_app, name="datalog")
 app.add_typer(__import__("ops.hooks_install", fromlist=["hooks_app"]).hooks_app, name="hooks")
+app.command("precheck")(__import__("ops.precheck_cli", fromlist=["precheck_cmd"]).precheck_cmd)
+app.command("propose")(__import__("ops.precheck_cli", fromlist=["propose_cmd"]).propose_cmd)
+app.command("label")(__import__("ops.label_cli", fromlist=["label"]).label)
+__import__("ops.decider_cli", fromlist=["register"]).register(app)  # scan, pre-push, dismiss
+app.command("close-ticket")(__import__("ops.loop_cli", fromlist=["close_ticket_cmd"]).close_ticket_cmd)
+app.command("train")(__import__("ops.loop_cli", fromlist=["train_cmd"]).train_cmd)
+app.command("fix")(__import__("ops.loop_cli", fromlist=["fix_cmd"]).fix_cmd)
 console = Console()
 
 
@@ -50,11 +57,12 @@ def _store() -> SqlEventStore:
 @app.command()
 def loop(
     corpus: Annotated[Path, typer.Argument(help="Directory of runs (<run>/events.jsonl).")] = Path("examples"),
+    fixers: Annotated[bool, typer.Option("--fixers", help="Launch fixer sessions (sandboxed, under the cap).")] = False,
 ) -> None:
     """Run the whole loop once on the embedded default over CORPUS and print the summary."""
     from ops.loop import run_loop
 
-    raise typer.Exit(run_loop(corpus, console))
+    raise typer.Exit(run_loop(corpus, console, fixers=fixers))
 
 
 @app.command()

@@ -43,6 +43,11 @@ class EmbeddedFleet:
         if self.settings.database_url:
             env["OURO_DATABASE_URL"] = self.settings.database_url
         env["OURO_BROKER_URL"] = self.settings.celery_broker_url
+        for name in ("forge", "fixers", "fixer_command", "fixer_daily_cap_usd", "fixer_session_usd", "merge_gate"):
+            value = getattr(self.settings, name)
+            if value is not None:  # the worker sees the forge and fixer settings the CLI was given
+                env[f"OURO_{name.upper()}"] = str(int(value) if isinstance(value, bool) else value)
+        env["OURO_FORGE"] = self.settings.forge  # the main job's forge may be the corpus's own
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(self.command(), env=env, stdout=log, stderr=subprocess.STDOUT)
         log.close()

@@ -20,7 +20,10 @@ from events.projections.runs import runs
 from events.projector import catch_up, digest, status
 from ops.embedded import EmbeddedFleet, wait_handled
 from ops.ingest import expand_runs, ingest_messages
-from ops.summary import print_backtests, print_findings, print_series
+from ops.loop_cli import loop_train, print_fixers, print_train
+from ops.precheck_run import label_through_queue, loop_forge, precheck_through_queue, print_verdicts
+from ops.pushes import decide_through_queue
+from ops.summary import print_backtests, print_decisions, print_findings, print_labels, print_series
 from schemas import IngestRun, Measure, Message, content_id
 from workers import publish
 from workers.miner.ingest import mine_message, run_digest
@@ -28,12 +31,14 @@ from workers.miner.ingest import mine_message, run_digest
 __all__ = ["run_loop"]
 
 
-def run_loop(corpus: Path, console: Console, settings: Settings | None = None) -> int:
+def run_loop(corpus: Path, console: Console, settings: Settings | None = None, fixers: bool = False) -> int:
     """Ingest ``corpus`` through the real queue path, fold the ledger, print the summary."""
     settings = settings or load_settings()
+    settings = settings.model_copy(update={"fixers": True}) if fixers else settings
     store = SqlEventStore.from_url(settings.event_log_url)
     ensure_schema(store.engine)
     messages = ingest_messages(expand_runs([str(corpus)]), settings)
+    run_keys = [m.message_id for m in messages]  # the runs the pre-check's verdicts depend on
     pending = _pending(store, messages)
     console.print(f"[bold]Ouroboros[/] on {corpus} — state in {settings.state_dir}")
     if pending:
@@ -51,6 +56,19 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None) -
         if left:
             console.print(f"[red]{len(left)} message(s) not handled in time: {', '.join(left)}[/]")
             return 1
+    forge_settings = loop_forge(corpus, settings)
+    if forge_settings is not None and precheck_through_queue(store, forge_settings, content_id(*sorted(run_keys))):
+        console.print("[red]the pre-check was not handled in time; see the worker log[/]")
+        return 1
+    if forge_settings is not None and label_through_queue(store, forge_settings):
+        console.print("[red]the label requests were not handled in time; see the worker log[/]")
+        return 1
+    if forge_settings is not None and loop_train(store, forge_settings):
+        console.print("[red]the fixers or the merge train were not handled in time; see the worker log[/]")
+        return 1
+    if forge_settings is not None and decide_through_queue(store, forge_settings):
+        console.print("[red]the example pushes were not decided in time; see the worker log[/]")
+        return 1
     if not _measure(store, settings):
         console.print("[red]the measurement was not handled in time; see the worker log[/]")
         return 1
@@ -58,6 +76,12 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None) -
     _print_runs(store, {m.run for m in messages}, console)
     print_findings(store, {m.run for m in messages}, console)
     print_backtests(store, console)
+    if forge_settings is not None:
+        print_verdicts(store, console, forge_settings)
+        print_labels(store, console)
+        print_fixers(store, forge_settings, console)
+        print_train(store, console)
+        print_decisions(store, forge_settings, console)
     print_series(settings, console)
     _print_ledger(store, console)
     console.print(f"ops page: `ouro serve`, then http://{settings.api_host}:{settings.api_port}/")

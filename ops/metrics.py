@@ -26,9 +26,7 @@ liveness come from the workers' own Celery events, which Flower collects and exp
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -39,7 +37,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
-from events import ConfigurationError, SqlEventStore
+from events import SqlEventStore
 from events import tables as t
 from events.projections import PROJECTIONS
 from events.projections.loop import fixer_sessions
@@ -48,31 +46,16 @@ from ops.status import queue_depths
 from workers.triggers import lock_rows
 
 __all__ = [
-    "CAP_KEY",
     "LATENCY_BUCKETS",
     "FleetCollector",
     "Spend",
-    "fixer_daily_cap_usd",
     "registry_for",
     "render",
     "spend_today",
 ]
 
-CAP_KEY = "OURO_FIXER_DAILY_CAP_USD"
 LATENCY_BUCKETS = (0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0)
 _TRIGGER_COUNTS = (("published", "runs"), ("skipped_running", "skips"), ("skipped_not_built", "not_built"))
-
-
-def fixer_daily_cap_usd(environ: Mapping[str, str] = os.environ) -> float:
-    """The fixers' daily spend cap in USD from ``OURO_FIXER_DAILY_CAP_USD``; 0 (the default) means fixers off."""
-    raw = environ.get(CAP_KEY, "").strip() or "0"
-    try:
-        cap = float(raw)
-    except ValueError:
-        raise ConfigurationError(f"{CAP_KEY}: {raw!r} is not a number of US dollars") from None
-    if not math.isfinite(cap) or cap < 0:
-        raise ConfigurationError(f"{CAP_KEY}: {raw!r} must be a finite amount >= 0")
-    return cap
 
 
 @dataclass(frozen=True)

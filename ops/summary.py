@@ -13,8 +13,28 @@ from sqlalchemy import select
 
 from events import Settings, SqlEventStore, iter_all
 from events.projections.findings import findings
+from events.projections.labels import labels
 
-__all__ = ["print_backtests", "print_findings", "print_series"]
+__all__ = ["print_backtests", "print_decisions", "print_findings", "print_labels", "print_series"]
+
+
+def print_labels(store: SqlEventStore, console: Console) -> None:
+    """The labels the labeler proposed, with their acceptance and why (nothing when it has not run)."""
+    with store.reading() as conn:
+        rows = list(conn.execute(select(labels).order_by(labels.c.ticket, labels.c.position)).mappings())
+    if not rows:
+        return
+    accepted = sum(1 for row in rows if row["acceptance"] == "ACCEPTANCE_ACCEPTED")
+    rejected = sum(1 for row in rows if row["acceptance"] == "ACCEPTANCE_REJECTED")
+    table = Table(title=f"Labels proposed: {len(rows)} ({accepted} accepted, {rejected} rejected)")
+    for name in ("ticket", "instance", "+/-", "line", "acceptance", "why"):
+        table.add_column(name)
+    for row in rows:
+        acceptance = row["acceptance"].removeprefix("ACCEPTANCE_").lower()
+        where = f"{Path(row['file']).name}:{row['line']}"
+        table.add_row(f"#{row['ticket']}", row["instance"][:12], "+" if row["positive"] else "-", where, acceptance,
+                      row["why"] or row["reason"])  # fmt: skip
+    console.print(table)
 
 
 def print_findings(store: SqlEventStore, chosen: set[str], console: Console) -> None:
@@ -127,3 +147,22 @@ def _series_row(table: Table, name: str, point: dict[str, Any]) -> None:
     interval = f"[{point['low']:.4f}, {point['high']:.4f}]" if point.get("low") is not None else ""
     labels = ", ".join(f"{k}={v}" for k, v in sorted(point.get("labels", {}).items()) if k in ("scope", "period"))
     table.add_row(name, f"{point['value']:.4f}", " ".join(x for x in (interval, labels) if x))
+
+
+def print_decisions(store: SqlEventStore, settings: Settings, console: Console) -> None:
+    """The decider's answers on the forge's pushes: BLOCK / ADVISORY / DROP with p and the rationale."""
+    from ops.pushes import decisions_of, forge_pushes, push_message
+
+    pushes = forge_pushes(settings)
+    if not pushes:
+        return
+    found = [decisions_of(store, p.head, push_message(p, settings.tenant).message_id) for p in pushes]
+    variants = {d.variant for decided in found for d in decided}
+    how = " — memory-vote program (no chat model configured), $0" if "memory-vote" in variants else ""
+    console.print(f"[bold]Decisions on the example pushes: {len(pushes)}[/]{how}")
+    for number, (push, decided) in enumerate(zip(pushes, found, strict=True), 1):
+        console.print(f"  push {number} {push.base[:7]}..{push.head[:7]}: {len(decided) or 'no'} candidate(s)")
+        for d in sorted(decided, key=lambda d: (("BLOCK", "ADVISORY", "DROP").index(d.action.value), d.candidate.key)):
+            p = "    -" if d.p is None else f"{d.p:5.2f}"
+            where = f"{d.candidate.family} {d.candidate.path} {d.candidate.function}"
+            console.print(f"    {d.action.value:<8} {p}  {where}: {d.rationale}", markup=False, highlight=False)

@@ -186,6 +186,8 @@ class Undecided(StrEnum):
     PARSE_FAILED = "parse_failed"
     BUDGET_EXHAUSTED = "budget_exhausted"
     INSUFFICIENT_DATA = "insufficient_data"
+    NO_PROGRAM = "no_program"
+    MODEL_FAILED = "model_failed"
 
 
 class Decision(Record):
@@ -200,6 +202,14 @@ class Decision(Record):
     cost_usd: float = Field(default=0.0, ge=0.0, allow_inf_nan=False, description="Metered spend.")
     cached: bool = Field(default=False, description="Every answer came from the response cache ($0).")
     undecided: Undecided | None = Field(default=None, description="Why it is unscored, if it is.")
+    verdict: Literal["vulnerable", "not_vulnerable", "unsure"] | None = Field(
+        default=None, description="The majority verdict (None when no program answered)."
+    )
+    cited_lines: tuple[int, ...] = Field(default=(), description="Lines of the code the rationale cites.")
+    signals: tuple[str, ...] = Field(default=(), description="Signals the rationale names (checked against x).")
+    offered: bool = Field(default=False, description="Whether BLOCK is offered for the family.")
+    variant: str | None = Field(default=None, description="``llm-program`` or ``memory-vote``.")
+    retrieval: str | None = Field(default=None, description="``signals+embeddings`` or ``signals_only``.")
 
     @model_validator(mode="after")
     def _undecided_is_advisory(self) -> Self:

@@ -25,6 +25,7 @@ from schemas.loop import (
     PrecheckVerdict,
     Proposal,
     ProposedLabel,
+    ProposerCall,
     SeriesPoint,
 )
 from schemas.miners import Finding, MinerAcceptance
@@ -46,6 +47,7 @@ __all__ = [
     "PrecheckCompleted",
     "ProbeCompleted",
     "ProposalPosted",
+    "ProposerCallCompleted",
     "PushReceived",
     "RunRecorded",
     "SeriesPointRecorded",
@@ -97,6 +99,14 @@ class ProposalPosted(Event):
     TYPE: ClassVar[str] = "ProposalPosted"
 
     proposal: Proposal = Field(description="The proposal.")
+
+
+class ProposerCallCompleted(Event):
+    """The proposer made one model call for a batch of mining tickets (its cost row)."""
+
+    TYPE: ClassVar[str] = "ProposerCallCompleted"
+
+    call: ProposerCall = Field(description="Tickets, tokens, USD, seconds and load of the call.")
 
 
 class PrecheckCompleted(Event):

@@ -26,6 +26,7 @@ __all__ = [
     "PrecheckVerdict",
     "Proposal",
     "ProposedLabel",
+    "ProposerCall",
     "SeriesName",
     "SeriesPoint",
 ]
@@ -56,6 +57,24 @@ class Proposal(Record):
     rules: str = Field(default="", description="The proposed ``rules.dl`` text.")
     labels: tuple[str, ...] = Field(default=(), description="The proposed label lines, as written.")
     posted_at: Timestamp = Field(description="When the comment was posted.")
+
+
+class ProposerCall(Record):
+    """One model call of the proposer (a cost row): the batch of tickets it asked about and what it cost."""
+
+    family: NonEmptyStr = Field(description="The model family, e.g. ``haiku``.")
+    model: NonEmptyStr = Field(description="The model the provider answered with.")
+    tickets: tuple[int, ...] = Field(min_length=1, description="The tickets of the batch.")
+    artifacts: int = Field(ge=0, description="Proposals the reply carried that could be posted.")
+    input_tokens: int = Field(ge=0, description="Uncached input tokens.")
+    cache_read_tokens: int = Field(ge=0, description="Input tokens read from the provider's prompt cache.")
+    cache_creation_tokens: int = Field(ge=0, description="Input tokens written to the prompt cache.")
+    output_tokens: int = Field(ge=0, description="Output tokens.")
+    cost_usd: float = Field(ge=0.0, allow_inf_nan=False, description="Priced from the model's manifest.")
+    wall_s: float = Field(ge=0.0, allow_inf_nan=False, description="Seconds the call took.")
+    load: float | None = Field(default=None, allow_inf_nan=False, description="The host's 1-minute load then.")
+    cached: bool = Field(default=False, description="Replayed from the response cache at $0.")
+    at: Timestamp = Field(description="When the call ended.")
 
 
 class PrecheckOutcome(StrEnum):
@@ -155,6 +174,10 @@ class LabelerRun(Record):
         ge=0.0, allow_inf_nan=False, description="max(2 x median gap between batch starts, 2 x load)."
     )
     status: LabelerStatus = Field(description="running, yielding (GPU busy), completed or failed.")
+    failed_batches: int = Field(default=0, ge=0, description="Batches whose reply could not be used.")
+    notes: tuple[str, ...] = Field(
+        default=(), description="What the run says of itself: GPU sharing, queued requests, each failed batch's why."
+    )
 
     @model_validator(mode="after")
     def _ended_when_done(self) -> Self:

@@ -22,6 +22,7 @@ __all__ = [
     "LaunchFixer",
     "Measure",
     "MineRun",
+    "PrecheckSweep",
     "PrecheckTicket",
     "Probe",
     "RunMergeTrain",
@@ -53,6 +54,12 @@ class PrecheckTicket(Message):
     TASK: ClassVar[str] = "prechecker.precheck"
 
     ticket: int = Field(ge=1, description="The ticket.")
+
+
+class PrecheckSweep(Message):
+    """Pre-check every open mining ticket (the hourly trigger): one ``PrecheckTicket`` each, via the outbox."""
+
+    TASK: ClassVar[str] = "prechecker.sweep"
 
 
 class LabelTicket(Message):
@@ -96,6 +103,9 @@ class DecidePush(Message):
     base: Sha = Field(description="The remote's old tip (all zeros for a new ref).")
     head: Sha = Field(description="The pushed tip.")
     ref: NonEmptyStr = Field(description="The ref pushed.")
+    path: _PathText | None = Field(
+        default=None, description="The local checkout (confined to the roots); the forge's repository if unset."
+    )
 
 
 class RunMergeTrain(Message):

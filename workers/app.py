@@ -63,6 +63,9 @@ def configure(target: Celery, settings: Settings) -> Celery:
         task_reject_on_worker_lost=True,
         task_acks_on_failure_or_timeout=True,
         worker_prefetch_multiplier=1,
+        # --autoscale on the gpu queue follows its depth and holds while the GPU is yielded; other queues
+        # scale as Celery's own autoscaler does.
+        worker_autoscaler="workers.labeler.autoscale:GpuAutoscaler",
         task_queues=[
             Queue(name, Exchange(name, type="direct"), routing_key=name)
             for name in [*dict.fromkeys(QUEUES.values()), DEAD_LETTER_QUEUE]

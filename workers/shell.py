@@ -25,6 +25,7 @@ from events import (
     Settings,
     SqlEventStore,
     StreamWrite,
+    TransientError,
     ensure_schema,
     load_settings,
 )
@@ -91,12 +92,14 @@ def publish(message: Message, queue: str | None = None, via: Celery | None = Non
     )
 
 
-def relay_outbox(store: SqlEventStore, limit: int = 100) -> int:
-    """Publish pending outbox entries; a failed publish stays pending with its error."""
+def relay_outbox(store: SqlEventStore, limit: int = 100, publisher: Celery | None = None) -> int:
+    """Publish pending outbox entries (on ``publisher``, by default the process's app); a failed publish
+    stays pending with its error."""
     sent = 0
+    sender = publisher or app
     for entry in store.pending_outbox(limit):
         try:
-            app.send_task(entry.task, args=[entry.payload], task_id=entry.message_id, queue=queue_for(entry.task))
+            sender.send_task(entry.task, args=[entry.payload], task_id=entry.message_id, queue=queue_for(entry.task))
         except Exception as exc:  # the broker's own error types vary by transport
             store.mark_published(entry.id, error=f"{type(exc).__name__}: {exc}"[:500])
             continue
@@ -126,12 +129,16 @@ def run_message(task: Any, message_type: type[M], handler: Callable[[M, Context]
     try:
         message = message_type.model_validate(payload)
     except ValidationError as exc:
-        reject(ctx, message_type.TASK, payload, exc)
+        try:
+            reject(ctx, message_type.TASK, payload, exc)
+        except TransientError as lost:  # the rejection must be recorded, not dropped with the message
+            raise task.retry(exc=lost, countdown=ctx.settings.retry_backoff_s) from lost
         return "rejected"
     producer = message_type.TASK
-    if ctx.store.is_handled(producer, message.message_id):
-        return "duplicate"
     try:
+        # Inside the retry: a failed check must retry the message, not fail (and so ack) it.
+        if ctx.store.is_handled(producer, message.message_id):
+            return "duplicate"
         outcome = handler(message, ctx)
         result = ctx.store.commit(outcome.writes, Metadata.for_message(producer, message), outcome.follow_ups)
     except PermanentError as exc:

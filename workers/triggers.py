@@ -15,8 +15,10 @@ not expired. Of two beats firing the same trigger at once exactly one statement 
 records a skip. A run that crashed (its message lost) stops blocking when its lock expires: ``lock_s`` is
 the broker's visibility timeout, after which an unacknowledged message of a killed worker has come back.
 
-A trigger whose task is not registered yet (``miner.scan``, ``prechecker.sweep``) or has no message type
-records ``skipped: not built`` and publishes nothing. The counts and the last outcome of every trigger stay
+A trigger whose task is not registered yet (``miner.scan``) or has no message type records ``skipped: not
+built`` and publishes nothing. The pre-check's occurrence publishes ``PrecheckSweep``, which the prechecker
+turns into one ``PrecheckTicket`` per open mining ticket through its outbox; the merge train's publishes
+``RunMergeTrain``. The counts and the last outcome of every trigger stay
 on its row, where ``ouro triggers`` and ``GET /metrics`` read them.
 """
 

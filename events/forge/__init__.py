@@ -1,7 +1,9 @@
 """Forge adapters: tickets, pull requests, commits and files at a revision, behind one protocol.
 
-``base`` holds the frozen values, the ``Forge`` protocol and the errors; ``local`` reads a forge on disk
-(JSON files and a git repository or bundle). Pure code: no Celery, no SQLAlchemy.
+``base`` holds the frozen values, the ``Forge`` and ``WritableForge`` protocols and the errors; ``local``
+reads a forge on disk (JSON files and a git repository or bundle) and writes into a directory beside it
+(``overlay``); ``github`` (imported on demand: ``events.forge.github.GitHubForge``, it loads githubkit) is
+GitHub's REST API; ``factory.open_forge`` picks one from ``OURO_FORGE``. Pure code: no Celery, no SQLAlchemy.
 
     forge = LocalForge.from_examples(Path("examples"), cache_dir)
     forge.ticket(53).comments[-1].body           # the latest proposal
@@ -20,8 +22,10 @@ from events.forge.base import (
     NotFoundError,
     PullRequest,
     Ticket,
+    WritableForge,
     parse_trailers,
 )
+from events.forge.factory import open_forge
 from events.forge.local import LocalForge
 
 __all__ = [
@@ -34,5 +38,7 @@ __all__ = [
     "NotFoundError",
     "PullRequest",
     "Ticket",
+    "WritableForge",
+    "open_forge",
     "parse_trailers",
 ]

@@ -4,7 +4,7 @@
     └── ForgeError                 a forge file or the repository cannot be read, or a request is refused
         └── NotFoundError          no such ticket, pull request, revision or path
 
-Adapters (``local``, later GitHub) return these types and raise only these errors (a git timeout is a
+Adapters (``local``, ``github``) return these types and raise only these errors (a git timeout is a
 ``TransientError``). Pure code: no Celery, no SQLAlchemy.
 """
 
@@ -26,6 +26,7 @@ __all__ = [
     "NotFoundError",
     "PullRequest",
     "Ticket",
+    "WritableForge",
     "parse_trailers",
 ]
 
@@ -137,6 +138,7 @@ class PullRequest:
     author: str
     commits: tuple[Commit, ...]
     checks: tuple[Check, ...]
+    head_ref: str = ""  # the branch it was opened from ("" when the forge does not say)
 
 
 @runtime_checkable
@@ -169,4 +171,25 @@ class Forge(Protocol):
 
     def file_at(self, revision: str, path: str) -> bytes:
         """The bytes of ``path`` at ``revision``; ``NotFoundError`` when either is missing."""
+        ...
+
+
+@runtime_checkable
+class WritableForge(Forge, Protocol):
+    """A forge the merge train and the close-ticket gate can write to."""
+
+    def comments(self, number: int) -> tuple[Comment, ...]:
+        """Every comment on issue or pull request ``number``, oldest first."""
+        ...
+
+    def comment(self, number: int, body: str) -> Comment:
+        """Post ``body`` as a comment on issue or pull request ``number``."""
+        ...
+
+    def merge(self, number: int, head_sha: str, message: str) -> str:
+        """Merge pull request ``number`` at ``head_sha`` (refused if its head moved); the merge commit."""
+        ...
+
+    def close_ticket(self, number: int) -> None:
+        """Close issue ``number``."""
         ...

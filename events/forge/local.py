@@ -15,12 +15,14 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from events.errors import TransientError
 from events.forge.base import Check, Comment, Commit, ForgeError, NotFoundError, PullRequest, Ticket
+from events.forge.overlay import append_comment, claim_number, read_comments, write_document
 
 __all__ = ["LocalForge"]
 
@@ -35,26 +37,29 @@ _GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TE
 class LocalForge:
     """Tickets and pull requests from JSON files, commits and files from a local git repository."""
 
-    def __init__(self, forge_dir: Path, repository: Path, *, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self, forge_dir: Path, repository: Path, *, cache_dir: Path | None = None, writes_dir: Path | None = None
+    ) -> None:
         self.forge_dir = Path(forge_dir)
         self.repository = Path(repository)
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
+        self.writes_dir = None if writes_dir is None else Path(writes_dir)  # see events.forge.overlay
         self._repo: Path | None = None
 
     @classmethod
-    def from_examples(cls, examples: Path, cache_dir: Path) -> LocalForge:
+    def from_examples(cls, examples: Path, cache_dir: Path, writes_dir: Path | None = None) -> LocalForge:
         """The forge of the shipped sample corpus: ``examples/forge`` and ``examples/repo.bundle``."""
-        return cls(Path(examples) / "forge", Path(examples) / "repo.bundle", cache_dir=cache_dir)
+        return cls(Path(examples) / "forge", Path(examples) / "repo.bundle", cache_dir=cache_dir, writes_dir=writes_dir)
 
     # -- tickets and pull requests ---------------------------------------------------------------
 
     def ticket(self, number: int) -> Ticket:
         """The ticket ``number``."""
-        return self._read_one("tickets", number, _ticket)
+        return self._with_comments(self._read_one("tickets", number, _ticket))
 
     def tickets(self) -> list[Ticket]:
         """Every ticket, by number."""
-        return [self._read(path, _ticket) for path in self._files("tickets")]
+        return [self._with_comments(self._read(path, _ticket)) for path in self._files("tickets")]
 
     def pull_request(self, number: int) -> PullRequest:
         """The pull request ``number``."""
@@ -70,8 +75,89 @@ class LocalForge:
         issue = _ISSUE_REF.fullmatch(ref)
         if issue is not None:
             name = f"{int(issue.group(1))}.json"
-            return (self.forge_dir / "tickets" / name).is_file() or (self.forge_dir / "pulls" / name).is_file()
+            return any((root / kind / name).is_file() for root in self._roots() for kind in ("tickets", "pulls"))
         return _SHA.fullmatch(ref) is not None and self.has_commit(ref)
+
+    # -- writes (into the writes directory; the shipped forge is never modified) ----------------
+
+    def comments(self, number: int) -> tuple[Comment, ...]:
+        """Every comment on issue or pull request ``number``: the shipped ones, then those written here."""
+        shipped: tuple[Comment, ...] = ()
+        if any((root / "tickets" / f"{int(number)}.json").is_file() for root in self._roots()):
+            shipped = self._read_one("tickets", number, _ticket).comments
+        return shipped + self._written_comments(number)
+
+    def comment(self, number: int, body: str, author: str = "ouroboros") -> Comment:
+        """Post ``body`` on issue or pull request ``number``."""
+        if not self.exists(f"#{int(number)}"):
+            raise NotFoundError(f"no issue or pull request #{number} to comment on")
+        return append_comment(self._writes("comments"), number, author, body, datetime.now(UTC))
+
+    def close_ticket(self, number: int) -> None:
+        """Close issue ``number`` (its document is copied into the writes directory, state ``closed``)."""
+        path = self._read_path("tickets", number)
+        write_document(self._writes("tickets") / f"{int(number)}.json", {**_load(path), "state": "closed"})
+
+    def merge(self, number: int, head_sha: str, message: str) -> str:
+        """Merge pull request ``number`` at ``head_sha`` into its base in the repository (a merge commit
+        made with ``git merge-tree``/``commit-tree``/``update-ref``); returns the merge commit. A head whose
+        commits the repository does not hold (a pull request known only by its metadata) is marked merged
+        and ``""`` is returned."""
+        pull = self.pull_request(number)
+        if pull.state != "open":
+            raise ForgeError(f"pull request #{number} is {pull.state}, not open")
+        if pull.head_sha != head_sha:
+            raise ForgeError(f"pull request #{number}'s head moved: {pull.head_sha[:12]}, not {head_sha[:12]}")
+        merged = self._git_merge(pull, message) if self.has_commit(head_sha) else ""
+        document = {**_load(self._read_path("pulls", number)), "state": "merged", "merge_commit": merged}
+        write_document(self._writes("pulls") / f"{int(number)}.json", document)
+        return merged
+
+    def open_pull_request(self, document: Mapping[str, Any]) -> PullRequest:
+        """Open a pull request from ``document`` (the fields of ``pulls/<n>.json`` less ``number``)."""
+        try:
+            _pull_request({**document, "number": 1})
+        except _FieldError as exc:
+            raise ForgeError(f"cannot open a pull request: {exc}") from exc
+        taken = [int(p.stem) for kind in ("pulls", "tickets") for p in self._files(kind)]
+        number = claim_number(self._writes("claims"), taken)
+        write_document(self._writes("pulls") / f"{number}.json", {**document, "number": number})
+        return self.pull_request(number)
+
+    def git_dir(self) -> Path:
+        """The git directory the forge reads (the bundle's clone in the cache directory)."""
+        return self._repository()
+
+    def _git_merge(self, pull: PullRequest, message: str) -> str:
+        _refuse_option(pull.base, "base")
+        base = self._git("rev-parse", "--verify", "--end-of-options", f"refs/heads/{pull.base}").stdout.decode().strip()
+        tree = self._git("merge-tree", "--write-tree", "--no-messages", base, pull.head_sha, check=False)
+        if tree.returncode != 0:
+            raise ForgeError(f"pull request #{pull.number} does not merge cleanly into {pull.base}")
+        oid = tree.stdout.decode().split()[0]
+        who = ["-c", "user.name=ouroboros-merger", "-c", "user.email=merger@ouroboros.invalid"]
+        commit = self._git(*who, "commit-tree", oid, "-p", base, "-p", pull.head_sha, "-m", message).stdout.decode()
+        commit = commit.strip()
+        self._git("update-ref", f"refs/heads/{pull.base}", commit, base)
+        return commit
+
+    def _writes(self, kind: str) -> Path:
+        if self.writes_dir is None:
+            raise ForgeError(f"{self.forge_dir}: this local forge is read-only (no writes directory)")
+        return self.writes_dir / kind
+
+    def _written_comments(self, number: int) -> tuple[Comment, ...]:
+        return () if self.writes_dir is None else read_comments(self.writes_dir / "comments", number)
+
+    def _with_comments(self, ticket: Ticket) -> Ticket:
+        written = self._written_comments(ticket.number)
+        return replace(ticket, comments=ticket.comments + written) if written else ticket
+
+    def _read_path(self, kind: str, number: int) -> Path:
+        for root in self._roots():
+            if (path := root / kind / f"{int(number)}.json").is_file():
+                return path
+        raise NotFoundError(f"no {kind[:-1] if kind == 'tickets' else 'pull request'} #{number}")
 
     # -- the repository --------------------------------------------------------------------------
 
@@ -135,15 +221,23 @@ class LocalForge:
 
     # -- JSON files ------------------------------------------------------------------------------
 
+    def _roots(self) -> list[Path]:
+        """Where documents are read from, the writes directory first (it wins over the shipped forge)."""
+        return [self.writes_dir, self.forge_dir] if self.writes_dir is not None else [self.forge_dir]
+
     def _files(self, kind: str) -> list[Path]:
-        folder = self.forge_dir / kind
-        if not folder.is_dir():
-            return []
-        numbered = [path for path in folder.glob("*.json") if path.stem.isdigit()]
-        return sorted(numbered, key=lambda path: int(path.stem))
+        found: dict[int, Path] = {}
+        for root in reversed(self._roots()):
+            folder = root / kind
+            if folder.is_dir():
+                found.update({int(path.stem): path for path in folder.glob("*.json") if path.stem.isdigit()})
+        return [found[number] for number in sorted(found)]
 
     def _read_one(self, kind: str, number: int, build: Callable[[Mapping[str, Any]], _T]) -> _T:
-        path = self.forge_dir / kind / f"{int(number)}.json"
+        path = next(
+            (p for root in self._roots() if (p := root / kind / f"{int(number)}.json").is_file()),
+            self.forge_dir / kind / f"{int(number)}.json",
+        )
         if not path.is_file():
             raise NotFoundError(f"no {kind[:-1] if kind == 'tickets' else 'pull request'} #{number} ({path})")
         return self._read(path, build)
@@ -165,6 +259,16 @@ class LocalForge:
         if getattr(value, "number", None) != int(path.stem):
             raise ForgeError(f"{path}: number {data.get('number')!r} does not match the file name")
         return value
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ForgeError(f"{path}: cannot read: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ForgeError(f"{path}: expected a JSON object")
+    return data
 
 
 class _FieldError(Exception):
@@ -243,6 +347,7 @@ def _pull_request(data: Mapping[str, Any]) -> PullRequest:
         author=_get(data, "author", str),
         commits=commits,
         checks=checks,
+        head_ref=str(data.get("head_ref") or ""),
     )
 
 

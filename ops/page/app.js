@@ -172,10 +172,12 @@ async function loadLabeler() {
   if (!found) { box.replaceChildren(el("p", { class: "muted" }, "no labeler run yet")); return; }
   const r = found.run;
   const pairs = [["status", r.status], ["model", r.model], ["tickets", (r.tickets || []).map((t) => `#${t}`).join(" ") || "—"],
-    ["batches", r.batches], ["candidates", r.candidates], ["accepted / rejected", `${r.accepted} / ${r.rejected}`],
+    ["batches", `${r.batches} (${r.failed_batches || 0} failed)`], ["candidates", r.candidates],
+    ["accepted / rejected", `${r.accepted} / ${r.rejected}`],
     ["keep-alive", `${r.keep_alive_s} s`], ["started", r.started], ["ended", r.ended || "running"],
     ["from", found.source], ["read at", new Date().toLocaleTimeString()]];
-  box.replaceChildren(el("dl", { class: "kv", id: "labeler-kv" }, ...pairs.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
+  const notes = el("ul", { class: "muted", id: "labeler-notes" }, ...(r.notes || []).map((n) => el("li", {}, n)));
+  box.replaceChildren(el("dl", { class: "kv", id: "labeler-kv" }, ...pairs.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])), notes);
 }
 
 async function loadSpend() {

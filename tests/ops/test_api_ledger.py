@@ -141,8 +141,8 @@ def test_the_labeler_run_comes_from_labeler_json_else_the_ledger(seeded: Seeded)
 def test_spend_today_against_the_cap(seeded: Seeded, monkeypatch: pytest.MonkeyPatch) -> None:
     off = _client(seeded.settings).get("/api/spend").json()
     assert (off["spent_usd"], off["cap_usd"], off["fixers_on"], off["sessions"]) == (1.25, 0.0, False, 1)
-    monkeypatch.setenv("OURO_FIXER_DAILY_CAP_USD", "10")
-    on = _client(seeded.settings).get("/api/spend").json()
+    monkeypatch.setenv("OURO_FIXER_DAILY_CAP_USD", "10")  # the cap is a setting, read with the others
+    on = _client(Settings(state=seeded.settings.state, broker_url=seeded.settings.broker_url)).get("/api/spend").json()
     assert (on["cap_usd"], on["remaining_usd"], on["fixers_on"], on["zone"]) == (
         10.0,
         8.75,

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_cli import ouro
+from test_cli import ROOT, ouro
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +38,8 @@ def test_loop_ingests_through_the_queue_and_a_second_run_prints_the_same(tmp_pat
     corpus = tmp_path / "corpus"
     _write_run(corpus, "run-a", errors=1, costs=[0.5, 0.75])
     _write_run(corpus, "run-b", errors=2, costs=[0.25, 0.1, 0.3])  # the process was reopened
-    first = ouro("loop", str(corpus), state=tmp_path / "state")
+    forge = {"OURO_FORGE": str(ROOT / "examples")}  # the example tickets, pre-checked against these two runs
+    first = ouro("loop", str(corpus), state=tmp_path / "state", **forge)
     assert first.returncode == 0, first.stderr + first.stdout
     row_a = re.search(r"run-a\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*([\d.]+)", first.stdout)
     row_b = re.search(r"run-b\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*([\d.]+)", first.stdout)
@@ -48,6 +49,10 @@ def test_loop_ingests_through_the_queue_and_a_second_run_prints_the_same(tmp_pat
     assert re.search(r"draft-pr-late\s*│\s*invisible\s*│\s*generic\s*│\s*2\s*│\s*2: run-a, run-b", first.stdout)
     assert "score(run-a, 540)" in first.stdout
     assert "Accepted miners:" in first.stdout
-    second = ouro("loop", str(corpus), state=tmp_path / "state")
+    # the example tickets' runs are not in this corpus: only the pull requests and commits they name exist
+    assert "Pre-check verdicts: 2 launch, 5 needs_labels (0 model calls)" in first.stdout
+    assert re.search(r"#50\s+3392418870\s+self-merge\s+2\s+2\s+launch", first.stdout)
+    assert "label requests queued for the labeler: #38, #41, #44, #47, #48" in first.stdout
+    second = ouro("loop", str(corpus), state=tmp_path / "state", **forge)
     assert second.returncode == 0
     assert second.stdout.replace(str(tmp_path), "") == first.stdout.replace(str(tmp_path), "")

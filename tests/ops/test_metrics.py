@@ -10,13 +10,13 @@ from _ops_seed import Seeded, seed
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from events import ConfigurationError, Metadata, Settings, StreamWrite
+from events import ConfigurationError, Metadata, Settings, StreamWrite, load_settings
 from ops.api import create_app
-from ops.metrics import CAP_KEY, fixer_daily_cap_usd
 from schemas import FieldError, MessageDeadLettered, MessageRejected, Probe
 from workers import build_app, declare_queues
 from workers.triggers import fire
 
+CAP_KEY = "OURO_FIXER_DAILY_CAP_USD"
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
@@ -34,15 +34,18 @@ def _on(seeded: Seeded, broker_url: str) -> Settings:
     return Settings(state=seeded.settings.state, broker_url=broker_url)
 
 
-@pytest.mark.parametrize(("raw", "cap"), [(None, 0.0), ("", 0.0), ("12.5", 12.5), ("0", 0.0)])
-def test_the_cap_defaults_to_zero_fixers_off(raw: str | None, cap: float) -> None:
-    assert fixer_daily_cap_usd({} if raw is None else {CAP_KEY: raw}) == cap
+@pytest.mark.parametrize(("raw", "cap"), [(None, 0.0), ("12.5", 12.5), ("0", 0.0)])
+def test_the_cap_defaults_to_zero_fixers_off(raw: str | None, cap: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    if raw is not None:
+        monkeypatch.setenv(CAP_KEY, raw)
+    assert load_settings().fixer_daily_cap_usd == cap
 
 
 @pytest.mark.parametrize("raw", ["-1", "ten", "nan", "inf"])
-def test_a_bad_cap_names_its_key(raw: str) -> None:
+def test_a_bad_cap_names_its_key(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CAP_KEY, raw)
     with pytest.raises(ConfigurationError, match=CAP_KEY):
-        fixer_daily_cap_usd({CAP_KEY: raw})
+        load_settings()
 
 
 def test_queue_depths_come_from_the_broker(tmp_path: Path, redis_url: str) -> None:

@@ -75,8 +75,9 @@ def test_fleet_trigger_publishes_measure_and_records_what_is_not_built(
         return rows if len(rows) == 4 and rows["measure"]["runs"] == 1 else None
 
     rows = _wait(settled, "all four triggers to fire", log)
-    for name in ("detector", "precheck", "merge_train"):
-        assert (rows[name]["not_built"], rows[name]["last_outcome"]) == (1, NOT_BUILT)
+    assert (rows["detector"]["not_built"], rows["detector"]["last_outcome"]) == (1, NOT_BUILT)
+    assert (rows["merge_train"]["runs"], rows["merge_train"]["last_outcome"]) == (1, PUBLISHED)  # a RunMergeTrain
+    assert (rows["precheck"]["runs"], rows["precheck"]["last_outcome"]) == (1, PUBLISHED)  # a PrecheckSweep
     first = rows["measure"]["message_id"]
     assert rows["measure"]["last_outcome"] == PUBLISHED
     # The measure the trigger published runs on the measurer queue and writes the snapshot.

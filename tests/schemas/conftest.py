@@ -88,6 +88,20 @@ ACCEPTANCE = s.MinerAcceptance(
     mutation_floor=0.5,
     test_passed=True,
 )
+PROPOSER_CALL = s.ProposerCall(
+    family="haiku",
+    model="claude-haiku-4-5",
+    tickets=(249, 105),
+    artifacts=2,
+    input_tokens=5120,
+    cache_read_tokens=0,
+    cache_creation_tokens=4096,
+    output_tokens=900,
+    cost_usd=0.0142,
+    wall_s=11.5,
+    load=0.42,
+    at=T0,
+)
 PROPOSAL = s.Proposal(
     ticket=249,
     comment_id=9001,
@@ -231,6 +245,7 @@ EXAMPLES: dict[str, Callable[[], s.Record]] = {
     "FixerSession": lambda: FIXER,
     "MergeResult": lambda: REFUSED,
     "SeriesPoint": lambda: POINT,
+    "ProposerCall": lambda: PROPOSER_CALL,
     # decider
     "Candidate": lambda: CANDIDATE,
     "InstrumentState": lambda: INSTRUMENTS["qr"],
@@ -262,6 +277,7 @@ EXAMPLES: dict[str, Callable[[], s.Record]] = {
     "MinerAccepted": lambda: s.MinerAccepted(acceptance=ACCEPTANCE),
     "ProposalPosted": lambda: s.ProposalPosted(proposal=PROPOSAL),
     "PrecheckCompleted": lambda: s.PrecheckCompleted(verdict=LAUNCH),
+    "ProposerCallCompleted": lambda: s.ProposerCallCompleted(call=PROPOSER_CALL),
     "LabelRequested": lambda: s.LabelRequested(request=REQUEST),
     "LabelProposed": lambda: s.LabelProposed(label=LABEL),
     "LabelerRunCompleted": lambda: s.LabelerRunCompleted(labeler_run=LABELER_RUN),
@@ -285,6 +301,7 @@ EXAMPLES: dict[str, Callable[[], s.Record]] = {
     "IngestRun": lambda: s.IngestRun(**MID, path=f"{RUN}/events.jsonl", run=RUN),
     "MineRun": lambda: s.MineRun(**MID, run=RUN, correlation_id="c-1", causation_id="e-7"),
     "PrecheckTicket": lambda: s.PrecheckTicket(**MID, ticket=249),
+    "PrecheckSweep": lambda: s.PrecheckSweep(**MID),
     "LabelTicket": lambda: s.LabelTicket(**MID, ticket=105, request=REQUEST),
     "LaunchFixer": lambda: s.LaunchFixer(**MID, ticket=249, verdict=LAUNCH),
     "DecidePush": lambda: s.DecidePush(**MID, repo="acme/shop", base="0" * 40, head=SHA, ref="refs/heads/x"),

@@ -32,8 +32,9 @@ PUBLIC = [
     "MergeOutcome", "MergeRefused", "MergeResult", "Merged", "Message", "MessageDeadLettered",
     "MessageRejected", "MineRun", "MinerAcceptance", "MinerAccepted", "MinerName", "MutantOutcome",
     "MutantResult", "MutationOperator", "MutationReport", "NonEmptyStr", "Number",
-    "PrecheckCompleted", "PrecheckOutcome", "PrecheckTicket", "PrecheckVerdict", "Probe",
-    "ProbeCompleted", "Profile", "Proposal", "ProposalPosted", "ProposedLabel", "Provenance",
+    "PrecheckCompleted", "PrecheckOutcome", "PrecheckSweep", "PrecheckTicket", "PrecheckVerdict", "Probe",
+    "ProbeCompleted", "Profile", "Proposal", "ProposalPosted", "ProposedLabel", "ProposerCall",
+    "ProposerCallCompleted", "Provenance",
     "PushReceived", "Record", "RunId", "RunMergeTrain", "RunRecorded", "RunSummary", "Scalar",
     "Scope", "SeriesName", "SeriesPoint", "SeriesPointRecorded", "Severity", "Sha", "Span", "State",
     "Text", "TicketClosed", "Timestamp", "Undecided", "Unit", "Usage", "content_id",
@@ -147,7 +148,7 @@ def test_every_event_class_is_registered() -> None:
     declared = [
         cls for cls in RECORD_TYPES.values() if issubclass(cls, Event) and cls.__module__ == "schemas.events"
     ]
-    assert len(declared) == 19
+    assert len(declared) == 20
     assert all(EVENT_TYPES[cls.TYPE] is cls for cls in declared)
     assert len({cls.TYPE for cls in declared}) == len(declared)
 
@@ -166,6 +167,7 @@ def test_message_tasks() -> None:
         "IngestRun": "miner.ingest",
         "MineRun": "miner.mine",
         "PrecheckTicket": "prechecker.precheck",
+        "PrecheckSweep": "prechecker.sweep",
         "LabelTicket": "labeler.label",
         "LaunchFixer": "fixer.launch",
         "DecidePush": "decider.decide",

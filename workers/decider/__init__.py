@@ -1,18 +1,38 @@
-"""The decider: candidates from a push or a scan, our instruments, and allow-listed feature records."""
+"""The decider: candidates from a push or a scan, our instruments, allow-listed feature records, the example
+memory, retrieval, the decision program and the decisions with their reports."""
 
 from __future__ import annotations
 
 from workers.decider.analyse import Analysed, analyse, candidates
+from workers.decider.assemble import build_engine
+from workers.decider.decide import Engine, decide_all
 from workers.decider.features import FEATURES, FeatureSpec, feature_set_digest, validate_record
 from workers.decider.instruments import Signal
+from workers.decider.memory import Memory, MemoryExample, MemoryStore, example_from_record
+from workers.decider.program import OperatingPoint, Program
+from workers.decider.push import decide_repository
+from workers.decider.report import write_reports
+from workers.decider.retrieve import eligible
 
 __all__ = [
     "FEATURES",
     "Analysed",
+    "Engine",
     "FeatureSpec",
+    "Memory",
+    "MemoryExample",
+    "MemoryStore",
+    "OperatingPoint",
+    "Program",
     "Signal",
     "analyse",
+    "build_engine",
     "candidates",
+    "decide_all",
+    "decide_repository",
+    "eligible",
+    "example_from_record",
     "feature_set_digest",
     "validate_record",
+    "write_reports",
 ]

@@ -35,6 +35,8 @@ def test_public_surface_is_pinned() -> None:
         "NotFoundError",
         "PullRequest",
         "Ticket",
+        "WritableForge",
+        "open_forge",
         "parse_trailers",
     ]
 

@@ -1,0 +1,164 @@
+"""The fixers' daily budget, enforced atomically in the database: reserve before launch, settle after.
+
+Two tables in the event log's own database (migration 0010):
+
+- ``ouro_fixer_budget_days``: one row per budget day (a date in ``OURO_TIMEZONE``), with what is reserved
+  by sessions still running and what settled sessions spent.
+- ``ouro_fixer_reservations``: one row per ticket (at most one session per ticket, by its primary key),
+  with the amount reserved and, once settled, the amount spent.
+
+A reservation is one conditional statement on the day's row::
+
+    UPDATE ouro_fixer_budget_days SET reserved_usd = reserved_usd + :amount
+     WHERE day = :day AND spent_usd + reserved_usd + :amount <= :cap
+
+On PostgreSQL the row lock serialises concurrent reservations and the condition is re-read after the
+wait; on SQLite the write transaction begins IMMEDIATE. Either way N concurrent launches can never
+reserve more than the cap. A session is stopped at the first cost reading that reaches its reservation
+and settles what it really spent (at most one reading's step over), which frees the rest of the day.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import Column, Connection, Engine, Float, Integer, String, Table, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql import Executable
+
+from events.tables import metadata
+
+__all__ = [
+    "Budget",
+    "Reservation",
+    "budget_day",
+    "budget_days",
+    "reservations",
+]
+
+budget_days = Table(
+    "ouro_fixer_budget_days",
+    metadata,
+    Column("day", String(10), primary_key=True),
+    Column("reserved_usd", Float, nullable=False),
+    Column("spent_usd", Float, nullable=False),
+)
+
+reservations = Table(
+    "ouro_fixer_reservations",
+    metadata,
+    Column("ticket", Integer, primary_key=True),
+    Column("day", String(10), nullable=False),
+    Column("amount_usd", Float, nullable=False),
+    Column("spent_usd", Float, nullable=True),
+    Column("reserved_at", String(40), nullable=False),
+)
+
+
+def budget_day(now: datetime, zone: str) -> date:
+    """The budget's day of ``now``: its calendar date in ``zone`` (America/Los_Angeles by default)."""
+    moment = now if now.tzinfo else now.replace(tzinfo=UTC)
+    return moment.astimezone(ZoneInfo(zone)).date()
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """What one launch may spend: granted, or refused with the reason."""
+
+    ticket: int
+    day: str
+    amount_usd: float
+    granted: bool
+    reason: str
+
+
+class Budget:
+    """The daily cap over the event log's engine: ``reserve`` before a launch, ``settle`` after it."""
+
+    def __init__(self, engine: Engine, cap_usd: float, zone: str = "America/Los_Angeles") -> None:
+        self.engine, self.cap_usd, self.zone = engine, cap_usd, zone
+
+    @contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        with self.engine.connect() as raw:
+            conn = raw.execution_options(ouro_write=True)  # SQLite: BEGIN IMMEDIATE
+            with conn.begin():
+                yield conn
+
+    def reserve(self, ticket: int, amount_usd: float, now: datetime) -> Reservation:
+        """Reserve ``amount_usd`` for ``ticket``'s one session on ``now``'s day, or say why not."""
+        day = budget_day(now, self.zone).isoformat()
+        refused = Reservation(ticket, day, 0.0, False, "")
+        if self.cap_usd <= 0:
+            return _why(refused, "the daily cap is 0 (OURO_FIXER_DAILY_CAP_USD): fixers are off")
+        if amount_usd <= 0:
+            return _why(refused, f"a session must reserve a positive amount, not {amount_usd}")
+        try:
+            with self._writing() as conn:
+                if conn.execute(select(reservations.c.ticket).where(reservations.c.ticket == ticket)).first():
+                    return _why(refused, f"ticket #{ticket} already had its fixer session")
+                conn.execute(_insert_day(self.engine.dialect.name, day))
+                took = conn.execute(
+                    update(budget_days)
+                    .where(
+                        budget_days.c.day == day,
+                        budget_days.c.spent_usd + budget_days.c.reserved_usd + amount_usd <= self.cap_usd,
+                    )
+                    .values(reserved_usd=budget_days.c.reserved_usd + amount_usd)
+                ).rowcount
+                if took != 1:
+                    return _why(refused, f"the day's spend would pass the cap of ${self.cap_usd:.2f} ({day})")
+                conn.execute(
+                    reservations.insert().values(
+                        ticket=ticket, day=day, amount_usd=amount_usd, spent_usd=None, reserved_at=now.isoformat()
+                    )
+                )
+        except IntegrityError:  # a concurrent launch on the same ticket won the primary key
+            return _why(refused, f"ticket #{ticket} already had its fixer session")
+        return Reservation(ticket, day, amount_usd, True, f"reserved ${amount_usd:.2f} of ${self.cap_usd:.2f}")
+
+    def settle(self, ticket: int, spent_usd: float) -> None:
+        """Replace ``ticket``'s reservation by what its session spent (once; a second settle is a no-op)."""
+        with self._writing() as conn:
+            row = conn.execute(select(reservations).where(reservations.c.ticket == ticket)).mappings().first()
+            if row is None or row["spent_usd"] is not None:
+                return
+            conn.execute(update(reservations).where(reservations.c.ticket == ticket).values(spent_usd=spent_usd))
+            conn.execute(
+                update(budget_days)
+                .where(budget_days.c.day == row["day"])
+                .values(
+                    reserved_usd=budget_days.c.reserved_usd - row["amount_usd"],
+                    spent_usd=budget_days.c.spent_usd + spent_usd,
+                )
+            )
+
+    def unsettled(self, ticket: int) -> datetime | None:
+        """When ``ticket``'s reservation was made, if its session never settled (its worker was lost)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(reservations).where(reservations.c.ticket == ticket)).mappings().first()
+        if row is None or row["spent_usd"] is not None:
+            return None
+        return datetime.fromisoformat(row["reserved_at"])
+
+    def day_totals(self, day: str) -> tuple[float, float]:
+        """(reserved, spent) on ``day``; zeros before its first reservation."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(budget_days).where(budget_days.c.day == day)).mappings().first()
+        return (0.0, 0.0) if row is None else (float(row["reserved_usd"]), float(row["spent_usd"]))
+
+
+def _why(refused: Reservation, reason: str) -> Reservation:
+    return Reservation(refused.ticket, refused.day, 0.0, False, reason)
+
+
+def _insert_day(dialect: str, day: str) -> Executable:
+    values = {"day": day, "reserved_usd": 0.0, "spent_usd": 0.0}
+    if dialect == "postgresql":
+        return postgresql.insert(budget_days).values(**values).on_conflict_do_nothing(index_elements=["day"])
+    return sqlite.insert(budget_days).values(**values).on_conflict_do_nothing(index_elements=["day"])

@@ -1,0 +1,104 @@
+"""The daily cap: atomic reservations (50 concurrent launches on PostgreSQL), one session per ticket,
+the day in America/Los_Angeles, and cost folding over any interleaving of restarts."""
+
+from __future__ import annotations
+
+import json
+import random
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from events import ensure_schema, make_engine
+from events.budget import Budget, budget_day
+from workers.fixer import LiveCost, folded_cost
+
+NOON = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)  # 12:00 in Los Angeles
+
+
+def _budget(url: str, cap: float) -> Budget:
+    engine = make_engine(url)
+    ensure_schema(engine)
+    return Budget(engine, cap, "America/Los_Angeles")
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+def test_fifty_concurrent_launches_never_exceed_the_cap(backend: str, request: pytest.FixtureRequest) -> None:
+    budget = _budget(request.getfixturevalue("pg_url" if backend == "postgresql" else "sqlite_url"), cap=20.0)
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        granted = list(pool.map(lambda ticket: budget.reserve(ticket, 1.5, NOON), range(1, 51)))
+    winners = [r for r in granted if r.granted]
+    assert len(winners) == 13  # floor(20 / 1.5): every reservation that fits, and not one more
+    reserved, spent = budget.day_totals("2026-10-05")
+    assert (reserved, spent) == pytest.approx((19.5, 0.0))
+    assert all("would pass the cap of $20.00" in r.reason for r in granted if not r.granted)
+    # Settling what was spent frees the rest of each reservation for later launches.
+    for reservation in winners:
+        budget.settle(reservation.ticket, 0.5)
+    assert budget.day_totals("2026-10-05") == pytest.approx((0.0, 6.5))
+    assert budget.reserve(99, 13.5, NOON).granted and not budget.reserve(100, 0.01, NOON).granted
+    budget.engine.dispose()
+
+
+def test_one_session_per_ticket_even_when_launched_concurrently(pg_url: str) -> None:
+    budget = _budget(pg_url, cap=100.0)
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        granted = list(pool.map(lambda _: budget.reserve(7, 1.0, NOON), range(10)))
+    assert sum(r.granted for r in granted) == 1
+    assert {r.reason for r in granted if not r.granted} == {"ticket #7 already had its fixer session"}
+    assert budget.day_totals("2026-10-05") == pytest.approx((1.0, 0.0))
+    budget.settle(7, 0.25)
+    budget.settle(7, 0.75)  # a second settle changes nothing
+    assert budget.day_totals("2026-10-05") == pytest.approx((0.0, 0.25))
+    budget.engine.dispose()
+
+
+def test_a_zero_cap_keeps_fixers_off(sqlite_url: str) -> None:
+    refused = _budget(sqlite_url, cap=0.0).reserve(1, 1.0, NOON)
+    assert not refused.granted and "fixers are off" in refused.reason
+
+
+def test_the_budget_day_is_the_date_in_los_angeles(sqlite_url: str) -> None:
+    assert budget_day(datetime(2026, 10, 5, 6, 59, tzinfo=UTC), "America/Los_Angeles").isoformat() == "2026-10-04"
+    assert budget_day(datetime(2026, 10, 5, 7, 0, tzinfo=UTC), "America/Los_Angeles").isoformat() == "2026-10-05"
+    budget = _budget(sqlite_url, cap=2.0)
+    assert budget.reserve(1, 2.0, datetime(2026, 10, 5, 6, 59, tzinfo=UTC)).day == "2026-10-04"
+    assert budget.reserve(2, 2.0, datetime(2026, 10, 5, 7, 0, tzinfo=UTC)).granted  # a new day, a new cap
+    assert not budget.reserve(3, 2.0, datetime(2026, 10, 6, 6, 0, tzinfo=UTC)).granted
+
+
+@st.composite
+def _session(draw: st.DrawFn) -> list[list[float]]:
+    """One session's processes: each cumulative and rising; each reopened one starts from zero again,
+    so its first reading is below where the previous process stopped (the drop that marks a restart)."""
+    processes: list[list[int]] = []
+    for _ in range(draw(st.integers(1, 4))):
+        ceiling = processes[-1][-1] - 1 if processes else 500
+        if ceiling < 1:
+            break
+        first = draw(st.integers(1, ceiling))
+        steps = draw(st.lists(st.integers(0, 500), max_size=5))
+        processes.append([first + sum(steps[:i]) for i in range(len(steps) + 1)])
+    return [[cents / 100 for cents in process] for process in processes]
+
+
+@settings(max_examples=200, deadline=None)
+@given(sessions=st.lists(_session(), min_size=1, max_size=3), seed=st.integers(0, 2**32 - 1))
+def test_cost_folding_over_any_interleaving_of_restarts(sessions: list[list[list[float]]], seed: int) -> None:
+    streams = [[(f"s{i}", v) for process in session for v in process] for i, session in enumerate(sessions)]
+    rng, lines = random.Random(seed), []
+    while any(streams):  # a random interleaving that keeps each session's own order
+        stream = rng.choice([s for s in streams if s])
+        session, value = stream.pop(0)
+        lines.append(json.dumps({"type": "result", "session_id": session, "total_cost_usd": value}))
+        if rng.random() < 0.2:
+            lines.append(json.dumps({"type": "assistant", "session_id": session}))
+    expected = sum(process[-1] for session in sessions for process in session)
+    assert folded_cost(lines) == pytest.approx(expected)
+    live = LiveCost()
+    for line in [*lines, "not json", "[1]", '{"total_cost_usd": true}']:
+        live.feed(line)
+    assert live.total == pytest.approx(expected)

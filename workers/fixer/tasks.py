@@ -1,0 +1,53 @@
+"""Celery task of the fixer (thin: run one session, append its end, ask the miner to ingest its log)."""
+
+from __future__ import annotations
+
+import logging
+
+from events import utcnow
+from events.forge import LocalForge
+from events.forge.factory import open_forge
+from schemas import FixerSessionEnded, IngestRun, LaunchFixer, content_id
+from workers.fixer.budget import budget_for
+from workers.fixer.sandbox import find_sandbox
+from workers.fixer.session import SessionRun, run_session
+from workers.shell import Context, Outcome, fleet_task
+
+log = logging.getLogger(__name__)
+
+
+@fleet_task(LaunchFixer)
+def launch(message: LaunchFixer, ctx: Context) -> Outcome:
+    """fixer.launch: one sandboxed session under the daily budget; nothing is appended when it may not start."""
+    forge = open_forge(ctx.settings)
+    local = forge if isinstance(forge, LocalForge) else None
+    git_dir = local.git_dir() if local is not None else ctx.settings.repository
+    if git_dir is None:
+        log.warning("fixer.launch #%d: OURO_REPOSITORY names no checkout to branch from", message.ticket)
+        return Outcome()
+    sandbox, _why = find_sandbox()
+    budget = budget_for(ctx.store.engine, ctx.settings)
+    result = run_session(
+        message.verdict, settings=ctx.settings, forge=forge, git_dir=git_dir, budget=budget, sandbox=sandbox,
+        now=utcnow, forge_writes=local.writes_dir if local is not None else None,
+    )  # fmt: skip
+    if not isinstance(result, SessionRun):
+        log.warning("fixer.launch #%d not started: %s", message.ticket, result)
+        return Outcome()
+    return Outcome.single(
+        f"ticket/{message.ticket}",
+        FixerSessionEnded(session=result.session),
+        follow_ups=(ingest_message(message, result),),
+    )
+
+
+def ingest_message(message: LaunchFixer, result: SessionRun) -> IngestRun:
+    """The follow-up that records the session's log as a run, through the miner's ingest."""
+    return IngestRun(
+        message_id=content_id("fixer-run", result.run),
+        correlation_id=message.correlation_id or message.message_id,
+        causation_id=message.message_id,
+        tenant=message.tenant,
+        path=str(result.log),
+        run=result.run,
+    )

@@ -1,0 +1,88 @@
+"""The labeler as one call: tickets in, a finished run out, with the events it appends.
+
+Shared by the ``labeler.label`` task and ``ouro label``: the runs to search are those under the state
+directory and those the log recorded; tickets are read through the forge; the model and the GPU sharing
+come from the settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+
+from events import Settings, SqlEventStore, StreamWrite
+from events.forge import Forge
+from events.projections.runs import runs as runs_table
+from schemas import Event, LabelerRunCompleted, LabelProposed, LabelRequest
+from workers.labeler.client import chat_from_settings
+from workers.labeler.gpu import sharing_from_settings
+from workers.labeler.request import complete
+from workers.labeler.run import Labeler, Plan, RunResult
+from workers.labeler.sources import miner_reproducer, sources_for
+
+__all__ = ["known_runs", "label_tickets", "run_events"]
+
+
+def known_runs(settings: Settings, store: SqlEventStore | None = None) -> dict[str, Path]:
+    """Run id -> ``events.jsonl`` of every run under the state directory and every run the log recorded."""
+    found = {path.parent.name: path for path in sorted(settings.state_dir.glob("*/events.jsonl"))}
+    if store is not None:
+        try:
+            with store.engine.connect() as conn:
+                rows = conn.execute(select(runs_table.c.run, runs_table.c.path).order_by(runs_table.c.run)).all()
+        except SQLAlchemyError:  # the ledger is not built yet: the state directory's runs are all there is
+            rows = []
+        for run, recorded in rows:
+            path = Path(recorded)
+            path = path if path.is_absolute() else settings.state_dir / path
+            if path.is_file():
+                found.setdefault(str(run), path)
+    return found
+
+
+def label_tickets(
+    settings: Settings,
+    tickets: Sequence[int],
+    forge: Forge,
+    runs: Mapping[str, Path],
+    requests: Mapping[int, LabelRequest] | None = None,
+) -> RunResult:
+    """One labeler run over ``tickets``: each request completed from its ticket, prefiltered, labelled, accepted."""
+    chat, model, client = chat_from_settings(settings)
+    endpoint_url = client.endpoint.base_url if client is not None else None
+    sharing, sharing_note = sharing_from_settings(settings, endpoint_url)
+    plans = []
+    for number in tickets:
+        job = complete((requests or {}).get(number), forge.ticket(number))
+        sources, notes = sources_for(job, runs, forge)
+        reproduce, how = miner_reproducer(job, runs)
+        plans.append(Plan(job, sources, reproduce, (*notes, how)))
+    labeler = Labeler(
+        chat=chat,
+        model=model,
+        sharing=sharing,
+        state_dir=settings.state_dir,
+        batch_size=settings.labeler_batch,
+        max_candidates=settings.labeler_candidates,
+    )
+    try:
+        return labeler.run(plans, sharing_note)
+    finally:
+        if client is not None:
+            client.close()
+        if sharing.engine is not None:
+            sharing.engine.close()
+
+
+def run_events(result: RunResult) -> list[StreamWrite]:
+    """The events of a finished run: each label on its ticket's stream ``ticket/<n>``, the run record on
+    ``labeler``."""
+    by_ticket: dict[int, list[Event]] = {}
+    for label in result.labels:
+        by_ticket.setdefault(label.ticket, []).append(LabelProposed(label=label))
+    writes = [StreamWrite(f"ticket/{t}", events) for t, events in sorted(by_ticket.items())]
+    writes.append(StreamWrite("labeler", [LabelerRunCompleted(labeler_run=result.record)]))
+    return writes

@@ -1,0 +1,196 @@
+"""The deterministic prefilter: every corpus line that carries a term is a candidate, scored by IDF.
+
+A line is a document. A term's inverse document frequency is ``ln(N / df)`` over the ``N`` lines of
+the whole corpus, so a term on every line counts for nothing and a rare one for much; a line's score
+is the sum over the distinct terms it carries. No threshold is picked: every such line is a candidate.
+Candidates are ranked within their instance (score, then source order, then line) and interleaved
+across instances (the instance with the best line first), so one verbose run cannot fill a batch.
+Each candidate carries an excerpt of its line centred on its rarest matched term, cut with ``CUT``.
+
+Files are scanned in blocks (``workers.labeler.scan``), several at once in threads for a large corpus
+(numpy lets go of the interpreter lock while it works); the result does not depend on how many ran.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import zip_longest
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from workers.labeler.scan import MAX_TERMS, Hit, Scan, scan_file, scan_lines
+from workers.labeler.terms import Term, search_forms
+
+__all__ = ["CUT", "EXCERPT_CHARS", "Candidate", "Prefiltered", "Source", "prefilter", "read_line"]
+
+CUT = "…"
+"""The cut mark: where an excerpt leaves out part of its line."""
+
+EXCERPT_CHARS = 320
+"""An excerpt's width around the rarest term: a tool call's command with its context, a batch of eight
+within a small model's context window."""
+
+_PARALLEL_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Source:
+    """One searchable document of an instance: a file read lazily, or lines held in memory."""
+
+    instance: str
+    name: str
+    path: Path | None = None
+    text: tuple[str, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A line that carries a term: where it is, its score, its terms (rarest first) and its excerpt."""
+
+    instance: str
+    file: str
+    line: int
+    score: float
+    terms: tuple[str, ...]
+    excerpt: str
+
+
+@dataclass(frozen=True)
+class Prefiltered:
+    """The prefilter's answer: the first candidates in labelling order, how many there are in all, and the
+    counts behind their scores (lines in the corpus, lines per term)."""
+
+    candidates: tuple[Candidate, ...]
+    found: int
+    lines: int
+    df: dict[str, int]
+
+
+def read_line(source: Source, line: int) -> str | None:
+    """Line ``line`` of ``source`` (without its newline), or None when it has fewer; a file is read line by
+    line up to it, never whole."""
+    if source.path is None:
+        return source.text[line - 1] if 1 <= line <= len(source.text) else None
+    if line < 1:
+        return None
+    with source.path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == line:
+                return raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
+    return None
+
+
+def _scan_all(sources: Sequence[Source], forms: list[tuple[bytes, int]], threads: int | None) -> list[Scan]:
+    files = [s.path for s in sources if s.path is not None]
+    size = sum(p.stat().st_size for p in files)
+    count = threads if threads is not None else min(os.cpu_count() or 1, 8)
+    by_path: dict[Path, Scan] = {}
+    if count > 1 and len(files) > 1 and size >= _PARALLEL_BYTES:
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            by_path = dict(zip(files, pool.map(scan_file, files, [forms] * len(files)), strict=True))
+    else:
+        by_path = {path: scan_file(path, forms) for path in files}
+    return [by_path[s.path] if s.path is not None else scan_lines(s.text, forms) for s in sources]
+
+
+def _excerpt(text: str, rarest: Term) -> str:
+    at = -1
+    for form in (rarest.text, search_forms(rarest.text)[-1].decode()):
+        at = text.find(form)
+        if at != -1:
+            break
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    centre = max(at, 0) + len(rarest.text) // 2
+    start = max(0, min(centre - EXCERPT_CHARS // 2, len(text) - EXCERPT_CHARS))
+    end = start + EXCERPT_CHARS
+    return (CUT if start > 0 else "") + text[start:end] + (CUT if end < len(text) else "")
+
+
+def _scores(mask: npt.NDArray[np.uint64], idf: list[float]) -> npt.NDArray[np.float64]:
+    scores = np.zeros(len(mask), np.float64)
+    for index, weight in enumerate(idf):
+        if weight:
+            scores += weight * ((mask >> np.uint64(index)) & np.uint64(1)).astype(np.float64)
+    return scores
+
+
+def _ranked(
+    sources: Sequence[Source], scans: list[Scan], idf: list[float], limit: int | None
+) -> dict[str, list[tuple[float, int, int]]]:
+    """Instance -> its best ``(score, source order, hit index)``: by score, then source order, then line."""
+    orders: dict[str, list[int]] = {}
+    for order, source in enumerate(sources):
+        if len(scans[order].line):
+            orders.setdefault(source.instance, []).append(order)
+    ranked: dict[str, list[tuple[float, int, int]]] = {}
+    for instance, mine in orders.items():
+        scores = np.concatenate([_scores(scans[o].mask, idf) for o in mine])
+        origin = np.concatenate([np.full(len(scans[o].line), o, np.int64) for o in mine])
+        index = np.concatenate([np.arange(len(scans[o].line), dtype=np.int64) for o in mine])
+        lines = np.concatenate([scans[o].line for o in mine])
+        best = np.lexsort((lines, origin, -scores))[:limit]
+        ranked[instance] = [(float(scores[b]), int(origin[b]), int(index[b])) for b in best]
+    return ranked
+
+
+def prefilter(
+    sources: Sequence[Source], terms: Sequence[Term], limit: int | None = None, threads: int | None = None
+) -> Prefiltered:
+    """Every line of ``sources`` carrying one of ``terms``, scored by IDF and interleaved across instances;
+    the first ``limit`` (all when None) with their excerpts, and how many there are in all."""
+    kept = list(terms[:MAX_TERMS])
+    forms = [(form, index) for index, term in enumerate(kept) for form in search_forms(term.text)]
+    scans = _scan_all(sources, forms, threads)
+    total = sum(scan.lines for scan in scans)
+    df = [sum(int(np.count_nonzero(s.mask & np.uint64(1 << i))) for s in scans) for i in range(len(kept))]
+    idf = [math.log(total / n) if n else 0.0 for n in df]
+    ranked = _ranked(sources, scans, idf, limit)
+    instances = sorted(ranked, key=lambda name: (-ranked[name][0][0], name))
+    rounds = zip_longest(*(ranked[name] for name in instances))
+    chosen = [row for round_ in rounds for row in round_ if row is not None][:limit]
+    taken = [(score, order, _hit(scans[order], index)) for score, order, index in chosen]
+    texts = _texts(sources, [(order, hit) for _, order, hit in taken])
+    candidates = tuple(
+        _candidate(sources[order], hit, score, kept, idf, texts[order, hit.line]) for score, order, hit in taken
+    )
+    found = sum(len(scan.line) for scan in scans)
+    return Prefiltered(candidates, found, total, {t.text: n for t, n in zip(kept, df, strict=True)})
+
+
+def _hit(scan: Scan, index: int) -> Hit:
+    mask = int(scan.mask[index])
+    terms = frozenset(t for t in range(MAX_TERMS) if mask >> t & 1)
+    return Hit(int(scan.line[index]), int(scan.offset[index]), int(scan.length[index]), terms)
+
+
+def _texts(sources: Sequence[Source], wanted: list[tuple[int, Hit]]) -> dict[tuple[int, int], str]:
+    """The text of each wanted line, each file opened once and read at the hits' offsets in file order."""
+    texts: dict[tuple[int, int], str] = {}
+    by_source: dict[int, list[Hit]] = {}
+    for order, hit in wanted:
+        by_source.setdefault(order, []).append(hit)
+    for order, hits in by_source.items():
+        source = sources[order]
+        if source.path is None:
+            texts.update({(order, hit.line): source.text[hit.line - 1] for hit in hits})
+            continue
+        with source.path.open("rb") as handle:
+            for hit in sorted(hits, key=lambda h: h.offset):
+                handle.seek(hit.offset)
+                raw = handle.read(hit.length).rstrip(b"\r\n")
+                texts[order, hit.line] = raw.decode("utf-8", errors="replace")
+    return texts
+
+
+def _candidate(source: Source, hit: Hit, score: float, terms: Sequence[Term], idf: list[float], text: str) -> Candidate:
+    order = sorted(hit.terms, key=lambda i: (-idf[i], i))
+    excerpt = _excerpt(text, terms[order[0]])
+    matched = tuple(terms[i].text for i in order)
+    return Candidate(source.instance, source.name, hit.line, round(score, 6), matched, excerpt)

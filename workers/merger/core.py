@@ -1,0 +1,44 @@
+"""One pass of the train over a forge, as stream writes: the merger's core, shared by task and CLI."""
+
+from __future__ import annotations
+
+from events import Settings, SqlEventStore, StreamWrite, utcnow
+from events.forge import WritableForge
+from events.forge.local import LocalForge
+from schemas import Event, MergeAttempted, Merged, MergeOutcome, MergeRefused
+from workers.merger.close import close_ticket, closed_event, closes_ticket
+from workers.merger.gate import make_gate
+from workers.merger.train import merger_identity, ready_pulls, run_train
+
+__all__ = ["train_writes", "tried_heads"]
+
+
+def tried_heads(forge: WritableForge, store: SqlEventStore) -> set[tuple[int, str]]:
+    """(pull request, head) pairs the train already took, from each ready pull request's stream."""
+    tried = set()
+    for pull in ready_pulls(forge):
+        for event in store.read_stream(f"pr/{pull.number}"):
+            if event.type == "MergeAttempted":
+                tried.add((event.payload["pull_request"], event.payload["head_sha"]))
+    return tried
+
+
+def train_writes(forge: WritableForge, store: SqlEventStore, settings: Settings) -> list[StreamWrite]:
+    """Run the train once; per head MergeAttempted then Merged or MergeRefused, and a TicketClosed for
+    each ticket a merged pull request closes through the close-ticket gate."""
+    repository = forge.git_dir() if isinstance(forge, LocalForge) else settings.repository
+    gate = make_gate(settings.merge_gate, repository)
+    steps = run_train(forge, tried_heads(forge, store), gate, merger_identity(), utcnow)
+    writes = []
+    for step in steps:
+        result = step.result
+        attempted = MergeAttempted(pull_request=result.pull_request, head_sha=result.head_sha, at=result.at)
+        done: Event = Merged(result=result) if result.outcome is MergeOutcome.MERGED else MergeRefused(result=result)
+        writes.append(StreamWrite(f"pr/{result.pull_request}", [attempted, done]))
+        if result.outcome is MergeOutcome.MERGED:
+            ticket = closes_ticket(forge.pull_request(result.pull_request))
+            if ticket is not None:
+                verdict = close_ticket(forge, ticket, result.pull_request)
+                if verdict.ok:
+                    writes.append(StreamWrite(f"ticket/{ticket}", [closed_event(ticket, result.pull_request, verdict)]))
+    return writes

@@ -1,0 +1,146 @@
+"""The pre-check: does a ticket's latest proposal name at least one real instance its extractor can read?
+
+No model is called. A named instance counts when it exists and is of a kind the proposed extractor reads
+(the registered miner's ``CORPUS`` when the proposal names a registered miner, else the proposal's own):
+
+- ``jsonl``: a run id recorded in the event log or a run directory under the state and corpus roots;
+- ``issue`` and ``pull_request``: ``#N``, an existing issue or pull request other than the ticket itself;
+- ``file_at``: a commit of the repository.
+
+At least one → ``launch``; none, no proposal, or a malformed one → ``needs_labels`` with a
+``LabelRequest`` naming the instances that named nothing. Pure: the forge and the run index are given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from events.forge import Comment, Forge, Ticket
+from schemas import CorpusKind, LabelRequest, PrecheckOutcome, PrecheckVerdict, Proposal
+from workers.prechecker.proposal import ProposalFormatError, has_block, parse_proposal
+
+__all__ = ["MINING_LABEL", "Precheck", "instance_problem", "is_mining", "latest_proposal", "precheck"]
+
+MINING_LABEL = "mining"
+"""The label that makes a ticket a mining ticket."""
+
+_ISSUE = re.compile(r"^#([1-9][0-9]*)$")
+_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+_RUN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+
+
+@dataclass(frozen=True)
+class Precheck:
+    """The verdict, the proposal it judged (None when there was none or it was malformed), and the
+    label request when the verdict is ``needs_labels``."""
+
+    verdict: PrecheckVerdict
+    proposal: Proposal | None
+    request: LabelRequest | None
+
+
+def is_mining(ticket: Ticket) -> bool:
+    """An open ticket labelled ``mining``."""
+    return ticket.state == "open" and MINING_LABEL in ticket.labels
+
+
+def latest_proposal(ticket: Ticket) -> Comment | None:
+    """The ticket's last comment that opens a proposal block."""
+    return next((c for c in reversed(ticket.comments) if has_block(c.body)), None)
+
+
+def instance_problem(
+    instance: str, kinds: Sequence[CorpusKind], ticket: int, forge: Forge, has_run: Callable[[str], bool]
+) -> str | None:
+    """None when ``instance`` exists as one of ``kinds``; else why not, in a few words."""
+    reasons: list[str] = []
+    for kind in kinds:
+        if kind is CorpusKind.JSONL:
+            if _RUN.match(instance) and has_run(instance):
+                return None
+            reasons.append("no run of that id")
+        elif kind in (CorpusKind.ISSUE, CorpusKind.PULL_REQUEST):
+            match = _ISSUE.match(instance)
+            if match is None:
+                reasons.append("not #N")
+            elif int(match.group(1)) == ticket:
+                reasons.append("the ticket itself")
+            elif forge.exists(instance):
+                return None
+            else:
+                reasons.append("no such issue or pull request")
+        elif kind is CorpusKind.FILE_AT:
+            if _SHA.match(instance) and forge.has_commit(instance):
+                return None
+            reasons.append("no such commit" if _SHA.match(instance) else "not a commit sha")
+    return "; ".join(dict.fromkeys(reasons))
+
+
+def precheck(
+    ticket: Ticket,
+    forge: Forge,
+    has_run: Callable[[str], bool],
+    registered: Mapping[str, Sequence[str]],
+    at: datetime,
+) -> Precheck:
+    """Judge the ticket's latest proposal (``registered``: miner name → the corpus kinds it reads)."""
+    comment = latest_proposal(ticket)
+    if comment is None:
+        return _needs(ticket.number, None, None, (), (), "no proposal comment on the ticket", at)
+    try:
+        proposal = parse_proposal(
+            comment.body, ticket=ticket.number, comment_id=comment.id, posted_at=comment.created_at
+        )
+    except ProposalFormatError as exc:
+        return _needs(ticket.number, comment.id, None, (), (), f"malformed proposal: {exc}", at)
+    kinds = _kinds(proposal, registered)
+    problems = {i: instance_problem(i, kinds, ticket.number, forge, has_run) for i in proposal.instances}
+    found = tuple(i for i, problem in problems.items() if problem is None)
+    missing = tuple(i for i in proposal.instances if problems[i] is not None)
+    shown = "/".join(kind.value for kind in kinds)
+    why_not = "; ".join(f"{i}: {problems[i]}" for i in missing)
+    if found:
+        reason = f"{len(found)} of {len(proposal.instances)} named {shown} instance(s) exist"
+        verdict = PrecheckVerdict(
+            ticket=ticket.number, proposal=comment.id, miner=proposal.miner, verdict=PrecheckOutcome.LAUNCH,
+            instances_named=proposal.instances, instances_found=found,
+            reason=f"{reason} (missing {why_not})" if missing else reason,
+        )  # fmt: skip
+        return Precheck(verdict, proposal, None)
+    if not proposal.instances:
+        reason = "the proposal names no instance"
+    else:
+        reason = f"none of {len(proposal.instances)} named {shown} instance(s) exists: {why_not}"
+    return _needs(ticket.number, comment.id, proposal, proposal.instances, kinds, reason, at)
+
+
+def _kinds(proposal: Proposal, registered: Mapping[str, Sequence[str]]) -> tuple[CorpusKind, ...]:
+    """What the proposed extractor reads: a registered miner's own kinds win over the proposal's."""
+    declared = registered.get(proposal.miner)
+    if declared is None:
+        return proposal.corpus
+    known = {kind.value: kind for kind in CorpusKind}
+    return tuple(known[name] for name in declared if name in known) or proposal.corpus
+
+
+def _needs(
+    ticket: int,
+    comment: int | None,
+    proposal: Proposal | None,
+    missing: tuple[str, ...],
+    kinds: Sequence[CorpusKind],
+    reason: str,
+    at: datetime,
+) -> Precheck:
+    miner = proposal.miner if proposal is not None else None
+    verdict = PrecheckVerdict(
+        ticket=ticket, proposal=comment, miner=miner, verdict=PrecheckOutcome.NEEDS_LABELS,
+        instances_named=missing, instances_found=(), reason=reason,
+    )  # fmt: skip
+    request = LabelRequest(
+        ticket=ticket, proposal=comment, miner=miner, corpus=tuple(kinds), instances=missing, reason=reason, at=at
+    )
+    return Precheck(verdict, proposal, request)

@@ -1,0 +1,48 @@
+"""Where the pre-check looks besides the forge: the recorded and on-disk runs, and the registered miners."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from events import EventStore
+from miners import discover
+
+__all__ = ["RunIndex", "registered_kinds"]
+
+_RUN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+
+
+class RunIndex:
+    """Whether a run id names a run: recorded in the event log, or a run directory under a root."""
+
+    def __init__(self, store: EventStore | None, roots: Iterable[Path]) -> None:
+        self.store = store
+        self.roots = tuple(roots)
+        self._seen: dict[str, bool] = {}
+
+    def __call__(self, run: str) -> bool:
+        if run not in self._seen:
+            self._seen[run] = self.file(run) is not None
+        return self._seen[run]
+
+    def file(self, run: str) -> Path | None:
+        """The run's ``events.jsonl``: as recorded (when the file is still there), else under a root."""
+        if not _RUN.match(run):
+            return None
+        recorded = [] if self.store is None else self.store.read_stream(f"run/{run}")
+        paths = [Path(e.payload["path"]) for e in recorded if e.type == "RunRecorded"]
+        if paths and paths[-1].is_file():
+            return paths[-1]
+        # ``run`` has no separator (checked above), so these paths stay under their root.
+        candidates = [
+            path for root in self.roots for path in (root / run / "events.jsonl", root / "runs" / run / "events.jsonl")
+        ]
+        return next((path for path in candidates if path.is_file()), None)
+
+
+def registered_kinds() -> dict[str, tuple[str, ...]]:
+    """Every registered miner's name and the corpus kinds its extractor reads."""
+    miners, _broken = discover()
+    return {name: miner.corpus for name, miner in miners.items()}

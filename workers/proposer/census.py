@@ -1,0 +1,70 @@
+"""The census: can a proposal reach TP > 0 on its own named instances with an extractor that exists?
+
+The extractor is the registered miner the proposal names, else the template's (draft-pr-late). Its
+instances are the named runs that exist (only ``jsonl`` items are read today); its positives are those
+labelled ``+`` (every named instance when it labels none). TP > 0 when, at no knee or at any of the measured
+knee candidates, the miner's rules flag a positive. The seed's census: 0 of 110 with the template, because
+each proposal needs its own extractor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from miners import CorpusItem, Miner, MinerError, extract_facts, judge
+from miners.corpus import JSONL
+from schemas import Proposal
+
+__all__ = ["TEMPLATE", "CensusRow", "census_row", "count"]
+
+TEMPLATE = "draft-pr-late"
+"""The template miner's name: the extractor a proposal without a registered miner is measured with."""
+
+
+@dataclass(frozen=True)
+class CensusRow:
+    """One proposal measured against the contract."""
+
+    ticket: int
+    miner: str
+    extractor: str
+    instances: int
+    tp: int
+    why: str
+
+    @property
+    def reaches(self) -> bool:
+        """Whether the extractor reaches TP > 0."""
+        return self.tp > 0
+
+
+def census_row(proposal: Proposal, miners: Mapping[str, Miner], run_file: Callable[[str], Path | None]) -> CensusRow:
+    """Measure ``proposal``: ``miners`` by name, ``run_file`` the events file of a run id (None if none)."""
+    miner = miners.get(proposal.miner) or miners.get(TEMPLATE)
+    if miner is None:
+        return CensusRow(proposal.ticket, proposal.miner, "-", 0, 0, "no registered miner and no template")
+    items = [
+        CorpusItem(JSONL, name, path, (path,)) for name in proposal.instances if (path := run_file(name)) is not None
+    ]
+    if not items:
+        return CensusRow(proposal.ticket, proposal.miner, miner.name, 0, 0, "no named instance is a run it can read")
+    signs = dict(label.rsplit("\t", 1) for label in proposal.labels)
+    positives = {i.instance for i in items if signs.get(i.instance, "+" if not signs else "-") == "+"}
+    if not positives:
+        return CensusRow(proposal.ticket, proposal.miner, miner.name, len(items), 0, "no positive among them")
+    try:
+        extracted = extract_facts(miner, items)
+        rules = miner.rules()
+        best = max(len(judge(rules, miner.verdicts, extracted, knee).flagged & positives)
+                   for knee in (None, *extracted.scores(extracted.instances)))  # fmt: skip
+    except MinerError as exc:
+        return CensusRow(proposal.ticket, proposal.miner, miner.name, len(items), 0, f"the extractor failed: {exc}")
+    why = f"{best} of {len(positives)} positive(s) flagged" if best else "flags no positive at any knee"
+    return CensusRow(proposal.ticket, proposal.miner, miner.name, len(items), best, why)
+
+
+def count(rows: Sequence[CensusRow]) -> int:
+    """How many proposals reach TP > 0."""
+    return sum(1 for row in rows if row.reaches)
