@@ -26,7 +26,6 @@ _STATE = (
     " (SELECT COALESCE(MAX(version), 0) FROM ouro_events WHERE stream = {p}),"
     " (SELECT COUNT(*) FROM ouro_handled_messages WHERE consumer = {p} AND message_id = {p})"
 )
-_VERSION = "SELECT COALESCE(MAX(version), 0) FROM ouro_events WHERE stream = {p}"
 _INSERT_EVENT = (
     "INSERT INTO ouro_events (position, stream, version, type, schema_version, payload, meta, message_id,"
     " recorded_at) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}, {p})"
@@ -52,7 +51,6 @@ class RawWriter:
             name: text.format(p=mark)
             for name, text in {
                 "state": _STATE,
-                "version": _VERSION,
                 "event": _INSERT_EVENT,
                 "handled": _INSERT_HANDLED,
                 "outbox_exists": _OUTBOX_EXISTS,
@@ -77,14 +75,18 @@ class RawWriter:
         if meta.message_id and handled:
             return AppendResult(duplicate=True)
         versions = {first: int(version)}
+        others = sorted({write.stream for write in writes} - {first})
+        if others:  # every other stream's version in one round trip, not one each
+            marks = ", ".join("%s" if self.postgres else "?" for _ in others)
+            cursor.execute(
+                f"SELECT stream, MAX(version) FROM ouro_events WHERE stream IN ({marks}) GROUP BY stream", others
+            )
+            versions.update({name: 0 for name in others} | {name: int(v) for name, v in cursor.fetchall()})
         now = utcnow()
         stamp = now if self.postgres else now.replace(tzinfo=None).isoformat(" ")  # SQLAlchemy's SQLite form
         meta_json = orjson.dumps(meta.as_dict()).decode()
         rows: list[tuple[Any, ...]] = []
         for write in writes:
-            if write.stream not in versions:
-                cursor.execute(self.sql["version"], (write.stream,))
-                versions[write.stream] = int(cursor.fetchone()[0])
             current = versions[write.stream]
             if write.expected_version is not None and write.expected_version != current:
                 raise ConcurrencyError(write.stream, write.expected_version, current)
