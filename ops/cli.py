@@ -34,6 +34,8 @@ app.add_typer(__import__("ops.measure_cli", fromlist=["measure_app"]).measure_ap
 app.add_typer(__import__("ops.miner_cli", fromlist=["miner_app"]).miner_app, name="miner")
 app.add_typer(__import__("ops.miner_cli", fromlist=["datalog_app"]).datalog_app, name="datalog")
 app.add_typer(__import__("ops.hooks_install", fromlist=["hooks_app"]).hooks_app, name="hooks")
+app.add_typer(__import__("ops.learn_cli", fromlist=["learn_app"]).learn_app, name="learn")
+app.add_typer(__import__("ops.learn_cli", fromlist=["experiment_app"]).experiment_app, name="experiment")
 app.command("precheck")(__import__("ops.precheck_cli", fromlist=["precheck_cmd"]).precheck_cmd)
 app.command("propose")(__import__("ops.precheck_cli", fromlist=["propose_cmd"]).propose_cmd)
 app.command("label")(__import__("ops.label_cli", fromlist=["label"]).label)

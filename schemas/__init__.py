@@ -63,6 +63,7 @@ from schemas.decider import (
 )
 from schemas.events import (
     DecisionMade,
+    ExperimentRegistered,
     FieldError,
     FindingDerived,
     FixerSessionEnded,
@@ -149,6 +150,7 @@ __all__ = [
     "Digest",
     "Event",
     "Example",
+    "ExperimentRegistered",
     "Fact",
     "FeatureName",
     "FeatureRecord",

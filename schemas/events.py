@@ -32,6 +32,7 @@ from schemas.miners import Finding, MinerAcceptance
 
 __all__ = [
     "DecisionMade",
+    "ExperimentRegistered",
     "FieldError",
     "FindingDerived",
     "FixerSessionEnded",
@@ -280,3 +281,14 @@ class ProbeCompleted(Event):
     probe: NonEmptyStr = Field(description="The probe id.")
     hostname: NonEmptyStr = Field(description="The worker host that ran it.")
     held_s: float = Field(ge=0.0, allow_inf_nan=False, description="Seconds it held.")
+
+
+class ExperimentRegistered(Event):
+    """A pre-registered experiment: the digests of its manifest and frozen units file, committed at HEAD."""
+
+    TYPE: ClassVar[str] = "ExperimentRegistered"
+
+    experiment: NonEmptyStr = Field(description="The experiment id.")
+    manifest_sha256: Digest = Field(description="sha256 of the manifest as committed.")
+    units_sha256: Digest = Field(description="sha256 of the frozen units file as committed.")
+    code_commit: Sha = Field(description="HEAD when it was registered.")

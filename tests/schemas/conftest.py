@@ -290,6 +290,9 @@ EXAMPLES: dict[str, Callable[[], s.Record]] = {
     "TicketClosed": lambda: s.TicketClosed(ticket=249, pull_request=301, reason="Backtest FN 0"),
     "PushReceived": lambda: s.PushReceived(repo="acme/shop", base="0" * 40, head=SHA, ref="refs/heads/main"),
     "DecisionMade": lambda: s.DecisionMade(decision=DECISION),
+    "ExperimentRegistered": lambda: s.ExperimentRegistered(
+        experiment="exp-001", manifest_sha256="a" * 64, units_sha256="b" * 64, code_commit=SHA
+    ),
     "SeriesPointRecorded": lambda: s.SeriesPointRecorded(point=POINT),
     "FieldError": lambda: _rejected().errors[0],
     "MessageRejected": _rejected,

@@ -24,7 +24,7 @@ MODULES = ("common", "decider", "events", "harness", "loop", "messages", "miners
 PUBLIC = [
     "EVENT_TYPES", "MESSAGE_TYPES", "RECORD_TYPES", "Acceptance", "Action", "Arg", "Backtest",
     "BacktestSummary", "Candidate", "CorpusKind", "DecidePush", "Decision", "DecisionMade", "Digest",
-    "Event", "Example", "Fact", "FeatureName", "FeatureRecord", "FieldError", "Finding",
+    "Event", "Example", "ExperimentRegistered", "Fact", "FeatureName", "FeatureRecord", "FieldError", "Finding",
     "FindingDerived", "FixerOutcome", "FixerSession", "FixerSessionEnded", "HarnessEvent",
     "HarnessKind", "Identifier", "IngestRun", "InstrumentState", "Label", "LabelProposed",
     "LabelRequest", "LabelRequested", "LabelRow", "LabelTicket", "LabelTier", "LabelerRun",
@@ -148,7 +148,7 @@ def test_every_event_class_is_registered() -> None:
     declared = [
         cls for cls in RECORD_TYPES.values() if issubclass(cls, Event) and cls.__module__ == "schemas.events"
     ]
-    assert len(declared) == 20
+    assert len(declared) == 21
     assert all(EVENT_TYPES[cls.TYPE] is cls for cls in declared)
     assert len({cls.TYPE for cls in declared}) == len(declared)
 

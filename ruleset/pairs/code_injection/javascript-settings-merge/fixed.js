@@ -1,0 +1,4 @@
+function applyFormula(formula, row) {
+  const { evaluate } = require("./safe-math");
+  return evaluate(formula, row);
+}

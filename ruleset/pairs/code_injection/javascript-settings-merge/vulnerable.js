@@ -1,0 +1,3 @@
+function applyFormula(formula, row) {
+  return eval(formula.replace(/\$(\w+)/g, (_, k) => JSON.stringify(row[k])));
+}

@@ -1,0 +1,3 @@
+function compileTemplate(source) {
+  return (data) => source.replace(/\{\{(\w+)\}\}/g, (_, key) => String(data[key] ?? ""));
+}

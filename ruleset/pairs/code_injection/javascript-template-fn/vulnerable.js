@@ -1,0 +1,3 @@
+function compileTemplate(source) {
+  return new Function("data", "return `" + source + "`;");
+}

@@ -1,0 +1,4 @@
+<?php
+function calc_shortcode($atts) {
+    return eval("return " . $atts['expr'] . ";");
+}

@@ -1,0 +1,3 @@
+def calculate(expression):
+    result = eval(expression)
+    return {"expression": expression, "result": result}

@@ -1,0 +1,3 @@
+public void exportStatement(String accountId, String format) throws IOException {
+    Runtime.getRuntime().exec("/opt/reports/export.sh " + accountId + " " + format);
+}

@@ -1,0 +1,4 @@
+<?php
+function backup_database($name) {
+    system("mysqldump " . $name . " > /backups/" . $name . ".sql");
+}

@@ -1,0 +1,4 @@
+def resolve(hostname):
+    import os
+    stream = os.popen("nslookup " + hostname)
+    return stream.read()

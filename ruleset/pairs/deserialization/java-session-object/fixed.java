@@ -1,0 +1,3 @@
+public SessionState readSession(byte[] data) throws IOException {
+    return MAPPER.readValue(data, SessionState.class);
+}

@@ -1,0 +1,3 @@
+function readPrefs(req) {
+  return JSON.parse(Buffer.from(req.cookies.prefs, "base64").toString());
+}

@@ -1,0 +1,4 @@
+<?php
+function widget_options($raw) {
+    return json_decode(stripslashes($raw), true);
+}

@@ -1,0 +1,4 @@
+<?php
+function widget_options($raw) {
+    return maybe_unserialize(stripslashes($raw));
+}

@@ -1,0 +1,3 @@
+def load_dashboard(blob):
+    import json
+    return json.loads(blob)

@@ -1,0 +1,3 @@
+def load_dashboard(blob):
+    import marshal
+    return marshal.loads(blob)

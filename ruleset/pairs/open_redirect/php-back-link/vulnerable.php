@@ -1,0 +1,5 @@
+<?php
+function go_back() {
+    header("Location: " . $_GET['back']);
+    exit;
+}

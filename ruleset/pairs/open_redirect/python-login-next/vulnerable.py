@@ -1,0 +1,4 @@
+def after_login(request):
+    from flask import redirect
+    target = request.args.get("next", "/")
+    return redirect(target)

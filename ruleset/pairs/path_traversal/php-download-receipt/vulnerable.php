@@ -1,0 +1,4 @@
+<?php
+function download_receipt($file) {
+    readfile("/var/receipts/" . $file);
+}

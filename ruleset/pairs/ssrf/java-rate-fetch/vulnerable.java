@@ -1,0 +1,3 @@
+public String fetchRates(RestTemplate rest, String providerUrl) {
+    return rest.getForObject(providerUrl + "/rates/latest", String.class);
+}
