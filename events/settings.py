@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     broker_url: str | None = Field(default=None, description="Celery broker; kombu's SQLite transport.")
     visibility_timeout_s: int = Field(default=3600, ge=1, description="Redis redelivery of unacked tasks.")
     restore_interval_s: float = Field(default=10.0, gt=0, description="How often Redis unacked are checked.")
+    outbox_redeliver_s: float = Field(
+        default=3600.0, gt=0, description="A published follow-up no worker recorded this long is published again."
+    )
     max_retries: int = Field(default=5, ge=0, le=50, description="Retries of a failing task before DLQ.")
     retry_backoff_s: float = Field(default=2.0, gt=0, description="First retry delay; doubles each time.")
     retry_backoff_max_s: float = Field(default=300.0, gt=0, description="Ceiling of the retry delay.")

@@ -12,7 +12,7 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -206,6 +206,23 @@ class SqlEventStore:
     def pending_outbox(self, limit: int = 100) -> list[OutboxEntry]:
         """Outbox entries not yet published, oldest first."""
         query = select(t.outbox).where(t.outbox.c.published_at.is_(None)).order_by(t.outbox.c.id).limit(limit)
+        return self._outbox_entries(query)
+
+    def unrecorded_outbox(self, age_s: float, limit: int = 100) -> list[OutboxEntry]:
+        """Entries last published more than ``age_s`` (and less than a day) ago that no consumer has
+        recorded (handled, rejected or dead-lettered): follow-ups the broker lost on the way, to publish
+        again. Publishing moves an entry's time on, so a lost one keeps coming round until it is recorded,
+        while a sweep reads only a day of the outbox."""
+        box, handled = t.outbox.c, t.handled_messages.c
+        before = utcnow() - timedelta(seconds=age_s)
+        recorded = exists().where(
+            handled.message_id == box.message_id,
+            handled.consumer.in_([box.task, box.task + ":rejected", "fleet.dead_letter"]),
+        )
+        window = (box.published_at < before, box.published_at >= before - timedelta(days=1), ~recorded)
+        return self._outbox_entries(select(t.outbox).where(*window).order_by(box.id).limit(limit))
+
+    def _outbox_entries(self, query: Select[Any]) -> list[OutboxEntry]:
         with self.reading() as conn:
             return [
                 OutboxEntry(

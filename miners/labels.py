@@ -97,7 +97,9 @@ def parse_labels(text: str, file: str = "<labels>") -> Labels:
     rows: list[LabelRow] = []
     lines: list[int] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Rows end at "\n" alone (str.splitlines also breaks at form feeds and other separators, which
+    # would number rows differently from the file's lines).
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:

@@ -8,8 +8,9 @@ refused outright when no token is configured.
 
 Tenancy: the server shows the tenant ``OURO_TENANT`` names. A finding (or acceptance) of another tenant
 appears only when its scope is generic, and then without its source lines and with its spans cut to the
-file name (the operator-identifier gate for exported findings is not built yet). ``/api/events`` shows the
-server tenant's events only.
+file name, and its texts pass the operator-identifier gate (``events.redact``). ``/api/export/findings``
+is the generic export: generic findings only, re-keyed and gated (``ops.export``). ``/api/events`` shows
+the server tenant's events only.
 
 Paging: ledger reads order by log position; ``after`` (and ``before``) bound it and ``next`` is the cursor
 of the next page, None on the last one. While the app runs, a background thread keeps the ledger caught
@@ -40,10 +41,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from pydantic import ValidationError
 from sqlalchemy import Column, Select, Table, or_, select
 
-from events import Settings, SqlEventStore, ensure_schema
+from events import OuroError, Settings, SqlEventStore, ensure_schema
 from events import tables as t
 from events.projections import PROJECTIONS, decisions, faults, findings, labels, loop, proposals, runs
 from events.projector import catch_up, digest, rebuild
+from ops.export import export_findings, export_key, gate_for, gate_row
 from ops.metrics import registry_for, render, spend_today
 from schemas import MESSAGE_TYPES, LabelerRun
 
@@ -269,8 +271,20 @@ def _loop_routes(api: FastAPI, deps: _Deps) -> None:
         for row in found:
             own = row["tenant"] == settings.tenant
             row["subject"] = orjson.loads(row["subject"])
+            if not own:  # another tenant's generic finding: its texts pass the operator-identifier gate
+                gate_row(row, gate_for(settings, [row["tenant"]]))
             row["proof"] = _proof(row["proof"], own, settings)
         return _page(found, limit)
+
+    @api.get("/api/export/findings")
+    def export(after: After = 0, limit: Limit = 100) -> dict[str, Any]:
+        generic = select(table).where(table.c.scope == "generic", table.c.position > after)
+        rows = deps.rows(generic.order_by(table.c.position).limit(limit))
+        try:
+            shown = export_findings(rows, export_key(settings), gate_for(settings, {r["tenant"] for r in rows}))
+        except OuroError as exc:
+            raise HTTPException(500, str(exc)) from None
+        return {"findings": shown, "next": rows[-1]["position"] if len(rows) == limit else None}
 
     @api.get("/api/backtests")
     def backtests(after: After = 0, limit: Limit = 100) -> dict[str, Any]:

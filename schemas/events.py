@@ -228,13 +228,16 @@ class SeriesPointRecorded(Event):
 class FieldError(Record):
     """One reason a message was invalid: where, what, and an excerpt of the input."""
 
-    field: str = Field(description="Dotted location, e.g. ``request.ticket`` (empty for the whole message).")
+    field: str = Field(description="Dotted location, e.g. ``request.ticket`` (``(message)`` for the whole message).")
     message: NonEmptyStr = Field(description="What is wrong, as the validator said it.")
     input: str = Field(default="", max_length=_EXCERPT, description="The offending input, shortened.")
 
 
 def _excerpt(value: object) -> str:
-    text = orjson.dumps(value, default=repr).decode()
+    try:
+        text = orjson.dumps(value, default=repr).decode()
+    except TypeError:  # what orjson cannot write at all (an integer past 64 bits): its repr
+        text = orjson.dumps(repr(value)).decode()
     return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
 
 
@@ -252,7 +255,7 @@ class MessageRejected(Event):
         """The event for a pydantic ``ValidationError``, one ``FieldError`` per error."""
         errors = tuple(
             FieldError(
-                field=".".join(str(part) for part in error["loc"]),
+                field=".".join(str(part) for part in error["loc"]) or "(message)",  # the payload as a whole
                 message=error["msg"],
                 input=_excerpt(error.get("input")),
             )

@@ -46,6 +46,9 @@ def _transport_options(settings: Settings) -> dict[str, Any]:
         # restore interval rather than every tenth.
         "unacked_restore_interval": settings.restore_interval_s,
         "unacked_restore_throttle": 1,
+        # The lock one worker holds while it restores: a worker killed holding it (kombu's default expiry is
+        # 300 s) would hold every other worker's redelivery back that long. A restore takes milliseconds.
+        "unacked_mutex_expire": max(5, round(2 * settings.restore_interval_s)),
     }
 
 

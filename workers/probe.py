@@ -11,7 +11,7 @@ import time
 
 from schemas import Probe, ProbeCompleted, content_id
 from workers.app import app
-from workers.shell import Context, Outcome, context, fleet_task, relay_outbox
+from workers.shell import Context, Outcome, context, fleet_task, redeliver_lost, relay_outbox
 
 
 def follow_up(message: Probe) -> Probe | None:
@@ -41,5 +41,7 @@ def probe(message: Probe, ctx: Context) -> Outcome:
 
 @app.task(name="fleet.relay_outbox")
 def relay() -> int:
-    """fleet.relay_outbox: publish outbox entries a crashed worker left behind (beat, every 30 s)."""
-    return relay_outbox(context().store, limit=1000)
+    """fleet.relay_outbox: publish outbox entries a crashed worker left behind, and again those the broker
+    lost (published long ago, never recorded) (beat, every 30 s)."""
+    ctx = context()
+    return relay_outbox(ctx.store, limit=1000) + redeliver_lost(ctx, limit=1000)

@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -21,6 +22,7 @@ from pydantic import ValidationError
 from events import (
     Metadata,
     OuroError,
+    OutboxEntry,
     PermanentError,
     Settings,
     SqlEventStore,
@@ -32,9 +34,10 @@ from events import (
 from schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
 from workers.app import DEAD_LETTER_QUEUE, app, queue_for
 
-__all__ = ["Context", "Outcome", "context", "fleet_task", "publish", "relay_outbox"]
+__all__ = ["Context", "Outcome", "context", "fleet_task", "publish", "redeliver_lost", "relay_outbox"]
 
 log = logging.getLogger(__name__)
+_RECORD_ATTEMPTS = 4  # a dead letter is parked first, then recorded: the record is retried in place
 M = TypeVar("M", bound=Message)
 
 
@@ -95,9 +98,22 @@ def publish(message: Message, queue: str | None = None, via: Celery | None = Non
 def relay_outbox(store: SqlEventStore, limit: int = 100, publisher: Celery | None = None) -> int:
     """Publish pending outbox entries (on ``publisher``, by default the process's app); a failed publish
     stays pending with its error."""
+    return _publish(store, store.pending_outbox(limit), publisher or app)
+
+
+def redeliver_lost(ctx: Context, limit: int = 100, publisher: Celery | None = None) -> int:
+    """Publish again the follow-ups published ``outbox_redeliver_s`` ago that no worker has recorded since:
+    a broker can lose a message it took (Redis between a pop and its unacked copy); consumers are
+    idempotent, so one published twice is handled once."""
+    entries = ctx.store.unrecorded_outbox(ctx.settings.outbox_redeliver_s, limit)
+    for entry in entries:
+        log.warning("follow-up %s %s was never recorded; publishing it again", entry.task, entry.message_id)
+    return _publish(ctx.store, entries, publisher or app)
+
+
+def _publish(store: SqlEventStore, entries: Sequence[OutboxEntry], sender: Celery) -> int:
     sent = 0
-    sender = publisher or app
-    for entry in store.pending_outbox(limit):
+    for entry in entries:
         try:
             sender.send_task(entry.task, args=[entry.payload], task_id=entry.message_id, queue=queue_for(entry.task))
         except Exception as exc:  # the broker's own error types vary by transport
@@ -186,8 +202,16 @@ def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException) -
         error=error,
     )
     meta = Metadata(producer="fleet.dead_letter", message_id=message.message_id, tenant=message.tenant)
-    try:
-        ctx.store.commit([StreamWrite("fleet/dead-letter", [event])], meta)
-    except OuroError:
-        log.exception("dead letter for %s parked on the queue but not recorded", message.message_id)
+    for attempt in range(_RECORD_ATTEMPTS):  # a dropped session fails once; the next commit takes a new one
+        try:
+            ctx.store.commit([StreamWrite("fleet/dead-letter", [event])], meta)
+            break
+        except TransientError:
+            if attempt == _RECORD_ATTEMPTS - 1:
+                log.exception("dead letter for %s parked on the queue but not recorded", message.message_id)
+            else:
+                time.sleep(0.2 * 2**attempt)
+        except OuroError:
+            log.exception("dead letter for %s parked on the queue but not recorded", message.message_id)
+            break
     log.error("%s %s dead-lettered after %d attempt(s): %s", message.TASK, message.message_id, attempts, error)

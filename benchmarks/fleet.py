@@ -1,0 +1,319 @@
+"""Fleet benchmark: harness events ingested end to end through real Celery workers on Redis and PostgreSQL,
+beside a no-op Celery task on the same Redis in the same run (the engine's own ceiling).
+
+Ours: the harness events are cut into runs of ``--run-events`` lines (copies of the example runs), one
+``IngestRun`` per run; each worker reads the run, summarises it, appends ``RunRecorded`` with the
+handled-message row, and asks through the outbox for a ``MineRun``, which runs every accepted miner and
+appends the findings. Timed from the first publish to the last run mined (every message handled, read
+back from the log). Peer: the same number of messages to a task that does nothing, through the same
+Celery settings (acks late, prefetch 1, JSON), the same number of worker processes, the same Redis;
+timed from the first publish until the queue is empty and nothing is unacknowledged.
+
+Both sides run ``--workers`` worker processes of one pool child each, started and warmed before the clock
+starts; the peer goes first, then ours, round by round. Redis is a private ``redis-server`` on a free port
+(``--redis-url`` to use another); PostgreSQL is a fresh database ``ouro_bench_fleet_<pid>``, dropped after.
+Peak RSS is each process's high-water mark (``VmHWM``): the worker's main process and its pool child.
+
+Run: ``.venv/bin/python benchmarks/fleet.py [--events N] [--run-events K] [--workers W] [--rounds R]``.
+The last two lines: our events/s against the peer's messages/s (as if each event were a message), and
+the like-for-like messages/s ratio, last (target 0.5 or more).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import redis
+from celery import Celery
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+from events import Settings, SqlEventStore, ensure_schema
+from schemas import IngestRun, content_id
+from workers import build_app, declare_queues
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "runs"
+NOOP_QUEUE = "bench_noop"
+
+
+def noop_app(broker_url: str) -> Celery:
+    """The peer: one task that does nothing, with the fleet's delivery settings."""
+    app = Celery("bench-noop", broker=broker_url)
+    app.conf.update(task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1,
+                    task_serializer="json", accept_content=["json"], task_ignore_result=True,
+                    result_backend=None, worker_hijack_root_logger=False, task_default_queue=NOOP_QUEUE,
+                    broker_transport_options={"polling_interval": 0.1})  # fmt: skip
+
+    @app.task(name="bench.noop")  # type: ignore[untyped-decorator]
+    def noop(payload: Any) -> None:
+        return None
+
+    return app
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _redis(given: str | None, folder: Path) -> Iterator[str]:
+    if given:
+        yield given
+        return
+    server = shutil.which("redis-server")
+    if server is None:
+        raise SystemExit("redis-server is not installed: pass --redis-url")
+    port = _free_port()
+    argv = [
+        server,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(folder),
+    ]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        _until(lambda: _pings(url), 30, "redis-server")
+        yield url
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _pings(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+@contextmanager
+def _pg_database(url: str) -> Iterator[str]:
+    parsed = make_url(url)
+    name = f"ouro_bench_fleet_{os.getpid()}"
+    admin = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield parsed.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise SystemExit(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def make_runs(folder: Path, events: int, per_run: int) -> list[Path]:
+    """Runs of ``per_run`` harness lines (the example runs' lines, in order, wrapped round), ``events`` in all."""
+    lines = [line for path in sorted(EXAMPLES.glob("*/events.jsonl")) for line in path.read_text().splitlines()]
+    runs: list[Path] = []
+    made, cursor = 0, 0
+    while made < events:
+        size = min(per_run, events - made)
+        chunk = [lines[(cursor + i) % len(lines)] for i in range(size)]
+        cursor += size
+        path = folder / f"bench-{len(runs):06d}" / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text("\n".join(chunk) + "\n")
+        runs.append(path.parent)
+        made += size
+    return runs
+
+
+class Workers:
+    """``count`` worker processes of one pool child each; their peak RSS read before they stop."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], count: int, log: Path) -> None:
+        self.processes = [
+            subprocess.Popen(
+                [*argv, "-n", f"bench{i}-{os.getpid()}@%h"],
+                env=env,
+                cwd=ROOT,
+                start_new_session=True,
+                stdout=log.open("ab"),
+                stderr=subprocess.STDOUT,
+            )
+            for i in range(count)
+        ]
+
+    def peaks_mib(self) -> list[tuple[float, float]]:
+        """(main, pool child) VmHWM in MiB for each worker."""
+        return [(_hwm(p.pid), max([_hwm(c) for c in _children(p.pid)] or [0.0])) for p in self.processes]
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                os.killpg(process.pid, 15)
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, 9)
+                process.wait()
+
+
+def _hwm(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def _celery_argv(app: str, queues: str) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", app, "worker", "-Q", queues, "-c", "1", "-l", "WARNING",
+            "--without-gossip", "--without-mingle", "--without-heartbeat"]  # fmt: skip
+
+
+def run_peer(broker: str, messages: int, workers: int, folder: Path) -> tuple[float, list[tuple[float, float]]]:
+    """Seconds for ``messages`` no-op tasks, and the workers' peaks."""
+    app = noop_app(broker)
+    client = redis.Redis.from_url(broker)
+    env = {**os.environ, "OURO_BENCH_BROKER": broker}
+    argv = [sys.executable, str(Path(__file__).resolve()), "--noop-worker"]
+    fleet = Workers(argv, env, workers, folder / "noop.log")
+    try:
+        for i in range(workers * 4):  # warm: every worker has connected and taken a task
+            app.send_task("bench.noop", args=[{"warm": i}], queue=NOOP_QUEUE)
+        _until(lambda: client.llen(NOOP_QUEUE) == 0 and client.hlen("unacked") == 0, 120, "the no-op workers")
+        payload = {"message_id": "x" * 32, "path": str(folder), "run": "bench-000000", "tenant": "default"}
+        started = time.perf_counter()
+        with app.producer_or_acquire() as producer:
+            for _ in range(messages):
+                app.send_task("bench.noop", args=[payload], queue=NOOP_QUEUE, producer=producer)
+        _until(lambda: client.llen(NOOP_QUEUE) == 0 and client.hlen("unacked") == 0, 3600, "the no-op messages")
+        return time.perf_counter() - started, fleet.peaks_mib()
+    finally:
+        fleet.stop()
+
+
+def _handled(store: SqlEventStore) -> dict[str, int]:
+    with store.reading() as conn:
+        rows = conn.execute(text("SELECT consumer, COUNT(*) FROM ouro_handled_messages GROUP BY consumer"))
+        return {str(k): int(v) for k, v in rows}
+
+
+Peaks = list[tuple[float, float]]
+
+
+def run_ours(
+    broker: str, database: str, runs: list[Path], workers: int, folder: Path, round_: int
+) -> tuple[float, Peaks]:
+    """Seconds to ingest and mine every run, and the workers' peaks."""
+    state = folder / "state"
+    env = {**os.environ, "OURO_BROKER_URL": broker, "OURO_DATABASE_URL": database, "OURO_STATE": str(state),
+           "OURO_ROOTS": str(folder), "OURO_POLLING_INTERVAL_S": "0.1"}  # fmt: skip
+    settings = Settings(broker_url=broker, database_url=database, state=state, roots=str(folder))
+    sender = build_app(settings, include=False)
+    declare_queues(sender)
+    store = SqlEventStore.from_url(database)
+    ensure_schema(store.engine)
+    fleet = Workers(_celery_argv("workers.app", "fleet,miner"), env, workers, folder / "fleet.log")
+    try:
+        warm = [IngestRun(message_id=content_id("bench-warm", str(round_), str(i)), path=str(runs[i % len(runs)]),
+                          run=f"warm-{round_}-{i}") for i in range(workers * 2)]  # fmt: skip
+        base = _handled(store).get("miner.mine", 0)
+        for message in warm:
+            sender.send_task(message.TASK, args=[message.to_json_dict()], queue="miner")
+        _until(lambda: _handled(store).get("miner.mine", 0) >= base + len(warm), 300, "the fleet workers")
+        base = _handled(store).get("miner.mine", 0)
+        started = time.perf_counter()
+        with sender.producer_or_acquire() as producer:
+            for i, run in enumerate(runs):
+                message = IngestRun(message_id=content_id("bench", str(round_), str(i)), path=str(run),
+                                    run=f"r{round_}-{run.name}")  # fmt: skip
+                sender.send_task(message.TASK, args=[message.to_json_dict()], queue="miner", producer=producer)
+        _until(lambda: _handled(store).get("miner.mine", 0) >= base + len(runs), 3600, "the runs to be mined")
+        return time.perf_counter() - started, fleet.peaks_mib()
+    finally:
+        fleet.stop()
+        store.close()
+
+
+def _peaks(peaks: list[tuple[float, float]]) -> str:
+    return ", ".join(f"{main:.0f} + {child:.0f} MiB" for main, child in peaks)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000, help="harness events (lines) to ingest")
+    parser.add_argument("--run-events", type=int, default=50, help="lines per run (one IngestRun each)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes on each side")
+    parser.add_argument("--rounds", type=int, default=1, help="peer then ours, this many times")
+    parser.add_argument("--redis-url", default=None, help="a Redis to use instead of a private redis-server")
+    parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
+                        help="a PostgreSQL server (a fresh database is created on it and dropped)")  # fmt: skip
+    parser.add_argument("--noop-worker", action="store_true", help=argparse.SUPPRESS)
+    args, extra = parser.parse_known_args(argv)
+    if extra and not args.noop_worker:
+        parser.error(f"unrecognised arguments: {' '.join(extra)}")
+    if args.noop_worker:  # the peer's worker process
+        noop_app(os.environ["OURO_BENCH_BROKER"]).worker_main(
+            ["worker", "-Q", NOOP_QUEUE, "-c", "1", "-l", "WARNING", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", *extra])  # fmt: skip
+        return
+    with tempfile.TemporaryDirectory(prefix="ouro-bench-fleet-") as tmp:
+        folder = Path(tmp)
+        runs = make_runs(folder / "runs", args.events, args.run_events)
+        messages = 2 * len(runs)  # an IngestRun and its MineRun per run
+        print(f"{args.events:,} harness events in {len(runs):,} runs ({messages:,} messages), {args.workers} workers")
+        ours_s, peer_s = 0.0, 0.0
+        with _redis(args.redis_url, folder) as broker, _pg_database(args.pg_url) as database:
+            for round_ in range(args.rounds):
+                seconds, peer_peaks = run_peer(broker, messages, args.workers, folder)
+                peer_s += seconds
+                print(f"round {round_ + 1} peer (no-op task): {messages / seconds:,.0f} messages/s; "
+                      f"peak RSS per worker (main + pool child): {_peaks(peer_peaks)}")  # fmt: skip
+                seconds, our_peaks = run_ours(broker, database, runs, args.workers, folder, round_)
+                ours_s += seconds
+                print(f"round {round_ + 1} ours: {args.events / seconds:,.0f} events/s, {messages / seconds:,.0f} "
+                      f"messages/s; peak RSS per worker (main + pool child): {_peaks(our_peaks)}")  # fmt: skip
+        ours_rate, peer_rate = args.rounds * messages / ours_s, args.rounds * messages / peer_s
+        events_rate = args.rounds * args.events / ours_s
+        print(f"events/s ours {events_rate:,.0f} vs no-op messages/s {peer_rate:,.0f} (one event a message): "
+              f"{events_rate / peer_rate:.2f}x")  # fmt: skip
+        print(
+            f"messages/s ours {ours_rate:,.0f} vs no-op {peer_rate:,.0f}: {ours_rate / peer_rate:.2f}x (target >= 0.5x)"
+        )
+
+
+if __name__ == "__main__":
+    main()
