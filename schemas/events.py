@@ -66,9 +66,7 @@ class RunRecorded(Event):
     run: RunId = Field(description="The run id.")
     path: NonEmptyStr = Field(description="Its ``events.jsonl``, relative to the state root.")
     summary: RunSummary = Field(description="What reading it found.")
-    digest: Digest = Field(
-        description="sha256 of the file as read (a re-ingest of the same bytes is a no-op)."
-    )
+    digest: Digest = Field(description="sha256 of the file as read (a re-ingest of the same bytes is a no-op).")
 
     @model_validator(mode="after")
     def _same_run(self) -> Self:

@@ -33,9 +33,7 @@ FINDING = s.Finding(
     ),
     scope=s.Scope.GENERIC,
 )
-USAGE = s.Usage(
-    input_tokens=3, output_tokens=120, cache_creation_input_tokens=900, cache_read_input_tokens=50
-)
+USAGE = s.Usage(input_tokens=3, output_tokens=120, cache_creation_input_tokens=900, cache_read_input_tokens=50)
 SUMMARY = s.RunSummary(
     run=RUN,
     lines=12,
@@ -170,9 +168,7 @@ REFUSED = s.MergeResult(
 POINT = s.SeriesPoint(
     series="ouroboros.compounding_per_week", at=T0, value=0.93, low=0.88, high=0.99, labels={"zone": "LA"}
 )
-CANDIDATE = s.Candidate(
-    repo="acme/shop", pin=SHA, path="app/views.py", function="checkout", family="injection"
-)
+CANDIDATE = s.Candidate(repo="acme/shop", pin=SHA, path="app/views.py", function="checkout", family="injection")
 INSTRUMENTS = {
     "qr": s.InstrumentState(state=s.State.RAN, version=DIGEST),
     "delta": s.InstrumentState(state=s.State.NOT_APPLICABLE),

@@ -71,9 +71,7 @@ def test_unknown_field_is_rejected_by_name(contract_type: str, examples: Example
     payload = examples[contract_type]().to_json_dict() | {"surprise_field": 1}
     with pytest.raises(ValidationError) as caught:
         RECORD_TYPES[contract_type].model_validate(payload)
-    assert [(e["type"], e["loc"]) for e in caught.value.errors()] == [
-        ("extra_forbidden", ("surprise_field",))
-    ]
+    assert [(e["type"], e["loc"]) for e in caught.value.errors()] == [("extra_forbidden", ("surprise_field",))]
     assert "surprise_field" in str(caught.value)
 
 
@@ -145,9 +143,7 @@ def test_event_types_are_unique_and_equal_to_class_names(event_type: str, exampl
 
 
 def test_every_event_class_is_registered() -> None:
-    declared = [
-        cls for cls in RECORD_TYPES.values() if issubclass(cls, Event) and cls.__module__ == "schemas.events"
-    ]
+    declared = [cls for cls in RECORD_TYPES.values() if issubclass(cls, Event) and cls.__module__ == "schemas.events"]
     assert len(declared) == 21
     assert all(EVENT_TYPES[cls.TYPE] is cls for cls in declared)
     assert len({cls.TYPE for cls in declared}) == len(declared)
@@ -201,9 +197,7 @@ def test_records_are_frozen(examples: Examples) -> None:
 
 
 @pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
-def test_float_fields_refuse_values_json_cannot_carry(
-    contract_type: str, examples: Examples, bad: float
-) -> None:
+def test_float_fields_refuse_values_json_cannot_carry(contract_type: str, examples: Examples, bad: float) -> None:
     payload = examples[contract_type]().to_json_dict()
     for key in [k for k, v in payload.items() if isinstance(v, float)]:
         with pytest.raises(ValidationError) as caught:
