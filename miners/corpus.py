@@ -15,7 +15,10 @@ from pathlib import Path
 from events.corpus import Malformed, Reader, expand
 from schemas import HarnessEvent
 
-__all__ = ["JSONL", "CorpusItem", "corpus_items"]
+__all__ = ["JSONL", "READ_ONCE_BYTES", "CorpusItem", "EventsItem", "corpus_items"]
+
+READ_ONCE_BYTES = 256 * 1024 * 1024
+"""Up to this size a run several miners read is read once and held (a larger one is streamed to each)."""
 
 JSONL = "jsonl"
 """The corpus kind of harness runs (``<state>/<run>/events.jsonl``)."""
@@ -41,10 +44,43 @@ class CorpusItem:
         """The lines the last pass of ``events()`` could not read, with file:line and why."""
         return [] if self._reader is None else self._reader.malformed
 
+    def read_once(self) -> CorpusItem:
+        """This item with its events read now, for several miners to share (one pass over the files, not
+        one per miner); itself when its files are larger than ``READ_ONCE_BYTES``."""
+        if sum(path.stat().st_size for path in self.files) > READ_ONCE_BYTES:
+            return self
+        events = list(self.events())
+        return EventsItem(self.kind, self.instance, self.path, self.files, events, tuple(self.malformed))
+
     @property
     def file_names(self) -> tuple[str, ...]:
         """The file names the readers put in the spans of this item's events."""
         return tuple(str(path) for path in self.files)
+
+
+class EventsItem(CorpusItem):
+    """A corpus item whose events are already read: every pass gives the same events, nothing is read again."""
+
+    def __init__(
+        self,
+        kind: str,
+        instance: str,
+        path: Path,
+        files: tuple[Path, ...],
+        events: list[HarnessEvent],
+        malformed: tuple[Malformed, ...] = (),
+    ) -> None:
+        super().__init__(kind, instance, path, files)
+        self._events, self._malformed = events, malformed
+
+    def events(self) -> Iterator[HarnessEvent]:
+        """The events given, every time."""
+        return iter(self._events)
+
+    @property
+    def malformed(self) -> list[Malformed]:
+        """The lines the one pass could not read."""
+        return list(self._malformed)
 
 
 def corpus_items(patterns: Iterable[str | Path]) -> list[CorpusItem]:

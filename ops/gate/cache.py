@@ -127,7 +127,7 @@ def compile_gates(state: Path | str, only: Iterable[str] = (), tenant: str | Non
 
     wanted = set(only)
     entries = []
-    for accepted in accepted_gates():
+    for accepted in accepted_gates(max_age_s=0):
         miner = accepted.miner
         if wanted and not wanted & {miner.name, miner.folder.name}:
             continue

@@ -19,19 +19,17 @@ file:line in the session log; the deny reason and the warn context cite them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from miners import CorpusItem, Miner, Rules, extract_facts, proof_facts, run_rules, to_arg
-from miners.corpus import JSONL
+from miners.corpus import JSONL, EventsItem
 from miners.datalog import Model, Value
 from ops.gate.cache import GateEntry
 from schemas import Arg, Fact, Finding, HarnessEvent, Number, Span
 
 __all__ = [
     "Atom",
-    "EventsItem",
     "Fired",
     "LoadedGate",
     "PendingCall",
@@ -39,6 +37,7 @@ __all__ = [
     "evaluate",
     "new_findings",
     "render",
+    "session_item",
 ]
 
 Atom = tuple[str, tuple[Value, ...]]
@@ -83,16 +82,9 @@ class PendingCall:
     line: Span
 
 
-class EventsItem(CorpusItem):
-    """A corpus item whose events are already read (the session log's, plus the pending call)."""
-
-    def __init__(self, instance: str, path: Path, events: Sequence[HarnessEvent]) -> None:
-        super().__init__(JSONL, instance, path.parent, (path,))
-        self._events = events
-
-    def events(self) -> Iterator[HarnessEvent]:
-        """The events given, every time (nothing is read again)."""
-        return iter(self._events)
+def session_item(instance: str, path: Path, events: list[HarnessEvent]) -> CorpusItem:
+    """A session log's events already read (the run so far, or with the pending call) as a corpus item."""
+    return EventsItem(JSONL, instance, path.parent, (path,), events)
 
 
 def evaluate(gate: LoadedGate, item: CorpusItem) -> tuple[Model, frozenset[Atom]]:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from miners import MinerError
-from ops.gate.evaluate import EventsItem, Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render
+from ops.gate.evaluate import Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render, session_item
 from ops.gate.gates import GateSet
 from ops.gate.paths import lock_path, pid_path, socket_path
 from ops.gate.protocol import MAX_MESSAGE, context_output, decode, deny_output, encode
@@ -126,7 +126,8 @@ class GateServer:
         session.log.advance(end)
         run, path = session.log.run, session.log.path
         (before, _), (after, line) = session.log.upto(start), session.log.upto(end)
-        call = PendingCall(EventsItem(run, path, after), EventsItem(run, path, before), Span(file=str(path), line=line))
+        with_pending, so_far = session_item(run, path, after), session_item(run, path, before)
+        call = PendingCall(with_pending, so_far, Span(file=str(path), line=line))
         problems = dict(self.gates.problems)
         deny = self._fire([g for g in gates if g.entry.gate == "deny"], session, call, problems)
         warns = [g for g in gates if g.entry.gate != "deny"]

@@ -9,12 +9,13 @@ with.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
-from miners import CorpusItem, Miner, discover, extract_facts, find, miner_test
+from miners import CorpusItem, Miner, Rules, discover, extract_facts, find, miner_test
 from miners.corpus import JSONL
 from miners.datalog import Value
 from schemas import Finding, MinerAcceptance, MinerAccepted
@@ -30,15 +31,27 @@ class Gate:
     knee: Value | None
     digest: str
     accepted: MinerAccepted
+    rules: Rules
 
 
 def miner_digest(miner: Miner) -> str:
     """sha256 over the miner's extract.py, rules.dl and fixtures: acceptance holds for exactly these."""
+    files = sorted(p for p in miner.folder.rglob("*") if p.suffix in _DIGESTED and "__pycache__" not in p.parts)
+    stats = tuple((path, path.stat()) for path in files if path.is_file())
+    # Every run a worker mines asks; the files are read again only when one of them changed.
+    return _digest(miner.folder, tuple((str(path), st.st_mtime_ns, st.st_size) for path, st in stats))
+
+
+_DIGESTED = frozenset({".py", ".dl", ".tsv", ".jsonl"})
+
+
+@lru_cache(maxsize=256)
+def _digest(folder: Path, signature: tuple[tuple[str, int, int], ...]) -> str:
     sha = hashlib.sha256()
-    for path in sorted(p for p in miner.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        if path.suffix in {".py", ".dl", ".tsv", ".jsonl"}:
-            sha.update(str(path.relative_to(miner.folder)).encode())
-            sha.update(path.read_bytes())
+    for name, _mtime, _size in signature:
+        path = Path(name)
+        sha.update(str(path.relative_to(folder)).encode())
+        sha.update(path.read_bytes())
     return sha.hexdigest()
 
 
@@ -62,14 +75,27 @@ def _judge(folder: Path, digest: str) -> Gate | None:
         mutation_floor=report.mutation.report.floor,
         test_passed=True,
     )
-    return Gate(miner, record.kappa_star, digest, MinerAccepted(acceptance=acceptance))
+    return Gate(miner, record.kappa_star, digest, MinerAccepted(acceptance=acceptance), miner.rules())
 
 
-def accepted_gates(extra: str | None = None) -> list[Gate]:
-    """Every discovered miner that passes its test, with the knee its backtest fitted."""
+GATES_FRESH_S = 2.0
+"""How long a worker reuses the accepted gates it found before looking at the miners' folders again (every
+run it mines asks; a miner published meanwhile mines from the next look on)."""
+
+_looked: dict[str | None, tuple[float, list[Gate]]] = {}
+
+
+def accepted_gates(extra: str | None = None, max_age_s: float = GATES_FRESH_S) -> list[Gate]:
+    """Every discovered miner that passes its test, with the knee its backtest fitted (as found at most
+    ``max_age_s`` ago; 0 looks now)."""
+    seen = _looked.get(extra)
+    if seen is not None and time.monotonic() - seen[0] < max_age_s:
+        return seen[1]
     miners, _broken = discover(extra)
-    gates = [_judge(miner.folder, miner_digest(miner)) for miner in miners.values() if JSONL in miner.corpus]
-    return [gate for gate in gates if gate is not None]
+    judged = [_judge(miner.folder, miner_digest(miner)) for miner in miners.values() if JSONL in miner.corpus]
+    gates = [gate for gate in judged if gate is not None]
+    _looked[extra] = (time.monotonic(), gates)
+    return gates
 
 
 def finding_key(finding: Finding, run: str) -> tuple[str, str, str, str]:
@@ -79,9 +105,11 @@ def finding_key(finding: Finding, run: str) -> tuple[str, str, str, str]:
 
 
 def mine_run(item: CorpusItem, gates: Iterable[Gate]) -> list[Finding]:
-    """Every finding of every gate on one run."""
+    """Every finding of every gate on one run (read once for all of them)."""
     found: list[Finding] = []
+    gates = list(gates)
+    shared = item.read_once() if len(gates) > 1 else item
     for gate in gates:
-        extracted = extract_facts(gate.miner, [item])
-        found.extend(find(gate.miner, gate.miner.rules(), extracted, gate.knee))
+        extracted = extract_facts(gate.miner, [shared])
+        found.extend(find(gate.miner, gate.rules, extracted, gate.knee))
     return found

@@ -12,6 +12,8 @@ from workers.miner.ingest import confine, ingest_run, mine_message, run_paths
 from workers.miner.mine import accepted_gates, finding_key, mine_run
 from workers.shell import Context, Outcome, fleet_task
 
+_ACCEPTANCE_RECORDED: set[tuple[str, str, str]] = set()
+
 
 @fleet_task(IngestRun)
 def ingest(message: IngestRun, ctx: Context) -> Outcome:
@@ -29,8 +31,12 @@ def mine(message: MineRun, ctx: Context) -> Outcome:
     path = confine(recorded[-1].payload["path"], ctx.settings)
     gates = accepted_gates()
     for gate in gates:  # acceptance is an event, once per version of the miner's files
+        key = (str(ctx.store.engine.url), message.tenant, gate.digest)
+        if key in _ACCEPTANCE_RECORDED:
+            continue  # this process recorded it already (the append is idempotent; this spares the trip)
         meta = Metadata(producer="miner.accept", message_id=f"accept-{gate.digest[:48]}", tenant=message.tenant)
         ctx.store.commit([StreamWrite(f"miner/{gate.miner.name}", [gate.accepted])], meta)
+        _ACCEPTANCE_RECORDED.add(key)
     seen = {
         finding_key(FindingDerived.model_validate(e.payload).finding, message.run)
         for e in ctx.store.read_stream(f"findings/{message.run}")
