@@ -168,7 +168,9 @@ def test_ollama_only_in_the_gpu_profile_with_a_gpu(config: dict[str, Any]) -> No
     assert any(d.get("driver") == "nvidia" and "gpu" in d.get("capabilities", []) for d in devices)
     labeler = services["worker-labeler"]
     assert "profiles" not in labeler
-    assert labeler["environment"]["OURO_LABELER_ENDPOINT"] == "http://ollama:11434"
+    assert labeler["environment"]["OURO_LABELER_MODEL_URL"] == "http://ollama:11434"
+    assert labeler["environment"]["OURO_LABELER_MODEL_API"] == "ollama"
+    assert labeler["environment"]["OURO_LABELER_MODEL"] == ""  # no model named: requests stay queued
     assert "ollama" not in labeler["depends_on"]
 
 
