@@ -12,7 +12,7 @@ from events.errors import (
     UnknownEventType,
 )
 from events.memory import MemoryEventStore
-from events.migrate import current_revision, ensure_schema, head_revision, upgrade
+from events.migrate import current_revision, ensure_schema, head_revision, open_store, upgrade
 from events.settings import ROLES, Settings, load_settings
 from events.sql import SqlEventStore, make_engine
 from events.store import (
@@ -52,6 +52,7 @@ __all__ = [
     "iter_all",
     "load_settings",
     "make_engine",
+    "open_store",
     "upgrade",
     "utcnow",
 ]

@@ -11,7 +11,9 @@ from sqlalchemy import Engine, MetaData, inspect, text
 if TYPE_CHECKING:
     from alembic.config import Config
 
-__all__ = ["current_revision", "ensure_schema", "head_revision", "target_metadata", "upgrade"]
+    from events.sql import SqlEventStore
+
+__all__ = ["current_revision", "ensure_schema", "head_revision", "open_store", "target_metadata", "upgrade"]
 
 # Each worker's tables may sit on a branch of their own off the shared trunk: "head" is the set of heads,
 # written as their sorted, comma-joined revisions.
@@ -67,6 +69,15 @@ def ensure_schema(engine: Engine) -> None:
     """Upgrade to head unless already there (cheap when nothing is to do: no Alembic import)."""
     if _stamped(engine) != _head_from_files():
         upgrade(engine)
+
+
+def open_store(url: str) -> SqlEventStore:
+    """The event store at ``url``, its schema brought to head first (what every command and worker opens)."""
+    from events.sql import SqlEventStore
+
+    store = SqlEventStore.from_url(url)
+    ensure_schema(store.engine)
+    return store
 
 
 def _stamped(engine: Engine) -> str | None:

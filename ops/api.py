@@ -41,7 +41,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from pydantic import ValidationError
 from sqlalchemy import Column, Select, Table, or_, select
 
-from events import OuroError, Settings, SqlEventStore, ensure_schema
+from events import OuroError, Settings, SqlEventStore, open_store
 from events import tables as t
 from events.projections import PROJECTIONS, decisions, faults, findings, labels, loop, proposals, runs
 from events.projector import catch_up, digest, rebuild
@@ -197,8 +197,7 @@ def create_app(settings: Settings, catch_up_every_s: float | None = 2.0) -> Fast
     """The API on the settings' event log (and broker, for queue depths)."""
     from workers import build_app
 
-    store = SqlEventStore.from_url(settings.event_log_url)
-    ensure_schema(store.engine)
+    store = open_store(settings.event_log_url)
     zone, cap = ZoneInfo(settings.timezone), settings.fixer_daily_cap_usd
     deps = _Deps(settings, store, zone, cap, registry_for(store, build_app(settings, include=False), zone, cap))
     api = FastAPI(title="Ouroboros", version="0.1.0", lifespan=_lifespan(store, catch_up_every_s))

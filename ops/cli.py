@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from events import OuroError, SqlEventStore, ensure_schema, load_settings
+from events import OuroError, SqlEventStore, load_settings, open_store
 from events.projections import PROJECTIONS
 from events.projector import catch_up, digest, rebuild
 from schemas import MESSAGE_TYPES, RECORD_TYPES, schema_for
@@ -51,9 +51,7 @@ class UsageError(OuroError):
 
 
 def _store() -> SqlEventStore:
-    store = SqlEventStore.from_url(load_settings().event_log_url)
-    ensure_schema(store.engine)
-    return store
+    return open_store(load_settings().event_log_url)
 
 
 @app.command()

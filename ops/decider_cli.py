@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from events import OuroError, SqlEventStore, ensure_schema, load_settings
+from events import OuroError, SqlEventStore, load_settings, open_store
 from schemas import Action, Decision, DecisionMade, content_id
 
 __all__ = ["register"]
@@ -61,12 +61,6 @@ def repo_key(repo: Path) -> str:
     return "/".join(tail) if len(tail) == 2 and all(tail) else repo.resolve().name
 
 
-def _store() -> SqlEventStore:
-    store = SqlEventStore.from_url(load_settings().event_log_url)
-    ensure_schema(store.engine)
-    return store
-
-
 def scan(
     path: Annotated[Path, typer.Argument(help="A git checkout to scan.")],
     out: Annotated[Path | None, typer.Option(help="Report folder (default PATH/.ouroboros/scan).")] = None,
@@ -90,7 +84,8 @@ def scan(
                             check=False)  # fmt: skip
     if inside.returncode != 0 or inside.stdout.strip() != "true":
         raise OuroError(f"PATH: {path} is not a git checkout")
-    settings, store = load_settings(), _store()
+    settings = load_settings()
+    store = open_store(settings.event_log_url)
     head = _git(path, "rev-parse", "--verify", f"{rev}^{{commit}}")
     key = repo_key(path)
     run, lookup = decide_repository(settings, path, key, head, base, store=MemoryStore(store.engine))
@@ -135,7 +130,8 @@ def pre_push(
     from ops.embedded import EmbeddedFleet
     from ops.pushes import new_ref_base, parse_pre_push, push_message, record_push, relay, wait_decided
 
-    settings, store = load_settings(), _store()
+    settings = load_settings()
+    store = open_store(settings.event_log_url)
     top = Path(_git(repo, "rev-parse", "--show-toplevel"))
     pushes = parse_pre_push(sys.stdin.read().splitlines(), repo_key(top), str(top))
     pushes = [p if p.base != "0" * 40 else p.__class__(p.repo, p.ref, new_ref_base(top, p.head), p.head, p.path)

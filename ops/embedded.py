@@ -15,7 +15,7 @@ from types import TracebackType
 from events import Settings, SqlEventStore
 from workers import QUEUES
 
-__all__ = ["EmbeddedFleet", "wait_handled"]
+__all__ = ["EmbeddedFleet", "settled", "wait_handled"]
 
 
 class EmbeddedFleet:
@@ -47,7 +47,6 @@ class EmbeddedFleet:
             value = getattr(self.settings, name)
             if value is not None:  # the worker sees the forge and fixer settings the CLI was given
                 env[f"OURO_{name.upper()}"] = str(int(value) if isinstance(value, bool) else value)
-        env["OURO_FORGE"] = self.settings.forge  # the main job's forge may be the corpus's own
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(self.command(), env=env, stdout=log, stderr=subprocess.STDOUT)
         log.close()
@@ -70,6 +69,11 @@ class EmbeddedFleet:
             self.process.wait()
 
 
+def settled(store: SqlEventStore, producer: str, message_id: str) -> bool:
+    """Whether ``producer`` handled the message, rejected it, or the fleet dead-lettered it."""
+    return any(store.is_handled(name, message_id) for name in (producer, f"{producer}:rejected", "fleet.dead_letter"))
+
+
 def wait_handled(
     store: SqlEventStore,
     pending: dict[str, str],
@@ -85,9 +89,7 @@ def wait_handled(
     left = dict(pending)
     while left and time.monotonic() < deadline:
         for message_id, producer in list(left.items()):
-            if any(
-                store.is_handled(name, message_id) for name in (producer, f"{producer}:rejected", "fleet.dead_letter")
-            ):
+            if settled(store, producer, message_id):
                 del left[message_id]
                 if callable(on_progress):
                     on_progress(1)

@@ -20,7 +20,7 @@ from rich.table import Table
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from events import Metadata, OuroError, Settings, SqlEventStore, ensure_schema, load_settings
+from events import Metadata, OuroError, Settings, SqlEventStore, load_settings, open_store
 from events.corpus import expand
 from events.forge.factory import open_forge
 from events.projections.labels import label_requests
@@ -132,8 +132,7 @@ def label(
     from workers.labeler import label_tickets, run_events  # the fleet is imported only when a command runs
 
     settings = load_settings("labeler")
-    store = SqlEventStore.from_url(settings.event_log_url)
-    ensure_schema(store.engine)
+    store = open_store(settings.event_log_url)
     queued = _queued(store)
     tickets = list(ticket or [])
     if tickets_file is not None:

@@ -13,7 +13,7 @@ from rich.progress import Progress
 from rich.table import Table
 from sqlalchemy import func, select
 
-from events import Settings, SqlEventStore, ensure_schema, load_settings
+from events import Settings, SqlEventStore, load_settings, open_store
 from events import tables as t
 from events.projections import PROJECTIONS
 from events.projections.runs import runs
@@ -35,8 +35,7 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None, f
     """Ingest ``corpus`` through the real queue path, fold the ledger, print the summary."""
     settings = settings or load_settings()
     settings = settings.model_copy(update={"fixers": True}) if fixers else settings
-    store = SqlEventStore.from_url(settings.event_log_url)
-    ensure_schema(store.engine)
+    store = open_store(settings.event_log_url)
     messages = ingest_messages(expand_runs([str(corpus)]), settings)
     run_keys = [m.message_id for m in messages]  # the runs the pre-check's verdicts depend on
     pending = _pending(store, messages)

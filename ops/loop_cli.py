@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from events import Metadata, Settings, SqlEventStore, StreamWrite, ensure_schema, iter_all, load_settings
+from events import Metadata, Settings, SqlEventStore, StreamWrite, iter_all, load_settings, open_store
 from events.forge.factory import open_forge
 from events.projections import PROJECTIONS
 from events.projections.loop import closed_tickets, fixer_sessions, merges
@@ -57,12 +57,6 @@ __all__ = [
 console = Console()
 
 
-def _store(settings: Settings) -> SqlEventStore:
-    store = SqlEventStore.from_url(settings.event_log_url)
-    ensure_schema(store.engine)
-    return store
-
-
 def close_ticket_cmd(
     ticket: Annotated[int, typer.Argument(metavar="TICKET", help="The ticket to close.", min=1)],
     pull: Annotated[int, typer.Argument(metavar="PR", help="The merged pull request that proves it.", min=1)],
@@ -83,7 +77,8 @@ def close_ticket_cmd(
         print(f"#{ticket} stays open (commented): {verdict.reason}")
         raise typer.Exit(1)
     meta = Metadata(producer="ops.close_ticket", message_id=content_id("close-ticket", str(ticket), str(pull)))
-    _store(settings).commit([StreamWrite(f"ticket/{ticket}", [closed_event(ticket, pull, verdict)])], meta)
+    store = open_store(settings.event_log_url)
+    store.commit([StreamWrite(f"ticket/{ticket}", [closed_event(ticket, pull, verdict)])], meta)
     print(f"#{ticket} closed on #{pull}: {verdict.reason}")
 
 
@@ -92,7 +87,7 @@ def train_cmd() -> None:
     from workers.merger import train_writes
 
     settings = load_settings()
-    store = _store(settings)
+    store = open_store(settings.event_log_url)
     writes = train_writes(open_forge(settings), store, settings)
     if writes:
         store.commit(writes, Metadata(producer="merger.train", message_id=uuid.uuid4().hex, tenant=settings.tenant))
@@ -113,7 +108,7 @@ def fix_cmd(
     if refusal:
         print(refusal, file=sys.stderr)
         raise typer.Exit(1)
-    store = _store(settings)
+    store = open_store(settings.event_log_url)
     verdicts = [v for v in launch_verdicts(store) if not ticket or v.ticket in ticket]
     left = fixers_through_queue(store, settings, verdicts)
     catch_up(store, PROJECTIONS)

@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from events import ConfigurationError, CorpusError, OuroError, SqlEventStore, ensure_schema, load_settings, utcnow
+from events import ConfigurationError, CorpusError, OuroError, load_settings, open_store, utcnow
 
 __all__ = ["expand_paths", "measure_app", "parse_at"]
 
@@ -116,8 +116,7 @@ def measure(
 
     settings = load_settings()
     zone = _zone(settings.timezone)
-    store = SqlEventStore.from_url(settings.event_log_url)
-    ensure_schema(store.engine)
+    store = open_store(settings.event_log_url)
     _, snapshot = measure_log(store, parse_at(at, zone), zone)
     path = snapshot_path(settings)
     wrote = write_snapshot(path, snapshot)

@@ -143,13 +143,12 @@ def _verbs(name: str) -> TyperGroup:
 
 def _from_ledger(miner: str, items: list[str] | None, as_of: str | None) -> tuple[Labels, list[CorpusItem]]:
     """The labels the event log held for ``miner`` by ``as_of``, and the runs named (or recorded by then)."""
-    from events import SqlEventStore, ensure_schema, load_settings
+    from events import load_settings, open_store
     from events.recorded import recorded_labels, recorded_runs
     from ops.cli import _instant  # the one reader of --as-of times
 
     moment = None if as_of is None else _instant(as_of)
-    store = SqlEventStore.from_url(load_settings().event_log_url)
-    ensure_schema(store.engine)
+    store = open_store(load_settings().event_log_url)
     runs = recorded_runs(store, moment)
     found = corpus_items(items) if items else corpus_items(run.path for run in runs)
     starts = {run.run: run.started for run in runs}

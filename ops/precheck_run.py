@@ -24,8 +24,8 @@ from events import (
     Settings,
     SqlEventStore,
     StreamWrite,
-    ensure_schema,
     load_settings,
+    open_store,
     utcnow,
 )
 from events.forge import Forge, Ticket, WritableForge
@@ -95,8 +95,7 @@ def verdict_lines(rows: Iterable[Mapping[str, Any]], width: int = 100) -> list[s
 def precheck_main(ticket: Sequence[int], as_json: bool) -> None:
     """``ouro precheck``: one row (or JSON object) per ticket."""
     settings = load_settings()
-    store = SqlEventStore.from_url(settings.event_log_url)
-    ensure_schema(store.engine)
+    store = open_store(settings.event_log_url)
     rows = precheck_rows(open_forge(settings), store, settings, ticket)
     if as_json:
         for row in rows:
@@ -185,8 +184,7 @@ def precheck_through_queue(store: SqlEventStore, settings: Settings, key: str) -
 def propose_main(ticket: Sequence[int], census: bool, batch: int | None, costs: bool = False) -> None:
     """``ouro propose``: post a proposal per ticket (one call per batch), the census, or the recorded costs."""
     settings = load_settings()
-    store = SqlEventStore.from_url(settings.event_log_url)
-    ensure_schema(store.engine)
+    store = open_store(settings.event_log_url)
     if costs:
         recorded = [ProposerCall.model_validate(e.payload["call"]) for e in store.read_stream("proposer/calls")]
         for line in [*cost_lines(recorded), cost_summary(recorded)]:

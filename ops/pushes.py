@@ -93,7 +93,9 @@ def relay(store: SqlEventStore, settings: Settings) -> int:
 
 def handled(store: SqlEventStore, message_id: str) -> bool:
     """Whether the decider handled (or rejected, or dead-lettered) the message."""
-    return any(store.is_handled(name, message_id) for name in (TASK, f"{TASK}:rejected", "fleet.dead_letter"))
+    from ops.embedded import settled
+
+    return settled(store, TASK, message_id)
 
 
 def wait_decided(store: SqlEventStore, message_ids: list[str], deadline_s: float, alive: object = None) -> list[str]:

@@ -28,8 +28,8 @@ from events import (
     SqlEventStore,
     StreamWrite,
     TransientError,
-    ensure_schema,
     load_settings,
+    open_store,
 )
 from schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
 from workers.app import DEAD_LETTER_QUEUE, app, queue_for
@@ -73,8 +73,7 @@ def context() -> Context:
         pid = os.getpid()
         if pid not in _contexts:
             settings = load_settings(os.environ.get("OURO_ROLE"))
-            store = SqlEventStore.from_url(settings.event_log_url)
-            ensure_schema(store.engine)
+            store = open_store(settings.event_log_url)
             _contexts[pid] = Context(settings, store, f"{socket.gethostname()}/{pid}")
         return _contexts[pid]
 

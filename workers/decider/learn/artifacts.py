@@ -19,13 +19,14 @@ from workers.decider.learn.errors import LearnError
 from workers.decider.learn.labels import LabelledUnit
 from workers.decider.learn.pairs import PERMISSIVE
 from workers.decider.program import OperatingPoint, Program
+from workers.llm import canonical_json
 
 __all__ = ["ProgramShelf", "canonical", "exportable", "load_program_file", "with_evaluation"]
 
 
 def canonical(value: Any) -> bytes:
     """Canonical JSON bytes: sorted keys, no spaces, floats by ``repr``."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    return canonical_json(value).encode()
 
 
 class ProgramShelf:
