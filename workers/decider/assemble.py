@@ -17,6 +17,7 @@ from workers.decider.features import FEATURES, SCHEMA_VERSION, feature_set_diges
 from workers.decider.instruments.base import RULESET
 from workers.decider.memory import Memory, MemoryStore
 from workers.decider.program import Program
+from workers.decider.repos import normalise_repo
 from workers.decider.retrieve import Boundary, columns_from_specs
 from workers.decider.seed import corpus_memory
 from workers.llm import (
@@ -71,8 +72,7 @@ def find_program(settings: Settings, store: MemoryStore | None, chat: bool, prof
 
 def repo_group(repo_key: str) -> str:
     """The normalised repository name a corpus group would have (lower-cased ``owner/name``)."""
-    key = repo_key.strip().lower().removesuffix(".git")
-    return "/".join(key.rstrip("/").split("/")[-2:])
+    return normalise_repo(repo_key)
 
 
 def _embedder(settings: Settings, store: MemoryStore | None) -> Embedder | None:

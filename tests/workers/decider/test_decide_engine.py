@@ -16,6 +16,7 @@ from workers.decider.assemble import find_program, repo_group
 from workers.decider.decide import Engine, decide_all, fallback_line, operating_point, platt
 from workers.decider.memory import MemoryRefused, MemoryStore
 from workers.decider.program import OperatingPoint, Program
+from workers.decider.repos import normalise_repo
 from workers.llm import ChatClient, Endpoint, MeteredClient, load_manifest
 
 BLOCKING = Program(kind="llm-program", k=1,
@@ -119,6 +120,7 @@ def test_lookup_order_setting_then_store_then_packaged(tmp_path: Path, sqlite_ur
     chosen = find_program(Settings(state=tmp_path, decider_program=path), store, chat=True)
     assert chosen.source == "setting" and chosen.program.k == 5  # type: ignore[union-attr]
     assert repo_group("https://github.com/Acme/Shop.git") == "acme/shop"
+    assert repo_group("git@github.com:Acme/Shop.git") == repo_group("acme/shop") == normalise_repo("Acme/Shop")
 
 
 def test_dismissals_stay_in_the_repository_and_form_a_user_memory_at_ten(tmp_path: Path, sqlite_url: str) -> None:

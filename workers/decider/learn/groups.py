@@ -10,20 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from workers.decider.repos import normalise_repo
+
 __all__ = ["ADVISORY", "advisory_ids", "merge_groups", "normalise_repo"]
 
 ADVISORY = re.compile(r"\b(CVE-\d{4}-\d{4,7}|GHSA(?:-[23456789cfghjmpqrvwx]{4}){3})\b", re.IGNORECASE)
-_HOST = re.compile(r"^(?:[a-z+]+://)?(?:www\.)?(?:github\.com|gitlab\.com|bitbucket\.org)[/:]", re.IGNORECASE)
-
-
-def normalise_repo(repo: str) -> str:
-    """``https://github.com/Owner/Name.git/commit/…`` → ``owner/name``; anything else lower-cased."""
-    text = _HOST.sub("", repo.strip()).strip("/")
-    parts = [p for p in text.split("/") if p]
-    if len(parts) >= 2:
-        text = f"{parts[0]}/{parts[1]}"
-    text = text.lower()
-    return text.removesuffix(".git")
 
 
 def advisory_ids(text: str) -> frozenset[str]:
