@@ -7,11 +7,14 @@ import re
 
 __all__ = ["normalise_repo"]
 
-_HOST = re.compile(r"^(?:[a-z+]+://)?(?:www\.)?(?:github\.com|gitlab\.com|bitbucket\.org)[/:]", re.IGNORECASE)
+_HOST = re.compile(
+    r"^(?:[a-z+]+://)?(?:[^@/\s]+@)?(?:www\.)?(?:github\.com|gitlab\.com|bitbucket\.org)[/:]", re.IGNORECASE
+)
 
 
 def normalise_repo(repo: str) -> str:
-    """``https://github.com/Owner/Name.git/commit/…`` → ``owner/name``; anything else lower-cased."""
+    """``https://github.com/Owner/Name.git/commit/…`` or ``git@github.com:Owner/Name.git`` → ``owner/name``;
+    anything else lower-cased."""
     text = _HOST.sub("", repo.strip()).strip("/")
     parts = [p for p in text.split("/") if p]
     if len(parts) >= 2:
