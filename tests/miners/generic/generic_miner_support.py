@@ -42,6 +42,15 @@ def passing(miner: Miner) -> MinerTestReport:
     return report
 
 
+def fitted_knee(miner: Miner) -> int:
+    """The count knee the miner's backtest fitted, with the test passing, FN = 0 and every mutant killed."""
+    report = passing(miner)
+    assert report.backtest is not None and report.backtest.counts.fn == ()
+    assert report.mutation is not None and report.mutation.report.score == 1.0
+    assert isinstance(report.backtest.kappa_star, int)
+    return report.backtest.kappa_star
+
+
 def findings(miner: Miner, pattern: str | Path, knee: Value | None) -> dict[str, list[Finding]]:
     """The miner's findings over the runs ``pattern`` names, at ``knee``, by the run each names first."""
     extracted = extract_facts(miner, corpus_items([str(pattern)]))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from generic_miner_support import EXAMPLES, REPO, bash_calls, findings, installed, passing, write_run
+from generic_miner_support import EXAMPLES, REPO, bash_calls, findings, fitted_knee, installed, write_run
 
 from miners import Miner, corpus_items, extract_facts
 from miners.sleep_poll.extract import sleeping_loop
@@ -24,11 +24,7 @@ def miner() -> Miner:
 
 @pytest.fixture(scope="module")
 def kappa(miner: Miner) -> int:
-    report = passing(miner)
-    assert report.backtest is not None and report.backtest.counts.fn == ()
-    assert report.mutation is not None and report.mutation.report.score == 1.0
-    assert isinstance(report.backtest.kappa_star, int)
-    return report.backtest.kappa_star
+    return fitted_knee(miner)
 
 
 def test_the_miner_test_passes_with_a_fitted_knee(miner: Miner, kappa: int) -> None:
