@@ -1,12 +1,28 @@
-"""Hand-made candidates, records and memories for the decider's engine tests (no repository needed)."""
+"""Hand-made candidates, records and memories for the decider's engine tests, and the git environment of
+the tests that build repositories."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from schemas import Candidate, Example, FeatureRecord, InstrumentState, State
 from workers.decider.memory import Memory, MemoryExample
 from workers.decider.retrieve import Column
+
+GIT_ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "A",
+    "GIT_AUTHOR_EMAIL": "a@example.invalid",
+    "GIT_COMMITTER_NAME": "A",
+    "GIT_COMMITTER_EMAIL": "a@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
+}
+"""git with no user or system configuration and fixed identities and dates, for the tests' repositories."""
+
 
 RAN = InstrumentState(state=State.RAN, version="v1")
 COLUMNS = (

@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from _decider_support import GIT_ENV
 
 from schemas import State
 from workers.decider import Analysed, analyse
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "A",
-    "GIT_AUTHOR_EMAIL": "a@example.invalid",
-    "GIT_COMMITTER_NAME": "A",
-    "GIT_COMMITTER_EMAIL": "a@example.invalid",
-}
+ENV = GIT_ENV
 
 
 @pytest.fixture(scope="module")

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from _decider_support import GIT_ENV
 
 from workers.decider import analyse, candidates
 from workers.decider.candidates import GitError, GitRepo
 
-ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "A",
-    "GIT_AUTHOR_EMAIL": "a@example.invalid",
-    "GIT_COMMITTER_NAME": "A",
-    "GIT_COMMITTER_EMAIL": "a@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
-}
+ENV = GIT_ENV
 
 
 def git(repo: Path, *args: str) -> str:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from _decider_support import GIT_ENV
 
 from schemas import Candidate, InstrumentState, State
 from workers.decider import FEATURES, analyse, feature_set_digest, validate_record
@@ -20,15 +20,7 @@ from workers.decider.features import (
     canonical_x,
 )
 
-ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "A",
-    "GIT_AUTHOR_EMAIL": "a@example.invalid",
-    "GIT_COMMITTER_NAME": "A",
-    "GIT_COMMITTER_EMAIL": "a@example.invalid",
-}
+ENV = GIT_ENV
 
 PY = """import os
 import subprocess
