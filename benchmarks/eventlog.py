@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 import orjson
 import psycopg
+from _databases import fresh_pg_database
 from eventsourcing import postgres as es_postgres
 from eventsourcing import sqlite as es_sqlite
 from eventsourcing.persistence import StoredEvent as TheirEvent
@@ -277,25 +276,9 @@ def run_sqlite(n: int) -> list[Measure]:
             datastore.close()
 
 
-@contextmanager
-def _pg_database(url: str) -> Iterator[str]:
-    """A fresh database on the server at ``url``, dropped on the way out."""
-    parsed = make_url(url)
-    name = f"ouro_bench_{os.getpid()}"
-    admin = parsed.set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True, connect_timeout=3) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield parsed.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 def run_postgres(n: int, url: str) -> list[Measure]:
     """Both sides in one fresh PostgreSQL database (their tables and ours do not share names)."""
-    with _pg_database(url) as bench_url:
+    with fresh_pg_database(url, "eventlog") as bench_url:
         engine = make_engine(bench_url)
         upgrade(engine)
         at = make_url(bench_url)

@@ -34,11 +34,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import redis
+from _databases import fresh_pg_database
 from celery import Celery
 from sqlalchemy import text
-from sqlalchemy.engine import make_url
 
 from events import Settings, SqlEventStore, ensure_schema
 from schemas import IngestRun, content_id
@@ -107,21 +106,6 @@ def _pings(url: str) -> bool:
         return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
     except redis.RedisError:
         return False
-
-
-@contextmanager
-def _pg_database(url: str) -> Iterator[str]:
-    parsed = make_url(url)
-    name = f"ouro_bench_fleet_{os.getpid()}"
-    admin = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield parsed.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _until(check: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -296,7 +280,7 @@ def main(argv: list[str] | None = None) -> None:
         messages = 2 * len(runs)  # an IngestRun and its MineRun per run
         print(f"{args.events:,} harness events in {len(runs):,} runs ({messages:,} messages), {args.workers} workers")
         ours_s, peer_s = 0.0, 0.0
-        with _redis(args.redis_url, folder) as broker, _pg_database(args.pg_url) as database:
+        with _redis(args.redis_url, folder) as broker, fresh_pg_database(args.pg_url, "fleet") as database:
             for round_ in range(args.rounds):
                 seconds, peer_peaks = run_peer(broker, messages, args.workers, folder)
                 peer_s += seconds
