@@ -40,7 +40,7 @@ class MemoryEventStore:
                 self._versions[item.stream] = item.version
             if meta.message_id:
                 self._handled.add((meta.producer, meta.message_id))
-            return AppendResult(positions=tuple(item.position for item in staged), outbox_ids=self._queue(outbox))
+            return AppendResult(positions=tuple(item.position for item in staged), outbox=self._queue(outbox))
 
     def _stage(self, writes: Sequence[StreamWrite], meta: Metadata) -> list[StoredEvent]:
         staged: list[StoredEvent] = []
@@ -64,9 +64,9 @@ class MemoryEventStore:
                 )
         return staged
 
-    def _queue(self, messages: Sequence[Message]) -> tuple[int, ...]:
+    def _queue(self, messages: Sequence[Message]) -> tuple[OutboxEntry, ...]:
         known = {entry.message_id for entry in self._outbox}
-        ids: list[int] = []
+        queued: list[OutboxEntry] = []
         for message in messages:
             if message.message_id in known:
                 continue
@@ -79,8 +79,8 @@ class MemoryEventStore:
             )
             self._outbox.append(entry)
             known.add(message.message_id)
-            ids.append(entry.id)
-        return tuple(ids)
+            queued.append(entry)
+        return tuple(queued)
 
     def read(self, after: int = 0, limit: int = 1000, until: datetime | None = None) -> list[StoredEvent]:
         """Events with position > after, in position order."""
@@ -110,3 +110,8 @@ class MemoryEventStore:
         """Record a publish (a failed attempt leaves the entry pending)."""
         with self._lock:
             self._published[entry_id] = error is None
+
+    def mark_all_published(self, entry_ids: Sequence[int]) -> None:
+        """Record the publish of several entries at once."""
+        with self._lock:
+            self._published.update(dict.fromkeys(entry_ids, True))

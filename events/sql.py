@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from sqlalchemy import (
@@ -21,7 +21,6 @@ from sqlalchemy import (
     Engine,
     Select,
     Text,
-    bindparam,
     cast,
     create_engine,
     event,
@@ -47,10 +46,9 @@ from schemas import Message
 
 __all__ = ["SqlEventStore", "make_engine", "normalise_url"]
 
+_T = TypeVar("_T")
+
 _events = t.events.c
-_HANDLED = exists().where(
-    t.handled_messages.c.consumer == bindparam("consumer"), t.handled_messages.c.message_id == bindparam("message_id")
-)
 _LONG_NUMBER = re.compile(rb"\d{19}")  # 19 digits in a row may be an integer past 64 bits
 # JSON is read as text and parsed here: the JSON type's per-row decoding was most of a read's cost.
 _EVENT_COLUMNS = (
@@ -145,19 +143,28 @@ class SqlEventStore:
         outbox: Sequence[Message] = (),
     ) -> AppendResult:
         """Append atomically; a message id already handled by this producer appends nothing."""
-        connection = self._writer_connection()
-        try:
-            cursor = connection.cursor()
+
+        def append(cursor: Any) -> AppendResult:
             self._writer.begin(cursor)
             result = self._writer.append(cursor, writes, meta, outbox)
+            if not self._writer.postgres:
+                cursor.execute("COMMIT")
+            return result
+
+        return self._on_writer(append)
+
+    def _on_writer(self, work: Callable[[Any], _T]) -> _T:
+        """Run ``work`` on a cursor of this thread's writer connection and end its transaction (a worker's
+        few statements a message: no pool checkout, ping or statement compilation on the hot path)."""
+        connection = self._writer_connection()
+        try:
+            result = work(connection.cursor())
             if self._writer.postgres:
                 connection.commit()
-            else:
-                cursor.execute("COMMIT")
             return result
         except BaseException as exc:
             if not _rollback(connection, self._writer.postgres):
-                self._local.connection = None  # broken: the next commit takes a fresh one from the pool
+                self._local.connection = None  # broken: the next call takes a fresh one from the pool
                 connection.invalidate()
             if isinstance(exc, Exception):
                 raise translate(exc) from exc
@@ -189,9 +196,12 @@ class SqlEventStore:
 
     def read_stream(self, stream: str) -> list[StoredEvent]:
         """One stream's events in version order."""
-        query = _select_events().where(_events.stream == stream).order_by(_events.version)
-        with self.reading() as conn:
-            return [_stored(row) for row in conn.execute(query)]
+
+        def read(cursor: Any) -> list[StoredEvent]:
+            cursor.execute(self._writer.sql["stream"], (stream,))
+            return [_stored(_with_time(row)) for row in cursor.fetchall()]
+
+        return self._on_writer(read)
 
     def head(self) -> int:
         """The last position (0 when empty)."""
@@ -200,8 +210,12 @@ class SqlEventStore:
 
     def is_handled(self, producer: str, message_id: str) -> bool:
         """Whether this producer has already handled the message."""
-        with self.reading() as conn:
-            return _handled(conn, producer, message_id)
+
+        def handled(cursor: Any) -> bool:
+            cursor.execute(self._writer.sql["handled_check"], (producer, message_id))
+            return cursor.fetchone() is not None
+
+        return self._on_writer(handled)
 
     def pending_outbox(self, limit: int = 100) -> list[OutboxEntry]:
         """Outbox entries not yet published, oldest first."""
@@ -244,6 +258,27 @@ class SqlEventStore:
         with self.writing(lock_events=False) as conn:
             conn.execute(update(t.outbox).where(t.outbox.c.id == entry_id).values(**values))
 
+    def mark_all_published(self, entry_ids: Sequence[int]) -> None:
+        """Record the publish of several entries in one statement."""
+        if not entry_ids:
+            return
+        postgres = self._writer.postgres
+        now = utcnow()
+        stamp = now if postgres else now.replace(tzinfo=None).isoformat(" ")  # SQLAlchemy's SQLite form
+        ids = "= ANY(%s)" if postgres else f"IN ({', '.join('?' for _ in entry_ids)})"
+        mark = "%s" if postgres else "?"
+        sql = f"UPDATE ouro_outbox SET attempts = attempts + 1, last_error = NULL, published_at = {mark} WHERE id {ids}"
+        params: tuple[Any, ...] = (stamp, list(entry_ids)) if postgres else (stamp, *entry_ids)
+
+        def update_all(cursor: Any) -> None:
+            if not postgres:
+                cursor.execute("BEGIN IMMEDIATE")
+            cursor.execute(sql, params)
+            if not postgres:
+                cursor.execute("COMMIT")
+
+        self._on_writer(update_all)
+
 
 def _rollback(connection: Any, postgres: bool) -> bool:
     """Roll back; False when the connection is broken."""
@@ -255,10 +290,6 @@ def _rollback(connection: Any, postgres: bool) -> bool:
     except Exception:  # the driver's own error types: the connection cannot be used again
         return False
     return True
-
-
-def _handled(conn: Connection, producer: str, message_id: str) -> bool:
-    return bool(conn.execute(select(_HANDLED), {"consumer": producer, "message_id": message_id}).scalar_one())
 
 
 def read_range(

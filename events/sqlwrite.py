@@ -16,7 +16,7 @@ import orjson
 import psycopg
 
 from events.errors import ConcurrencyError, TransientError
-from events.store import AppendResult, Metadata, StreamWrite, utcnow
+from events.store import AppendResult, Metadata, OutboxEntry, StreamWrite, utcnow
 from schemas import Message
 
 __all__ = ["RawWriter"]
@@ -34,10 +34,14 @@ _INSERT_HANDLED = (
     "INSERT INTO ouro_handled_messages (consumer, message_id, first_position, last_position, handled_at)"
     " VALUES ({p}, {p}, {p}, {p}, {p})"
 )
-_OUTBOX_EXISTS = "SELECT id FROM ouro_outbox WHERE message_id = {p}"
-_INSERT_OUTBOX = (
+_INSERT_OUTBOX = (  # a follow-up already queued (by its message id) is not queued again
     "INSERT INTO ouro_outbox (message_id, message_type, task, payload, created_at, attempts)"
-    " VALUES ({p}, {p}, {p}, {p}, {p}, 0) RETURNING id"
+    " VALUES ({p}, {p}, {p}, {p}, {p}, 0) ON CONFLICT (message_id) DO NOTHING RETURNING id"
+)
+_HANDLED = "SELECT 1 FROM ouro_handled_messages WHERE consumer = {p} AND message_id = {p}"
+_STREAM = (
+    "SELECT position, stream, version, type, schema_version, {json_columns}, recorded_at FROM ouro_events"
+    " WHERE stream = {p} ORDER BY version"
 )
 
 
@@ -47,14 +51,16 @@ class RawWriter:
     def __init__(self, dialect: str) -> None:
         self.postgres = dialect == "postgresql"
         mark = "%s" if self.postgres else "?"
+        json_columns = "payload::text, meta::text" if self.postgres else "payload, meta"
         self.sql = {
-            name: text.format(p=mark)
+            name: text.format(p=mark, json_columns=json_columns)
             for name, text in {
                 "state": _STATE,
                 "event": _INSERT_EVENT,
                 "handled": _INSERT_HANDLED,
-                "outbox_exists": _OUTBOX_EXISTS,
                 "outbox": _INSERT_OUTBOX,
+                "handled_check": _HANDLED,
+                "stream": _STREAM,
             }.items()
         }
 
@@ -102,20 +108,18 @@ class RawWriter:
         if meta.message_id:
             first_pos, last_pos = (positions[0], positions[-1]) if positions else (None, None)
             cursor.execute(self.sql["handled"], (meta.producer, meta.message_id, first_pos, last_pos, stamp))
-        return AppendResult(positions=positions, outbox_ids=self._outbox(cursor, outbox, stamp))
+        return AppendResult(positions=positions, outbox=self._outbox(cursor, outbox, stamp))
 
-    def _outbox(self, cursor: Any, messages: Sequence[Message], stamp: datetime | str) -> tuple[int, ...]:
-        ids: list[int] = []
+    def _outbox(self, cursor: Any, messages: Sequence[Message], stamp: datetime | str) -> tuple[OutboxEntry, ...]:
+        queued: list[OutboxEntry] = []
         for message in messages:
-            cursor.execute(self.sql["outbox_exists"], (message.message_id,))
-            if cursor.fetchone() is not None:
-                continue  # the same follow-up was already queued: deduplicated by message id
-            payload = orjson.dumps(message.to_json_dict()).decode()
-            cursor.execute(
-                self.sql["outbox"], (message.message_id, type(message).__name__, message.TASK, payload, stamp)
-            )
-            ids.append(int(cursor.fetchone()[0]))
-        return tuple(ids)
+            payload = message.to_json_dict()
+            task, kind = message.TASK, type(message).__name__
+            cursor.execute(self.sql["outbox"], (message.message_id, kind, task, orjson.dumps(payload).decode(), stamp))
+            row = cursor.fetchone()
+            if row is not None:
+                queued.append(OutboxEntry(int(row[0]), message.message_id, kind, task, payload))
+        return tuple(queued)
 
 
 def translate(exc: Exception) -> Exception:

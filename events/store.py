@@ -110,7 +110,13 @@ class AppendResult:
 
     positions: tuple[int, ...] = ()
     duplicate: bool = False
-    outbox_ids: tuple[int, ...] = field(default=())
+    outbox: tuple[OutboxEntry, ...] = field(default=())
+    """The follow-ups this commit queued (one already queued by its message id is not queued again)."""
+
+    @property
+    def outbox_ids(self) -> tuple[int, ...]:
+        """The queued follow-ups' outbox ids."""
+        return tuple(entry.id for entry in self.outbox)
 
 
 def decode(type_name: str, payload: dict[str, Any]) -> Event:

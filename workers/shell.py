@@ -34,7 +34,16 @@ from events import (
 from schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
 from workers.app import DEAD_LETTER_QUEUE, app, queue_for
 
-__all__ = ["Context", "Outcome", "context", "fleet_task", "publish", "redeliver_lost", "relay_outbox"]
+__all__ = [
+    "Context",
+    "Outcome",
+    "context",
+    "fleet_task",
+    "publish",
+    "redeliver_lost",
+    "relay_committed",
+    "relay_outbox",
+]
 
 log = logging.getLogger(__name__)
 _RECORD_ATTEMPTS = 4  # a dead letter is parked first, then recorded: the record is retried in place
@@ -111,16 +120,35 @@ def redeliver_lost(ctx: Context, limit: int = 100, publisher: Celery | None = No
 
 
 def _publish(store: SqlEventStore, entries: Sequence[OutboxEntry], sender: Celery) -> int:
-    sent = 0
+    sent: list[int] = []
     for entry in entries:
         try:
             sender.send_task(entry.task, args=[entry.payload], task_id=entry.message_id, queue=queue_for(entry.task))
         except Exception as exc:  # the broker's own error types vary by transport
             store.mark_published(entry.id, error=f"{type(exc).__name__}: {exc}"[:500])
             continue
-        store.mark_published(entry.id)
-        sent += 1
-    return sent
+        sent.append(entry.id)
+    store.mark_all_published(sent)
+    return len(sent)
+
+
+SWEEP_S = 5.0
+"""How often a worker also publishes whatever else is pending in the outbox after its own follow-ups
+(an entry whose publish failed, or one a killed worker committed and never sent); beat sweeps every
+30 s as well."""
+
+_swept: dict[int, float] = {}
+
+
+def relay_committed(ctx: Context, committed: Sequence[OutboxEntry]) -> int:
+    """Publish the follow-ups a commit just queued (no read of the outbox: the commit returned them), and
+    every ``SWEEP_S`` what else is pending."""
+    sent = _publish(ctx.store, committed, app)
+    pid, now, last = os.getpid(), time.monotonic(), _swept.get(os.getpid())
+    if sent == len(committed) and last is not None and now - last < SWEEP_S:
+        return sent
+    _swept[pid] = now
+    return sent + relay_outbox(ctx.store)
 
 
 def fleet_task(message_type: type[M]) -> Callable[[Callable[[M, Context], Outcome]], Any]:
@@ -167,8 +195,8 @@ def run_message(task: Any, message_type: type[M], handler: Callable[[M, Context]
         delay = min(ctx.settings.retry_backoff_s * 2**retries, ctx.settings.retry_backoff_max_s)
         log.warning("%s %s failed (%s), retry %d in %.1fs", producer, message.message_id, exc, retries + 1, delay)
         raise task.retry(exc=exc, countdown=delay) from exc
-    if result.outbox_ids:
-        relay_outbox(ctx.store)
+    if result.outbox:
+        relay_committed(ctx, result.outbox)
     return "duplicate" if result.duplicate else "appended"
 
 
