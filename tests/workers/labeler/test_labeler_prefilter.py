@@ -152,3 +152,27 @@ def test_a_term_that_holds_another_is_found_by_it_wherever_it_stands(tmp_path: P
     forms = [(t.text.encode(), i) for i, t in enumerate(terms)]
     expected = [(n, frozenset(i for i, t in enumerate(terms) if t.text in text)) for n, text in enumerate(lines, 1)]
     assert [(h.line, h.terms) for h in scan_file(path, forms).hits()] == [(n, t) for n, t in expected if t]
+
+
+_BYTES = st.text(alphabet='ab-_"\\ ', min_size=1, max_size=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_BYTES, min_size=1, max_size=6), st.lists(st.text(alphabet="ab-_\"\\ é", max_size=60), max_size=30),
+       st.integers(min_value=1, max_value=200))  # fmt: skip
+def test_every_line_carrying_a_form_is_found_with_exactly_its_terms(
+    texts: list[str], lines: list[str], block: int
+) -> None:
+    """Forms that share pairs, hold one another, run past a 64-bit word, or stand at a block's edges: the
+    scan agrees with ``in`` on every line, however the file is cut into blocks."""
+    forms = [(text.encode(), index) for index, text in enumerate(texts)]
+    expected = [
+        (n, frozenset(i for form, i in forms if len(form) >= 2 and form in line.encode()))
+        for n, line in enumerate(lines, 1)
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        path = _write(Path(folder) / "r.jsonl", lines)
+        for size in (block, 1 << 20):
+            assert [(h.line, h.terms) for h in scan_file(path, forms, block=size).hits()] == [
+                (n, t) for n, t in expected if t
+            ]
