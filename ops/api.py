@@ -346,9 +346,13 @@ def _write_routes(api: FastAPI, deps: _Deps) -> None:
 
     def require_token(authorization: Annotated[str | None, Header()] = None) -> None:
         expected = settings.api_token
-        given = (authorization or "").removeprefix("Bearer ").strip()
-        if not expected or not secrets.compare_digest(given, expected):
-            raise HTTPException(status_code=401, detail="a bearer token (OURO_API_TOKEN) is required to write")
+        scheme, _, given = (authorization or "").strip().partition(" ")
+        if not expected or scheme.lower() != "bearer" or not secrets.compare_digest(given.strip(), expected):
+            raise HTTPException(
+                status_code=401,
+                detail="a bearer token (OURO_API_TOKEN) is required to write",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
 
     @api.post("/api/publish/{type_name}", dependencies=[Depends(require_token)])
     def publish(type_name: str, body: dict[str, Any]) -> dict[str, str]:

@@ -40,8 +40,10 @@ def _writes(client: TestClient) -> list[tuple[str, str]]:
         {"Authorization": "Bearer "},
         {"Authorization": "Bearer tok2"},
         {"Authorization": "Bearer to"},
+        {"Authorization": "tok"},
+        {"Authorization": "Token tok"},
     ],
-    ids=["none", "wrong", "basic", "empty", "longer", "shorter"],
+    ids=["none", "wrong", "basic", "empty", "longer", "shorter", "no-scheme", "other-scheme"],
 )
 def test_every_write_refuses_a_missing_or_wrong_token(tmp_path: Path, headers: dict[str, str]) -> None:
     client = _app(tmp_path, "tok")
@@ -50,6 +52,7 @@ def test_every_write_refuses_a_missing_or_wrong_token(tmp_path: Path, headers: d
     for method, path in writes:
         response = client.request(method, path, json={"message_id": "sec-write-0001", "probe": "x"}, headers=headers)
         assert response.status_code == 401, (method, path, response.status_code)
+        assert response.headers["www-authenticate"] == "Bearer"
 
 
 def test_every_write_is_refused_when_no_token_is_configured(tmp_path: Path) -> None:
@@ -63,3 +66,4 @@ def test_the_right_token_is_let_through(tmp_path: Path) -> None:
     client = _app(tmp_path, "tok")
     response = client.post("/api/replay", headers={"Authorization": "Bearer tok"})
     assert response.status_code == 200
+    assert client.post("/api/replay", headers={"Authorization": "bearer tok"}).status_code == 200  # RFC 7235
