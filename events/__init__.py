@@ -16,6 +16,8 @@ from events.migrate import current_revision, ensure_schema, head_revision, open_
 from events.settings import ROLES, Settings, load_settings
 from events.sql import SqlEventStore, make_engine
 from events.store import (
+    DEAD_LETTER,
+    REJECTED,
     AppendResult,
     EventStore,
     Metadata,
@@ -24,10 +26,13 @@ from events.store import (
     StreamWrite,
     decode,
     iter_all,
+    settling,
     utcnow,
 )
 
 __all__ = [
+    "DEAD_LETTER",
+    "REJECTED",
     "ROLES",
     "AppendResult",
     "ConcurrencyError",
@@ -53,6 +58,7 @@ __all__ = [
     "load_settings",
     "make_engine",
     "open_store",
+    "settling",
     "upgrade",
     "utcnow",
 ]

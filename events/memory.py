@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from events.errors import ConcurrencyError
-from events.store import AppendResult, Metadata, OutboxEntry, StoredEvent, StreamWrite, utcnow
+from events.store import AppendResult, Metadata, OutboxEntry, StoredEvent, StreamWrite, settling, utcnow
 from schemas import Message
 
 __all__ = ["MemoryEventStore"]
@@ -100,6 +100,10 @@ class MemoryEventStore:
     def is_handled(self, producer: str, message_id: str) -> bool:
         """Whether this producer has already handled the message."""
         return (producer, message_id) in self._handled
+
+    def is_settled(self, task: str, message_id: str) -> bool:
+        """Whether a message of ``task`` is settled: handled, rejected at the door, or dead-lettered."""
+        return any((consumer, message_id) in self._handled for consumer in settling(task))
 
     def pending_outbox(self, limit: int = 100) -> list[OutboxEntry]:
         """Outbox entries not yet published, oldest first."""

@@ -35,11 +35,14 @@ from events import tables as t
 from events.errors import TransientError
 from events.sqlwrite import RawWriter, translate
 from events.store import (
+    DEAD_LETTER,
+    REJECTED,
     AppendResult,
     Metadata,
     OutboxEntry,
     StoredEvent,
     StreamWrite,
+    settling,
     utcnow,
 )
 from schemas import Message
@@ -217,6 +220,15 @@ class SqlEventStore:
 
         return self._on_writer(handled)
 
+    def is_settled(self, task: str, message_id: str) -> bool:
+        """Whether a message of ``task`` is settled: handled, rejected at the door, or dead-lettered."""
+
+        def settled(cursor: Any) -> bool:
+            cursor.execute(self._writer.sql["settled"], (message_id, *settling(task)))
+            return cursor.fetchone() is not None
+
+        return self._on_writer(settled)
+
     def pending_outbox(self, limit: int = 100) -> list[OutboxEntry]:
         """Outbox entries not yet published, oldest first."""
         query = select(t.outbox).where(t.outbox.c.published_at.is_(None)).order_by(t.outbox.c.id).limit(limit)
@@ -231,7 +243,7 @@ class SqlEventStore:
         before = utcnow() - timedelta(seconds=age_s)
         recorded = exists().where(
             handled.message_id == box.message_id,
-            handled.consumer.in_([box.task, box.task + ":rejected", "fleet.dead_letter"]),
+            handled.consumer.in_([box.task, box.task + REJECTED, DEAD_LETTER]),
         )
         window = (box.published_at < before, box.published_at >= before - timedelta(days=1), ~recorded)
         return self._outbox_entries(select(t.outbox).where(*window).order_by(box.id).limit(limit))

@@ -39,6 +39,7 @@ _INSERT_OUTBOX = (  # a follow-up already queued (by its message id) is not queu
     " VALUES ({p}, {p}, {p}, {p}, {p}, 0) ON CONFLICT (message_id) DO NOTHING RETURNING id"
 )
 _HANDLED = "SELECT 1 FROM ouro_handled_messages WHERE consumer = {p} AND message_id = {p}"
+_SETTLED = "SELECT 1 FROM ouro_handled_messages WHERE message_id = {p} AND consumer IN ({p}, {p}, {p})"
 _STREAM = (
     "SELECT position, stream, version, type, schema_version, {json_columns}, recorded_at FROM ouro_events"
     " WHERE stream = {p} ORDER BY version"
@@ -60,6 +61,7 @@ class RawWriter:
                 "handled": _INSERT_HANDLED,
                 "outbox": _INSERT_OUTBOX,
                 "handled_check": _HANDLED,
+                "settled": _SETTLED,
                 "stream": _STREAM,
             }.items()
         }

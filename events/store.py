@@ -16,6 +16,8 @@ from events.errors import UnknownEventType
 from schemas import EVENT_TYPES, Event, Message
 
 __all__ = [
+    "DEAD_LETTER",
+    "REJECTED",
     "AppendResult",
     "EventStore",
     "Metadata",
@@ -24,6 +26,7 @@ __all__ = [
     "StreamWrite",
     "decode",
     "iter_all",
+    "settling",
     "utcnow",
 ]
 
@@ -31,6 +34,19 @@ __all__ = [
 def utcnow() -> datetime:
     """The current time, timezone-aware."""
     return datetime.now(UTC)
+
+
+DEAD_LETTER = "fleet.dead_letter"
+"""The consumer that records a message the fleet gave up on (and the task that parks it on its queue)."""
+
+REJECTED = ":rejected"
+"""Added to a task's name: the consumer that records a payload the task refused at the door."""
+
+
+def settling(task: str) -> tuple[str, str, str]:
+    """The consumers whose handled-message row settles a message of ``task``: the task itself, its
+    rejections, and the dead letters."""
+    return (task, task + REJECTED, DEAD_LETTER)
 
 
 @dataclass(frozen=True)
@@ -159,8 +175,16 @@ class EventStore(Protocol):
         """Outbox entries not yet published, oldest first."""
         ...
 
+    def is_settled(self, task: str, message_id: str) -> bool:
+        """Whether a message of ``task`` is settled: handled, rejected at the door, or dead-lettered."""
+        ...
+
     def mark_published(self, entry_id: int, error: str | None = None) -> None:
         """Record a publish (or a failed attempt with its error)."""
+        ...
+
+    def mark_all_published(self, entry_ids: Sequence[int]) -> None:
+        """Record the publish of several entries at once."""
         ...
 
 

@@ -71,7 +71,7 @@ class EmbeddedFleet:
 
 def settled(store: SqlEventStore, producer: str, message_id: str) -> bool:
     """Whether ``producer`` handled the message, rejected it, or the fleet dead-lettered it."""
-    return any(store.is_handled(name, message_id) for name in (producer, f"{producer}:rejected", "fleet.dead_letter"))
+    return store.is_settled(producer, message_id)
 
 
 def wait_handled(

@@ -37,7 +37,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
-from events import SqlEventStore
+from events import DEAD_LETTER, SqlEventStore
 from events import tables as t
 from events.projections import PROJECTIONS
 from events.projections.loop import fixer_sessions
@@ -148,7 +148,7 @@ class FleetCollector(Collector):
             "ouro_task_outcomes", "Messages per task by outcome, from the event log.", labels=["task", "outcome"]
         )
         for consumer, count in consumers:
-            if consumer == "fleet.dead_letter":
+            if consumer == DEAD_LETTER:
                 continue  # counted per task below, from the events that name it
             task, _, rejected = str(consumer).partition(":")
             family.add_metric([task, "rejected" if rejected else "handled"], float(count))

@@ -20,6 +20,8 @@ from celery import Celery
 from pydantic import ValidationError
 
 from events import (
+    DEAD_LETTER,
+    REJECTED,
     Metadata,
     OuroError,
     OutboxEntry,
@@ -206,7 +208,7 @@ def reject(ctx: Context, task_name: str, payload: Any, exc: ValidationError) -> 
     message_id = given if isinstance(given, str) and 8 <= len(given) <= 128 else None
     event = MessageRejected.from_validation_error(task_name, message_id, exc)
     key = message_id or content_id("rejected", task_name, repr(payload)[:10_000])
-    meta = Metadata(producer=f"{task_name}:rejected", message_id=key, tenant=ctx.settings.tenant)
+    meta = Metadata(producer=task_name + REJECTED, message_id=key, tenant=ctx.settings.tenant)
     ctx.store.commit([StreamWrite("fleet/rejected", [event])], meta)
     fields = "; ".join(f"{e.field}: {e.message}" for e in event.errors)
     log.error("%s rejected message %s: %s", task_name, message_id, fields)
@@ -217,7 +219,7 @@ def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException) -
     attempts = int(task.request.retries or 0) + 1
     error = f"{type(exc).__name__}: {exc}"[:2000]
     app.send_task(
-        "fleet.dead_letter",
+        DEAD_LETTER,
         args=[{"task": message.TASK, "message": message.to_json_dict(), "attempts": attempts, "error": error}],
         queue=DEAD_LETTER_QUEUE,
     )
@@ -228,7 +230,7 @@ def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException) -
         error_type=type(exc).__name__,
         error=error,
     )
-    meta = Metadata(producer="fleet.dead_letter", message_id=message.message_id, tenant=message.tenant)
+    meta = Metadata(producer=DEAD_LETTER, message_id=message.message_id, tenant=message.tenant)
     for attempt in range(_RECORD_ATTEMPTS):  # a dropped session fails once; the next commit takes a new one
         try:
             ctx.store.commit([StreamWrite("fleet/dead-letter", [event])], meta)

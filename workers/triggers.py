@@ -44,7 +44,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
-from events import PermanentError, ensure_schema
+from events import PermanentError, ensure_schema, settling
 from events import tables as t
 from events.tables import trigger_locks
 from schemas import MESSAGE_TYPES, Message, content_id
@@ -196,7 +196,7 @@ def _finished(task: str) -> Any:
     handled = t.handled_messages.c
     return exists().where(
         handled.message_id == locks.c.message_id,
-        handled.consumer.in_([task, f"{task}:rejected", "fleet.dead_letter"]),
+        handled.consumer.in_(settling(task)),
     )
 
 

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from events import (
+    DEAD_LETTER,
+    REJECTED,
     ConcurrencyError,
     EventStore,
     MemoryEventStore,
@@ -87,6 +89,28 @@ def test_outbox_entries_commit_with_events_and_dedupe(store: EventStore) -> None
     assert [e.message_id for e in store.pending_outbox()] == ["follow-0001"]
     store.mark_published(pending[0].id)
     assert store.pending_outbox() == []
+
+
+def test_a_commit_returns_the_entries_it_queued_and_several_are_marked_published_at_once(store: EventStore) -> None:
+    first, second = Probe(message_id="follow-0002", probe="a"), Probe(message_id="follow-0003", probe="b")
+    queued = store.commit([], Metadata("t", message_id="m-3"), outbox=[first, second]).outbox
+    assert [(e.message_id, e.task, e.payload["probe"]) for e in queued] == [
+        ("follow-0002", "fleet.probe", "a"),
+        ("follow-0003", "fleet.probe", "b"),
+    ]
+    again = store.commit([], Metadata("t", message_id="m-4"), outbox=[first]).outbox
+    assert again == ()  # queued already, by its message id
+    store.mark_all_published([e.id for e in queued])
+    assert store.pending_outbox() == []
+
+
+@pytest.mark.parametrize("consumer", ["fleet.probe", "fleet.probe" + REJECTED, DEAD_LETTER])
+def test_a_message_is_settled_when_handled_rejected_or_dead_lettered(store: EventStore, consumer: str) -> None:
+    assert not store.is_settled("fleet.probe", "m-settle")
+    store.commit([], Metadata("other.task", message_id="m-settle"))
+    assert not store.is_settled("fleet.probe", "m-settle")  # another task's record settles nothing here
+    store.commit([], Metadata(consumer, message_id="m-settle"))
+    assert store.is_settled("fleet.probe", "m-settle")
 
 
 def test_duplicate_message_queues_no_outbox_entry(store: EventStore) -> None:
