@@ -8,13 +8,15 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import orjson
+
 from events import EventStore, Settings
 from schemas import Event, SeriesPoint
 from workers.measurer.inputs import EVENT_TYPES, MeasureInput, fold
 from workers.measurer.series import measure
 from workers.measurer.snapshot import build_snapshot
 
-__all__ = ["SNAPSHOT", "logged", "measure_log", "read_input", "series_stream", "snapshot_path"]
+__all__ = ["SNAPSHOT", "PointKey", "logged", "measure_log", "point_key", "read_input", "series_stream", "snapshot_path"]
 
 SNAPSHOT = "ouroboros.json"
 _BATCH = 1000
@@ -30,13 +32,32 @@ def snapshot_path(settings: Settings) -> Path:
     return settings.state_dir / SNAPSHOT
 
 
-def logged(store: EventStore, at: datetime) -> Iterator[tuple[datetime, Event]]:
-    """``(recorded_at, event)`` of every event the measurer reads, recorded at or before ``at``."""
+PointKey = tuple[str, str, str]
+"""A point's series, instant and labels (as the ledger keys it)."""
+
+
+def point_key(point: dict[str, Any]) -> PointKey:
+    """The key of a point in its JSON form."""
+    return (point["series"], point["at"], orjson.dumps(point.get("labels") or {}, option=orjson.OPT_SORT_KEYS).decode())
+
+
+def _point_value(point: dict[str, Any]) -> tuple[Any, ...]:
+    return (point.get("value"), point.get("reason"), point.get("low"), point.get("high"))
+
+
+def logged(
+    store: EventStore, at: datetime, recorded: dict[PointKey, tuple[Any, ...]] | None = None
+) -> Iterator[tuple[datetime, Event]]:
+    """``(recorded_at, event)`` of every event the measurer reads, recorded at or before ``at``; with
+    ``recorded``, the last value the log holds for each point is kept there on the same pass."""
     after = 0
     while chunk := store.read(after=after, limit=_BATCH, until=at):
         for stored in chunk:
             if stored.type in EVENT_TYPES:
                 yield stored.recorded_at, stored.decode()
+            elif recorded is not None and stored.type == "SeriesPointRecorded":
+                point = stored.payload["point"]
+                recorded[point_key(point)] = _point_value(point)
         after = chunk[-1].position
 
 
@@ -45,8 +66,17 @@ def read_input(store: EventStore, at: datetime) -> MeasureInput:
     return fold(logged(store, at), at)
 
 
-def measure_log(store: EventStore, at: datetime, zone: ZoneInfo) -> tuple[list[SeriesPoint], dict[str, Any]]:
-    """Every series as of ``at``, and the snapshot that shows them."""
-    inp = read_input(store, at)
+def measure_log(
+    store: EventStore, at: datetime, zone: ZoneInfo, changed_only: bool = False
+) -> tuple[list[SeriesPoint], dict[str, Any]]:
+    """Every series as of ``at`` (with ``changed_only``, only the points whose value differs from the last
+    the log recorded for them, so a measurement appends what moved, not the whole history again), and the
+    snapshot that shows them all."""
+    recorded: dict[PointKey, tuple[Any, ...]] = {}
+    inp = fold(logged(store, at, recorded), at)
     points = measure(inp, zone)
-    return points, build_snapshot(points, inp, zone)
+    snapshot = build_snapshot(points, inp, zone)
+    if changed_only:
+        dumped = [(point, point.to_json_dict()) for point in points]
+        points = [point for point, data in dumped if recorded.get(point_key(data)) != _point_value(data)]
+    return points, snapshot

@@ -14,10 +14,10 @@ __all__ = ["measure"]
 
 @fleet_task(Measure)
 def measure(message: Measure, ctx: Context) -> Outcome:
-    """measurer.measure: every series as of ``message.at`` to ``series/<at>``, and the snapshot."""
-    points, snapshot = measure_log(ctx.store, message.at, ZoneInfo(ctx.settings.timezone))
+    """measurer.measure: every point that moved as of ``message.at`` to ``series/<at>``, and the snapshot."""
+    points, snapshot = measure_log(ctx.store, message.at, ZoneInfo(ctx.settings.timezone), changed_only=True)
     write_snapshot(snapshot_path(ctx.settings), snapshot)
     stream = series_stream(message.at)
-    if ctx.store.read_stream(stream):
-        return Outcome()  # another message measured this instant already; the log as of it has not changed
+    if not points or ctx.store.read_stream(stream):
+        return Outcome()  # nothing moved, or another message measured this instant already
     return Outcome.single(stream, *(SeriesPointRecorded(point=point) for point in points))

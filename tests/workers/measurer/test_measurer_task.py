@@ -92,6 +92,29 @@ def test_measure_is_idempotent_on_the_message_and_on_the_instant(ctx: Context) -
     assert ctx.store.is_handled(PRODUCER, "measure-0002")
 
 
+def test_a_later_measurement_appends_only_the_points_that_moved(ctx: Context) -> None:
+    """The per-day and per-week history is appended once and again only where a value moved; the points
+    dated at the instant measured (h_fleet, the fits, the totals) are new at every instant."""
+    first = utcnow()
+    handle(ctx, Measure(message_id="measure-0001", at=first))
+    history = {(e.point.series, e.point.at) for e in points_of(ctx, series_stream(first)) if e.point.at != first}
+    assert ("ouroboros.struggle_rate_per_1k_tool_calls", t("2026-10-05T07:00:00Z")) in history
+    second = first + timedelta(seconds=1)
+    handle(ctx, Measure(message_id="measure-0002", at=second))
+    assert {e.point.at for e in points_of(ctx, series_stream(second))} == {second}  # no history again
+    event = run_recorded("r4", "2026-10-13T16:00:00Z", 100, 4)
+    ctx.store.commit([StreamWrite("run/r4", [event])], Metadata(producer="seed", message_id="seed-late"))
+    third = second + timedelta(seconds=1)
+    handle(ctx, Measure(message_id="measure-0003", at=third))
+    moved = {(e.point.series, e.point.at) for e in points_of(ctx, series_stream(third)) if e.point.at != third}
+    assert moved == {
+        ("ouroboros.struggle_rate_per_1k_tool_calls", t("2026-10-13T07:00:00Z")),  # r4's day (LA): a new point
+        ("ouroboros.struggle_rate_per_1k_tool_calls_weekly", t("2026-10-12T07:00:00Z")),  # its week: moved
+    }
+    snapshot = orjson.loads((ctx.settings.state_dir / "ouroboros.json").read_bytes())
+    assert set(snapshot["series"]) == set(SERIES)  # the snapshot still shows every series
+
+
 def test_measure_as_of_an_earlier_instant_reads_nothing_and_keeps_the_later_snapshot(ctx: Context) -> None:
     now = utcnow()
     handle(ctx, Measure(message_id="measure-0001", at=now))
