@@ -67,14 +67,21 @@ def loop(
 
 @app.command()
 def ingest(items: Annotated[list[str], typer.Argument(help="Run directories, files or quoted globs.")]) -> None:
-    """Publish one RunRecorded-to-be (IngestRun) per run; workers record them."""
-    from ops.ingest import expand_runs, ingest_messages
-    from workers import publish
+    """Queue one IngestRun per run through the event log's outbox and publish it; workers record them."""
+    from ops.ingest import expand_runs, ingest_messages, send_runs
 
     settings = load_settings()
-    for message in ingest_messages(expand_runs(items), settings):
-        publish(message)
+    report = send_runs(ingest_messages(expand_runs(items), settings), settings)
+    for message in report.queued:
         console.print(f"queued {message.run} ({message.message_id})")
+    for message in report.already:
+        console.print(f"already queued {message.run} ({message.message_id})")
+    if report.published < len(report.queued):
+        unsent = len(report.queued) - report.published
+        Console(stderr=True).print(
+            f"[yellow]{unsent} message(s) not published (broker unreachable): kept in the outbox, "
+            "published by the outbox sweep (beat) once the broker is back[/]"
+        )
 
 
 @app.command()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from events import Settings
@@ -10,7 +11,36 @@ from events.corpus import expand, run_name
 from schemas import IngestRun, content_id
 from workers.miner.ingest import run_digest
 
-__all__ = ["expand_runs", "ingest_messages"]
+__all__ = ["SendReport", "expand_runs", "ingest_messages", "send_runs"]
+
+
+@dataclass(frozen=True)
+class SendReport:
+    """What ``send_runs`` did: the runs queued now, those queued before, and how many it published."""
+
+    queued: tuple[IngestRun, ...]
+    already: tuple[IngestRun, ...]
+    published: int
+
+
+def send_runs(messages: Sequence[IngestRun], settings: Settings) -> SendReport:
+    """Queue the messages in the event log's outbox and publish them (``workers.shell.send_through_outbox``):
+    a message the broker refuses or loses is published again by the outbox sweep, not dropped."""
+    from events import open_store
+    from workers.app import build_app
+    from workers.shell import send_through_outbox
+
+    store = open_store(settings.event_log_url)
+    try:
+        entries, published = send_through_outbox(store, messages, "ops.ingest", build_app(settings, include=False))
+    finally:
+        store.close()
+    fresh = {entry.message_id for entry in entries}
+    return SendReport(
+        tuple(m for m in messages if m.message_id in fresh),
+        tuple(m for m in messages if m.message_id not in fresh),
+        published,
+    )
 
 
 def expand_runs(items: Iterable[str]) -> list[Path]:

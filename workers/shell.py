@@ -45,6 +45,7 @@ __all__ = [
     "redeliver_lost",
     "relay_committed",
     "relay_outbox",
+    "send_through_outbox",
 ]
 
 log = logging.getLogger(__name__)
@@ -151,6 +152,20 @@ def relay_committed(ctx: Context, committed: Sequence[OutboxEntry]) -> int:
         return sent
     _swept[pid] = now
     return sent + relay_outbox(ctx.store)
+
+
+def send_through_outbox(
+    store: SqlEventStore, messages: Sequence[Message], producer: str, publisher: Celery | None = None
+) -> tuple[tuple[OutboxEntry, ...], int]:
+    """Send messages from outside the fleet (``ouro ingest``) as a worker sends its follow-ups: queued in
+    the event log's outbox in one transaction, then published. One the broker refuses stays pending for the
+    outbox sweep (beat, ``fleet.relay_outbox``); one the broker loses after taking it is published again by
+    ``redeliver_lost`` until its consumer records it. A message already in the outbox (by its message id)
+    is not queued again. Returns the entries queued now, and how many of them were published."""
+    if not messages:
+        return (), 0
+    queued = store.commit([], Metadata(producer=producer, tenant=messages[0].tenant), messages).outbox
+    return queued, _publish(store, queued, publisher or app)
 
 
 def fleet_task(message_type: type[M]) -> Callable[[Callable[[M, Context], Outcome]], Any]:
