@@ -96,16 +96,18 @@ class Ticket:
 
 @dataclass(frozen=True)
 class Commit:
-    """A commit of a pull request, with the trailers of its message."""
+    """A commit, with the trailers of its message; ``files``: the paths it changed, where the forge was asked
+    for them (``Forge.commit``; a pull request's commit list does not say)."""
 
     sha: str
     message: str
     trailers: dict[str, tuple[str, ...]] = field(hash=False, compare=False)
+    files: tuple[str, ...] = field(default=(), hash=False, compare=False)
 
     @classmethod
-    def parse(cls, sha: str, message: str) -> Commit:
+    def parse(cls, sha: str, message: str, files: tuple[str, ...] = ()) -> Commit:
         """A commit whose trailers are read from ``message``."""
-        return cls(sha=sha, message=message, trailers=parse_trailers(message))
+        return cls(sha=sha, message=message, trailers=parse_trailers(message), files=files)
 
     def trailer(self, key: str) -> tuple[str, ...]:
         """Every value of the trailer ``key``, matched case-insensitively; empty when absent."""
@@ -171,6 +173,11 @@ class Forge(Protocol):
 
     def file_at(self, revision: str, path: str) -> bytes:
         """The bytes of ``path`` at ``revision``; ``NotFoundError`` when either is missing."""
+        ...
+
+    def commit(self, sha: str) -> Commit:
+        """The commit ``sha`` (full or an unambiguous prefix) with its full sha, its message and the paths it
+        changed (against its first parent; every path for a root commit); ``NotFoundError`` when there is none."""
         ...
 
 

@@ -111,6 +111,14 @@ class GitHubForge:
         """Whether the repository has the commit ``sha``."""
         return _SHA.fullmatch(sha) is not None and self._found(f"commits/{sha}")
 
+    def commit(self, sha: str) -> Commit:
+        """The commit ``sha`` with its message and the paths it changed (GitHub lists up to 3,000)."""
+        if _SHA.fullmatch(sha) is None:
+            raise NotFoundError(f"{sha!r} is not a commit sha")
+        data = self._get(f"commits/{sha}")
+        files = tuple(str(f["filename"]) for f in data.get("files") or () if isinstance(f, dict) and "filename" in f)
+        return Commit.parse(str(data["sha"]), str(data["commit"]["message"]), files)
+
     def file_at(self, revision: str, path: str) -> bytes:
         """The bytes of ``path`` at ``revision``."""
         data = self._get(f"contents/{path.lstrip('/')}", {"ref": revision})

@@ -168,6 +168,18 @@ class LocalForge:
             return False
         return self._git("cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", check=False).returncode == 0
 
+    def commit(self, sha: str) -> Commit:
+        """The commit ``sha`` with its message and the paths it changed against its first parent."""
+        if not self.has_commit(sha):
+            raise NotFoundError(f"no commit {sha!r} in the repository")
+        full = self._git("rev-parse", "--verify", "--end-of-options", f"{sha}^{{commit}}").stdout.decode().strip()
+        raw = self._git("cat-file", "commit", full).stdout.decode("utf-8", "replace")
+        message = raw.split("\n\n", 1)[1] if "\n\n" in raw else ""
+        listed = self._git("diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "--root", "-m", "--first-parent",
+                           full).stdout  # fmt: skip
+        files = tuple(dict.fromkeys(p.decode("utf-8", "surrogateescape") for p in listed.split(b"\0") if p))
+        return Commit.parse(full, message.rstrip("\n"), files)
+
     def file_at(self, revision: str, path: str) -> bytes:
         """The bytes of ``path`` at ``revision``."""
         _refuse_option(revision, "revision")

@@ -3,15 +3,17 @@
 ``jsonl``: every harness run (``<state>/*/events.jsonl`` and the runs the log recorded), read lazily from
 disk. ``issue`` and ``pull_request``: every ticket and pull request of the forge other than the ticket
 itself, one line per line of its title, body and comments (commits too, for a pull request).
-``file_at``: the commits of the forge's pull requests, one line per line of the message.
+``file_at``: the commits of the forge's pull requests and the commits the request names, each as its
+message and the files it changed as they stood at it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from events.forge import Forge, PullRequest, Ticket
+from events.forge import Commit, Forge, NotFoundError, PullRequest, Ticket
 from miners import CorpusItem, MinerError, extract_facts, find_miner
 from miners.corpus import JSONL
 from schemas import CorpusKind, Text
@@ -19,7 +21,11 @@ from workers.labeler.acceptance import Reproducer
 from workers.labeler.prefilter import Source
 from workers.labeler.request import Job
 
-__all__ = ["miner_reproducer", "sources_for"]
+__all__ = ["MAX_FILE_BYTES", "miner_reproducer", "sources_for"]
+
+MAX_FILE_BYTES = 2_000_000
+"""A changed file larger than this is not searched for ``file_at`` (generated or vendored, not written)."""
+_SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
 def _ticket_lines(ticket: Ticket) -> tuple[str, ...]:
@@ -57,10 +63,42 @@ def sources_for(job: Job, runs: Mapping[str, Path], forge: Forge | None) -> tupl
                 name = f"#{pull.number}"
                 sources.append(Source(name, name, text=_pull_lines(pull)))
         else:
-            commits = {c.sha: c for pull in forge.pull_requests() for c in pull.commits}
-            for sha, commit in sorted(commits.items()):
-                sources.append(Source(sha, f"commit {sha}", text=tuple(commit.message.splitlines())))
+            listed = {c.sha: c for pull in forge.pull_requests() for c in pull.commits}
+            named = {sha for sha in job.instances if _SHA.fullmatch(sha)}
+            sources += _commit_sources(forge, sorted(listed.keys() | named), listed, notes)
     return sources, notes
+
+
+def _commit_sources(forge: Forge, shas: list[str], listed: Mapping[str, Commit], notes: list[str]) -> list[Source]:
+    """``file_at``: each commit's message, then each file it changed as it stood at the commit (text files
+    up to ``MAX_FILE_BYTES``), one source per file named ``<sha>:<path>``; the instance is the full sha. A
+    pull request's commit the repository does not hold is searched by its message alone."""
+    sources: list[Source] = []
+    seen: set[str] = set()
+    for sha in shas:
+        try:
+            commit = forge.commit(sha)
+        except NotFoundError:
+            if sha in listed:
+                commit = listed[sha]
+            else:
+                notes.append(f"file_at: no commit {sha} in the repository")
+                continue
+        if commit.sha in seen:
+            continue
+        seen.add(commit.sha)
+        sources.append(Source(commit.sha, f"commit {commit.sha}", text=tuple(commit.message.splitlines())))
+        for path in commit.files:
+            try:
+                data = forge.file_at(commit.sha, path)
+            except NotFoundError:
+                continue  # the commit deleted it
+            if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+                notes.append(f"file_at: {commit.sha[:12]}:{path} not searched (binary or over {MAX_FILE_BYTES} bytes)")
+                continue
+            lines = tuple(data.decode("utf-8", "replace").splitlines())
+            sources.append(Source(commit.sha, f"{commit.sha}:{path}", text=lines))
+    return sources
 
 
 def miner_reproducer(job: Job, runs: Mapping[str, Path]) -> tuple[Reproducer | None, str]:

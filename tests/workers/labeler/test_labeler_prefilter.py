@@ -176,3 +176,27 @@ def test_every_line_carrying_a_form_is_found_with_exactly_its_terms(
             assert [(h.line, h.terms) for h in scan_file(path, forms, block=size).hits()] == [
                 (n, t) for n, t in expected if t
             ]
+
+
+def test_file_at_searches_each_commit_message_and_the_files_it_changed_as_they_stood(tmp_path: Path) -> None:
+    from workers.labeler import sources_for
+    from workers.labeler.request import Job
+
+    forge = LocalForge.from_examples(EXAMPLES, tmp_path)
+    job = Job(ticket=44, proposal=None, miner=None, corpus=(CorpusKind.FILE_AT,), instances=("bd0245e", "f" * 40),
+              reason="", predicate="`search_products`", facts=(), words="")  # fmt: skip
+    sources, notes = sources_for(job, {}, forge)
+    full = "bd0245e589eae64527bf26804f0d2094844147fe"
+    names = [s.name for s in sources if s.instance == full]
+    assert names == [f"commit {full}", f"{full}:shop/db.py", f"{full}:tests/test_db.py"]
+    assert notes == [f"file_at: no commit {'f' * 40} in the repository"]
+    found = prefilter([s for s in sources if s.instance == full], [Term("search_products", "backticked")])
+    files = {c.file for c in found.candidates}
+    assert {f"commit {full}", f"{full}:shop/db.py", f"{full}:tests/test_db.py"} <= files
+    line = next(c for c in found.candidates if c.file == f"{full}:shop/db.py")
+    text = forge.file_at(full, "shop/db.py").decode().splitlines()[line.line - 1]
+    assert "search_products" in text and line.excerpt.strip(CUT) in text
+    unheld = forge.pull_requests()[0].commits[0]  # the example pull requests' commits are not in the bundle
+    assert not forge.has_commit(unheld.sha)
+    [message] = [s for s in sources if s.name == f"commit {unheld.sha}"]  # searched by its message alone
+    assert message.text == tuple(unheld.message.splitlines())
