@@ -9,13 +9,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from types import TracebackType
 
 from events import Settings, SqlEventStore
 from workers import QUEUES
 
-__all__ = ["EmbeddedFleet", "settled", "wait_handled"]
+__all__ = ["EmbeddedFleet", "SharedFleet", "fleet_for", "settled", "wait_handled"]
 
 
 class EmbeddedFleet:
@@ -67,6 +68,38 @@ class EmbeddedFleet:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+class SharedFleet:
+    """One embedded worker on every queue for a sequence of steps (the main job's), started when a step
+    first needs one and stopped by ``close``: starting a worker takes seconds, and a worker per step was most
+    of the main job's first run. Its settings must hold what every step's worker needs (the forge too)."""
+
+    def __init__(self, settings: Settings, queues: Iterable[str] | None = None) -> None:
+        self.settings = settings
+        self.queues = list(queues) if queues is not None else None
+        self._fleet: EmbeddedFleet | None = None
+
+    def started(self) -> EmbeddedFleet:
+        """The worker, started now if it was not."""
+        if self._fleet is None:
+            self._fleet = EmbeddedFleet(self.settings, queues=self.queues).__enter__()
+        return self._fleet
+
+    def close(self) -> None:
+        """Stop the worker (a warm shutdown) if it was started."""
+        if self._fleet is not None:
+            self._fleet.__exit__(None, None, None)
+            self._fleet = None
+
+
+def fleet_for(
+    shared: SharedFleet | None, settings: Settings, queues: Iterable[str] | None = None, concurrency: int = 2
+) -> AbstractContextManager[EmbeddedFleet]:
+    """The shared worker when there is one (left running), else a worker of its own on ``queues``."""
+    if shared is not None:
+        return nullcontext(shared.started())
+    return EmbeddedFleet(settings, concurrency, queues)
 
 
 def settled(store: SqlEventStore, producer: str, message_id: str) -> bool:

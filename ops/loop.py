@@ -18,14 +18,15 @@ from events import tables as t
 from events.projections import PROJECTIONS
 from events.projections.runs import runs
 from events.projector import catch_up, digest, status
-from ops.embedded import EmbeddedFleet, wait_handled
+from ops.embedded import SharedFleet, fleet_for, wait_handled
 from ops.ingest import expand_runs, ingest_messages
 from ops.loop_cli import loop_train, print_fixers, print_train
 from ops.precheck_run import label_through_queue, loop_forge, precheck_through_queue, print_verdicts
 from ops.pushes import decide_through_queue
 from ops.summary import print_backtests, print_decisions, print_findings, print_labels, print_series
 from schemas import IngestRun, Measure, Message, content_id
-from workers import publish
+from workers import QUEUES, publish
+from workers.llm import endpoint_from_settings
 from workers.miner.ingest import mine_message, run_digest
 
 __all__ = ["run_loop"]
@@ -37,40 +38,18 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None, f
     settings = settings.model_copy(update={"fixers": True}) if fixers else settings
     store = open_store(settings.event_log_url)
     messages = ingest_messages(expand_runs([str(corpus)]), settings)
-    run_keys = [m.message_id for m in messages]  # the runs the pre-check's verdicts depend on
-    pending = _pending(store, messages)
     console.print(f"[bold]Ouroboros[/] on {corpus} — state in {settings.state_dir}")
-    if pending:
-        with EmbeddedFleet(settings) as fleet, Progress(console=Console(stderr=True), transient=True) as progress:
-            bar = progress.add_task("ingesting and mining runs through the queue", total=len(pending))
-            for _task, message in pending.values():
-                if message is not None:
-                    publish(message)
-            left = wait_handled(
-                store,
-                {message_id: task for message_id, (task, _message) in pending.items()},
-                fleet,
-                on_progress=lambda n: progress.advance(bar, n),
-            )
-        if left:
-            console.print(f"[red]{len(left)} message(s) not handled in time: {', '.join(left)}[/]")
-            return 1
     forge_settings = loop_forge(corpus, settings)
-    if forge_settings is not None and precheck_through_queue(store, forge_settings, content_id(*sorted(run_keys))):
-        console.print("[red]the pre-check was not handled in time; see the worker log[/]")
-        return 1
-    if forge_settings is not None and label_through_queue(store, forge_settings):
-        console.print("[red]the label requests were not handled in time; see the worker log[/]")
-        return 1
-    if forge_settings is not None and loop_train(store, forge_settings):
-        console.print("[red]the fixers or the merge train were not handled in time; see the worker log[/]")
-        return 1
-    if forge_settings is not None and decide_through_queue(store, forge_settings):
-        console.print("[red]the example pushes were not decided in time; see the worker log[/]")
-        return 1
-    if not _measure(store, settings):
-        console.print("[red]the measurement was not handled in time; see the worker log[/]")
-        return 1
+    # One worker for every step, started when first needed; not on the labeler's queue without a chat model,
+    # where the label requests wait for a labeler that has one.
+    labels = endpoint_from_settings(settings) is not None
+    queues = [queue for queue in dict.fromkeys(QUEUES.values()) if labels or queue != QUEUES["labeler"]]
+    shared = SharedFleet(forge_settings or settings, queues)
+    try:
+        if not _steps(store, settings, forge_settings, messages, shared, console):
+            return 1
+    finally:
+        shared.close()
     catch_up(store, PROJECTIONS)
     _print_runs(store, {m.run for m in messages}, console)
     print_findings(store, {m.run for m in messages}, console)
@@ -87,7 +66,53 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None, f
     return 0
 
 
-def _measure(store: SqlEventStore, settings: Settings) -> bool:
+def _steps(
+    store: SqlEventStore,
+    settings: Settings,
+    forge_settings: Settings | None,
+    messages: list[IngestRun],
+    shared: SharedFleet,
+    console: Console,
+) -> bool:
+    """Ingest and mine, pre-check, label, fixers and the merge train, decide, measure: each through the
+    queue, each waiting for its messages; False (having said why) when one was not handled in time."""
+    run_keys = [m.message_id for m in messages]  # the runs the pre-check's verdicts depend on
+    pending = _pending(store, messages)
+    if pending:
+        with fleet_for(shared, settings) as fleet, Progress(console=Console(stderr=True), transient=True) as progress:
+            bar = progress.add_task("ingesting and mining runs through the queue", total=len(pending))
+            for _task, message in pending.values():
+                if message is not None:
+                    publish(message)
+            left = wait_handled(
+                store,
+                {message_id: task for message_id, (task, _message) in pending.items()},
+                fleet,
+                on_progress=lambda n: progress.advance(bar, n),
+            )
+        if left:
+            console.print(f"[red]{len(left)} message(s) not handled in time: {', '.join(left)}[/]")
+            return False
+    if forge_settings is not None:
+        if precheck_through_queue(store, forge_settings, content_id(*sorted(run_keys)), shared):
+            console.print("[red]the pre-check was not handled in time; see the worker log[/]")
+            return False
+        if label_through_queue(store, forge_settings, shared):
+            console.print("[red]the label requests were not handled in time; see the worker log[/]")
+            return False
+        if loop_train(store, forge_settings, shared):
+            console.print("[red]the fixers or the merge train were not handled in time; see the worker log[/]")
+            return False
+        if decide_through_queue(store, forge_settings, shared):
+            console.print("[red]the example pushes were not decided in time; see the worker log[/]")
+            return False
+    if not _measure(store, settings, shared):
+        console.print("[red]the measurement was not handled in time; see the worker log[/]")
+        return False
+    return True
+
+
+def _measure(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> bool:
     """Measure as of the last event the loop recorded (not the wall clock, and not the measurements
     themselves: a second run over the same corpus measures the same instant and prints the same)."""
     with store.reading() as conn:
@@ -100,7 +125,7 @@ def _measure(store: SqlEventStore, settings: Settings) -> bool:
     message = Measure(message_id=content_id("measure", at.isoformat()), at=at, tenant=settings.tenant)
     if store.is_handled(message.TASK, message.message_id):
         return True
-    with EmbeddedFleet(settings, queues=["measurer"]) as fleet:
+    with fleet_for(shared, settings, ["measurer"]) as fleet:
         publish(message)
         return not wait_handled(store, {message.message_id: message.TASK}, fleet)
 

@@ -39,6 +39,7 @@ from schemas import (
 )
 
 if TYPE_CHECKING:
+    from ops.embedded import SharedFleet
     from workers.fixer import SessionRun
 
 __all__ = [
@@ -143,9 +144,11 @@ def launch_verdicts(store: SqlEventStore) -> list[PrecheckVerdict]:
     return [v for _, v in sorted(latest.items()) if v.verdict is PrecheckOutcome.LAUNCH]
 
 
-def fixers_through_queue(store: SqlEventStore, settings: Settings, verdicts: Sequence[PrecheckVerdict]) -> list[str]:
+def fixers_through_queue(
+    store: SqlEventStore, settings: Settings, verdicts: Sequence[PrecheckVerdict], shared: SharedFleet | None = None
+) -> list[str]:
     """Publish one ``LaunchFixer`` per verdict to an embedded fixer worker and wait; the ids left."""
-    from ops.embedded import EmbeddedFleet, wait_handled
+    from ops.embedded import fleet_for, wait_handled
     from workers import publish
     from workers.fixer.tasks import ingest_message
     from workers.miner.ingest import file_digest, mine_message
@@ -158,7 +161,7 @@ def fixers_through_queue(store: SqlEventStore, settings: Settings, verdicts: Seq
     pending = [m for m in messages if not store.is_handled(m.TASK, m.message_id)]
     if not pending:
         return []
-    with EmbeddedFleet(settings, queues=["fixer", "miner"]) as fleet:
+    with fleet_for(shared, settings, ["fixer", "miner"]) as fleet:
         for message in pending:
             publish(message)
         left = wait_handled(store, {m.message_id: m.TASK for m in pending}, fleet, timeout_s=3600)
@@ -182,9 +185,9 @@ def _session_run(store: SqlEventStore, message: LaunchFixer) -> SessionRun | Non
     return None
 
 
-def train_through_queue(store: SqlEventStore, settings: Settings) -> list[str]:
+def train_through_queue(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> list[str]:
     """Publish ``RunMergeTrain`` to an embedded merger worker when a ready head is untried; the ids left."""
-    from ops.embedded import EmbeddedFleet, wait_handled
+    from ops.embedded import fleet_for, wait_handled
     from workers import publish
     from workers.merger import ready_pulls, tried_heads
 
@@ -196,15 +199,16 @@ def train_through_queue(store: SqlEventStore, settings: Settings) -> list[str]:
     message = RunMergeTrain(message_id=content_id("merge-train", *untried), tenant=settings.tenant)
     if store.is_handled(message.TASK, message.message_id):
         return []
-    with EmbeddedFleet(settings, queues=["merger"]) as fleet:
+    with fleet_for(shared, settings, ["merger"]) as fleet:
         publish(message)
         return wait_handled(store, {message.message_id: message.TASK}, fleet)
 
 
-def loop_train(store: SqlEventStore, settings: Settings) -> list[str]:
+def loop_train(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> list[str]:
     """The main job's hands: fixer sessions on the launch verdicts when fixers may launch, then the train."""
-    left = [] if fixers_refusal(settings) else fixers_through_queue(store, settings, launch_verdicts(store))
-    return left + train_through_queue(store, settings)
+    verdicts = launch_verdicts(store)
+    left = [] if fixers_refusal(settings) else fixers_through_queue(store, settings, verdicts, shared)
+    return left + train_through_queue(store, settings, shared)
 
 
 def print_train(store: SqlEventStore, console: Console, only: set[tuple[int, str]] | None = None) -> None:

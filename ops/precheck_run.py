@@ -34,7 +34,7 @@ from events.projections.labels import label_requests
 from events.projections.proposals import verdicts
 from events.tables import outbox
 from miners import discover
-from ops.embedded import EmbeddedFleet, wait_handled
+from ops.embedded import SharedFleet, fleet_for, wait_handled
 from schemas import LabelTicket, ProposalPosted, ProposerCall, ProposerCallCompleted, content_id
 from workers import build_app, declare_queues, publish, relay_outbox
 from workers.llm import endpoint_from_settings, metered_from_settings
@@ -134,7 +134,7 @@ def print_verdicts(store: SqlEventStore, console: Console, settings: Settings) -
             console.print(f"label requests sent to the labeler: {tickets} (its labels below)")
 
 
-def label_through_queue(store: SqlEventStore, settings: Settings) -> list[str]:
+def label_through_queue(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> list[str]:
     """With a chat model configured, let the labeler (an embedded worker on ``gpu``) handle the label
     requests the pre-check queued; returns the ids not handled in time. Without one they stay queued."""
     if endpoint_from_settings(settings) is None:
@@ -146,7 +146,7 @@ def label_through_queue(store: SqlEventStore, settings: Settings) -> list[str]:
     }
     if not pending:
         return []
-    with EmbeddedFleet(settings, queues=["gpu"]) as fleet:
+    with fleet_for(shared, settings, ["gpu"]) as fleet:
         return wait_handled(store, pending, fleet)
 
 
@@ -158,7 +158,9 @@ def loop_forge(corpus: Path, settings: Settings) -> Settings | None:
     return settings if "forge" in settings.model_fields_set else None
 
 
-def precheck_through_queue(store: SqlEventStore, settings: Settings, key: str) -> list[str]:
+def precheck_through_queue(
+    store: SqlEventStore, settings: Settings, key: str, shared: SharedFleet | None = None
+) -> list[str]:
     """Publish one ``PrecheckTicket`` per open mining ticket of the settings' forge and wait for the
     prechecker (an embedded worker) to handle them; returns the ids not handled in time.
 
@@ -175,7 +177,7 @@ def precheck_through_queue(store: SqlEventStore, settings: Settings, key: str) -
         return []
     sender = build_app(settings, include=False)  # the settings' broker, whatever the environment says
     declare_queues(sender)
-    with EmbeddedFleet(settings, queues=["prechecker"]) as fleet:
+    with fleet_for(shared, settings, ["prechecker"]) as fleet:
         for message in pending:
             publish(message, via=sender)
         return wait_handled(store, {m.message_id: m.TASK for m in pending}, fleet)

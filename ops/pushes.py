@@ -8,9 +8,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from events import Metadata, OuroError, Settings, SqlEventStore, StreamWrite
 from schemas import DecidePush, Decision, DecisionMade, PushReceived, content_id
+
+if TYPE_CHECKING:
+    from ops.embedded import SharedFleet
 
 __all__ = [
     "NEW",
@@ -137,10 +141,10 @@ def forge_pushes(settings: Settings) -> list[Push]:
     return pushes
 
 
-def decide_through_queue(store: SqlEventStore, settings: Settings) -> list[str]:
+def decide_through_queue(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> list[str]:
     """Record each forge push not decided yet and let the decider worker decide it; returns the message
     ids not handled in time (a second run records and publishes nothing)."""
-    from ops.embedded import EmbeddedFleet
+    from ops.embedded import fleet_for
 
     pairs = [(p, push_message(p, settings.tenant)) for p in forge_pushes(settings)]
     pending = [(p, m) for p, m in pairs if not handled(store, m.message_id)]
@@ -148,6 +152,6 @@ def decide_through_queue(store: SqlEventStore, settings: Settings) -> list[str]:
         return []
     for push, message in pending:
         record_push(store, push, message)
-    with EmbeddedFleet(settings, queues=["decider"]) as fleet:
+    with fleet_for(shared, settings, ["decider"]) as fleet:
         relay(store, settings)
         return wait_decided(store, [m.message_id for _p, m in pending], 120.0, fleet.alive)
