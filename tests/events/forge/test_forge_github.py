@@ -87,7 +87,8 @@ def test_commits_and_files_at_a_revision() -> None:
     assert forge.file_at("374fdc4", "shop/reports.py") == b"import gzip\n"
     commit = forge.commit("bd0245e")
     assert commit.sha == "bd0245e589eae64527bf26804f0d2094844147fe"
-    assert (commit.message, commit.files) == ("Bind the search term as a query parameter", ("shop/db.py", "tests/test_db.py"))
+    assert commit.message == "Bind the search term as a query parameter"
+    assert commit.files == ("shop/db.py", "tests/test_db.py")
     with pytest.raises(NotFoundError):
         forge.commit("deadbeef")
 

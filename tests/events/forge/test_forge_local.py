@@ -128,7 +128,8 @@ def test_file_at_a_push_head(forge: LocalForge) -> None:
 
 def test_a_commit_with_its_message_and_the_paths_it_changed(forge: LocalForge) -> None:
     commit = forge.commit("bd0245e")
-    assert commit.sha == "bd0245e589eae64527bf26804f0d2094844147fe" and commit.files == ("shop/db.py", "tests/test_db.py")
+    assert commit.sha == "bd0245e589eae64527bf26804f0d2094844147fe"
+    assert commit.files == ("shop/db.py", "tests/test_db.py")
     assert commit.message.startswith("Bind the search term as a query parameter\n\n")
     assert forge.commit("374fdc4").files == ("shop/__init__.py", "shop/app.py", "shop/files.py", "shop/static/cart.js")
     root = forge.commit("31eb1b3")  # the first commit: every path it holds
