@@ -25,6 +25,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from events.corpus import is_tool_error
@@ -78,9 +79,14 @@ def longest_streak(calls: list[Call], failed: set[str]) -> tuple[int, Span | Non
     return best
 
 
+@lru_cache(maxsize=65536)
+def _arg(value: str | int) -> Text | Number:
+    """One argument (frozen, so shared): a run's id and each call's id stand in many facts."""
+    return Text(text=value) if isinstance(value, str) else Number(number=value)
+
+
 def _fact(predicate: str, span: Span, *args: str | int) -> Fact:
-    values = tuple(Text(text=a) if isinstance(a, str) else Number(number=a) for a in args)
-    return Fact(predicate=predicate, args=values, span=span)
+    return Fact(predicate=predicate, args=tuple(_arg(a) for a in args), span=span)
 
 
 def extract(item: CorpusItem) -> Iterator[Fact]:
