@@ -33,7 +33,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from events import tables as t
 from events.errors import TransientError
-from events.sqlwrite import RawWriter, translate
+from events.sqlwrite import RawWriter, db_time, json_columns, translate
 from events.store import (
     DEAD_LETTER,
     REJECTED,
@@ -272,24 +272,8 @@ class SqlEventStore:
 
     def mark_all_published(self, entry_ids: Sequence[int]) -> None:
         """Record the publish of several entries in one statement."""
-        if not entry_ids:
-            return
-        postgres = self._writer.postgres
-        now = utcnow()
-        stamp = now if postgres else now.replace(tzinfo=None).isoformat(" ")  # SQLAlchemy's SQLite form
-        ids = "= ANY(%s)" if postgres else f"IN ({', '.join('?' for _ in entry_ids)})"
-        mark = "%s" if postgres else "?"
-        sql = f"UPDATE ouro_outbox SET attempts = attempts + 1, last_error = NULL, published_at = {mark} WHERE id {ids}"
-        params: tuple[Any, ...] = (stamp, list(entry_ids)) if postgres else (stamp, *entry_ids)
-
-        def update_all(cursor: Any) -> None:
-            if not postgres:
-                cursor.execute("BEGIN IMMEDIATE")
-            cursor.execute(sql, params)
-            if not postgres:
-                cursor.execute("COMMIT")
-
-        self._on_writer(update_all)
+        if entry_ids:
+            self._on_writer(lambda cursor: self._writer.mark_published(cursor, entry_ids))
 
 
 def _rollback(connection: Any, postgres: bool) -> bool:
@@ -311,15 +295,15 @@ def read_range(
     caller's transaction (the projector's hot path: SQLAlchemy's row processing cost more than the read)."""
     postgres = conn.dialect.name == "postgresql"
     mark = "%s" if postgres else "?"
-    json_cols = "payload::text, meta::text" if postgres else "payload, meta"
+    columns = f"position, stream, version, type, schema_version, {json_columns(postgres)}, recorded_at"
     sql = (
-        f"SELECT position, stream, version, type, schema_version, {json_cols}, recorded_at FROM ouro_events"
+        f"SELECT {columns} FROM ouro_events"
         f" WHERE position > {mark} AND position <= {mark} AND type IN ({', '.join(mark for _ in types)})"
     )
     params: list[Any] = [after, upto, *types]
     if until is not None:
         sql += f" AND recorded_at <= {mark}"
-        params.append(until if postgres else until.astimezone(UTC).replace(tzinfo=None).isoformat(" "))
+        params.append(db_time(until, postgres))
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     cursor.execute(f"{sql} ORDER BY position LIMIT {int(limit)}", params)
     return [_stored(_with_time(row)) for row in cursor.fetchall()]

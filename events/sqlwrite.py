@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -19,7 +19,7 @@ from events.errors import ConcurrencyError, TransientError
 from events.store import AppendResult, Metadata, OutboxEntry, StreamWrite, utcnow
 from schemas import Message
 
-__all__ = ["RawWriter"]
+__all__ = ["RawWriter", "db_time", "json_columns"]
 
 _STATE = (
     "SELECT (SELECT COALESCE(MAX(position), 0) FROM ouro_events),"
@@ -46,15 +46,24 @@ _STREAM = (
 )
 
 
+def json_columns(postgres: bool) -> str:
+    """The payload and meta columns as text to parse here (PostgreSQL's JSONB cast; SQLite stores text)."""
+    return "payload::text, meta::text" if postgres else "payload, meta"
+
+
+def db_time(moment: datetime, postgres: bool) -> datetime | str:
+    """A time as its column takes it: itself on PostgreSQL, SQLAlchemy's naive UTC text form on SQLite."""
+    return moment if postgres else moment.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+
+
 class RawWriter:
     """Appends through a DB-API connection of the engine's pool (SQLite or PostgreSQL)."""
 
     def __init__(self, dialect: str) -> None:
         self.postgres = dialect == "postgresql"
         mark = "%s" if self.postgres else "?"
-        json_columns = "payload::text, meta::text" if self.postgres else "payload, meta"
         self.sql = {
-            name: text.format(p=mark, json_columns=json_columns)
+            name: text.format(p=mark, json_columns=json_columns(self.postgres))
             for name, text in {
                 "state": _STATE,
                 "event": _INSERT_EVENT,
@@ -90,8 +99,7 @@ class RawWriter:
                 f"SELECT stream, MAX(version) FROM ouro_events WHERE stream IN ({marks}) GROUP BY stream", others
             )
             versions.update({name: 0 for name in others} | {name: int(v) for name, v in cursor.fetchall()})
-        now = utcnow()
-        stamp = now if self.postgres else now.replace(tzinfo=None).isoformat(" ")  # SQLAlchemy's SQLite form
+        stamp = db_time(utcnow(), self.postgres)
         meta_json = orjson.dumps(meta.as_dict()).decode()
         rows: list[tuple[Any, ...]] = []
         for write in writes:
@@ -111,6 +119,19 @@ class RawWriter:
             first_pos, last_pos = (positions[0], positions[-1]) if positions else (None, None)
             cursor.execute(self.sql["handled"], (meta.producer, meta.message_id, first_pos, last_pos, stamp))
         return AppendResult(positions=positions, outbox=self._outbox(cursor, outbox, stamp))
+
+    def mark_published(self, cursor: Any, entry_ids: Sequence[int]) -> None:
+        """Record the publish of the outbox entries ``entry_ids`` in one statement, in its own transaction."""
+        mark = "%s" if self.postgres else "?"
+        ids = f"= ANY({mark})" if self.postgres else f"IN ({', '.join(mark for _ in entry_ids)})"
+        sql = f"UPDATE ouro_outbox SET attempts = attempts + 1, last_error = NULL, published_at = {mark} WHERE id {ids}"
+        stamp = db_time(utcnow(), self.postgres)
+        if self.postgres:
+            cursor.execute(sql, (stamp, list(entry_ids)))
+            return
+        cursor.execute("BEGIN IMMEDIATE")
+        cursor.execute(sql, (stamp, *entry_ids))
+        cursor.execute("COMMIT")
 
     def _outbox(self, cursor: Any, messages: Sequence[Message], stamp: datetime | str) -> tuple[OutboxEntry, ...]:
         queued: list[OutboxEntry] = []
