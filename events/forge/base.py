@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 from events.errors import PermanentError
 
 __all__ = [
+    "COMMIT_NAME",
     "Check",
     "Comment",
     "Commit",
@@ -40,6 +41,9 @@ class NotFoundError(ForgeError):
 
 
 # git's default trailer token: letters, digits and hyphens, then ':' (spaces before it allowed).
+COMMIT_NAME = re.compile(r"[0-9a-fA-F]{7,40}")
+"""How a proposal or a label request names a commit (``fullmatch``): 7 to 40 hex digits, as git abbreviates."""
+
 _TRAILER = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(.*)$")
 
 

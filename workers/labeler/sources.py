@@ -9,11 +9,11 @@ message and the files it changed as they stood at it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from events.forge import Commit, Forge, NotFoundError, PullRequest, Ticket
+from events.forge.base import COMMIT_NAME
 from miners import CorpusItem, MinerError, extract_facts, find_miner
 from miners.corpus import JSONL
 from schemas import CorpusKind, Text
@@ -25,7 +25,6 @@ __all__ = ["MAX_FILE_BYTES", "miner_reproducer", "sources_for"]
 
 MAX_FILE_BYTES = 2_000_000
 """A changed file larger than this is not searched for ``file_at`` (generated or vendored, not written)."""
-_SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
 def _ticket_lines(ticket: Ticket) -> tuple[str, ...]:
@@ -64,7 +63,7 @@ def sources_for(job: Job, runs: Mapping[str, Path], forge: Forge | None) -> tupl
                 sources.append(Source(name, name, text=_pull_lines(pull)))
         else:
             listed = {c.sha: c for pull in forge.pull_requests() for c in pull.commits}
-            named = {sha for sha in job.instances if _SHA.fullmatch(sha)}
+            named = {sha for sha in job.instances if COMMIT_NAME.fullmatch(sha)}
             sources += _commit_sources(forge, sorted(listed.keys() | named), listed, notes)
     return sources, notes
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from events.forge import Comment, Forge, Ticket
+from events.forge.base import COMMIT_NAME
 from schemas import CorpusKind, LabelRequest, PrecheckOutcome, PrecheckVerdict, Proposal
 from workers.prechecker.proposal import ProposalFormatError, has_block, parse_proposal
 
@@ -28,7 +29,6 @@ MINING_LABEL = "mining"
 """The label that makes a ticket a mining ticket."""
 
 _ISSUE = re.compile(r"^#([1-9][0-9]*)$")
-_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _RUN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
 
@@ -73,9 +73,9 @@ def instance_problem(
             else:
                 reasons.append("no such issue or pull request")
         elif kind is CorpusKind.FILE_AT:
-            if _SHA.match(instance) and forge.has_commit(instance):
+            if COMMIT_NAME.fullmatch(instance) and forge.has_commit(instance):
                 return None
-            reasons.append("no such commit" if _SHA.match(instance) else "not a commit sha")
+            reasons.append("no such commit" if COMMIT_NAME.fullmatch(instance) else "not a commit sha")
     return "; ".join(dict.fromkeys(reasons))
 
 
