@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from types import TracebackType
 
@@ -79,18 +79,18 @@ class SharedFleet:
         self.settings = settings
         self.queues = list(queues) if queues is not None else None
         self._fleet: EmbeddedFleet | None = None
+        self._running = ExitStack()
 
     def started(self) -> EmbeddedFleet:
         """The worker, started now if it was not."""
         if self._fleet is None:
-            self._fleet = EmbeddedFleet(self.settings, queues=self.queues).__enter__()
+            self._fleet = self._running.enter_context(EmbeddedFleet(self.settings, queues=self.queues))
         return self._fleet
 
     def close(self) -> None:
         """Stop the worker (a warm shutdown) if it was started."""
-        if self._fleet is not None:
-            self._fleet.__exit__(None, None, None)
-            self._fleet = None
+        self._running.close()
+        self._fleet = None
 
 
 def fleet_for(

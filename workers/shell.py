@@ -147,8 +147,8 @@ def relay_committed(ctx: Context, committed: Sequence[OutboxEntry]) -> int:
     """Publish the follow-ups a commit just queued (no read of the outbox: the commit returned them), and
     every ``SWEEP_S`` what else is pending."""
     sent = _publish(ctx.store, committed, app)
-    pid, now, last = os.getpid(), time.monotonic(), _swept.get(os.getpid())
-    if sent == len(committed) and last is not None and now - last < SWEEP_S:
+    pid, now = os.getpid(), time.monotonic()
+    if sent == len(committed) and now - _swept.get(pid, now - SWEEP_S) < SWEEP_S:
         return sent
     _swept[pid] = now
     return sent + relay_outbox(ctx.store)
