@@ -1,4 +1,4 @@
-"""Corpus benchmark: mining throughput, h_fleet against the seed's jq command, and the hook's latency.
+"""Corpus benchmark: mining throughput, h_fleet against the reference jq command, and the hook's latency.
 
     .venv/bin/python benchmarks/corpus.py [--runs 60] [--events 500] [--session 5000] [--calls 20] [--gap 1]
 
@@ -11,7 +11,7 @@ Three figures over generated data (seeded; written to a temporary folder, remove
     cold caches). Every shipped miner (each folder of ``miners/``) goes from the raw JSONL to findings:
     the corpus readers, its ``extract``, its rules at its fitted κ* (none for a miner that is not
     accepted). Printed: events read per second, per miner and for all of them in turn.
-(b) **h_fleet, ours against jq.** The seed's exact ``jq`` command over the same files, in a subprocess,
+(b) **h_fleet, ours against jq.** The reference ``jq`` command (docs/loop.md) over the same files, in a subprocess,
     against ``workers.measurer.read_h_fleet`` (the code path of ``ouro measure h-fleet``) in this
     process; both best of three wall times, their values compared (the benchmark is void if they differ).
 (c) **Hook decision latency.** A ``--session``-event Claude Code session recorded as ``ouro hook`` records
@@ -197,7 +197,7 @@ def mining(files: list[Path]) -> None:
 
 
 def h_fleet(files: list[Path]) -> float:
-    """(b): ours against the seed's jq command; returns the ratio of wall times ours / jq."""
+    """(b): ours against the reference jq command; returns the ratio of wall times ours / jq."""
     from workers.measurer import read_h_fleet
 
     if shutil.which("jq") is None:

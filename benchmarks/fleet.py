@@ -45,8 +45,9 @@ from _databases import fresh_pg_database
 from celery import Celery
 from sqlalchemy import text
 
-from events import Settings, SqlEventStore, ensure_schema
+from events import SqlEventStore, ensure_schema
 from schemas import IngestRun, content_id
+from schemas.settings import Settings
 from workers import build_app, declare_queues
 from workers.app import configure
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from events.forge import LocalForge  # noqa: E402  (after the path is set)
+from forge import LocalForge  # noqa: E402  (after the path is set)
 from workers.labeler import Prefiltered, Source, Term, complete, prefilter, terms_of  # noqa: E402
 from workers.labeler.terms import search_forms  # noqa: E402
 

@@ -32,7 +32,6 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from events import tables as t
-from events.errors import TransientError
 from events.sqlwrite import RawWriter, db_time, json_columns, translate
 from events.store import (
     DEAD_LETTER,
@@ -46,6 +45,7 @@ from events.store import (
     utcnow,
 )
 from schemas import Message
+from schemas.errors import TransientError
 
 __all__ = ["SqlEventStore", "make_engine", "normalise_url"]
 

@@ -15,9 +15,10 @@ from typing import Any
 import orjson
 import psycopg
 
-from events.errors import ConcurrencyError, TransientError
+from events.errors import ConcurrencyError
 from events.store import AppendResult, Metadata, OutboxEntry, StreamWrite, utcnow
 from schemas import Message
+from schemas.errors import TransientError
 
 __all__ = ["RawWriter", "db_time", "json_columns"]
 

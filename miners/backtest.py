@@ -1,4 +1,5 @@
-"""The walk-forward backtest (Bergmeir and Benítez 2012), as the seed's worked example runs it.
+"""The walk-forward backtest (Bergmeir and Benítez 2012), as the worked example runs it (docs/loop.md,
+"Worked example").
 
 Labels are ordered by start and split at t, the start of label ⌈n/2⌉ (1-based): labels starting at or
 before t fit, the rest are judged. The knee candidates K are the measured ``score`` values of every

@@ -1,7 +1,7 @@
 """Corpus items: what one call of a miner's ``extract`` reads.
 
 A ``jsonl`` item is one harness run: its instance id is the run id (the run directory's name), and
-``events()`` reads it lazily into ``HarnessEvent``s through the corpus readers (``events.corpus``), so
+``events()`` reads it lazily into ``HarnessEvent``s through the corpus readers (``harness``), so
 an extractor that has seen enough can stop reading. Malformed lines never stop a reader; they are
 kept on the item (``malformed``) after a pass and the verbs report them with file:line.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from events.corpus import Malformed, Reader, expand
+from harness import Malformed, Reader, expand
 from schemas import HarnessEvent
 
 __all__ = ["JSONL", "READ_ONCE_BYTES", "CorpusItem", "EventsItem", "corpus_items"]

@@ -1,8 +1,8 @@
 """Errors of the miner contract: the registry, rules, labels, facts and the verbs over them.
 
-    OuroError                          (events) root of every error Ouroboros raises on purpose
-    └── PermanentError                 (events) retrying cannot help
-        ├── CorpusError                (events) a corpus item cannot be read at all (names the path)
+    OuroError                          (schemas.errors) root of every error Ouroboros raises on purpose
+    └── PermanentError                 (schemas.errors) retrying cannot help
+        ├── CorpusError                (schemas.errors) a corpus item cannot be read at all (names the path)
         └── MinerError                 a miner, its files or its inputs are wrong; one line naming the place
             ├── MinerNotFoundError     no discovered miner has that name (lists the known ones)
             ├── MinerDefinitionError   a miner folder breaks the contract (a constant missing or of the
@@ -21,7 +21,7 @@ stderr and exits 2. The Datalog engine's own errors (``miners.datalog.DatalogErr
 
 from __future__ import annotations
 
-from events.errors import PermanentError
+from schemas.errors import PermanentError
 
 __all__ = [
     "FactsError",

@@ -109,8 +109,9 @@ def _plain(value: Any) -> Any:
 
 
 def compact_json(record: BaseModel | dict[str, Any]) -> str:
-    """One JSON line in the seed's wire form: fields in declaration order, no ``schema_version``,
-    no spaces, integral numbers as integers (``{"miner":"draft-pr-late","rule":"invisible",…}``)."""
+    """One JSON line in the wire form (docs/loop.md, "Wire form"): fields in declaration order, no
+    ``schema_version``, no spaces, integral numbers as integers
+    (``{"miner":"draft-pr-late","rule":"invisible",…}``)."""
     data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
     return json.dumps(_plain(data), separators=(",", ":"), ensure_ascii=False)
 

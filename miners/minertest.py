@@ -1,4 +1,4 @@
-"""The miner test (the seed's ``miner_test``): every check a miner must pass to be accepted, run over
+"""The miner test (docs/loop.md, "Miner test"): every check a miner must pass to be accepted, run over
 its own fixtures, in order.
 
     check_rules             rules.dl parses, opens with /* predicate */, is safe and stratified (first:
@@ -22,7 +22,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from events.errors import CorpusError
 from miners.backtest import BacktestResult, number
 from miners.checks import BACKTEST_FN, CHECK_RULES, FIXTURES_MATCH_LABELS, KNEE_BINDS, CheckRun, run_checks
 from miners.corpus import corpus_items
@@ -32,6 +31,7 @@ from miners.labels import Labels, read_labels
 from miners.mutate import TEMPLATE_FLOOR, MutationResult, mutant_text, mutate
 from miners.registry import MINERS_DIR, Miner, shown
 from miners.rules import Rules, derived_predicates
+from schemas.errors import CorpusError
 
 __all__ = ["AGENT_DRAFTED", "BLOCK_END", "BLOCK_START", "Check", "MinerTestReport", "miner_test", "render_files"]
 

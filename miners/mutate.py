@@ -1,4 +1,4 @@
-"""Mutation testing of a miner's own test (the seed's ``Mutate``): change the rules or the labels one
+"""Mutation testing of a miner's own test (docs/loop.md, "Mutation test"): change the rules or the labels one
 way at a time, rerun the checks (``miners.checks``) on each mutant, and count.
 
 Operators: drop a body literal; negate an atom (``a`` ↔ ``!a``); swap a comparison for its opposite

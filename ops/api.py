@@ -8,7 +8,7 @@ refused outright when no token is configured.
 
 Tenancy: the server shows the tenant ``OURO_TENANT`` names. A finding (or acceptance) of another tenant
 appears only when its scope is generic, and then without its source lines and with its spans cut to the
-file name, and its texts pass the operator-identifier gate (``events.redact``). ``/api/export/findings``
+file name, and its texts pass the operator-identifier gate (``ops.redact``). ``/api/export/findings``
 is the generic export: generic findings only, re-keyed and gated (``ops.export``). ``/api/events`` shows
 the server tenant's events only.
 
@@ -41,13 +41,15 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from pydantic import ValidationError
 from sqlalchemy import Column, Select, Table, or_, select
 
-from events import OuroError, Settings, SqlEventStore, open_store
+from events import SqlEventStore, open_store
 from events import tables as t
 from events.projections import PROJECTIONS, decisions, faults, findings, labels, loop, proposals, runs
 from events.projector import catch_up, digest, rebuild
 from ops.export import export_findings, export_key, gate_for, gate_row
 from ops.metrics import registry_for, render, spend_today
 from schemas import MESSAGE_TYPES, LabelerRun
+from schemas.errors import OuroError
+from schemas.settings import Settings
 
 __all__ = ["LEDGER", "PAGE", "create_app"]
 

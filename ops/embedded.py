@@ -13,7 +13,8 @@ from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from types import TracebackType
 
-from events import Settings, SqlEventStore
+from events import SqlEventStore
+from schemas.settings import Settings
 from workers import QUEUES
 
 __all__ = ["EmbeddedFleet", "SharedFleet", "fleet_for", "settled", "wait_handled"]

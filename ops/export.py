@@ -3,7 +3,7 @@
 A tenant-scope finding never appears. An exported finding carries no tenant, run id or subject: its
 instance is an HMAC of (tenant, run, subject) under this installation's export key (``<state>/export.key``,
 made on first use), so exports of the same finding agree while nobody outside can link one to a run. Every
-text argument is passed through the operator-identifier gate (``events.redact``) and spans keep only the
+text argument is passed through the operator-identifier gate (``ops.redact``) and spans keep only the
 file's base name; an export that still holds an identifier is refused rather than served.
 """
 
@@ -19,8 +19,9 @@ from typing import Any
 
 import orjson
 
-from events import OuroError, Settings
-from events.redact import Gate, local_names
+from ops.redact import Gate, local_names
+from schemas.errors import OuroError
+from schemas.settings import Settings
 
 __all__ = ["export_findings", "export_key", "export_one", "gate_for", "gate_row"]
 

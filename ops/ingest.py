@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from events import Settings
-from events.corpus import expand, run_name
+from harness import expand, run_name
 from schemas import IngestRun, content_id
+from schemas.settings import Settings
 from workers.miner.ingest import run_digest
 
 __all__ = ["SendReport", "expand_runs", "ingest_messages", "send_runs"]

@@ -13,20 +13,21 @@ from rich.progress import Progress
 from rich.table import Table
 from sqlalchemy import func, select
 
-from events import Settings, SqlEventStore, load_settings, open_store
+from events import SqlEventStore, open_store
 from events import tables as t
 from events.projections import PROJECTIONS
 from events.projections.runs import runs
 from events.projector import catch_up, digest, status
+from llm import endpoint_from_settings
 from ops.embedded import SharedFleet, fleet_for, wait_handled
 from ops.ingest import expand_runs, ingest_messages
-from ops.loop_cli import loop_train, print_fixers, print_train
+from ops.loop_steps import loop_train, print_fixers, print_train
 from ops.precheck_run import label_through_queue, loop_forge, precheck_through_queue, print_verdicts
 from ops.pushes import decide_through_queue
 from ops.summary import print_backtests, print_decisions, print_findings, print_labels, print_series
 from schemas import IngestRun, Measure, Message, content_id
+from schemas.settings import Settings, load_settings
 from workers import QUEUES, publish
-from workers.llm import endpoint_from_settings
 from workers.miner.ingest import mine_message, run_digest
 
 __all__ = ["run_loop"]

@@ -18,26 +18,19 @@ from typing import Any
 from rich.console import Console
 from sqlalchemy import select
 
-from events import (
-    ConfigurationError,
-    Metadata,
-    Settings,
-    SqlEventStore,
-    StreamWrite,
-    load_settings,
-    open_store,
-    utcnow,
-)
-from events.forge import Forge, Ticket, WritableForge
-from events.forge.factory import open_forge
+from events import Metadata, SqlEventStore, StreamWrite, open_store, utcnow
 from events.projections.labels import label_requests
 from events.projections.proposals import verdicts
 from events.tables import outbox
+from forge import Forge, Ticket, WritableForge
+from forge.factory import open_forge
+from llm import endpoint_from_settings, metered_from_settings
 from miners import discover
 from ops.embedded import SharedFleet, fleet_for, wait_handled
 from schemas import LabelTicket, ProposalPosted, ProposerCall, ProposerCallCompleted, content_id
+from schemas.errors import ConfigurationError
+from schemas.settings import Settings, load_settings
 from workers import build_app, declare_queues, publish, relay_outbox
-from workers.llm import endpoint_from_settings, metered_from_settings
 from workers.prechecker import (
     ProposalFormatError,
     RunIndex,
@@ -258,9 +251,9 @@ def cost_lines(calls: Sequence[ProposerCall]) -> list[str]:
 
 
 def cost_summary(calls: Sequence[ProposerCall]) -> str:
-    """The sums over paid calls, as the seed reproduces them from costs.tsv: calls, tickets, the largest
-    batch, input, cache read, cache creation and output tokens, USD, call-seconds per ticket, and the
-    prompt-cache hit ratio (cache read over every input token)."""
+    """The sums over paid calls, as the first mining run's costs were summed (docs/loop.md, "First mining run"):
+    calls, tickets, the largest batch, input, cache read, cache creation and output tokens, USD, call-seconds
+    per ticket, and the prompt-cache hit ratio (cache read over every input token)."""
     paid = [c for c in calls if not c.cached]
     tickets = sum(len(c.tickets) for c in paid)
     read, created = sum(c.cache_read_tokens for c in paid), sum(c.cache_creation_tokens for c in paid)

@@ -3,15 +3,17 @@ the decisions read back from ``push/<head>`` (used by ``ouro pre-push`` and the 
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from events import Metadata, OuroError, Settings, SqlEventStore, StreamWrite
+from events import Metadata, SqlEventStore, StreamWrite
+from forge.git import git
 from schemas import DecidePush, Decision, DecisionMade, PushReceived, content_id
+from schemas.errors import OuroError
+from schemas.settings import Settings
 
 if TYPE_CHECKING:
     from ops.embedded import SharedFleet
@@ -62,13 +64,12 @@ def parse_pre_push(lines: Iterable[str], repo: str, path: str | None) -> list[Pu
 
 def new_ref_base(repo: Path, head: str) -> str:
     """For a new ref, the parent of the oldest commit no remote has (zeros when every commit is new)."""
-    listed = subprocess.run(["git", "rev-list", "--reverse", head, "--not", "--remotes"], cwd=repo,
-                            capture_output=True, text=True, check=False).stdout.split()  # fmt: skip
+    unpushed = git("rev-list", "--reverse", head, "--not", "--remotes", cwd=repo, check=False, user_config=True)
+    listed = unpushed.stdout.decode("utf-8", "replace").split()
     if not listed:
         return head
-    parent = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{listed[0]}^"], cwd=repo,
-                            capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
-    return parent or NEW
+    found = git("rev-parse", "--verify", "--quiet", f"{listed[0]}^", cwd=repo, check=False, user_config=True)
+    return found.stdout.decode("utf-8", "replace").strip() or NEW
 
 
 def push_message(push: Push, tenant: str) -> DecidePush:

@@ -11,9 +11,10 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from events import Settings, SqlEventStore, iter_all
+from events import SqlEventStore, iter_all
 from events.projections.findings import findings
 from events.projections.labels import labels
+from schemas.settings import Settings
 
 __all__ = ["print_backtests", "print_decisions", "print_findings", "print_labels", "print_series"]
 

@@ -1,5 +1,6 @@
 """The loop around the miners: proposals, pre-check verdicts, label requests and labels, the labeler's
-run record, fixer sessions, merge results and measured series points (the seed's ledger rows).
+run record, fixer sessions, merge results and measured series points (the ledger's rows: docs/loop.md,
+"The ledger").
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 from celery import Celery
 from kombu import Exchange, Queue  # type: ignore[attr-defined]
 
-from events import Settings, load_settings
+from schemas.settings import Settings, load_settings
 from workers.triggers import beat_schedule as trigger_schedule
 
 __all__ = ["DEAD_LETTER_QUEUE", "QUEUES", "ROUTES", "app", "build_app", "configure", "declare_queues", "queue_for"]

@@ -19,21 +19,10 @@ from typing import Any, TypeVar
 from celery import Celery
 from pydantic import ValidationError
 
-from events import (
-    DEAD_LETTER,
-    REJECTED,
-    Metadata,
-    OuroError,
-    OutboxEntry,
-    PermanentError,
-    Settings,
-    SqlEventStore,
-    StreamWrite,
-    TransientError,
-    load_settings,
-    open_store,
-)
+from events import DEAD_LETTER, REJECTED, Metadata, OutboxEntry, SqlEventStore, StreamWrite, open_store
 from schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
+from schemas.errors import OuroError, PermanentError, TransientError
+from schemas.settings import Settings, load_settings
 from workers.app import DEAD_LETTER_QUEUE, app, queue_for
 
 __all__ = [

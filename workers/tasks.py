@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workers import probe
+from workers import fleet
 from workers.decider import tasks as decider_tasks  # noqa: F401  (registers decider.decide)
 from workers.fixer import tasks as fixer_tasks  # noqa: F401  (registers fixer.launch)
 from workers.labeler import tasks as labeler_tasks  # noqa: F401  (registers labeler.label)
@@ -10,6 +10,5 @@ from workers.measurer import tasks as measurer_tasks  # noqa: F401  (registers m
 from workers.merger import tasks as merger_tasks  # noqa: F401  (registers merger.train)
 from workers.miner import tasks as miner_tasks
 from workers.prechecker import tasks as prechecker_tasks  # noqa: F401  (prechecker.precheck, prechecker.sweep)
-from workers.triggers import trigger as fleet_trigger  # noqa: F401  (registers fleet.trigger)
 
-__all__ = ["miner_tasks", "probe"]
+__all__ = ["fleet", "miner_tasks"]

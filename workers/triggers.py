@@ -1,4 +1,5 @@
-"""The four cron triggers of the loop and ``fleet.trigger``, the one task every cron entry goes through.
+"""The four cron triggers of the loop and what ``fleet.trigger`` (``workers.fleet``), the one task every cron entry
+goes through, does at each occurrence.
 
 Celery beat fires ``fleet.trigger`` with a trigger's name at each occurrence of its cron entry (in
 ``OURO_TIMEZONE``, America/Los_Angeles by default). The task publishes the trigger's message, unless the
@@ -31,7 +32,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from celery import shared_task
 from celery.schedules import crontab
 from sqlalchemy import (
     Connection,
@@ -44,10 +44,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
-from events import PermanentError, ensure_schema, settling
+from events import ensure_schema, settling
 from events import tables as t
 from events.tables import trigger_locks
 from schemas import MESSAGE_TYPES, Message, content_id
+from schemas.errors import PermanentError
 
 __all__ = [
     "NOT_BUILT",
@@ -61,7 +62,6 @@ __all__ = [
     "fire",
     "lock_rows",
     "locks",
-    "trigger",
 ]
 
 log = logging.getLogger(__name__)
@@ -97,18 +97,20 @@ TRIGGERS: dict[str, Trigger] = {
     trigger.name: trigger
     for trigger in (
         # Every 5 min: the template miner's backtest lead, 772 - 468 = 304 s, is the time a finding has
-        # before the operator flags it by hand; a scan at most 300 s apart lands inside that lead.
+        # before the operator flags it by hand; a scan at most 300 s apart lands inside that lead
+        # (docs/loop.md, "Worked example").
         Trigger(
             "detector", "miner.scan", "*/5", "*", 300,
-            "template miner backtest lead t_flag - (t_start + k*) = 772 - 468 = 304 s (seed, worked example):"
+            "template miner backtest lead t_flag - (t_start + k*) = 772 - 468 = 304 s (docs/loop.md, worked example):"
             " a scan every 300 s fires before the operator's flag",
         ),
         # Hourly at :20: 107 fixer sessions ran on 2026-10-03, about 4.5 an hour; an hourly sweep hands the
-        # fixers about four verdicts at once, the four calls the overnight loop ran at a time.
+        # fixers about four verdicts at once, the four calls the overnight loop ran at a time (docs/loop.md,
+        # "Pre-check replay" and "First mining run").
         Trigger(
             "precheck", "prechecker.sweep", "20", "*", 3600,
-            "107 fixer sessions on 2026-10-03 = 4.5 launches/hour (seed, pre-check replay): hourly gives"
-            " batches of about 4, the concurrency the overnight loop ran at (seed, first mining run)",
+            "107 fixer sessions on 2026-10-03 = 4.5 launches/hour (docs/loop.md, pre-check replay): hourly gives"
+            " batches of about 4, the concurrency the overnight loop ran at (docs/loop.md, first mining run)",
         ),
         # Daily at 00:05 local: #330's series are local calendar days and weeks, so a day is complete at
         # midnight; five minutes is one detector interval for the day's last runs to be recorded.
@@ -118,10 +120,11 @@ TRIGGERS: dict[str, Trigger] = {
             " midnight; +5 min = one detector interval (304 s lead) for its last runs to land",
         ),
         # Hourly at :40: the same 4.5 sessions an hour bound the new ready heads an hour; each head is tried
-        # once, twenty minutes after the pre-check so its launches of the hour have had time to open.
+        # once, twenty minutes after the pre-check so its launches of the hour have had time to open
+        # (docs/loop.md, "Triggers").
         Trigger(
             "merge_train", "merger.train", "40", "*", 3600,
-            "107 sessions/day on 2026-10-03 = at most ~4.5 new heads/hour, each tried once (seed, merge"
+            "107 sessions/day on 2026-10-03 = at most ~4.5 new heads/hour, each tried once (docs/loop.md, merge"
             " train): hourly, 20 min after the pre-check sweep",
         ),
     )
@@ -265,20 +268,3 @@ def lock_rows(engine: Engine) -> dict[str, dict[str, Any]]:
         return {}
     with engine.connect() as conn:
         return {row["name"]: dict(row) for row in conn.execute(select(locks)).mappings()}
-
-
-@shared_task(name="fleet.trigger", bind=True, ignore_result=True)
-def trigger(self: Any, name: str) -> str:
-    """fleet.trigger: fire the named cron trigger (beat); returns the outcome, which Flower shows."""
-    from workers.shell import context, publish
-
-    ctx = context()
-    fired = fire(
-        name,
-        ctx.store.engine,
-        registered=set(self.app.tasks),
-        publish=publish,
-        tenant=ctx.settings.tenant,
-        lock_s=ctx.settings.visibility_timeout_s,
-    )
-    return fired.outcome

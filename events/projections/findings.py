@@ -1,4 +1,5 @@
-"""ouro_findings (the seed's verdicts): one row per (miner, rule, subject, run), with its proof."""
+"""ouro_findings (the miners' verdicts: docs/loop.md, "Acceptance and findings"): one row per (miner, rule,
+subject, run), with its proof."""
 
 from __future__ import annotations
 

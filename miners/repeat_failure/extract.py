@@ -7,7 +7,7 @@ failed, out; the rule counts the streaks itself.
   one D ran the same thing.
 - ``next(R, C1, C2)``: C2 is the call that the same agent (the main agent, or one subagent) made
   right after C1, at C2's line.
-- ``failed(R, C)``: C's result is a tool error (``events.corpus.is_tool_error``: ``is_error``, a
+- ``failed(R, C)``: C's result is a tool error (``harness.is_tool_error``: ``is_error``, a
   failure hook, a permission or gate denial), at the first line that reports it.
 - ``succ(R, N, M)``: run R has an M-th tool call, M = N + 1, at that call's line. The dialect has no
   arithmetic, so the rule counts a streak by walking these.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from events.corpus import is_tool_error
+from harness import is_tool_error
 from miners.corpus import CorpusItem
 from schemas import Fact, HarnessKind, Number, Span, Text
 

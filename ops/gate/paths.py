@@ -50,7 +50,7 @@ def state_dir(given: str | None = None) -> str:
 
 
 def session_name(session_id: object) -> str:
-    """A run id (and directory name) for a Claude Code session id: what ``events.corpus.run_name``
+    """A run id (and directory name) for a Claude Code session id: what ``harness.run_name``
     would make of it (runs of other characters become ``-``), never a path, never a reserved name."""
     raw = session_id if isinstance(session_id, str) else ""
     name = _NOT_IN_RUN_ID.sub("-", raw).lstrip("-_.:")[:128] or "no-session"

@@ -1,7 +1,7 @@
 """A session's log, parsed once: each hook call reads only the lines appended since the last one.
 
 The gate server keeps one ``SessionLog`` per ``<state>/<session>/events.jsonl``. Lines are typed by the
-corpus readers' own per-format functions, in the order ``events.corpus.Reader`` applies them (the CSF
+corpus readers' own per-format functions, in the order ``harness.Reader`` applies them (the CSF
 envelope opened first, then a hook payload, a transcript line or a stream-json line; anything else an
 ``other`` event), with one ``ReadState`` carried across calls so a result still learns its tool's name
 from a call read on an earlier call. Spans are the log's absolute path and physical line, exactly as
@@ -19,12 +19,12 @@ from typing import Any
 
 import orjson
 
-from events.corpus.context import LineContext, ReadState
-from events.corpus.detect import Format, classify
-from events.corpus.envelope import unwrap
-from events.corpus.hooks import hook_events
-from events.corpus.streamjson import stream_events
-from events.corpus.transcript import transcript_events
+from harness.context import LineContext, ReadState
+from harness.detect import Format, classify
+from harness.envelope import unwrap
+from harness.hooks import hook_events
+from harness.streamjson import stream_events
+from harness.transcript import transcript_events
 from schemas import HarnessEvent, HarnessKind, Span
 
 __all__ = ["SessionLog"]
@@ -94,7 +94,7 @@ class SessionLog:
 
 
 def _dispatch(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[HarnessEvent]:
-    """One object's events, by its format (``events.corpus.Reader``'s order)."""
+    """One object's events, by its format (``harness.Reader``'s order)."""
     found = classify(doc)
     if found is Format.ENVELOPE:
         opened = unwrap(doc)

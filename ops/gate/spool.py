@@ -66,8 +66,8 @@ def _runs(files: list[Path]) -> tuple[dict[str, Path], int]:
 
 def flush(state: Path, publish: Callable[[IngestRun], None] | None = None) -> FlushReport:
     """Publish an ``IngestRun`` for every spooled run; keep the spool when the broker refuses."""
-    from events import load_settings
     from ops.ingest import ingest_messages
+    from schemas.settings import load_settings
 
     spool = state / SPOOL_DIR
     spool.mkdir(parents=True, exist_ok=True)

@@ -19,12 +19,14 @@ import redis
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from events import Metadata, PermanentError, Settings, SqlEventStore, StreamWrite, ensure_schema
+from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
 from events.projections import PROJECTIONS
 from events.projector import catch_up
 from schemas import IngestRun, Message, MessageDeadLettered, Probe, content_id
+from schemas.errors import PermanentError
+from schemas.settings import Settings
+from workers.fleet import probe
 from workers.miner.tasks import ingest, mine
-from workers.probe import probe
 from workers.shell import Context, reject
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "runs"

@@ -31,10 +31,10 @@ from _chaos import (
 from _fleet import Fleet
 from sqlalchemy import text
 
-from events import Settings
 from events.projections import PROJECTIONS
 from events.projector import catch_up, digest, rebuild
 from schemas import content_id
+from schemas.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.chaos, pytest.mark.timeout(900)]
 

@@ -11,10 +11,10 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events.corpus import read
+from harness import read
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "events" / "corpus" / "fixtures"
+FIXTURES = ROOT / "tests" / "harness" / "fixtures"
 FILES = {
     "envelope": FIXTURES / "envelope_run" / "events.jsonl",
     "envelope-example": next(iter(sorted((ROOT / "examples" / "runs").glob("*/events.jsonl")))),

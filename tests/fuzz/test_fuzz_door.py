@@ -17,11 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from events import Settings, SqlEventStore, ensure_schema
+from events import SqlEventStore, ensure_schema
 from ops import hook
 from schemas import MESSAGE_TYPES, MessageRejected, Probe, content_id
+from schemas.settings import Settings
 from workers import shell
-from workers.probe import probe
+from workers.fleet import probe
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = settings(

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events import OuroError
+from llm import ReplyParseError, parse_json_reply
 from ops.pushes import parse_pre_push
 from schemas import Proposal
-from workers.llm import ReplyParseError, parse_json_reply
+from schemas.errors import OuroError
 from workers.prechecker import ProposalFormatError, parse_proposal, render_proposal
 
 QUICK = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from events import Metadata, Settings, SqlEventStore, StreamWrite, ensure_schema
+from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
 from events.projections import PROJECTIONS
 from events.projector import catch_up
 from schemas import (
@@ -45,6 +45,7 @@ from schemas import (
     Span,
     Text,
 )
+from schemas.settings import Settings
 from workers.measurer import measure_log, series_stream, snapshot_path, write_snapshot
 
 LA = ZoneInfo("America/Los_Angeles")

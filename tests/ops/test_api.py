@@ -6,8 +6,8 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from events import Settings
 from ops.api import LEDGER, _redact, create_app
+from schemas.settings import Settings
 
 
 def _client(tmp_path: Path, token: str | None) -> TestClient:

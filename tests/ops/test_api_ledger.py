@@ -10,8 +10,8 @@ import pytest
 from _ops_seed import REFUSAL, Seeded, seed
 from fastapi.testclient import TestClient
 
-from events import Settings
 from ops.api import LEDGER, create_app
+from schemas.settings import Settings
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from events import Metadata, Settings, SqlEventStore, StreamWrite, ensure_schema
+from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
 from schemas import Acceptance, IngestRun, LabelProposed, LabelRequest, LabelRequested, ProposedLabel, Span
+from schemas.settings import Settings
 from workers.miner.ingest import ingest_run
 
 ROOT = Path(__file__).resolve().parents[2]

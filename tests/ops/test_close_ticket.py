@@ -11,7 +11,7 @@ import pytest
 from test_cli import ouro
 
 from events import SqlEventStore
-from events.forge import LocalForge, PullRequest
+from forge import LocalForge, PullRequest
 from workers.merger import close_verdict
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

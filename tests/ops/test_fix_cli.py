@@ -6,8 +6,8 @@ from pathlib import Path
 
 from test_cli import ouro
 
-from events import Settings
-from ops.loop_cli import fixers_refusal
+from ops.loop_steps import fixers_refusal
+from schemas.settings import Settings
 from workers.fixer import find_sandbox
 
 

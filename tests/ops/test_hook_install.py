@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from events import ConfigurationError
 from ops import hooks_install
 from ops.hooks_install import EVENTS, hook_command, install_pre_push, install_settings, merge_settings, pre_push_script
+from schemas.errors import ConfigurationError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hook_support import build_force_push, pre_tool
 
-from events.corpus import read
+from harness import read
 from ops.gate import evaluate as evaluate_module
 from ops.gate import gates as gates_module
 from ops.gate.cache import compile_gates, read_gates, write_gates

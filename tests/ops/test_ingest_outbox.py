@@ -67,7 +67,7 @@ def test_a_broker_that_is_down_leaves_the_message_in_the_outbox_for_the_sweep(tm
     store = open_store(database)
     [pending] = store.pending_outbox()
     assert pending.task == "miner.ingest" and pending.attempts == 1  # one refused try, recorded
-    from events.settings import Settings
+    from schemas.settings import Settings
 
     sweep = build_app(Settings(broker_url=redis_url, database_url=database, state=tmp_path / "s"), include=False)
     assert relay_outbox(store, publisher=sweep) == 1  # what beat's fleet.relay_outbox does

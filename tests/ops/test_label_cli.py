@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from events import SqlEventStore
-from events.forge import LocalForge
-from ops.label_cli import LabelUsageError, read_tickets_file
+from forge import LocalForge
+from ops.cli._common import UsageError
+from ops.cli.label import read_tickets_file
 from workers.labeler import CUT, complete, prefilter, sources_for, terms_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,5 +140,5 @@ def test_bad_input_is_one_line_naming_where(tmp_path: Path) -> None:
     assert empty.returncode == 2 and "no tickets: give --ticket N or --tickets-file F" in empty.stderr
     missing = _ouro("label", "--ticket", "999", state=tmp_path / "s")
     assert missing.returncode == 2 and "999" in missing.stderr
-    with pytest.raises(LabelUsageError, match="--tickets-file: cannot read"):
+    with pytest.raises(UsageError, match="--tickets-file: cannot read"):
         read_tickets_file(tmp_path / "none.tsv")

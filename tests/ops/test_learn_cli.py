@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from decider.program import Program
 from ops.cli import app
-from workers.decider.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS = [

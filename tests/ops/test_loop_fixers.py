@@ -25,7 +25,7 @@ RUN = "2f8c4d1e-6a3b-4c7d-9e21-5b0a7f3c8d14"
 AGENT = """
 import json, os, subprocess, sys
 sys.path.insert(0, {root!r})
-from events.forge import LocalForge
+from forge import LocalForge
 ticket, branch = int(os.environ["OURO_FIXER_TICKET"]), os.environ["OURO_FIXER_BRANCH"]
 def say(cost):
     print(json.dumps({{"type": "result", "subtype": "success", "session_id": branch, "total_cost_usd": cost,

@@ -10,9 +10,11 @@ from _ops_seed import Seeded, seed
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from events import ConfigurationError, Metadata, Settings, StreamWrite, load_settings
+from events import Metadata, StreamWrite
 from ops.api import create_app
 from schemas import FieldError, MessageDeadLettered, MessageRejected, Probe
+from schemas.errors import ConfigurationError
+from schemas.settings import Settings, load_settings
 from workers import build_app, declare_queues
 from workers.triggers import fire
 

@@ -14,11 +14,12 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from events import OuroError, SqlEventStore
+from decider.program import OperatingPoint, Program
+from events import SqlEventStore
 from events.projections.decisions import decisions
 from ops.cli import app
 from ops.pushes import NEW, parse_pre_push
-from workers.decider.program import OperatingPoint, Program
+from schemas.errors import OuroError
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE, HEAD = "d2c05fd5733b717d6cedfc14f763d00fbdb94b92", "374fdc42a6f08d4e0d87c07a7921acd59048b00e"
@@ -111,9 +112,10 @@ def test_the_main_jobs_example_pushes_are_decided_once_through_the_queue(
 ) -> None:
     from rich.console import Console
 
-    from events import Settings, ensure_schema
+    from events import ensure_schema
     from ops.pushes import decide_through_queue, forge_pushes
     from ops.summary import print_decisions
+    from schemas.settings import Settings
 
     for name in ("OURO_MODEL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_DECIDER_PROGRAM"):
         monkeypatch.delenv(name, raising=False)

@@ -13,13 +13,14 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from events import OuroError, SqlEventStore
+from decider.program import OperatingPoint, Program
+from events import SqlEventStore
 from events.projections.decisions import decisions
 from ops.cli import app
-from workers.decider.program import OperatingPoint, Program
+from schemas.errors import OuroError
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "tests" / "workers" / "decider" / "data" / "sarif-schema-2.1.0.json").read_text())
+SCHEMA = json.loads((ROOT / "tests" / "decider" / "data" / "sarif-schema-2.1.0.json").read_text())
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from events import Settings, SqlEventStore, ensure_schema
+from events import SqlEventStore, ensure_schema
+from schemas.settings import Settings
 from workers import build_app, declare_queues
 from workers.triggers import NOT_BUILT, PUBLISHED, ensure_lock_table, lock_rows, locks
 

@@ -16,9 +16,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import Engine, delete
 
-from events import Metadata, PermanentError, SqlEventStore, ensure_schema
+from events import Metadata, SqlEventStore, ensure_schema
 from ops.triggers import next_occurrences
 from schemas import Measure, Message, PrecheckSweep, RunMergeTrain
+from schemas.errors import PermanentError
 from workers import app
 from workers.triggers import NOT_BUILT, PUBLISHED, RUNNING, TRIGGERS, Fired, ensure_lock_table, fire, lock_rows, locks
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from events.forge import Commit, PullRequest
+from forge import Commit, PullRequest
 from workers.merger import merger_identity, self_merge_lines
 
 ME = merger_identity(4242)

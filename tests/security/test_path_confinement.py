@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import PermanentError, Settings
 from schemas import IngestRun, content_id
+from schemas.errors import PermanentError
+from schemas.settings import Settings
 from workers.miner.ingest import confine, ingest_run
 
 

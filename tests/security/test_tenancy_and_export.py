@@ -10,12 +10,13 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from events import Metadata, Settings, SqlEventStore, StreamWrite, ensure_schema
+from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
 from events.projections import PROJECTIONS
 from events.projector import catch_up
-from events.redact import Gate
 from ops.api import create_app
+from ops.redact import Gate
 from schemas import Fact, Finding, FindingDerived, Number, Scope, Severity, Span, Text
+from schemas.settings import Settings
 
 WRITE = {"Authorization": "Bearer tok"}
 # What an operator's run really carries: their home, e-mail, hosts, and their own name in a command.

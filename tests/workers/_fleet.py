@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from events import Settings, SqlEventStore, ensure_schema
+from events import SqlEventStore, ensure_schema
+from schemas.settings import Settings
 from workers import build_app, declare_queues
 
 ROOT = Path(__file__).resolve().parents[2]

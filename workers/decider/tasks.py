@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from events import PermanentError, Settings
-from events.forge import LocalForge, open_forge
+from decider.memory import MemoryStore
+from decider.push import decide_repository
+from forge import LocalForge, open_forge
 from schemas import DecidePush, DecisionMade
-from workers.decider.memory import MemoryStore
-from workers.decider.push import decide_repository
+from schemas.errors import PermanentError
+from schemas.settings import Settings
 from workers.miner.ingest import confine
 from workers.shell import Context, Outcome, fleet_task
 

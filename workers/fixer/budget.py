@@ -2,7 +2,7 @@
 
 The atomic reservation lives with its tables in ``events.budget``; this module adds the fold of a
 session's stream-json lines (``total_cost_usd`` per process, restarting from zero on reopen) with
-``events.corpus.cost``, so the same rule that prices an ingested run prices a live session.
+``harness.cost``, so the same rule that prices an ingested run prices a live session.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Iterable
 
 from sqlalchemy import Engine
 
-from events import Settings
 from events.budget import Budget
-from events.corpus.cost import SessionCosts
+from harness.cost import SessionCosts
+from schemas.settings import Settings
 
 __all__ = ["LiveCost", "budget_for", "folded_cost"]
 

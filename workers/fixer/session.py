@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from events import PermanentError, Settings
 from events.budget import Budget
-from events.forge import PullRequest, WritableForge
+from forge import PullRequest, WritableForge
+from forge.git import git
 from schemas import FixerOutcome, FixerSession, PrecheckVerdict, content_id
+from schemas.errors import PermanentError
+from schemas.settings import Settings
 from workers.fixer.budget import LiveCost, folded_cost
 from workers.fixer.sandbox import Sandbox
 
@@ -76,17 +78,12 @@ def brief_for(verdict: PrecheckVerdict, plan: SessionPlan) -> str:
 
 
 def _git(git_dir: Path, *args: str) -> None:
-    done = subprocess.run(
-        ["git", "-C", str(git_dir), *args], capture_output=True, env={**os.environ, **_GIT_ENV}, check=False
-    )
-    if done.returncode != 0:
-        raise PermanentError(f"git {args[0]} failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+    git(*args, cwd=git_dir, user_config=True)
 
 
 def _common_dir(git_dir: Path) -> Path:
     """Where a worktree's commits land: the repository's git directory (not a checkout's work tree)."""
-    argv = ["git", "-C", str(git_dir), "rev-parse", "--path-format=absolute", "--git-common-dir"]
-    done = subprocess.run(argv, capture_output=True, env={**os.environ, **_GIT_ENV}, check=False)
+    done = git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=git_dir, check=False, user_config=True)
     if done.returncode != 0:
         raise PermanentError(f"{git_dir}: not a git repository: {done.stderr.decode('utf-8', 'replace').strip()}")
     return Path(done.stdout.decode().strip())

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 from events import utcnow
-from events.forge import LocalForge
-from events.forge.factory import open_forge
+from forge import LocalForge
+from forge.factory import open_forge
 from schemas import FixerSessionEnded, IngestRun, LaunchFixer, content_id
 from workers.fixer.budget import budget_for
 from workers.fixer.sandbox import find_sandbox

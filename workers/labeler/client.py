@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from events import Settings
-from workers.labeler.run import ChatFn
-from workers.llm import (
+from llm import (
     ChatClient,
     ChatReply,
     ChatRequest,
@@ -19,6 +17,8 @@ from workers.llm import (
     endpoint_from_settings,
     find_manifest,
 )
+from schemas.settings import Settings
+from workers.labeler.run import ChatFn
 
 __all__ = ["KeepAliveChat", "chat_from_settings"]
 

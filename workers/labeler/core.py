@@ -13,10 +13,11 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from events import Settings, SqlEventStore, StreamWrite
-from events.forge import Forge
+from events import SqlEventStore, StreamWrite
 from events.projections.runs import runs as runs_table
+from forge import Forge
 from schemas import Event, LabelerRunCompleted, LabelProposed, LabelRequest
+from schemas.settings import Settings
 from workers.labeler.client import chat_from_settings
 from workers.labeler.gpu import sharing_from_settings
 from workers.labeler.request import complete

@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from events import Settings
-from events.errors import TransientError
+from schemas.errors import TransientError
+from schemas.settings import Settings
 
 __all__ = [
     "DEFAULT_LOOK_S",

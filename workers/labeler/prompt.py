@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llm import ChatRequest, Message
 from workers.labeler.prefilter import CUT, Candidate
 from workers.labeler.request import Job
-from workers.llm import ChatRequest, Message
 
 __all__ = ["INSTRUCTIONS", "SCHEMA", "Answer", "read_answers", "request_for"]
 

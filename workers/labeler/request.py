@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from events.forge import Ticket
+from forge import Ticket
 from schemas import CorpusKind, LabelRequest
 
 __all__ = ["Job", "complete", "proposal_fields"]

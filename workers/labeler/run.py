@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from llm import AccountError, BudgetExhausted, ChatReply, ChatRequest, LlmError
 from schemas import LabelerRun, LabelerStatus, ProposedLabel, Span
 from workers.labeler.acceptance import Reproducer, judge
 from workers.labeler.gpu import DEFAULT_LOOK_S, GpuSharing, keep_alive_s
@@ -25,7 +26,6 @@ from workers.labeler.prefilter import Candidate, Source, prefilter, read_line
 from workers.labeler.prompt import read_answers, request_for
 from workers.labeler.request import Job
 from workers.labeler.terms import terms_of
-from workers.llm import AccountError, BudgetExhausted, ChatReply, ChatRequest, LlmError
 
 __all__ = ["LABELS", "RECORD", "ChatFn", "Labeler", "Plan", "RunResult"]
 

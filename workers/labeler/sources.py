@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from events.forge import Commit, Forge, NotFoundError, PullRequest, Ticket
-from events.forge.base import COMMIT_NAME
+from forge import Commit, Forge, NotFoundError, PullRequest, Ticket
+from forge.base import COMMIT_NAME
 from miners import CorpusItem, MinerError, extract_facts, find_miner
 from miners.corpus import JSONL
 from schemas import CorpusKind, Text

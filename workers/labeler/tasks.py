@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from events.forge.factory import open_forge
+from forge.factory import open_forge
 from schemas import LabelTicket
 from workers.labeler.core import known_runs, label_tickets, run_events
 from workers.shell import Context, Outcome, fleet_task

@@ -2,11 +2,11 @@
 
     h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read)
 
-over the usage of every CSF envelope line ``{"event_type": "result", "event": {…, "usage": {…}}}``: the
-seed's jq command, line for line. Sums are kept as floats and added in file order, then line order, as
-jq adds its doubles, so the ratio is the same double jq prints. Each run (one file) has its own ratio
-h_r; an *offender* is a run whose h_r is below the floor 0.9867, and offenders are ranked ascending
-(ties by run). A run that read no prompt tokens has no h_r and is never an offender.
+over the usage of every CSF envelope line ``{"event_type": "result", "event": {…, "usage": {…}}}``: the jq
+command (docs/loop.md, "The h_fleet floor"), line for line. Sums are kept as floats and added in file order,
+then line order, as jq adds its doubles, so the ratio is the same double jq prints. Each run (one file) has
+its own ratio h_r; an *offender* is a run whose h_r is below the floor 0.9867, and offenders are ranked
+ascending (ties by run). A run that read no prompt tokens has no h_r and is never an offender.
 
 Lines are read lazily with orjson. A line jq could not read (not JSON, not an object, a result whose
 ``event`` or ``usage`` is not an object, a count that is not a number) is skipped and counted as
@@ -25,7 +25,7 @@ import orjson
 __all__ = ["FLOOR", "HFleet", "RunRatio", "offenders", "read_h_fleet", "run_name"]
 
 FLOOR = 0.9867
-"""The stated floor of h (the seed's #241)."""
+"""The stated floor of h (#241; docs/loop.md, "The h_fleet floor")."""
 
 _COUNTS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 

@@ -10,8 +10,9 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
-from events import EventStore, Settings
+from events import EventStore
 from schemas import Event, SeriesPoint
+from schemas.settings import Settings
 from workers.measurer.inputs import EVENT_TYPES, MeasureInput, fold
 from workers.measurer.series import measure
 from workers.measurer.snapshot import build_snapshot

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from events.forge import PullRequest, WritableForge
+from forge import PullRequest, WritableForge
 from schemas import TicketClosed
 
 __all__ = ["CloseVerdict", "close_ticket", "close_verdict", "closed_event", "closes_ticket"]

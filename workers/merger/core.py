@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from events import Settings, SqlEventStore, StreamWrite, utcnow
-from events.forge import WritableForge
-from events.forge.local import LocalForge
+from events import SqlEventStore, StreamWrite, utcnow
+from forge import WritableForge
+from forge.local import LocalForge
 from schemas import Event, MergeAttempted, Merged, MergeOutcome, MergeRefused
+from schemas.settings import Settings
 from workers.merger.close import close_ticket, closed_event, closes_ticket
 from workers.merger.gate import make_gate
 from workers.merger.train import merger_identity, ready_pulls, run_train

@@ -21,8 +21,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from events import ConfigurationError
-from events.forge import PullRequest
+from forge import PullRequest
+from forge.git import git
+from schemas.errors import ConfigurationError
 from workers.merger.train import Gate, GateResult
 
 __all__ = ["checks_gate", "command_gate", "default_gate", "make_gate"]
@@ -75,8 +76,7 @@ def make_gate(line: str | None, repository: Path | None) -> Gate:
 
 
 def _has(repository: Path, sha: str) -> bool:
-    probe = ["git", "-C", str(repository), "cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}"]
-    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+    return git("cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", cwd=repository, check=False).returncode == 0
 
 
 def _run_in_checkout(argv: Sequence[str], repository: Path | None, pull: PullRequest) -> GateResult:
@@ -85,15 +85,13 @@ def _run_in_checkout(argv: Sequence[str], repository: Path | None, pull: PullReq
         return _run(argv, Path.cwd())
     with tempfile.TemporaryDirectory(prefix="ouro-gate-") as scratch:
         tree = Path(scratch) / "head"
-        add = ["git", "-C", str(repository), "worktree", "add", "--detach", "--quiet", str(tree), pull.head_sha]
-        done = subprocess.run(add, capture_output=True, check=False)
+        done = git("worktree", "add", "--detach", "--quiet", str(tree), pull.head_sha, cwd=repository, check=False)
         if done.returncode != 0:
             return GateResult(False, (f"cannot check out {pull.head_sha[:12]}: {done.stderr.decode().strip()}",))
         try:
             return _run(argv, tree)
         finally:
-            remove = ["git", "-C", str(repository), "worktree", "remove", "--force", str(tree)]
-            subprocess.run(remove, capture_output=True, check=False)
+            git("worktree", "remove", "--force", str(tree), cwd=repository, check=False)
 
 
 def _run(argv: Sequence[str], cwd: Path) -> GateResult:

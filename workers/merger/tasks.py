@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from events.forge.factory import open_forge
+from forge.factory import open_forge
 from schemas import RunMergeTrain
 from workers.merger.core import train_writes
 from workers.shell import Context, Outcome, fleet_task

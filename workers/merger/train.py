@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from events.forge import ForgeError, PullRequest, WritableForge
+from forge import ForgeError, PullRequest, WritableForge
 from schemas import MergeOutcome, MergeResult
 
 __all__ = [

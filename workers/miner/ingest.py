@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from events import PermanentError, Settings
-from events.corpus import read, run_files, summarise
+from harness import read, run_files, summarise
 from schemas import IngestRun, MineRun, RunRecorded, content_id
+from schemas.errors import PermanentError
+from schemas.settings import Settings
 
 __all__ = ["confine", "file_digest", "ingest_run", "mine_message", "run_digest", "run_paths"]
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from events import Metadata, PermanentError, StreamWrite
+from events import Metadata, StreamWrite
 from miners import CorpusItem
 from miners.corpus import JSONL
 from schemas import FindingDerived, IngestRun, MineRun
+from schemas.errors import PermanentError
 from workers.miner.ingest import confine, ingest_run, mine_message, run_paths
 from workers.miner.mine import accepted_gates, finding_key, mine_run
 from workers.shell import Context, Outcome, fleet_task

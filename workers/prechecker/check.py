@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from events.forge import Comment, Forge, Ticket
-from events.forge.base import COMMIT_NAME
+from forge import Comment, Forge, Ticket
+from forge.base import COMMIT_NAME
 from schemas import CorpusKind, LabelRequest, PrecheckOutcome, PrecheckVerdict, Proposal
 from workers.prechecker.proposal import ProposalFormatError, has_block, parse_proposal
 

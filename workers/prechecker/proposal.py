@@ -27,8 +27,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from events import PermanentError
 from schemas import CorpusKind, Proposal
+from schemas.errors import PermanentError
 
 __all__ = [
     "FENCE",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from events import utcnow
-from events.forge.factory import open_forge
+from forge.factory import open_forge
 from schemas import PrecheckSweep, PrecheckTicket
 from workers.prechecker.check import is_mining, precheck
 from workers.prechecker.record import label_message, new_events, precheck_message, ticket_stream

@@ -3,8 +3,8 @@
 The extractor is the registered miner the proposal names, else the template's (draft-pr-late). Its
 instances are the named runs that exist (only ``jsonl`` items are read today); its positives are those
 labelled ``+`` (every named instance when it labels none). TP > 0 when, at no knee or at any of the measured
-knee candidates, the miner's rules flag a positive. The seed's census: 0 of 110 with the template, because
-each proposal needs its own extractor.
+knee candidates, the miner's rules flag a positive. The first mining run's census: 0 of 110 with the
+template, because each proposal needs its own extractor (docs/loop.md, "First mining run").
 """
 
 from __future__ import annotations

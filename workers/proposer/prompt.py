@@ -2,8 +2,8 @@
 
 Provider prompt caches match on a prefix, so everything that does not depend on the batch (the contract,
 the corpus kinds, the registered miners, the answer's schema) comes first and never varies: no time, no
-counter, no ticket. The overnight loop's prompt began with a timestamp and read 0 cached tokens (seed,
-"The h_fleet floor"); this one starts with the same bytes every time.
+counter, no ticket. The overnight loop's prompt began with a timestamp and read 0 cached tokens (docs/loop.md,
+"First mining run"); this one starts with the same bytes every time.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from events.forge import Ticket
+from forge import Ticket
+from llm import ChatRequest
 from schemas import CorpusKind
-from workers.llm import ChatRequest
 from workers.prechecker import has_block
 
 __all__ = ["SCHEMA", "batch_message", "build_request", "shared_prefix"]

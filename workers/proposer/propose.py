@@ -16,15 +16,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from events.forge import Ticket, WritableForge
+from forge import Ticket, WritableForge
+from llm import Chat, ChatReply, ReplyParseError
 from schemas import CorpusKind, Proposal, ProposerCall
-from workers.llm import Chat, ChatReply, ReplyParseError
 from workers.prechecker import latest_proposal, parse_proposal, render_proposal
 from workers.proposer.prompt import build_request
 
 __all__ = ["BATCH_SIZE", "Batch", "Draft", "draft", "post", "propose"]
 
-# 110 proposals in 17 calls on 2026-10-03 (seed, "First mining run"): about 6.5 tickets a call.
+# 110 proposals in 17 calls on 2026-10-03 (docs/loop.md, "First mining run"): about 6.5 tickets a call.
 BATCH_SIZE = 6
 
 NOTE = "Proposal from `ouro propose` ({model}); not backtested."

@@ -1,4 +1,4 @@
-"""The walk-forward backtest: the seed's worked example, the split, a rule without a knee, and invariants."""
+"""The walk-forward backtest: the worked example (docs/loop.md), the split, a rule without a knee, and invariants."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The template miner, DRAFT-PR-LATE: its own test passes, it reproduces the seed's worked example,
+"""The template miner, DRAFT-PR-LATE: its own test passes, it reproduces the worked example (docs/loop.md),
 and its measured mutation score is the floor (``TEMPLATE_FLOOR`` moves only when this measurement does)."""
 
 from __future__ import annotations

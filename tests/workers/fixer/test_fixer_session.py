@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from events import Settings, ensure_schema, make_engine
+from events import ensure_schema, make_engine
 from events.budget import Budget
-from events.forge import LocalForge
+from forge import LocalForge
 from schemas import FixerOutcome, PrecheckOutcome, PrecheckVerdict
+from schemas.settings import Settings
 from workers.fixer import SessionRun, find_sandbox, plan_session, run_session
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -24,7 +25,7 @@ NOON = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)
 AGENT = """
 import json, os, subprocess, sys
 sys.path.insert(0, {root!r})
-from events.forge import LocalForge
+from forge import LocalForge
 state_visible = os.path.exists({state_probe!r})
 def say(cost, **more):
     print(json.dumps({{"type": "result", "subtype": "success", "session_id": "s1", "total_cost_usd": cost, **more}}),

@@ -1,5 +1,5 @@
-"""The acceptance rule on the seed's cases: fragments split at the cut mark, quotes read raw or with the
-JSON line's escapes decoded, quotes lifted from the ticket, reproduction through a registered miner."""
+"""The acceptance rule on the documented cases (docs/loop.md): fragments split at the cut mark, quotes read raw or
+with the JSON line's escapes decoded, quotes lifted from the ticket, reproduction through a registered miner."""
 
 from __future__ import annotations
 

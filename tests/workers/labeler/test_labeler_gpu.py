@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from events import Settings
+from schemas.settings import Settings
 from workers.labeler import DockerEngine, GpuAutoscaler, GpuSharing, has_gpu, keep_alive_s, sharing_from_settings
 from workers.labeler.gpu import FIRST_KEEP_ALIVE_S
 

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events.forge import LocalForge
+from forge import LocalForge
 from schemas import CorpusKind, LabelRequest
 from workers.labeler import CUT, Source, complete, prefilter, proposal_fields, read_line, terms_of
 from workers.labeler.prefilter import EXCERPT_CHARS

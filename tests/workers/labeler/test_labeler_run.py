@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from events import Settings
 from schemas import Acceptance, CorpusKind, LabelerRun, LabelerStatus, ProposedLabel
+from schemas.settings import Settings
 from workers.labeler import CUT, GpuSharing, Labeler, Plan, Source
 from workers.labeler.client import chat_from_settings
 from workers.labeler.request import Job

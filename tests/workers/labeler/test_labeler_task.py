@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from events import Settings, SqlEventStore, ensure_schema
+from events import SqlEventStore, ensure_schema
 from schemas import CorpusKind, LabelRequest, LabelTicket
+from schemas.settings import Settings
 from workers.app import app, queue_for
 from workers.labeler import tasks
 from workers.shell import Context

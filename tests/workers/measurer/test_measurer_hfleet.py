@@ -1,4 +1,4 @@
-"""h_fleet from run files is the seed's jq number, to the last bit, and its offenders are ranked."""
+"""h_fleet from run files is the reference jq number (docs/loop.md), to the last bit, and its offenders are ranked."""
 
 from __future__ import annotations
 

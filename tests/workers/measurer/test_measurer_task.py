@@ -10,9 +10,10 @@ import pytest
 from _measurer_events import finding_derived, miner_accepted, run_recorded, session_ended, t
 from typer.testing import CliRunner
 
-from events import Metadata, Settings, SqlEventStore, StreamWrite, ensure_schema, utcnow
+from events import Metadata, SqlEventStore, StreamWrite, ensure_schema, utcnow
 from ops.cli import app
 from schemas import Event, Measure, Scope, SeriesPointRecorded
+from schemas.settings import Settings
 from workers.measurer import SERIES, series_stream
 from workers.measurer.tasks import measure
 from workers.shell import Context, Outcome

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from events.forge import Commit, LocalForge, PullRequest
+from forge import Commit, LocalForge, PullRequest
 from schemas import MergeOutcome
 from workers.merger import GateResult, checks_gate, ready_pulls, run_train, self_merge_lines
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from events import Settings, SqlEventStore, ensure_schema
+from events import SqlEventStore, ensure_schema
 from events.projections import PROJECTIONS
 from events.projections.labels import label_requests
 from events.projections.proposals import proposals, verdicts
@@ -17,6 +17,7 @@ from events.projector import catch_up
 from events.tables import outbox
 from ops.embedded import EmbeddedFleet, wait_handled
 from schemas import PrecheckSweep
+from schemas.settings import Settings
 from workers import build_app, declare_queues, publish
 from workers.prechecker import precheck_message
 

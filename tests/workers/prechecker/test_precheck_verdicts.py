@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from events import MemoryEventStore, Metadata, StreamWrite
-from events.forge import Comment, LocalForge, Ticket
+from forge import Comment, LocalForge, Ticket
 from schemas import CorpusKind, LabelTicket, PrecheckOutcome, PrecheckTicket, Proposal
 from workers.prechecker import (
     RunIndex,

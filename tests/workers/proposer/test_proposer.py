@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from events.forge import LocalForge
+from forge import LocalForge
+from llm import ChatClient, Endpoint, MeteredClient, load_manifest
 from miners import discover
 from schemas import Proposal
-from workers.llm import ChatClient, Endpoint, MeteredClient, load_manifest
 from workers.prechecker import latest_proposal, parse_proposal, precheck, registered_kinds
 from workers.proposer import census_row, count, post, propose, shared_prefix
 

@@ -1,0 +1,38 @@
+"""The decider: candidates from a push or a scan, our instruments, allow-listed feature records, the example
+memory, retrieval, the decision program and the decisions with their reports."""
+
+from __future__ import annotations
+
+from decider.analyse import Analysed, analyse, candidates
+from decider.assemble import build_engine
+from decider.decide import Engine, decide_all
+from decider.features import FEATURES, FeatureSpec, feature_set_digest, validate_record
+from decider.instruments import Signal
+from decider.memory import Memory, MemoryExample, MemoryStore, example_from_record
+from decider.program import OperatingPoint, Program
+from decider.push import decide_repository
+from decider.report import write_reports
+from decider.retrieve import eligible
+
+__all__ = [
+    "FEATURES",
+    "Analysed",
+    "Engine",
+    "FeatureSpec",
+    "Memory",
+    "MemoryExample",
+    "MemoryStore",
+    "OperatingPoint",
+    "Program",
+    "Signal",
+    "analyse",
+    "build_engine",
+    "candidates",
+    "decide_all",
+    "decide_repository",
+    "eligible",
+    "example_from_record",
+    "feature_set_digest",
+    "validate_record",
+    "write_reports",
+]

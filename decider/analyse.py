@@ -1,0 +1,299 @@
+"""From a commit (and a base, for a push) to analysed candidates: signals, roles, code and a record.
+
+The whole head is parsed for the call graph and role inference; signals come from the quick rules,
+Bandit, and language-level sink calls a parameter or a source reaches (inferred wrappers deeper than
+that are features and roles, not signals: in a database-heavy repository every caller of a query helper
+would otherwise be a candidate). A candidate is a (function, family) with at least one signal; in a push
+only functions that hold a changed line count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from decider.candidates import GitRepo, changed_lines, parse_commit, select
+from decider.features import build_record
+from decider.instruments import (
+    BanditIssue,
+    CallGraph,
+    FunctionRoles,
+    Priors,
+    QuickHit,
+    Signal,
+    bandit_scan,
+    build_call_graph,
+    delta_facts,
+    delta_state,
+    families,
+    infer_roles,
+    prior_active,
+    quick_scan,
+    vocabulary,
+)
+from decider.instruments.roles import roles_version
+from decider.languages import LANGUAGES, Function, ParsedFile
+from schemas import Candidate, FeatureRecord, InstrumentState, Scalar, State
+
+__all__ = ["Analysed", "analyse", "candidates"]
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """One candidate with everything the program reads: its record, signals, roles and code at head.
+
+    ``base_code`` is the same function at the base of a push (None on a scan or for a new function).
+    """
+
+    candidate: Candidate
+    language: str
+    record: FeatureRecord
+    signals: tuple[Signal, ...]
+    roles: tuple[str, ...]
+    code: str
+    start_line: int
+    end_line: int
+    changed_lines: tuple[int, ...]
+    base_code: str | None = None
+
+
+@dataclass(frozen=True)
+class _FileScan:
+    item: ParsedFile
+    hits: tuple[QuickHit, ...]
+    qr: InstrumentState
+    issues: tuple[BanditIssue, ...]
+    bandit: InstrumentState
+
+
+@cache
+def _grammar_version() -> str:
+    names = sorted(d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"].startswith("tree-sitter"))
+    versions = [f"{name}=={metadata.version(name)}" for name in names]
+    return hashlib.sha256("\n".join(versions).encode()).hexdigest()
+
+
+def _scan_file(item: ParsedFile) -> _FileScan:
+    hits, qr = quick_scan(item.language, item.lines)
+    issues, bandit = bandit_scan(item.language, "\n".join(item.lines).encode("utf-8"))
+    return _FileScan(item=item, hits=tuple(hits), qr=qr, issues=tuple(issues), bandit=bandit)
+
+
+def _signals(
+    scan: _FileScan, roles: Mapping[tuple[str, str], FunctionRoles], priors: Priors
+) -> dict[str, list[Signal]]:
+    """Signals per function name of one file."""
+    item = scan.item
+    found: dict[str, list[Signal]] = {}
+
+    def add(line: int, signal: Signal) -> None:
+        found.setdefault(item.enclosing(line).name, []).append(signal)
+
+    for hit in scan.hits:
+        rule = hit.rule
+        if rule.status == "enabled" and prior_active(rule.tag, priors):
+            add(
+                hit.line,
+                Signal("qr", rule.id, rule.family, hit.line, rule.message, rule.mechanisms, rule.precision_estimate),
+            )
+    for issue in scan.issues:
+        add(issue.line, Signal("bandit", issue.test_id, issue.family, issue.line, issue.text))
+    if not item.has_errors:
+        by_operation = families().by_operation
+        for function in item.functions:
+            function_roles = roles.get((item.path, function.name), FunctionRoles())
+            for use in function_roles.uses:
+                family = by_operation.get(use.operation)
+                reached = use.param_reaches or (use.nonconstant and bool(function_roles.sources))
+                if use.kind == "sink" and use.depth == 0 and reached and family is not None:
+                    message = f"{use.operation} sink ({use.origin}) reached by a parameter or a source"
+                    found.setdefault(function.name, []).append(Signal("roles", use.entry, family, use.line, message))
+    return found
+
+
+def _family_signal_count(scan: _FileScan, function: Function, family: str, priors: Priors) -> int:
+    item = scan.item
+    count = sum(
+        1
+        for hit in scan.hits
+        if hit.rule.family == family
+        and hit.rule.status == "enabled"
+        and prior_active(hit.rule.tag, priors)
+        and item.enclosing(hit.line).name == function.name
+    )
+    return count + sum(1 for i in scan.issues if i.family == family and item.enclosing(i.line).name == function.name)
+
+
+def _x_quick(scan: _FileScan, function: Function, family: str, priors: Priors) -> dict[str, Scalar]:
+    inside = [h for h in scan.hits if scan.item.enclosing(h.line).name == function.name]
+    active = [h for h in inside if prior_active(h.rule.tag, priors)]
+    mine = [h for h in active if h.rule.family == family]
+    enabled = [h for h in mine if h.rule.status == "enabled"]
+    x: dict[str, Scalar] = {
+        "qr.enabled_hits": min(len(enabled), 20),
+        "qr.shadow_hits": min(len(mine) - len(enabled), 20),
+        "qr.other_family_hits": min(len(active) - len(mine), 20),
+        "qr.max_precision_estimate": max((h.rule.precision_estimate for h in enabled), default=0.0),
+        "qr.prior_hits": min(sum(1 for h in inside if h.rule.tag is not None and h.rule.family == family), 10),
+    }
+    for mechanism in families().mechanisms:
+        x[f"qr.mechanism.{mechanism}"] = min(sum(mechanism in h.rule.mechanisms for h in mine), 10)
+    return x
+
+
+_RANK = {"absent": 0, "low": 1, "medium": 2, "high": 3}
+
+
+def _x_bandit(scan: _FileScan, function: Function, family: str) -> dict[str, Scalar]:
+    inside = [i for i in scan.issues if scan.item.enclosing(i.line).name == function.name]
+    mine = [i for i in inside if i.family == family]
+    return {
+        "bandit.issues": min(len(mine), 10),
+        "bandit.other_issues": min(len(inside) - len(mine), 10),
+        "bandit.max_severity": max((i.severity for i in mine), key=_RANK.__getitem__, default="absent"),
+        "bandit.max_confidence": max((i.confidence for i in mine), key=_RANK.__getitem__, default="absent"),
+    }
+
+
+def _x_facts(graph: CallGraph, path: str, function: Function) -> dict[str, Scalar]:
+    facts = graph.facts(path, function)
+    return {
+        "facts.callers": min(facts.callers, 40),
+        "facts.caller_files": min(facts.caller_files, 20),
+        "facts.entry_distance": facts.entry_distance,
+        "facts.is_global": facts.is_global,
+        "facts.function_lines": min(facts.function_lines, 500),
+        "facts.params": min(facts.params, 10),
+        "facts.decorated": facts.decorated,
+    }
+
+
+def _x_roles(roles: FunctionRoles, family: str) -> dict[str, Scalar]:
+    operations = families().operations_of(family)
+    sinks = [u for u in roles.uses if u.kind == "sink" and u.operation in operations]
+    origin = "absent"
+    if sinks:
+        origin = min(sinks, key=lambda u: u.depth).origin
+    return {
+        "roles.sink_calls": min(len(sinks), 10),
+        "roles.sink_depth_min": min((u.depth for u in sinks), default=None),
+        "roles.sink_origin": origin,
+        "roles.sink_confidence": max((u.confidence for u in sinks), default=0.0),
+        "roles.sink_nonconstant": any(u.nonconstant for u in sinks),
+        "roles.param_reaches_sink": any(u.param_reaches for u in sinks),
+        "roles.is_wrapper": any(kind == "sink" and op in operations for kind, op in roles.wraps),
+        "roles.sanitizer_in_function": any(u.kind == "sanitizer" and u.operation in operations for u in roles.uses),
+        "roles.source_in_function": bool(roles.sources),
+        "roles.source_kind": min(roles.sources) if roles.sources else "absent",
+    }
+
+
+@dataclass(frozen=True)
+class _Context:
+    head: str
+    base: str | None
+    priors: Priors
+    graph: CallGraph
+    roles: Mapping[tuple[str, str], FunctionRoles]
+    base_scans: Mapping[str, _FileScan]
+    changed: Mapping[str, frozenset[int]] | None
+
+
+def analyse(repo: Path, head: str, base: str | None, repo_key: str, *, priors: Priors = "off") -> list[Analysed]:
+    """Candidates of a push ``base..head`` (or a scan of ``head`` when ``base`` is None), analysed."""
+    git = GitRepo(repo)
+    head_sha = git.resolve(head)
+    base_sha = git.resolve(base) if base is not None else None
+    parsed = parse_commit(git, head_sha)
+    changed: dict[str, frozenset[int]] | None = None
+    if base_sha is not None:
+        changed = {f.path: f.lines for f in changed_lines(git, base_sha, head_sha) if f.path in parsed}
+    targets = sorted(changed) if changed is not None else sorted(parsed)
+    roles = infer_roles(parsed, priors)
+    scans = {path: _scan_file(parsed[path]) for path in targets}
+    base_scans: dict[str, _FileScan] = {}
+    if base_sha is not None:
+        base_scans = {path: _scan_file(item) for path, item in parse_commit(git, base_sha, targets).items()}
+    by_function: dict[tuple[str, str], set[str]] = {}
+    signals: dict[tuple[str, str], list[Signal]] = {}
+    for path, scan in scans.items():
+        for name, found in _signals(scan, roles, priors).items():
+            signals[(path, name)] = found
+            by_function[(path, name)] = {signal.family for signal in found}
+    context = _Context(head_sha, base_sha, priors, build_call_graph(parsed), roles, base_scans, changed)
+    chosen = select(repo_key, head_sha, parsed, by_function, changed)
+    return [_analysed(context, scans[c.path], c, signals[(c.path, c.function)]) for c in chosen]
+
+
+def candidates(repo: Path, head: str, base: str | None, repo_key: str, *, priors: Priors = "off") -> list[Candidate]:
+    """The candidate keys of a push or a scan (``analyse`` without the records)."""
+    return [item.candidate for item in analyse(repo, head, base, repo_key, priors=priors)]
+
+
+def _analysed(context: _Context, scan: _FileScan, candidate: Candidate, found: list[Signal]) -> Analysed:
+    item = scan.item
+    function = next(f for f in item.functions if f.name == candidate.function)
+    family = candidate.family
+    lines = context.changed.get(item.path, frozenset()) if context.changed is not None else frozenset()
+    inside = tuple(sorted(n for n in lines if item.enclosing(n).name == function.name))
+    tree_state = State.FAILED if item.has_errors else State.RAN
+    coverage = State.RAN if vocabulary(item.language, context.priors) else State.NONE
+    instruments = {
+        "lang": InstrumentState(state=State.RAN, version=_grammar_version()),
+        "qr": scan.qr,
+        "bandit": scan.bandit,
+        "facts": InstrumentState(state=tree_state, version=_grammar_version()),
+        "roles": InstrumentState(
+            state=State.FAILED if item.has_errors else coverage, version=roles_version(item.language)
+        ),
+        "delta": delta_state(context.base),
+    }
+    function_roles = context.roles.get((item.path, function.name), FunctionRoles())
+    x: dict[str, Scalar] = {f"lang.{language}": language == item.language for language in LANGUAGES}
+    x |= _x_quick(scan, function, family, context.priors)
+    x |= _x_bandit(scan, function, family)
+    x |= _x_facts(context.graph, item.path, function)
+    x |= _x_roles(function_roles, family)
+    base_code: str | None = None
+    if context.base is not None:
+        base_scan = context.base_scans.get(item.path)
+        base_fn = next((f for f in base_scan.item.functions if f.name == function.name), None) if base_scan else None
+        sanitizers = [
+            e
+            for e in vocabulary(item.language, context.priors)
+            if e.kind == "sanitizer" and e.operation in families().operations_of(family)
+        ]
+        delta = delta_facts(
+            function,
+            base_scan.item if base_scan else None,
+            head_signals=_family_signal_count(scan, function, family, context.priors),
+            base_signals=_family_signal_count(base_scan, base_fn, family, context.priors)
+            if base_scan and base_fn
+            else 0,
+            changed=len(inside),
+            sanitizers=sanitizers,
+        )
+        base_code = base_scan.item.source_of(base_fn) if base_scan and base_fn else None
+        x |= {
+            "delta.novelty": delta.novelty,
+            "delta.changed_lines": delta.changed_lines,
+            "delta.sanitizer_removed": delta.sanitizer_removed,
+        }
+    record = build_record(candidate, item.language, x, instruments, base=context.base)
+    mine = sorted((s for s in found if s.family == family), key=lambda s: (s.line, s.instrument, s.rule))
+    return Analysed(
+        candidate=candidate,
+        language=item.language,
+        record=record,
+        signals=tuple(mine),
+        roles=function_roles.describe(),
+        code=item.source_of(function),
+        start_line=function.start_line,
+        end_line=function.end_line,
+        changed_lines=inside,
+        base_code=base_code,
+    )

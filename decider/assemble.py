@@ -1,0 +1,132 @@
+"""Putting an engine together from the settings: the program lookup (docs/decider.md, "Program lookup"), the
+memory, the metered chat client and the embedder.
+
+Lookup: ``OURO_DECIDER_PROGRAM`` (a path), then the store's adopted program, then the packaged one under
+``ruleset/programs/`` (the LM program when a chat model is configured, else the memory vote), then none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from decider.decide import Engine
+from decider.embed import CachedEmbedder, Embedder, HashingEmbedder, ModelEmbedder
+from decider.features import FEATURES, SCHEMA_VERSION, feature_set_digest, validate_record
+from decider.instruments.base import RULESET
+from decider.memory import Memory, MemoryStore
+from decider.program import Program
+from decider.repos import normalise_repo
+from decider.retrieve import Boundary, columns_from_specs
+from decider.seed import corpus_memory
+from llm import (
+    ChatClient,
+    EmbeddingClient,
+    LlmError,
+    MeteredClient,
+    ResponseCache,
+    endpoint_from_settings,
+    find_manifest,
+    load_manifest,
+)
+from schemas import Profile
+from schemas.settings import Settings
+
+__all__ = ["PROGRAMS_DIR", "Lookup", "build_engine", "find_program", "packaged_program", "repo_group"]
+
+PROGRAMS_DIR = RULESET / "programs"
+LOCAL_EMBEDDER = "local/hashed-ngrams"
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The program found, where it came from, and a note for the report."""
+
+    program: Program | None
+    source: str  # setting | store | packaged | none
+    note: str = ""
+
+
+def packaged_program(kind: str, profile: str = "static") -> Program | None:
+    """``ruleset/programs/<kind>-<profile>.json``, or None when not shipped."""
+    path = PROGRAMS_DIR / f"{kind}-{profile}.json"
+    return Program.load(path) if path.exists() else None
+
+
+def find_program(settings: Settings, store: MemoryStore | None, chat: bool, profile: str = "static") -> Lookup:
+    """The program in lookup order (docs/decider.md, "Program lookup"); an LM program without a chat model
+    gives way to the vote."""
+    found: Lookup
+    if settings.decider_program is not None:
+        found = Lookup(Program.load(settings.decider_program), "setting")
+    elif store is not None and (body := store.adopted(profile)) is not None:
+        found = Lookup(Program.from_json(body, f"adopted {profile} program"), "store")
+    else:
+        program = packaged_program("llm-program" if chat else "memory-vote", profile)
+        found = Lookup(program, "packaged" if program else "none")
+    if found.program is not None and found.program.kind == "llm-program" and not chat:
+        vote = packaged_program("memory-vote", profile)
+        return Lookup(vote, "packaged" if vote else "none", "memory-vote program (no chat model configured)")
+    if found.program is not None and found.program.kind == "memory-vote":
+        return Lookup(found.program, found.source, "memory-vote program (no chat model configured)")
+    return found
+
+
+def repo_group(repo_key: str) -> str:
+    """The normalised repository name a corpus group would have (lower-cased ``owner/name``)."""
+    return normalise_repo(repo_key)
+
+
+def _embedder(settings: Settings, store: MemoryStore | None) -> Embedder | None:
+    model = settings.embed_model
+    if not model:
+        return None
+    if model.startswith(LOCAL_EMBEDDER):
+        dims = model.rsplit("-", 1)[-1]
+        inner: Embedder = HashingEmbedder(int(dims) if dims.isdigit() else 256)
+    else:
+        endpoint = endpoint_from_settings(settings, embed=True)
+        assert endpoint is not None
+        client = EmbeddingClient(endpoint, cache_dir=settings.state_dir / "embeddings", manifest=find_manifest(model))
+        inner = ModelEmbedder(model, client.embed)
+    return CachedEmbedder(inner, store)
+
+
+def build_engine(
+    settings: Settings,
+    repo_key: str,
+    *,
+    store: MemoryStore | None,
+    memory: Memory | None = None,
+    extra: Memory | None = None,
+) -> tuple[Engine, Lookup]:
+    """The engine for one push or scan of ``repo_key`` (its own group excluded from retrieval)."""
+    endpoint = endpoint_from_settings(settings)
+    lookup = find_program(settings, store, chat=endpoint is not None)
+    program = lookup.program
+    corpus = memory if memory is not None else corpus_memory(store)
+    if extra is not None:
+        corpus = corpus.merged(extra)
+    embedder = _embedder(settings, store)
+    if embedder is not None:
+        try:
+            corpus.embed(embedder)
+        except LlmError:  # the memory stays without vectors: retrieval runs signals_only and says so
+            embedder = None
+    engine = Engine(
+        program=program, memory=corpus, columns=columns_from_specs(FEATURES, profile=Profile.STATIC),
+        embedder=embedder, boundary=Boundary("deployment"), repo_group=repo_group(repo_key),
+        validate=validate_record,
+    )  # fmt: skip
+    if program is None:
+        engine.reason = "no adopted program"
+    elif program.feature_set_digest not in (None, feature_set_digest()) or program.schema_version != SCHEMA_VERSION:
+        engine.reason = "program built for another feature set"
+    elif program.kind == "llm-program" and endpoint is not None:
+        manifest = find_manifest(settings.model or "") or load_manifest("local")
+        client = MeteredClient(
+            ChatClient(endpoint), manifest, usd_ceiling=settings.decider_push_usd,
+            call_ceiling=settings.decider_push_calls, cache=ResponseCache(settings.state_dir / "responses"),
+        )  # fmt: skip
+        engine.client, engine.model = client, endpoint.model
+        engine.spent = lambda: (client.spent_usd, client.calls)
+    return engine, lookup

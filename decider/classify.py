@@ -1,0 +1,233 @@
+"""Classify(k) (docs/decider.md, "Classify(k)"): sample 1 at temperature 0, samples 2..k at 0.7, at most 8
+requests in flight; the raw score is the mean vote and the verdict the majority (ties: ``unsure``). A reply
+that does not parse is asked again once at temperature 0, then becomes ``unsure, parse_failed``.
+
+``memory_vote`` is the variant without a chat model: the retrieved neighbours vote, at $0.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Literal
+
+from decider.program import (
+    ANSWER_SCHEMA,
+    PARSE_FAILED,
+    Answer,
+    AnswerError,
+    CandidateView,
+    Program,
+    Shown,
+    parse_answer,
+    render_messages,
+)
+from decider.retrieve import Neighbour, Retrieved
+from llm import (
+    MAX_IN_FLIGHT,
+    AccountError,
+    BudgetExhausted,
+    Chat,
+    ChatReply,
+    ChatRequest,
+    LlmError,
+    ReplyParseError,
+)
+
+__all__ = ["Classified", "SampleFailure", "classify_all", "majority", "memory_vote", "vote_score"]
+
+SAMPLE_TEMPERATURE = 0.7
+VOTE_SCALE = 0.1
+Variant = Literal["llm-program", "memory-vote"]
+
+
+@dataclass(frozen=True)
+class SampleFailure:
+    """Why a sample has no answer: ``budget_exhausted``, ``account`` or ``model_failed``, and the message."""
+
+    reason: Literal["budget_exhausted", "account", "model_failed"]
+    message: str
+
+
+@dataclass(frozen=True)
+class Classified:
+    """One candidate's classification: raw score, majority verdict and its rationale, and what it cost."""
+
+    score: float
+    verdict: Literal["vulnerable", "not_vulnerable", "unsure"]
+    rationale: str
+    cited_lines: tuple[int, ...]
+    variant: Variant
+    answers: tuple[Answer, ...] = ()
+    usd: float = 0.0
+    calls: int = 0
+    cached: bool = False
+    model: str | None = None
+    failure: SampleFailure | None = None
+    neighbours: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def parse_failed(self) -> bool:
+        """The majority answer is a parse failure."""
+        failed = sum(a.parse_failed for a in self.answers)
+        return bool(self.answers) and failed * 2 > len(self.answers)
+
+    @property
+    def votes(self) -> dict[str, int]:
+        """Answers per verdict."""
+        return dict(sorted(Counter(a.verdict for a in self.answers).items()))
+
+
+def vote_score(answers: Sequence[Answer]) -> float:
+    """``s = mean_j p_j``."""
+    return sum(a.p for a in answers) / len(answers) if answers else 0.5
+
+
+def majority(answers: Sequence[Answer]) -> Literal["vulnerable", "not_vulnerable", "unsure"]:
+    """The most frequent verdict; a tie is ``unsure``."""
+    ranked = Counter(a.verdict for a in answers).most_common()
+    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+        return "unsure"
+    return ranked[0][0]
+
+
+@dataclass
+class _Sample:
+    answer: Answer | None = None
+    failure: SampleFailure | None = None
+    usd: float = 0.0
+    calls: int = 0
+    cached: bool = True
+    model: str | None = None
+
+    def take(self, reply: ChatReply) -> None:
+        self.usd += reply.cost_usd
+        self.calls += 0 if reply.cached else 1
+        self.cached = self.cached and reply.cached
+        self.model = reply.model
+
+
+def _ask(client: Chat, messages: list[dict[str, str]], view: CandidateView, temperature: float, sample: int) -> _Sample:
+    """One sample; a reply that does not parse is asked again once at temperature 0 with the reason."""
+    out = _Sample()
+    convo = list(messages)
+    for attempt in range(2):
+        request = ChatRequest(
+            messages=tuple({"role": m["role"], "content": m["content"]} for m in convo),
+            schema=ANSWER_SCHEMA, temperature=temperature if attempt == 0 else 0.0, sample=sample,
+        )  # fmt: skip
+        try:
+            reply = client.chat(request)
+        except ReplyParseError as exc:
+            problem, text = f"not JSON of the answer format: {exc}", exc.text
+        except BudgetExhausted as exc:
+            return _fail(out, "budget_exhausted", exc)
+        except AccountError as exc:
+            return _fail(out, "account", exc)
+        except LlmError as exc:
+            return _fail(out, "model_failed", exc)
+        else:
+            out.take(reply)
+            try:
+                out.answer = parse_answer(reply.data if isinstance(reply.data, dict) else reply.text, view.excerpt)
+                return out
+            except AnswerError as exc:
+                problem, text = str(exc), reply.text
+        again = f"That answer cannot be used ({problem}). Answer again in JSON."
+        convo = [*messages, {"role": "assistant", "content": text or "(empty)"}, {"role": "user", "content": again}]
+    out.answer = PARSE_FAILED
+    return out
+
+
+def _fail(out: _Sample, reason: Literal["budget_exhausted", "account", "model_failed"], exc: Exception) -> _Sample:
+    out.failure = SampleFailure(reason, str(exc))
+    return out
+
+
+def _combine(samples: Sequence[_Sample], variant: Variant) -> Classified:
+    answers = tuple(s.answer for s in samples if s.answer is not None)
+    failure = next((s.failure for s in samples if s.failure is not None), None)
+    verdict = majority(answers)
+    lead = next((a for a in answers if a.verdict == verdict and not a.parse_failed), None)
+    return Classified(
+        score=vote_score(answers), verdict=verdict, rationale=lead.rationale if lead else "",
+        cited_lines=lead.cited_lines if lead else (), variant=variant, answers=answers,
+        usd=sum(s.usd for s in samples), calls=sum(s.calls for s in samples),
+        cached=all(s.cached for s in samples), model=next((s.model for s in samples if s.model), None),
+        failure=failure,
+    )  # fmt: skip
+
+
+def classify_all(
+    program: Program,
+    items: Sequence[tuple[CandidateView, Sequence[Shown]]],
+    client: Chat,
+    *,
+    deadline: float | None = None,
+    max_in_flight: int = MAX_IN_FLIGHT,
+) -> list[Classified | None]:
+    """Classify every candidate, its k samples issued concurrently with at most ``max_in_flight`` in flight.
+
+    ``deadline`` is a ``time.monotonic()`` instant; a candidate with a sample unanswered by then is None
+    (``undecided: deadline``). Calls still running at the deadline are left to finish in the background.
+    """
+    pool = ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="classify")
+    futures: list[list[Future[_Sample]]] = []
+    for view, shown in items:
+        messages = render_messages(program, view, shown)
+        futures.append([
+            pool.submit(_ask, client, messages, view, 0.0 if j == 0 else SAMPLE_TEMPERATURE, j)
+            for j in range(program.k)
+        ])  # fmt: skip
+    every = [f for group in futures for f in group]
+    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+    wait(every, timeout=timeout)
+    pool.shutdown(wait=False, cancel_futures=True)
+    results: list[Classified | None] = []
+    for group in futures:
+        if all(f.done() and not f.cancelled() for f in group):
+            results.append(_combine([f.result() for f in group], "llm-program"))
+        else:
+            results.append(None)
+    return results
+
+
+def _voters(pool: Sequence[Neighbour], family: str, k: int) -> list[Neighbour]:
+    """The k nearest of the family (of all families when it has fewer than 3), at most 2 per group."""
+    same = [n for n in pool if n.example.family == family]
+    groups: Counter[str] = Counter()
+    voters: list[Neighbour] = []
+    for n in same if len(same) >= 3 else pool:
+        if len(voters) < k and groups[n.example.group] < 2:
+            voters.append(n)
+            groups[n.example.group] += 1
+    return voters
+
+
+def memory_vote(retrieved: Retrieved, view: CandidateView, signal_names: Sequence[str] = (), k: int = 6) -> Classified:
+    """The nearest labelled examples vote, weighted by ``exp(-(1 - r) / 0.1)`` on their re-rank score and
+    shrunk toward 0.5 by one pseudo-vote. No label cap here: the balance rule shapes prompts, not votes."""
+    ns = _voters(retrieved.pool or retrieved.neighbours, view.family, k)
+    weights = [math.exp(-(1.0 - n.score) / VOTE_SCALE) for n in ns]
+    s = (sum(w * n.example.y for w, n in zip(weights, ns, strict=True)) + 0.5) / (sum(weights) + 1.0)
+    verdict: Literal["vulnerable", "not_vulnerable", "unsure"] = (
+        "vulnerable" if s > 0.5 + 1e-9 else "not_vulnerable" if s < 0.5 - 1e-9 else "unsure"
+    )
+    cited = tuple(n for n in view.signal_lines if view.excerpt.covers(n)) or (view.excerpt.first_line,)
+    families = Counter(n.example.family for n in ns)
+    shown = ", ".join(f"{f} {c}" for f, c in sorted(families.items())) or "none"
+    positives = sum(n.example.y for n in ns)
+    where = ", ".join(str(n) for n in cited)
+    named = f" ({', '.join(signal_names)})" if signal_names else ""
+    rationale = (
+        f"Memory vote: {positives} of the {len(ns)} nearest labelled examples are vulnerable ({shown}; "
+        f"retrieval {retrieved.retrieval}). The signals{named} are at line {where}."
+    )
+    labels = Counter("vulnerable" if n.example.y else "not_vulnerable" for n in ns)
+    counts = {"label": dict(sorted(labels.items())), "family": dict(sorted(families.items()))}
+    return Classified(score=s, verdict=verdict, rationale=rationale, cited_lines=cited, variant="memory-vote",
+                      neighbours=counts)  # fmt: skip

@@ -1,0 +1,161 @@
+"""Excerpts as the program and the memory see them (docs/decider.md, "Excerpts"): numbered lines, bounded, no
+path, no repository, and advisory ids and security wording in comments replaced by ``<redacted>``.
+
+A candidate's excerpt is at most 80 lines / 4,000 characters, centred on its changed or hit lines; a memory
+example's at most 40 lines / 2,000 characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "CANDIDATE_BOUNDS",
+    "EXAMPLE_BOUNDS",
+    "Excerpt",
+    "make_excerpt",
+    "normalise",
+    "normalised_sha",
+    "redact_comments",
+]
+
+CANDIDATE_BOUNDS = (80, 4000)
+EXAMPLE_BOUNDS = (40, 2000)
+REDACTED = "<redacted>"
+
+_ADVISORY = re.compile(
+    r"\b(?:CVE-\d{4}-\d{4,}|GHSA(?:-[0-9a-z]{4}){3}|PYSEC-\d{4}-\d+|OSV-\d{4}-\d+|CWE-\d+|RUSTSEC-\d{4}-\d+)\b",
+    re.IGNORECASE,
+)
+_SECURITY = re.compile(
+    r"\b(?:secur\w*|vuln\w*|exploit\w*|inject\w*|xss|csrf|ssrf|rce|traversal|saniti[sz]\w*|unsafe|attack\w*|"
+    r"malicious|taint\w*|advisory|cve|cwe|fix(?:es|ed)?|patch(?:es|ed)?|escap(?:e|es|ed|ing))\b",
+    re.IGNORECASE,
+)
+_HASH_COMMENTS = {"python", "php", "ruby", "shell"}
+_SLASH_COMMENTS = {"javascript", "typescript", "java", "php", "c", "cpp", "go", "rust", "csharp"}
+_NUMBERED = re.compile(r"^\s*\d+ {2}", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """Numbered, bounded, redacted lines of one function; ``sha`` is the content address of ``text``."""
+
+    text: str
+    first_line: int
+    last_line: int
+
+    @property
+    def sha(self) -> str:
+        """sha256 of the text: the blob's address."""
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+    def covers(self, line: int) -> bool:
+        """Whether ``line`` is shown (a rationale may cite only shown lines)."""
+        return self.first_line <= line <= self.last_line and f"\n{line:>4}  " in f"\n{self.text}"
+
+
+def _segments(line: str, language: str, in_block: bool) -> tuple[list[tuple[bool, str]], bool]:
+    """The line as (is_comment, text) pieces in order, and whether a block comment is still open."""
+    slash, hashes = language in _SLASH_COMMENTS, language in _HASH_COMMENTS
+    pieces: list[tuple[bool, str]] = []
+    start, i, quote = 0, 0, None
+    while i < len(line):
+        if in_block:
+            end = line.find("*/", i)
+            stop = len(line) if end < 0 else end + 2
+            pieces.append((True, line[start:stop]))
+            start = i = stop
+            in_block = end < 0
+            continue
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"`":
+            quote = ch
+        elif (hashes and ch == "#") or (slash and line.startswith("//", i)):
+            pieces += [(False, line[start:i]), (True, line[i:])]
+            return [p for p in pieces if p[1]], False
+        elif slash and line.startswith("/*", i):
+            pieces.append((False, line[start:i]))
+            start, in_block = i, True
+            i += 2
+            continue
+        i += 1
+    pieces.append((in_block, line[start:]))
+    return [p for p in pieces if p[1]], in_block
+
+
+def _redact(comment: str) -> str:
+    if _SECURITY.search(comment) or _ADVISORY.search(comment):
+        marker = re.match(r"^\s*(#+|//+|/\*+)?\s*", comment)
+        lead = marker.group(0) if marker else ""
+        tail = " */" if comment.rstrip().endswith("*/") else ""
+        return f"{lead}{REDACTED}{tail}"
+    return comment
+
+
+def redact_comments(lines: Sequence[str], language: str) -> list[str]:
+    """Each comment that names an advisory id or uses security wording becomes ``<redacted>``; code stays."""
+    out: list[str] = []
+    in_block = False
+    for line in lines:
+        pieces, in_block = _segments(line, language, in_block)
+        out.append("".join(_redact(text) if comment else text for comment, text in pieces))
+    return out
+
+
+def _window(count: int, start_line: int, focus: Sequence[int], max_lines: int) -> tuple[int, int]:
+    """Indexes [lo, hi) of at most ``max_lines`` lines centred on the focus lines (or the whole)."""
+    if count <= max_lines:
+        return 0, count
+    inside = sorted(f - start_line for f in focus if 0 <= f - start_line < count)
+    centre = inside[len(inside) // 2] if inside else count // 2
+    lo = max(0, min(centre - max_lines // 2, count - max_lines))
+    return lo, lo + max_lines
+
+
+def make_excerpt(
+    code: str,
+    start_line: int,
+    language: str,
+    *,
+    focus: Sequence[int] = (),
+    bounds: tuple[int, int] = CANDIDATE_BOUNDS,
+) -> Excerpt:
+    """The excerpt of a function whose first line is ``start_line``; empty code is refused."""
+    raw = code.splitlines()
+    if not any(line.strip() for line in raw):
+        raise ValueError("an excerpt of an empty function: nothing to show")
+    max_lines, max_chars = bounds
+    lines = redact_comments([line.rstrip() for line in raw], language)
+    lo, hi = _window(len(lines), start_line, focus, max_lines)
+    numbered = [f"{start_line + i:>4}  {lines[i]}" for i in range(lo, hi)]
+    centre = (lo + hi) // 2 - lo
+    while len(numbered) > 1 and sum(len(n) + 1 for n in numbered) - 1 > max_chars:
+        # drop the end farther from the centre, keeping the focus in view
+        if centre >= len(numbered) - 1 - centre:
+            numbered.pop(0)
+            lo += 1
+            centre -= 1
+        else:
+            numbered.pop()
+    text = "\n".join(numbered)[:max_chars]
+    last = lo + len(numbered) - 1
+    return Excerpt(text=text, first_line=start_line + lo, last_line=start_line + last)
+
+
+def normalise(text: str) -> str:
+    """The excerpt without line numbers or trailing space: the same code at another line embeds the same."""
+    return "\n".join(line.rstrip() for line in _NUMBERED.sub("", text).splitlines()).strip("\n")
+
+
+def normalised_sha(text: str) -> str:
+    """The embedding cache key: sha256 of the normalised excerpt."""
+    return hashlib.sha256(normalise(text).encode()).hexdigest()

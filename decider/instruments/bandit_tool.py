@@ -1,0 +1,95 @@
+"""Bandit on Python files, as a library: its issues become signals, its CWE maps to a family.
+
+Bandit's import checks (``B4xx``: "this module is imported") are left out: an import is not a use, and
+they would raise a candidate at ``<global>`` of every file that imports ``subprocess``. An issue whose
+CWE no family claims raises no signal.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+import warnings
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata
+from typing import Any
+
+from decider.instruments.base import state
+from decider.instruments.families import families
+from schemas import InstrumentState, State
+
+__all__ = ["BanditIssue", "bandit_scan", "bandit_version"]
+
+_LEVELS = ("low", "medium", "high")
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class BanditIssue:
+    """One Bandit issue mapped onto a family."""
+
+    test_id: str
+    family: str
+    line: int
+    severity: str
+    confidence: str
+    text: str
+    cwe: int | None
+
+
+def bandit_version() -> str:
+    """The Bandit version that produced the issues."""
+    return f"bandit-{metadata.version('bandit')}"
+
+
+@cache
+def _manager() -> Any:
+    """Bandit's manager, built once; Bandit is imported here, where its plugin loading warns."""
+    logging.getLogger("bandit").setLevel(logging.CRITICAL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # stevedore's, inside Bandit's plugin loading
+        from bandit.core import config, manager  # type: ignore[import-untyped]
+
+        return manager.BanditManager(config.BanditConfig(), "file", quiet=True)
+
+
+def bandit_scan(language: str, source: bytes) -> tuple[list[BanditIssue], InstrumentState]:
+    """Bandit's issues for a Python file; ``not_applicable`` for other languages, ``failed`` if unread."""
+    if language != "python":
+        return [], state(State.NOT_APPLICABLE, bandit_version())
+    name = "candidate.py"
+    with _LOCK:
+        manager = _manager()
+        manager.results = []
+        manager.skipped = []
+        manager._parse_file(name, io.BytesIO(source), [name])
+        results, skipped = list(manager.results), list(manager.skipped)
+    if skipped:
+        return [], state(State.FAILED, bandit_version())
+    table = families()
+    issues: list[BanditIssue] = []
+    for result in results:
+        raw_cwe = getattr(result.cwe, "id", None)
+        cwe = int(raw_cwe) if raw_cwe else None
+        family = table.for_cwe(cwe)
+        if family is None or str(result.test_id).startswith("B4"):
+            continue
+        issues.append(
+            BanditIssue(
+                test_id=str(result.test_id),
+                family=family,
+                line=int(result.lineno),
+                severity=_level(result.severity),
+                confidence=_level(result.confidence),
+                text=str(result.text),
+                cwe=cwe,
+            )
+        )
+    return issues, state(State.RAN, bandit_version())
+
+
+def _level(value: object) -> str:
+    text = str(value).lower()
+    return text if text in _LEVELS else "low"

@@ -1,0 +1,89 @@
+"""Repository facts from a tree-sitter call graph: callers, caller files, distance to an entry point.
+
+Calls resolve by the called name, so the graph is the same whatever the functions are called. An entry
+point is ``<global>``, a decorated function (registered with a framework) or a function nothing in the
+repository calls.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from decider.languages import Function, ParsedFile, simple_name
+
+__all__ = ["CallGraph", "FunctionFacts", "build_call_graph"]
+
+MAX_DISTANCE = 6
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    """The facts of one function."""
+
+    callers: int
+    caller_files: int
+    entry_distance: int
+    is_global: bool
+    function_lines: int
+    params: int
+    decorated: bool
+
+
+@dataclass(frozen=True)
+class CallGraph:
+    """Call sites by called name: who calls a function, from which file and which function."""
+
+    sites: Mapping[str, tuple[tuple[str, str], ...]]
+    decorated: frozenset[tuple[str, str]]
+
+    def callers_of(self, path: str, function: Function) -> tuple[tuple[str, str], ...]:
+        """Call sites ``(path, calling function)`` of a function, its own recursion left out."""
+        if function.is_global:
+            return ()
+        return tuple(site for site in self.sites.get(function.simple, ()) if site != (path, function.name))
+
+    def facts(self, path: str, function: Function) -> FunctionFacts:
+        """Callers, caller files, entry distance and shape of one function."""
+        callers = self.callers_of(path, function)
+        return FunctionFacts(
+            callers=len(callers),
+            caller_files=len({file for file, _ in callers}),
+            entry_distance=self._distance(path, function),
+            is_global=function.is_global,
+            function_lines=function.end_line - function.start_line + 1,
+            params=len(function.params),
+            decorated=function.decorated,
+        )
+
+    def _distance(self, path: str, function: Function) -> int:
+        start = (path, function.name)
+        queue: deque[tuple[tuple[str, str], int]] = deque([(start, 0)])
+        seen = {start}
+        while queue:
+            (file, name), hops = queue.popleft()
+            simple = simple_name(name)
+            sites = [s for s in self.sites.get(simple, ()) if s != (file, name)] if name != "<global>" else []
+            if not sites or (file, name) in self.decorated or name == "<global>":
+                return min(hops, MAX_DISTANCE)
+            if hops >= MAX_DISTANCE:
+                break
+            for site in sites:
+                if site not in seen:
+                    seen.add(site)
+                    queue.append((site, hops + 1))
+        return MAX_DISTANCE
+
+
+def build_call_graph(parsed: Mapping[str, ParsedFile]) -> CallGraph:
+    """Index every call site of every parsed file by the called name."""
+    sites: dict[str, list[tuple[str, str]]] = {}
+    decorated: set[tuple[str, str]] = set()
+    for path, item in parsed.items():
+        for function in item.functions:
+            if function.decorated:
+                decorated.add((path, function.name))
+            for call in function.calls:
+                sites.setdefault(call.name, []).append((path, function.name))
+    return CallGraph(sites={k: tuple(v) for k, v in sites.items()}, decorated=frozenset(decorated))

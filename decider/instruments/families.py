@@ -1,0 +1,65 @@
+"""Family ids, the CWE and operation maps onto them, and the closed mechanism vocabulary."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+
+from decider.instruments.base import RULESET
+
+__all__ = ["Families", "families", "lexicon", "untagged_symbols"]
+
+
+@dataclass(frozen=True)
+class Families:
+    """``ruleset/families.toml``: ids, CWE → family, operation kind → family, mechanism tags."""
+
+    ids: tuple[str, ...]
+    by_cwe: dict[int, str]
+    by_operation: dict[str, str]
+    mechanisms: tuple[str, ...]
+
+    def for_cwe(self, cwe: int | None) -> str | None:
+        """The family of a CWE, or None when no family claims it."""
+        return self.by_cwe.get(cwe) if cwe is not None else None
+
+    def operations_of(self, family: str) -> frozenset[str]:
+        """The role operation kinds that belong to a family."""
+        return frozenset(op for op, fam in self.by_operation.items() if fam == family)
+
+
+@cache
+def families() -> Families:
+    """Load the packaged family table once."""
+    raw = tomllib.loads((RULESET / "families.toml").read_text(encoding="utf-8"))
+    by_cwe: dict[int, str] = {}
+    by_operation: dict[str, str] = {}
+    ids: list[str] = []
+    for entry in raw["family"]:
+        ids.append(entry["id"])
+        for cwe in entry.get("cwes", []):
+            by_cwe[int(cwe)] = entry["id"]
+        for operation in entry.get("operations", []):
+            by_operation[operation] = entry["id"]
+    return Families(
+        ids=tuple(ids),
+        by_cwe=by_cwe,
+        by_operation=by_operation,
+        mechanisms=tuple(raw["mechanisms"]),
+    )
+
+
+@cache
+def lexicon() -> dict[str, tuple[str, ...]]:
+    """Framework and library ids with their symbols (``ruleset/frameworks.toml``), for the tag lint."""
+    raw = tomllib.loads((RULESET / "frameworks.toml").read_text(encoding="utf-8"))
+    return {entry["id"]: tuple(entry["lexicon"]) for kind in ("framework", "library") for entry in raw.get(kind, [])}
+
+
+def untagged_symbols(text: str, tagged: bool) -> list[str]:
+    """Lexicon symbols named by an entry that carries no ``framework``/``library`` tag."""
+    if tagged:
+        return []
+    plain = text.replace("\\", "")
+    return sorted({symbol for symbols in lexicon().values() for symbol in symbols if symbol in plain})

@@ -1,0 +1,100 @@
+"""Running a registered experiment: every frozen unit in both arms (paired), the arm order per unit a seeded
+coin, each arm under its own ceiling, outcomes per (unit, arm) with their spend.
+
+Arms are programs. The response cache is shared, so an arm whose prompts were asked before (the incumbent's
+evaluation, or an earlier run) replays at $0. An arm that reaches its ceiling stops: the run is incomplete
+and the analysis records no decision.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from decider.analyse import Analysed
+from decider.decide import Decided
+from decider.learn.artifacts import load_program_file
+from decider.learn.errors import RegistrationError
+from decider.learn.experiments import Outcome, analyse, arm_order
+from decider.learn.labels import LabelledUnit
+from decider.learn.programs import decide_units
+from decider.learn.registration import Manifest
+from decider.memory import Memory
+from decider.program import Program
+from llm import MeteredClient
+
+__all__ = ["METRICS", "load_outcomes", "outcome_of", "run_arms", "write_result"]
+
+METRICS = ("correct", "flagged")
+
+
+def outcome_of(metric: str, unit: LabelledUnit, decided: Decided) -> int:
+    """1 when the arm succeeded on the unit: ``correct`` (the majority verdict is the label) or ``flagged``."""
+    verdict = decided.decision.verdict
+    if metric == "flagged":
+        return int(verdict == "vulnerable")
+    return int(verdict == ("vulnerable" if unit.y else "not_vulnerable"))
+
+
+def _program(manifest: Manifest, arm: str, shelf: Callable[[str], Program]) -> Program:
+    ref = str(manifest.arms[arm].get("program", ""))
+    if not ref:
+        raise RegistrationError(f"{manifest.path}: arms.{arm}.program: missing")
+    path = Path(ref) if Path(ref).is_absolute() else manifest.path.parent / ref
+    return load_program_file(path) if path.is_file() else shelf(ref)
+
+
+def run_arms(
+    manifest: Manifest, units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None], memory: Memory,
+    clients: Mapping[str, MeteredClient], shelf: Callable[[str], Program],
+) -> tuple[list[dict[str, Any]], str | None]:  # fmt: skip
+    """Outcome rows ``{unit, group, arm, outcome, usd, cached}`` and why the run is incomplete (None: complete)."""
+    if manifest.metric not in METRICS:
+        raise RegistrationError(f"{manifest.path}: experiment.metric: {manifest.metric!r} is not one of {METRICS}")
+    programs = {arm: _program(manifest, arm, shelf) for arm in ("A", "B")}
+    rows: list[dict[str, Any]] = []
+    for unit in units:
+        for arm in arm_order(unit.uid, manifest.seed):
+            client = clients[arm]
+            before = client.spent_usd
+            decided = decide_units(programs[arm], [unit], analysed, memory, client=client).get(unit.uid)
+            if decided is None:
+                continue  # a reach miss: no candidate to decide, in either arm
+            if decided.fallback and "budget" in decided.fallback:
+                return rows, f"arm {arm} stopped at ${client.spent_usd:.4f}"
+            rows.append({"unit": unit.uid, "group": unit.group, "arm": arm,
+                         "outcome": outcome_of(manifest.metric, unit, decided),
+                         "usd": round(client.spent_usd - before, 8), "cached": decided.decision.cached})  # fmt: skip
+    return rows, None
+
+
+def load_outcomes(rows: Sequence[dict[str, Any]]) -> list[Outcome]:
+    """Paired outcomes (units present in both arms)."""
+    by_unit: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        by_unit.setdefault(row["unit"], {})[row["arm"]] = row
+    return [Outcome(unit=u, group=arms["A"]["group"], a=arms["A"]["outcome"], b=arms["B"]["outcome"],
+                    usd_a=arms["A"]["usd"], usd_b=arms["B"]["usd"])
+            for u, arms in sorted(by_unit.items()) if set(arms) == {"A", "B"}]  # fmt: skip
+
+
+def write_result(manifest: Manifest, rows: Sequence[dict[str, Any]], incomplete: str | None, registered: Any,
+                 out: Path, *, resamples: int = 10000) -> dict[str, Any]:  # fmt: skip
+    """Analyse and write ``outcomes.jsonl`` and ``result.json``."""
+    outcomes = load_outcomes(rows)
+    result = analyse(outcomes, seed=manifest.seed, resamples=resamples, cost_only=manifest.cost_only,
+                     margin=manifest.margin, incomplete=incomplete)  # fmt: skip
+    result = {"experiment": manifest.id, "metric": manifest.metric, "manifest_sha256": registered.manifest_sha256,
+              "units_sha256": registered.units_sha256, "code_commit": registered.code_commit, **result,
+              "arms": {arm: dict(spec) for arm, spec in manifest.arms.items()}}  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "outcomes.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    (out / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True, default=_plain) + "\n")
+    return result
+
+
+def _plain(value: Any) -> Any:
+    return asdict(value) if hasattr(value, "__dataclass_fields__") else str(value)

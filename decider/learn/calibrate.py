@@ -1,0 +1,178 @@
+"""Platt scaling of the raw score, cross-fitted over the outer folds, and its check.
+
+The map is ``p = sigmoid(a · logit(clip(s, 0.01, 0.99)) + b)``. Per family when the family has ≥ 20
+positive and ≥ 20 negative repositories; pooled with a per-family intercept between 10 and 20; otherwise
+"insufficient data" and no probability. Cross-fitting: fold j's map is fitted on the other folds'
+predictions only. The check: 5 quantile bins, the calibration slope and intercept with repository
+bootstrap intervals, and the expected calibration error; it holds when the slope interval contains 1, the
+intercept interval contains 0 and ECE ≤ 0.05, otherwise BLOCK is withheld with ``reason = "calibration"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from decider.learn.metrics import cluster_bootstrap
+
+__all__ = [
+    "PER_FAMILY_FLOOR",
+    "POOLED_FLOOR",
+    "CalibrationCheck",
+    "CalibrationMap",
+    "calibration_check",
+    "fit_map",
+    "fit_platt",
+    "logit",
+]
+
+PER_FAMILY_FLOOR = 20
+POOLED_FLOOR = 10
+
+
+def logit(s: NDArray[np.float64] | Sequence[float]) -> NDArray[np.float64]:
+    """``logit(clip(s, 0.01, 0.99))``."""
+    c = np.clip(np.asarray(s, dtype=np.float64), 0.01, 0.99)
+    return np.asarray(np.log(c / (1 - c)), dtype=np.float64)
+
+
+def _newton(x: NDArray[np.float64], y: NDArray[np.float64], ridge: float = 1e-6) -> NDArray[np.float64]:
+    """Logistic regression by Newton's method (design ``x`` includes the intercept columns)."""
+    beta = np.zeros(x.shape[1])
+    for _ in range(50):
+        eta = np.clip(x @ beta, -30, 30)
+        mu = 1 / (1 + np.exp(-eta))
+        grad = x.T @ (y - mu) - ridge * beta
+        hess = (x * (mu * (1 - mu))[:, None]).T @ x + ridge * np.eye(x.shape[1])
+        step = np.linalg.solve(hess, grad)
+        beta += step
+        if np.max(np.abs(step)) < 1e-9:
+            break
+    return beta
+
+
+def fit_platt(s: Sequence[float], y: Sequence[int]) -> tuple[float, float]:
+    """``(a, b)`` of one Platt map."""
+    z = logit(s)
+    beta = _newton(np.column_stack([z, np.ones_like(z)]), np.asarray(y, dtype=np.float64))
+    return float(beta[0]), float(beta[1])
+
+
+@dataclass(frozen=True)
+class CalibrationMap:
+    """Per-family ``(a, b)``; families under the pooled floor are listed as insufficient."""
+
+    params: Mapping[str, tuple[float, float]]
+    mode: Mapping[str, str]
+    insufficient: Mapping[str, str] = field(default_factory=dict)
+
+    def apply(self, family: str, s: float) -> float | None:
+        """The calibrated probability, or None for a family without a map."""
+        if family not in self.params:
+            return None
+        a, b = self.params[family]
+        return float(1 / (1 + np.exp(-(a * logit([s])[0] + b))))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "method": "platt-crossfit",
+            "per_family": {f: {"a": round(a, 6), "b": round(b, 6), "mode": self.mode[f]}
+                           for f, (a, b) in sorted(self.params.items())},
+            "insufficient": dict(sorted(self.insufficient.items())),
+        }  # fmt: skip
+
+
+def fit_map(rows: Sequence[tuple[str, str, int, float]]) -> CalibrationMap:
+    """Fit from ``(family, group, y, s)`` rows: per family at 20/20 groups, pooled at 10/10, else none."""
+    pos: dict[str, set[str]] = {}
+    neg: dict[str, set[str]] = {}
+    for family, group, y, _ in rows:
+        (pos if y else neg).setdefault(family, set()).add(group)
+    params: dict[str, tuple[float, float]] = {}
+    mode: dict[str, str] = {}
+    pooled: list[str] = []
+    short: dict[str, str] = {}
+    for family in sorted({r[0] for r in rows}):
+        n_pos, n_neg = len(pos.get(family, ())), len(neg.get(family, ()))
+        if n_pos >= PER_FAMILY_FLOOR and n_neg >= PER_FAMILY_FLOOR:
+            fam = [r for r in rows if r[0] == family]
+            params[family] = fit_platt([r[3] for r in fam], [r[2] for r in fam])
+            mode[family] = "per_family"
+        elif n_pos >= POOLED_FLOOR and n_neg >= POOLED_FLOOR:
+            pooled.append(family)
+        else:
+            short[family] = f"insufficient data ({len(pos.get(family, set()) | neg.get(family, set()))} repositories)"
+    if pooled:
+        fam_rows = [r for r in rows if r[0] in pooled]
+        z = logit([r[3] for r in fam_rows])
+        dummies = np.array([[1.0 if r[0] == f else 0.0 for f in pooled] for r in fam_rows])
+        beta = _newton(np.column_stack([z, dummies]), np.array([r[2] for r in fam_rows], dtype=np.float64))
+        for i, family in enumerate(pooled):
+            params[family] = (float(beta[0]), float(beta[1 + i]))
+            mode[family] = "pooled"
+    return CalibrationMap(params=params, mode=mode, insufficient=short)
+
+
+@dataclass(frozen=True)
+class CalibrationCheck:
+    """The reliability table, slope and intercept with intervals, ECE, and whether it holds."""
+
+    bins: list[dict[str, float]]
+    slope: tuple[float, float | None, float | None]
+    intercept: tuple[float, float | None, float | None]
+    ece: float
+    holds: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+
+        def r(t: tuple[float, float | None, float | None]) -> list[float | None]:
+            return [None if v is None else round(v, 4) for v in t]
+
+        return {"bins": self.bins, "slope": r(self.slope), "intercept": r(self.intercept),
+                "ece": round(self.ece, 4), "holds": self.holds}  # fmt: skip
+
+
+def _slope_intercept(p: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[float, float] | None:
+    if y.min() == y.max():
+        return None
+    z = logit(p)
+    beta = _newton(np.column_stack([z, np.ones_like(z)]), y, ridge=1e-4)
+    return float(beta[0]), float(beta[1])
+
+
+def calibration_check(
+    p: Sequence[float], y: Sequence[int], groups: Sequence[str], *, resamples: int = 1000, seed: int = 0
+) -> CalibrationCheck:  # fmt: skip
+    """Check calibrated probabilities against labels (5 quantile bins, slope, intercept, ECE ≤ 0.05)."""
+    pa, ya = np.asarray(p, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    edges = np.quantile(pa, np.linspace(0, 1, 6))
+    which = np.clip(np.searchsorted(edges[1:-1], pa, side="right"), 0, 4)
+    bins, ece = [], 0.0
+    for b in range(5):
+        m = which == b
+        if m.any():
+            bins.append({"n": int(m.sum()), "mean_p": round(float(pa[m].mean()), 4),
+                         "observed": round(float(ya[m].mean()), 4)})  # fmt: skip
+            ece += m.sum() / len(pa) * abs(pa[m].mean() - ya[m].mean())
+    point = _slope_intercept(pa, ya) or (float("nan"), float("nan"))
+
+    def stat(k: int) -> Any:
+        def f(idx: NDArray[np.int64]) -> float | None:
+            got = _slope_intercept(pa[idx], ya[idx])
+            return None if got is None else got[k]
+
+        return f
+
+    s_low, s_high = cluster_bootstrap(groups, stat(0), resamples=resamples, seed=seed)
+    i_low, i_high = cluster_bootstrap(groups, stat(1), resamples=resamples, seed=seed)
+    holds = (
+        s_low is not None and s_high is not None and s_low <= 1 <= s_high
+        and i_low is not None and i_high is not None and i_low <= 0 <= i_high and ece <= 0.05
+    )  # fmt: skip
+    return CalibrationCheck(bins, (point[0], s_low, s_high), (point[1], i_low, i_high), float(ece), bool(holds))

@@ -1,0 +1,145 @@
+"""Learning curves over memory size and sources (docs/decider.md, "Learning curves"), with an inverse power
+law fit.
+
+The program stays fixed; what it may retrieve varies: 0%, 25%, 50% and 100% of the memory's repository
+groups (two seeded draws at 25% and 50%), and 1, 2, … all label sources. Every point is evaluated on the same
+fixed, family-stratified subset of outer-fold units, the boundary applied (a unit never retrieves its own
+fold). ``m(n) = a - b·n^-c`` is fitted to PR-AUC against the number of memory groups, with a repository
+bootstrap interval on ``c``; projections to 1.5x and 2x the memory are reported only when it excludes 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from decider.analyse import Analysed
+from decider.learn.evaluate import Score, Scorer
+from decider.learn.folds import FoldPlan, seeded_order
+from decider.learn.labels import LabelledUnit
+from decider.learn.metrics import average_precision, balanced_brier, cluster_bootstrap
+from decider.memory import Memory
+
+__all__ = ["fit_power_law", "learning_curve", "projection"]
+
+_C_GRID = np.linspace(0.0, 3.0, 301)
+
+
+def fit_power_law(n: Sequence[float], m: Sequence[float]) -> tuple[float, float, float] | None:
+    """``(a, b, c)`` of ``m = a - b·n^-c`` by least squares (grid over c ≥ 0, a and b linear); None when
+    there are fewer than three distinct sizes."""
+    x, y = np.asarray(n, dtype=np.float64), np.asarray(m, dtype=np.float64)
+    if len(set(x.tolist())) < 3:
+        return None
+    best: tuple[float, float, float, float] | None = None
+    for c in _C_GRID:
+        design = np.column_stack([np.ones_like(x), -(x**-c)])
+        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+        sse = float(np.sum((design @ coef - y) ** 2))
+        if best is None or sse < best[0] - 1e-12:
+            best = (sse, float(coef[0]), float(coef[1]), float(c))
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
+def projection(a: float, b: float, c: float, low: float | None, high: float | None, top: float,
+               ) -> dict[str, float] | str:  # fmt: skip
+    """m at 1.5x and 2x the memory, only when the interval on c excludes 0 and stays inside the fit's bounds."""
+    if low is None or high is None or low <= _C_GRID[1]:
+        return "not projected: the interval on c does not exclude 0 (a flat curve)"
+    if high >= _C_GRID[-1]:
+        return f"not projected: the interval on c reaches the fit's bound {_C_GRID[-1]:.0f} (c unidentified)"
+    return {f"{k}x": a - b * (k * top) ** -c for k in (1.5, 2.0)}
+
+
+def _subset(units: Sequence[LabelledUnit], plan: FoldPlan, analysed: Mapping[str, Analysed | None], size: int,
+            seed: int) -> list[LabelledUnit]:  # fmt: skip
+    evaluated = {g for f in plan.outer for g in f.eval_groups}
+    pool = [u for u in units if u.group in evaluated and analysed.get(u.uid) is not None]
+    by_family: dict[str, list[LabelledUnit]] = {}
+    for u in pool:
+        by_family.setdefault(u.family, []).append(u)
+    ordered = {f: [next(u for u in us if u.uid == uid) for uid in seeded_order([u.uid for u in us], seed, "curve")]
+               for f, us in by_family.items()}  # fmt: skip
+    out: list[LabelledUnit] = []
+    while len(out) < min(size, len(pool)):
+        for family in sorted(ordered):
+            if ordered[family] and len(out) < size:
+                out.append(ordered[family].pop(0))
+    return out
+
+
+def _point(units: Sequence[LabelledUnit], scores: Sequence[Score]) -> dict[str, Any]:
+    groups = [u.group for u in units]
+    y = np.array([u.y for u in units], dtype=np.float64)
+    s = np.array([sc.s for sc in scores], dtype=np.float64)
+    fam = [u.family for u in units]
+
+    def pr(idx: np.ndarray) -> float | None:
+        return average_precision(y[idx], s[idx])
+
+    def brier(idx: np.ndarray) -> float | None:
+        return balanced_brier([(fam[i], groups[i], int(y[i]), float(s[i])) for i in idx])
+
+    out: dict[str, Any] = {}
+    for name, stat in (("pr_auc", pr), ("balanced_brier", brier)):
+        value = stat(np.arange(len(units)))
+        low, high = cluster_bootstrap(groups, stat, resamples=500, seed=0)
+        out[name] = {"value": value, "low": low, "high": high}
+    out["share_unsure"] = float(np.mean([sc.unsure for sc in scores])) if scores else None
+    return out
+
+
+def learning_curve(
+    units: Sequence[LabelledUnit], plan: FoldPlan, analysed: Mapping[str, Analysed | None], memory: Memory,
+    make_scorer: Callable[[Memory], Scorer], *, size: int = 200, seed: int = 0, resamples: int = 200,
+) -> dict[str, Any]:  # fmt: skip
+    """The curve's points, the power-law fit with its interval on c, and projections where they are allowed."""
+    subset = _subset(units, plan, analysed, size, seed)
+    fold_of = {g: f for f in plan.outer for g in f.eval_groups}
+    groups = sorted({e.group for e in memory.examples})
+    sources = sorted({e.source for e in memory.examples})
+    configs: list[tuple[str, float, int, frozenset[str] | None]] = [("size", 0.0, 0, None)]
+    configs += [("size", share, draw, None) for share in (0.25, 0.5) for draw in (0, 1)] + [("size", 1.0, 0, None)]
+    configs += [("sources", float(n), 0, frozenset(sources[:n])) for n in range(1, len(sources))]
+    points, per_unit = [], []
+    for kind, share, draw, keep_sources in configs:
+        if kind == "size":
+            kept = set(seeded_order(groups, seed + draw, "share")[: round(share * len(groups))])
+            restricted = Memory(e for e in memory.examples if e.group in kept)
+        else:
+            restricted = Memory(e for e in memory.examples if keep_sources and e.source in keep_sources)
+        scorer = make_scorer(restricted)
+        scores = [scorer(u, fold_of[u.group]) for u in subset]
+        per_unit.append(scores)
+        n_groups = len({e.group for e in restricted.examples})
+        points.append({"kind": kind, "share": share, "draw": draw, "sources": sorted(keep_sources or sources),
+                       "memory_groups": n_groups, **_point(subset, scores)})  # fmt: skip
+    return {"subset_units": len(subset), "subset_groups": len({u.group for u in subset}), "points": points,
+            "fit": _fit(subset, points, per_unit, resamples, seed)}  # fmt: skip
+
+
+def _fit(subset: Sequence[LabelledUnit], points: Sequence[dict[str, Any]], per_unit: Sequence[Sequence[Score]],
+         resamples: int, seed: int) -> dict[str, Any]:  # fmt: skip
+    sized = [(p, s) for p, s in zip(points, per_unit, strict=True) if p["kind"] == "size" and p["memory_groups"] > 0]
+    n = [p["memory_groups"] for p, _ in sized]
+    m = [p["pr_auc"]["value"] for p, _ in sized]
+    if any(v is None for v in m) or (fit := fit_power_law(n, m)) is None:
+        return {"fitted": False, "reason": "insufficient data (fewer than three memory sizes with a PR-AUC)"}
+    a, b, c = fit
+    groups = [u.group for u in subset]
+    y = np.array([u.y for u in subset], dtype=np.float64)
+
+    def c_of(idx: np.ndarray) -> float | None:
+        values = [average_precision(y[idx], np.array([s[i].s for i in idx])) for _, s in sized]
+        if any(v is None for v in values):
+            return None
+        got = fit_power_law(n, [float(v) for v in values if v is not None])
+        return None if got is None else got[2]
+
+    low, high = cluster_bootstrap(groups, c_of, resamples=resamples, seed=seed)
+    out: dict[str, Any] = {"fitted": True, "a": a, "b": b, "c": c, "c_low": low, "c_high": high}
+    out["projection"] = projection(a, b, c, low, high, max(n))
+    return out

@@ -1,0 +1,251 @@
+"""Outer-fold evaluation: score every unit with memory outside its fold, calibrate cross-fitted, choose the
+operating points on the other folds, and summarise with repository-cluster bootstrap intervals.
+
+The program is a ``Scorer``: ``scorer(unit, fold) -> Score``. It must retrieve only examples the fold
+allows (``fold.memory_allows(group)``); the memory-vote program does so through ``retrieve.eligible``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from decider.learn.calibrate import CalibrationMap, calibration_check, fit_map
+from decider.learn.folds import Fold, FoldPlan
+from decider.learn.labels import LabelledUnit, LabelSet
+from decider.learn.metrics import Interval, Prediction, average_precision, cluster_bootstrap, summarise
+from decider.learn.operating import OperatingPoints, Scored, choose_points
+
+__all__ = ["ALL", "Evaluation", "Score", "Scorer", "cross_fit", "evaluate", "score_folds"]
+
+ALL = "*"
+
+
+@dataclass(frozen=True)
+class Score:
+    """A program's raw score for one unit, whether its majority verdict is ``unsure``, and what it cost."""
+
+    s: float
+    unsure: bool = False
+    usd: float = 0.0
+    cached: bool = True
+    reach_miss: bool = False  # no instrument surfaced the unit: DROP, counted against recall
+
+
+class Scorer(Protocol):
+    """A program under evaluation."""
+
+    def __call__(self, unit: LabelledUnit, fold: Fold, /) -> Score: ...
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A scored unit before calibration."""
+
+    unit: LabelledUnit
+    fold: str
+    score: Score
+
+
+def score_folds(units: Sequence[LabelledUnit], folds: Sequence[Fold], scorer: Scorer,
+                progress: Callable[[int, int], None] | None = None) -> list[Raw]:  # fmt: skip
+    """Score every unit of every evaluated fold, with that fold's memory boundary."""
+    out: list[Raw] = []
+    pending = [(u, f) for f in folds if f.insufficient is None for u in units if u.group in f.eval_groups]
+    for i, (u, f) in enumerate(pending):
+        out.append(Raw(u, f.name, scorer(u, f)))
+        if progress is not None:
+            progress(i + 1, len(pending))
+    return out
+
+
+def _rows(raws: Sequence[Raw], family: str | None) -> list[tuple[str, str, int, float]]:
+    return [(ALL if family == ALL else r.unit.family, r.unit.group, r.unit.y, r.score.s) for r in raws
+            if (family in (None, ALL) or r.unit.family == family) and not r.score.reach_miss]  # fmt: skip
+
+
+def cross_fit(raws: Sequence[Raw], pooled: bool = False) -> tuple[list[Prediction], dict[str, Any]]:
+    """Calibrate fold j with a map fitted on the other folds; choose operating points the same way.
+
+    ``pooled`` fits one map and one pair of operating points across all families (the ``*`` stratum).
+    """
+    by_fold: dict[str, list[Raw]] = defaultdict(list)
+    for r in raws:
+        by_fold[r.fold].append(r)
+    calibrated: list[tuple[Raw, float | None]] = []
+    maps: dict[str, dict[str, Any]] = {}
+    for name, held in sorted(by_fold.items()):
+        rest = [r for r in raws if r.fold != name]
+        cmap: CalibrationMap = fit_map(_rows(rest, ALL if pooled else None))
+        maps[name] = cmap.as_dict()
+        calibrated += [(r, None if r.score.reach_miss else cmap.apply(ALL if pooled else r.unit.family, r.score.s))
+                       for r in held]  # fmt: skip
+    points: dict[str, dict[str, Any]] = {}
+    preds: list[Prediction] = []
+    for name in sorted(by_fold):
+        families = {ALL} if pooled else {r.unit.family for r, _ in calibrated if r.fold == name}
+        chosen: dict[str, OperatingPoints] = {}
+        for family in sorted(families):
+            other = [Scored(p, r.unit.y, r.score.unsure) for r, p in calibrated
+                     if r.fold != name and p is not None and r.unit.is_delta and not r.score.reach_miss
+                     and (pooled or r.unit.family == family)]  # fmt: skip
+            chosen[family] = choose_points(other)
+        points[name] = {f: vars(op) for f, op in chosen.items()}
+        for r, p_fitted in calibrated:
+            if r.fold != name:
+                continue
+            op = chosen[ALL if pooled else r.unit.family]
+            p = 0.0 if r.score.reach_miss else p_fitted
+            action = op.action(p, r.score.unsure) if p is not None else "ADVISORY"
+            action = "DROP" if r.score.reach_miss else action
+            preds.append(Prediction(
+                uid=r.unit.uid, group=r.unit.group, family=r.unit.family, language=r.unit.language,
+                source=r.unit.source, direction=r.unit.direction, delta=r.unit.is_delta, y=r.unit.y, s=r.score.s,
+                p=p, unsure=r.score.unsure, action=action, fold=name, reach_miss=r.score.reach_miss,
+            ))  # fmt: skip
+    return preds, {"maps": maps, "operating_points": points}
+
+
+def _withhold_block(preds: list[Prediction], family: str | None) -> list[Prediction]:
+    """ADVISORY only: BLOCK becomes ADVISORY (the calibration check failed)."""
+    from dataclasses import replace
+
+    return [replace(p, action="ADVISORY") if p.action == "BLOCK" and family in (None, p.family) else p
+            for p in preds]  # fmt: skip
+
+
+def _block_folds(points: dict[str, dict[str, Any]], family: str) -> str:
+    """In how many folds the other folds' predictions reached a BLOCK threshold: ``k/n``."""
+    offered = sum(1 for fold in points.values() if fold.get(family, {}).get("block") is not None)
+    return f"{offered}/{len(points)}"
+
+
+def _reach(raws: Sequence[Raw]) -> dict[str, Any]:
+    """Labelled positives an instrument surfaced, per family (reach misses count against recall)."""
+    out: dict[str, Any] = {}
+    for family in sorted({r.unit.family for r in raws}):
+        pos = [r for r in raws if r.unit.family == family and r.unit.y == 1]
+        out[family] = {"positives": len(pos), "surfaced": sum(not r.score.reach_miss for r in pos)}
+    return out
+
+
+def _adopted(raws: Sequence[Raw], preds: Sequence[Prediction]) -> dict[str, Any]:
+    """What an adopted program carries: the map refitted on all out-of-fold predictions, and operating points
+    chosen on all of them (each fold's own were chosen without it)."""
+    cmap = fit_map(_rows(raws, None))
+    points = {}
+    for family in sorted(cmap.params):
+        scored = [Scored(p.p, p.y, p.unsure) for p in preds
+                  if p.family == family and p.p is not None and p.delta and not p.reach_miss]  # fmt: skip
+        points[family] = vars(choose_points(scored))
+    return {"calibration": cmap.as_dict(), "operating_points": points}
+
+
+def _raw_pr_auc(raws: Sequence[Raw], resamples: int, seed: int) -> tuple[float | None, float | None, float | None]:
+    if not raws:
+        return None, None, None
+    y = np.array([r.unit.y for r in raws], dtype=np.float64)
+    s = np.array([r.score.s for r in raws], dtype=np.float64)
+
+    def pr_auc(idx: NDArray[np.int64]) -> float | None:
+        return average_precision(y[idx], s[idx])
+
+    low, high = cluster_bootstrap([r.unit.group for r in raws], pr_auc, resamples=resamples, seed=seed)
+    return pr_auc(np.arange(len(raws), dtype=np.int64)), low, high
+
+
+def _held_out(labels: LabelSet, folds: Sequence[Fold], scorer: Scorer, resamples: int, seed: int) -> dict[str, Any]:
+    """Leave-one-source-out / leave-one-framework-out: the raw score's PR-AUC on each held-out slice (with its
+    interval), or why the slice is not evaluated."""
+    out: dict[str, Any] = {}
+    for fold in folds:
+        if fold.insufficient is not None:
+            out[fold.name] = fold.insufficient
+            continue
+        raws = [r for r in score_folds(labels.units, [fold], scorer) if not r.score.reach_miss]
+        value, low, high = _raw_pr_auc(raws, resamples, seed)
+        out[fold.name] = {"repositories": len(fold.eval_groups), "scored_units": len(raws),
+                          "pr_auc_raw": Interval(value, low, high).as_dict()}  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The report's content: per-family and per-language strata, the pooled row, calibration and points."""
+
+    data: dict[str, Any]
+    predictions: tuple[Prediction, ...]
+
+
+def _stratum(preds: Sequence[Prediction], resamples: int, seed: int, check: bool) -> dict[str, Any]:
+    out = summarise(preds, resamples=resamples, seed=seed)
+    scored = [p for p in preds if p.p is not None and not p.reach_miss]  # the map was fitted on surfaced units
+    if check and out["insufficient"] is None and not scored:
+        out["block_offered"], out["block_reason"] = False, "nothing surfaced"
+    elif check and out["insufficient"] is None:
+        cal = calibration_check([p.p or 0.0 for p in scored], [p.y for p in scored], [p.group for p in scored],
+                                resamples=min(resamples, 1000), seed=seed)  # fmt: skip
+        out["calibration"] = cal.as_dict()
+        reachable = any(p.action == "BLOCK" for p in preds)
+        out["block_offered"] = cal.holds and reachable
+        out["block_reason"] = None if out["block_offered"] else ("precision_unreachable" if not reachable
+                                                                 else "calibration")  # fmt: skip
+    return out
+
+
+def evaluate(labels: LabelSet, plan: FoldPlan, scorer: Scorer, *, resamples: int = 2000, seed: int = 0,
+             program: dict[str, Any] | None = None, raws: Sequence[Raw] | None = None) -> Evaluation:  # fmt: skip
+    """Evaluate a program on the outer folds (and report the other fold kinds' status)."""
+    raws = list(raws) if raws is not None else score_folds(labels.units, plan.outer, scorer)
+    per_family, detail = cross_fit(raws)
+    pooled, pooled_detail = cross_fit(raws, pooled=True)
+    # a family without a calibration map in some fold has no calibrated p there: no engine decision, no number
+    uncalibrated = {p.family for p in per_family if p.p is None}
+    families: dict[str, Any] = {}
+    for family in sorted({p.family for p in per_family}):
+        preds = [p for p in per_family if p.family == family]
+        if family in uncalibrated:
+            n = len({p.group for p in preds})
+            families[family] = {"units": len(preds), "repositories": n, "insufficient": f"insufficient data ({n} "
+                                "repositories)", "reason": "below the calibration floors in a fold"}  # fmt: skip
+            continue
+        out = _stratum(preds, resamples, seed, check=True)
+        if out.get("block_reason") == "calibration":
+            per_family = [*(p for p in per_family if p.family != family), *_withhold_block(preds, family)]
+        out["block_folds"] = _block_folds(detail["operating_points"], family)
+        families[family] = out
+    pooled_out = _stratum(pooled, resamples, seed, check=True)
+    pooled_out["block_folds"] = _block_folds(pooled_detail["operating_points"], ALL)
+    if pooled_out.get("block_reason") == "calibration":
+        pooled = _withhold_block(pooled, None)
+    decided = [p for p in per_family if p.family not in uncalibrated]
+    languages = {lang: summarise([p for p in decided if p.language == lang], resamples=resamples, seed=seed)
+                 for lang in sorted({p.language for p in decided})}  # fmt: skip
+    data = {
+        "program": program or {},
+        "label_set_digest": labels.digest,
+        "folds_digest": plan.digest,
+        "resamples": resamples,
+        "units": len(labels.units),
+        "groups": len(labels.groups()),
+        "compile_groups": len(plan.compile_groups),
+        "evaluated_units": len(raws),
+        "usd": round(sum(r.score.usd for r in raws), 6),
+        "reach": _reach(raws),
+        "cached": all(r.score.cached for r in raws),
+        "pooled": pooled_out,
+        "families": families,
+        "languages": languages,
+        "calibration_maps": detail["maps"],
+        "operating_points": detail["operating_points"],
+        "pooled_operating_points": pooled_detail["operating_points"],
+        "adopted": _adopted(raws, per_family),
+        "leave_one_source_out": _held_out(labels, plan.by_source, scorer, resamples, seed),
+        "leave_one_framework_out": _held_out(labels, plan.by_framework, scorer, resamples, seed),
+    }
+    return Evaluation(data=data, predictions=tuple(per_family))

@@ -1,0 +1,64 @@
+"""``audit-leaks``: how well each signal alone separates the two sides of a pair.
+
+For every pair whose vulnerable and fixed sides both have a record, a numeric or bool feature separates the
+sides by ``|P(vulnerable > fixed) - P(vulnerable < fixed)|``, an enum by the share of pairs where it differs;
+an instrument's state the same way (a state a fixed side reaches by losing its sink tracks the label, not the
+code). Whether the candidate was surfaced at all is reported beside them. Anything above 0.20 is flagged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from decider.analyse import Analysed
+from decider.learn.labels import LabelledUnit
+
+__all__ = ["FLAG", "audit_leaks"]
+
+FLAG = 0.20
+
+
+def _compare(a: Any, b: Any) -> int:
+    """How the vulnerable side's value relates to the fixed side's: +1, -1 or 0 (an enum: 1 when it differs;
+    a value against a null: +1 when only the vulnerable side has one)."""
+    if a is None or b is None:
+        return 0 if a is b else (1 if a is not None else -1)
+    if isinstance(a, str) or isinstance(b, str):
+        return int(a != b)
+    return int(a > b) - int(a < b)
+
+
+def audit_leaks(units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None]) -> dict[str, Any]:
+    """Per signal: pairs compared, separation, and whether it is flagged; sorted by separation."""
+    sides: dict[tuple[str, str], dict[str, LabelledUnit]] = defaultdict(dict)
+    for u in units:
+        if u.direction in ("vulnerable", "fixed"):
+            sides[(u.source, u.source_ref)][u.direction] = u
+    pairs = [(s["vulnerable"], s["fixed"]) for s in sides.values() if len(s) == 2]
+    surfaced = [(analysed.get(v.uid) is not None, analysed.get(f.uid) is not None) for v, f in pairs]
+    up = sum(1 for a, b in surfaced if a and not b)
+    down = sum(1 for a, b in surfaced if b and not a)
+    signals: dict[str, list[int]] = defaultdict(list)
+    for v, f in pairs:
+        a, b = analysed.get(v.uid), analysed.get(f.uid)
+        if a is None or b is None:
+            continue
+        for name in sorted(set(a.record.x) | set(b.record.x)):
+            signals[name].append(_compare(a.record.x.get(name), b.record.x.get(name)))
+        for inst in sorted(set(a.record.instruments) | set(b.record.instruments)):
+            sa, sb = a.record.instruments.get(inst), b.record.instruments.get(inst)
+            signals[f"{inst}.<state>"].append(int((sa.state if sa else None) != (sb.state if sb else None)))
+    rows: list[dict[str, Any]] = []
+    for name, diffs in signals.items():
+        separation = abs(sum(diffs)) / len(diffs)
+        rows.append({"signal": name, "pairs": len(diffs), "separation": round(separation, 4),
+                     "flagged": separation > FLAG})  # fmt: skip
+    rows.sort(key=lambda r: (-r["separation"], r["signal"]))
+    reach = abs(up - down) / len(pairs) if pairs else 0.0
+    return {
+        "pairs": len(pairs), "both_sides_recorded": sum(1 for a, b in surfaced if a and b),
+        "surfaced": {"vulnerable_only": up, "fixed_only": down, "separation": round(reach, 4), "flagged": reach > FLAG},
+        "signals": rows, "flagged": [r["signal"] for r in rows if r["flagged"]],
+    }  # fmt: skip

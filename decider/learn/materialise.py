@@ -1,0 +1,137 @@
+"""Labelled units as the decider's instruments see them: each pair becomes a small git history and the
+candidate of the labelled (function, family) is analysed at the unit's pin, or over its delta.
+
+One repository per pair holds three commits: C1 the fixed side, C2 the vulnerable side, C3 the fixed side
+again. The vulnerable pin is C2, the fixed pin C1; the introducing delta is C1..C2 and the repair C2..C3 (a
+benign change: C1 its base, C2 its tip). A labelled unit whose (function, family) is not a candidate, because
+no instrument signalled that family there, is a reach miss: it has no record, and it counts against recall.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from decider.analyse import Analysed, analyse
+from decider.instruments import Signal
+from decider.learn.errors import LearnError
+from decider.learn.labels import LabelledUnit
+from forge.git import git
+from schemas import Candidate, FeatureRecord
+
+__all__ = ["EXTENSIONS", "analyse_units", "from_json", "history", "to_json"]
+
+EXTENSIONS = {"python": "py", "javascript": "js", "typescript": "ts", "java": "java", "php": "php", "c": "c",
+              "cpp": "cpp"}  # fmt: skip
+_WHEN = "1700000000 +0000"
+
+
+def history(root: Path, path: str, versions: Sequence[str]) -> list[str]:
+    """A fresh repository at ``root`` whose commits hold ``versions`` of ``path`` in turn; their shas."""
+    stream = []
+    for i, text in enumerate(versions, 1):
+        body = text.encode()
+        message = f"version {i}".encode()
+        stream += [
+            b"commit refs/heads/main",
+            f"mark :{i}".encode(),
+            f"committer ouro <ouro@localhost> {_WHEN}".encode(),
+            b"data %d" % len(message),
+            message,
+        ]
+        if i > 1:
+            stream.append(f"from :{i - 1}".encode())
+        stream += [f"M 100644 inline {path}".encode(), b"data %d" % len(body), body, b""]
+    stream.append(b"done")
+    git("init", "-q", str(root))
+    done = git("fast-import", "--quiet", "--done", "--export-marks=marks", cwd=root, input=b"\n".join(stream) + b"\n",
+               check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise LearnError(f"git fast-import: {done.stderr.decode(errors='replace').strip()}")
+    marks = dict(line.split(" ", 1) for line in (root / "marks").read_text().split("\n") if line)
+    return [marks[f":{i}"].strip() for i in range(1, len(versions) + 1)]
+
+
+def _pick(found: Iterable[Analysed], unit: LabelledUnit) -> Analysed | None:
+    for item in found:
+        if item.candidate.function == unit.function and item.candidate.family == unit.family:
+            return item
+    return None
+
+
+def _analyse_pair(units: Sequence[LabelledUnit], workdir: Path) -> dict[str, Analysed | None]:
+    """Every unit of one pair (or benign change, or adjudication) analysed in one small history."""
+    first = units[0]
+    ext = EXTENSIONS.get(first.language)
+    if ext is None:
+        return {u.uid: None for u in units}
+    path = f"src/module.{ext}"
+    by_direction = {u.direction: u for u in units}
+    vulnerable = by_direction.get("vulnerable") or by_direction.get("introducing")
+    fixed = by_direction.get("fixed") or by_direction.get("repair")
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        root = Path(tmp)
+        if vulnerable is not None and fixed is not None:
+            c1, c2, c3 = history(root, path, [fixed.code, vulnerable.code, fixed.code])
+            plan = {"vulnerable": (c2, None), "fixed": (c1, None), "introducing": (c2, c1), "repair": (c3, c2)}
+        elif "benign" in by_direction:
+            benign = by_direction["benign"]
+            c1, c2 = history(root, path, [benign.base_code or "", benign.code])
+            plan = {"benign": (c2, c1)}
+        else:
+            (c1,) = history(root, path, [first.code])
+            plan = {u.direction: (c1, None) for u in units}
+        out: dict[str, Analysed | None] = {}
+        for u in units:
+            head, base = plan[u.direction]
+            out[u.uid] = _pick(analyse(root, head, base, u.repo), u)
+        return out
+
+
+def analyse_units(units: Sequence[LabelledUnit], workdir: Path,
+                  progress: Callable[[int, int], None] | None = None) -> dict[str, Analysed | None]:  # fmt: skip
+    """Every unit analysed (None: a reach miss), pair by pair."""
+    by_ref: dict[tuple[str, str], list[LabelledUnit]] = {}
+    for u in units:
+        by_ref.setdefault((u.source, u.source_ref), []).append(u)
+    out: dict[str, Analysed | None] = {}
+    workdir.mkdir(parents=True, exist_ok=True)
+    for i, group in enumerate(by_ref.values()):
+        out |= _analyse_pair(group, workdir)
+        if progress is not None:
+            progress(i + 1, len(by_ref))
+    return out
+
+
+def to_json(item: Analysed | None) -> dict[str, Any] | None:
+    """An analysed unit as JSON (None stays None: a reach miss)."""
+    if item is None:
+        return None
+    return {
+        "candidate": item.candidate.to_json_dict(), "language": item.language,
+        "record": item.record.to_json_dict(), "signals": [asdict(s) for s in item.signals],
+        "roles": list(item.roles), "code": item.code, "start_line": item.start_line, "end_line": item.end_line,
+        "changed_lines": list(item.changed_lines),
+    }  # fmt: skip
+
+
+def from_json(data: dict[str, Any] | None) -> Analysed | None:
+    """The inverse of ``to_json``."""
+    if data is None:
+        return None
+    return Analysed(
+        candidate=Candidate.model_validate(data["candidate"]), language=data["language"],
+        record=FeatureRecord.model_validate(data["record"]),
+        signals=tuple(Signal(**{**s, "mechanisms": tuple(s["mechanisms"])}) for s in data["signals"]),
+        roles=tuple(data["roles"]), code=data["code"], start_line=data["start_line"], end_line=data["end_line"],
+        changed_lines=tuple(data["changed_lines"]),
+    )  # fmt: skip
+
+
+def dumps(item: Analysed | None) -> str:
+    """One JSON line."""
+    return json.dumps(to_json(item), sort_keys=True)

@@ -1,0 +1,237 @@
+"""Evaluation metrics with repository-cluster bootstrap intervals.
+
+Units inside one repository are correlated, so every interval resamples repositories (groups) with
+replacement, keeping each one's units together: 2,000 resamples, 2.5% and 97.5% quantiles. A stratum
+with fewer than 10 positive or 10 negative repositories, or whose recall interval is wider than 0.5,
+is "insufficient data (n repositories)" and gets no number.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "FLOOR",
+    "Interval",
+    "Prediction",
+    "average_precision",
+    "balanced_brier",
+    "cluster_bootstrap",
+    "insufficient",
+    "summarise",
+]
+
+FLOOR = 10
+Float = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One evaluated unit: raw score, calibrated p (None below the floors), action and label."""
+
+    uid: str
+    group: str
+    family: str
+    language: str
+    source: str
+    direction: str
+    delta: bool
+    y: int
+    s: float
+    p: float | None
+    unsure: bool
+    action: str
+    fold: str
+    reach_miss: bool = False
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with its repository-cluster bootstrap 95% interval (None when undefined)."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+
+    def as_dict(self) -> dict[str, float | None]:
+        """``{"value", "low", "high"}`` rounded to 4 places."""
+
+        def r(x: float | None) -> float | None:
+            return None if x is None else round(x, 4)
+
+        return {"value": r(self.value), "low": r(self.low), "high": r(self.high)}
+
+    def text(self, percent: bool = False) -> str:
+        """``0.81 [0.70, 0.90]`` or ``n/a``."""
+        if self.value is None:
+            return "n/a"
+        spec = ".1f" if percent else ".2f"
+        if self.low is None or self.high is None:
+            return format(self.value, spec)
+        return f"{self.value:{spec}} [{self.low:{spec}}, {self.high:{spec}}]"
+
+
+def average_precision(y: Sequence[int] | NDArray[Any], p: Sequence[float] | NDArray[Any]) -> float | None:
+    """Area under the precision-recall curve as average precision (ties share one step)."""
+    ya, pa = np.asarray(y, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    positives = ya.sum()
+    if positives == 0:
+        return None
+    order = np.argsort(-pa, kind="mergesort")
+    ys, ps = ya[order], pa[order]
+    tp, seen = np.cumsum(ys), np.arange(1, len(ys) + 1)
+    last = np.r_[ps[1:] != ps[:-1], True]  # the last index of each tied block
+    tp_b, seen_b = tp[last], seen[last]
+    gained = np.diff(np.r_[0.0, tp_b])
+    return float(np.sum(gained * (tp_b / seen_b)) / positives)
+
+
+def balanced_brier(rows: Sequence[tuple[str, str, int, float]], cap: float = 5.0) -> float | None:
+    """Brier score with each (family, label) cell weighted equally and each repository capped at ``cap``
+    effective rows per cell. ``rows`` are ``(family, group, y, score)``."""
+    per_cell_group: Counter[tuple[str, int, str]] = Counter((f, y, g) for f, g, y, _ in rows)
+    sums: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for family, group, y, score in rows:
+        w = min(1.0, cap / per_cell_group[(family, y, group)])
+        cell = sums[(family, y)]
+        cell[0] += w * (score - y) ** 2
+        cell[1] += w
+    if not sums:
+        return None
+    return float(np.mean([s / w for s, w in sums.values()]))
+
+
+def cluster_bootstrap(
+    groups: Sequence[str], statistic: Callable[[NDArray[np.int64]], float | None], *, resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float | None, float | None]:  # fmt: skip
+    """95% interval of ``statistic(unit indices)`` over resamples of whole groups."""
+    names = sorted(set(groups))
+    if not names:
+        return None, None
+    members: dict[str, list[int]] = defaultdict(list)
+    for i, g in enumerate(groups):
+        members[g].append(i)
+    blocks = [np.asarray(members[g], dtype=np.int64) for g in names]
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(resamples):
+        pick = rng.integers(0, len(blocks), len(blocks))
+        value = statistic(np.concatenate([blocks[j] for j in pick]))
+        if value is not None and np.isfinite(value):
+            values.append(value)
+    if not values:
+        return None, None
+    low, high = np.quantile(values, [0.025, 0.975])
+    return float(low), float(high)
+
+
+def insufficient(preds: Sequence[Prediction], recall: Interval | None = None, n: int | None = None) -> str | None:
+    """ "insufficient data (n repositories)" below the floors or with a recall interval wider than 0.5."""
+    pos = {p.group for p in preds if p.y == 1}
+    neg = {p.group for p in preds if p.y == 0}
+    n = len(pos | neg) if n is None else n
+    if len(pos) < FLOOR or len(neg) < FLOOR:
+        return f"insufficient data ({n} repositories)"
+    if recall is not None and recall.low is not None and recall.high is not None and recall.high - recall.low > 0.5:
+        return f"insufficient data ({n} repositories)"
+    return None
+
+
+class _Arrays:
+    """A stratum's units as arrays, so each bootstrap statistic is a few vector operations."""
+
+    def __init__(self, preds: Sequence[Prediction]) -> None:
+        self.groups = [p.group for p in preds]
+        self.y = np.array([p.y for p in preds], dtype=np.float64)
+        self.p = np.array([p.p if p.p is not None else 0.0 for p in preds], dtype=np.float64)
+        self.block = np.array([p.action == "BLOCK" for p in preds], dtype=bool)
+        self.advisory = self.block | np.array([p.action == "ADVISORY" for p in preds], dtype=bool)
+        self.unsure = np.array([p.unsure for p in preds], dtype=np.float64)
+        self.benign = np.array([p.direction == "benign" and p.y == 0 for p in preds], dtype=bool)
+        self.repair = np.array([p.direction == "repair" and p.y == 0 for p in preds], dtype=bool)
+        cells = [(p.family, p.y) for p in preds]
+        names = sorted(set(cells))
+        self.cell = np.array([names.index(c) for c in cells], dtype=np.int64)
+        self.n_cells = len(names)
+        counts = Counter((p.family, p.y, p.group) for p in preds)
+        self.w = np.array([min(1.0, 5.0 / counts[(p.family, p.y, p.group)]) for p in preds])
+
+    @staticmethod
+    def _share(hit: NDArray[Any], among: NDArray[Any]) -> float | None:
+        n = among.sum()
+        return float((hit & among).sum() / n) if n else None
+
+    def recall(self, idx: NDArray[np.int64], advisory: bool) -> float | None:
+        at = (self.advisory if advisory else self.block)[idx]
+        return self._share(at, self.y[idx] == 1)
+
+    def precision(self, idx: NDArray[np.int64], advisory: bool) -> float | None:
+        at = (self.advisory if advisory else self.block)[idx]
+        return self._share(self.y[idx] == 1, at)
+
+    def false_blocks(self, idx: NDArray[np.int64], benign: bool) -> float | None:
+        share = self._share(self.block[idx], (self.benign if benign else self.repair)[idx])
+        return None if share is None else 100.0 * share
+
+    def pr_auc(self, idx: NDArray[np.int64]) -> float | None:
+        return average_precision(self.y[idx], self.p[idx])
+
+    def brier(self, idx: NDArray[np.int64]) -> float | None:
+        err = self.w[idx] * (self.p[idx] - self.y[idx]) ** 2
+        num = np.bincount(self.cell[idx], err, self.n_cells)
+        den = np.bincount(self.cell[idx], self.w[idx], self.n_cells)
+        present = den > 0
+        return float(np.mean(num[present] / den[present])) if present.any() else None
+
+    def share_unsure(self, idx: NDArray[np.int64]) -> float | None:
+        return float(self.unsure[idx].mean()) if len(idx) else None
+
+    def interval(self, stat: Callable[[NDArray[np.int64]], float | None], resamples: int, seed: int) -> Interval:
+        value = stat(np.arange(len(self.groups), dtype=np.int64))
+        if value is None:
+            return Interval(None, None, None)
+        low, high = cluster_bootstrap(self.groups, stat, resamples=resamples, seed=seed)
+        return Interval(value, low, high)
+
+
+def summarise(preds: Sequence[Prediction], *, resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Every metric of one stratum with its interval; delta units for BLOCK/ADVISORY, all units for Brier."""
+    scored = [p for p in preds if p.p is not None]
+    deltas = [p for p in scored if p.delta] or scored
+    d = _Arrays(deltas)
+    recall_block = d.interval(lambda i: d.recall(i, False), resamples, seed)
+    recall_advisory = d.interval(lambda i: d.recall(i, True), resamples, seed)
+    n = len({p.group for p in preds})
+    reason = insufficient(deltas, recall_block, n=n) or insufficient(deltas, recall_advisory, n=n)
+    out: dict[str, Any] = {
+        "units": len(preds),
+        "scored": len(scored),
+        "repositories": len({p.group for p in preds}),
+        "positive_repositories": len({p.group for p in deltas if p.y == 1}),
+        "negative_repositories": len({p.group for p in deltas if p.y == 0}),
+        "insufficient": reason,
+    }
+    if reason is not None:
+        return out
+    a = _Arrays(scored)
+    everything = _Arrays(preds)
+    metrics = {
+        "recall_block": recall_block,
+        "precision_block": d.interval(lambda i: d.precision(i, False), resamples, seed),
+        "recall_advisory": recall_advisory,
+        "precision_advisory": d.interval(lambda i: d.precision(i, True), resamples, seed),
+        "false_blocks_per_100_benign": d.interval(lambda i: d.false_blocks(i, True), resamples, seed),
+        "false_blocks_per_100_repairs": d.interval(lambda i: d.false_blocks(i, False), resamples, seed),
+        "pr_auc": d.interval(d.pr_auc, resamples, seed),
+        "balanced_brier": a.interval(a.brier, resamples, seed),
+        "share_unsure": everything.interval(everything.share_unsure, resamples, seed),
+    }
+    out.update({name: m.as_dict() for name, m in metrics.items()})
+    return out

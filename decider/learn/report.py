@@ -1,0 +1,93 @@
+"""The evaluation report as markdown (the JSON is the evaluation's data itself)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from decider.learn.metrics import Interval
+
+__all__ = ["render_markdown"]
+
+_COLUMNS = (
+    ("recall_block", "recall @BLOCK", False),
+    ("precision_block", "precision @BLOCK", False),
+    ("recall_advisory", "recall @ADVISORY", False),
+    ("precision_advisory", "precision @ADVISORY", False),
+    ("false_blocks_per_100_benign", "false BLOCKs /100 benign", True),
+    ("false_blocks_per_100_repairs", "false BLOCKs /100 repairs", True),
+    ("pr_auc", "PR-AUC", False),
+    ("balanced_brier", "balanced Brier", False),
+    ("share_unsure", "unsure", False),
+)
+
+
+def _cell(stratum: dict[str, Any], key: str, percent: bool) -> str:
+    value = stratum.get(key) or {}
+    return Interval(value.get("value"), value.get("low"), value.get("high")).text(percent)
+
+
+def _points(point: dict[str, Any] | None, offered: bool | None) -> str:
+    """The operating points an adopted program would carry: ``p ≥ t`` for BLOCK (when offered) and ADVISORY."""
+    if point is None:
+        return "n/a"
+    block = f"BLOCK p ≥ {point['block']:.3f}" if offered and point.get("block") is not None else "no BLOCK"
+    advisory = f"ADVISORY p ≥ {point['advisory']:.3f}" if point.get("advisory") is not None else "no ADVISORY"
+    return f"{block}; {advisory}"
+
+
+def _row(name: str, stratum: dict[str, Any], point: dict[str, Any] | None = None) -> str:
+    head = f"| {name} | {stratum['repositories']} |"
+    if stratum.get("insufficient"):
+        why = f" ({stratum['reason']})" if stratum.get("reason") else ""
+        return head + f" {stratum['insufficient']}{why} |" + " |" * len(_COLUMNS)
+    offered = stratum.get("block_offered")
+    folds = f" in {stratum['block_folds']} folds" if stratum.get("block_folds") else ""
+    block = (
+        "n/a" if offered is None else f"offered{folds}" if offered else f"not offered ({stratum.get('block_reason')})"
+    )
+    cells = [_cell(stratum, key, percent) for key, _, percent in _COLUMNS]
+    return head + " " + " | ".join(cells) + f" | {block} | {_points(point, offered)} |"
+
+
+def _held(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    pr = value["pr_auc_raw"]
+    return (f"{value['repositories']} repositories held out, {value['scored_units']} units scored, raw PR-AUC "
+            f"{Interval(pr['value'], pr['low'], pr['high']).text()}")  # fmt: skip
+
+
+def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
+    """Per-family and per-language tables with 95% repository-cluster bootstrap intervals."""
+    program = data.get("program", {})
+    lines = [
+        f"## {title}",
+        "",
+        f"Program `{program.get('kind', '?')}` {program.get('id', '')}; labels `{data['label_set_digest'][:12]}`, "
+        f"folds `{data['folds_digest'][:12]}`; {data['units']} units in {data['groups']} repository groups, "
+        f"{data['compile_groups']} groups held for compiling; {data['evaluated_units']} units evaluated on the outer "
+        f"folds; spend ${data['usd']:.4f}. Intervals: {data['resamples']:,} resamples of repositories.",
+        "",
+        "The BLOCK columns show the BLOCK points each fold chose on the other folds; where the BLOCK column says "
+        "*not offered*, the program reports ADVISORY at most. A labelled unit no instrument surfaced (a reach miss) "
+        "counts against recall.",
+        "",
+    ]
+    header = "| stratum | repositories | " + " | ".join(label for _, label, _ in _COLUMNS) + " | BLOCK | points |"
+    rule = "|" + " --- |" * (len(_COLUMNS) + 4)
+    points = data.get("adopted", {}).get("operating_points", {})
+    lines += ["### By family (calibrated per family; pooled across families in `*`)", "", header, rule]
+    lines.append(_row("`*` (pooled)", data["pooled"]))
+    lines += [_row(f"`{name}`", s, points.get(name)) for name, s in data["families"].items()]
+    lines += ["", "### By language", "", header, rule]
+    lines += [_row(f"`{name}`", s) for name, s in data["languages"].items()]
+    reach = data.get("reach") or {}
+    if reach:
+        shown = ", ".join(f"{f} {r['surfaced']}/{r['positives']}" for f, r in reach.items())
+        lines += ["", f"Reach (labelled positive units an instrument surfaced): {shown}."]
+    lines += ["", "### Other folds", ""]
+    for kind in ("leave_one_source_out", "leave_one_framework_out"):
+        entries = data.get(kind) or {}
+        shown = "; ".join(f"{k}: {_held(v)}" for k, v in entries.items()) or "none"
+        lines.append(f"- {kind.replace('_', '-')}: {shown}")
+    return "\n".join(lines) + "\n"

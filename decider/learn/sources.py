@@ -1,0 +1,86 @@
+"""The label-source allow-list (``ruleset/sources.toml``), fail-closed.
+
+A directory may produce labels only when an entry names it, by ``path`` (relative to the allow-list's
+repository root) or by ``match`` (the trailing path components of a corpus kept outside the repository).
+The check reads only the allow-list: a directory that is not listed, or is listed as ``reserved``, is
+refused before anything in it is opened.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from decider.instruments.base import RULESET
+from decider.learn.errors import LearnError, SourceNotAllowed
+
+__all__ = ["SOURCE_KINDS", "STATUSES", "Source", "default_allow_list", "load_sources", "resolve_source"]
+
+SOURCE_KINDS = ("adjudications", "pairs", "sven")
+STATUSES = ("development", "spent", "recorded", "reserved")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One allow-listed source: where it is, what shape it has and the record of its evaluation."""
+
+    id: str
+    kind: str
+    status: str
+    record: str
+    recorded: str
+    licence: str
+    path: str | None = None
+    match: str | None = None
+
+
+def default_allow_list() -> Path:
+    """The shipped allow-list, ``ruleset/sources.toml``."""
+    return RULESET / "sources.toml"
+
+
+def load_sources(path: Path) -> list[Source]:
+    """Parse the allow-list; every entry needs id, kind, status, record, recorded and path or match."""
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise LearnError(f"{path}: {exc}") from exc
+    out: list[Source] = []
+    for i, entry in enumerate(doc.get("source", [])):
+        where = f"{path}: source[{i}]"
+        data: dict[str, Any] = dict(entry)
+        for key in ("id", "kind", "status", "record", "recorded", "licence"):
+            if not isinstance(data.get(key), str) or not data[key]:
+                raise LearnError(f"{where}: {key}: missing or not a string")
+        if data["kind"] not in SOURCE_KINDS:
+            raise LearnError(f"{where}: kind: {data['kind']!r} is not one of {list(SOURCE_KINDS)}")
+        if data["status"] not in STATUSES:
+            raise LearnError(f"{where}: status: {data['status']!r} is not one of {list(STATUSES)}")
+        if (data.get("path") is None) == (data.get("match") is None):
+            raise LearnError(f"{where}: exactly one of path or match")
+        out.append(Source(id=data["id"], kind=data["kind"], status=data["status"], record=data["record"],
+                          recorded=data["recorded"], licence=data["licence"], path=data.get("path"),
+                          match=data.get("match")))  # fmt: skip
+    ids = [s.id for s in out]
+    if len(set(ids)) != len(ids):
+        raise LearnError(f"{path}: source ids repeat")
+    return out
+
+
+def resolve_source(directory: Path, allow_list: Path) -> Source:
+    """The entry that allows ``directory``, or ``SourceNotAllowed`` (nothing in it is opened)."""
+    root = allow_list.resolve().parent
+    target = Path(directory).absolute().resolve(strict=False)
+    for source in load_sources(allow_list):
+        if source.path is not None:
+            hit = (root / source.path).resolve(strict=False) == target
+        else:
+            tail = Path(source.match or "").parts
+            hit = bool(tail) and target.parts[-len(tail) :] == tail
+        if hit:
+            if source.status == "reserved":
+                raise SourceNotAllowed(f"{directory}: source {source.id!r} is reserved; it is never read")
+            return source
+    raise SourceNotAllowed(f"{directory}: not a source listed in {allow_list}; it is never read")

@@ -1,0 +1,283 @@
+"""The program (docs/decider.md, "The program"): a signature (code, signals, roles, family -> verdict,
+family, confidence, rationale citing lines), its rendering with a byte-identical shared prefix, and the
+answer's parsing.
+
+A compiled program is one canonical JSON; its id is the sha256 of that JSON. ``kind`` is ``llm-program``
+(a chat model answers) or ``memory-vote`` (no chat model: the retrieved neighbours vote, at $0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from decider.excerpt import Excerpt
+from schemas import InstrumentState, Scalar, State
+from schemas.errors import OuroError
+
+__all__ = [
+    "ANSWER_FORMAT",
+    "ANSWER_SCHEMA",
+    "BASELINE_INSTRUCTION",
+    "PARSE_FAILED",
+    "Answer",
+    "AnswerError",
+    "CandidateView",
+    "Demo",
+    "OperatingPoint",
+    "Program",
+    "ProgramError",
+    "Shown",
+    "parse_answer",
+    "render_messages",
+    "render_prefix",
+    "render_signals",
+]
+
+VERDICTS = ("vulnerable", "not_vulnerable", "unsure")
+SIGNATURE_FIELDS = ("in:code", "in:signals", "in:roles", "in:family",
+                    "out:verdict", "out:family", "out:confidence", "out:rationale", "out:cited_lines")  # fmt: skip
+
+BASELINE_INSTRUCTION = (
+    "You review one function from a code change for a security defect of the named family. Read the numbered "
+    "code, the instrument signals (a signal is evidence, not a verdict; 'no coverage' is not 'no finding') and "
+    "the inferred roles. Labelled examples of similar code follow; they show how such signals resolved "
+    "elsewhere, not the answer. Decide whether attacker-controlled data reaches a dangerous operation without "
+    "an adequate guard in this function."
+)
+ANSWER_FORMAT = (
+    'Answer with one JSON object only: {"verdict": "vulnerable" | "not_vulnerable" | "unsure", "family": '
+    '"<the family, or none>", "confidence": <0..1, the probability that your verdict is right>, "rationale": '
+    '"<at most 3 sentences>", "cited_lines": [<line numbers of the code that the rationale relies on>]}. '
+    "Cite at least one line number shown in the code."
+)
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "family": {"type": "string"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "rationale": {"type": "string"},
+        "cited_lines": {"type": "array", "items": {"type": "integer"}},
+    },
+    "required": ["verdict", "confidence", "rationale", "cited_lines"],
+}
+_STATE_WORDS = {State.NONE: "no coverage", State.FAILED: "failed", State.NOT_APPLICABLE: "not applicable"}
+
+
+class ProgramError(OuroError):
+    """A program file that cannot be read, or one built for other features than the builder's."""
+
+
+class AnswerError(ValueError):
+    """A model answer that does not parse or cites no line in range (retried once, then ``parse_failed``)."""
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Thresholds on p for one family (or ``*``, pooled): BLOCK when offered, ADVISORY, DROP below."""
+
+    advisory: float
+    block: float | None = None
+    block_offered: bool = False
+    reason: str | None = None  # why BLOCK is not offered: insufficient_data, precision_unreachable, calibration
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A compiled demonstration: an example with its label and a rationale produced without the label."""
+
+    example_id: str
+    code: str
+    signals: str
+    roles: tuple[str, ...]
+    family: str
+    verdict: Literal["vulnerable", "not_vulnerable"]
+    rationale: str
+    cited_lines: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Program:
+    """A compiled program: instruction, demonstrations, retrieval and classify settings, operating points."""
+
+    kind: Literal["llm-program", "memory-vote"]
+    instruction: str = BASELINE_INSTRUCTION
+    demos: tuple[Demo, ...] = ()
+    profile: str = "static"
+    schema_version: int = 1
+    feature_set_digest: str | None = None  # None: built for any feature set (retrieval compares what it has)
+    k: int = 1
+    retrieval: Mapping[str, float] = field(default_factory=lambda: {"n1": 40, "k": 6, "lam": 0.5})
+    operating_points: Mapping[str, OperatingPoint] = field(default_factory=dict)
+    calibration: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # family -> Platt (a, b)
+    priors: str = "off"
+    source: str = "baseline"
+
+    def to_json(self) -> str:
+        """The canonical JSON (sorted keys); its sha256 is the program id."""
+        body = asdict(self)
+        body["signature"] = {"fields": list(SIGNATURE_FIELDS), "answer_format": ANSWER_FORMAT}
+        return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+    @property
+    def program_id(self) -> str:
+        """sha256 of the canonical JSON."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "program") -> Program:
+        """Read a program; an unknown field or a wrong signature names the file."""
+        try:
+            body = json.loads(text)
+            body.pop("signature", None)
+            body["demos"] = tuple(Demo(**{**d, "roles": tuple(d["roles"]), "cited_lines": tuple(d["cited_lines"])})
+                                  for d in body.get("demos", ()))  # fmt: skip
+            body["operating_points"] = {f: OperatingPoint(**p) for f, p in body.get("operating_points", {}).items()}
+            body["calibration"] = {f: (float(a), float(b)) for f, (a, b) in body.get("calibration", {}).items()}
+            program = cls(**body)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ProgramError(f"{where}: not a program: {exc}") from exc
+        if program.kind not in ("llm-program", "memory-vote") or program.k not in (1, 3, 5):
+            raise ProgramError(f"{where}: kind {program.kind!r} with k={program.k} is not a program this engine runs")
+        return program
+
+    @classmethod
+    def load(cls, path: Path) -> Program:
+        """A program from a file."""
+        try:
+            return cls.from_json(path.read_text(), str(path))
+        except OSError as exc:
+            raise ProgramError(f"{path}: {exc.strerror or exc}") from exc
+
+    def point(self, family: str) -> OperatingPoint | None:
+        """The family's operating point, else the pooled one, else None (insufficient data)."""
+        return self.operating_points.get(family) or self.operating_points.get("*")
+
+
+def render_signals(x: Mapping[str, Scalar], instruments: Mapping[str, InstrumentState]) -> str:
+    """``name: value`` lines for instruments that ran; one ``<instrument>: no coverage | failed | not
+    applicable`` line for each that did not (missing is said in words, never shown as zero)."""
+    lines = []
+    for name in sorted({*instruments, *(n.split(".", 1)[0] for n in x)}):
+        state = instruments[name].state if name in instruments else State.NONE
+        if state is not State.RAN:
+            lines.append(f"{name}: {_STATE_WORDS[state]}")
+            continue
+        for feature in sorted(n for n in x if n.split(".", 1)[0] == name):
+            value = x[feature]
+            shown = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+            lines.append(f"{feature}: {shown}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class CandidateView:
+    """What the prompt shows of a candidate: excerpt, signals (validated record), roles, family, changes."""
+
+    excerpt: Excerpt
+    signals: str
+    roles: tuple[str, ...]
+    family: str
+    changed_lines: tuple[int, ...] = ()
+    signal_lines: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A retrieved example as a prompt shows it: code, signals, roles, family, label (never a rationale)."""
+
+    example_id: str
+    code: str
+    signals: str
+    roles: tuple[str, ...]
+    family: str
+    y: int
+
+
+def _block(title: str, code: str, signals: str, roles: Sequence[str], family: str) -> list[str]:
+    return [title, f"family: {family}", "code:", code, "signals:", signals or "(none)",
+            "roles:", "\n".join(roles) if roles else "(none inferred)"]  # fmt: skip
+
+
+def render_prefix(program: Program) -> str:
+    """Instruction + answer contract + demonstrations: identical for every candidate (provider prefix cache)."""
+    parts = [program.instruction.strip()]
+    if "json" not in program.instruction.lower():
+        parts.append(ANSWER_FORMAT)
+    for i, demo in enumerate(program.demos, 1):
+        parts += _block(f"### Demonstration {i}", demo.code, demo.signals, demo.roles, demo.family)
+        answer = {"verdict": demo.verdict, "family": demo.family, "rationale": demo.rationale,
+                  "cited_lines": list(demo.cited_lines)}  # fmt: skip
+        parts.append("answer: " + json.dumps(answer, sort_keys=True))
+    return "\n".join(parts)
+
+
+def render_messages(program: Program, view: CandidateView, examples: Sequence[Shown]) -> list[dict[str, str]]:
+    """System: the shared prefix. User: the retrieved examples, then the candidate."""
+    parts: list[str] = []
+    for i, ex in enumerate(examples, 1):
+        label = "vulnerable" if ex.y else "not_vulnerable"
+        parts += [*_block(f"### Labelled example {i}", ex.code, ex.signals, ex.roles, ex.family), f"label: {label}"]
+    parts += _block("### Candidate", view.excerpt.text, view.signals, view.roles, view.family)
+    if view.changed_lines:
+        parts.append("changed lines: " + ", ".join(str(n) for n in view.changed_lines))
+    parts.append("Answer in JSON.")
+    return [{"role": "system", "content": render_prefix(program)}, {"role": "user", "content": "\n".join(parts)}]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One parsed answer (or the ``unsure, parse_failed`` stand-in)."""
+
+    verdict: Literal["vulnerable", "not_vulnerable", "unsure"]
+    family: str
+    confidence: float
+    rationale: str
+    cited_lines: tuple[int, ...]
+    parse_failed: bool = False
+
+    @property
+    def p(self) -> float:
+        """This sample's vote: confidence for vulnerable, 1 - confidence for not_vulnerable, 0.5 unsure."""
+        if self.verdict == "vulnerable":
+            return self.confidence
+        if self.verdict == "not_vulnerable":
+            return 1.0 - self.confidence
+        return 0.5
+
+
+PARSE_FAILED = Answer("unsure", "none", 0.0, "", (), parse_failed=True)
+_LINE = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|\u2013|to|and|,)\s*(\d+))?", re.IGNORECASE)
+
+
+def parse_answer(reply: str | Mapping[str, Any], excerpt: Excerpt) -> Answer:
+    """The answer of one reply; raises AnswerError when it does not parse or cites no line in range."""
+    try:
+        data = json.loads(reply) if isinstance(reply, str) else dict(reply)
+    except json.JSONDecodeError as exc:
+        raise AnswerError(f"not JSON: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise AnswerError("not a JSON object")
+    verdict, confidence, rationale = data.get("verdict"), data.get("confidence"), data.get("rationale")
+    if verdict not in VERDICTS:
+        raise AnswerError(f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+        raise AnswerError(f"confidence {confidence!r} is not a number in [0, 1]")
+    if not isinstance(rationale, str) or not rationale.strip():
+        raise AnswerError("no rationale")
+    cited = data.get("cited_lines") or []
+    if not isinstance(cited, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in cited):
+        raise AnswerError("cited_lines is not a list of line numbers")
+    named = [int(n) for m in _LINE.finditer(rationale) for n in m.groups() if n]
+    lines = tuple(sorted({n for n in [*cited, *named] if excerpt.covers(n)}))
+    if not lines:
+        raise AnswerError(f"cites no line of the code shown ({excerpt.first_line}-{excerpt.last_line})")
+    family = data.get("family")
+    return Answer(verdict, family if isinstance(family, str) and family else "none", float(confidence),
+                  " ".join(rationale.split()), lines)  # fmt: skip

@@ -1,0 +1,37 @@
+"""One push or scan end to end: analyse the repository, build the engine, decide, apply dismissals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from decider.adapt import dismissals, user_memory
+from decider.analyse import analyse
+from decider.assemble import Lookup, build_engine
+from decider.decide import Run, decide_all, dismiss, monotonic_deadline
+from decider.memory import Memory, MemoryStore
+from schemas.settings import Settings
+
+__all__ = ["decide_repository"]
+
+
+def decide_repository(
+    settings: Settings,
+    repo: Path,
+    repo_key: str,
+    head: str,
+    base: str | None,
+    *,
+    store: MemoryStore | None,
+    memory: Memory | None = None,
+    deadline_s: float | None = None,
+) -> tuple[Run, Lookup]:
+    """Decide every candidate of ``base..head`` (a scan of ``head`` when ``base`` is None) in ``repo``."""
+    deadline = monotonic_deadline(deadline_s)
+    analysed = analyse(repo, head, base, repo_key)
+    kept = dismissals(repo) if settings.decider_adapt else []
+    extra = user_memory(kept) if kept else None
+    engine, lookup = build_engine(settings, repo_key, store=store, memory=memory, extra=extra)
+    run = decide_all(analysed, engine, deadline=deadline)
+    if kept:
+        run = dismiss(run, {d["fingerprint"] for d in kept})
+    return run, lookup

@@ -1,0 +1,123 @@
+"""What a scan writes: ``findings.json`` (each finding with its ``decision``), ``dropped_by_engine.json``,
+``manifest.json``, ``findings.md`` and SARIF 2.1.0 (``sarif.py``); and the compact lines of a push."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from decider.decide import Decided, Run, fallback_line
+from decider.sarif import to_sarif
+
+__all__ = ["compact_lines", "decision_fields", "finding", "manifest", "markdown", "write_reports"]
+
+
+def decision_fields(d: Decided) -> dict[str, Any]:
+    """``decision {p, operating_point, program_id, verdict, rationale, cited_lines, signals, offered}`` and
+    how it was reached (variant, retrieval, neighbours as counts, never identities)."""
+    dec = d.decision
+    return {
+        "p": dec.p, "operating_point": d.operating_point, "program_id": dec.program_id, "verdict": dec.verdict,
+        "rationale": dec.rationale, "cited_lines": list(dec.cited_lines), "signals": list(dec.signals),
+        "offered": dec.offered, "variant": dec.variant, "retrieval": dec.retrieval, "balance": d.balance,
+        "neighbours": d.neighbours, "votes": d.votes, "raw_score": d.raw_score, "calibrated": d.calibrated,
+        "parse_failed": d.parse_failed, "undecided": dec.undecided.value if dec.undecided else None,
+        "fallback": d.fallback, "dismissed": d.dismissed, "usd": dec.cost_usd, "model": dec.model,
+    }  # fmt: skip
+
+
+def _states(instruments: Any) -> dict[str, Any]:
+    return {k: v.to_json_dict() for k, v in sorted(instruments.items())}
+
+
+def finding(d: Decided) -> dict[str, Any]:
+    """One finding of ``findings.json``: where, which family, the instruments' signals, and the decision."""
+    item, c = d.analysed, d.decision.candidate
+    return {
+        "fingerprint": d.fingerprint, "path": c.path, "function": c.function, "family": c.family,
+        "language": item.language, "start_line": item.start_line, "end_line": item.end_line, "pin": c.pin,
+        "signals": [{"instrument": s.instrument, "rule": s.rule, "line": s.line, "message": s.message}
+                    for s in item.signals],
+        "changed_lines": list(item.changed_lines), "excerpt_sha": d.excerpt.sha, "excerpt": d.excerpt.text,
+        "record": {"x": dict(item.record.x), "instruments": _states(item.record.instruments)},
+        "decision": decision_fields(d),
+    }  # fmt: skip
+
+
+def manifest(run: Run, *, repo: str, head: str, base: str | None, program_source: str, note: str) -> dict[str, Any]:
+    """``manifest.json``: the run's program, spend, fallback and counts."""
+    actions = Counter(d.operating_point for d in run.decided)
+    return {
+        "repo": repo, "head": head, "base": base,
+        "decision": {"program_id": run.program_id, "variant": run.variant, "program_source": program_source,
+                     "usd": round(run.usd, 8), "calls": run.calls, "fallback": run.fallback is not None,
+                     "reason": run.fallback, "note": note, "memory_snapshot_digest": run.memory_digest,
+                     "self_excluded": run.self_excluded},
+        "counts": {"candidates": len(run.decided), "block": actions["block"], "advisory": actions["advisory"],
+                   "drop": actions["drop"]},
+    }  # fmt: skip
+
+
+def _line(d: Decided) -> str:
+    c, dec = d.decision.candidate, d.decision
+    where = f"{c.path}:{d.analysed.start_line} {c.function}"
+    if dec.undecided is not None and dec.p is None:
+        return f"{dec.action.value:<8} {'-':>5}  {c.family:<18} {where}  ({dec.undecided.value}) {dec.rationale}"
+    cited = ", ".join(str(n) for n in dec.cited_lines)
+    return (
+        f"{dec.action.value:<8} {dec.p:>5.2f}  {c.family:<18} {where}  [{dec.verdict}; lines {cited}] {dec.rationale}"
+    )
+
+
+def compact_lines(run: Run, note: str = "") -> list[str]:
+    """The compact report: one line per decision (BLOCK first), then the engine line."""
+    order = {"block": 0, "advisory": 1, "drop": 2}
+    lines = [_line(d) for d in sorted(run.decided, key=lambda d: (order[d.operating_point], d.decision.candidate.key))]
+    if run.fallback:
+        lines.append(fallback_line(run.fallback))
+    engine = f"program {run.program_id[:12]} ({run.variant or 'none'}); spent ${run.usd:.4f} in {run.calls} call(s)"
+    lines.append(f"{engine}; {note}" if note else engine)
+    if run.self_excluded:
+        lines.append("repository is in the corpus: its own cases excluded")
+    return lines
+
+
+def markdown(run: Run, note: str) -> str:
+    """``findings.md``."""
+    out = ["# Findings", "", f"Program `{run.program_id[:12]}` ({run.variant or 'none'}). {note}".rstrip(), ""]
+    if run.fallback:
+        out += [fallback_line(run.fallback), ""]
+    out += ["| action | p | family | where | verdict | rationale |", "| --- | --- | --- | --- | --- | --- |"]
+    for d in run.decided:
+        if d.operating_point == "drop":
+            continue
+        dec, c = d.decision, d.decision.candidate
+        p = "-" if dec.p is None else f"{dec.p:.2f}"
+        rationale = dec.rationale.replace("|", "\\|")
+        out.append(f"| {dec.action.value} | {p} | {c.family} | `{c.path}:{d.analysed.start_line}` {c.function} | "
+                   f"{dec.verdict or '-'} | {rationale} |")  # fmt: skip
+    dropped = sum(d.operating_point == "drop" for d in run.decided)
+    out += ["", f"{dropped} candidate(s) dropped by the engine (dropped_by_engine.json)."]
+    return "\n".join(out) + "\n"
+
+
+def write_reports(run: Run, out: Path, meta: dict[str, Any], note: str) -> dict[str, Path]:
+    """Write every report file of a scan into ``out``; returns them by name."""
+    out.mkdir(parents=True, exist_ok=True)
+    kept = [finding(d) for d in run.decided if d.operating_point != "drop"]
+    dropped = [finding(d) for d in run.decided if d.operating_point == "drop"]
+    files = {
+        "findings.json": json.dumps(kept, indent=2, sort_keys=True),
+        "dropped_by_engine.json": json.dumps(dropped, indent=2, sort_keys=True),
+        "manifest.json": json.dumps(meta, indent=2, sort_keys=True),
+        "findings.sarif": json.dumps(to_sarif(run, kept), indent=2, sort_keys=True),
+        "findings.md": markdown(run, note),
+    }
+    paths = {}
+    for name, text in files.items():
+        path = out / name
+        path.write_text(text if text.endswith("\n") else text + "\n")
+        paths[name] = path
+    return paths

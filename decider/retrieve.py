@@ -1,0 +1,316 @@
+"""Retrieve (docs/decider.md, "Retrieve"): stage 1 Gower nearest neighbours by instrument block with missing
+kept explicit, stage 2 the code-embedding re-rank ``r = lam * (1 - D) + (1 - lam) * cos``, then the balance
+rule.
+
+``eligible(example, target, fold)`` is the only way an example reaches a prompt. The distance is vectorised
+over the memory (numpy); ``gower`` is the same rule for one pair, written out for reading and for tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from decider.memory import Memory, MemoryExample
+from schemas import InstrumentState, Scalar, State
+
+__all__ = [
+    "Boundary",
+    "Column",
+    "Index",
+    "Neighbour",
+    "Retrieved",
+    "Settings",
+    "Target",
+    "balance",
+    "columns_from_specs",
+    "eligible",
+    "gower",
+    "ineligible_reason",
+    "retrieve",
+]
+
+_STATES = {State.RAN: 0, State.NONE: 1, State.FAILED: 2, State.NOT_APPLICABLE: 3}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One feature as the distance sees it: its instrument block, and a numeric scale (cap) or categories."""
+
+    name: str
+    block: str
+    cap: float | None = None  # numeric: |a - b| / cap; None: equal or not
+
+
+def columns_from_specs(specs: Iterable[Any], *, profile: str = "static", priors: bool = False) -> tuple[Column, ...]:
+    """Columns of the allow-listed features of a profile; prior features are dropped with priors off."""
+    out = []
+    for spec in specs:
+        if getattr(spec, "prior", False) and not priors:
+            continue
+        if getattr(spec, "profile", "static") not in ("static", profile):
+            continue
+        kind = str(getattr(spec, "type", getattr(spec, "kind", "")))
+        cap = getattr(spec, "cap", None)
+        numeric = kind in ("int", "float")
+        scale = float(cap) if numeric and cap else 1.0
+        out.append(Column(spec.name, spec.instrument, scale if numeric else None))
+    return tuple(out)
+
+
+def _state(instruments: Mapping[str, InstrumentState], block: str) -> State:
+    found = instruments.get(block)
+    return found.state if found is not None else State.NONE
+
+
+def _feature_distance(a: Scalar, b: Scalar, column: Column) -> float:
+    if a is None and b is None:
+        return 0.0
+    if a is None or b is None:
+        return 1.0
+    if column.cap is not None and isinstance(a, int | float) and isinstance(b, int | float):
+        return min(abs(float(a) - float(b)) / column.cap, 1.0)
+    return 0.0 if a == b else 1.0
+
+
+def gower(
+    a: tuple[Mapping[str, Scalar], Mapping[str, InstrumentState]],
+    b: tuple[Mapping[str, Scalar], Mapping[str, InstrumentState]],
+    columns: Sequence[Column],
+) -> float:
+    """D between two records ``(x, instruments)``: the mean over instrument blocks of each block's distance."""
+    blocks: dict[str, list[Column]] = {}
+    for column in columns:
+        blocks.setdefault(column.block, []).append(column)
+    total = 0.0
+    for block, cols in blocks.items():
+        sa, sb = _state(a[1], block), _state(b[1], block)
+        if sa is State.RAN and sb is State.RAN:
+            total += sum(_feature_distance(a[0].get(c.name), b[0].get(c.name), c) for c in cols) / len(cols)
+        else:
+            total += 0.0 if sa is sb else 1.0
+    return total / len(blocks) if blocks else 0.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """The candidate as retrieval sees it: features, states, family, group and excerpt vector."""
+
+    x: Mapping[str, Scalar]
+    instruments: Mapping[str, InstrumentState]
+    family: str
+    group: str | None = None
+    vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """The fold a prompt is rendered in: evaluation (groups, source, framework held out) or deployment."""
+
+    mode: Literal["evaluation", "deployment"] = "deployment"
+    evaluation_groups: frozenset[str] = frozenset()
+    held_out_source: str | None = None
+    held_out_framework: str | None = None
+    near_duplicate_cos: float = 0.98
+
+
+def _cos(u: np.ndarray | None, v: np.ndarray | None) -> float | None:
+    return None if u is None or v is None else float(np.dot(u, v))
+
+
+def ineligible_reason(
+    example: MemoryExample, target: Target, fold: Boundary, vector: np.ndarray | None = None
+) -> str | None:
+    """Why an example may not reach this target's prompt in this fold, or None when it may."""
+    if example.group in fold.evaluation_groups:
+        return "evaluation_group"
+    if target.group is not None and example.group == target.group:
+        return "own_group" if fold.mode == "evaluation" else "self_excluded"
+    if fold.held_out_source is not None and example.source == fold.held_out_source:
+        return "held_out_source"
+    if fold.held_out_framework is not None and fold.held_out_framework in example.frameworks:
+        return "held_out_framework"
+    if fold.mode == "evaluation":
+        cos = _cos(vector, target.vector)
+        if cos is not None and cos >= fold.near_duplicate_cos:
+            return "near_duplicate"
+    return None
+
+
+def eligible(example: MemoryExample, target: Target, fold: Boundary, vector: np.ndarray | None = None) -> bool:
+    """The only gate between the memory and a prompt (retrieved examples and demonstrations alike)."""
+    return ineligible_reason(example, target, fold, vector) is None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Retrieval's compiled settings (the defaults of docs/decider.md, "Retrieve")."""
+
+    n1: int = 40
+    k: int = 6
+    lam: float = 0.5
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """One retrieved example with its distance, cosine (None without embeddings) and re-rank score."""
+
+    example: MemoryExample
+    distance: float
+    cosine: float | None
+    score: float
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """What Retrieve returns, with how it went (``retrieval`` mode, ``balance``, what the boundary removed)."""
+
+    neighbours: tuple[Neighbour, ...]
+    retrieval: Literal["signals+embeddings", "signals_only"]
+    balance: Literal["ok", "short"]
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    pool: tuple[Neighbour, ...] = ()  # every eligible stage-2 example, re-ranked (the memory vote reads it)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Neighbours by label and by family (never identities)."""
+        labels = Counter("vulnerable" if n.example.y else "not_vulnerable" for n in self.neighbours)
+        families = Counter(n.example.family for n in self.neighbours)
+        return {"label": dict(sorted(labels.items())), "family": dict(sorted(families.items()))}
+
+
+class Index:
+    """A memory encoded for the vectorised distance: values per column (NaN = null), states per block."""
+
+    def __init__(self, memory: Memory, columns: Sequence[Column]) -> None:
+        self.memory = memory
+        self.version = memory.version
+        self.columns = tuple(sorted(columns, key=lambda c: (c.block, c.name)))
+        self.blocks = list(dict.fromkeys(c.block for c in self.columns))
+        self.examples = memory.examples
+        self._codes: list[dict[Any, float]] = [{} for _ in self.columns]
+        self.values = np.array([self._encode(e.example.x) for e in self.examples], dtype=np.float64).reshape(
+            len(self.examples), len(self.columns)
+        )
+        self.states = np.array(
+            [[_STATES[_state(e.example.instruments, b)] for b in self.blocks] for e in self.examples], dtype=np.int8
+        ).reshape(len(self.examples), len(self.blocks))
+        starts = [i for i, c in enumerate(self.columns) if i == 0 or self.columns[i - 1].block != c.block]
+        self.starts = np.array(starts, dtype=np.intp)
+        self.widths = np.diff(np.append(self.starts, len(self.columns))).astype(np.float64)
+        self.numeric = np.array([c.cap is not None for c in self.columns], dtype=bool)
+        self.family = np.array([e.family for e in self.examples], dtype=object)
+        self._ties: dict[int, np.ndarray] = {}
+
+    def _encode(self, x: Mapping[str, Scalar]) -> list[float]:
+        row = []
+        for i, column in enumerate(self.columns):
+            value = x.get(column.name)
+            if value is None:
+                row.append(np.nan)
+            elif column.cap is not None and isinstance(value, int | float):
+                row.append(min(float(value), column.cap) / column.cap)
+            else:
+                row.append(self._codes[i].setdefault(value, float(len(self._codes[i]))))
+        return row
+
+    def distances(self, target: Target) -> np.ndarray:
+        """D from the target to every example."""
+        if not self.blocks:
+            return np.zeros(len(self.examples))
+        t = np.array(self._encode(target.x), dtype=np.float64)
+        v = self.values
+        nan_v, nan_t = np.isnan(v), np.isnan(t)
+        with np.errstate(invalid="ignore"):
+            d = np.where(self.numeric, np.minimum(np.abs(v - t), 1.0), (v != t).astype(np.float64))
+        d = np.where(nan_v & nan_t, 0.0, np.where(nan_v | nan_t, 1.0, d))
+        block_mean = np.add.reduceat(d, self.starts, axis=1) / self.widths if len(self.columns) else d
+        ts = np.array([_STATES[_state(target.instruments, b)] for b in self.blocks], dtype=np.int8)
+        both_ran = (self.states == 0) & (ts == 0)
+        per_block = np.where(both_ran, block_mean, (self.states != ts).astype(np.float64))
+        result: np.ndarray = per_block.mean(axis=1)
+        return result
+
+    def ties(self, seed: int) -> np.ndarray:
+        """The tie-break key per example: sha256(example id + seed)."""
+        if seed not in self._ties:
+            self._ties[seed] = np.array(
+                [int.from_bytes(hashlib.sha256(f"{e.id}{seed}".encode()).digest()[:8], "big") for e in self.examples],
+                dtype=np.uint64,
+            )
+        return self._ties[seed]
+
+
+def _walk(
+    index: Index, order: np.ndarray, target: Target, fold: Boundary, n: int, dropped: Counter[str]
+) -> Iterator[int]:
+    taken = 0
+    for i in order:
+        if taken >= n:
+            return
+        example = index.examples[i]
+        reason = ineligible_reason(example, target, fold, index.memory.vector(example))
+        if reason is None:
+            taken += 1
+            yield int(i)
+        else:
+            dropped[reason] += 1
+
+
+def retrieve(index: Index, target: Target, fold: Boundary, settings: Settings = Settings()) -> Retrieved:
+    """Stage 1 (n1 nearest of the family and n1 of the others), stage 2 re-rank, then the balance rule."""
+    if not index.examples:
+        return Retrieved((), "signals_only", "short", {})
+    d = index.distances(target)
+    order = np.lexsort((index.ties(settings.seed), d))
+    same = index.family[order] == target.family
+    dropped: Counter[str] = Counter()
+    chosen = [*_walk(index, order[same], target, fold, settings.n1, dropped)]
+    chosen += [*_walk(index, order[~same], target, fold, settings.n1, dropped)]
+    chosen.sort(key=lambda i: (d[i], int(index.ties(settings.seed)[i])))
+    vectors = [index.memory.vector(index.examples[i]) for i in chosen]
+    embedded = target.vector is not None and any(v is not None for v in vectors)
+    ranked = []
+    for i, vector in zip(chosen, vectors, strict=True):
+        cos = _cos(vector, target.vector)
+        similarity = cos if cos is not None else 1.0 - d[i]  # no vector: keeps its stage-1 place
+        score = settings.lam * (1.0 - d[i]) + (1.0 - settings.lam) * similarity
+        ranked.append(Neighbour(index.examples[i], float(d[i]), cos, float(score)))
+    ranked.sort(key=lambda n: -n.score)  # stable: equal scores keep the stage-1 order
+    picked, short = balance(ranked, target.family, settings.k)
+    return Retrieved(tuple(picked), "signals+embeddings" if embedded else "signals_only",
+                     "short" if short else "ok", dict(dropped), tuple(ranked))  # fmt: skip
+
+
+def balance(ranked: Sequence[Neighbour], family: str, k: int) -> tuple[list[Neighbour], bool]:
+    """The balance rule: at most k/2 per label and at least 2 of each when the pool has them; at most 2 per
+    repository group; at least k-2 of the family when the pool has them, so at most 2 contrast examples
+    (never padded). Returns the pick and whether a minimum could not be met (``balance: short``)."""
+    has_family = any(n.example.family == family for n in ranked)
+    labels: Counter[int] = Counter()
+    groups: Counter[str] = Counter()
+    contrast = 0
+    picked: list[Neighbour] = []
+    for n in ranked:
+        if len(picked) >= k:
+            break
+        e = n.example
+        is_contrast = e.family != family
+        if labels[e.y] >= k // 2 or groups[e.group] >= 2 or (is_contrast and has_family and contrast >= 2):
+            continue
+        picked.append(n)
+        labels[e.y] += 1
+        groups[e.group] += 1
+        contrast += is_contrast
+    pool_labels = Counter(n.example.y for n in ranked)
+    short = (
+        len(picked) < k
+        or any(labels[y] < min(2, pool_labels[y]) or pool_labels[y] < 2 for y in (0, 1))
+        or sum(1 for n in picked if n.example.family == family) < k - 2
+    )
+    return picked, short

@@ -1,0 +1,116 @@
+"""The packaged seed memory: small labelled synthetic repositories under ``ruleset/memory/`` analysed by
+our own instruments, so the embedded default has examples to retrieve before any corpus is built.
+
+Built once per (seed files, feature set) and kept in the store; a larger memory built into the store (the
+pair corpus) is read beside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+from decider.analyse import analyse
+from decider.features import feature_set_digest
+from decider.instruments.base import RULESET
+from decider.memory import Memory, MemoryExample, MemoryRefused, MemoryStore, example_from_record
+from forge.git import git
+
+__all__ = ["SEED_DIR", "build_seed_memory", "corpus_memory", "leave_one_group_out", "seed_digest"]
+
+SEED_DIR = RULESET / "memory"
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "seed",
+    "GIT_AUTHOR_EMAIL": "seed@example.invalid", "GIT_COMMITTER_NAME": "seed",
+    "GIT_COMMITTER_EMAIL": "seed@example.invalid", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
+}  # fmt: skip
+
+
+def _files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*.seed") if p.is_file())
+
+
+def seed_digest(directory: Path = SEED_DIR) -> str:
+    """sha256 of the seed files, the labels and the feature set: a change rebuilds the seed examples."""
+    digest = hashlib.sha256(feature_set_digest().encode())
+    for path in [*_files(directory), directory / "labels.toml"]:
+        digest.update(str(path.relative_to(directory)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _git(repo: Path, *args: str) -> None:
+    git(*args, cwd=repo, env=_IDENTITY)
+
+
+def build_seed_memory(directory: Path = SEED_DIR) -> tuple[Memory, list[str]]:
+    """The seed's examples, and the labels that matched no candidate (reach misses, named)."""
+    spec = tomllib.loads((directory / "labels.toml").read_text())
+    digest = seed_digest(directory)
+    with tempfile.TemporaryDirectory(prefix="ouro-seed-") as tmp:
+        repo = Path(tmp)
+        for path in _files(directory):
+            target = repo / path.relative_to(directory).with_suffix("")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+        _git(repo, "init", "-q")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "--no-verify", "-m", "seed")
+        found = {(a.candidate.path, a.candidate.function, a.candidate.family): a
+                 for a in analyse(repo, "HEAD", None, "seed/memory")}  # fmt: skip
+    examples: list[MemoryExample] = []
+    missed: list[str] = []
+    for label in spec["labels"]:
+        key = (label["path"], label["function"], label["family"])
+        item = found.get(key)
+        if item is None:
+            missed.append("::".join(key))
+            continue
+        example = example_from_record(
+            item.record, y=label["y"], code=item.code, start_line=item.start_line, source=spec["source"],
+            group=f"seed/{label['path'].split('/', 1)[0]}", focus=sorted({s.line for s in item.signals}),
+            roles=item.roles,
+        )  # fmt: skip
+        examples.append(_with_digest(example, digest))
+    return Memory(examples), missed
+
+
+def _with_digest(example: MemoryExample, digest: str) -> MemoryExample:
+    return replace(example, label_set_digest=digest, id="")
+
+
+def corpus_memory(store: MemoryStore | None, directory: Path = SEED_DIR) -> Memory:
+    """The store's examples (pair corpus and others) beside the current seed, building the seed once."""
+    digest = seed_digest(directory)
+    stored = store.load("static") if store is not None else Memory()
+    current = [e for e in stored.examples if e.source != "seed" or e.label_set_digest == digest]
+    if not any(e.source == "seed" for e in current):
+        seed, missed = build_seed_memory(directory)
+        if len(missed) * 10 > len(seed) + len(missed):
+            raise MemoryRefused(f"seed memory: {len(missed)} label(s) match no candidate: {', '.join(missed)}")
+        if store is not None:
+            store.save(seed)
+        current += seed.examples
+    return Memory(current)
+
+
+def leave_one_group_out(memory: Memory, k: int = 6) -> list[tuple[float, int]]:
+    """(memory-vote score, label) of every example decided with its own group held out: how the packaged
+    memory-vote program's ADVISORY threshold was read (recall >= 0.90)."""
+    from decider.classify import memory_vote
+    from decider.excerpt import make_excerpt
+    from decider.features import FEATURES
+    from decider.program import CandidateView
+    from decider.retrieve import Boundary, Index, Settings, Target, columns_from_specs, retrieve
+
+    index = Index(memory, columns_from_specs(FEATURES))
+    scored = []
+    for e in memory.examples:
+        target = Target(e.example.x, e.example.instruments, e.family, group=e.group)
+        found = retrieve(index, target, Boundary("evaluation", frozenset({e.group})), Settings(k=k))
+        view = CandidateView(make_excerpt(e.excerpt, 1, e.example.language), "", (), e.family)
+        scored.append((memory_vote(found, view, k=k).score, e.y))
+    return scored

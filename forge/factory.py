@@ -1,0 +1,29 @@
+"""The configured forge: ``OURO_FORGE`` names a local forge folder or ``github:OWNER/NAME``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from forge.base import WritableForge
+from forge.local import LocalForge
+from schemas.errors import ConfigurationError
+from schemas.settings import Settings
+
+__all__ = ["open_forge"]
+
+
+def open_forge(settings: Settings) -> WritableForge:
+    """The forge the settings name; a local one writes into ``<state>/forge`` and clones into its cache."""
+    if settings.forge.startswith("github:"):
+        from forge.github import GitHubForge
+
+        owner, _, name = settings.forge.removeprefix("github:").partition("/")
+        if not owner or not name:
+            raise ConfigurationError(f"OURO_FORGE: {settings.forge!r} is not github:OWNER/NAME")
+        return GitHubForge.from_environment(owner, name, os.environ)
+    folder = Path(settings.forge).expanduser()
+    if not (folder / "forge").is_dir():
+        raise ConfigurationError(f"OURO_FORGE: {folder} has no forge/ folder (tickets/, pulls/)")
+    state = settings.state_dir
+    return LocalForge.from_examples(folder, state / "forge-cache", writes_dir=state / "forge")

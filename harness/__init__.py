@@ -1,0 +1,52 @@
+"""Corpus readers: harness logs in, typed ``HarnessEvent``s with exact spans out.
+
+Formats, detected per file and per line (``detect``), never by a flag: the CSF envelope
+(``envelope``), Claude Code ``--output-format stream-json`` (``streamjson``), Claude Code transcripts
+(``transcript``) and Claude Code hook payloads (``hooks``), as JSON lines or JSON documents (``source``).
+Everything is read lazily and bad input never stops a reader: malformed lines are reported with their
+file:line and counted. ``tools`` holds the one definition of a tool error and the call/result pairing;
+``stats`` the counts ``ouro corpus stats`` prints and ingest records; ``cost`` the folding of
+``total_cost_usd``. Pure code: no Celery, no SQLAlchemy.
+
+    reader = read("runs/r1")                     # a file of any format, or a run directory
+    for event in reader: ...                     # HarnessEvent, lazily
+    summary = summarise(read("session.jsonl"))   # RunSummary
+    reader.malformed                             # [Malformed(span, reason)]
+"""
+
+from __future__ import annotations
+
+from harness.cost import CostFold, SessionCosts, fold_cumulative
+from harness.detect import Format, classify, detect_format
+from harness.paths import RunFiles, expand, run_files, run_name
+from harness.reader import Reader, iter_events, read
+from harness.source import Layout, Malformed
+from harness.stats import CorpusStats, RunStats, collect, summarise
+from harness.tools import TOOL_ERROR_DEFINITION, ToolUse, call_key, is_tool_error, pair_tool_uses
+
+__all__ = [
+    "TOOL_ERROR_DEFINITION",
+    "CorpusStats",
+    "CostFold",
+    "Format",
+    "Layout",
+    "Malformed",
+    "Reader",
+    "RunFiles",
+    "RunStats",
+    "SessionCosts",
+    "ToolUse",
+    "call_key",
+    "classify",
+    "collect",
+    "detect_format",
+    "expand",
+    "fold_cumulative",
+    "is_tool_error",
+    "iter_events",
+    "pair_tool_uses",
+    "read",
+    "run_files",
+    "run_name",
+    "summarise",
+]

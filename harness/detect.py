@@ -1,0 +1,69 @@
+"""Which harness format a JSON object is in, and which one a file is in.
+
+The rule, applied to every object on its own (so a file that mixes formats is read right line by line):
+
+1. ``event_type`` and an object ``event``               -> the CSF envelope (its ``event`` is read again)
+2. ``hook_event_name``                                  -> a Claude Code hook payload
+3. ``sessionId``/``parentUuid``/``leafUuid``/``isSidechain``, or a type only transcripts write
+   (``summary``, ``file-history-snapshot``, ``queue-operation``, ``progress``) -> a Claude Code transcript line
+4. a string ``type`` with ``session_id``, or a stream-json ``type``   -> a ``--output-format stream-json`` line
+5. anything else                                        -> unknown (kept as an ``other`` event, never rejected)
+
+A file's format is the one its first objects share, ``mixed`` when they differ, ``empty`` when it has
+none; the reader never needs it, it is what ``ouro corpus stats`` shows.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from harness.source import Source
+
+__all__ = ["Format", "classify", "detect_format"]
+
+_TRANSCRIPT_KEYS = ("sessionId", "parentUuid", "leafUuid", "isSidechain")
+_TRANSCRIPT_TYPES = frozenset({"summary", "file-history-snapshot", "queue-operation", "progress"})
+_STREAM_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
+_PEEK = 50
+
+
+class Format(StrEnum):
+    """A harness log format (of one object, or of a whole file)."""
+
+    ENVELOPE = "csf-envelope"
+    STREAM_JSON = "stream-json"
+    TRANSCRIPT = "transcript"
+    HOOK = "hook"
+    UNKNOWN = "unknown"
+    MIXED = "mixed"
+    EMPTY = "empty"
+
+
+def classify(doc: dict[str, Any]) -> Format:
+    """The format of one JSON object, by the keys only its format writes."""
+    if "event_type" in doc and isinstance(doc.get("event"), dict):
+        return Format.ENVELOPE
+    if isinstance(doc.get("hook_event_name"), str):
+        return Format.HOOK
+    kind = doc.get("type")
+    kind = kind if isinstance(kind, str) else None
+    if any(key in doc for key in _TRANSCRIPT_KEYS) or kind in _TRANSCRIPT_TYPES:
+        return Format.TRANSCRIPT
+    if kind is not None and ("session_id" in doc or kind in _STREAM_TYPES):
+        return Format.STREAM_JSON
+    return Format.UNKNOWN
+
+
+def detect_format(path: Path | str) -> Format:
+    """The format the first objects of ``path`` share (``mixed`` if they differ, ``empty`` if none)."""
+    objects = iter(Source(Path(path)))
+    try:
+        seen = {classify(doc) for _, doc in islice(objects, _PEEK)}
+    finally:
+        objects.close()  # releases the file now, not when the generator is collected
+    if not seen:
+        return Format.EMPTY
+    return seen.pop() if len(seen) == 1 else Format.MIXED

@@ -1,0 +1,63 @@
+"""Claude Code hook payloads (what a hook command receives on stdin), one object per payload.
+
+Every payload has ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name`` and, in later
+releases, ``permission_mode``; the rest depends on the event:
+
+- ``PreToolUse`` (``tool_name``, ``tool_input``, ``tool_use_id``)       -> a tool call
+- ``PostToolUse`` (adds ``tool_response``; fires only when the tool succeeded) -> a tool result, not an error
+- ``PostToolUseFailure`` (adds ``error``, ``is_interrupt``)            -> a tool result that is an error
+- ``Stop``/``SubagentStop`` (``stop_hook_active``), ``SessionStart`` (``source``, ``model``),
+  ``SessionEnd``, ``UserPromptSubmit``, ``Notification``, ``PreCompact``… -> a ``hook`` event
+
+Payloads change with every release (``tool_use_id``, ``permission_mode``, ``duration_ms``, ``effort``,
+``agent_transcript_path`` appeared over time), so nothing is required beyond ``hook_event_name`` and
+every field is kept in ``raw``. Older payloads have no ``tool_use_id``: ``harness.tools`` then pairs a
+call with its result by session, tool name and input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from harness.context import LineContext, ReadState, text, timestamp
+from schemas import HarnessEvent, HarnessKind
+
+__all__ = ["hook_events", "is_turn_end"]
+
+_TOOL_KINDS = {
+    "PreToolUse": HarnessKind.TOOL_CALL,
+    "PostToolUse": HarnessKind.TOOL_RESULT,
+    "PostToolUseFailure": HarnessKind.TOOL_RESULT,
+}
+
+
+def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[HarnessEvent]:
+    """The one event of a hook payload."""
+    name = str(doc["hook_event_name"])
+    kind = _TOOL_KINDS.get(name, HarnessKind.HOOK)
+    call_id, tool = text(doc.get("tool_use_id")), text(doc.get("tool_name"))
+    if kind is HarnessKind.TOOL_CALL:
+        state.called(call_id, tool)
+    tool_input = doc.get("tool_input")
+    if ctx.timestamp is None and (moment := timestamp(doc.get("timestamp"))) is not None:
+        ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
+    yield ctx.event(
+        kind,
+        subtype=name,
+        session=text(doc.get("session_id")),
+        agent=text(doc.get("agent_id")),
+        tool=tool or (state.name_of(call_id) if kind is HarnessKind.TOOL_RESULT else None),
+        tool_use_id=call_id,
+        tool_input=tool_input if isinstance(tool_input, dict) and kind is not HarnessKind.HOOK else None,
+        is_error=name == "PostToolUseFailure",
+    )
+
+
+def is_turn_end(event: HarnessEvent) -> bool:
+    """A ``Stop`` hook that ends a turn; with ``stop_hook_active`` it is the same turn stopping again."""
+    if event.kind is not HarnessKind.HOOK or event.subtype != "Stop":
+        return False
+    inner = event.raw.get("event")
+    payload = inner if isinstance(inner, dict) and "event_type" in event.raw else event.raw  # a CSF envelope
+    return payload.get("stop_hook_active") is not True

@@ -1,0 +1,136 @@
+"""The reader: lazy, typed harness events of one run, whatever formats its files and lines are in.
+
+Each JSON object is classified on its own (``detect.classify``) and handed to its format's reader, so a
+file that mixes formats, or interleaves sessions, is read right. Malformed lines are collected with
+their file:line and counted; they never stop the reader.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from harness.context import LineContext, ReadState
+from harness.detect import Format, classify
+from harness.envelope import unwrap
+from harness.hooks import hook_events
+from harness.paths import expand, run_files, run_name
+from harness.source import Malformed, Source
+from harness.streamjson import stream_events
+from harness.transcript import transcript_events
+from schemas import HarnessEvent, HarnessKind, RunId, Span
+from schemas.errors import CorpusError
+
+__all__ = ["Reader", "iter_events", "read"]
+
+_RUN_ID: TypeAdapter[str] = TypeAdapter(RunId)
+
+
+class Reader:
+    """Reads one run's files lazily into ``HarnessEvent``s, counting lines and collecting malformed ones.
+
+    ``lines``, ``malformed`` and ``formats`` describe the last (or current) pass; iterating again
+    starts over.
+    """
+
+    def __init__(self, files: Sequence[Path], run: str) -> None:
+        try:
+            self.run = _RUN_ID.validate_python(run)
+        except ValidationError as exc:  # checked once here, not as a failure on every line
+            raise CorpusError(f"run {run!r} is not a valid run id (letters, digits, _ . : -)") from exc
+        self.files = tuple(files)
+        self.formats: Counter[Format] = Counter()
+        self._sources: list[Source] = []
+
+    @property
+    def lines(self) -> int:
+        """Physical lines read, blank and malformed ones included."""
+        return sum(source.lines for source in self._sources)
+
+    @property
+    def malformed(self) -> list[Malformed]:
+        """The lines that could not be read, with file:line and why, in reading order (``MAX_REPORTED``
+        per file at most: ``malformed_count`` counts them all)."""
+        return [bad for source in self._sources for bad in source.malformed]
+
+    @property
+    def malformed_count(self) -> int:
+        """How many lines could not be read."""
+        return sum(source.malformed_count for source in self._sources)
+
+    def __iter__(self) -> Iterator[HarnessEvent]:
+        self._sources, self.formats, state = [], Counter(), ReadState()
+        for path in self.files:
+            source = Source(path)
+            self._sources.append(source)
+            for line, doc in source:
+                span = Span(file=source.name, line=line)
+                try:
+                    # A whole line's events or none: a value that cannot be typed marks the line malformed.
+                    events = list(self._dispatch(doc, LineContext(self.run, span, doc), state))
+                except (ValidationError, ValueError, TypeError, OverflowError) as exc:
+                    source.report(line, f"could not be typed: {_first_line(exc)}")
+                    continue
+                yield from events
+
+    def _dispatch(self, doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[HarnessEvent]:
+        found = classify(doc)
+        self.formats[found] += 1
+        if found is Format.ENVELOPE:
+            opened = unwrap(doc)
+            inner = classify(opened.event)
+            ctx = LineContext(ctx.run, ctx.span, ctx.raw, opened.ts)
+            if inner is Format.HOOK:
+                yield from hook_events(opened.event, ctx, state)
+            elif inner is Format.TRANSCRIPT:
+                yield from transcript_events(opened.event, ctx, state)
+            else:  # the harness wraps stream-json lines; event_type names a line that lacks its type
+                yield from stream_events(opened.event, ctx, state, type_hint=opened.event_type)
+        elif found is Format.HOOK:
+            yield from hook_events(doc, ctx, state)
+        elif found is Format.TRANSCRIPT:
+            yield from transcript_events(doc, ctx, state)
+        elif found is Format.STREAM_JSON:
+            yield from stream_events(doc, ctx, state)
+        else:
+            yield ctx.event(HarnessKind.OTHER)
+
+
+def read(path: Path | str, run: str | None = None) -> Reader:
+    """A lazy reader over one run: a harness log file of any format, or a run directory."""
+    path = Path(path)
+    if path.is_dir():
+        files = run_files(path)
+        if not files:
+            raise CorpusError(f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson or *.json files)")
+    elif path.exists():
+        files = (path,)
+    else:
+        raise CorpusError(f"{path}: no such file or directory")
+    return Reader(files, run or run_name(path))
+
+
+def iter_events(
+    items: Iterable[str | Path], on_malformed: Callable[[Malformed], None] | None = None
+) -> Iterator[HarnessEvent]:
+    """Every event of every run named by files, run directories, directories of runs or globs.
+
+    Malformed lines go to ``on_malformed`` (after each run) when given; they never stop the iteration.
+    """
+    for run in expand(items):
+        reader = Reader(run.files, run.name)
+        yield from reader
+        if on_malformed is not None:
+            for bad in reader.malformed:
+                on_malformed(bad)
+
+
+def _first_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        return f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}"[:200]
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]

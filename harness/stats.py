@@ -1,0 +1,230 @@
+"""Counting what a run's events say: the numbers ``ouro corpus stats`` prints and ingest records.
+
+One fold (``Tally``) is used for both, so a run's tool calls, tool errors (``tools.is_tool_error``, counted
+once per call), usage and folded cost mean the same everywhere:
+
+- usage: the sum of the events' ``usage`` (the readers already count a response once: transcripts by
+  ``message.id``/``requestId``, stream-json by its ``result`` lines);
+- cost: ``total_cost_usd`` folded per file and session (``cost.SessionCosts``);
+- turns: stream-json ``result`` lines, and ``Stop`` hooks that are not ``stop_hook_active`` repeats;
+- sessions: distinct session ids (in the total, distinct over every run, as one session can span files).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+from harness.cost import SessionCosts
+from harness.detect import Format
+from harness.hooks import is_turn_end
+from harness.paths import expand
+from harness.reader import Reader
+from harness.source import Malformed
+from harness.tools import TOOL_ERROR_DEFINITION, call_key, is_tool_error
+from schemas import HarnessEvent, HarnessKind, RunSummary, Usage
+
+__all__ = ["CorpusStats", "RunStats", "Tally", "collect", "run_stats", "summarise"]
+
+_UNNAMED = "(unnamed)"
+
+
+@dataclass
+class Tally:
+    """A running count over one run's events (memory grows with distinct calls, not with lines)."""
+
+    calls: dict[Hashable, str] = field(default_factory=dict)
+    # Events without a tool_use_id each count once; a running number keys them (never id(), reused).
+    anonymous: Iterator[int] = field(default_factory=count)
+    errors: dict[Hashable, str] = field(default_factory=dict)
+    subagent_calls: set[Hashable] = field(default_factory=set)
+    usage: Usage = field(default_factory=Usage)
+    costs: SessionCosts = field(default_factory=SessionCosts)
+    sessions: set[str] = field(default_factory=set)
+    turns: int = 0
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+
+    def add(self, event: HarnessEvent) -> None:
+        """Count one event."""
+        if event.kind is HarnessKind.TOOL_CALL:
+            key = self._key(event)
+            self.calls[key] = event.tool or self.calls.get(key) or _UNNAMED
+            if event.agent:
+                self.subagent_calls.add(key)
+        elif is_tool_error(event):
+            key = self._key(event)
+            self.errors[key] = event.tool or self.errors.get(key) or self.calls.get(key) or _UNNAMED
+        if event.usage is not None:
+            self.usage = self.usage + event.usage
+        if event.total_cost_usd is not None:
+            # A counter belongs to one process, which writes one file: fold per file and session.
+            self.costs.add((event.span.file, event.session), event.total_cost_usd)
+        if event.session:
+            self.sessions.add(event.session)
+        self.turns += event.kind is HarnessKind.RESULT or is_turn_end(event)
+        if event.timestamp is not None:
+            self.started_at = min(self.started_at or event.timestamp, event.timestamp)
+            self.ended_at = max(self.ended_at or event.timestamp, event.timestamp)
+
+    def _key(self, event: HarnessEvent) -> Hashable:
+        return call_key(event) or ("anonymous", next(self.anonymous))
+
+    @classmethod
+    def of(cls, reader: Reader) -> Tally:
+        """Read a run through and count every event."""
+        tally = cls()
+        for event in reader:
+            tally.add(event)
+        return tally
+
+    def by_tool(self, which: dict[Hashable, str]) -> dict[str, int]:
+        """Counts per tool name, with a result's name filled in from its call when it lacked one."""
+        names = Counter(self.calls.get(key, name) if name == _UNNAMED else name for key, name in which.items())
+        return dict(sorted(names.items()))
+
+
+def summarise(reader: Reader) -> RunSummary:
+    """Read a run through and fold it into the summary ``RunRecorded`` carries."""
+    tally = Tally.of(reader)
+    cost = tally.costs.total
+    return RunSummary(
+        run=reader.run,
+        lines=reader.lines,
+        malformed=reader.malformed_count,
+        tool_calls=len(tally.calls),
+        tool_errors=len(tally.errors),
+        usage=tally.usage,
+        cost_usd=round(cost, 10) if cost is not None else None,
+        started_at=tally.started_at,
+        ended_at=tally.ended_at,
+    )
+
+
+@dataclass
+class RunStats:
+    """What ``ouro corpus stats`` reports for one run (or, with ``run == "total"``, for all of them)."""
+
+    run: str
+    path: str
+    files: int
+    formats: dict[str, int]
+    lines: int
+    malformed: list[Malformed]
+    malformed_count: int
+    sessions: set[str]
+    tool_calls: dict[str, int]
+    tool_errors: dict[str, int]
+    subagent_tool_calls: int
+    usage: Usage
+    cost_usd: float | None
+    turns: int
+
+    @property
+    def format(self) -> str:
+        """The format of the run's objects: one name, ``mixed``, or ``empty``."""
+        named = [name for name in self.formats if name != Format.UNKNOWN] or list(self.formats)
+        if not named:
+            return Format.EMPTY.value
+        return named[0] if len(named) == 1 else Format.MIXED.value
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict with a stable shape (keys are sorted when dumped)."""
+        return {
+            "run": self.run,
+            "path": self.path,
+            "files": self.files,
+            "format": self.format,
+            "formats": dict(sorted(self.formats.items())),
+            "lines": self.lines,
+            "malformed": self.malformed_count,
+            "malformed_lines": [
+                {"file": bad.span.file, "line": bad.span.line, "reason": bad.reason} for bad in self.malformed
+            ],
+            "sessions": len(self.sessions),
+            "tool_calls": sum(self.tool_calls.values()),
+            "tool_calls_by_tool": self.tool_calls,
+            "subagent_tool_calls": self.subagent_tool_calls,
+            "tool_errors": sum(self.tool_errors.values()),
+            "tool_errors_by_tool": self.tool_errors,
+            "usage": self.usage.model_dump(exclude={"schema_version"}),
+            "cost_usd": self.cost_usd,
+            "turns": self.turns,
+        }
+
+
+@dataclass
+class CorpusStats:
+    """Per-run statistics and their total."""
+
+    runs: list[RunStats]
+    total: RunStats
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON document ``ouro corpus stats --json`` prints."""
+        return {
+            "runs": [run.to_json() for run in self.runs],
+            "total": self.total.to_json(),
+            "tool_error_definition": TOOL_ERROR_DEFINITION,
+        }
+
+
+def run_stats(reader: Reader, path: Path) -> RunStats:
+    """Read one run through and count it."""
+    tally = Tally.of(reader)
+    cost = tally.costs.total
+    return RunStats(
+        run=reader.run,
+        path=str(path),
+        files=len(reader.files),
+        formats={str(name): n for name, n in sorted(reader.formats.items())},
+        lines=reader.lines,
+        malformed=reader.malformed,
+        malformed_count=reader.malformed_count,
+        sessions=tally.sessions,
+        tool_calls=tally.by_tool(tally.calls),
+        tool_errors=tally.by_tool(tally.errors),
+        subagent_tool_calls=len(tally.subagent_calls),
+        usage=tally.usage,
+        cost_usd=round(cost, 10) if cost is not None else None,
+        turns=tally.turns,
+    )
+
+
+def collect(items: Iterable[str | Path]) -> CorpusStats:
+    """Statistics for every run named by files, run directories, directories of runs or globs."""
+    runs = [run_stats(Reader(run.files, run.name), run.path) for run in expand(items)]
+    return CorpusStats(runs=runs, total=_total(runs))
+
+
+def _total(runs: list[RunStats]) -> RunStats:
+    formats: Counter[str] = Counter()
+    calls: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    usage, costs = Usage(), [run.cost_usd for run in runs if run.cost_usd is not None]
+    for run in runs:
+        formats.update(run.formats)
+        calls.update(run.tool_calls)
+        errors.update(run.tool_errors)
+        usage = usage + run.usage
+    return RunStats(
+        run="total",
+        path="",
+        files=sum(run.files for run in runs),
+        formats=dict(sorted(formats.items())),
+        lines=sum(run.lines for run in runs),
+        malformed=[bad for run in runs for bad in run.malformed],
+        malformed_count=sum(run.malformed_count for run in runs),
+        sessions={session for run in runs for session in run.sessions},
+        tool_calls=dict(sorted(calls.items())),
+        tool_errors=dict(sorted(errors.items())),
+        subagent_tool_calls=sum(run.subagent_tool_calls for run in runs),
+        usage=usage,
+        cost_usd=round(sum(costs), 10) if costs else None,
+        turns=sum(run.turns for run in runs),
+    )

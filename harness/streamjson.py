@@ -1,0 +1,67 @@
+"""Claude Code ``--output-format stream-json`` lines: ``system``, ``assistant``, ``user``, ``result``.
+
+Each line yields one event for itself and one per ``tool_use``/``tool_result`` block it carries. Only the
+``result`` line's ``usage`` is counted: it is authoritative for its turn, while an ``assistant`` line
+carries a partial snapshot taken while the response streamed (kept in ``raw``, never summed).
+``total_cost_usd`` is cumulative within one process and restarts from zero when the process is reopened;
+``harness.cost`` folds it. A ``result``'s ``permission_denials`` become tool results that are
+errors (a gate denial), joined to their call by ``tool_use_id``. A line whose ``parent_tool_use_id`` is
+set is a subagent's: its events name that Task call as their ``agent``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from harness.context import LineContext, ReadState, block_events, number, text, timestamp, usage
+from schemas import HarnessEvent, HarnessKind
+
+__all__ = ["KINDS", "stream_events"]
+
+KINDS = {
+    "system": HarnessKind.SYSTEM,
+    "assistant": HarnessKind.ASSISTANT,
+    "user": HarnessKind.USER,
+    "result": HarnessKind.RESULT,
+}
+
+
+def stream_events(
+    doc: dict[str, Any], ctx: LineContext, state: ReadState, type_hint: str | None = None
+) -> Iterator[HarnessEvent]:
+    """The events of one stream-json line (``type_hint``: the envelope's ``event_type``, if any)."""
+    line_type = text(doc.get("type")) or type_hint or ""
+    common = {"session": text(doc.get("session_id")), "agent": text(doc.get("parent_tool_use_id"))}
+    if ctx.timestamp is None and (moment := timestamp(doc.get("timestamp"))) is not None:
+        ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
+    is_result = line_type == "result"
+    kind = KINDS.get(line_type, HarnessKind.OTHER)
+    yield ctx.event(
+        kind,
+        subtype=text(doc.get("subtype")) or (line_type if kind is HarnessKind.OTHER and line_type else None),
+        is_error=is_result and doc.get("is_error") is True,
+        usage=usage(doc.get("usage")) if is_result else None,
+        total_cost_usd=number(doc.get("total_cost_usd")),
+        **common,
+    )
+    yield from block_events(ctx, state, doc.get("message"), **common)
+    if is_result:
+        yield from _denials(doc.get("permission_denials"), ctx, state, common)
+
+
+def _denials(denials: Any, ctx: LineContext, state: ReadState, common: dict[str, Any]) -> Iterator[HarnessEvent]:
+    for denial in denials if isinstance(denials, list) else []:
+        if not isinstance(denial, dict):
+            continue
+        call_id = text(denial.get("tool_use_id"))
+        tool_input = denial.get("tool_input")
+        yield ctx.event(
+            HarnessKind.TOOL_RESULT,
+            subtype="permission_denial",
+            tool=text(denial.get("tool_name")) or state.name_of(call_id),
+            tool_use_id=call_id,
+            tool_input=tool_input if isinstance(tool_input, dict) else None,
+            is_error=True,
+            **common,
+        )

@@ -1,0 +1,60 @@
+"""Claude Code transcript lines (``~/.claude/projects/<project>/<session>.jsonl``).
+
+Entries are ``user``, ``assistant``, ``system``, ``summary``, ``progress``, ``file-history-snapshot``,
+``queue-operation``…, with ``timestamp``, ``sessionId`` and ``uuid``; messages carry content blocks
+(``text``, ``thinking``, ``tool_use``, ``tool_result`` with ``is_error``) and ``assistant`` messages a
+``usage``. What the reader must get right:
+
+- One API response is split over several lines, one per content block, each repeating the response's
+  ``usage`` (and a later one may report more ``output_tokens``): usage counts once per response, keyed
+  by ``message.id`` with ``requestId`` (``UsageLedger``), never once per line.
+- Ids redacted to ``REDACTED`` take no part in that key, so two redacted responses are never merged.
+- Subagent work appears as sidechain lines (``isSidechain: true``) or nested in ``progress`` lines
+  (``data.type == "agent_progress"``, ``data.message`` a whole user/assistant entry): both are read, and
+  their events name the subagent as ``agent``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from harness.context import LineContext, ReadState, block_events, response_key, text, timestamp, usage
+from schemas import HarnessEvent, HarnessKind
+
+__all__ = ["transcript_events"]
+
+_KINDS = {"user": HarnessKind.USER, "assistant": HarnessKind.ASSISTANT, "system": HarnessKind.SYSTEM}
+
+
+def transcript_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[HarnessEvent]:
+    """The events of one transcript line: one for the line, one per tool block, and its subagent's."""
+    session = text(doc.get("sessionId"))
+    agent = (text(doc.get("agentId")) or "sidechain") if doc.get("isSidechain") is True else None
+    yield from _entry(doc, ctx, state, session, agent)
+    data = doc.get("data")
+    if doc.get("type") == "progress" and isinstance(data, dict) and isinstance(data.get("message"), dict):
+        # A subagent's message, relayed while it runs: same session, its own agent id.
+        nested = data["message"]
+        yield from _entry(nested, ctx, state, session, text(data.get("agentId")) or "subagent", nested=True)
+
+
+def _entry(
+    doc: dict[str, Any], ctx: LineContext, state: ReadState, session: str | None, agent: str | None,
+    nested: bool = False,
+) -> Iterator[HarnessEvent]:  # fmt: skip
+    line_type = text(doc.get("type")) or ""
+    moment = timestamp(doc.get("timestamp"))
+    if moment is not None:
+        ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
+    kind = _KINDS.get(line_type, HarnessKind.OTHER)
+    message = doc.get("message")
+    counted = None
+    if line_type == "assistant" and isinstance(message, dict) and (reported := usage(message.get("usage"))):
+        counted = state.ledger.add(response_key(message.get("id"), doc.get("requestId")), reported)
+    subtype = text(doc.get("subtype")) or (line_type if kind is HarnessKind.OTHER else None)
+    if kind is HarnessKind.OTHER and isinstance(doc.get("data"), dict):
+        subtype = text(doc["data"].get("type")) or subtype  # progress: agent_progress, hook_progress…
+    if not nested or kind is not HarnessKind.OTHER:
+        yield ctx.event(kind, subtype=subtype, session=session, agent=agent, usage=counted)
+    yield from block_events(ctx, state, message, session=session, agent=agent)

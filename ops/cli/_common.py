@@ -1,0 +1,37 @@
+"""What every command module of ``ouro`` shares: the one usage error, the one time parser, the one way to open
+the event store, and the consoles. Importing it loads neither SQLAlchemy nor the event store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, tzinfo
+from typing import TYPE_CHECKING
+
+from schemas.errors import OuroError
+
+if TYPE_CHECKING:
+    from events import SqlEventStore
+    from schemas.settings import Settings
+
+__all__ = ["UsageError", "event_store", "instant"]
+
+
+class UsageError(OuroError):
+    """A command-line argument is wrong; the message names the argument or option."""
+
+
+def instant(text: str, option: str = "--as-of", zone: tzinfo = UTC) -> datetime:
+    """An ISO 8601 time or date given to ``option`` (``Z`` accepted), in UTC; one without an offset is read
+    in ``zone``."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise UsageError(f"{option}: {text!r} is not an ISO 8601 time (e.g. 2026-10-02T12:00:00Z)") from exc
+    return (moment if moment.tzinfo else moment.replace(tzinfo=zone)).astimezone(UTC)
+
+
+def event_store(settings: Settings | None = None) -> SqlEventStore:
+    """The event store the settings name (``OURO_DATABASE_URL``, else the embedded SQLite log), at head."""
+    from events import open_store
+    from schemas.settings import load_settings
+
+    return open_store((settings or load_settings()).event_log_url)

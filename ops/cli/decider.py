@@ -1,0 +1,210 @@
+"""``ouro scan PATH`` and ``ouro pre-push``: the decider from the command line.
+
+    ouro scan PATH [--out DIR] [--fail-on blocked|findings|never] [--rev REV] [--base REV]
+    ouro pre-push [REMOTE] [URL] [--mode blocking|advisory] [--deadline S] [--repo PATH]   (git's stdin)
+    ouro dismiss FINGERPRINT [--findings FILE] [--repo PATH]
+
+``scan`` decides in this process and writes findings.json (each finding with its ``decision``), SARIF
+2.1.0, findings.md, dropped_by_engine.json and manifest.json. ``pre-push`` records ``PushReceived`` and
+hands a ``DecidePush`` to the decider worker through the outbox, waits up to the deadline, and prints one
+line per decision; a push not decided in time is ``undecided: deadline`` (ADVISORY, unscored, never blocks).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from events import SqlEventStore, open_store
+from forge.git import git
+from schemas import Action, Decision, DecisionMade, content_id
+from schemas.errors import OuroError
+from schemas.settings import load_settings
+
+__all__ = ["register"]
+
+console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class FailOn(StrEnum):
+    """When ``ouro scan`` exits 1."""
+
+    BLOCKED = "blocked"
+    FINDINGS = "findings"
+    NEVER = "never"
+
+
+class Mode(StrEnum):
+    """``blocking`` refuses a push with a BLOCK; ``advisory`` lists and never refuses."""
+
+    BLOCKING = "blocking"
+    ADVISORY = "advisory"
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = git(*args, cwd=repo, check=False, user_config=True)
+    if done.returncode != 0:
+        raise OuroError(f"{repo}: git {args[0]}: {done.stderr.decode('utf-8', 'replace').strip() or 'failed'}")
+    return done.stdout.decode("utf-8", "replace").strip()
+
+
+def repo_key(repo: Path) -> str:
+    """``owner/name`` from the origin remote, else the directory's name."""
+    url = git("config", "--get", "remote.origin.url", cwd=repo, check=False, user_config=True).stdout.decode().strip()
+    tail = url.removesuffix(".git").replace(":", "/").split("/")[-2:] if url else []
+    return "/".join(tail) if len(tail) == 2 and all(tail) else repo.resolve().name
+
+
+def scan(
+    path: Annotated[Path, typer.Argument(help="A git checkout to scan.")],
+    out: Annotated[Path | None, typer.Option(help="Report folder (default PATH/.ouroboros/scan).")] = None,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 on any BLOCK, any finding, or never.")] = (
+        FailOn.NEVER
+    ),
+    rev: Annotated[str, typer.Option(help="The revision scanned.")] = "HEAD",
+    base: Annotated[str | None, typer.Option(help="Decide only the change BASE..REV.")] = None,
+) -> None:
+    """Decide every candidate of PATH at REV and write the reports (findings.json, SARIF, markdown, ...)."""
+    from decider.memory import MemoryStore
+    from decider.push import decide_repository
+    from decider.report import compact_lines, manifest, write_reports
+    from events.projections import PROJECTIONS
+    from events.projector import catch_up
+    from events.store import Metadata, StreamWrite
+
+    if not path.is_dir():
+        raise OuroError(f"PATH: {path}: no such directory")
+    inside = git("rev-parse", "--is-inside-work-tree", cwd=path, check=False, user_config=True)
+    if inside.returncode != 0 or inside.stdout.decode().strip() != "true":
+        raise OuroError(f"PATH: {path} is not a git checkout")
+    settings = load_settings()
+    store = open_store(settings.event_log_url)
+    head = _git(path, "rev-parse", "--verify", f"{rev}^{{commit}}")
+    key = repo_key(path)
+    run, lookup = decide_repository(settings, path, key, head, base, store=MemoryStore(store.engine))
+    folder = out or path / ".ouroboros" / "scan"
+    meta = manifest(run, repo=key, head=head, base=base, program_source=lookup.source, note=lookup.note)
+    written = write_reports(run, folder, meta, lookup.note)
+    message_id = content_id("scan", key, head, base, run.program_id, run.memory_digest)
+    store.commit([StreamWrite(f"scan/{head}", [DecisionMade(decision=d.decision) for d in run.decided])],
+                 Metadata(producer="ouro.scan", message_id=message_id, tenant=settings.tenant))  # fmt: skip
+    catch_up(store, PROJECTIONS)
+    for line in compact_lines(run, lookup.note):
+        console.print(line, markup=False)
+    console.print(f"reports in {folder}: {', '.join(sorted(written))}", markup=False)
+    actions = {d.decision.action for d in run.decided}
+    if (fail_on is FailOn.BLOCKED and Action.BLOCK in actions) or (
+        fail_on is FailOn.FINDINGS and actions & {Action.BLOCK, Action.ADVISORY}
+    ):
+        raise typer.Exit(1)
+
+
+def decision_line(d: Decision) -> str:
+    """One compact line of a push's decision."""
+    c = d.candidate
+    if d.p is None:
+        why = d.undecided.value if d.undecided else "unscored"
+        return f"{d.action.value:<8}     -  {c.family:<18} {c.path} {c.function}  (undecided: {why}) {d.rationale}"
+    cited = ", ".join(str(n) for n in d.cited_lines)
+    where = f"{c.family:<18} {c.path} {c.function}"
+    return f"{d.action.value:<8} {d.p:5.2f}  {where}  [{d.verdict}; lines {cited}] {d.rationale}"
+
+
+def pre_push(
+    remote: Annotated[str | None, typer.Argument(help="The remote's name (git passes it).")] = None,
+    url: Annotated[str | None, typer.Argument(help="The remote's URL (git passes it).")] = None,
+    mode: Annotated[Mode, typer.Option(help="blocking: refuse on BLOCK; advisory: list only.")] = Mode.BLOCKING,
+    deadline: Annotated[float | None, typer.Option(help="Seconds to wait (default OURO_DECIDER_DEADLINE_S).")] = None,
+    repo: Annotated[Path, typer.Option(help="The checkout being pushed.")] = Path("."),
+) -> None:
+    """git's pre-push hook: decide the pushed refs (stdin lines) through the decider worker."""
+    from events.projections import PROJECTIONS
+    from events.projector import catch_up
+    from ops.embedded import EmbeddedFleet
+    from ops.pushes import new_ref_base, parse_pre_push, push_message, record_push, relay, wait_decided
+
+    settings = load_settings()
+    store = open_store(settings.event_log_url)
+    top = Path(_git(repo, "rev-parse", "--show-toplevel"))
+    pushes = parse_pre_push(sys.stdin.read().splitlines(), repo_key(top), str(top))
+    pushes = [p if p.base != "0" * 40 else p.__class__(p.repo, p.ref, new_ref_base(top, p.head), p.head, p.path)
+              for p in pushes]  # fmt: skip
+    pairs = [(p, push_message(p, settings.tenant)) for p in pushes if p.base != p.head]
+    for push, message in pairs:
+        record_push(store, push, message)
+    messages = [message for _push, message in pairs]
+    relay(store, settings)
+    wait_s = deadline if deadline is not None else settings.decider_deadline_s
+    ids = [m.message_id for m in messages]
+    if settings.embedded and wait_decided(store, ids, 0.0):
+        if not any(top.resolve().is_relative_to(root) for root in settings.allowed_roots):
+            # the embedded worker may read the checkout this command was given (a remote worker has its roots)
+            os.environ["OURO_ROOTS"] = os.pathsep.join(filter(None, [settings.roots, str(top.resolve())]))
+        with EmbeddedFleet(settings, queues=["decider"], concurrency=1) as fleet:
+            left = wait_decided(store, ids, wait_s, fleet.alive)
+    else:
+        left = wait_decided(store, ids, wait_s)
+    catch_up(store, PROJECTIONS)
+    blocked = _report(store, messages, set(left), mode)
+    decided = len(messages) - len(left)
+    console.print(f"ouro pre-push ({mode.value}): {decided} of {len(messages)} ref(s) decided by the decider worker",
+                  markup=False)  # fmt: skip
+    if blocked and mode is Mode.BLOCKING:
+        console.print(f"push refused: {blocked} BLOCK decision(s)", markup=False)
+        raise typer.Exit(1)
+
+
+def _report(store: SqlEventStore, messages: list[Any], left: set[str], mode: Mode) -> int:
+    from ops.pushes import decisions_of
+
+    blocked = 0
+    for message in messages:
+        where = f"{message.ref} {message.base[:7]}..{message.head[:7]}"
+        if message.message_id in left:
+            console.print(f"ADVISORY     -  {where}  (undecided: deadline)", markup=False)
+            continue
+        found = decisions_of(store, message.head, message.message_id)
+        if not found:
+            done = store.is_handled(message.TASK, message.message_id)
+            why = "no candidate" if done else "the decider refused the push: see `ouro status` (not blocking)"
+            console.print(f"{where}: {why}", markup=False)
+        for d in found:
+            blocked += d.action is Action.BLOCK
+            if mode is Mode.ADVISORY and d.action is Action.DROP:
+                continue
+            console.print(decision_line(d), markup=False)
+    return blocked
+
+
+def dismiss(
+    fingerprint: Annotated[str, typer.Argument(help="A finding's fingerprint (findings.json).")],
+    findings: Annotated[Path | None, typer.Option(help="findings.json (default REPO/.ouroboros/scan/).")] = None,
+    repo: Annotated[Path, typer.Option(help="Your repository.")] = Path("."),
+) -> None:
+    """Dismiss a finding: kept in your repository (OURO_DECIDER_ADAPT=1 reads it), never in the store."""
+    from decider.adapt import dismiss as keep
+
+    source = findings or repo / ".ouroboros" / "scan" / "findings.json"
+    try:
+        listed = json.loads(source.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise OuroError(f"--findings: {source}: {exc}") from exc
+    match = [f for f in listed if f.get("fingerprint") == fingerprint]
+    if not match:
+        raise OuroError(f"FINGERPRINT: {fingerprint} is not in {source}")
+    path = keep(repo, match[0], match[0]["decision"]["program_id"])
+    console.print(f"dismissed {fingerprint} ({match[0]['family']} in {match[0]['path']}); kept in {path}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``scan``, ``pre-push`` and ``dismiss`` to ``ouro``."""
+    app.command("scan")(scan)
+    app.command("pre-push")(pre_push)
+    app.command("dismiss")(dismiss)

@@ -1,0 +1,134 @@
+"""``ouro hook`` and ``ouro hooks``: Claude Code's hook command, and wiring it into Claude Code and git.
+
+    ouro hooks install [--settings PATH] [--git-dir DIR] [--state DIR]   settings snippet + git pre-push
+    ouro hooks refresh [--miner NAME]…                                    recompile <state>/gates.json
+    ouro hooks status                                                     the cache, and the server if up
+    ouro hooks serve | stop                                               the gate server, by hand
+
+What ``install`` writes is ``ops.hooks_install``'s; the hook itself is ``ops.hook``. The module imports only
+typer: ``ouro hook`` runs on every tool call of the agent.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["hook", "hooks_app"]
+
+hooks_app = typer.Typer(no_args_is_help=True, help="Claude Code and git hooks; the gate cache and server.")
+
+
+def hook(
+    flush: Annotated[bool, typer.Option("--flush", help="Hand the spooled runs to the fleet (IngestRun).")] = False,
+    state: Annotated[str | None, typer.Option(help="State directory (default OURO_STATE).")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Seconds after which the call is allowed.")] = None,
+) -> None:
+    """Claude Code's hook: the payload on stdin; records it, spools it, decides PreToolUse (see ops/hook.py)."""
+    from ops.hook import main as hook_main
+
+    argv = ["--flush"] if flush else []
+    argv += ["--state", state] if state else []
+    argv += ["--timeout", str(timeout)] if timeout is not None else []
+    raise typer.Exit(hook_main(argv))
+
+
+def _git_dir(given: Path | None) -> Path | None:
+    from forge.git import git_text
+    from schemas.errors import GitError
+
+    if given is not None:
+        return given
+    try:
+        return Path(git_text("rev-parse", "--absolute-git-dir", user_config=True))
+    except GitError:
+        return None
+
+
+def _state(given: Path | None) -> Path:
+    from schemas.settings import load_settings
+
+    return (given or load_settings().state_dir).expanduser().absolute()
+
+
+StateOption = Annotated[Path | None, typer.Option("--state", help="State directory (default OURO_STATE).")]
+
+
+@hooks_app.command("install")
+def install(
+    settings: Annotated[Path, typer.Option(help="Claude Code settings file.")] = Path(".claude/settings.json"),
+    git_dir: Annotated[Path | None, typer.Option(help="Git directory (default: this repository's).")] = None,
+    state: StateOption = None,
+    refresh_gates: Annotated[bool, typer.Option("--refresh/--no-refresh", help="Compile gates.json now.")] = True,
+) -> None:
+    """Merge the hook into Claude Code's settings and install the git pre-push hook."""
+    from ops.hooks_install import EVENTS, hook_command, install_pre_push, install_settings
+
+    where = _state(state)
+    where.mkdir(parents=True, exist_ok=True)
+    install_settings(settings, where)
+    typer.echo(f"hooks for {', '.join(EVENTS)} in {settings}: {hook_command(where)}")
+    found = _git_dir(git_dir)
+    if found is None:
+        typer.echo("no git repository here: pre-push hook not installed (give --git-dir)")
+    else:
+        typer.echo(f"pre-push hook: {install_pre_push(found)}")
+    if refresh_gates:
+        refresh(miner=None, state=where)
+
+
+@hooks_app.command("refresh")
+def refresh(
+    miner: Annotated[list[str] | None, typer.Option("--miner", help="Keep only these miners (repeatable).")] = None,
+    state: StateOption = None,
+) -> None:
+    """Judge every miner and write the accepted ones to <state>/gates.json (binds from the next call)."""
+    from ops.gate.cache import compile_gates
+
+    where = _state(state)
+    compiled = compile_gates(where, miner or ())
+    for entry in compiled.gates:
+        typer.echo(f"{entry.name}\t{entry.gate}\t{entry.scope}\tknee={entry.knee}\t{entry.digest[:12]}")
+    typer.echo(f"{len(compiled.gates)} gate(s) in {where / 'gates.json'}")
+
+
+@hooks_app.command("status")
+def status(state: StateOption = None) -> None:
+    """The compiled gates, and the gate server when it runs."""
+    from ops.gate.cache import read_gates
+    from ops.gate.client import GateUnavailable, ask
+
+    where = _state(state)
+    compiled = read_gates(where)
+    if compiled is None:
+        typer.echo(f"no gate cache in {where}: run `ouro hooks refresh`")
+        return
+    typer.echo(f"{len(compiled.gates)} gate(s), written {compiled.written_at}, tenant {compiled.tenant}")
+    for entry in compiled.gates:
+        typer.echo(f"  {entry.name}\t{entry.gate}\t{entry.scope}\tknee={entry.knee}\t{entry.folder}")
+    try:
+        answer = ask(str(where), {"op": "ping"}, time.monotonic() + 1.0, start=False)
+    except GateUnavailable:
+        typer.echo("gate server: not running (the next hook call starts it)")
+        return
+    typer.echo(f"gate server: pid {answer.get('pid')}, binding {', '.join(answer.get('gates', [])) or 'nothing'}")
+
+
+@hooks_app.command("serve")
+def serve(state: StateOption = None) -> None:
+    """Run the gate server in the foreground (the hook starts one by itself when none runs)."""
+    from ops.gate.server import main as server_main
+
+    raise typer.Exit(server_main(["--state", str(_state(state))]))
+
+
+@hooks_app.command("stop")
+def stop(state: StateOption = None) -> None:
+    """Stop the gate server of the state directory."""
+    from ops.gate.client import notify
+
+    stopped = notify(str(_state(state)), {"op": "stop"}, wait_s=2.0)
+    typer.echo("gate server stopped" if stopped else "no gate server was running")

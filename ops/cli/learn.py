@@ -1,0 +1,357 @@
+"""``ouro learn`` and ``ouro experiment``: labels, memory, evaluation, compile, curves and experiments.
+
+    ouro learn labels [--corpus DIR]… [--sources FILE] [--include-title]   label set from allow-listed sources
+    ouro learn memory build                                                analyse every labelled unit
+    ouro learn evaluate [--program FILE] [--resamples N]                   outer folds, markdown + JSON
+    ouro learn compile --profile P --spec compile.toml                     compile a language-model program
+    ouro learn adopt PROGRAM_ID                                            export an indexed program
+    ouro learn curve [--program FILE]                                      memory-size learning curve
+    ouro learn audit-leaks                                                 signals that separate pair sides
+    ouro experiment register|run|analyse MANIFEST                          pre-registered paired experiments
+
+Without ``--corpus`` the shipped seeded corpus (``ruleset/pairs``) is read. Files go under
+``<state>/learn/``. Bad input is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from schemas.errors import OuroError
+from schemas.settings import load_settings
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from decider.learn import Workspace
+    from llm import MeteredClient
+
+__all__ = ["experiment_app", "learn_app"]
+
+RULESET = Path(str(files("ruleset")))
+SEEDED = RULESET / "pairs"
+learn_app = typer.Typer(no_args_is_help=True, help="Labels, memory, evaluation, compile and curves.")
+memory_app = typer.Typer(no_args_is_help=True, help="The example memory.")
+experiment_app = typer.Typer(no_args_is_help=True, help="Pre-registered paired experiments.")
+learn_app.add_typer(memory_app, name="memory")
+
+
+def _workspace() -> Workspace:
+    from decider.learn import Workspace
+
+    return Workspace(load_settings().state_dir / "learn")
+
+
+def _progress(what: str) -> Callable[[int, int], None]:
+    def show(done: int, total: int) -> None:
+        if done == total or done % 50 == 0:
+            print(f"{what}: {done}/{total}", file=sys.stderr)
+
+    return show
+
+
+@learn_app.command("labels")
+def labels_cmd(
+    corpus: Annotated[list[Path] | None, typer.Option("--corpus", help="A corpus directory (repeatable).")] = None,
+    sources: Annotated[Path | None, typer.Option(help="The allow-list (default ruleset/sources.toml).")] = None,
+    include_title: Annotated[bool, typer.Option("--include-title", help="Keep title-tier pairs.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Build the label set from allow-listed sources (a source not listed is never opened)."""
+    from decider.learn import build_labels, default_allow_list
+
+    dirs = list(corpus or [SEEDED])
+    allow = sources or default_allow_list()
+    labels = build_labels(dirs, allow, include_title=include_title)
+    snapshot = _workspace().save_labels(labels, dirs, allow, include_title)
+    summary = labels.summary()
+    if as_json:
+        print(json.dumps(summary, indent=1, sort_keys=True))
+        return
+    print(f"label set {labels.digest[:12]}: {summary['units']} units in {summary['groups']} repository groups "
+          f"from {', '.join(summary['sources'])}")  # fmt: skip
+    print(f"  by direction: {summary['by_direction']}")
+    print(f"  by language:  {summary['by_language']}")
+    for family, counts in summary["groups_by_family"].items():
+        print(f"  {family}: {counts['positive']} positive / {counts['negative']} negative repositories")
+    if summary["excluded"]:
+        print(f"  excluded: {summary['excluded']}")
+    print(f"  snapshot: {snapshot}")
+
+
+@memory_app.command("build")
+def memory_build(
+    store: Annotated[
+        bool, typer.Option(help="Also keep the examples in the decider's store (deployment reads it).")
+    ] = True,
+) -> None:
+    """Analyse every labelled unit with the decider's instruments (model-free; a reach miss has no record)."""
+    from decider.learn import analyse_units, build_memory
+
+    ws = _workspace()
+    labels = ws.labels()
+    analysed = analyse_units(labels.units, ws.root / "work", _progress("analysed pairs"))
+    path = ws.save_analysed(labels.digest, analysed)
+    memory, counts = build_memory(labels.units, analysed, labels.digest)
+    for source in labels.sources:
+        empty, kept = counts.get(f"{source}:empty_excerpt", 0), counts.get(f"{source}:examples", 0)
+        if empty * 10 > empty + kept:
+            raise OuroError(f"source {source}: {empty} of {empty + kept} records have no excerpt (> 10%)")
+    print(f"memory {memory.digest[:12]}: {len(memory)} examples from {len(labels.units)} labelled units")
+    for key, n in counts.items():
+        print(f"  {key}: {n}")
+    print(f"  written: {path}")
+    if store:
+        from decider.memory import MemoryStore
+        from events import ensure_schema, make_engine
+
+        engine = make_engine(load_settings().event_log_url)
+        ensure_schema(engine)
+        print(f"  stored: {MemoryStore(engine).save(memory)} new examples in the decider's store")
+
+
+@learn_app.command("evaluate")
+def evaluate_cmd(
+    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples of repositories.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the folds and the bootstrap.")] = 0,
+    program: Annotated[Path | None, typer.Option(help="A program or artifact (default: the memory vote).")] = None,
+    name: Annotated[str, typer.Option(help="Report file name under <state>/learn/reports/.")] = "evaluation",
+    usd: Annotated[float, typer.Option(min=0, help="Ceiling of a language-model program's evaluation.")] = 7.0,
+) -> None:
+    """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals."""
+    from decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
+    from decider.learn.artifacts import load_program_file
+    from decider.learn.programs import ProgramScorer
+    from decider.program import Program
+
+    ws = _workspace()
+    labels = ws.labels()
+    analysed = ws.analysed(labels.digest)
+    memory, _ = build_memory(labels.units, analysed, labels.digest)
+    chosen = load_program_file(program) if program is not None else Program(kind="memory-vote")
+    client = _client(usd, None) if chosen.kind == "llm-program" else None
+    scorer = ProgramScorer(chosen, memory, analysed, client=client)
+    plan = plan_folds(labels.units, seed)
+    raws = score_folds(labels.units, plan.outer, scorer, _progress("scored units"))
+    result = evaluate(labels, plan, scorer, resamples=resamples, seed=seed, program=scorer.describe(), raws=raws)
+    markdown = render_markdown(result.data)
+    out = ws.report_dir()
+    (out / f"{name}.json").write_text(json.dumps(result.data, indent=1, sort_keys=True) + "\n")
+    (out / f"{name}.md").write_text(markdown)
+    print(markdown)
+    print(f"written: {out / name}.json, {out / name}.md")
+
+
+def _client(usd: float | None, calls: int | None) -> MeteredClient:
+    """The configured chat model, metered under the given ceilings, replaying from ``<state>/responses``."""
+    from llm import ChatClient, MeteredClient, ResponseCache, endpoint_from_settings, load_manifest
+
+    settings = load_settings()
+    endpoint = endpoint_from_settings(settings)
+    if endpoint is None or settings.model is None:
+        raise OuroError("no chat model is configured: set OURO_MODEL (and OURO_MODEL_URL)")
+    return MeteredClient(ChatClient(endpoint), load_manifest(settings.model), usd_ceiling=usd, call_ceiling=calls,
+                         cache=ResponseCache(settings.state_dir / "responses"))  # fmt: skip
+
+
+@learn_app.command("compile")
+def compile_cmd(
+    spec: Annotated[Path, typer.Option(help="The committed compile spec.")] = RULESET / "compile.toml",
+    profile: Annotated[str, typer.Option(help="static or plane.")] = "static",
+) -> None:
+    """Compile a language-model program (bootstrap few-shot, instruction search) within the spec's ceiling."""
+    from decider.learn import build_memory
+    from decider.learn.artifacts import ProgramShelf
+    from decider.learn.compile import compile_program, load_spec
+
+    if profile not in ("static", "plane"):
+        raise OuroError(f"--profile: {profile!r} is not static or plane")
+    from decider.learn.registration import committed
+
+    committed(spec)  # pre-registration: the spec is committed before the compile runs
+    settings = load_spec(spec)
+    ws = _workspace()
+    labels = ws.labels()
+    analysed = ws.analysed(labels.digest)
+    memory, _ = build_memory(labels.units, analysed, labels.digest)
+    client = _client(settings.usd_ceiling, settings.call_ceiling)
+    artifact = compile_program(settings, labels, analysed, memory, client, profile=profile)
+    run = {"usd": round(client.spent_usd, 6), "calls": client.calls, "cache_hits": client.cache_hits,
+           "replayed": client.calls == 0}  # fmt: skip
+    sha = ProgramShelf(ws.root / "programs").put(artifact, run)
+    chosen = artifact["compile"]["chosen"]
+    print(f"compiled {sha} (program {artifact['program_id'][:12]}): {chosen['instruction_source']} with demo set "
+          f"{chosen['demo_set']}, balanced Brier {chosen['score']:.4f} on C_val; ${run['usd']:.4f}, "
+          f"{run['calls']} calls, {run['cache_hits']} replayed from the cache")  # fmt: skip
+
+
+@learn_app.command("adopt")
+def adopt_cmd(
+    program_id: Annotated[str, typer.Argument(help="An artifact sha (or a unique prefix).")],
+    evaluation: Annotated[str | None, typer.Option(help="The program's report: its calibration and points.")] = None,
+    export: Annotated[
+        bool, typer.Option("--export", help="Also write ruleset/programs/<kind>-<profile>.json.")
+    ] = False,
+) -> None:
+    """Adopt a compiled program: adopted.json, the decider's store, and optionally the package."""
+    from decider.learn.artifacts import ProgramShelf, exportable, with_evaluation
+    from decider.memory import MemoryStore
+    from events import ensure_schema, make_engine
+
+    ws = _workspace()
+    sha, program = ProgramShelf(ws.root / "programs").adopt(program_id)
+    if evaluation is not None:
+        report = ws.report_dir() / f"{evaluation}.json"
+        if not report.is_file():
+            raise OuroError(f"--evaluation: {report}: no such report")
+        program = with_evaluation(program, json.loads(report.read_text()))
+    engine = make_engine(load_settings().event_log_url)
+    ensure_schema(engine)
+    MemoryStore(engine).put_program(program.to_json(), program.program_id, program.profile, adopt=True)
+    print(f"adopted {sha} for profile {program.profile} (program {program.program_id[:12]})")
+    if export:
+        units = {u.uid: u for u in ws.labels().units}
+        shipped = exportable(program, units)
+        target = RULESET / "programs" / f"{program.kind}-{program.profile}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(shipped.to_json() + "\n")
+        print(f"exported {target} with {len(shipped.demos)} of {len(program.demos)} demonstrations (permissive only)")
+
+
+@experiment_app.command("register")
+def experiment_register(manifest: Annotated[Path, typer.Argument(help="experiments/<id>.toml")]) -> None:
+    """Register an experiment whose manifest and units file are committed at HEAD (digests as an event)."""
+    from decider.learn.registration import register
+    from ops.cli._common import event_store
+
+    event = register(manifest, event_store())
+    print(f"registered {event.experiment}: manifest {event.manifest_sha256[:12]}, units {event.units_sha256[:12]}, "
+          f"at {event.code_commit[:12]}")  # fmt: skip
+
+
+def _result_dir(experiment: str, out: Path | None) -> Path:
+    return out or _workspace().root / "experiments" / experiment
+
+
+@experiment_app.command("run")
+def experiment_run(
+    manifest: Annotated[Path, typer.Argument(help="experiments/<id>.toml (registered)")],
+    out: Annotated[Path | None, typer.Option(help="Where result.json goes.")] = None,
+    resamples: Annotated[int, typer.Option(min=100)] = 10000,
+) -> None:
+    """Run both arms on every frozen unit (paired, seeded arm order), then analyse."""
+    from decider.learn import build_memory
+    from decider.learn.arms import run_arms, write_result
+    from decider.learn.artifacts import ProgramShelf
+    from decider.learn.registration import find_registration, load_manifest, load_units, verify_registered
+    from ops.cli._common import event_store
+
+    spec = load_manifest(manifest)
+    registered = find_registration(event_store(), spec.id)
+    verify_registered(spec, registered)
+    ws = _workspace()
+    labels = ws.labels()
+    wanted = [row["unit"] for row in load_units(spec.units_file)]
+    by_uid = {u.uid: u for u in labels.units}
+    missing = [uid for uid in wanted if uid not in by_uid]
+    if missing:
+        raise OuroError(f"{spec.units_file}: unit {missing[0]!r} is not in the current label set")
+    analysed = ws.analysed(labels.digest)
+    memory, _ = build_memory(labels.units, analysed, labels.digest)
+    clients = {arm: _client(spec.budget_per_arm or None, None) for arm in ("A", "B")}
+    shelf = ProgramShelf(ws.root / "programs")
+    rows, incomplete = run_arms(spec, [by_uid[u] for u in wanted], analysed, memory, clients, shelf.program)
+    result = write_result(spec, rows, incomplete, registered, _result_dir(spec.id, out), resamples=resamples)
+    _print_result(result)
+
+
+@experiment_app.command("analyse")
+def experiment_analyse(
+    manifest: Annotated[Path, typer.Argument(help="experiments/<id>.toml (registered)")],
+    out: Annotated[Path | None, typer.Option(help="Where outcomes.jsonl and result.json are.")] = None,
+    resamples: Annotated[int, typer.Option(min=100)] = 10000,
+) -> None:
+    """Analyse recorded outcomes again ($0): looks, McNemar, TOST and the decision."""
+    from decider.learn.arms import write_result
+    from decider.learn.registration import find_registration, load_manifest
+    from ops.cli._common import event_store
+
+    spec = load_manifest(manifest)
+    registered = find_registration(event_store(), spec.id)
+    folder = _result_dir(spec.id, out)
+    path = folder / "outcomes.jsonl"
+    if not path.is_file():
+        raise OuroError(f"{path}: no outcomes; run `ouro experiment run` first")
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line]
+    previous = json.loads((folder / "result.json").read_text()) if (folder / "result.json").is_file() else {}
+    result = write_result(spec, rows, previous.get("incomplete"), registered, folder, resamples=resamples)
+    _print_result(result)
+
+
+def _print_result(result: dict[str, object]) -> None:
+    looks = result["looks"]
+    assert isinstance(looks, list)
+    for look in looks:
+        print(f"look {look['look']}: {look['repositories']} repositories, {look['units']} units, B - A = "
+              f"{look['estimate']:+.3f} [{look['low']}, {look['high']}], z = {look['z']:.2f} (boundary "
+              f"{look['boundary']:.3f})")  # fmt: skip
+    mcnemar = result["mcnemar"]
+    assert isinstance(mcnemar, dict)
+    print(f"McNemar exact: B only {mcnemar['b_only']}, A only {mcnemar['a_only']}, p = {mcnemar['p']:.4g}")
+    print(f"spend: {result['spend']}")
+    print(f"decision: {result['decision'] or 'none (' + str(result.get('incomplete')) + ')'}")
+
+
+@learn_app.command("curve")
+def curve_cmd(
+    size: Annotated[int, typer.Option(min=10, help="Units in the fixed stratified subset.")] = 200,
+    seed: Annotated[int, typer.Option()] = 0,
+    resamples: Annotated[int, typer.Option(min=50, help="Bootstrap resamples for the interval on c.")] = 200,
+) -> None:
+    """Learning curve of the memory-vote program over memory size and sources, with the power-law fit."""
+    from decider.learn import build_memory, plan_folds
+    from decider.learn.curve import learning_curve
+    from decider.learn.programs import ProgramScorer
+    from decider.program import Program
+
+    ws = _workspace()
+    labels = ws.labels()
+    analysed = ws.analysed(labels.digest)
+    memory, _ = build_memory(labels.units, analysed, labels.digest)
+    plan = plan_folds(labels.units, seed)
+    program = Program(kind="memory-vote")
+    curve = learning_curve(labels.units, plan, analysed, memory, lambda m: ProgramScorer(program, m, analysed),
+                           size=size, seed=seed, resamples=resamples)  # fmt: skip
+    (ws.report_dir() / "curve.json").write_text(json.dumps(curve, indent=1, sort_keys=True) + "\n")
+    print(f"subset: {curve['subset_units']} units in {curve['subset_groups']} repositories")
+    for p in curve["points"]:
+        pr = p["pr_auc"]
+        shown = "n/a" if pr["value"] is None else f"{pr['value']:.3f} [{pr['low']:.3f}, {pr['high']:.3f}]"
+        print(f"  {p['kind']:<7} share {p['share']:<4} draw {p['draw']} sources {','.join(p['sources'])}: "
+              f"{p['memory_groups']} memory groups, PR-AUC {shown}")  # fmt: skip
+    print(f"fit: {json.dumps(curve['fit'], sort_keys=True)}")
+
+
+@learn_app.command("audit-leaks")
+def audit_leaks_cmd() -> None:
+    """Signals that alone separate the two sides of a pair (flagged above 0.20)."""
+    from decider.learn.leaks import audit_leaks
+
+    ws = _workspace()
+    labels = ws.labels()
+    found = audit_leaks(labels.units, ws.analysed(labels.digest))
+    (ws.report_dir() / "leaks.json").write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+    reach = found["surfaced"]
+    print(f"{found['pairs']} pairs, {found['both_sides_recorded']} with both sides recorded; surfaced on the "
+          f"vulnerable side only {reach['vulnerable_only']}, fixed side only {reach['fixed_only']} "
+          f"(separation {reach['separation']:.2f}{', flagged' if reach['flagged'] else ''})")  # fmt: skip
+    for row in found["signals"]:
+        if row["separation"] > 0:
+            flag = "  FLAGGED" if row["flagged"] else ""
+            print(f"  {row['signal']:<32} {row['separation']:.2f} over {row['pairs']} pairs{flag}")

@@ -1,0 +1,132 @@
+"""``ouro ingest``, ``replay``, ``events``, ``db`` and ``schema``: the event log from the command line."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from ops.cli._common import UsageError, event_store, instant
+from schemas.settings import load_settings
+
+__all__ = ["db_app", "events_app", "ingest", "replay", "schema"]
+
+console = Console()
+events_app = typer.Typer(no_args_is_help=True, help="Read the event log.")
+db_app = typer.Typer(no_args_is_help=True, help="Schema migrations.")
+
+
+def ingest(items: Annotated[list[str], typer.Argument(help="Run directories, files or quoted globs.")]) -> None:
+    """Queue one IngestRun per run through the event log's outbox and publish it; workers record them."""
+    from ops.ingest import expand_runs, ingest_messages, send_runs
+
+    settings = load_settings()
+    report = send_runs(ingest_messages(expand_runs(items), settings), settings)
+    for message in report.queued:
+        console.print(f"queued {message.run} ({message.message_id})")
+    for message in report.already:
+        console.print(f"already queued {message.run} ({message.message_id})")
+    if report.published < len(report.queued):
+        unsent = len(report.queued) - report.published
+        Console(stderr=True).print(
+            f"[yellow]{unsent} message(s) not published (broker unreachable): kept in the outbox, "
+            "published by the outbox sweep (beat) once the broker is back[/]"
+        )
+
+
+def replay(
+    rebuild_all: Annotated[bool, typer.Option("--rebuild", help="Drop every projection and refold from 0.")] = False,
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", metavar="TIME", help="Rebuild every projection as it stood at TIME (ISO 8601)."),
+    ] = None,
+) -> None:
+    """Catch the projections up with the log (or rebuild them, now or as of a past time) and print the digest."""
+    from events.projections import PROJECTIONS
+    from events.projector import catch_up, digest, rebuild
+
+    store = event_store()
+    if as_of is not None:
+        moment = instant(as_of)
+        applied = rebuild(store, PROJECTIONS, until=moment)
+        console.print(f"as of {moment.isoformat()}: folded the events recorded at or before it")
+        for name, count in applied.items():
+            console.print(f"  {name}: {count} event(s)")
+        console.print(f"folded {sum(applied.values())} event(s) over {len(applied)} projection(s)")
+        console.print(f"ledger digest {digest(store, PROJECTIONS)}")
+        console.print(
+            f"[yellow]The live ledger tables now show the past (as of {moment.isoformat()}); events folded from now"
+            " on land on top of it. `ouro replay --rebuild` returns them to now.[/]"
+        )
+        return
+    applied = rebuild(store, PROJECTIONS) if rebuild_all else catch_up(store, PROJECTIONS)
+    console.print(f"applied {sum(applied.values())} event(s) over {len(applied)} projection(s)")
+    console.print(f"ledger digest {digest(store, PROJECTIONS)}")
+
+
+def schema(name: Annotated[str | None, typer.Argument(help="A type; omit to list them.")] = None) -> None:
+    """Print a contract type's JSON Schema (or list the types)."""
+    from schemas import RECORD_TYPES, schema_for
+
+    if name is None:
+        for known in sorted(RECORD_TYPES):
+            print(known)
+        return
+    try:
+        print(json.dumps(schema_for(name), indent=2, sort_keys=True))
+    except KeyError as exc:
+        raise UsageError(f"NAME: {exc.args[0]}") from exc
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Take the database to the newest schema."""
+    from events import current_revision
+
+    store = event_store()
+    console.print(f"database at revision {current_revision(store.engine)}")
+
+
+@events_app.command("tail")
+def events_tail(
+    n: Annotated[int, typer.Option("-n", help="How many of the last events.")] = 20,
+    follow: Annotated[bool, typer.Option("-f", "--follow")] = False,
+) -> None:
+    """Print the last events as JSON lines (and follow new ones)."""
+    store = event_store()
+    after = max(store.head() - n, 0)
+    while True:
+        for item in store.read(after=after, limit=1000):
+            _print_event(item)
+            after = item.position
+        if not follow:
+            return
+        time.sleep(0.5)
+
+
+@events_app.command("show")
+def events_show(
+    position: Annotated[int | None, typer.Argument(help="A position.")] = None,
+    stream: Annotated[str | None, typer.Option(help="Every event of one stream.")] = None,
+) -> None:
+    """Print one event, or a whole stream."""
+    store = event_store()
+    if stream:
+        found = store.read_stream(stream)
+    elif position is not None:
+        found = [e for e in store.read(after=position - 1, limit=1) if e.position == position]
+    else:
+        raise UsageError("give a POSITION or --stream")
+    if not found:
+        raise UsageError(f"no event at {stream or position}")
+    for item in found:
+        _print_event(item)
+
+
+def _print_event(item: Any) -> None:
+    row = {k: getattr(item, k) for k in ("position", "stream", "version", "type", "payload", "meta")}
+    row["recorded_at"] = item.recorded_at.isoformat()
+    print(json.dumps(row, sort_keys=True))

@@ -1,0 +1,287 @@
+"""``ouro miner`` and ``ouro datalog``: the miner contract from the command line (no broker, no log).
+
+    ouro miner list                                   every discovered miner: scope, verdicts, gate, origin
+    ouro miner new NAME [--dir DIR]                   a new miner folder copied from _template
+    ouro miner test NAME [--write]                    the miner test (exit 1 when a check fails)
+    ouro miner NAME facts ITEM…                       extracted facts, JSON lines
+    ouro miner NAME findings [--knee K] ITEM…         findings with proofs, JSON lines
+    ouro miner NAME backtest [--json] LABELS ITEM…    the walk-forward backtest block (or record)
+    ouro miner NAME backtest ledger [--as-of T] [ITEM…]
+                                                      the same on the labels (and, with no ITEM, the runs)
+                                                      the event log had recorded by T
+    ouro miner NAME mutate [--json] LABELS ITEM…      the mutation block (or report)
+    ouro miner NAME scope                             generic | tenant
+    ouro datalog check RULES                          a summary, or file:line:col: message (exit 2)
+    ouro datalog run RULES FACTS…                     derived atoms with their proofs, JSON lines
+
+NAME is a miner's ``NAME`` (``draft-pr-late``) or its folder (``_template``). ITEM is a run file, a run
+directory, a directory of runs or a quoted glob (``'<state>/*/events.jsonl'``). Bad input is one
+line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from miners import (
+    DEFAULT_BLOCKS,
+    CorpusItem,
+    FactLineProblem,
+    Labels,
+    MinerUsageError,
+    Rules,
+    RulesError,
+    backtest,
+    check_rules,
+    compact_json,
+    corpus_items,
+    derived_predicates,
+    discover,
+    extract_facts,
+    find,
+    find_miner,
+    input_fact,
+    miner_test,
+    mutate,
+    new_miner,
+    proof_json,
+    read_fact_lines,
+    read_labels,
+    run_rules,
+    to_arg,
+)
+from miners.datalog import InputFact
+from schemas import LabelRow
+
+__all__ = ["datalog_app", "miner_app"]
+
+Items = Annotated[list[str], typer.Argument(metavar="ITEM...", help="Run files, run directories or quoted globs.")]
+LabelsArg = Annotated[Path, typer.Argument(metavar="LABELS", help="A labels.tsv file.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the record as JSON instead of the markdown block.")]
+
+
+def _report_malformed(items: list[CorpusItem]) -> None:
+    for item in items:
+        for bad in item.malformed:
+            print(f"{bad}", file=sys.stderr)
+
+
+def _verbs(name: str) -> TyperGroup:
+    """The verbs of one miner, bound to it."""
+    miner = find_miner(name)
+    verbs = typer.Typer(no_args_is_help=True, help=f"The verbs of the miner {miner.name} ({miner.folder.name}).")
+
+    @verbs.command()
+    def facts(items: Items) -> None:
+        """Print the facts the extractor emits, one JSON line each, with their spans."""
+        found = corpus_items(items)
+        for facts_of in extract_facts(miner, found).facts.values():
+            for fact in facts_of:
+                print(compact_json(fact))
+        _report_malformed(found)
+
+    @verbs.command()
+    def findings(
+        items: Items, knee: Annotated[float | None, typer.Option(help="The knee K (none: empty knee relation).")] = None
+    ) -> None:
+        """Print the findings at knee K, one JSON line each, with the facts of their proofs."""
+        found = corpus_items(items)
+        value = None if knee is None else (int(knee) if knee.is_integer() else knee)
+        for finding in find(miner, miner.rules(), extract_facts(miner, found), value):
+            print(compact_json(finding))
+        _report_malformed(found)
+
+    @verbs.command("backtest")
+    def backtest_cmd(
+        labels: Annotated[str, typer.Argument(metavar="LABELS", help="A labels.tsv file, or `ledger`.")],
+        items: Annotated[
+            list[str] | None, typer.Argument(metavar="[ITEM...]", help="Runs (default with ledger: the recorded ones).")
+        ] = None,
+        as_json: AsJson = False,
+        blocks: Annotated[int, typer.Option(help="PBO blocks S (even, at least 4).")] = DEFAULT_BLOCKS,
+        as_of: Annotated[
+            str | None,
+            typer.Option("--as-of", metavar="TIME", help="With `ledger`: what was recorded by TIME (ISO 8601)."),
+        ] = None,
+    ) -> None:
+        """Walk-forward backtest against LABELS (a labels.tsv, or the ledger's labels), with the PBO guard."""
+        if labels == "ledger":
+            judged, found = _from_ledger(miner.name, items, as_of)
+        elif as_of is not None or not items:
+            raise MinerUsageError("--as-of and an empty ITEM list go with LABELS = ledger; a labels file needs ITEM…")
+        else:
+            judged, found = read_labels(Path(labels)), corpus_items(items)
+        extracted = extract_facts(miner, found)
+        result = backtest(miner.name, miner.rules(), miner.verdicts, judged, extracted, blocks)
+        print(compact_json(result.record()) if as_json else result.markdown(), end="\n" if as_json else "")
+        _report_malformed(found)
+
+    @verbs.command("mutate")
+    def mutate_cmd(labels: LabelsArg, items: Items, as_json: AsJson = False) -> None:
+        """Mutation-test the miner's checks against LABELS."""
+        found = corpus_items(items)
+        extracted = extract_facts(miner, found)
+        result = mutate(miner.name, miner.rules().program, miner.verdicts, read_labels(labels), extracted)
+        print(compact_json(result.report) if as_json else result.markdown(), end="\n" if as_json else "")
+        _report_malformed(found)
+
+    @verbs.command()
+    def scope() -> None:
+        """Print the miner's scope: generic or tenant."""
+        print(miner.scope.value)
+
+    command = typer.main.get_command(verbs)
+    assert isinstance(command, TyperGroup)  # several commands make a group
+    command.name = name
+    return command
+
+
+def _from_ledger(miner: str, items: list[str] | None, as_of: str | None) -> tuple[Labels, list[CorpusItem]]:
+    """The labels the event log held for ``miner`` by ``as_of``, and the runs named (or recorded by then)."""
+    from events import open_store
+    from events.recorded import recorded_labels, recorded_runs
+    from ops.cli._common import instant
+    from schemas.settings import load_settings
+
+    moment = None if as_of is None else instant(as_of)
+    store = open_store(load_settings().event_log_url)
+    runs = recorded_runs(store, moment)
+    found = corpus_items(items) if items else corpus_items(run.path for run in runs)
+    starts = {run.run: run.started for run in runs}
+    rows, lines = [], []
+    for number, label in enumerate(recorded_labels(store, miner, moment), start=1):
+        start = starts.get(label.instance)
+        if start is None:
+            print(f"ledger: {label.instance}: no recorded run with a start time; label left out", file=sys.stderr)
+            continue
+        rows.append(
+            LabelRow(
+                instance=label.instance,
+                positive=label.positive,
+                start=start,
+                flagged=label.flagged,
+                source=label.source,
+            )
+        )
+        lines.append(number)
+    if not rows:
+        raise MinerUsageError(f"ledger: no labels recorded for {miner}" + (f" by {as_of}" if as_of else ""))
+    return Labels("ledger", tuple(rows), tuple(lines)), found
+
+
+class _MinerGroup(TyperGroup):
+    """``ouro miner``: its own commands, and any other word taken as a miner's name."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:  # typer's vendored click types are private
+        return super().get_command(ctx, cmd_name) or _verbs(cmd_name)
+
+
+miner_app = typer.Typer(
+    cls=_MinerGroup,
+    no_args_is_help=True,
+    help="Miners: list, new, test, and `ouro miner NAME facts|findings|backtest|mutate|scope …`.",
+)
+
+
+@miner_app.command("list")
+def list_cmd() -> None:
+    """Every discovered miner: name, folder, scope, verdicts, gate, severity and where it came from."""
+    miners, broken = discover()
+    print("\t".join(("NAME", "FOLDER", "SCOPE", "VERDICTS", "GATE", "SEVERITY", "ORIGIN")))
+    for miner in miners.values():
+        verdicts = ",".join(miner.verdicts)
+        row = (miner.name, miner.folder.name, miner.scope.value, verdicts, miner.gate, miner.severity.value)
+        print("\t".join((*row, f"{miner.origin} {miner.folder}")))
+    for folder, error in broken.items():
+        print(f"broken\t{folder.name}\t{error}", file=sys.stderr)
+
+
+@miner_app.command("new")
+def new_cmd(
+    name: Annotated[str, typer.Argument(help="The new miner's folder, a Python identifier (e.g. sleep_poll).")],
+    directory: Annotated[Path | None, typer.Option("--dir", help="Create it here (default: miners/).")] = None,
+) -> None:
+    """Copy _template to a new miner folder and rename it; it fails its test until you label fixtures."""
+    target = new_miner(name, directory)
+    print(f"created {target}")
+    if directory is not None:
+        print(f"discover it with OURO_MINERS_PATH={directory.resolve()}")
+    print(f"next: edit extract.py and rules.dl, add fixtures, then `ouro miner test {name} --write`")
+
+
+@miner_app.command("test")
+def test_cmd(
+    name: Annotated[str, typer.Argument(help="A miner's NAME or folder.")],
+    write: Annotated[bool, typer.Option("--write", help="Regenerate backtest.md, mutation.md, README block.")] = False,
+) -> None:
+    """The miner test: check_rules, fixtures vs labels at κ*, FN = 0, knee binds, mutation gate, files current."""
+    report = miner_test(find_miner(name), write=write)
+    for line in report.lines():
+        print(line)
+    if not report.passed:
+        raise SystemExit(1)
+
+
+datalog_app = typer.Typer(no_args_is_help=True, help="The Datalog engine: check a rules file, run it over facts.")
+
+
+def _checked(rules: Path) -> Rules:
+    """The rules, or their one error line ``file:line:col: message`` on stderr and exit 2."""
+    try:
+        return check_rules(rules, require_doc=False)
+    except RulesError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+@datalog_app.command("check")
+def datalog_check(rules: Annotated[Path, typer.Argument(metavar="RULES", help="A .dl file.")]) -> None:
+    """Parse and check RULES (safety, stratification, arities): a summary, or one error line and exit 2."""
+    checked = _checked(rules)
+    program = checked.program
+    derived = derived_predicates(program)
+    inputs = [p for p in checked.checked.arities if p not in derived]
+    print(
+        f"{rules}: ok: {len(program.rules)} rule(s), {len(program.facts)} fact(s), "
+        f"{len(checked.checked.strata)} stratum(s); derived: {', '.join(derived) or 'none'}; "
+        f"input: {', '.join(inputs) or 'none'}; /* predicate */ block: {'yes' if checked.doc.strip() else 'no'}"
+    )
+
+
+def _read_facts(paths: list[Path], arities: dict[str, int]) -> list[InputFact]:
+    """Every fact of the files; a bad line (or a fact of the wrong arity) is reported and skipped."""
+    given: list[InputFact] = []
+    for path in paths:
+        if not path.is_file():
+            raise MinerUsageError(f"{path}: no such facts file")
+        for item in read_fact_lines(path):
+            if isinstance(item, FactLineProblem):
+                print(item, file=sys.stderr)
+                continue
+            arity = arities.setdefault(item.predicate, len(item.args))
+            if arity != len(item.args):
+                where = f"{item.span.file}:{item.span.line}" if item.span else str(path)
+                problem = f"{item.predicate} takes {arity} argument(s), this fact has {len(item.args)}"
+                print(f"{where}: {problem}", file=sys.stderr)
+                continue
+            given.append(input_fact(item))
+    return given
+
+
+@datalog_app.command("run")
+def datalog_run(
+    rules: Annotated[Path, typer.Argument(metavar="RULES", help="A .dl file.")],
+    facts: Annotated[list[Path], typer.Argument(metavar="FACTS...", help="JSON-lines files of facts.")],
+) -> None:
+    """Evaluate RULES over FACTS; print every derived atom of every non-input predicate with its proof."""
+    checked = _checked(rules)
+    model = run_rules(checked, _read_facts(facts, dict(checked.checked.arities)))
+    for predicate in derived_predicates(checked.program):
+        for args in sorted(model.facts(predicate), key=lambda row: tuple((isinstance(v, str), v) for v in row)):
+            row = {"predicate": predicate, "args": [to_arg(v).model_dump(mode="json") for v in args]}
+            print(compact_json({**row, "proof": proof_json(model.proof(predicate, args))}))

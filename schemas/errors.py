@@ -1,0 +1,55 @@
+"""The root of the project's error tree, on the ground floor so that every package can raise into it.
+
+    OuroError                      root of every error Ouroboros raises on purpose
+    ├── ConfigurationError         a setting is missing or invalid (names the OURO_ key)
+    ├── TransientError             worth retrying: the database, broker or a subprocess timed out
+    └── PermanentError             retrying cannot help
+        ├── CorpusError            a corpus file cannot be read at all (names the path)
+        └── GitError               git refused or failed (names the command and what git said)
+
+Each package hangs its own errors under these (``events.errors``, ``miners.errors``, ``llm.errors``,
+``forge.base``, ``decider.learn.errors``). Tasks retry only ``TransientError``; a ``PermanentError`` goes to
+the dead-letter queue at once.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "CorpusError",
+    "GitError",
+    "OuroError",
+    "PermanentError",
+    "TransientError",
+]
+
+
+class OuroError(Exception):
+    """Root of every error Ouroboros raises on purpose."""
+
+
+class ConfigurationError(OuroError):
+    """A setting is missing or invalid; the message names the environment key."""
+
+
+class TransientError(OuroError):
+    """A failure worth retrying (database or broker unreachable, lock timeout)."""
+
+
+class PermanentError(OuroError):
+    """A failure that retrying cannot fix."""
+
+
+class CorpusError(PermanentError):
+    """A corpus file or directory cannot be read at all."""
+
+
+class GitError(PermanentError):
+    """A git command failed; the message names the command (without its environment) and git's own words."""
+
+    def __init__(self, argv: list[str], message: str, returncode: int | None = None, timed_out: bool = False) -> None:
+        super().__init__(f"git {' '.join(argv)}: {message}")
+        self.argv = argv
+        self.message = message
+        self.returncode = returncode
+        self.timed_out = timed_out

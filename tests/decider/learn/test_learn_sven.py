@@ -1,0 +1,46 @@
+"""The SVEN importer on the real corpus (development machines only) and on a line written in its shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from decider.learn.errors import CatalogError
+from decider.learn.labels import build_labels
+from decider.learn.sources import default_allow_list
+from decider.learn.sven import load_sven, sven_pair
+
+ROW = {
+    "func_name": "lookup", "file_name": "app/db.py", "vul_type": "cwe-089",
+    "commit_link": "github.com/Some-Owner/Some.Repo/commit/0123abc",
+    "func_src_before": "def lookup(c, n):\n    return c.execute(\"SELECT * FROM t WHERE n = '%s'\" % n)\n",
+    "func_src_after": "def lookup(c, n):\n    return c.execute(\"SELECT * FROM t WHERE n = ?\", (n,))\n",
+    "line_changes": {"deleted": [{"line_no": 2}], "added": [{"line_no": 2}]},
+}  # fmt: skip
+
+
+def test_a_row_in_the_sven_shape() -> None:
+    pair = sven_pair(ROW, "cwe-089:1")
+    assert (pair.repo, pair.language, pair.family, pair.line) == ("some-owner/some.repo", "python", "sql_injection", 2)
+    assert pair.licence == "unknown" and not pair.unscorable and pair.vulnerable.code == ROW["func_src_before"]
+
+
+def test_a_bad_line_names_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "cwe-089.jsonl").write_text(json.dumps(ROW) + "\n" + json.dumps({"func_name": "x"}) + "\n")
+    with pytest.raises(CatalogError, match=r"cwe-089\.jsonl:2: "):
+        load_sven(tmp_path)
+
+
+def test_the_real_corpus(shared_corpora: Path) -> None:
+    sven = shared_corpora / "vuln" / "sven_train"
+    pairs = load_sven(sven)
+    assert len(pairs) == 720
+    labels = build_labels([sven], default_allow_list())
+    summary = labels.summary()
+    assert summary["excluded"] == {"unscorable": 4}  # identical before and after
+    assert summary["units"] == 4 * 716 and summary["groups"] == 255  # 256 repositories, two differ only in case
+    assert set(summary["by_language"]) == {"c", "cpp", "python"}
+    assert set(summary["groups_by_family"]) == {"command_injection", "memory_safety", "path_traversal",
+                                                "sql_injection", "xss"}  # fmt: skip

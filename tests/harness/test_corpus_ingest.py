@@ -1,0 +1,54 @@
+"""Ingest reads a run in any format: a harness events.jsonl, or a Claude Code transcript file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from schemas import IngestRun
+from schemas.settings import Settings
+from workers.miner.ingest import ingest_run
+
+
+def _settings(tmp_path: Path) -> Settings:
+    return Settings(state=tmp_path / "state", roots=str(tmp_path))
+
+
+def test_a_transcript_file_is_a_run(fixtures: Path, tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    shutil.copyfile(fixtures / "transcript_session.jsonl", path)
+    message = IngestRun(message_id="ingest-transcript-1", path=str(path), run="session", tenant="default")
+    recorded = ingest_run(message, _settings(tmp_path))
+    summary = recorded.summary
+    assert (summary.lines, summary.malformed, summary.tool_calls, summary.tool_errors) == (12, 1, 2, 1)
+    assert summary.usage.output_tokens == 95 + 40 and summary.cost_usd is None
+
+
+def test_a_run_directory_is_still_its_events_jsonl(fixtures: Path, tmp_path: Path) -> None:
+    run = tmp_path / "envelope_run"
+    shutil.copytree(fixtures / "envelope_run", run)
+    recorded = ingest_run(
+        IngestRun(message_id="ingest-envelope-2", path=str(run), run="envelope_run", tenant="default"),
+        _settings(tmp_path),
+    )
+    assert recorded.path == str((run / "events.jsonl").resolve())
+    assert (recorded.summary.tool_calls, recorded.summary.tool_errors, recorded.summary.cost_usd) == (2, 1, 0.3)
+
+
+def test_a_project_folder_of_transcripts_is_one_run(fixtures: Path, tmp_path: Path) -> None:
+    from ops.ingest import expand_runs, ingest_messages
+    from workers.miner.ingest import run_digest
+
+    project = tmp_path / "projects" / "-home-user-shop"
+    project.mkdir(parents=True)
+    shutil.copyfile(fixtures / "transcript_session.jsonl", project / "a.jsonl")
+    shutil.copyfile(fixtures / "transcript_sidechain.jsonl", project / "b.jsonl")
+    settings = _settings(tmp_path)
+    [path] = expand_runs([str(tmp_path / "projects")])
+    [message] = ingest_messages([path], settings)
+    assert (message.run, Path(message.path)) == ("home-user-shop", project.resolve())
+    recorded = ingest_run(message, settings)
+    assert recorded.path == str(project.resolve()) and recorded.digest == run_digest(project)
+    assert (recorded.summary.lines, recorded.summary.tool_calls, recorded.summary.tool_errors) == (12 + 6, 2 + 3, 1 + 1)
+    (project / "b.jsonl").write_text("{}\n")  # a grown or changed folder is a new content id
+    assert ingest_messages([path], settings)[0].message_id != message.message_id

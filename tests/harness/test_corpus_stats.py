@@ -1,0 +1,139 @@
+"""``ouro corpus stats``: runs found from paths, per-run and total counts, a table or stable JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness import TOOL_ERROR_DEFINITION, collect, expand
+from ops.cli.corpus import app
+from schemas.errors import CorpusError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stats_json(*args: str) -> dict[str, object]:
+    result = CliRunner().invoke(app, ["stats", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert isinstance(document, dict)
+    return document
+
+
+def test_paths_become_runs(fixtures: Path, tmp_path: Path) -> None:
+    # In the harness layout (a <run>/events.jsonl below it) a folder's runs are those, nothing beside them.
+    [harness] = expand([fixtures])
+    assert (harness.name, harness.files) == ("envelope_run", (fixtures / "envelope_run" / "events.jsonl",))
+    loose = tmp_path / "captures"
+    shutil.copytree(fixtures, loose, ignore=shutil.ignore_patterns("envelope_run"))
+    [folder] = expand([loose])
+    assert folder.name == "captures" and len(folder.files) == 9
+    assert [run.name for run in expand([str(fixtures / "stream_*.ndjson")])] == ["stream_interleaved", "stream_restart"]
+    assert [run.name for run in expand([fixtures / "hooks_session.jsonl", fixtures / "hooks_session.jsonl"])] == [
+        "hooks_session"
+    ]  # named twice, read once
+    with pytest.raises(CorpusError, match="matches nothing"):
+        expand([str(tmp_path / "*.jsonl")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CorpusError, match="no harness logs"):
+        expand([tmp_path / "empty"])
+
+
+def test_totals_add_up_and_sessions_are_distinct(fixtures: Path) -> None:
+    found = collect(
+        [fixtures / "stream_restart.ndjson", fixtures / "stream_interleaved.ndjson", fixtures / "mixed_formats.jsonl"]
+    )
+    runs, total = found.runs, found.total
+    assert total.lines == sum(run.lines for run in runs) == 13 + 10 + 9
+    assert sum(total.tool_calls.values()) == 3 + 2 + 1
+    assert total.tool_errors == {"Bash": 2}
+    assert total.cost_usd == pytest.approx(0.55 + 0.27 + 0.05)
+    # mixed_formats.jsonl repeats a session of stream_restart.ndjson: counted once in the total.
+    assert len(total.sessions) == len(set().union(*(run.sessions for run in runs))) == 1 + 2 + 3
+    assert [(m.span.line, m.span.file.endswith("mixed_formats.jsonl")) for m in total.malformed] == [
+        (6, True),
+        (7, True),
+    ]
+
+
+def test_json_is_stable_and_complete(fixtures: Path) -> None:
+    first = _stats_json(str(fixtures / "*"))
+    assert _stats_json(str(fixtures / "*")) == first
+    assert set(first) == {"runs", "total", "tool_error_definition"}
+    assert first["tool_error_definition"] == TOOL_ERROR_DEFINITION
+    total = first["total"]
+    assert isinstance(total, dict)
+    assert set(total) == {
+        "run", "path", "files", "format", "formats", "lines", "malformed", "malformed_lines", "sessions",
+        "tool_calls", "tool_calls_by_tool", "subagent_tool_calls", "tool_errors", "tool_errors_by_tool",
+        "usage", "cost_usd", "turns",
+    }  # fmt: skip
+    assert total["malformed"] == 5 and total["files"] == 10
+    where = {(Path(m["file"]).name, m["line"]) for m in total["malformed_lines"]}
+    assert where == {
+        ("transcript_session.jsonl", 12), ("events.jsonl", 8), ("events.jsonl", 10),
+        ("mixed_formats.jsonl", 6), ("mixed_formats.jsonl", 7),
+    }  # fmt: skip
+    # transcript T1, subagent S1, stream R1 (refused twice, counted once) and R3, hook H1, envelope E2
+    assert total["tool_errors"] == 6
+    assert set(total["usage"]) == {
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    }
+
+
+def test_table_shows_runs_total_tools_and_malformed_lines(fixtures: Path) -> None:
+    result = CliRunner(env={"COLUMNS": "220"}).invoke(
+        app, ["stats", str(fixtures / "envelope_run"), str(fixtures / "hooks_session.jsonl")]
+    )
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "envelope_run" in out and "hooks_session" in out and "total" in out
+    assert "Tool calls by tool" in out
+    assert "events.jsonl:8: not UTF-8 (byte 0xe9 at column 76)" in out
+    assert "tool error:" in out
+
+
+def test_ouro_corpus_stats_is_registered_and_errors_are_one_line(fixtures: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "OURO_STATE": str(tmp_path / "state"), "COLUMNS": "200"}
+    run = [sys.executable, "-c", "from ops.cli import main; main()", "corpus", "stats"]
+    ok = subprocess.run([*run, str(fixtures / "hook_single.json"), "--json"], cwd=ROOT, env=env,
+                        capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["total"]["tool_calls_by_tool"] == {"Bash": 1}
+    bad = subprocess.run([*run, str(tmp_path / "missing")], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == f"ouro: error: {tmp_path / 'missing'}: no such file or directory"
+
+
+def test_real_captures_in_one_go(agent_logs: Path) -> None:
+    found = _stats_json(str(agent_logs))
+    runs = {run["run"]: run for run in found["runs"]}  # type: ignore[union-attr, index]
+    assert set(runs) == {
+        "chrisbarrett_deno-claude-code-hook", "ranaroussi_quantstats", "charlieyou_claude-agent-sdk-gleam",
+        "golden", "claude_code_transcripts",
+    }  # fmt: skip
+    assert runs["claude_code_transcripts"]["format"] == "transcript"
+    assert runs["claude_code_transcripts"]["tool_calls"] == 2 + 6 + 25
+    assert runs["claude_code_transcripts"]["tool_errors"] == 2 + 0 + 3
+    assert runs["ranaroussi_quantstats"]["tool_calls"] == 20 and runs["ranaroussi_quantstats"]["format"] == "hook"
+    assert runs["golden"]["cost_usd"] == 0.1354875
+    assert found["total"]["malformed"] == 0  # type: ignore[index]
+
+
+def test_each_file_is_its_own_cost_counter(fixtures: Path, tmp_path: Path) -> None:
+    line = '{"type": "result", "session_id": "s", "total_cost_usd": %s}\n'
+    (tmp_path / "a.ndjson").write_text(line % "0.4")
+    (tmp_path / "b.ndjson").write_text(line % "0.5")  # another process of the same session, in its own file
+    (run,) = collect([tmp_path]).runs
+    assert run.cost_usd == pytest.approx(0.9) and len(run.sessions) == 1

@@ -1,0 +1,106 @@
+"""The house plan: imports run down the floors, no file imports itself back through others, git is run by
+one module, and a package loads only what its floor allows."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("schemas", "harness", "forge", "llm", "events", "miners", "decider", "workers", "ops")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _sources() -> dict[str, Path]:
+    return {_module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def _imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """The project modules a file imports, at any depth of its code (function-level imports count)."""
+    found: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], base]).strip(".")
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        for written in targets:
+            target = written
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def test_no_file_imports_itself_back_through_others() -> None:
+    sources = _sources()
+    known = set(sources)
+    graph = {name: _imports(path, name, known) for name, path in sources.items()}
+    index, low, on_stack, stack, circles = {}, {}, set(), [], []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                item = stack.pop()
+                on_stack.discard(item)
+                component.append(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    sys.setrecursionlimit(10_000)
+    for name in graph:
+        if name not in index:
+            visit(name)
+    assert circles == []
+
+
+def test_git_is_started_by_one_module() -> None:
+    offenders = []
+    for name, path in _sources().items():
+        if name == "forge.git":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value == "git":
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == [], "git is run only through forge.git"
+
+
+def _loaded(code: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )  # fmt: skip
+    return {line.split(".")[0] for line in done.stdout.splitlines()}
+
+
+@pytest.mark.parametrize("package", ["miners", "miners.datalog", "harness", "forge", "llm", "decider"])
+def test_lower_floors_load_no_event_log_or_fleet(package: str) -> None:
+    loaded = _loaded(f"import {package}")
+    assert loaded.isdisjoint({"sqlalchemy", "celery", "kombu", "events", "workers", "ops"}) or package == "decider"
+    if package == "decider":  # the decider keeps its memory in the event log's database, never the fleet
+        assert loaded.isdisjoint({"celery", "kombu", "workers", "ops"})
