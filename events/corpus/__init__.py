@@ -18,14 +18,16 @@ from __future__ import annotations
 
 from events.corpus.cost import CostFold, SessionCosts, fold_cumulative
 from events.corpus.detect import Format, classify, detect_format
-from events.corpus.paths import RunFiles, expand, run_files, run_name
+from events.corpus.paths import RunFiles, expand, run_at, run_files, run_name
 from events.corpus.reader import Reader, iter_events, read
 from events.corpus.source import Layout, Malformed
-from events.corpus.stats import CorpusStats, RunStats, collect, summarise
+from events.corpus.stats import MAIN_AGENT, AgentStats, CorpusStats, RunStats, collect, summarise
 from events.corpus.tools import TOOL_ERROR_DEFINITION, ToolUse, call_key, is_tool_error, pair_tool_uses
 
 __all__ = [
+    "MAIN_AGENT",
     "TOOL_ERROR_DEFINITION",
+    "AgentStats",
     "CorpusStats",
     "CostFold",
     "Format",
@@ -46,6 +48,7 @@ __all__ = [
     "iter_events",
     "pair_tool_uses",
     "read",
+    "run_at",
     "run_files",
     "run_name",
     "summarise",
