@@ -116,6 +116,34 @@ def test_unknown_miner_and_missing_items_exit_2(run: Runner) -> None:
     assert status == 2 and err == "ouro: error: no/such/*.jsonl: matches nothing\n"
 
 
+def test_backtest_and_mutate_exit_1_with_the_failing_row_on_stderr(run: Runner, tmp_path: Path) -> None:
+    # e47 (a run that opened its draft early) labelled positive, and last: the judged half misses it.
+    rows = (REPO / LABELS).read_text().splitlines()
+    rows[1] = "6c1f2a10-3b7e-4d6a-9e51-0a1b2c3d4e47\t+\t2026-10-03T00:00:00Z\t-\tmislabelled on purpose"
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("\n".join(rows) + "\n")
+    status, out, err = run("miner", "_template", "backtest", str(labels), FIXTURES)
+    assert status == 1 and "| Backtest FN | 1: 6c1f2a10-3b7e-4d6a-9e51-0a1b2c3d4e47 |" in out
+    assert "| Backtest FN | 1: 6c1f2a10-3b7e-4d6a-9e51-0a1b2c3d4e47 |" in err.splitlines()
+    status, out, err = run("miner", "_template", "mutate", str(labels), FIXTURES)
+    assert status == 1 and "| Mutation gate | fails: the miner fails its own checks" in out
+    assert err.startswith("| Mutation gate | fails: the miner fails its own checks: ")
+    status, _out, err = run("miner", "_template", "backtest", LABELS, FIXTURES)
+    assert (status, err) == (0, "")
+
+
+def test_new_writes_to_the_first_miners_path_folder(
+    run: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    monkeypatch.setenv("OURO_MINERS_PATH", f"{mine}:{other}")
+    status, out, _err = run("miner", "new", "scratch_probe")
+    assert status == 0 and out.splitlines()[0] == f"created {mine / 'scratch_probe'}"
+    assert (mine / "scratch_probe" / "extract.py").is_file() and "discover it with" not in out
+    status, out, _err = run("miner", "list")
+    assert f"scratch-probe\tscratch_probe\tgeneric\tinvisible\twarn\tSEVERITY_S3\tOURO_MINERS_PATH:{mine} " in out
+
+
 def test_list_and_new(run: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     status, out, _err = run("miner", "list")
     header, template = out.splitlines()[:2]
