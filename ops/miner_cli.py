@@ -3,7 +3,8 @@
     ouro miner list                                   every discovered miner: scope, verdicts, gate, origin
     ouro miner new NAME [--dir DIR]                   a new miner folder copied from _template, in DIR, else
                                                       the first OURO_MINERS_PATH folder, else miners/
-    ouro miner test NAME [--write]                    the miner test (exit 1 when a check fails)
+    ouro miner test NAME [--write] [--runs ITEM…]     the miner test (exit 1 when a check fails); --runs: the
+                                                      real runs a rule mutant must not change to be equivalent
     ouro miner NAME facts ITEM…                       extracted facts, JSON lines
     ouro miner NAME findings [--knee K] ITEM…         findings with proofs, JSON lines
     ouro miner NAME backtest [--json] LABELS ITEM…    the walk-forward backtest block (or record)
@@ -236,9 +237,17 @@ def new_cmd(
 def test_cmd(
     name: Annotated[str, typer.Argument(help="A miner's NAME or folder.")],
     write: Annotated[bool, typer.Option("--write", help="Regenerate backtest.md, mutation.md, README block.")] = False,
+    runs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--runs",
+            metavar="ITEM",
+            help="The miner's corpus (repeatable): a rule mutant that changes a verdict on one is not equivalent.",
+        ),
+    ] = None,
 ) -> None:
     """The miner test: check_rules, fixtures vs labels at κ*, FN = 0, knee binds, mutation gate, files current."""
-    report = miner_test(find_miner(name), write=write)
+    report = miner_test(find_miner(name), write=write, runs=runs or ())
     for line in report.lines():
         print(line)
     if not report.passed:
