@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from events.corpus import run_at
 from events.forge import Commit, Forge, NotFoundError, PullRequest, Ticket
 from events.forge.base import COMMIT_NAME
 from miners import CorpusItem, MinerError, extract_facts, find_miner
@@ -117,7 +118,7 @@ def miner_reproducer(job: Job, runs: Mapping[str, Path]) -> tuple[Reproducer | N
         if path is None:
             return False, f"{instance} is not a run {miner.name} can read"
         if instance not in lines:
-            item = CorpusItem(JSONL, instance, path, (path,))
+            item = CorpusItem(JSONL, instance, path, run_at(path).files)  # a session with its subagents
             facts = extract_facts(miner, [item]).facts.get(instance, ())
             named = [f for f in facts if Text(text=instance) in f.args and f.span is not None]
             lines[instance] = {f.span.line for f in named if f.span is not None}
