@@ -147,6 +147,8 @@ class MutationResult:
     tried: tuple[tuple[Mutant, MutantResult], ...]
     corpus_runs: tuple[str, ...] = ()
     """The corpus runs equivalence was judged on beside the runs the checks read."""
+    checked_runs: int = 0
+    """How many runs the checks read (the fixtures, or the labelled ITEMs)."""
 
     @property
     def survivors(self) -> list[tuple[Mutant, MutantResult]]:
@@ -209,7 +211,7 @@ class MutationResult:
 
     def judged_on_text(self) -> str:
         """On which runs a rule mutant was judged equivalent or not: those the checks read, and the corpus."""
-        read = len(self.report.judged_on) - len(self.corpus_runs)
+        read = self.checked_runs
         if not self.corpus_runs:
             return f"the {read} run(s) the checks read, no corpus (`ouro miner test NAME --runs ITEM…` adds one)"
         shown = ", ".join(self.corpus_runs[:_NAMED_RUNS])
@@ -327,5 +329,5 @@ def mutate(
         floor=TEMPLATE_FLOOR,
         judged_on=judged_on,
     )
-    corpus_runs = tuple(name for name in judged_on if name not in extracted.facts)
-    return MutationResult(report, original, tuple(tried), corpus_runs)
+    corpus_runs = corpus.instances if corpus else ()
+    return MutationResult(report, original, tuple(tried), corpus_runs, len(extracted.instances))

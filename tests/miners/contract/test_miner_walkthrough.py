@@ -1,7 +1,8 @@
 """The README's "Writing a miner", end to end: a miner kept outside the package, created with `ouro miner
 new` in OURO_MINERS_PATH, written from the README's own code blocks, run on a real projects folder (the
 sessions in ../shared/corpora/agent_logs, read in place through symlinks) and labelled by session id;
-backtest and mutate exit 1 when they fail; the miner test judges equivalence on the real sessions."""
+backtest and mutate exit 1 when they fail; the miner test, and the fleet accepting gates, judge equivalence on
+the real sessions."""
 
 from __future__ import annotations
 
@@ -49,6 +50,13 @@ def test_the_readme_names_the_commands_run_here() -> None:
         "ouro miner test edit_miss --runs ~/.claude/projects",
     ):
         assert command in text, command
+
+
+def accepted(miners: Path, projects: Path) -> set[str]:
+    """The miners the fleet accepts as gates when its event log holds the sessions under ``projects``."""
+    from workers.miner.mine import accepted_gates
+
+    return {gate.miner.name for gate in accepted_gates(str(miners), max_age_s=0, runs=lambda: [projects])}
 
 
 def _labels(path: Path, rows: list[tuple[str, str, str, str]]) -> Path:
@@ -121,8 +129,10 @@ def test_a_miner_outside_the_package_on_a_real_projects_folder(
     status, out, _err = run("miner", "test", "edit_miss", "--runs", str(projects))
     assert status == 1 and "FAIL  mutation_gate" in out
     assert "  equivalence judged on the 2 run(s) the checks read and 4 corpus run(s): " in out
+    assert "edit-miss" not in accepted(tmp_path / "miners", projects)  # the fleet, on the runs its log holds
     edit_ok = _fixture(miner, "edit-ok", [text[265]])  # an Edit that worked kills it
     (miner / "fixtures" / "labels.tsv").write_text(header + fixture_labels + f"{edit_ok[0]}\t-\t{edit_ok[1]}\t-\tw\n")
     assert run("miner", "test", "edit_miss", "--write")[0] == 0
     status, out, _err = run("miner", "test", "edit_miss", "--runs", str(projects))
     assert status == 0 and out.splitlines()[-1] == "edit-miss: 8 checks passed", out
+    assert "edit-miss" in accepted(tmp_path / "miners", projects)
