@@ -71,7 +71,10 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print the record as JSON i
 
 
 def _report_malformed(items: list[CorpusItem]) -> None:
+    """The lines the readers skipped (file:line: why), and what a run's layout lacks, on stderr."""
     for item in items:
+        for note in item.notes:
+            print(f"note: {note}", file=sys.stderr)
         for bad in item.malformed:
             print(f"{bad}", file=sys.stderr)
 

@@ -132,6 +132,20 @@ def test_backtest_and_mutate_exit_1_with_the_failing_row_on_stderr(run: Runner, 
     assert (status, err) == (0, "")
 
 
+def test_a_session_folder_without_its_transcript_is_read_with_a_note(run: Runner, tmp_path: Path) -> None:
+    folder = tmp_path / "proj" / "s1" / "subagents"
+    folder.mkdir(parents=True)
+    line = {"type": "user", "sessionId": "s-1", "isSidechain": True, "agentId": "a1", "uuid": "u", "message": {}}
+    (folder / "agent-a1.jsonl").write_text(json.dumps({**line, "timestamp": "2026-10-01T10:00:00Z"}) + "\nnot json\n")
+    status, out, err = run("miner", "_template", "facts", str(tmp_path / "proj"))
+    assert status == 0 and json.loads(out.splitlines()[0])["args"] == [{"text": "s-1"}]  # named by its sessionId
+    assert err.splitlines() == [
+        f"note: {tmp_path / 'proj' / 's1'}.jsonl: the session's main transcript is absent; its 1 subagent file(s) "
+        "read alone",
+        f"{folder / 'agent-a1.jsonl'}:2: not JSON (invalid literal, expected 'null')",
+    ]
+
+
 def test_new_writes_to_the_first_miners_path_folder(
     run: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
