@@ -8,10 +8,8 @@ seed's jq command, with the runs below the floor ranked.
 
 from __future__ import annotations
 
-import glob
 import sys
 from datetime import datetime
-from pathlib import Path
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -22,7 +20,7 @@ from rich.table import Table
 
 from events import ConfigurationError, CorpusError, OuroError, load_settings, open_store, utcnow
 
-__all__ = ["expand_paths", "measure_app", "parse_at"]
+__all__ = ["measure_app", "parse_at"]
 
 measure_app = typer.Typer(help="Measure the loop's series (and h_fleet from run files).")
 console = Console()
@@ -48,25 +46,6 @@ def parse_at(text: str | None, zone: ZoneInfo) -> datetime:
     except ValueError as exc:
         raise MeasureUsageError(f"--at: {text!r} is not an ISO 8601 time (e.g. 2026-10-05T09:00-07:00)") from exc
     return (moment if moment.tzinfo else moment.replace(tzinfo=zone)).astimezone(ZoneInfo("UTC"))
-
-
-def expand_paths(items: list[str]) -> list[Path]:
-    """Run files from files, run directories, directories of runs and quoted globs, in the order given."""
-    found: list[Path] = []
-    for item in items:
-        matches = sorted(glob.glob(item)) if any(ch in item for ch in "*?[") else [item]
-        if not matches:
-            raise CorpusError(f"{item}: matches nothing")
-        for match in map(Path, matches):
-            if match.is_dir():
-                nested = [match / "events.jsonl"] if (match / "events.jsonl").is_file() else []
-                nested = nested or sorted(match.glob("*/events.jsonl"))
-                if not nested:
-                    raise CorpusError(f"{match}: not a run (no events.jsonl)")
-                found.extend(nested)
-            else:
-                found.append(match)
-    return found
 
 
 _QUIET = ("day", "week", "method")
@@ -134,15 +113,17 @@ def measure(
 
 @measure_app.command("h-fleet")
 def h_fleet(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Run files, run directories or globs.")],
+    paths: Annotated[
+        list[str], typer.Argument(metavar="PATH...", help="Run files, run directories, projects folders, globs.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read) over result envelopes, as jq."""
-    from workers.measurer import FLOOR, offenders, read_h_fleet
+    from events.corpus import expand
+    from workers.measurer import FLOOR, offenders, read_h_fleet_runs
 
-    files = expand_paths(paths)
-    try:
-        result = read_h_fleet(files)
+    try:  # the runs every reader sees: run directories, files, a Claude Code session with its subagents
+        result = read_h_fleet_runs([(run.name, run.files) for run in expand(paths)])
     except OSError as exc:
         raise CorpusError(f"{exc.filename}: cannot read: {exc.strerror}") from exc
     ranked = [
