@@ -123,3 +123,22 @@ def test_bad_lines_in_a_session_are_skipped_counted_and_named(tmp_path: Path) ->
     ]
     assert "truncated last line" in str(run.malformed[1])
     assert run.formats == {"transcript": 3}  # the line of an unknown type is kept, as a transcript line
+
+
+def test_stats_print_each_session_and_its_agents(project: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ops.corpus_cli import app
+
+    table = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["stats", str(project)])
+    assert table.exit_code == 0, table.output
+    rows = {line.split("│")[1].strip(): line for line in table.stdout.splitlines() if line.startswith("│")}
+    assert {SESSION, "agent main", "agent aac57f5", "agent acompact-946d2b", "total"} <= set(rows)
+    assert [cell.strip() for cell in rows["agent main"].split("│")[6:8]] == ["242", "12"]
+    assert "49 relayed subagent event(s) skipped" in table.stdout
+    document = json.loads(CliRunner().invoke(app, ["stats", "--json", str(project)]).stdout)
+    [run] = document["runs"]
+    assert (run["run"], run["tool_calls"], run["relays_skipped"]) == (SESSION, 254, 49)
+    assert {name: agent["tool_calls"] for name, agent in run["agents"].items()} == {
+        MAIN_AGENT: 242, "aac57f5": 12, "acompact-946d2b": 0,
+    }  # fmt: skip
