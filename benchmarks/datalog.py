@@ -214,12 +214,18 @@ def to_asp(program: Program) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _time_key(doc: dict[str, object]) -> str:
+    """Where a fixture line keeps its time: a CSF envelope's ``ts``, a transcript line's ``timestamp``."""
+    return "ts" if isinstance(doc.get("ts"), str) else "timestamp"
+
+
 def _stretched(line: str, start: datetime, origin: datetime, factor: float) -> str:
     doc = json.loads(line)
-    if isinstance(doc.get("ts"), str):
-        moment = datetime.fromisoformat(doc["ts"])
+    key = _time_key(doc)
+    if isinstance(doc.get(key), str):
+        moment = datetime.fromisoformat(doc[key])
         seconds = round((moment - origin).total_seconds() * factor)
-        doc["ts"] = (start + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+        doc[key] = (start + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
     return json.dumps(doc) + "\n"
 
 
@@ -234,7 +240,8 @@ def generate_runs(miner: Miner, count: int, seed: int, root: Path) -> None:
     base = datetime.fromisoformat("2026-10-01T00:00:00+00:00")
     for number in range(count):
         lines = texts[number % len(texts)]
-        origin = datetime.fromisoformat(json.loads(lines[0])["ts"])
+        first = json.loads(lines[0])
+        origin = datetime.fromisoformat(first[_time_key(first)])
         start, factor = base + timedelta(minutes=number), rng.uniform(0.5, 2.0)
         run = root / f"{miner.folder.name}-{number:05d}"
         run.mkdir()

@@ -20,6 +20,7 @@ __all__ = [
     "blocks",
     "number",
     "response_key",
+    "result_text",
     "text",
     "timestamp",
     "usage",
@@ -85,10 +86,12 @@ def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | No
 
 @dataclass
 class ReadState:
-    """State kept across the lines of one run: tool names by call id, and the usage ledger."""
+    """State kept across the lines of one run: tool names by call id, the usage ledger, the own transcripts."""
 
     tool_names: dict[str, str] = field(default_factory=dict)
     ledger: UsageLedger = field(default_factory=UsageLedger)
+    own_agents: frozenset[str] = frozenset()
+    """The subagents whose own transcripts the run reads: their relayed lines repeat them."""
 
     def name_of(self, tool_use_id: str | None) -> str | None:
         """The tool a result answers, when its call was seen earlier in the run."""
@@ -159,5 +162,17 @@ def block_events(ctx: LineContext, state: ReadState, message: Any, **common: Any
             call_id = text(block.get("tool_use_id"))
             yield ctx.event(
                 HarnessKind.TOOL_RESULT, tool=state.name_of(call_id), tool_use_id=call_id,
-                is_error=block.get("is_error") is True, **common,
+                is_error=block.get("is_error") is True, result_text=result_text(block.get("content")), **common,
             )  # fmt: skip
+
+
+def result_text(content: Any) -> str | None:
+    """The text of a tool result's ``content``: the string itself, or its ``text`` blocks joined by newlines
+    (an image block has none); None when there is no text."""
+    if isinstance(content, str):
+        return content or None
+    if isinstance(content, dict):
+        content = [content]
+    parts = [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)] \
+        if isinstance(content, list) else []  # fmt: skip
+    return "\n".join(parts) or None

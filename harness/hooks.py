@@ -4,8 +4,10 @@ Every payload has ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_nam
 releases, ``permission_mode``; the rest depends on the event:
 
 - ``PreToolUse`` (``tool_name``, ``tool_input``, ``tool_use_id``)       -> a tool call
-- ``PostToolUse`` (adds ``tool_response``; fires only when the tool succeeded) -> a tool result, not an error
-- ``PostToolUseFailure`` (adds ``error``, ``is_interrupt``)            -> a tool result that is an error
+- ``PostToolUse`` (adds ``tool_response``; fires only when the tool succeeded) -> a tool result, not an error,
+  whose ``result_text`` is the response's text (a Bash call's stdout and stderr)
+- ``PostToolUseFailure`` (adds ``error``, ``is_interrupt``)            -> a tool result that is an error,
+  whose ``result_text`` is the ``error``
 - ``Stop``/``SubagentStop`` (``stop_hook_active``), ``SessionStart`` (``source``, ``model``),
   ``SessionEnd``, ``UserPromptSubmit``, ``Notification``, ``PreCompact``… -> a ``hook`` event
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness.context import LineContext, ReadState, text, timestamp
+from harness.context import LineContext, ReadState, result_text, text, timestamp
 from schemas import HarnessEvent, HarnessKind
 
 __all__ = ["hook_events", "is_turn_end"]
@@ -51,7 +53,22 @@ def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iter
         tool_use_id=call_id,
         tool_input=tool_input if isinstance(tool_input, dict) and kind is not HarnessKind.HOOK else None,
         is_error=name == "PostToolUseFailure",
+        result_text=_response_text(doc) if kind is HarnessKind.TOOL_RESULT else None,
     )
+
+
+def _response_text(doc: dict[str, Any]) -> str | None:
+    """A failure's ``error``; a success's ``tool_response``: a string, a Bash call's stdout and stderr (each
+    when not empty), or the ``content`` a tool returned."""
+    if isinstance(error := doc.get("error"), str) and error:
+        return error
+    response = doc.get("tool_response")
+    if not isinstance(response, dict):
+        return result_text(response)
+    streams = [
+        response[name] for name in ("stdout", "stderr") if isinstance(response.get(name), str) and response[name]
+    ]
+    return "\n".join(streams) if streams else result_text(response.get("content"))
 
 
 def is_turn_end(event: HarnessEvent) -> bool:

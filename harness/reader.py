@@ -18,7 +18,7 @@ from harness.context import LineContext, ReadState
 from harness.detect import Format, classify
 from harness.envelope import unwrap
 from harness.hooks import hook_events
-from harness.paths import expand, run_files, run_name
+from harness.paths import expand, own_agents, run_at
 from harness.source import Malformed, Source
 from harness.streamjson import stream_events
 from harness.transcript import transcript_events
@@ -37,12 +37,14 @@ class Reader:
     starts over.
     """
 
-    def __init__(self, files: Sequence[Path], run: str) -> None:
+    def __init__(self, files: Sequence[Path], run: str, notes: Sequence[str] = ()) -> None:
         try:
             self.run = _RUN_ID.validate_python(run)
         except ValidationError as exc:  # checked once here, not as a failure on every line
             raise CorpusError(f"run {run!r} is not a valid run id (letters, digits, _ . : -)") from exc
         self.files = tuple(files)
+        self.own_agents = own_agents(self.files)
+        self.notes = tuple(notes)
         self.formats: Counter[Format] = Counter()
         self._sources: list[Source] = []
 
@@ -62,8 +64,13 @@ class Reader:
         """How many lines could not be read."""
         return sum(source.malformed_count for source in self._sources)
 
+    def repeats(self, event: HarnessEvent) -> bool:
+        """Whether ``event`` relays a subagent's line that this run also reads from the subagent's own
+        transcript: counting it, or mining it, would count that work twice."""
+        return event.relay and event.agent in self.own_agents
+
     def __iter__(self) -> Iterator[HarnessEvent]:
-        self._sources, self.formats, state = [], Counter(), ReadState()
+        self._sources, self.formats, state = [], Counter(), ReadState(own_agents=self.own_agents)
         for path in self.files:
             source = Source(path)
             self._sources.append(source)
@@ -101,17 +108,10 @@ class Reader:
 
 
 def read(path: Path | str, run: str | None = None) -> Reader:
-    """A lazy reader over one run: a harness log file of any format, or a run directory."""
-    path = Path(path)
-    if path.is_dir():
-        files = run_files(path)
-        if not files:
-            raise CorpusError(f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson or *.json files)")
-    elif path.exists():
-        files = (path,)
-    else:
-        raise CorpusError(f"{path}: no such file or directory")
-    return Reader(files, run or run_name(path))
+    """A lazy reader over one run (``paths.run_at``): a harness log file of any format, a Claude Code session
+    (its transcript or its folder, with its subagents), or a run directory."""
+    found = run_at(Path(path))
+    return Reader(found.files, run or found.name, found.notes)
 
 
 def iter_events(
@@ -122,7 +122,7 @@ def iter_events(
     Malformed lines go to ``on_malformed`` (after each run) when given; they never stop the iteration.
     """
     for run in expand(items):
-        reader = Reader(run.files, run.name)
+        reader = Reader(run.files, run.name, run.notes)
         yield from reader
         if on_malformed is not None:
             for bad in reader.malformed:

@@ -7,7 +7,10 @@ once per call), usage and folded cost mean the same everywhere:
   ``message.id``/``requestId``, stream-json by its ``result`` lines);
 - cost: ``total_cost_usd`` folded per file and session (``cost.SessionCosts``);
 - turns: stream-json ``result`` lines, and ``Stop`` hooks that are not ``stop_hook_active`` repeats;
-- sessions: distinct session ids (in the total, distinct over every run, as one session can span files).
+- sessions: distinct session ids (in the total, distinct over every run, as one session can span files);
+- agents: the same calls, errors and usage per agent that made them (``main``, or a subagent's id), so a
+  session read with its subagents is the sum of its parts; a relay the run also reads from the subagent's
+  own transcript (``Reader.repeats``) is skipped and counted as ``relays_skipped``, never counted twice.
 """
 
 from __future__ import annotations
@@ -29,9 +32,30 @@ from harness.source import Malformed
 from harness.tools import TOOL_ERROR_DEFINITION, call_key, is_tool_error
 from schemas import HarnessEvent, HarnessKind, RunSummary, Usage
 
-__all__ = ["CorpusStats", "RunStats", "Tally", "collect", "run_stats", "summarise"]
+__all__ = ["MAIN_AGENT", "AgentStats", "CorpusStats", "RunStats", "Tally", "collect", "run_stats", "summarise"]
 
 _UNNAMED = "(unnamed)"
+MAIN_AGENT = "main"
+"""The agent name of a session's own (not a subagent's) calls and usage."""
+
+
+@dataclass(frozen=True)
+class AgentStats:
+    """One agent's share of a run: its tool calls, tool errors and usage."""
+
+    tool_calls: int = 0
+    tool_errors: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        usage = self.usage.model_dump(exclude={"schema_version"})
+        return {"tool_calls": self.tool_calls, "tool_errors": self.tool_errors, "usage": usage}
+
+    def __add__(self, other: AgentStats) -> AgentStats:
+        return AgentStats(
+            self.tool_calls + other.tool_calls, self.tool_errors + other.tool_errors, self.usage + other.usage
+        )
 
 
 @dataclass
@@ -43,6 +67,9 @@ class Tally:
     anonymous: Iterator[int] = field(default_factory=count)
     errors: dict[Hashable, str] = field(default_factory=dict)
     subagent_calls: set[Hashable] = field(default_factory=set)
+    agent_of: dict[Hashable, str] = field(default_factory=dict)
+    agent_usage: dict[str, Usage] = field(default_factory=dict)
+    relays_skipped: int = 0
     usage: Usage = field(default_factory=Usage)
     costs: SessionCosts = field(default_factory=SessionCosts)
     sessions: set[str] = field(default_factory=set)
@@ -52,16 +79,20 @@ class Tally:
 
     def add(self, event: HarnessEvent) -> None:
         """Count one event."""
+        agent = event.agent or MAIN_AGENT
         if event.kind is HarnessKind.TOOL_CALL:
             key = self._key(event)
             self.calls[key] = event.tool or self.calls.get(key) or _UNNAMED
+            self.agent_of[key] = agent
             if event.agent:
                 self.subagent_calls.add(key)
         elif is_tool_error(event):
             key = self._key(event)
             self.errors[key] = event.tool or self.errors.get(key) or self.calls.get(key) or _UNNAMED
+            self.agent_of.setdefault(key, agent)
         if event.usage is not None:
             self.usage = self.usage + event.usage
+            self.agent_usage[agent] = self.agent_usage.get(agent, Usage()) + event.usage
         if event.total_cost_usd is not None:
             # A counter belongs to one process, which writes one file: fold per file and session.
             self.costs.add((event.span.file, event.session), event.total_cost_usd)
@@ -77,11 +108,21 @@ class Tally:
 
     @classmethod
     def of(cls, reader: Reader) -> Tally:
-        """Read a run through and count every event."""
+        """Read a run through and count every event, but the relays its subagents' own transcripts repeat."""
         tally = cls()
         for event in reader:
-            tally.add(event)
+            if reader.repeats(event):
+                tally.relays_skipped += 1
+            else:
+                tally.add(event)
         return tally
+
+    def by_agent(self) -> dict[str, AgentStats]:
+        """Calls, errors and usage per agent (``main`` first, then the subagents by id)."""
+        calls = Counter(self.agent_of[key] for key in self.calls)
+        errors = Counter(self.agent_of[key] for key in self.errors)
+        names = sorted(set(calls) | set(errors) | set(self.agent_usage), key=lambda name: (name != MAIN_AGENT, name))
+        return {name: AgentStats(calls[name], errors[name], self.agent_usage.get(name, Usage())) for name in names}
 
     def by_tool(self, which: dict[Hashable, str]) -> dict[str, int]:
         """Counts per tool name, with a result's name filled in from its call when it lacked one."""
@@ -124,6 +165,9 @@ class RunStats:
     usage: Usage
     cost_usd: float | None
     turns: int
+    agents: dict[str, AgentStats] = field(default_factory=dict)
+    relays_skipped: int = 0
+    notes: tuple[str, ...] = ()
 
     @property
     def format(self) -> str:
@@ -155,6 +199,9 @@ class RunStats:
             "usage": self.usage.model_dump(exclude={"schema_version"}),
             "cost_usd": self.cost_usd,
             "turns": self.turns,
+            "agents": {name: agent.to_json() for name, agent in self.agents.items()},
+            "relays_skipped": self.relays_skipped,
+            "notes": list(self.notes),
         }
 
 
@@ -193,12 +240,15 @@ def run_stats(reader: Reader, path: Path) -> RunStats:
         usage=tally.usage,
         cost_usd=round(cost, 10) if cost is not None else None,
         turns=tally.turns,
+        agents=tally.by_agent(),
+        relays_skipped=tally.relays_skipped,
+        notes=reader.notes,
     )
 
 
 def collect(items: Iterable[str | Path]) -> CorpusStats:
     """Statistics for every run named by files, run directories, directories of runs or globs."""
-    runs = [run_stats(Reader(run.files, run.name), run.path) for run in expand(items)]
+    runs = [run_stats(Reader(run.files, run.name, run.notes), run.path) for run in expand(items)]
     return CorpusStats(runs=runs, total=_total(runs))
 
 
@@ -207,7 +257,10 @@ def _total(runs: list[RunStats]) -> RunStats:
     calls: Counter[str] = Counter()
     errors: Counter[str] = Counter()
     usage, costs = Usage(), [run.cost_usd for run in runs if run.cost_usd is not None]
+    agents: dict[str, AgentStats] = {}
     for run in runs:
+        for name, agent in run.agents.items():
+            agents[name] = agents.get(name, AgentStats()) + agent
         formats.update(run.formats)
         calls.update(run.tool_calls)
         errors.update(run.tool_errors)
@@ -227,4 +280,7 @@ def _total(runs: list[RunStats]) -> RunStats:
         usage=usage,
         cost_usd=round(sum(costs), 10) if costs else None,
         turns=sum(run.turns for run in runs),
+        agents=dict(sorted(agents.items(), key=lambda item: (item[0] != MAIN_AGENT, item[0]))),
+        relays_skipped=sum(run.relays_skipped for run in runs),
+        notes=tuple(note for run in runs for note in run.notes),
     )

@@ -9,9 +9,12 @@ Entries are ``user``, ``assistant``, ``system``, ``summary``, ``progress``, ``fi
   ``usage`` (and a later one may report more ``output_tokens``): usage counts once per response, keyed
   by ``message.id`` with ``requestId`` (``UsageLedger``), never once per line.
 - Ids redacted to ``REDACTED`` take no part in that key, so two redacted responses are never merged.
-- Subagent work appears as sidechain lines (``isSidechain: true``) or nested in ``progress`` lines
+- Subagent work appears as sidechain lines (``isSidechain: true``, in the subagent's own transcript
+  ``<session>/subagents/agent-<id>.jsonl``) and nested in the parent's ``progress`` lines
   (``data.type == "agent_progress"``, ``data.message`` a whole user/assistant entry): both are read, and
-  their events name the subagent as ``agent``.
+  their events name the subagent as ``agent``. A nested entry is a relay (``relay``): when the run reads
+  the subagent's own transcript too (``ReadState.own_agents``), the relay repeats it, so it adds no usage
+  and is not counted (``Reader.repeats``); otherwise it is the subagent's only record, and counts.
 """
 
 from __future__ import annotations
@@ -36,12 +39,12 @@ def transcript_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -
     if doc.get("type") == "progress" and isinstance(data, dict) and isinstance(data.get("message"), dict):
         # A subagent's message, relayed while it runs: same session, its own agent id.
         nested = data["message"]
-        yield from _entry(nested, ctx, state, session, text(data.get("agentId")) or "subagent", nested=True)
+        yield from _entry(nested, ctx, state, session, text(data.get("agentId")) or "subagent", relay=True)
 
 
 def _entry(
     doc: dict[str, Any], ctx: LineContext, state: ReadState, session: str | None, agent: str | None,
-    nested: bool = False,
+    relay: bool = False,
 ) -> Iterator[HarnessEvent]:  # fmt: skip
     line_type = text(doc.get("type")) or ""
     moment = timestamp(doc.get("timestamp"))
@@ -50,11 +53,13 @@ def _entry(
     kind = _KINDS.get(line_type, HarnessKind.OTHER)
     message = doc.get("message")
     counted = None
-    if line_type == "assistant" and isinstance(message, dict) and (reported := usage(message.get("usage"))):
-        counted = state.ledger.add(response_key(message.get("id"), doc.get("requestId")), reported)
+    # A relay of a subagent whose own transcript the run reads adds no usage: that transcript counts it.
+    if line_type == "assistant" and isinstance(message, dict) and not (relay and agent in state.own_agents):
+        reported, key = usage(message.get("usage")), response_key(message.get("id"), doc.get("requestId"))
+        counted = None if reported is None else state.ledger.add(key, reported)
     subtype = text(doc.get("subtype")) or (line_type if kind is HarnessKind.OTHER else None)
     if kind is HarnessKind.OTHER and isinstance(doc.get("data"), dict):
         subtype = text(doc["data"].get("type")) or subtype  # progress: agent_progress, hook_progress…
-    if not nested or kind is not HarnessKind.OTHER:
-        yield ctx.event(kind, subtype=subtype, session=session, agent=agent, usage=counted)
-    yield from block_events(ctx, state, message, session=session, agent=agent)
+    if not relay or kind is not HarnessKind.OTHER:
+        yield ctx.event(kind, subtype=subtype, session=session, agent=agent, usage=counted, relay=relay)
+    yield from block_events(ctx, state, message, session=session, agent=agent, relay=relay)

@@ -34,7 +34,7 @@ from miners.labels import Labels, parse_labels, read_labels
 from miners.minertest import Check, MinerTestReport, miner_test
 from miners.mutate import TEMPLATE_FLOOR, Mutant, MutationResult, mutants, mutate
 from miners.pbo import DEFAULT_BLOCKS, WAITS_FOR_LABELS, Pbo, pbo
-from miners.registry import MINERS_PATH_ENV, Miner, discover, find_miner, load_miner
+from miners.registry import MINERS_PATH_ENV, Miner, discover, find_miner, load_miner, miner_folders
 from miners.rules import KNEE, SCORE, Rules, check_program, check_rules, derived_predicates, run_rules
 from miners.scaffold import new_miner
 
@@ -84,6 +84,7 @@ __all__ = [
     "input_fact",
     "judge",
     "load_miner",
+    "miner_folders",
     "miner_test",
     "mutants",
     "mutate",

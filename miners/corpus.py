@@ -1,8 +1,10 @@
 """Corpus items: what one call of a miner's ``extract`` reads.
 
-A ``jsonl`` item is one harness run: its instance id is the run id (the run directory's name), and
-``events()`` reads it lazily into ``HarnessEvent``s through the corpus readers (``harness``), so
-an extractor that has seen enough can stop reading. Malformed lines never stop a reader; they are
+A ``jsonl`` item is one harness run: its instance id is the run id (the run directory's name, or a Claude
+Code session's ``sessionId``), and ``events()`` reads it lazily into ``HarnessEvent``s through the corpus
+readers (``harness``), so an extractor that has seen enough can stop reading. A session is read with
+its subagents' transcripts; a relayed line that a subagent's own transcript repeats is left out, so an
+extractor sees each call once, with the ``agent`` that made it. Malformed lines never stop a reader; they are
 kept on the item (``malformed``) after a pass and the verbs report them with file:line.
 """
 
@@ -32,12 +34,14 @@ class CorpusItem:
     instance: str
     path: Path
     files: tuple[Path, ...]
+    notes: tuple[str, ...] = ()
     _reader: Reader | None = field(default=None, repr=False)
 
     def events(self) -> Iterator[HarnessEvent]:
-        """The item's events, in file order, read lazily (each call reads the files again)."""
-        self._reader = Reader(self.files, self.instance)
-        return iter(self._reader)
+        """The item's events, in file order, read lazily (each call reads the files again), without the
+        relays a subagent's own transcript repeats."""
+        reader = self._reader = Reader(self.files, self.instance, self.notes)
+        return (event for event in reader if not reader.repeats(event))
 
     @property
     def malformed(self) -> list[Malformed]:
@@ -50,7 +54,7 @@ class CorpusItem:
         if sum(path.stat().st_size for path in self.files) > READ_ONCE_BYTES:
             return self
         events = list(self.events())
-        return EventsItem(self.kind, self.instance, self.path, self.files, events, tuple(self.malformed))
+        return EventsItem(self.kind, self.instance, self.path, self.files, events, tuple(self.malformed), self.notes)
 
     @property
     def file_names(self) -> tuple[str, ...]:
@@ -69,8 +73,9 @@ class EventsItem(CorpusItem):
         files: tuple[Path, ...],
         events: list[HarnessEvent],
         malformed: tuple[Malformed, ...] = (),
+        notes: tuple[str, ...] = (),
     ) -> None:
-        super().__init__(kind, instance, path, files)
+        super().__init__(kind, instance, path, files, notes)
         self._events, self._malformed = events, malformed
 
     def events(self) -> Iterator[HarnessEvent]:
@@ -86,4 +91,4 @@ class EventsItem(CorpusItem):
 def corpus_items(patterns: Iterable[str | Path]) -> list[CorpusItem]:
     """The harness runs named by files, run directories, directories of runs or quoted globs, in
     order, each once. Raises ``CorpusError`` for a name that matches nothing."""
-    return [CorpusItem(JSONL, run.name, run.path, run.files) for run in expand(patterns)]
+    return [CorpusItem(JSONL, run.name, run.path, run.files, run.notes) for run in expand(patterns)]

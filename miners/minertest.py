@@ -11,7 +11,9 @@ its own fixtures, in order.
     mutation_gate           the mutation score reaches the floor; no survivor changes a labelled verdict
     backtest_md, mutation_md, readme_block
                             the generated files are current: regenerated text identical
-                            (``write=True`` regenerates them instead)
+                            (``write=True`` regenerates them instead); not compared when the mutation
+                            test judged equivalence on a corpus too (``runs``), as the files are the
+                            fixtures' alone
     readme                  README.md carries the agent-drafted marker
     template_floor          the template only: ``TEMPLATE_FLOOR`` is its measured score
 """
@@ -19,6 +21,7 @@ its own fixtures, in order.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +77,8 @@ class MinerTestReport:
         for mutant, _result in self.mutation.survivors if self.mutation else []:
             out.append(f"  survivor: {mutant.operator.value} {mutant.description}")
             out += [f"    {line}" for line in mutant_text(mutant).splitlines()]
+        if self.mutation is not None and self.mutation.corpus_runs:
+            out.append(f"  equivalence judged on {self.mutation.judged_on_text()}")
         out += [f"  wrote {path}" for path in self.written]
         failed = sum(not c.passed for c in self.checks)
         verdict = f"{len(self.checks)} checks passed" if not failed else f"{failed} of {len(self.checks)} checks failed"
@@ -176,8 +181,10 @@ def _floor(report: MinerTestReport, mutation: MutationResult) -> None:
         report.add("template_floor", None if score == TEMPLATE_FLOOR else stale, f"TEMPLATE_FLOOR = {TEMPLATE_FLOOR}")
 
 
-def miner_test(miner: Miner, write: bool = False) -> MinerTestReport:
-    """Run every check of the miner test on ``miner``'s fixtures; ``write`` regenerates the files."""
+def miner_test(miner: Miner, write: bool = False, runs: Sequence[str] = ()) -> MinerTestReport:
+    """Run every check of the miner test on ``miner``'s fixtures; ``write`` regenerates the files; ``runs``
+    (files, run directories, projects folders, globs) are the miner's corpus: a rule mutant that changes a
+    verdict on one of them is not equivalent."""
     report = MinerTestReport(miner)
     rules = _rules(report)
     fixtures = _fixtures(report) if rules is not None else None
@@ -188,9 +195,11 @@ def miner_test(miner: Miner, write: bool = False) -> MinerTestReport:
     assert run.result is not None  # check_rules passed above
     report.backtest = run.result
     _judged(report, run, labels)
-    report.mutation = mutate(miner.name, rules.program, miner.verdicts, labels, extracted)
+    corpus = extract_facts(miner, corpus_items(runs)) if runs else None
+    report.mutation = mutate(miner.name, rules.program, miner.verdicts, labels, extracted, corpus)
     _gate(report, report.mutation)
-    _files(report, run.result, report.mutation, write)
+    if corpus is None:
+        _files(report, run.result, report.mutation, write)
     _readme(report)
     _floor(report, report.mutation)
     return report

@@ -7,7 +7,14 @@ cannot write with ``!``); replace the knee variable in a comparison by the fitte
 (``gt(S, K)`` → ``gt(S, 468)``); drop a rule; flip one label. A mutant the checks fail is killed, one
 they pass survived. Two kinds leave the denominator with their reason: a mutant ``check_rules``
 refuses, and an equivalent rule mutant (the same verdicts as the original with no knee and at every
-knee candidate). A label mutant is never equivalent: its verdicts are the original's by construction.
+knee candidate, on every run it was judged on). A label mutant is never equivalent: its verdicts are the
+original's by construction.
+
+Equivalence judged on minimal fixtures alone is weak: a rule that flags every ``push`` is "equivalent" to
+one that flags only the pushes refused for want of an upstream when the fixtures hold no other push. So
+``mutate`` takes the miner's corpus too (``corpus``: the facts of real runs, ``ouro miner test NAME --runs
+ITEM…``): a mutant whose verdicts differ from the original's on any of those runs is not equivalent, and
+counts. ``MutationReport.judged_on`` names every run equivalence was judged on.
 
     score = killed / (killed + survived)
 
@@ -24,10 +31,11 @@ from dataclasses import dataclass, replace
 
 from miners.backtest import number
 from miners.checks import KNEE_BINDS, CheckRun, run_checks
-from miners.datalog import Atom, Comparison, Constant, Literal, Negation, Program, Rule, Value, Variable
-from miners.findings import Extracted
+from miners.datalog import Atom, Comparison, Constant, GroundAtom, Literal, Negation, Program, Rule, Value, Variable
+from miners.errors import RulesError
+from miners.findings import Extracted, judge
 from miners.labels import Labels
-from miners.rules import KNEE
+from miners.rules import KNEE, check_program
 from schemas import MutantOutcome, MutantResult, MutationOperator, MutationReport
 
 __all__ = ["OPPOSITE", "TEMPLATE_FLOOR", "Mutant", "MutationResult", "mutant_text", "mutants", "mutate"]
@@ -35,6 +43,8 @@ __all__ = ["OPPOSITE", "TEMPLATE_FLOOR", "Mutant", "MutationResult", "mutant_tex
 TEMPLATE_FLOOR = 1.0
 """The template miner's measured mutation score: the floor every miner's score must reach. It is
 derived, not picked: ``tests/miners/template`` measures the template and fails when this differs."""
+
+_NAMED_RUNS = 10
 
 OPPOSITE = {"gt": "le", "le": "gt", "ge": "lt", "lt": "ge", "eq": "ne", "ne": "eq"}
 """Each comparison's negation."""
@@ -135,6 +145,10 @@ class MutationResult:
     report: MutationReport
     original: CheckRun
     tried: tuple[tuple[Mutant, MutantResult], ...]
+    corpus_runs: tuple[str, ...] = ()
+    """The corpus runs equivalence was judged on beside the runs the checks read."""
+    checked_runs: int = 0
+    """How many runs the checks read (the fixtures, or the labelled ITEMs)."""
 
     @property
     def survivors(self) -> list[tuple[Mutant, MutantResult]]:
@@ -181,6 +195,7 @@ class MutationResult:
             f"{counts[MutantOutcome.SURVIVED]} survived, {counts[MutantOutcome.REFUSED]} refused by check_rules, "
             f"{counts[MutantOutcome.EQUIVALENT]} equivalent |",
             f"| Mutation gate | {'holds' if self.holds else 'fails: ' + '; '.join(self.rejections())} |",
+            f"| Equivalence judged on | {self.judged_on_text()} |",
             "",
             "| # | operator | change | outcome | killed by, or why it leaves the denominator |",
             "| --- | --- | --- | --- | --- |",
@@ -193,6 +208,15 @@ class MutationResult:
             lines.append(f"| {position} | {mutant.operator.value} | {change} | {result.outcome.value} | {why} |")
         lines += ["", *self._knee_note(), *self._survivor_texts()]
         return "\n".join(lines).rstrip("\n") + "\n"
+
+    def judged_on_text(self) -> str:
+        """On which runs a rule mutant was judged equivalent or not: those the checks read, and the corpus."""
+        read = self.checked_runs
+        if not self.corpus_runs:
+            return f"the {read} run(s) the checks read, no corpus (`ouro miner test NAME --runs ITEM…` adds one)"
+        shown = ", ".join(self.corpus_runs[:_NAMED_RUNS])
+        more = f" and {len(self.corpus_runs) - _NAMED_RUNS} more" if len(self.corpus_runs) > _NAMED_RUNS else ""
+        return f"the {read} run(s) the checks read and {len(self.corpus_runs)} corpus run(s): {shown}{more}"
 
     def _survivor_texts(self) -> list[str]:
         """Each survivor with the rules or the label row that survived, to strengthen against."""
@@ -217,21 +241,49 @@ class MutationResult:
         return [f"The knee-binds check is the only check that kills {listed}: every other check passes it."]
 
 
-def _equivalent(run: CheckRun, original: CheckRun) -> str | None:
+Judged = tuple[frozenset[GroundAtom], ...]
+
+
+@dataclass(frozen=True)
+class _Corpus:
+    """The corpus runs equivalence is judged on beside the labelled ones, and the original's verdicts there."""
+
+    extracted: Extracted
+    verdicts: Sequence[str]
+    knees: tuple[Value | None, ...]
+    original: Judged | None
+
+    def differs(self, program: Program) -> bool:
+        """Whether ``program`` derives other verdicts than the original on these runs, at any knee."""
+        return _verdicts_on(self, program) != self.original
+
+
+def _verdicts_on(corpus: _Corpus, program: Program) -> Judged | None:
+    try:
+        rules = check_program(program)
+    except RulesError:
+        return None
+    return tuple(judge(rules, corpus.verdicts, corpus.extracted, knee).atoms for knee in corpus.knees)
+
+
+def _equivalent(mutant: Mutant, run: CheckRun, original: CheckRun, corpus: _Corpus | None) -> str | None:
     if run.result is None or original.result is None:
         return None
     mine, theirs = run.result.verdicts, original.result.verdicts
     if mine.keys() != theirs.keys() or any(mine[k].atoms != theirs[k].atoms for k in mine):
         return None
+    if corpus is not None and corpus.differs(mutant.program):
+        return None  # the same on the labelled runs, but not on real ones
     knees = ", ".join(number(k) for k in original.result.candidates)
-    return f"same verdicts as the original with no knee and at every candidate ({{{knees}}})"
+    where = "" if corpus is None else f", on the labelled runs and {len(corpus.extracted.instances)} corpus run(s)"
+    return f"same verdicts as the original with no knee and at every candidate ({{{knees}}}){where}"
 
 
-def _judge(mutant: Mutant, run: CheckRun, original: CheckRun) -> MutantResult:
+def _judge(mutant: Mutant, run: CheckRun, original: CheckRun, corpus: _Corpus | None = None) -> MutantResult:
     base = {"operator": mutant.operator, "description": mutant.description}
     if run.refused is not None:
         return MutantResult(**base, outcome=MutantOutcome.REFUSED, reason=f"check_rules: {run.refused}")
-    equivalent = _equivalent(run, original) if mutant.changes_rules else None
+    equivalent = _equivalent(mutant, run, original, corpus) if mutant.changes_rules else None
     if equivalent is not None:
         return MutantResult(**base, outcome=MutantOutcome.EQUIVALENT, reason=equivalent)
     if run.failed:
@@ -243,20 +295,39 @@ def _judge(mutant: Mutant, run: CheckRun, original: CheckRun) -> MutantResult:
 
 
 def mutate(
-    miner: str, program: Program, verdicts: Sequence[str], labels: Labels, extracted: Extracted
+    miner: str,
+    program: Program,
+    verdicts: Sequence[str],
+    labels: Labels,
+    extracted: Extracted,
+    corpus: Extracted | None = None,
 ) -> MutationResult:
-    """Mutation-test the checks of ``program`` and ``labels`` over the extracted facts."""
+    """Mutation-test the checks of ``program`` and ``labels`` over the extracted facts; a rule mutant is
+    equivalent only if its verdicts match the original's on every extracted run and every ``corpus`` run."""
     original = run_checks(miner, program, verdicts, labels, extracted)
     kappa = None if original.result is None else original.result.kappa_star
+    knees = (None,) if original.result is None else (None, *original.result.candidates)
+    real = None
+    if corpus is not None and corpus.instances:
+        real = _Corpus(corpus, verdicts, knees, None)
+        real = replace(real, original=_verdicts_on(real, program))
     tried = []
     for mutant in mutants(program, labels, kappa):
         run = run_checks(miner, mutant.program, verdicts, mutant.labels, extracted)
-        tried.append((mutant, _judge(mutant, run, original)))
+        tried.append((mutant, _judge(mutant, run, original, real)))
     results = tuple(result for _mutant, result in tried)
     killed = sum(r.outcome is MutantOutcome.KILLED for r in results)
     survived = sum(r.outcome is MutantOutcome.SURVIVED for r in results)
     score = killed / (killed + survived) if killed + survived else None
+    judged_on = tuple(dict.fromkeys((*extracted.instances, *(corpus.instances if corpus else ()))))
     report = MutationReport(
-        miner=miner, mutants=results, killed=killed, survived=survived, score=score, floor=TEMPLATE_FLOOR
+        miner=miner,
+        mutants=results,
+        killed=killed,
+        survived=survived,
+        score=score,
+        floor=TEMPLATE_FLOOR,
+        judged_on=judged_on,
     )
-    return MutationResult(report, original, tuple(tried))
+    corpus_runs = corpus.instances if corpus else ()
+    return MutationResult(report, original, tuple(tried), corpus_runs, len(extracted.instances))

@@ -9,15 +9,16 @@ extractor and the rule, and runs ``ouro miner test NAME --write``.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
 
 from miners.errors import MinerUsageError
 from miners.minertest import AGENT_DRAFTED, BLOCK_END, BLOCK_START
-from miners.registry import MINERS_DIR, NOT_MINERS
+from miners.registry import MINERS_DIR, MINERS_PATH_ENV, NOT_MINERS
 
-__all__ = ["RESERVED", "new_miner"]
+__all__ = ["RESERVED", "new_miner", "new_miner_directory"]
 
 RESERVED = frozenset({"list", "new", "test", "_template"}) | NOT_MINERS
 """Folder names a new miner cannot take: the ``ouro miner`` commands and the package's own folders."""
@@ -62,12 +63,19 @@ def _rewrite(text: str, constant: str, value: str) -> str:
     return re.sub(rf"^{constant} = .*$", f"{constant} = {value!r}".replace("'", '"'), text, count=1, flags=re.M)
 
 
+def new_miner_directory() -> Path:
+    """Where ``new_miner`` writes without ``directory``: the first folder of ``OURO_MINERS_PATH``, where
+    discovery finds it, else the package's ``miners/``."""
+    first = next((part for part in os.environ.get(MINERS_PATH_ENV, "").split(":") if part.strip()), None)
+    return MINERS_DIR if first is None else Path(first).expanduser()
+
+
 def new_miner(folder: str, directory: Path | None = None) -> Path:
-    """Create ``<directory>/<folder>`` (``miners/`` by default) from the template; returns it.
+    """Create ``<directory>/<folder>`` (``new_miner_directory()`` by default) from the template; returns it.
     The miner's ``NAME`` is the folder name with ``-`` for ``_`` (``sleep_poll`` → ``sleep-poll``)."""
     if not _IDENTIFIER.match(folder) or folder in RESERVED:
         raise MinerUsageError(f"NAME {folder!r}: a new miner's folder is a Python identifier, not {sorted(RESERVED)}")
-    parent = (directory or MINERS_DIR).expanduser()
+    parent = (directory or new_miner_directory()).expanduser()
     target = parent / folder
     if target.exists():
         raise MinerUsageError(f"{target}: already exists")

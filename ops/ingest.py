@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import expand, run_name
+from harness import expand, run_at
 from schemas import IngestRun, content_id
 from schemas.settings import Settings
 from workers.miner.ingest import run_digest
@@ -44,7 +44,8 @@ def send_runs(messages: Sequence[IngestRun], settings: Settings) -> SendReport:
 
 
 def expand_runs(items: Iterable[str]) -> list[Path]:
-    """Runs named by files, run directories, directories of runs, folders of transcripts or quoted globs."""
+    """Runs named by files, run directories, directories of runs, Claude Code projects folders (a run per
+    session) or quoted globs: each the path ``harness.run_at`` reads that run back from."""
     return sorted(dict.fromkeys(run.path.resolve() for run in expand(items)))
 
 
@@ -52,7 +53,7 @@ def ingest_messages(paths: Iterable[Path], settings: Settings) -> list[IngestRun
     """One message per run; the id follows the run's content, so a repeat is recognised."""
     messages = []
     for path in paths:
-        run = run_name(path)
+        run = run_at(path).name
         messages.append(
             IngestRun(
                 message_id=content_id("ingest", run, run_digest(path)), path=str(path), run=run, tenant=settings.tenant

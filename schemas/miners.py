@@ -161,6 +161,11 @@ class MutationReport(Record):
     survived: int = Field(ge=0, description="Mutants the checks passed.")
     score: float | None = Field(ge=0.0, le=1.0, description="killed / (killed + survived); None if both 0.")
     floor: float = Field(ge=0.0, le=1.0, description="The template miner's measured score.")
+    judged_on: tuple[NonEmptyStr, ...] = Field(
+        default=(),
+        description="The runs a rule mutant's verdicts were compared on to call it equivalent: every run the "
+        "checks read (the fixtures, or the labelled ITEMs) and the corpus runs given beside them.",
+    )
 
     @model_validator(mode="after")
     def _counts_match(self) -> Self:

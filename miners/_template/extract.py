@@ -8,6 +8,12 @@ that result line (or that last line); ``gated``'s is the run's first line.
 ``gated(R)`` holds for every harness run: our runs carry no marker of the session gates yet, and
 every run the harness records ran under them. The rule keeps the literal so that a miner copied from
 this one reads the gate when runs start to carry it (a mutant that drops it is equivalent here).
+
+A miner copied from this one reads the same events: besides ``kind``, ``tool``, ``tool_input`` and
+``is_error``, a tool result carries its text in ``result_text`` (the error message a rule may need, as
+``blind_edit`` reads ``String to replace not found``), ``agent`` names the subagent that made a call
+(None for the main agent), and ``item.events()`` leaves out the relayed lines a subagent's own
+transcript repeats, so a Claude Code session (an item named by its ``sessionId``) shows each call once.
 """
 
 from __future__ import annotations

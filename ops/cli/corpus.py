@@ -3,8 +3,11 @@
     ouro corpus stats PATH… [--json]
 
 PATH is a harness log file of any format (CSF envelope, stream-json, a Claude Code transcript, hook
-payloads), a run directory, a directory of runs, or a quoted glob. Formats are detected per file and per
-line. Errors are ``CorpusError``s, which ``ouro`` prints as one line with exit status 2.
+payloads), a run directory, a directory of runs, Claude Code's ``~/.claude/projects`` (or one project
+folder, session file or session folder: one run per session, named by its ``sessionId``, read with its
+subagents), or a quoted glob. Formats are detected per file and per line. Each run's tool calls, errors
+and usage are shown per agent too (``main`` and each subagent). Errors are ``CorpusError``s, which
+``ouro`` prints as one line with exit status 2.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from harness import TOOL_ERROR_DEFINITION, CorpusStats, RunStats, collect
+from harness import TOOL_ERROR_DEFINITION, AgentStats, CorpusStats, RunStats, collect
 
 __all__ = ["app"]
 
@@ -39,7 +42,7 @@ def stats(
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print stable JSON instead of tables.")] = False,
 ) -> None:
-    """Per run and in total: lines, malformed lines, sessions, tool calls and errors, usage, folded cost."""
+    """Per run, per agent and in total: lines, malformed lines, sessions, tool calls and errors, usage, cost."""
     found = collect(paths)
     if as_json:
         print(json.dumps(found.to_json(), indent=2, sort_keys=True))
@@ -55,11 +58,27 @@ def _print_runs(found: CorpusStats) -> None:
     counts = ("lines", "malformed", "sessions", "tool calls", "tool errors")
     for name in ("run", "format", *counts, "input", "cache write", "cache read", "output", "cost USD"):
         table.add_column(name, justify="left" if name in ("run", "format") else "right")
-    for run in found.runs:
+    for run in [*found.runs, found.total]:
+        if run is found.total:
+            table.add_section()
         table.add_row(*_row(run))
-    table.add_section()
-    table.add_row(*_row(found.total))
+        if len(run.agents) > 1 or run.relays_skipped:
+            for name, agent in run.agents.items():
+                table.add_row(*_agent_row(name, agent), style="dim")
     console.print(table)
+    for note in found.total.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    if found.total.relays_skipped:
+        console.print(
+            f"[dim]{found.total.relays_skipped} relayed subagent event(s) skipped: their own transcripts count them.[/]"
+        )
+
+
+def _agent_row(name: str, agent: AgentStats) -> tuple[str, ...]:
+    usage = agent.usage
+    counts = (agent.tool_calls, agent.tool_errors, usage.input_tokens, usage.cache_creation_input_tokens)
+    return (f"  agent {name}", "", "", "", "", *(str(n) for n in counts), str(usage.cache_read_input_tokens),
+            str(usage.output_tokens), "")  # fmt: skip
 
 
 def _row(run: RunStats) -> tuple[str, ...]:

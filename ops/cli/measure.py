@@ -2,15 +2,13 @@
 
 ``ouro measure [--at TIME] [--json]`` publishes nothing and appends nothing: it folds the log as it stood
 at TIME (default now), prints the latest point of every series, and writes ``<state>/ouroboros.json``.
-``ouro measure h-fleet PATH… [--json]`` reads CSF run files directly and prints the same h_fleet as the jq
-command (docs/loop.md, "The h_fleet floor"), with the runs below the floor ranked.
+``ouro measure h-fleet PATH… [--json]`` reads CSF run files directly and prints the same h_fleet as the
+seed's jq command, with the runs below the floor ranked.
 """
 
 from __future__ import annotations
 
-import glob
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -24,7 +22,7 @@ from ops.cli._common import instant
 from schemas.errors import ConfigurationError, CorpusError
 from schemas.settings import load_settings
 
-__all__ = ["expand_paths", "measure_app"]
+__all__ = ["measure_app"]
 
 measure_app = typer.Typer(help="Measure the loop's series (and h_fleet from run files).")
 console = Console()
@@ -35,25 +33,6 @@ def _zone(name: str) -> ZoneInfo:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise ConfigurationError(f"OURO_TIMEZONE: {name!r} is not an IANA time zone") from exc
-
-
-def expand_paths(items: list[str]) -> list[Path]:
-    """Run files from files, run directories, directories of runs and quoted globs, in the order given."""
-    found: list[Path] = []
-    for item in items:
-        matches = sorted(glob.glob(item)) if any(ch in item for ch in "*?[") else [item]
-        if not matches:
-            raise CorpusError(f"{item}: matches nothing")
-        for match in map(Path, matches):
-            if match.is_dir():
-                nested = [match / "events.jsonl"] if (match / "events.jsonl").is_file() else []
-                nested = nested or sorted(match.glob("*/events.jsonl"))
-                if not nested:
-                    raise CorpusError(f"{match}: not a run (no events.jsonl)")
-                found.extend(nested)
-            else:
-                found.append(match)
-    return found
 
 
 _QUIET = ("day", "week", "method")
@@ -121,15 +100,17 @@ def measure(
 
 @measure_app.command("h-fleet")
 def h_fleet(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Run files, run directories or globs.")],
+    paths: Annotated[
+        list[str], typer.Argument(metavar="PATH...", help="Run files, run directories, projects folders, globs.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read) over result envelopes, as jq."""
-    from workers.measurer import FLOOR, offenders, read_h_fleet
+    from harness import expand
+    from workers.measurer import FLOOR, offenders, read_h_fleet_runs
 
-    files = expand_paths(paths)
-    try:
-        result = read_h_fleet(files)
+    try:  # the runs every reader sees: run directories, files, a Claude Code session with its subagents
+        result = read_h_fleet_runs([(run.name, run.files) for run in expand(paths)])
     except OSError as exc:
         raise CorpusError(f"{exc.filename}: cannot read: {exc.strerror}") from exc
     ranked = [

@@ -1,8 +1,10 @@
 """``ouro miner`` and ``ouro datalog``: the miner contract from the command line (no broker, no log).
 
     ouro miner list                                   every discovered miner: scope, verdicts, gate, origin
-    ouro miner new NAME [--dir DIR]                   a new miner folder copied from _template
-    ouro miner test NAME [--write]                    the miner test (exit 1 when a check fails)
+    ouro miner new NAME [--dir DIR]                   a new miner folder copied from _template, in DIR, else
+                                                      the first OURO_MINERS_PATH folder, else miners/
+    ouro miner test NAME [--write] [--runs ITEM…]     the miner test (exit 1 when a check fails); --runs: the
+                                                      real runs a rule mutant must not change to be equivalent
     ouro miner NAME facts ITEM…                       extracted facts, JSON lines
     ouro miner NAME findings [--knee K] ITEM…         findings with proofs, JSON lines
     ouro miner NAME backtest [--json] LABELS ITEM…    the walk-forward backtest block (or record)
@@ -16,7 +18,9 @@
 
 NAME is a miner's ``NAME`` (``draft-pr-late``) or its folder (``_template``). ITEM is a run file, a run
 directory, a directory of runs or a quoted glob (``'<state>/*/events.jsonl'``). Bad input is one
-line on stderr and exit status 2.
+line on stderr and exit status 2. A verb whose report fails exits 1 with the failing row on stderr:
+``test`` when a check fails, ``backtest`` when FN > 0 (or no knee could be fitted), ``mutate`` when the
+mutation gate fails.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from miners import (
     find,
     find_miner,
     input_fact,
+    miner_folders,
     miner_test,
     mutate,
     new_miner,
@@ -66,9 +71,19 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print the record as JSON i
 
 
 def _report_malformed(items: list[CorpusItem]) -> None:
+    """The lines the readers skipped (file:line: why), and what a run's layout lacks, on stderr."""
     for item in items:
+        for note in item.notes:
+            print(f"note: {note}", file=sys.stderr)
         for bad in item.malformed:
             print(f"{bad}", file=sys.stderr)
+
+
+def _fail(rows: list[str]) -> None:
+    """The failing rows of a report on stderr, and exit status 1."""
+    for row in rows:
+        print(row, file=sys.stderr)
+    raise SystemExit(1)
 
 
 def _verbs(name: str) -> TyperGroup:
@@ -120,6 +135,9 @@ def _verbs(name: str) -> TyperGroup:
         result = backtest(miner.name, miner.rules(), miner.verdicts, judged, extracted, blocks)
         print(compact_json(result.record()) if as_json else result.markdown(), end="\n" if as_json else "")
         _report_malformed(found)
+        if not result.missed_nothing:
+            failing = [(name, value) for name, value in result.rows() if name == "Backtest FN" or "kappa" in name]
+            _fail([f"| {name} | {value} |" for name, value in failing])
 
     @verbs.command("mutate")
     def mutate_cmd(labels: LabelsArg, items: Items, as_json: AsJson = False) -> None:
@@ -129,6 +147,8 @@ def _verbs(name: str) -> TyperGroup:
         result = mutate(miner.name, miner.rules().program, miner.verdicts, read_labels(labels), extracted)
         print(compact_json(result.report) if as_json else result.markdown(), end="\n" if as_json else "")
         _report_malformed(found)
+        if not result.holds:
+            _fail([f"| Mutation gate | fails: {'; '.join(result.rejections())} |"])
 
     @verbs.command()
     def scope() -> None:
@@ -204,13 +224,16 @@ def list_cmd() -> None:
 @miner_app.command("new")
 def new_cmd(
     name: Annotated[str, typer.Argument(help="The new miner's folder, a Python identifier (e.g. sleep_poll).")],
-    directory: Annotated[Path | None, typer.Option("--dir", help="Create it here (default: miners/).")] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Create it here (default: the first OURO_MINERS_PATH folder, else miners/)."),
+    ] = None,
 ) -> None:
     """Copy _template to a new miner folder and rename it; it fails its test until you label fixtures."""
     target = new_miner(name, directory)
-    print(f"created {target}")
-    if directory is not None:
-        print(f"discover it with OURO_MINERS_PATH={directory.resolve()}")
+    print(f"created {target.resolve()}")
+    if not any(folder.resolve() == target.resolve() for folder, _origin in miner_folders()):
+        print(f"discover it with OURO_MINERS_PATH={target.parent.resolve()}")
     print(f"next: edit extract.py and rules.dl, add fixtures, then `ouro miner test {name} --write`")
 
 
@@ -218,9 +241,17 @@ def new_cmd(
 def test_cmd(
     name: Annotated[str, typer.Argument(help="A miner's NAME or folder.")],
     write: Annotated[bool, typer.Option("--write", help="Regenerate backtest.md, mutation.md, README block.")] = False,
+    runs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--runs",
+            metavar="ITEM",
+            help="The miner's corpus (repeatable): a rule mutant that changes a verdict on one is not equivalent.",
+        ),
+    ] = None,
 ) -> None:
     """The miner test: check_rules, fixtures vs labels at κ*, FN = 0, knee binds, mutation gate, files current."""
-    report = miner_test(find_miner(name), write=write)
+    report = miner_test(find_miner(name), write=write, runs=runs or ())
     for line in report.lines():
         print(line)
     if not report.passed:

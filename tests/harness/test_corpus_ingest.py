@@ -35,7 +35,7 @@ def test_a_run_directory_is_still_its_events_jsonl(fixtures: Path, tmp_path: Pat
     assert (recorded.summary.tool_calls, recorded.summary.tool_errors, recorded.summary.cost_usd) == (2, 1, 0.3)
 
 
-def test_a_project_folder_of_transcripts_is_one_run(fixtures: Path, tmp_path: Path) -> None:
+def test_a_project_folder_of_transcripts_is_one_run_per_session(fixtures: Path, tmp_path: Path) -> None:
     from ops.ingest import expand_runs, ingest_messages
     from workers.miner.ingest import run_digest
 
@@ -44,11 +44,15 @@ def test_a_project_folder_of_transcripts_is_one_run(fixtures: Path, tmp_path: Pa
     shutil.copyfile(fixtures / "transcript_session.jsonl", project / "a.jsonl")
     shutil.copyfile(fixtures / "transcript_sidechain.jsonl", project / "b.jsonl")
     settings = _settings(tmp_path)
-    [path] = expand_runs([str(tmp_path / "projects")])
-    [message] = ingest_messages([path], settings)
-    assert (message.run, Path(message.path)) == ("home-user-shop", project.resolve())
-    recorded = ingest_run(message, settings)
-    assert recorded.path == str(project.resolve()) and recorded.digest == run_digest(project)
-    assert (recorded.summary.lines, recorded.summary.tool_calls, recorded.summary.tool_errors) == (12 + 6, 2 + 3, 1 + 1)
-    (project / "b.jsonl").write_text("{}\n")  # a grown or changed folder is a new content id
-    assert ingest_messages([path], settings)[0].message_id != message.message_id
+    paths = expand_runs([str(tmp_path / "projects")])
+    messages = ingest_messages(paths, settings)
+    # Named by the sessionId their lines carry, not by the files' stems.
+    assert [(m.run, Path(m.path).name) for m in messages] == [
+        ("5f0c9a52-1111-4c3e-9d0a-6c0b7e2a9a01", "a.jsonl"),
+        ("0c1d2e3f-3333-4a4b-9c9d-2e3f4a5b6c03", "b.jsonl"),
+    ]
+    recorded = [ingest_run(message, settings) for message in messages]
+    assert [r.digest for r in recorded] == [run_digest(path) for path in paths]
+    assert [(r.summary.lines, r.summary.tool_calls, r.summary.tool_errors) for r in recorded] == [(12, 2, 1), (6, 3, 1)]
+    (project / "b.jsonl").write_text((fixtures / "transcript_sidechain.jsonl").read_text() + "\n")
+    assert ingest_messages(paths, settings)[1].message_id != messages[1].message_id  # changed content, new id

@@ -33,8 +33,12 @@ def test_paths_become_runs(fixtures: Path, tmp_path: Path) -> None:
     assert (harness.name, harness.files) == ("envelope_run", (fixtures / "envelope_run" / "events.jsonl",))
     loose = tmp_path / "captures"
     shutil.copytree(fixtures, loose, ignore=shutil.ignore_patterns("envelope_run"))
-    [folder] = expand([loose])
-    assert folder.name == "captures" and len(folder.files) == 9
+    # Claude Code transcripts are a run per session, named by sessionId; the other captures one run.
+    found = {run.name: len(run.files) for run in expand([loose])}
+    assert found == {
+        "5f0c9a52-1111-4c3e-9d0a-6c0b7e2a9a01": 1, "9b7d2c11-2222-4d5e-8f70-1a2b3c4d5e02": 1,
+        "0c1d2e3f-3333-4a4b-9c9d-2e3f4a5b6c03": 1, "captures": 6,
+    }  # fmt: skip
     assert [run.name for run in expand([str(fixtures / "stream_*.ndjson")])] == ["stream_interleaved", "stream_restart"]
     assert [run.name for run in expand([fixtures / "hooks_session.jsonl", fixtures / "hooks_session.jsonl"])] == [
         "hooks_session"
@@ -73,7 +77,7 @@ def test_json_is_stable_and_complete(fixtures: Path) -> None:
     assert set(total) == {
         "run", "path", "files", "format", "formats", "lines", "malformed", "malformed_lines", "sessions",
         "tool_calls", "tool_calls_by_tool", "subagent_tool_calls", "tool_errors", "tool_errors_by_tool",
-        "usage", "cost_usd", "turns",
+        "usage", "cost_usd", "turns", "agents", "relays_skipped", "notes",
     }  # fmt: skip
     assert total["malformed"] == 5 and total["files"] == 10
     where = {(Path(m["file"]).name, m["line"]) for m in total["malformed_lines"]}
@@ -116,16 +120,24 @@ def test_ouro_corpus_stats_is_registered_and_errors_are_one_line(fixtures: Path,
     assert bad.stderr.strip() == f"ouro: error: {tmp_path / 'missing'}: no such file or directory"
 
 
+TRANSCRIPTS = {
+    "short": "55604662-cf2a-4331-851a-ec234028f8ca",
+    "tool_heavy": "d6e0bada-1959-4eec-a9d2-0bfade768d8f",
+    "subagent": "491e126e-1e71-469c-ade2-fcc8af567c74",
+}
+MAROT = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+
+
 def test_real_captures_in_one_go(agent_logs: Path) -> None:
     found = _stats_json(str(agent_logs))
     runs = {run["run"]: run for run in found["runs"]}  # type: ignore[union-attr, index]
     assert set(runs) == {
         "chrisbarrett_deno-claude-code-hook", "ranaroussi_quantstats", "charlieyou_claude-agent-sdk-gleam",
-        "golden", "claude_code_transcripts",
+        "golden", *TRANSCRIPTS.values(), MAROT,
     }  # fmt: skip
-    assert runs["claude_code_transcripts"]["format"] == "transcript"
-    assert runs["claude_code_transcripts"]["tool_calls"] == 2 + 6 + 25
-    assert runs["claude_code_transcripts"]["tool_errors"] == 2 + 0 + 3
+    transcripts = [runs[session] for session in TRANSCRIPTS.values()]
+    assert {run["format"] for run in transcripts} == {"transcript"}
+    assert [(run["tool_calls"], run["tool_errors"]) for run in transcripts] == [(2, 2), (6, 0), (25, 3)]
     assert runs["ranaroussi_quantstats"]["tool_calls"] == 20 and runs["ranaroussi_quantstats"]["format"] == "hook"
     assert runs["golden"]["cost_usd"] == 0.1354875
     assert found["total"]["malformed"] == 0  # type: ignore[index]

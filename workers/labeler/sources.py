@@ -14,6 +14,7 @@ from pathlib import Path
 
 from forge import Commit, Forge, NotFoundError, PullRequest, Ticket
 from forge.base import COMMIT_NAME
+from harness import run_at
 from miners import CorpusItem, MinerError, extract_facts, find_miner
 from miners.corpus import JSONL
 from schemas import CorpusKind, Text
@@ -117,7 +118,7 @@ def miner_reproducer(job: Job, runs: Mapping[str, Path]) -> tuple[Reproducer | N
         if path is None:
             return False, f"{instance} is not a run {miner.name} can read"
         if instance not in lines:
-            item = CorpusItem(JSONL, instance, path, (path,))
+            item = CorpusItem(JSONL, instance, path, run_at(path).files)  # a session with its subagents
             facts = extract_facts(miner, [item]).facts.get(instance, ())
             named = [f for f in facts if Text(text=instance) in f.args and f.span is not None]
             lines[instance] = {f.span.line for f in named if f.span is not None}

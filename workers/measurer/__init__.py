@@ -6,7 +6,7 @@ SQLAlchemy; ``log`` reads the event log and ``tasks`` is the thin ``measurer.mea
 
 from __future__ import annotations
 
-from workers.measurer.hfleet import FLOOR, HFleet, RunRatio, offenders, read_h_fleet, run_name
+from workers.measurer.hfleet import FLOOR, HFleet, RunRatio, offenders, read_h_fleet, read_h_fleet_runs, run_name
 from workers.measurer.inputs import EVENT_TYPES, MeasureInput, RunCounts, SessionCost, Structure, fold
 from workers.measurer.log import SNAPSHOT, logged, measure_log, read_input, series_stream, snapshot_path
 from workers.measurer.series import SERIES, ZONE, measure, period_of, period_start
@@ -36,6 +36,7 @@ __all__ = [
     "period_of",
     "period_start",
     "read_h_fleet",
+    "read_h_fleet_runs",
     "read_input",
     "run_name",
     "series_stream",

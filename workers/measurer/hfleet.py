@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["FLOOR", "HFleet", "RunRatio", "offenders", "read_h_fleet", "run_name"]
+__all__ = ["FLOOR", "HFleet", "RunRatio", "offenders", "read_h_fleet", "read_h_fleet_runs", "run_name"]
 
 FLOOR = 0.9867
 """The stated floor of h (#241; docs/loop.md, "The h_fleet floor")."""
@@ -110,25 +110,31 @@ def _count(value: Any) -> float | None:
 
 def read_h_fleet(paths: Sequence[Path]) -> HFleet:
     """h_fleet and each file's h_r over ``paths``, read in the order given (raises ``OSError``)."""
+    return read_h_fleet_runs([(run_name(path), (path,)) for path in paths])
+
+
+def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
+    """h_fleet and each run's h_r over ``(name, files)`` runs (``harness.expand``), in the order given."""
     total_read = total_prompt = 0.0
     lines = results = malformed = 0
-    runs: list[RunRatio] = []
-    for path in paths:
+    ratios: list[RunRatio] = []
+    for name, files in runs:
         run_read = run_prompt = 0.0
-        with path.open("rb") as handle:
-            for raw in handle:
-                lines += 1
-                if raw.isspace():
-                    continue
-                found = _usage(raw)
-                if found is True:
-                    continue
-                if found is False:
-                    malformed += 1
-                    continue
-                read, prompt = found
-                results += 1
-                total_read, total_prompt = total_read + read, total_prompt + prompt
-                run_read, run_prompt = run_read + read, run_prompt + prompt
-        runs.append(RunRatio(run_name(path), run_read, run_prompt))
-    return HFleet(total_read, total_prompt, tuple(runs), lines, results, malformed)
+        for path in files:
+            with path.open("rb") as handle:
+                for raw in handle:
+                    lines += 1
+                    if raw.isspace():
+                        continue
+                    found = _usage(raw)
+                    if found is True:
+                        continue
+                    if found is False:
+                        malformed += 1
+                        continue
+                    read, prompt = found
+                    results += 1
+                    total_read, total_prompt = total_read + read, total_prompt + prompt
+                    run_read, run_prompt = run_read + read, run_prompt + prompt
+        ratios.append(RunRatio(name, run_read, run_prompt))
+    return HFleet(total_read, total_prompt, tuple(ratios), lines, results, malformed)

@@ -1,8 +1,9 @@
 """Ingest one harness run: read it, summarise it, and record it once per file content.
 
 A run is a run directory's ``events.jsonl``, one harness log file in any format the corpus readers
-detect (CSF envelope, stream-json, a Claude Code transcript, hook payloads), or a folder of such files
-(a Claude Code project folder of transcripts), read in name order.
+detect (CSF envelope, stream-json, a Claude Code transcript, hook payloads), a Claude Code session (its
+transcript, or its folder, with its subagents' transcripts), or a folder of such files, read in name
+order: whatever ``harness.run_at`` makes of the path.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from harness import read, run_files, summarise
+from harness import read, run_at, summarise
 from schemas import IngestRun, MineRun, RunRecorded, content_id
 from schemas.errors import PermanentError
 from schemas.settings import Settings
@@ -28,8 +29,8 @@ def file_digest(path: Path) -> str:
 
 
 def run_paths(path: Path) -> tuple[Path, ...]:
-    """The files a run is read from: the file itself, or a run directory's files."""
-    return run_files(path) if path.is_dir() else (path,)
+    """The files a run is read from: the file itself (a session's with its subagents'), or a run directory's."""
+    return run_at(path).files
 
 
 def run_digest(path: Path) -> str:

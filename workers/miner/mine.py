@@ -3,16 +3,18 @@
 A miner is accepted (and becomes a gate) only when its own test passes: check_rules, FN = 0 on the
 walk-forward backtest, the mutation gate. Acceptance is decided once per version of the miner's files
 (a digest of its folder) and recorded as a ``MinerAccepted`` event; the fitted κ* is the knee it mines
-with.
+with. In the fleet the mutation test judges equivalence on the runs the event log holds when that
+version is first judged, beside the fixtures (``miner_test(…, runs=…)``): a mutant that changes a
+verdict on a recorded run is not equivalent.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 from miners import CorpusItem, Miner, Rules, discover, extract_facts, find, miner_test
@@ -55,14 +57,26 @@ def _digest(folder: Path, signature: tuple[tuple[str, int, int], ...]) -> str:
     return sha.hexdigest()
 
 
-@cache
-def _judge(folder: Path, digest: str) -> Gate | None:
-    """The miner test's verdict for one version of a miner (cached: it does not change under it)."""
+RecordedPaths = Callable[[], Sequence[Path]]
+"""The paths of the runs the event log holds, asked for only when a miner version is judged."""
+
+_judged: dict[tuple[Path, str], Gate | None] = {}
+
+
+def _judge(folder: Path, digest: str, runs: RecordedPaths | None = None) -> Gate | None:
+    """The miner test's verdict for one version of a miner (kept: it does not change under it)."""
+    key = (folder, digest)
+    if key not in _judged:
+        _judged[key] = _test(folder, digest, [str(path) for path in runs()] if runs is not None else [])
+    return _judged[key]
+
+
+def _test(folder: Path, digest: str, runs: list[str]) -> Gate | None:
     miners, _broken = discover()
     miner = next((m for m in miners.values() if m.folder == folder), None)
     if miner is None:
         return None
-    report = miner_test(miner)
+    report = miner_test(miner, runs=[run for run in runs if Path(run).exists()])
     if not report.passed or report.backtest is None or report.mutation is None:
         return None
     record = report.backtest.record()
@@ -85,14 +99,16 @@ run it mines asks; a miner published meanwhile mines from the next look on)."""
 _looked: dict[str | None, tuple[float, list[Gate]]] = {}
 
 
-def accepted_gates(extra: str | None = None, max_age_s: float = GATES_FRESH_S) -> list[Gate]:
+def accepted_gates(
+    extra: str | None = None, max_age_s: float = GATES_FRESH_S, runs: RecordedPaths | None = None
+) -> list[Gate]:
     """Every discovered miner that passes its test, with the knee its backtest fitted (as found at most
-    ``max_age_s`` ago; 0 looks now)."""
+    ``max_age_s`` ago; 0 looks now); ``runs``: the recorded runs a mutant must not change to be equivalent."""
     seen = _looked.get(extra)
     if seen is not None and time.monotonic() - seen[0] < max_age_s:
         return seen[1]
     miners, _broken = discover(extra)
-    judged = [_judge(miner.folder, miner_digest(miner)) for miner in miners.values() if JSONL in miner.corpus]
+    judged = [_judge(miner.folder, miner_digest(miner), runs) for miner in miners.values() if JSONL in miner.corpus]
     gates = [gate for gate in judged if gate is not None]
     _looked[extra] = (time.monotonic(), gates)
     return gates

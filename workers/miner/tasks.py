@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from events import Metadata, StreamWrite
+from events.recorded import recorded_runs
 from miners import CorpusItem
 from miners.corpus import JSONL
 from schemas import FindingDerived, IngestRun, MineRun
@@ -30,7 +31,7 @@ def mine(message: MineRun, ctx: Context) -> Outcome:
     if not recorded:
         raise PermanentError(f"run {message.run!r} has not been recorded: nothing to mine")
     path = confine(recorded[-1].payload["path"], ctx.settings)
-    gates = accepted_gates()
+    gates = accepted_gates(runs=lambda: [run.path for run in recorded_runs(ctx.store)])
     for gate in gates:  # acceptance is an event, once per version of the miner's files
         key = (str(ctx.store.engine.url), message.tenant, gate.digest)
         if key in _ACCEPTANCE_RECORDED:

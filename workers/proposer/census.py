@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import run_at
 from miners import CorpusItem, Miner, MinerError, extract_facts, judge
 from miners.corpus import JSONL
 from schemas import Proposal
@@ -46,7 +47,9 @@ def census_row(proposal: Proposal, miners: Mapping[str, Miner], run_file: Callab
     if miner is None:
         return CensusRow(proposal.ticket, proposal.miner, "-", 0, 0, "no registered miner and no template")
     items = [
-        CorpusItem(JSONL, name, path, (path,)) for name in proposal.instances if (path := run_file(name)) is not None
+        CorpusItem(JSONL, name, path, run_at(path).files)
+        for name in proposal.instances
+        if (path := run_file(name)) is not None
     ]
     if not items:
         return CensusRow(proposal.ticket, proposal.miner, miner.name, 0, 0, "no named instance is a run it can read")

@@ -116,6 +116,48 @@ def test_unknown_miner_and_missing_items_exit_2(run: Runner) -> None:
     assert status == 2 and err == "ouro: error: no/such/*.jsonl: matches nothing\n"
 
 
+def test_backtest_and_mutate_exit_1_with_the_failing_row_on_stderr(run: Runner, tmp_path: Path) -> None:
+    # e47 (a run that opened its draft early) labelled positive, and last: the judged half misses it.
+    rows = (REPO / LABELS).read_text().splitlines()
+    rows[1] = "6c1f2a10-3b7e-4d6a-9e51-0a1b2c3d4e47\t+\t2026-10-03T00:00:00Z\t-\tmislabelled on purpose"
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("\n".join(rows) + "\n")
+    status, out, err = run("miner", "_template", "backtest", str(labels), FIXTURES)
+    assert status == 1 and "| Backtest FN | 1: 6c1f2a10-3b7e-4d6a-9e51-0a1b2c3d4e47 |" in out
+    assert "| Backtest FN | 1: 6c1f2a10-3b7e-4d6a-9e51-0a1b2c3d4e47 |" in err.splitlines()
+    status, out, err = run("miner", "_template", "mutate", str(labels), FIXTURES)
+    assert status == 1 and "| Mutation gate | fails: the miner fails its own checks" in out
+    assert err.startswith("| Mutation gate | fails: the miner fails its own checks: ")
+    status, _out, err = run("miner", "_template", "backtest", LABELS, FIXTURES)
+    assert (status, err) == (0, "")
+
+
+def test_a_session_folder_without_its_transcript_is_read_with_a_note(run: Runner, tmp_path: Path) -> None:
+    folder = tmp_path / "proj" / "s1" / "subagents"
+    folder.mkdir(parents=True)
+    line = {"type": "user", "sessionId": "s-1", "isSidechain": True, "agentId": "a1", "uuid": "u", "message": {}}
+    (folder / "agent-a1.jsonl").write_text(json.dumps({**line, "timestamp": "2026-10-01T10:00:00Z"}) + "\nnot json\n")
+    status, out, err = run("miner", "_template", "facts", str(tmp_path / "proj"))
+    assert status == 0 and json.loads(out.splitlines()[0])["args"] == [{"text": "s-1"}]  # named by its sessionId
+    assert err.splitlines() == [
+        f"note: {tmp_path / 'proj' / 's1'}.jsonl: the session's main transcript is absent; its 1 subagent file(s) "
+        "read alone",
+        f"{folder / 'agent-a1.jsonl'}:2: not JSON (invalid literal, expected 'null')",
+    ]
+
+
+def test_new_writes_to_the_first_miners_path_folder(
+    run: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    monkeypatch.setenv("OURO_MINERS_PATH", f"{mine}:{other}")
+    status, out, _err = run("miner", "new", "scratch_probe")
+    assert status == 0 and out.splitlines()[0] == f"created {mine / 'scratch_probe'}"
+    assert (mine / "scratch_probe" / "extract.py").is_file() and "discover it with" not in out
+    status, out, _err = run("miner", "list")
+    assert f"scratch-probe\tscratch_probe\tgeneric\tinvisible\twarn\tSEVERITY_S3\tOURO_MINERS_PATH:{mine} " in out
+
+
 def test_list_and_new(run: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     status, out, _err = run("miner", "list")
     header, template = out.splitlines()[:2]

@@ -82,7 +82,9 @@ def _without_negations(generated: Generated) -> Model:
 def test_engine_agrees_with_the_naive_evaluator_and_clingo_and_its_proofs_hold() -> None:
     seen: Counter[str] = Counter()
 
-    @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    # Derandomised: the share of programs that derive, recurse and negate is a property of the examples drawn,
+    # and a random draw sits near the floors often enough to fail a run that found nothing wrong.
+    @settings(max_examples=500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
     @given(programs())
     def agree(generated: Generated) -> None:
         program, plain = generated.program, [(p, args) for p, args, _ in generated.facts]

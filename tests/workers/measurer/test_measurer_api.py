@@ -15,7 +15,8 @@ PUBLIC = [
     "EVENT_TYPES", "FLOOR", "SERIES", "SNAPSHOT", "ZONE",
     "Fit", "HFleet", "MeasureInput", "RunCounts", "RunRatio", "SessionCost", "Structure",
     "build_snapshot", "fold", "logged", "measure", "measure_log", "offenders", "ols", "period_of", "period_start",
-    "read_h_fleet", "read_input", "run_name", "series_stream", "snapshot_path", "t_975", "write_snapshot",
+    "read_h_fleet", "read_h_fleet_runs", "read_input", "run_name", "series_stream", "snapshot_path", "t_975",
+    "write_snapshot",
 ]  # fmt: skip
 
 

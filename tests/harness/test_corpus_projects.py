@@ -1,0 +1,144 @@
+"""Claude Code's projects layout: a run per session named by its sessionId, its subagents read with it and
+attributed, relayed lines recognised and never counted twice; counts checked against straight JSON parsing
+of the real session in ../shared/corpora/agent_logs/claude_code_projects/marot_spotter."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import MAIN_AGENT, collect, expand, read
+from schemas import HarnessKind, Usage
+
+SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+@pytest.fixture
+def project(agent_logs: Path) -> Path:
+    return agent_logs / "claude_code_projects" / "marot_spotter"
+
+
+def independent_count(path: Path) -> tuple[int, int, Usage]:
+    """Tool calls, tool errors and usage of one transcript by plain JSON parsing: only its own user and
+    assistant lines (a ``progress`` line's relayed message is left out), each call and error once by id,
+    usage once per (message.id, requestId) at its field-wise largest."""
+    calls, errors, responses = set(), set(), dict[tuple[Any, Any], dict[str, int]]()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        doc = json.loads(line)
+        message = doc.get("message")
+        if doc.get("type") not in ("user", "assistant") or not isinstance(message, dict):
+            continue
+        for block in message["content"] if isinstance(message.get("content"), list) else []:
+            if block.get("type") == "tool_use":
+                calls.add(block["id"])
+            elif block.get("type") == "tool_result" and block.get("is_error") is True:
+                errors.add(block["tool_use_id"])
+        if doc["type"] == "assistant" and isinstance(message.get("usage"), dict):
+            key, seen = (
+                (message.get("id"), doc.get("requestId")),
+                responses.get((message.get("id"), doc.get("requestId"))),
+            )
+            reported: dict[str, Any] = message["usage"]
+            responses[key] = {f: max((seen or {}).get(f, 0), reported.get(f) or 0) for f in FIELDS}
+    usage = Usage(**{f: sum(r[f] for r in responses.values()) for f in FIELDS})
+    return len(calls), len(errors), usage
+
+
+def test_a_real_session_counts_each_call_and_token_once_by_agent(project: Path) -> None:
+    main = project / f"{SESSION}.jsonl"
+    subagents = sorted((project / SESSION / "subagents").glob("agent-*.jsonl"))
+    expected = {MAIN_AGENT: independent_count(main)} | {
+        f.stem.removeprefix("agent-"): independent_count(f) for f in subagents
+    }
+    assert expected[MAIN_AGENT][:2] == (242, 12) and expected["aac57f5"][:2] == (12, 0)
+    [run] = collect([project]).runs
+    assert (run.run, run.files, run.notes) == (SESSION, 3, ())
+    found = {name: (agent.tool_calls, agent.tool_errors, agent.usage) for name, agent in run.agents.items()}
+    assert found == expected
+    # The session read with its subagents is the sum of its parts, each part read on its own.
+    assert sum(run.tool_calls.values()) == sum(calls for calls, _, _ in expected.values()) == 254
+    assert sum(run.tool_errors.values()) == sum(errors for _, errors, _ in expected.values()) == 12
+    parts = collect([main, *subagents]).runs
+    assert run.usage == sum((usage for _, _, usage in expected.values()), Usage())
+    assert run.usage == sum((part.agents[name].usage for part in parts for name in part.agents if not (
+        part.path == str(main) and name != MAIN_AGENT)), Usage())  # fmt: skip
+    # The 25 relayed messages the main transcript carries (12 of them tool calls) are the subagent's own lines.
+    assert run.relays_skipped == 49 and run.subagent_tool_calls == 12
+
+
+def test_every_way_of_naming_the_session_is_the_same_run(project: Path) -> None:
+    named = [project.parent, project, project / f"{SESSION}.jsonl", project / SESSION, project / SESSION / "subagents"]
+    for path in named:
+        [run] = expand([path])
+        assert (run.name, len(run.files)) == (SESSION, 3), path
+    assert read(project / SESSION).files == read(project / f"{SESSION}.jsonl").files
+
+
+def test_a_session_folder_without_its_main_transcript_is_a_run_with_a_note(project: Path, tmp_path: Path) -> None:
+    copied = tmp_path / "projects" / "marot"
+    shutil.copytree(project / SESSION, copied / SESSION)
+    [run] = collect([tmp_path / "projects"]).runs
+    assert run.run == SESSION and run.files == 2
+    assert run.notes == (
+        f"{copied / SESSION}.jsonl: the session's main transcript is absent; its 2 subagent file(s) read alone",
+    )
+    assert MAIN_AGENT not in run.agents and run.agents["aac57f5"].tool_calls == 12
+
+
+def test_a_main_transcript_alone_counts_its_relays_as_the_subagents_only_record(project: Path, tmp_path: Path) -> None:
+    shutil.copyfile(project / f"{SESSION}.jsonl", tmp_path / f"{SESSION}.jsonl")
+    [run] = collect([tmp_path]).runs
+    assert run.relays_skipped == 0 and run.agents[MAIN_AGENT].tool_calls == 242
+    assert run.agents["aac57f5"].tool_calls == 12  # from the relays: nothing else records them here
+
+
+def test_events_carry_relay_and_result_text(project: Path) -> None:
+    reader = read(project / f"{SESSION}.jsonl")
+    events = list(reader)
+    relayed = [e for e in events if e.relay]
+    assert relayed and {e.agent for e in relayed} == {"aac57f5"} and all(reader.repeats(e) for e in relayed)
+    assert all(e.usage is None for e in relayed)
+    misses = [e for e in events if e.kind is HarnessKind.TOOL_RESULT and (e.result_text or "").startswith(
+        "<tool_use_error>String to replace not found")]  # fmt: skip
+    assert [(e.tool, e.span.line, e.is_error) for e in misses] == [("Edit", 259, True), ("Edit", 1300, True)]
+
+
+def test_bad_lines_in_a_session_are_skipped_counted_and_named(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "s1" / "subagents").mkdir(parents=True)
+    line = {"type": "user", "sessionId": "s1", "uuid": "u1", "message": {"role": "user", "content": "hi"}}
+    (project / "s1.jsonl").write_text(f"{json.dumps(line)}\nnot json\n{json.dumps({**line, 'type': 'brand-new'})}\n")
+    agent = {**line, "isSidechain": True, "agentId": "a1"}
+    (project / "s1" / "subagents" / "agent-a1.jsonl").write_text(f"{json.dumps(agent)}\n{json.dumps(agent)[:30]}")
+    [run] = collect([project]).runs
+    assert run.run == "s1" and run.malformed_count == 2 and run.lines == 5
+    assert [str(bad).split(": ", 1)[0] for bad in run.malformed] == [
+        f"{project / 's1.jsonl'}:2",
+        f"{project / 's1' / 'subagents' / 'agent-a1.jsonl'}:2",
+    ]
+    assert "truncated last line" in str(run.malformed[1])
+    assert run.formats == {"transcript": 3}  # the line of an unknown type is kept, as a transcript line
+
+
+def test_stats_print_each_session_and_its_agents(project: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ops.cli.corpus import app
+
+    table = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["stats", str(project)])
+    assert table.exit_code == 0, table.output
+    rows = {line.split("│")[1].strip(): line for line in table.stdout.splitlines() if line.startswith("│")}
+    assert {SESSION, "agent main", "agent aac57f5", "agent acompact-946d2b", "total"} <= set(rows)
+    assert [cell.strip() for cell in rows["agent main"].split("│")[6:8]] == ["242", "12"]
+    assert "49 relayed subagent event(s) skipped" in table.stdout
+    document = json.loads(CliRunner().invoke(app, ["stats", "--json", str(project)]).stdout)
+    [run] = document["runs"]
+    assert (run["run"], run["tool_calls"], run["relays_skipped"]) == (SESSION, 254, 49)
+    assert {name: agent["tool_calls"] for name, agent in run["agents"].items()} == {
+        MAIN_AGENT: 242, "aac57f5": 12, "acompact-946d2b": 0,
+    }  # fmt: skip
