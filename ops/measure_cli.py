@@ -3,7 +3,8 @@
 ``ouro measure [--at TIME] [--json]`` publishes nothing and appends nothing: it folds the log as it stood
 at TIME (default now), prints the latest point of every series, and writes ``<state>/ouroboros.json``.
 ``ouro measure h-fleet PATH… [--json]`` reads CSF run files directly and prints the same h_fleet as the
-seed's jq command, with the runs below the floor ranked.
+seed's jq command, with the runs below the floor ranked. Module-level imports stay light (no SQLAlchemy,
+Celery or pydantic): ``h-fleet`` needs none of them, and the event log is imported by ``measure`` alone.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from events import ConfigurationError, CorpusError, OuroError, load_settings, open_store, utcnow
+from events.errors import ConfigurationError, CorpusError, OuroError
 
 __all__ = ["expand_paths", "measure_app", "parse_at"]
 
@@ -42,6 +43,8 @@ def _zone(name: str) -> ZoneInfo:
 def parse_at(text: str | None, zone: ZoneInfo) -> datetime:
     """An ISO 8601 instant or date; one without an offset is read in ``zone``; None is now."""
     if text is None:
+        from events import utcnow
+
         return utcnow()
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -112,6 +115,7 @@ def measure(
     """Measure every series from the event log as of --at (default now) and write the snapshot."""
     if ctx.invoked_subcommand is not None:
         return
+    from events import load_settings, open_store
     from workers.measurer import measure_log, snapshot_path, write_snapshot
 
     settings = load_settings()
@@ -132,12 +136,27 @@ def measure(
     console.print(f"snapshot {'written to' if wrote else 'NOT written (a later one exists):'} {path}")
 
 
-@measure_app.command("h-fleet")
+@measure_app.command(
+    "h-fleet",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    options_metavar="[--json] PATH...",
+)
 def h_fleet(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Run files, run directories or globs.")],
+    ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read) over result envelopes, as jq."""
+    """h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read) over result envelopes, as jq.
+
+    PATH...: run files, run directories, directories of runs or quoted globs.
+    """
+    # The paths are taken from the command line as given: typer would pass a typed argument through
+    # pydantic, whose import costs more than reading 20 MB of runs.
+    paths = list(ctx.args)
+    if not paths:
+        raise MeasureUsageError("PATH: give at least one run file, run directory or quoted glob")
+    unknown = [arg for arg in paths if arg.startswith("-")]
+    if unknown:
+        raise MeasureUsageError(f"{unknown[0]}: no such option (h-fleet takes --json and PATH...)")
     from workers.measurer import FLOOR, offenders, read_h_fleet
 
     files = expand_paths(paths)

@@ -19,7 +19,7 @@ from sqlalchemy import Engine, delete
 from events import Metadata, PermanentError, SqlEventStore, ensure_schema
 from ops.triggers import next_occurrences
 from schemas import Measure, Message, PrecheckSweep, RunMergeTrain
-from workers import app
+from workers.app import app
 from workers.triggers import NOT_BUILT, PUBLISHED, RUNNING, TRIGGERS, Fired, ensure_lock_table, fire, lock_rows, locks
 
 LA = ZoneInfo("America/Los_Angeles")

@@ -1,17 +1,31 @@
 """The measurer: the loop's series (struggle rate, compounding, structure, spend, h_fleet) and snapshot.
 
 The core (``series``, ``stats``, ``inputs``, ``hfleet``, ``snapshot``) imports neither Celery nor
-SQLAlchemy; ``log`` reads the event log and ``tasks`` is the thin ``measurer.measure`` task.
+SQLAlchemy; ``log`` reads the event log and ``tasks`` is the thin ``measurer.measure`` task. Each name is
+imported from its module on first use (``__getattr__``): ``ouro measure h-fleet`` loads ``hfleet`` alone.
 """
 
 from __future__ import annotations
 
-from workers.measurer.hfleet import FLOOR, HFleet, RunRatio, offenders, read_h_fleet, run_name
-from workers.measurer.inputs import EVENT_TYPES, MeasureInput, RunCounts, SessionCost, Structure, fold
-from workers.measurer.log import SNAPSHOT, logged, measure_log, read_input, series_stream, snapshot_path
-from workers.measurer.series import SERIES, ZONE, measure, period_of, period_start
-from workers.measurer.snapshot import build_snapshot, write_snapshot
-from workers.measurer.stats import Fit, ols, t_975
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from workers.measurer.hfleet import FLOOR, HFleet, RunRatio, offenders, read_h_fleet, run_name
+    from workers.measurer.inputs import EVENT_TYPES, MeasureInput, RunCounts, SessionCost, Structure, fold
+    from workers.measurer.log import SNAPSHOT, logged, measure_log, read_input, series_stream, snapshot_path
+    from workers.measurer.series import SERIES, ZONE, measure, period_of, period_start
+    from workers.measurer.snapshot import build_snapshot, write_snapshot
+    from workers.measurer.stats import Fit, ols, t_975
+
+_HOMES = {
+    **dict.fromkeys(("FLOOR", "HFleet", "RunRatio", "offenders", "read_h_fleet", "run_name"), "hfleet"),
+    **dict.fromkeys(("EVENT_TYPES", "MeasureInput", "RunCounts", "SessionCost", "Structure", "fold"), "inputs"),
+    **dict.fromkeys(("SNAPSHOT", "logged", "measure_log", "read_input", "series_stream", "snapshot_path"), "log"),
+    **dict.fromkeys(("SERIES", "ZONE", "measure", "period_of", "period_start"), "series"),
+    **dict.fromkeys(("build_snapshot", "write_snapshot"), "snapshot"),
+    **dict.fromkeys(("Fit", "ols", "t_975"), "stats"),
+}
 
 __all__ = [
     "EVENT_TYPES",
@@ -43,3 +57,13 @@ __all__ = [
     "t_975",
     "write_snapshot",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Each name from its module on first use (a submodule's name falls through to the import system)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'workers.measurer' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"workers.measurer.{home}"), name)
