@@ -19,7 +19,7 @@ from ops.gate.cache import compile_gates, read_gates, write_gates
 from ops.gate.paths import session_name
 from ops.gate.record import append_line, envelope
 from ops.gate.server import GateServer
-from ops.gate.session import SessionLog
+from ops.gate.session import SessionLog, read_events
 
 
 @pytest.fixture
@@ -81,8 +81,8 @@ def test_sync_warn_gates_answer_with_the_call(tmp_path: Path, monkeypatch: pytes
     context = answer["output"]["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
     assert 'invisible("s1")' in context and f"{log}:2" in context
     assert _call(sync, state, "ls", "t2")["output"] is None  # told once
-    assert _call(deferred, state, "ls", "t3")["output"] is None and len(deferred.later) == 1
-    assert deferred.handle({"op": "ping", "drain": True})["ok"] is True
+    assert _call(deferred, state, "ls", "t3")["output"] is None  # found off the request path…
+    assert deferred.handle({"op": "ping", "drain": True})["ok"] is True and deferred.later.pending == 0
     told = _call(deferred, state, "ls", "t4")["output"]["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
     assert 'invisible("s1")' in told and f"{log}:4" in told  # seen with the call that was pending then (t3)
     assert "knee(468) (the κ* its backtest fitted)" in told
@@ -99,9 +99,9 @@ def test_a_deny_decision_costs_one_evaluation_per_gate(
     counted: list[str] = []
     real = evaluate_module.evaluate
 
-    def counting(gate: object, item: object) -> object:
+    def counting(gate: object, facts: object) -> object:
         counted.append("evaluate")
-        return real(gate, item)  # type: ignore[arg-type]
+        return real(gate, facts)  # type: ignore[arg-type]
 
     monkeypatch.setattr(evaluate_module, "evaluate", counting)
     assert _call(server, state, "ls", "t2")["decision"] == "allow"
@@ -140,16 +140,19 @@ def test_session_log_reads_incrementally_like_the_corpus_reader(tmp_path: Path) 
     with log.open("ab") as handle:
         handle.write(b"not json\n\n")
     ends.append(append_line(str(log), envelope({"session_id": "s1", "hook_event_name": "Stop"}))[1])
-    session.advance(ends[1])
-    assert session.lines == 2 and len(session.events) == 2
-    session.advance(ends[-1])
-    events, lines = session.upto(ends[2])
-    assert lines == 3 and [e.tool_use_id for e in events] == ["t0", "t1", "t2"]
+    first = session.advance(ends[1])
+    assert session.lines == 2 and [(n, e.tool_use_id) for n, e in first] == [(1, "t0"), (2, "t1")]
+    rest = session.advance(ends[-1])
+    assert session.line_at(ends[2]) == 3 and session.end_of(3) == ends[2] and session.lines == 6
     expected = [(e.kind, e.tool_use_id, e.span.line, e.span.file) for e in read(log, run="s1")]
-    assert [(e.kind, e.tool_use_id, e.span.line, e.span.file) for e in session.events] == expected
+    assert [(e.kind, e.tool_use_id, e.span.line, e.span.file) for _, e in first + rest] == expected
+    assert [(e.kind, e.tool_use_id, e.span.line) for e in read_events(log, "s1", ends[2])] == [
+        (kind, call, line) for kind, call, line, _ in expected[:3]
+    ]
+    generation = session.generation
     log.write_bytes(b"")  # truncated: read again from the start
-    session.advance(append_line(str(log), envelope(pre_tool("s1", "ls", "t9")))[1])
-    assert [e.tool_use_id for e in session.events] == ["t9"]
+    again = session.advance(append_line(str(log), envelope(pre_tool("s1", "ls", "t9")))[1])
+    assert [(n, e.tool_use_id) for n, e in again] == [(1, "t9")] and session.generation == generation + 1
 
 
 def test_ops_gate_surface_resolves_lazily() -> None:
