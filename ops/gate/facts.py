@@ -5,8 +5,9 @@ miner test checks) keeps the session's facts line by line: every line the log re
 alone, and its facts kept with their line number; its events are then dropped. So a decision on the
 50,000th call costs what it did on the first (the facts of a gate are its matches, a few per thousand
 calls, not the session's events). Any other gate reads the session's log afresh up to the line a
-decision asks about and extracts the whole run: its cost grows with the session (a warn gate pays it off
-the request path; a deny gate that is not local pays it on every call).
+decision asks about and extracts the whole run: its cost grows with the session (a warn gate pays it in
+a forked child, off the request path, whose memory goes with it; a deny gate that is not local pays it on
+every call, in the server).
 """
 
 from __future__ import annotations
@@ -37,10 +38,9 @@ class SessionFacts:
         self._kept: dict[GateKey, list[tuple[int, InputFact]]] = {}
         self._generation = log.generation
 
-    def add(self, gates: Sequence[LoadedGate], lines: list[Line], whole: bool) -> None:
-        """Extract the new ``lines`` for every local gate (``whole``: they are every line of the log); a
-        gate not kept yet starts from the whole log, and a gate no longer bound is forgotten. Only the
-        request thread calls this: the warn gates' thread only reads what is kept."""
+    def add(self, gates: Sequence[LoadedGate], lines: list[Line]) -> None:
+        """Extract the lines the log just read for every local gate; a gate not kept yet starts from the
+        whole log, and a gate no longer bound is forgotten."""
         if self._generation != self.log.generation:  # the log was replaced: its old facts mean nothing
             self._kept.clear()
             self._generation = self.log.generation
@@ -49,11 +49,13 @@ class SessionFacts:
             del self._kept[key]
         for key, gate in local.items():
             kept = self._kept.get(key)
+            if kept is None and not lines:
+                continue  # nothing read: a decision that asks for the gate builds its facts from the log
             try:
                 if kept is not None:
                     kept.extend(self._extract(gate, lines))
-                else:
-                    self._kept[key] = self._extract(gate, lines if whole else self._all_lines())
+                else:  # from these lines when they start the log, else from the whole log, once
+                    self._kept[key] = self._extract(gate, lines if lines[0][0] == 1 else self._all_lines())
             except Exception:  # the gate's own code failed: a decision that asks for it names it
                 self._kept.pop(key, None)
 

@@ -13,8 +13,8 @@ session log), ``ping`` (``"drain": true`` first waits for the deferred work) and
 served one at a time, in arrival order.
 
 Deny gates are evaluated before the answer. Warn gates (a verdict about the run, not the call) are
-evaluated on the same run plus the pending call on another thread (``ops.gate.later``: the latest call
-of each session, one job at a time), and what they find rides on the session's next answer: by default
+evaluated on the same run plus the pending call in a forked child (``ops.gate.later``: the latest call
+of each session, one child at a time), and what they find rides on the session's next answer: by default
 (``OURO_HOOK_WARN=next``) only deny gates stand on the hot path; ``OURO_HOOK_WARN=sync`` evaluates warn
 gates before answering, at the cost of every warn gate's time on every call (``benchmarks/hook.py``
 measures the hook). A gate whose code raises is left out of that decision and named in the answer's
@@ -33,15 +33,15 @@ import select
 import signal
 import socket
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from miners import MinerError
 from ops.gate.cache import compile_gates, read_gates
-from ops.gate.evaluate import Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render
+from ops.gate.evaluate import Atom, Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render
 from ops.gate.facts import DecisionFacts, SessionFacts
 from ops.gate.gates import GateSet
 from ops.gate.later import Later
@@ -59,14 +59,17 @@ SESSION_IDLE_S = 3600.0
 @dataclass
 class Session:
     """One session's state: its log read so far, its local gates' facts, what its decisions have seen, and
-    warnings waiting for its next answer (added by the warn thread, taken by a decision, under ``lock``)."""
+    the warnings waiting for its next answer."""
 
     log: SessionLog
     facts: SessionFacts
     memory: SessionMemory = field(default_factory=SessionMemory)
     waiting: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
     used: float = field(default_factory=time.monotonic)
+
+
+WarnResult = tuple[list[str], dict[str, set[Atom]], dict[str, str]]
+"""What a warn job sends back: the warnings to tell, the verdicts told per gate, and the gates that failed."""
 
 
 @dataclass(frozen=True)
@@ -134,9 +137,7 @@ class GateServer:
             return Verdict(), dict(self.gates.problems)
         session = self._session(request)
         start, end = int(request["start"]), int(request["end"])
-        read_from, generation = session.log.read_to, session.log.generation
-        lines = session.log.advance(end)
-        session.facts.add(gates, lines, whole=read_from == 0 or session.log.generation != generation)
+        session.log.advance(end, partial(session.facts.add, gates))
         line = session.log.line_at(end)
         span = Span(file=str(session.log.path), line=line)
         offsets = {line: end, line - 1: start}  # the pending call's line begins where the one before ends
@@ -145,12 +146,12 @@ class GateServer:
         deny = self._fire([g for g in gates if g.entry.gate == "deny"], session, call, problems)
         warns = [g for g in gates if g.entry.gate != "deny"]
         told = [render(f) for f in self._fire(warns, session, call, problems)] if self.warn_mode == "sync" else []
-        with session.lock:
-            context = "\n\n".join([*session.waiting, *told])
-            session.waiting.clear()
+        context = "\n\n".join([*session.waiting, *told])
+        session.waiting.clear()
         if warns and self.warn_mode == "next":  # told on a later answer, found off the request path
             later = PendingCall(DecisionFacts(session.facts, offsets), span)
-            self.later.submit(session.log.path, lambda: self._warn_later(warns, session, later))
+            compute = partial(self._warn_compute, warns, session, later)
+            self.later.submit(session.log.path, compute, partial(self._warn_apply, session))
         fired = tuple(dict.fromkeys(f.gate.entry.name for f in deny))
         if deny:
             return Verdict("deny", "\n\n".join(render(f) for f in deny), context, fired), problems
@@ -168,11 +169,20 @@ class GateServer:
                 log.warning("gate %s failed: %s", gate.entry.name, exc)
         return fired
 
-    def _warn_later(self, gates: list[LoadedGate], session: Session, call: PendingCall) -> None:
+    def _warn_compute(self, gates: list[LoadedGate], session: Session, call: PendingCall) -> WarnResult:
+        """In a child: the warn gates' new verdicts, rendered, and what each gate has told."""
         problems: dict[str, str] = {}
         told = [render(f) for f in self._fire(gates, session, call, problems)]
-        with session.lock:
-            session.waiting += told
+        return told, {g.entry.name: session.memory.told.get(g.entry.name, set()) for g in gates}, problems
+
+    def _warn_apply(self, session: Session, result: WarnResult) -> None:
+        """Here: keep what a warn job told, for the session's next answer."""
+        told, seen, problems = result
+        for name, atoms in seen.items():
+            session.memory.told.setdefault(name, set()).update(atoms)
+        session.waiting += told
+        for name, problem in problems.items():
+            log.warning("gate %s failed: %s", name, problem)
 
 
 def serve(server: GateServer, idle_s: float) -> None:
@@ -186,15 +196,21 @@ def serve(server: GateServer, idle_s: float) -> None:
     finally:
         os.umask(old_mask)
     listener.listen(64)
+    listening = listener.fileno()
     last = time.monotonic()
     try:
         while True:
             wait = min(1.0, max(idle_s - (time.monotonic() - last), 0.01))
-            ready, _, _ = select.select([listener], [], [], wait)
-            if not ready:
+            rest = server.later.wait_s()
+            children = server.later.fds()
+            ready, _, _ = select.select([listening, *children], [], [], wait if rest is None else min(wait, rest))
+            if any(fd in ready for fd in children):
+                server.later.collect()
+            if listening not in ready:
                 if time.monotonic() - last >= idle_s:
                     log.info("idle for %.0fs: exiting", idle_s)
                     return
+                server.later.start()  # deferred work starts only while no request waits
                 continue
             conn, _ = listener.accept()
             last = time.monotonic()
@@ -261,7 +277,6 @@ def main(argv: list[str] | None = None) -> int:
     except BlockingIOError:
         return 0  # another server holds this state directory
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    sys.setswitchinterval(0.001)  # a request waits about a millisecond for the interpreter, not a warn job
     os.chdir(state)  # not the agent's project directory, which the hook that started it ran in
     pid = Path(pid_path(str(state)))
     pid.write_text(f"{os.getpid()}\n")

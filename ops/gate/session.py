@@ -1,8 +1,8 @@
 """A session's log, read incrementally: each hook call reads only the lines appended since the last one.
 
 The gate server keeps one ``SessionLog`` per ``<state>/<session>/events.jsonl``. It holds no events:
-``advance`` types the new whole lines and hands their events to the caller (which keeps what its gates
-need of them, and drops the rest), and keeps only where each line ends (8 bytes a line) and the
+``advance`` types the new whole lines and hands their events to the caller, a batch at a time (which
+keeps what its gates need of them, and drops the rest), and keeps only where each line ends (8 bytes a line) and the
 readers' ``ReadState``. ``read_events`` reads a prefix of a log afresh, for a gate that needs the whole
 run. Lines are typed by the corpus readers' own per-format functions, in the order
 ``events.corpus.Reader`` applies them (the CSF envelope opened first, then a hook payload, a transcript
@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,9 @@ __all__ = ["Line", "SessionLog", "read_events"]
 
 Line = tuple[int, HarnessEvent]
 """An event and the physical line it was read from."""
+
+BATCH = 1024
+"""Events handed over at a time while a log is read."""
 
 
 class _LineReader:
@@ -86,14 +89,15 @@ class SessionLog:
         """The byte offset up to which the log has been read."""
         return self._read_to
 
-    def advance(self, to: int) -> list[Line]:
-        """Read the whole lines that end at or before byte ``to``; the events of those lines."""
+    def advance(self, to: int, sink: Callable[[list[Line]], None]) -> None:
+        """Read the whole lines that end at or before byte ``to``, handing their events to ``sink`` a batch
+        of lines at a time (so reading a long log at once never holds all of its events)."""
         info = os.stat(self.path)
         if self._inode not in (None, (info.st_dev, info.st_ino)) or info.st_size < self._read_to:
             self._reset()
         self._inode = (info.st_dev, info.st_ino)
         if to <= self._read_to:
-            return []
+            return
         with self.path.open("rb") as handle:
             handle.seek(self._read_to)
             chunk = handle.read(to - self._read_to)
@@ -104,8 +108,11 @@ class SessionLog:
             number = len(self._ends) + 1
             found += [(number, event) for event in self._reader.read(raw, number)]
             self._ends.append(position)
-        self._read_to = position
-        return found
+            self._read_to = position
+            if len(found) >= BATCH:
+                sink(found)
+                found = []
+        sink(found)
 
     def end_of(self, line: int) -> int:
         """The byte offset where line ``line`` ends (0 for line 0: the start of the log)."""
