@@ -1,8 +1,8 @@
-"""Corpus benchmark: mining throughput, h_fleet against the reference jq command, and the hook's latency.
+"""Corpus benchmark: mining throughput, and ``ouro measure h-fleet`` against the reference jq command (docs/loop.md).
 
-    .venv/bin/python benchmarks/corpus.py [--runs 60] [--events 500] [--session 5000] [--calls 20] [--gap 1]
+    .venv/bin/python benchmarks/corpus.py [--runs 60] [--events 500] [--hfleet-mb 64] [--repeat 5]
 
-Three figures over generated data (seeded; written to a temporary folder, removed afterwards):
+Two figures over generated data (seeded; written to a temporary folder, removed afterwards):
 
 (a) **Mining throughput.** ``--runs`` harness runs of about ``--events`` lines each, in the CSF envelope
     around Claude Code stream-json (``assistant`` tool calls with usage, ``user`` tool results, ``result``
@@ -11,33 +11,24 @@ Three figures over generated data (seeded; written to a temporary folder, remove
     cold caches). Every shipped miner (each folder of ``miners/``) goes from the raw JSONL to findings:
     the corpus readers, its ``extract``, its rules at its fitted κ* (none for a miner that is not
     accepted). Printed: events read per second, per miner and for all of them in turn.
-(b) **h_fleet, ours against jq.** The reference ``jq`` command (docs/loop.md) over the same files, in a subprocess,
-    against ``workers.measurer.read_h_fleet`` (the code path of ``ouro measure h-fleet``) in this
-    process; both best of three wall times, their values compared (the benchmark is void if they differ).
-(c) **Hook decision latency.** A ``--session``-event Claude Code session recorded as ``ouro hook`` records
-    it (hook payloads in the CSF envelope), every shipped accepted miner compiled into the gate cache,
-    the gate server warmed up, then ``--calls`` PreToolUse calls ``--gap`` seconds apart (the tool runs and
-    the agent thinks between two calls; one call in ten is a ``pkill -f`` that self-matches), each a
-    whole ``python -P -m ops.hook`` process with the payload on stdin, timed from spawn to exit
-    (p50/p95), with the gate server's own decision time beside it (``OURO_HOOK_TRACE``) and a hook
-    process with no gate (the interpreter and the hook's stdlib imports). Bytecode is cached as in a
-    user's environment (``PYTHONPYCACHEPREFIX`` under the temporary folder). Measured twice: warn gates
-    told on the session's next call (``OURO_HOOK_WARN=next``, the default: only deny gates stand on the
-    hot path, the warn gates run in the gap) and decided with the call (``sync``: nothing is deferred,
-    so no gap is needed).
+(b) **h_fleet, ours against jq, whole processes.** (a)'s runs and more of the same, ``--hfleet-mb`` in
+    all: ``ouro measure h-fleet --json FILE…`` (the installed command, as a user runs it) against the
+    reference ``jq`` command (docs/loop.md) over the same files, interleaved, best of ``--repeat`` wall each, their
+    values compared (the benchmark is void if they differ). Beside them, the same command in a process
+    that imports only ``ops.cli.measure`` (what a lazily loaded ``ouro`` loads for it). Bytecode is cached
+    as in a user's environment (``PYTHONPYCACHEPREFIX`` under the temporary folder).
 
-The last line is the h_fleet ratio ours/jq (target ≤ 0.5). Defaults keep it under two minutes.
+The hook's latency is ``benchmarks/hook.py``. The last line is the h_fleet ratio ours/jq (target ≤ 0.3).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
+import math
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -120,39 +111,6 @@ def stream_run(rng: random.Random, run: str, lines: int, start: datetime) -> Ite
             yield _line(now, "result", {**done, "total_cost_usd": n / 100})
 
 
-def hook_session(rng: random.Random, session: str, events: int, start: datetime) -> Iterator[str]:
-    """One Claude Code session as ``ouro hook`` records it: hook payloads in the CSF envelope."""
-    base = {
-        "session_id": session,
-        "transcript_path": f"/home/u/.claude/projects/p/{session}.jsonl",
-        "cwd": "/home/dev/project",
-        "permission_mode": "default",
-    }
-    now, written, n = start, 0, 0
-    yield json.dumps({"ts": _stamp(now), "event_type": "hook", "event": {**base, "hook_event_name": "SessionStart"}})
-    written += 1
-    while written < events:
-        now += timedelta(seconds=rng.randrange(1, 20))
-        if n % 25 == 0:
-            prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "carry on with the next step"}
-            yield json.dumps({"ts": _stamp(now), "event_type": "hook", "event": prompt})
-            written += 1
-        tool = _pick(rng)
-        call = {
-            **base,
-            "hook_event_name": "PreToolUse",
-            "tool_name": tool,
-            "tool_input": _tool_input(rng, tool),
-            "tool_use_id": f"toolu_{n:06d}",
-        }
-        failed = rng.random() < 0.08
-        done = {**call, "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse"}
-        done |= {"error": "Exit code 1"} if failed else {"tool_response": {"stdout": "ok " * rng.randrange(5, 60)}}
-        yield json.dumps({"ts": _stamp(now), "event_type": "hook", "event": call})
-        yield json.dumps({"ts": _stamp(now), "event_type": "hook", "event": done})
-        written, n = written + 2, n + 1
-
-
 def write_corpus(root: Path, runs: int, lines: int, seed: int) -> list[Path]:
     rng = random.Random(seed)
     files = []
@@ -196,139 +154,65 @@ def mining(files: list[Path]) -> None:
     )
 
 
-def h_fleet(files: list[Path]) -> float:
-    """(b): ours against the reference jq command; returns the ratio of wall times ours / jq."""
-    from workers.measurer import read_h_fleet
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[0]} failed ({done.returncode}): {done.stderr[:300]}")
+    return elapsed, done.stdout
 
+
+def h_fleet(files: list[Path], root: Path, repeat: int) -> float:
+    """(b): whole processes, ``ouro measure h-fleet --json`` against the reference jq command (docs/loop.md) on the same
+    files, interleaved, best of ``repeat`` wall each; returns the ratio ours / jq."""
+    ouro = Path(sys.executable).with_name("ouro")
     if shutil.which("jq") is None:
         raise SystemExit("jq is not installed: the h_fleet comparison needs it (apt-get install jq)")
-    ours_s, jq_s = [], []
-    for _ in range(3):
-        started = time.perf_counter()
-        ours = read_h_fleet(files).value
-        ours_s.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        done = subprocess.run(["jq", "-n", JQ_PROGRAM, *map(str, files)], capture_output=True, text=True, check=True)
-        jq_s.append(time.perf_counter() - started)
-    theirs = float(done.stdout)
-    if ours is None or abs(ours - theirs) > 1e-12 * max(1.0, abs(theirs)):
-        raise SystemExit(f"h_fleet differs: ours {ours!r}, jq {theirs!r} (benchmark void)")
+    if not ouro.exists():
+        raise SystemExit(f"{ouro} is missing: install the package first (pip install -e .)")
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(root / "pycache")}  # bytecode cached, as a user's is
+    paths = [str(path) for path in files]
+    command = [str(ouro), "measure", "h-fleet", "--json", *paths]
+    alone = [sys.executable, "-c", "import sys; from ops.cli.measure import measure_app; measure_app(sys.argv[1:])",
+             "h-fleet", "--json", *paths]  # fmt: skip
+    _timed(command, env)  # the bytecode written once
+    ours_s, alone_s, jq_s = [], [], []
+    for _ in range(repeat):
+        elapsed, out = _timed(command, env)
+        ours_s.append(elapsed)
+        alone_s.append(_timed(alone, env)[0])
+        elapsed, theirs = _timed(["jq", "-n", JQ_PROGRAM, *paths], env)
+        jq_s.append(elapsed)
+    ours, jq = json.loads(out)["h_fleet"], float(theirs)
+    if ours is None or ours != jq:
+        raise SystemExit(f"h_fleet differs: ours {ours!r}, jq {jq!r} (benchmark void)")
+    size = sum(path.stat().st_size for path in files) / 1e6
     print(
-        f"(b) h_fleet over the same {len(files)} files: ours {ours:.6f} in {min(ours_s):.3f} s, "
-        f"jq {theirs:.6f} in {min(jq_s):.3f} s (best of 3 wall)"
+        f"(b) h_fleet over the same {len(files)} files ({size:.1f} MB), whole processes, best of {repeat} wall: "
+        f"`ouro measure h-fleet --json` {min(ours_s):.3f} s, jq {min(jq_s):.3f} s (both {jq!r}); the command "
+        f"alone (ops.cli.measure, what a lazy `ouro` loads) {min(alone_s):.3f} s, "
+        f"{min(alone_s) / min(jq_s):.2f}x jq"
     )
     return min(ours_s) / min(jq_s)
 
 
-def _hook(state: Path, payload: dict[str, Any], env: dict[str, str]) -> tuple[float, float | None, bool]:
-    """One whole hook process: its wall seconds, the server's decision seconds, and whether it denied."""
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "ops.hook", "--state", str(state)],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        env=env,
-        check=False,
-        timeout=30,
-    )
-    elapsed = time.perf_counter() - started
-    trace = [line for line in done.stderr.decode().splitlines() if line.startswith("ouro hook: trace ")]
-    if done.returncode != 0 or len(trace) != len(done.stderr.decode().splitlines()):
-        raise SystemExit(f"the hook failed: {done.returncode} {done.stderr.decode()[:300]}")
-    server = float(trace[0].rsplit("server_ms=", 1)[1]) / 1000 if trace else None
-    return elapsed, server, b'"deny"' in done.stdout
-
-
-def _pct(values: list[float], q: float) -> float:
-    return sorted(values)[min(len(values) - 1, round(q * (len(values) - 1)))] * 1000
-
-
-def hook_latency(root: Path, session_events: int, calls: int, seed: int, warn: str, gap: float) -> None:
-    """(c): whole-process PreToolUse latency on a long session, with every shipped accepted miner."""
-    from ops.gate.cache import compile_gates
-    from ops.gate.client import notify, server_pid
-
-    rng = random.Random(seed)
-    state = root / f"state-{warn}"
-    log = state / "bench-session" / "events.jsonl"
-    log.parent.mkdir(parents=True)
-    started_at = datetime.now(UTC) - timedelta(minutes=5)  # a young session: draft-pr-late stays quiet
-    log.write_text("\n".join(hook_session(rng, "bench-session", session_events, started_at)) + "\n")
-    # As in a user's environment: bytecode cached (here under the temporary folder, not in the tree).
-    env = {
-        **os.environ,
-        "OURO_HOOK_WARN": warn,
-        "OURO_HOOK_AUTOFLUSH": "0",
-        "OURO_GATE_IDLE_S": "120",
-        "OURO_HOOK_TRACE": "1",
-        "PYTHONPYCACHEPREFIX": str(root / "pycache"),
-    }
-    for name in ("OURO_MINERS_PATH", "PYTHONDONTWRITEBYTECODE"):
-        env.pop(name, None)
-    compiled = compile_gates(state)
-    names = ", ".join(f"{g.name} ({g.gate})" for g in compiled.gates)
-    floor_state = root / f"floor-{warn}"
-    floor_state.mkdir()
-    (floor_state / "gates.json").write_text(json.dumps({"version": 1, "gates": []}))
-    probe = {
-        "session_id": "bench-session",
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
-        "tool_input": {"command": "ls"},
-        "tool_use_id": "toolu_warm",
-    }
-    wall, server, floor, denied = [], [], [], 0
-    try:
-        _hook(state, probe, env)  # starts the server…
-        deadline = time.monotonic() + 60
-        while not notify(str(state), {"op": "ping"}, wait_s=1.0):
-            if time.monotonic() > deadline:
-                raise SystemExit("the gate server did not start")
-        _hook(state, probe, env)  # …which reads the whole session once
-        for n in range(calls):
-            tool = "Bash" if n % 10 == 5 else _pick(rng)  # one call in ten offends: the deny path is timed too
-            given = {"command": "pkill -f 'node server.js'"} if n % 10 == 5 else _tool_input(rng, tool)
-            payload = {**probe, "tool_name": tool, "tool_input": given, "tool_use_id": f"toolu_b{n}"}
-            elapsed, decided, deny = _hook(state, payload, env)
-            wall.append(elapsed)
-            server += [decided] if decided is not None else []
-            denied += deny
-            floor.append(_hook(floor_state, payload, env)[0])
-            time.sleep(gap)  # the tool runs, the agent thinks: the next call comes later
-    finally:
-        pid = server_pid(str(state))
-        notify(str(state), {"op": "stop"}, wait_s=2.0)
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-    print(
-        f"(c) hook PreToolUse, warn gates {warn}: {session_events}-event session, {calls} calls "
-        f"({denied} denied), {gap:.2f} s apart; gates: {names}"
-    )
-    print(
-        f"    whole process p50 {_pct(wall, 0.5):6.1f} ms  p95 {_pct(wall, 0.95):6.1f} ms  "
-        f"(gate server's decision p50 {_pct(server, 0.5):6.1f} ms  p95 {_pct(server, 0.95):6.1f} ms; "
-        f"hook process with no gate p50 {_pct(floor, 0.5):5.1f} ms)"
-    )
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=60, help="generated harness runs for (a) and (b)")
+    parser.add_argument("--runs", type=int, default=60, help="generated harness runs for (a)")
     parser.add_argument("--events", type=int, default=500, help="lines per generated run")
-    parser.add_argument("--session", type=int, default=5000, help="events in the hook's session for (c)")
-    parser.add_argument("--calls", type=int, default=20, help="timed PreToolUse calls for (c), per warn mode")
-    parser.add_argument("--gap", type=float, default=1.0, help="seconds between two calls in (c), warn gates next")
+    parser.add_argument("--hfleet-mb", type=float, default=64, help="megabytes of runs for (b): (a)'s and more")
+    parser.add_argument("--repeat", type=int, default=5, help="whole-process runs of each side in (b)")
     parser.add_argument("--seed", type=int, default=7)
     options = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="ouro-bench-corpus-"))
     try:
         files = write_corpus(root / "runs", options.runs, options.events, options.seed)
         mining(files)
-        ratio = h_fleet(files)
-        if options.calls:
-            for warn, gap in (("next", options.gap), ("sync", 0.0)):  # sync defers nothing: no gap needed
-                hook_latency(root, options.session, options.calls, options.seed, warn, gap)
+        size = sum(path.stat().st_size for path in files)
+        extra = math.ceil(max(0.0, options.hfleet_mb * 1e6 - size) / (size / len(files)))
+        more = write_corpus(root / "more", extra, options.events, options.seed + 1) if extra else []
+        ratio = h_fleet(files + more, root, options.repeat)
         print(f"ratio ours/jq h_fleet: {ratio:.2f}")
     finally:
         shutil.rmtree(root, ignore_errors=True)

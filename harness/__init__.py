@@ -21,13 +21,18 @@ Pure code: no Celery, no SQLAlchemy.
 
 from __future__ import annotations
 
-from harness.cost import CostFold, SessionCosts, fold_cumulative
-from harness.detect import Format, classify, detect_format
-from harness.paths import RunFiles, expand, run_at, run_files, run_name
-from harness.reader import Reader, iter_events, read
-from harness.source import Layout, Malformed
-from harness.stats import MAIN_AGENT, AgentStats, CorpusStats, RunStats, collect, summarise
-from harness.tools import TOOL_ERROR_DEFINITION, ToolUse, call_key, is_tool_error, pair_tool_uses
+from typing import TYPE_CHECKING
+
+from schemas._lazy import reexport
+
+if TYPE_CHECKING:
+    from harness.cost import CostFold, SessionCosts, fold_cumulative
+    from harness.detect import Format, classify, detect_format
+    from harness.paths import RunFiles, expand, run_at, run_files, run_name
+    from harness.reader import Reader, iter_events, read
+    from harness.source import Layout, Malformed
+    from harness.stats import MAIN_AGENT, AgentStats, CorpusStats, RunStats, collect, summarise
+    from harness.tools import TOOL_ERROR_DEFINITION, ToolUse, call_key, is_tool_error, pair_tool_uses
 
 __all__ = [
     "MAIN_AGENT",
@@ -58,3 +63,5 @@ __all__ = [
     "run_name",
     "summarise",
 ]
+
+__getattr__ = reexport(__name__, __file__)

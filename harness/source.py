@@ -20,12 +20,14 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from schemas import Span
 from schemas.errors import CorpusError
+
+if TYPE_CHECKING:
+    from schemas import Span
 
 __all__ = ["Layout", "Malformed", "Source"]
 
@@ -96,6 +98,8 @@ class Source:
         """Record that ``line`` could not be read, and why."""
         self.malformed_count += 1
         if len(self.malformed) < MAX_REPORTED:
+            from schemas import Span  # the contract loads with the first bad line, not with every reader
+
             self.malformed.append(Malformed(Span(file=self.name, line=line), reason))
 
     def _lines(self, handle: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -8,6 +8,8 @@ its own fixtures, in order.
     backtest_fn             FN = 0 (a knee fitted when there are candidates)
     fixtures_match_labels   the fixtures' verdicts at κ* match their labels
     knee_binds              the verdicts move with the knee (see ``miners.checks``)
+    local_facts             a ``LOCAL`` miner only: each fixture run's facts are its events' facts, each
+                            event extracted alone (what a gate that keeps facts line by line relies on)
     mutation_gate           the mutation score reaches the floor; no survivor changes a labelled verdict
     backtest_md, mutation_md, readme_block
                             the generated files are current: regenerated text identical
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from miners.backtest import BacktestResult, number
 from miners.checks import BACKTEST_FN, CHECK_RULES, FIXTURES_MATCH_LABELS, KNEE_BINDS, CheckRun, run_checks
-from miners.corpus import corpus_items
+from miners.corpus import JSONL, EventsItem, corpus_items
 from miners.errors import LabelsError, MinerError, RulesError
 from miners.findings import Extracted, extract_facts
 from miners.labels import Labels, read_labels
@@ -143,6 +145,28 @@ def _fixtures(report: MinerTestReport) -> tuple[Labels, Extracted] | None:
     return (labels, extracted) if problem is None else None
 
 
+def _local(report: MinerTestReport) -> None:
+    """A ``LOCAL`` miner's claim, checked on its fixtures: the run's facts are its events' facts, each
+    event extracted alone (the same facts, each as often)."""
+    miner = report.miner
+    for item in corpus_items([miner.fixture_glob]):
+        events = list(item.events())
+        whole = extract_facts(miner, [EventsItem(JSONL, item.instance, item.path, item.files, events)])
+        alone = [
+            fact
+            for event in events
+            for fact in extract_facts(miner, [EventsItem(JSONL, item.instance, item.path, item.files, [event])]).facts[
+                item.instance
+            ]
+        ]
+        ordered = sorted(fact.model_dump_json() for fact in whole.facts[item.instance])
+        if ordered != sorted(fact.model_dump_json() for fact in alone):
+            problem = f"LOCAL, but {item.instance}'s facts differ when its events are read one at a time"
+            report.add("local_facts", problem)
+            return
+    report.add("local_facts", None, "each fixture run's facts are its events' facts, one event at a time")
+
+
 def _files(report: MinerTestReport, result: BacktestResult, mutation: MutationResult, write: bool) -> None:
     names = {"backtest.md": "backtest_md", "mutation.md": "mutation_md", "README.md": "readme_block"}
     for path, text in render_files(report.miner, result, mutation).items():
@@ -195,6 +219,8 @@ def miner_test(miner: Miner, write: bool = False, runs: Sequence[str] = ()) -> M
     assert run.result is not None  # check_rules passed above
     report.backtest = run.result
     _judged(report, run, labels)
+    if miner.local:
+        _local(report)
     corpus = extract_facts(miner, corpus_items(runs)) if runs else None
     report.mutation = mutate(miner.name, rules.program, miner.verdicts, labels, extracted, corpus)
     _gate(report, report.mutation)

@@ -7,8 +7,10 @@ own miners outside the package in the directories of ``OURO_MINERS_PATH`` (``:``
 miner folder or a directory of them, imported by file path so they need not be installed.
 
 ``extract.py`` declares the miner: ``NAME``, ``PACKAGE``, ``VERDICTS``, ``SCOPE``, ``CORPUS``,
-``SEVERITY``, ``GATE`` and ``extract(item) -> Iterable[Fact]``; a constant missing or of the wrong
-type is a ``MinerDefinitionError`` naming the file.
+``SEVERITY``, ``GATE`` and ``extract(item) -> Iterable[Fact]``, and optionally ``LOCAL`` (``True``: each
+fact comes from one event read alone, so a gate keeps a session's facts line by line instead of extracting
+the whole run on every call); a constant missing or of the wrong type is a ``MinerDefinitionError``
+naming the file.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class Miner:
     extract: Extractor
     folder: Path
     origin: str
+    local: bool = False
 
     @property
     def rules_path(self) -> Path:
@@ -196,9 +199,13 @@ def load_miner(folder: Path, origin: str = "installed") -> Miner:
     severity = _constant(module, where, "SEVERITY", lambda v: v in set(Severity), "SEVERITY_S0 … SEVERITY_S3")
     gate = _constant(module, where, "GATE", lambda v: v in GATES, "'deny' or 'warn'")
     extract = _constant(module, where, "extract", callable, "a function extract(item) -> Iterable[Fact]")
+    local = getattr(module, "LOCAL", False)
+    if not isinstance(local, bool):
+        raise MinerDefinitionError(f"{where}: LOCAL = {local!r} is not True or False")
     return Miner(
-        name, package, verdicts, Scope(scope), corpus, Severity(severity), gate, extract, folder.resolve(), origin
-    )
+        name, package, verdicts, Scope(scope), corpus, Severity(severity), gate, extract, folder.resolve(), origin,
+        local,
+    )  # fmt: skip
 
 
 def discover(extra: str | None = None) -> tuple[dict[str, Miner], dict[Path, MinerDefinitionError]]:

@@ -1,6 +1,7 @@
 """The HTTP API (FastAPI) and the ops page: reads open, writes behind a token, no secret ever shown.
 
-Reads: ``/api/health``, ``/api/status``, ``/api/events``, ``/api/ouroboros`` (the measurer's snapshot),
+Reads: ``/api/health``, ``/api/status``, ``/api/events``, ``/api/ouroboros`` (the measurer's snapshot; a
+state without one is measured once when the app is created),
 ``/api/findings`` (with proofs and source lines), ``/api/backtests``, ``/api/ledger/{table}``,
 ``/api/labeler``, ``/api/spend``, ``/metrics`` (Prometheus, see ``ops.metrics``), and the ops page at ``/``.
 Writes (``/api/publish/{type}``, ``/api/replay``) need ``Authorization: Bearer $OURO_API_TOKEN`` and are
@@ -201,6 +202,7 @@ def create_app(settings: Settings, catch_up_every_s: float | None = 2.0) -> Fast
 
     store = open_store(settings.event_log_url)
     zone, cap = ZoneInfo(settings.timezone), settings.fixer_daily_cap_usd
+    _measure_once(settings, store, zone)
     deps = _Deps(settings, store, zone, cap, registry_for(store, build_app(settings, include=False), zone, cap))
     api = FastAPI(title="Ouroboros", version="0.1.0", lifespan=_lifespan(store, catch_up_every_s))
     _fleet_routes(api, deps)
@@ -209,6 +211,21 @@ def create_app(settings: Settings, catch_up_every_s: float | None = 2.0) -> Fast
     _write_routes(api, deps)
     api.mount("/page", StaticFiles(directory=PAGE), name="page")
     return api
+
+
+def _measure_once(settings: Settings, store: SqlEventStore, zone: ZoneInfo) -> None:
+    """A state with no snapshot yet (a fresh install): measure the log as it stands, once, so that
+    ``/api/ouroboros`` answers from the start (the measure trigger keeps it current from then on)."""
+    from events import utcnow
+    from workers.measurer import measure_log, snapshot_path, write_snapshot
+
+    path = snapshot_path(settings)
+    if path.is_file():
+        return
+    try:
+        write_snapshot(path, measure_log(store, utcnow(), zone)[1])
+    except (OuroError, OSError):  # the API serves without it; /api/ouroboros says there is none yet
+        log.exception("measuring at start failed")
 
 
 def _fleet_routes(api: FastAPI, deps: _Deps) -> None:

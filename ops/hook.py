@@ -7,7 +7,8 @@ For every payload it (1) appends it to ``<state>/<session>/events.jsonl`` in the
 (``{"ts", "event_type": "hook", "event": <payload>}``, every field kept), (2) spools the run for the
 fleet (``ops.gate.spool``: a later flush publishes the ``IngestRun``; the hook itself never talks to
 the broker), and (3) on ``PreToolUse`` asks the gate server (``ops.gate.server``) whether an accepted
-miner fires on the run so far plus this pending call: a ``deny`` gate prints Claude Code's deny
+miner fires on the run so far plus this pending call (a state without compiled gates starts a server
+that compiles them first, within this call's budget when it can): a ``deny`` gate prints Claude Code's deny
 answer, whose reason cites the finding's proof; a ``warn`` gate only adds ``additionalContext`` (by
 default on the session's next call: warn gates are evaluated after the answer, off the hot path);
 otherwise it prints nothing (``OURO_HOOK_TRACE=1`` adds one stderr line with the server's decision
@@ -114,7 +115,7 @@ def run(data: bytes, state_arg: str | None, deadline: float) -> dict[str, Any] |
     append_line(spool_path(state), spool_entry(session, log, event))
     if event == "PreToolUse":
         return _decide(state, log, session, payload, (start, end), deadline)
-    if event == "SessionStart":
+    if event == "SessionStart" and time.monotonic() < deadline:  # a hook out of time starts nothing
         _warm(state)
     elif event in ("Stop", "SessionEnd") and os.environ.get("OURO_HOOK_AUTOFLUSH", "1") != "0":
         from ops.gate.client import background, module_argv
@@ -128,16 +129,12 @@ def _decide(
 ) -> dict[str, Any] | None:
     from ops.gate.client import GateUnavailable, ask, gate_count
 
-    gates = gate_count(state)
-    if gates is None:
-        _compile_later(state)
-        return None
-    if not gates:
+    if gate_count(state) == 0:  # compiled, and nothing binds: no server to ask
         return None
     tenant = os.environ.get("OURO_TENANT") or "default"
     request = {"op": "decide", "file": log, "run": session, "start": span[0], "end": span[1], "tenant": tenant}
     try:
-        answer = ask(state, request, deadline)
+        answer = ask(state, request, deadline, start=time.monotonic() < deadline)
     except GateUnavailable as exc:
         _warn(f"{exc}; the call is allowed")
         return None
@@ -168,29 +165,12 @@ def _record_denial(log: str, payload: dict[str, Any], answer: dict[str, Any]) ->
 
 
 def _warm(state: str) -> None:
-    """A session starts: start the gate server now, so the first tool call does not wait for it."""
+    """A session starts: start the gate server now (it compiles the gates first when the state has none),
+    so the first tool call does not wait for it."""
     from ops.gate.client import gate_count, notify, start_server
 
-    gates = gate_count(state)
-    if gates is None:
-        _compile_later(state)
-    elif gates and not notify(state, {"op": "ping"}):
+    if gate_count(state) != 0 and not notify(state, {"op": "ping"}):
         start_server(state)
-
-
-def _compile_later(state: str) -> None:
-    """No gate cache yet: compile one in the background (at most one attempt every ten minutes)."""
-    from ops.gate.client import background, module_argv
-
-    marker = os.path.join(state, ".gates-compiling")
-    try:
-        if time.time() - os.stat(marker).st_mtime < 600:
-            return
-    except OSError:
-        pass
-    with open(marker, "w"):
-        pass
-    background(module_argv("ops.gate.cache", "--state", state), state)
 
 
 def _flush(state_arg: str | None) -> int:

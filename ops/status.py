@@ -11,7 +11,8 @@ from events import SqlEventStore
 from events import tables as t
 from events.projections import PROJECTIONS
 from events.projector import ProjectionStatus, status
-from workers import DEAD_LETTER_QUEUE, QUEUES, app
+from workers import DEAD_LETTER_QUEUE, QUEUES
+from workers.app import app
 
 __all__ = ["FleetStatus", "fleet_status", "queue_depths"]
 

@@ -1,6 +1,7 @@
 """The contract: every message, event and record of Ouroboros, as pydantic models.
 
-Modules, one per family (all re-exported here; other packages import only from ``schemas``):
+Modules, one per family (all re-exported here, loaded together on first use; other packages import only from
+``schemas``):
 
 - ``common``: ``Arg`` (``Text`` | ``Number``), ``Span``, ``Fact``, ``Severity``, ``Scope``, ``Timestamp``.
 - ``miners``: ``Finding`` with its proof, ``Backtest``, ``MutationReport``, ``LabelRow``, ``MinerAcceptance``.
@@ -16,122 +17,125 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from schemas._base import (
-    EVENT_TYPES,
-    MESSAGE_TYPES,
-    RECORD_TYPES,
-    Event,
-    Message,
-    Record,
-    content_id,
-)
-from schemas.common import (
-    Arg,
-    Digest,
-    Fact,
-    Identifier,
-    MinerName,
-    NonEmptyStr,
-    Number,
-    RunId,
-    Scope,
-    Severity,
-    Sha,
-    Span,
-    Text,
-    Timestamp,
-    utc,
-)
-from schemas.decider import (
-    Action,
-    Candidate,
-    Decision,
-    Example,
-    FeatureName,
-    FeatureRecord,
-    InstrumentState,
-    Label,
-    LabelTier,
-    Profile,
-    Provenance,
-    Scalar,
-    State,
-    Undecided,
-    Unit,
-)
-from schemas.events import (
-    DecisionMade,
-    ExperimentRegistered,
-    FieldError,
-    FindingDerived,
-    FixerSessionEnded,
-    LabelerRunCompleted,
-    LabelProposed,
-    LabelRequested,
-    MergeAttempted,
-    Merged,
-    MergeRefused,
-    MessageDeadLettered,
-    MessageRejected,
-    MinerAccepted,
-    PrecheckCompleted,
-    ProbeCompleted,
-    ProposalPosted,
-    ProposerCallCompleted,
-    PushReceived,
-    RunRecorded,
-    SeriesPointRecorded,
-    TicketClosed,
-)
-from schemas.harness import (
-    HarnessEvent,
-    HarnessKind,
-    RunSummary,
-    Usage,
-)
-from schemas.loop import (
-    Acceptance,
-    CorpusKind,
-    FixerOutcome,
-    FixerSession,
-    LabelerRun,
-    LabelerStatus,
-    LabelRequest,
-    MergeOutcome,
-    MergeResult,
-    PrecheckOutcome,
-    PrecheckVerdict,
-    Proposal,
-    ProposedLabel,
-    ProposerCall,
-    SeriesName,
-    SeriesPoint,
-)
-from schemas.messages import (
-    DecidePush,
-    IngestRun,
-    LabelTicket,
-    LaunchFixer,
-    Measure,
-    MineRun,
-    PrecheckSweep,
-    PrecheckTicket,
-    Probe,
-    RunMergeTrain,
-)
-from schemas.miners import (
-    Backtest,
-    BacktestSummary,
-    Finding,
-    LabelRow,
-    MinerAcceptance,
-    MutantOutcome,
-    MutantResult,
-    MutationOperator,
-    MutationReport,
-)
+from schemas._lazy import reexport
+
+if TYPE_CHECKING:
+    from schemas._base import (
+        EVENT_TYPES,
+        MESSAGE_TYPES,
+        RECORD_TYPES,
+        Event,
+        Message,
+        Record,
+        content_id,
+    )
+    from schemas.common import (
+        Arg,
+        Digest,
+        Fact,
+        Identifier,
+        MinerName,
+        NonEmptyStr,
+        Number,
+        RunId,
+        Scope,
+        Severity,
+        Sha,
+        Span,
+        Text,
+        Timestamp,
+        utc,
+    )
+    from schemas.decider import (
+        Action,
+        Candidate,
+        Decision,
+        Example,
+        FeatureName,
+        FeatureRecord,
+        InstrumentState,
+        Label,
+        LabelTier,
+        Profile,
+        Provenance,
+        Scalar,
+        State,
+        Undecided,
+        Unit,
+    )
+    from schemas.events import (
+        DecisionMade,
+        ExperimentRegistered,
+        FieldError,
+        FindingDerived,
+        FixerSessionEnded,
+        LabelerRunCompleted,
+        LabelProposed,
+        LabelRequested,
+        MergeAttempted,
+        Merged,
+        MergeRefused,
+        MessageDeadLettered,
+        MessageRejected,
+        MinerAccepted,
+        PrecheckCompleted,
+        ProbeCompleted,
+        ProposalPosted,
+        ProposerCallCompleted,
+        PushReceived,
+        RunRecorded,
+        SeriesPointRecorded,
+        TicketClosed,
+    )
+    from schemas.harness import (
+        HarnessEvent,
+        HarnessKind,
+        RunSummary,
+        Usage,
+    )
+    from schemas.loop import (
+        Acceptance,
+        CorpusKind,
+        FixerOutcome,
+        FixerSession,
+        LabelerRun,
+        LabelerStatus,
+        LabelRequest,
+        MergeOutcome,
+        MergeResult,
+        PrecheckOutcome,
+        PrecheckVerdict,
+        Proposal,
+        ProposedLabel,
+        ProposerCall,
+        SeriesName,
+        SeriesPoint,
+    )
+    from schemas.messages import (
+        DecidePush,
+        IngestRun,
+        LabelTicket,
+        LaunchFixer,
+        Measure,
+        MineRun,
+        PrecheckSweep,
+        PrecheckTicket,
+        Probe,
+        RunMergeTrain,
+    )
+    from schemas.miners import (
+        Backtest,
+        BacktestSummary,
+        Finding,
+        LabelRow,
+        MinerAcceptance,
+        MutantOutcome,
+        MutantResult,
+        MutationOperator,
+        MutationReport,
+    )
 
 __all__ = [
     "EVENT_TYPES",
@@ -236,6 +240,8 @@ __all__ = [
     "utc",
 ]
 
+__getattr__ = reexport(__name__, __file__, together=True)
+
 
 def _close(name: str, known: list[str]) -> str:
     close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
@@ -244,6 +250,7 @@ def _close(name: str, known: list[str]) -> str:
 
 def schema_for(name: str) -> dict[str, Any]:
     """The JSON Schema of a contract type, by class name or event ``TYPE``."""
+    __getattr__("RECORD_TYPES")  # every family loaded: the registries are whole
     model = RECORD_TYPES.get(name) or EVENT_TYPES.get(name)
     if model is None:
         known = sorted({*RECORD_TYPES, *EVENT_TYPES})
@@ -258,6 +265,7 @@ def event_from_stored(type: str, payload: Mapping[str, Any]) -> Event:
     ``schema_version`` (an upcaster must bring it to the current one first), and pydantic's
     ``ValidationError`` for a payload that does not fit.
     """
+    __getattr__("RECORD_TYPES")  # every family loaded: the registries are whole
     model = EVENT_TYPES.get(type)
     if model is None:
         raise KeyError(f"unknown event type {type!r}; {_close(type, sorted(EVENT_TYPES))}")

@@ -1,9 +1,20 @@
-"""The fleet: the Celery app, routing, and one package per worker."""
+"""The fleet: the Celery app, routing, and one package per worker.
+
+Each name is imported from its module on first use (``__getattr__``), so a light module of a worker
+(``workers.measurer.hfleet``, read by ``ouro measure h-fleet``) is imported without Celery. The Celery
+app itself is ``workers.app.app`` (the package's attribute ``app`` is that module once it is imported).
+"""
 
 from __future__ import annotations
 
-from workers.app import DEAD_LETTER_QUEUE, QUEUES, ROUTES, app, build_app, configure, declare_queues, queue_for
-from workers.shell import Context, Outcome, context, fleet_task, publish, relay_outbox, reset_context
+from typing import TYPE_CHECKING
+
+from schemas._lazy import reexport
+
+if TYPE_CHECKING:
+    from workers.app import DEAD_LETTER_QUEUE, QUEUES, ROUTES, build_app, configure, declare_queues, queue_for
+    from workers.shell import Context, Outcome, context, fleet_task, publish, relay_outbox, reset_context
+
 
 __all__ = [
     "DEAD_LETTER_QUEUE",
@@ -11,7 +22,6 @@ __all__ = [
     "ROUTES",
     "Context",
     "Outcome",
-    "app",
     "build_app",
     "configure",
     "context",
@@ -22,3 +32,6 @@ __all__ = [
     "relay_outbox",
     "reset_context",
 ]
+
+
+__getattr__ = reexport(__name__, __file__)

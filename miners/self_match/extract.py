@@ -39,6 +39,8 @@ SCOPE = "generic"
 CORPUS = ("jsonl",)
 SEVERITY = "SEVERITY_S2"
 GATE = "deny"
+LOCAL = True
+"""Each fact comes from one Bash call alone: the gate keeps a session's facts call by call."""
 
 PROGRAMS = frozenset({"pgrep", "pkill", "pidwait"})
 """The procps programs that select processes by a pattern."""

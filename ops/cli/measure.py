@@ -3,7 +3,8 @@
 ``ouro measure [--at TIME] [--json]`` publishes nothing and appends nothing: it folds the log as it stood
 at TIME (default now), prints the latest point of every series, and writes ``<state>/ouroboros.json``.
 ``ouro measure h-fleet PATH… [--json]`` reads CSF run files directly and prints the same h_fleet as the
-seed's jq command, with the runs below the floor ranked.
+seed's jq command, with the runs below the floor ranked. Module-level imports stay light (no SQLAlchemy,
+Celery or pydantic): ``h-fleet`` needs none of them, and the event log is imported by ``measure`` alone.
 """
 
 from __future__ import annotations
@@ -17,10 +18,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from events import open_store, utcnow
-from ops.cli._common import instant
+from ops.cli._common import UsageError, instant
 from schemas.errors import ConfigurationError, CorpusError
-from schemas.settings import load_settings
 
 __all__ = ["measure_app"]
 
@@ -78,11 +77,14 @@ def measure(
     """Measure every series from the event log as of --at (default now) and write the snapshot."""
     if ctx.invoked_subcommand is not None:
         return
+    from events import utcnow
+    from ops.cli._common import event_store
+    from schemas.settings import load_settings
     from workers.measurer import measure_log, snapshot_path, write_snapshot
 
     settings = load_settings()
     zone = _zone(settings.timezone)
-    store = open_store(settings.event_log_url)
+    store = event_store(settings)
     _, snapshot = measure_log(store, utcnow() if at is None else instant(at, "--at", zone), zone)
     path = snapshot_path(settings)
     wrote = write_snapshot(path, snapshot)
@@ -98,16 +100,29 @@ def measure(
     console.print(f"snapshot {'written to' if wrote else 'NOT written (a later one exists):'} {path}")
 
 
-@measure_app.command("h-fleet")
+@measure_app.command(
+    "h-fleet",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    options_metavar="[--json] PATH...",
+)
 def h_fleet(
-    paths: Annotated[
-        list[str], typer.Argument(metavar="PATH...", help="Run files, run directories, projects folders, globs.")
-    ],
+    ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read) over result envelopes, as jq."""
-    from harness import expand
-    from workers.measurer import FLOOR, offenders, read_h_fleet_runs
+    """h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read) over result envelopes, as jq.
+
+    PATH...: run files, run directories, Claude Code projects folders or session files, quoted globs.
+    """
+    # The paths are taken from the command line as given: typer would pass a typed argument through
+    # pydantic, whose import costs more than reading 20 MB of runs.
+    paths = list(ctx.args)
+    if not paths:
+        raise UsageError("PATH: give at least one run file, run directory or quoted glob")
+    unknown = [arg for arg in paths if arg.startswith("-")]
+    if unknown:
+        raise UsageError(f"{unknown[0]}: no such option (h-fleet takes --json and PATH...)")
+    from harness.paths import expand
+    from workers.measurer.hfleet import FLOOR, offenders, read_h_fleet_runs
 
     try:  # the runs every reader sees: run directories, files, a Claude Code session with its subagents
         result = read_h_fleet_runs([(run.name, run.files) for run in expand(paths)])

@@ -112,6 +112,7 @@ def read_gates(state: Path | str) -> GateFile | None:
 def write_gates(state: Path | str, gates: Iterable[GateEntry], tenant: str, written_at: str) -> Path:
     """Write the cache atomically (a reader sees the old file or the new one, never half of one)."""
     target = Path(gates_path(str(state)))
+    target.parent.mkdir(parents=True, exist_ok=True)
     body = {"version": VERSION, "written_at": written_at, "tenant": tenant, "gates": [asdict(g) for g in gates]}
     partial = target.with_name(f".{GATES_FILE}.{os.getpid()}")
     partial.write_text(json.dumps(body, indent=2) + "\n")
@@ -156,10 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     given = args[args.index("--state") + 1] if "--state" in args else os.environ.get("OURO_STATE", ".ouroboros")
     state = Path(given)
-    try:
-        compiled = compile_gates(state.absolute())
-    finally:
-        (state / ".gates-compiling").unlink(missing_ok=True)
+    compiled = compile_gates(state.absolute())
     print(f"{len(compiled.gates)} gate(s) written to {state / GATES_FILE}")
     return 0
 

@@ -1,7 +1,8 @@
 """Which gates fire on a pending tool call: the pure core of the gate server (no sockets, no files).
 
-Every gate is evaluated on the run so far plus the pending call (its ``extract`` over those events,
-its rules at the fitted κ*). A verdict fires when it is new:
+Every gate is evaluated on the run so far plus the pending call (its facts over those lines, its rules
+at the fitted κ*): where the facts come from (kept line by line for a local miner, extracted from the
+log read afresh for any other) is the caller's ``FactSource``. A verdict fires when it is new:
 
 - a **deny** gate fires when a verdict holds with the pending call and not on the run so far. A
   verdict the session's previous decision had already seen is not new; an unseen one whose proof
@@ -19,25 +20,28 @@ file:line in the session log; the deny reason and the warn context cite them.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from miners import CorpusItem, Miner, Rules, extract_facts, proof_facts, run_rules, to_arg
+from miners import Miner, Rules, extract_facts, proof_facts, run_rules, to_arg
 from miners.corpus import JSONL, EventsItem
-from miners.datalog import Model, Value
+from miners.datalog import InputFact, Model, Value
 from ops.gate.cache import GateEntry
 from schemas import Arg, Fact, Finding, HarnessEvent, Number, Span
 
 __all__ = [
     "Atom",
+    "FactSource",
     "Fired",
     "LoadedGate",
     "PendingCall",
     "SessionMemory",
     "evaluate",
+    "events_facts",
     "new_findings",
     "render",
-    "session_item",
 ]
 
 Atom = tuple[str, tuple[Value, ...]]
@@ -73,24 +77,31 @@ class Fired:
     finding: Finding
 
 
+class FactSource(Protocol):
+    """Where a decision gets a gate's input facts: those of the session's lines up to a line."""
+
+    def facts(self, gate: LoadedGate, upto: int) -> Sequence[InputFact]:
+        """The gate's input facts from the lines up to and including line ``upto``."""
+        ...
+
+
 @dataclass(frozen=True)
 class PendingCall:
-    """A decision's input: the run with the pending call, the run so far, and the call's line."""
+    """A decision's input: where the session's facts come from, and the pending call's line."""
 
-    with_pending: CorpusItem
-    so_far: CorpusItem
+    source: FactSource
     line: Span
 
 
-def session_item(instance: str, path: Path, events: list[HarnessEvent]) -> CorpusItem:
-    """A session log's events already read (the run so far, or with the pending call) as a corpus item."""
-    return EventsItem(JSONL, instance, path.parent, (path,), events)
+def events_facts(gate: LoadedGate, instance: str, path: Path, events: list[HarnessEvent]) -> list[InputFact]:
+    """The gate's input facts over some of a session log's events (the whole run so far, or for a local
+    gate one line's), through ``extract_facts`` as every verb runs a miner."""
+    return extract_facts(gate.miner, [EventsItem(JSONL, instance, path.parent, (path,), events)]).input_facts()
 
 
-def evaluate(gate: LoadedGate, item: CorpusItem) -> tuple[Model, frozenset[Atom]]:
-    """The gate's model over one item, and its verdict atoms."""
-    extracted = extract_facts(gate.miner, [item])
-    model = run_rules(gate.rules, extracted.input_facts(), gate.knee)
+def evaluate(gate: LoadedGate, facts: Sequence[InputFact]) -> tuple[Model, frozenset[Atom]]:
+    """The gate's model over some input facts, and its verdict atoms."""
+    model = run_rules(gate.rules, facts, gate.knee)
     atoms = frozenset((predicate, row) for predicate in gate.miner.verdicts for row in model.facts(predicate))
     return model, atoms
 
@@ -114,7 +125,7 @@ def _order(atom: Atom) -> tuple[str, tuple[tuple[bool, str], ...]]:
 def new_findings(gate: LoadedGate, memory: SessionMemory, call: PendingCall) -> list[Fired]:
     """The gate's verdicts that are new with the pending call (deny) or not yet told (warn)."""
     name = gate.entry.name
-    model, atoms = evaluate(gate, call.with_pending)
+    model, atoms = evaluate(gate, call.source.facts(gate, call.line.line))
     if gate.entry.gate != "deny":
         told = memory.told.setdefault(name, set())
         unseen = atoms - told
@@ -126,7 +137,7 @@ def new_findings(gate: LoadedGate, memory: SessionMemory, call: PendingCall) -> 
     # A verdict whose proof rests on the pending call is new with it; any other one the previous decision
     # had not seen is checked against the run so far (a second evaluation, only then).
     doubtful = {atom for atom, f in fired if seen is None or call.line not in {fact.span for fact in f.proof}}
-    before = evaluate(gate, call.so_far)[1] if doubtful else frozenset()
+    before = evaluate(gate, call.source.facts(gate, call.line.line - 1))[1] if doubtful else frozenset()
     return [Fired(gate, finding) for atom, finding in fired if atom not in doubtful or atom not in before]
 
 

@@ -3,19 +3,24 @@
     python -m ops.gate.server --state DIR [--idle-s 1800]      (the hook starts it; ``ouro hooks serve``)
 
 It keeps what a fresh hook process cannot afford on every call: the miners imported, their rules
-checked, and each session's log parsed (``SessionLog``: only new lines are read). Requests come one
-JSON line per connection on a Unix socket that only its owner may open (``ops.gate.protocol``):
-``decide`` (the pending call's byte range in its session log), ``ping`` (``"drain": true`` first
-finishes the deferred work) and ``stop``. Requests are served one at a time, in arrival order.
+checked, and each session's state (``Session``): where its log has been read to (``SessionLog``: only
+the lines appended since the last request are read), the facts of its local gates kept line by line
+(``ops.gate.facts``), what its decisions have seen, and the warnings waiting for its next answer; never
+its events, so a session's memory grows with its gates' matches, not with its length, and a session idle
+for ``SESSION_IDLE_S`` is dropped. Requests come one JSON line per connection on a Unix socket that
+only its owner may open (``ops.gate.protocol``): ``decide`` (the pending call's byte range in its
+session log), ``ping`` (``"drain": true`` first waits for the deferred work) and ``stop``. Requests are
+served one at a time, in arrival order.
 
 Deny gates are evaluated before the answer. Warn gates (a verdict about the run, not the call) are
-evaluated on the same run plus the pending call right after the answer, one gate at a time between
-requests, and what they find rides on the session's next answer: by default (``OURO_HOOK_WARN=next``)
-only deny gates stand on the hot path; ``OURO_HOOK_WARN=sync`` evaluates warn gates before answering,
-at the cost of every warn gate's time on every call (``benchmarks/corpus.py`` measures both). A gate
-whose code raises is left out of that decision and named in the answer's ``problems`` (the hook
-prints one warning line); the server never stops on it. It exits after ``--idle-s`` seconds without a
-request, on SIGTERM, or on ``stop``.
+evaluated on the same run plus the pending call in a forked child (``ops.gate.later``: the latest call
+of each session, one child at a time), and what they find rides on the session's next answer: by default
+(``OURO_HOOK_WARN=next``) only deny gates stand on the hot path; ``OURO_HOOK_WARN=sync`` evaluates warn
+gates before answering, at the cost of every warn gate's time on every call (``benchmarks/hook.py``
+measures the hook). A gate whose code raises is left out of that decision and named in the answer's
+``problems`` (the hook prints one warning line); the server never stops on it. It exits after
+``--idle-s`` seconds without a request, on SIGTERM, or on ``stop``. Started on a state with no compiled
+gates (a fresh install), it compiles them (``ops.gate.cache``) before it listens.
 """
 
 from __future__ import annotations
@@ -29,15 +34,17 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from miners import MinerError
-from ops.gate.evaluate import Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render, session_item
+from ops.gate.cache import compile_gates, read_gates
+from ops.gate.evaluate import Atom, Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render
+from ops.gate.facts import DecisionFacts, SessionFacts
 from ops.gate.gates import GateSet
+from ops.gate.later import Later
 from ops.gate.paths import lock_path, pid_path, socket_path
 from ops.gate.protocol import MAX_MESSAGE, context_output, decode, deny_output, encode
 from ops.gate.session import SessionLog
@@ -51,12 +58,18 @@ SESSION_IDLE_S = 3600.0
 
 @dataclass
 class Session:
-    """One session's parsed log, what its decisions have seen, and warnings waiting for its next answer."""
+    """One session's state: its log read so far, its local gates' facts, what its decisions have seen, and
+    the warnings waiting for its next answer."""
 
     log: SessionLog
+    facts: SessionFacts
     memory: SessionMemory = field(default_factory=SessionMemory)
     waiting: list[str] = field(default_factory=list)
     used: float = field(default_factory=time.monotonic)
+
+
+WarnResult = tuple[list[str], dict[str, set[Atom]], dict[str, str]]
+"""What a warn job sends back: the warnings to tell, the verdicts told per gate, and the gates that failed."""
 
 
 @dataclass(frozen=True)
@@ -87,14 +100,14 @@ class GateServer:
         self.gates = GateSet(self.state)
         self.warn_mode = warn_mode
         self.sessions: dict[Path, Session] = {}
-        self.later: list[Callable[[], None]] = []
+        self.later = Later()
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The answer to one request."""
         op = request.get("op")
         if op == "ping":
-            while request.get("drain") and self.later:
-                self.later.pop(0)()
+            if request.get("drain"):
+                self.later.drain()
             names = [g.entry.name for g in self.gates.current(str(request.get("tenant") or "default"))]
             return {"ok": True, "pid": os.getpid(), "gates": names, "problems": self.gates.problems}
         if op == "decide":
@@ -112,7 +125,8 @@ class GateServer:
             del self.sessions[key]
         session = self.sessions.get(path)
         if session is None:
-            session = self.sessions[path] = Session(SessionLog(path, path.parent.name))
+            log = SessionLog(path, path.parent.name)
+            session = self.sessions[path] = Session(log, SessionFacts(log))
         session.used = now
         return session
 
@@ -123,21 +137,21 @@ class GateServer:
             return Verdict(), dict(self.gates.problems)
         session = self._session(request)
         start, end = int(request["start"]), int(request["end"])
-        session.log.advance(end)
-        run, path = session.log.run, session.log.path
-        (before, _), (after, line) = session.log.upto(start), session.log.upto(end)
-        with_pending, so_far = session_item(run, path, after), session_item(run, path, before)
-        call = PendingCall(with_pending, so_far, Span(file=str(path), line=line))
+        session.log.advance(end, partial(session.facts.add, gates))
+        line = session.log.line_at(end)
+        span = Span(file=str(session.log.path), line=line)
+        offsets = {line: end, line - 1: start}  # the pending call's line begins where the one before ends
+        call = PendingCall(DecisionFacts(session.facts, offsets), span)
         problems = dict(self.gates.problems)
         deny = self._fire([g for g in gates if g.entry.gate == "deny"], session, call, problems)
         warns = [g for g in gates if g.entry.gate != "deny"]
-        if self.warn_mode == "next":  # one unit per gate: a decision waits for at most one of them
-            self.later += [partial(self._warn_later, gate, session, call) for gate in warns]
-            told = []
-        else:
-            told = [render(f) for f in self._fire(warns, session, call, problems)]
+        told = [render(f) for f in self._fire(warns, session, call, problems)] if self.warn_mode == "sync" else []
         context = "\n\n".join([*session.waiting, *told])
         session.waiting.clear()
+        if warns and self.warn_mode == "next":  # told on a later answer, found off the request path
+            later = PendingCall(DecisionFacts(session.facts, offsets), span)
+            compute = partial(self._warn_compute, warns, session, later)
+            self.later.submit(session.log.path, compute, partial(self._warn_apply, session))
         fired = tuple(dict.fromkeys(f.gate.entry.name for f in deny))
         if deny:
             return Verdict("deny", "\n\n".join(render(f) for f in deny), context, fired), problems
@@ -155,9 +169,20 @@ class GateServer:
                 log.warning("gate %s failed: %s", gate.entry.name, exc)
         return fired
 
-    def _warn_later(self, gate: LoadedGate, session: Session, call: PendingCall) -> None:
+    def _warn_compute(self, gates: list[LoadedGate], session: Session, call: PendingCall) -> WarnResult:
+        """In a child: the warn gates' new verdicts, rendered, and what each gate has told."""
         problems: dict[str, str] = {}
-        session.waiting += [render(f) for f in self._fire([gate], session, call, problems)]
+        told = [render(f) for f in self._fire(gates, session, call, problems)]
+        return told, {g.entry.name: session.memory.told.get(g.entry.name, set()) for g in gates}, problems
+
+    def _warn_apply(self, session: Session, result: WarnResult) -> None:
+        """Here: keep what a warn job told, for the session's next answer."""
+        told, seen, problems = result
+        for name, atoms in seen.items():
+            session.memory.told.setdefault(name, set()).update(atoms)
+        session.waiting += told
+        for name, problem in problems.items():
+            log.warning("gate %s failed: %s", name, problem)
 
 
 def serve(server: GateServer, idle_s: float) -> None:
@@ -171,17 +196,21 @@ def serve(server: GateServer, idle_s: float) -> None:
     finally:
         os.umask(old_mask)
     listener.listen(64)
+    listening = listener.fileno()
     last = time.monotonic()
     try:
         while True:
-            wait = 0.0 if server.later else min(1.0, max(idle_s - (time.monotonic() - last), 0.01))
-            ready, _, _ = select.select([listener], [], [], wait)
-            if not ready:
-                if server.later:
-                    server.later.pop(0)()
-                elif time.monotonic() - last >= idle_s:
+            wait = min(1.0, max(idle_s - (time.monotonic() - last), 0.01))
+            rest = server.later.wait_s()
+            children = server.later.fds()
+            ready, _, _ = select.select([listening, *children], [], [], wait if rest is None else min(wait, rest))
+            if any(fd in ready for fd in children):
+                server.later.collect()
+            if listening not in ready:
+                if time.monotonic() - last >= idle_s:
                     log.info("idle for %.0fs: exiting", idle_s)
                     return
+                server.later.start()  # deferred work starts only while no request waits
                 continue
             conn, _ = listener.accept()
             last = time.monotonic()
@@ -222,6 +251,17 @@ def _read_all(conn: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
+def _compile(state: Path) -> None:
+    """Compile the gate cache in this process (which imports the miners anyway), before serving."""
+    started = time.monotonic()
+    try:
+        compiled = compile_gates(state)
+    except Exception:  # served without gates (each call allowed); the log says why
+        log.exception("compiling the gates of a fresh state failed")
+        return
+    log.info("compiled %d gate(s) in %.1fs (a fresh state)", len(compiled.gates), time.monotonic() - started)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a gate server for ``--state`` unless one already runs there."""
     parser = argparse.ArgumentParser(prog="python -m ops.gate.server")
@@ -240,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(state)  # not the agent's project directory, which the hook that started it ran in
     pid = Path(pid_path(str(state)))
     pid.write_text(f"{os.getpid()}\n")
+    if read_gates(state) is None:  # a fresh state: its first hook call started this server, and waits for it
+        _compile(state)
     warn_mode = "sync" if os.environ.get("OURO_HOOK_WARN") == "sync" else "next"
     log.info("gate server for %s on %s (warn gates: %s)", state, socket_path(str(state)), warn_mode)
     try:

@@ -122,6 +122,11 @@ async function loadSeries() {
   }
   cards.push(el("div", { class: "card" }, el("div", { class: "muted" }, "snapshot"), el("div", {}, snapshot ? snapshot.generated_at : "none yet (ouro measure)")));
   document.getElementById("headline").replaceChildren(...cards);
+  const fleet = latest("h_fleet");
+  const runs = fleet && fleet.labels ? Number(fleet.labels.runs) : NaN;
+  const empty = document.getElementById("empty");
+  empty.hidden = !(snapshot === null || runs === 0);
+  empty.querySelector(".what").textContent = snapshot === null ? "No measurement yet." : "No run recorded yet: nothing to measure.";
   const [weekly, daily, cweek, cday] = await Promise.all(["struggle_rate_per_1k_tool_calls_weekly", "struggle_rate_per_1k_tool_calls", "compounding_per_week", "compounding_per_day"].map(seriesRows));
   plot(document.getElementById("plot-weekly"), asPoints(weekly));
   plot(document.getElementById("plot-daily"), asPoints(daily));

@@ -81,3 +81,16 @@ def test_no_read_shows_a_secret(tmp_path: Path) -> None:
 def test_broker_errors_lose_their_credentials() -> None:
     shown = _redact("ConnectionError: Error 111 connecting to redis://:hunter2@10.0.0.5:6379/0 and amqp://u:p@h//")
     assert shown == "ConnectionError: Error 111 connecting to redis://***@10.0.0.5:6379/0 and amqp://***@h//"
+
+
+def test_a_fresh_state_is_measured_once_so_the_snapshot_answers(tmp_path: Path) -> None:
+    settings = Settings(state=tmp_path / "s", broker_url="memory://")
+    snapshot = settings.state_dir / "ouroboros.json"
+    assert not snapshot.exists()
+    first = TestClient(create_app(settings, catch_up_every_s=None)).get("/api/ouroboros")
+    assert first.status_code == 200
+    h_fleet = first.json()["series"]["ouroboros.h_fleet"][0]
+    assert h_fleet["labels"]["runs"] == "0" and h_fleet["value"] is None  # an empty log, measured: nothing yet
+    written = snapshot.read_bytes()
+    again = TestClient(create_app(settings, catch_up_every_s=None)).get("/api/ouroboros")
+    assert again.content == written == snapshot.read_bytes()  # a snapshot that exists is left as it is

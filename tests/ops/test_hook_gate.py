@@ -204,6 +204,29 @@ def test_installed_self_match_denies_a_pending_pkill_f_that_matches_itself(tmp_p
             os.environ["OURO_MINERS_PATH"] = previous
 
 
+def test_a_fresh_state_denies_a_self_matching_pkill_f_from_the_first_calls(tmp_path: Path) -> None:
+    state = tmp_path / "state"  # nothing compiled, no server: as `ouro hooks install` leaves a new user
+    previous = os.environ.pop("OURO_MINERS_PATH", None)
+    try:
+        settings = merge_settings({}, hook_command(state))
+        command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        offending = "pkill -f 'node server.js'"
+        first = run_hook(command, pre_tool("sess-fresh", offending, "toolu_f1"))
+        assert first.returncode == 0
+        answered = first
+        if first.stdout == "":  # allowed while the gates compiled: then the very next call denies
+            assert "allowed" in first.stderr
+            answered = run_hook(command, pre_tool("sess-fresh", offending, "toolu_f2"))
+        output = json.loads(answered.stdout)["hookSpecificOutput"]
+        assert output["permissionDecision"] == "deny"
+        assert "Ouroboros gate self-match (deny" in output["permissionDecisionReason"]
+        assert "self-match" in {g["name"] for g in json.loads((state / "gates.json").read_text())["gates"]}
+    finally:
+        _stop_server(state)
+        if previous is not None:
+            os.environ["OURO_MINERS_PATH"] = previous
+
+
 def test_the_hot_path_imports_neither_celery_nor_sqlalchemy_nor_alembic(gated: tuple[Path, str]) -> None:
     _state, command = gated
     traced = run_hook(command.replace(" -P ", " -X importtime -P "), pre_tool("sess-imports", "git push -f", "t1"))

@@ -16,10 +16,12 @@ from harness import read
 from ops.gate import evaluate as evaluate_module
 from ops.gate import gates as gates_module
 from ops.gate.cache import compile_gates, read_gates, write_gates
+from ops.gate.evaluate import events_facts
+from ops.gate.facts import SessionFacts
 from ops.gate.paths import session_name
 from ops.gate.record import append_line, envelope
 from ops.gate.server import GateServer
-from ops.gate.session import SessionLog
+from ops.gate.session import Line, SessionLog, read_events
 
 
 @pytest.fixture
@@ -81,8 +83,8 @@ def test_sync_warn_gates_answer_with_the_call(tmp_path: Path, monkeypatch: pytes
     context = answer["output"]["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
     assert 'invisible("s1")' in context and f"{log}:2" in context
     assert _call(sync, state, "ls", "t2")["output"] is None  # told once
-    assert _call(deferred, state, "ls", "t3")["output"] is None and len(deferred.later) == 1
-    assert deferred.handle({"op": "ping", "drain": True})["ok"] is True
+    assert _call(deferred, state, "ls", "t3")["output"] is None  # found off the request path…
+    assert deferred.handle({"op": "ping", "drain": True})["ok"] is True and deferred.later.pending == 0
     told = _call(deferred, state, "ls", "t4")["output"]["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
     assert 'invisible("s1")' in told and f"{log}:4" in told  # seen with the call that was pending then (t3)
     assert "knee(468) (the κ* its backtest fitted)" in told
@@ -99,9 +101,9 @@ def test_a_deny_decision_costs_one_evaluation_per_gate(
     counted: list[str] = []
     real = evaluate_module.evaluate
 
-    def counting(gate: object, item: object) -> object:
+    def counting(gate: object, facts: object) -> object:
         counted.append("evaluate")
-        return real(gate, item)  # type: ignore[arg-type]
+        return real(gate, facts)  # type: ignore[arg-type]
 
     monkeypatch.setattr(evaluate_module, "evaluate", counting)
     assert _call(server, state, "ls", "t2")["decision"] == "allow"
@@ -140,16 +142,22 @@ def test_session_log_reads_incrementally_like_the_corpus_reader(tmp_path: Path) 
     with log.open("ab") as handle:
         handle.write(b"not json\n\n")
     ends.append(append_line(str(log), envelope({"session_id": "s1", "hook_event_name": "Stop"}))[1])
-    session.advance(ends[1])
-    assert session.lines == 2 and len(session.events) == 2
-    session.advance(ends[-1])
-    events, lines = session.upto(ends[2])
-    assert lines == 3 and [e.tool_use_id for e in events] == ["t0", "t1", "t2"]
+    first: list[Line] = []
+    session.advance(ends[1], first.extend)
+    assert session.lines == 2 and [(n, e.tool_use_id) for n, e in first] == [(1, "t0"), (2, "t1")]
+    rest: list[Line] = []
+    session.advance(ends[-1], rest.extend)
+    assert session.line_at(ends[2]) == 3 and session.end_of(3) == ends[2] and session.lines == 6
     expected = [(e.kind, e.tool_use_id, e.span.line, e.span.file) for e in read(log, run="s1")]
-    assert [(e.kind, e.tool_use_id, e.span.line, e.span.file) for e in session.events] == expected
+    assert [(e.kind, e.tool_use_id, e.span.line, e.span.file) for _, e in first + rest] == expected
+    assert [(e.kind, e.tool_use_id, e.span.line) for e in read_events(log, "s1", ends[2])] == [
+        (kind, call, line) for kind, call, line, _ in expected[:3]
+    ]
+    generation = session.generation
     log.write_bytes(b"")  # truncated: read again from the start
-    session.advance(append_line(str(log), envelope(pre_tool("s1", "ls", "t9")))[1])
-    assert [e.tool_use_id for e in session.events] == ["t9"]
+    again: list[Line] = []
+    session.advance(append_line(str(log), envelope(pre_tool("s1", "ls", "t9")))[1], again.extend)
+    assert [(n, e.tool_use_id) for n, e in again] == [(1, "t9")] and session.generation == generation + 1
 
 
 def test_ops_gate_surface_resolves_lazily() -> None:
@@ -165,3 +173,25 @@ def test_ops_gate_surface_resolves_lazily() -> None:
     assert loaded.strip() == "[]"  # importing the package imports none of its modules
     with pytest.raises(AttributeError):
         _ = ops.gate.no_such_name  # type: ignore[attr-defined]
+
+
+def test_a_local_gate_keeps_the_facts_the_whole_run_gives_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OURO_MINERS_PATH", raising=False)
+    state = tmp_path / "state"
+    state.mkdir()
+    assert [g.name for g in compile_gates(state, ["self-match"]).gates] == ["self-match"]
+    server = GateServer(state)
+    commands = ["pkill -f 'node a.js'", "ls", "pgrep -f pytest", "pkill -x bash", "pgrep -f '[p]ytest'"]
+    decisions = [_call(server, state, command, f"t{n}")["decision"] for n, command in enumerate(commands)]
+    assert decisions == ["deny", "allow", "deny", "allow", "allow"]
+    log = state / "s1" / "events.jsonl"
+    session = server.sessions[log.absolute()]
+    (gate,) = server.gates.current("default")
+    assert gate.miner.local
+    whole = events_facts(gate, "s1", log.absolute(), read_events(log.absolute(), "s1", log.stat().st_size))
+    assert len(whole) > 3 and session.facts.local(gate, session.log.lines) == whole  # kept as read, in order
+    assert SessionFacts(session.log).local(gate, session.log.lines) == whole  # a gate new to the session
+    before_last = session.log.lines - 1
+    assert session.facts.local(gate, before_last) == [f for f in whole if f[2] is None or f[2].line <= before_last]

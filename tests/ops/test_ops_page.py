@@ -7,6 +7,7 @@ under CI, where it fails.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -22,6 +23,7 @@ from _ops_seed import REFUSAL, Seeded, seed
 
 from ops.api import create_app
 from schemas import LabelerRun, LabelerStatus
+from schemas.settings import Settings
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 CHROMIUM_ARGS = [
@@ -54,16 +56,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[Seeded, str]]:
-    """A seeded log behind a real uvicorn server on a free 127.0.0.1 port, in a background thread."""
-    seeded = seed(tmp_path)
-    _write_labeler(seeded, LabelerStatus.RUNNING)
+@contextlib.contextmanager
+def _serving(settings: Settings) -> Iterator[str]:
+    """The API on ``settings`` behind a real uvicorn server on a free 127.0.0.1 port, in a background thread."""
     port = _free_port()
     server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(seeded.settings, catch_up_every_s=0.5), host="127.0.0.1", port=port, log_level="warning"
-        )
+        uvicorn.Config(create_app(settings, catch_up_every_s=0.5), host="127.0.0.1", port=port, log_level="warning")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -71,9 +69,20 @@ def served(tmp_path: Path) -> Iterator[tuple[Seeded, str]]:
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the API server did not start"
         time.sleep(0.05)
-    yield seeded, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=20)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Seeded, str]]:
+    """A seeded log behind a real uvicorn server."""
+    seeded = seed(tmp_path)
+    _write_labeler(seeded, LabelerStatus.RUNNING)
+    with _serving(seeded.settings) as url:
+        yield seeded, url
 
 
 def _write_labeler(seeded: Seeded, status: LabelerStatus) -> None:
@@ -113,6 +122,7 @@ def test_ops_page_in_headless_chromium(served: tuple[Seeded, str]) -> None:
             assert page.locator("#plot-compounding-week path.band").count() == 1
             expect(page.locator("#headline")).to_contain_text("compounding per week")
             expect(page.locator("#headline")).to_contain_text("95% interval")
+            expect(page.locator("#empty")).to_be_hidden()
 
             # Findings: this tenant's two and acme's generic one; acme's tenant-scoped finding never shows.
             rows = page.locator("#findings tr.finding")
@@ -139,6 +149,31 @@ def test_ops_page_in_headless_chromium(served: tuple[Seeded, str]) -> None:
 
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "ops-page.png"), full_page=True)
+            assert not errors, errors
+        finally:
+            browser.close()
+
+
+def test_a_fresh_state_shows_what_to_do_not_an_error(tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = _chromium()
+    settings = Settings(state=tmp_path / "fresh", broker_url="memory://")
+    with _serving(settings) as url, sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(url + "/")
+            page.wait_for_selector("body[data-loaded='true']", timeout=20_000)
+            empty = page.locator("#empty")
+            expect(empty).to_be_visible()
+            expect(empty).to_contain_text("No run recorded yet: nothing to measure.")
+            expect(empty).to_contain_text("ouro hooks install")
+            expect(empty).to_contain_text("ouro ingest PATH")
+            expect(page.locator("#headline")).not_to_contain_text("none yet")  # measured when the server started
+            expect(page.locator("#plot-weekly")).to_contain_text("no points yet")
             assert not errors, errors
         finally:
             browser.close()

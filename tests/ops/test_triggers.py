@@ -20,7 +20,7 @@ from events import Metadata, SqlEventStore, ensure_schema
 from ops.triggers import next_occurrences
 from schemas import Measure, Message, PrecheckSweep, RunMergeTrain
 from schemas.errors import PermanentError
-from workers import app
+from workers.app import app
 from workers.triggers import NOT_BUILT, PUBLISHED, RUNNING, TRIGGERS, Fired, ensure_lock_table, fire, lock_rows, locks
 
 LA = ZoneInfo("America/Los_Angeles")

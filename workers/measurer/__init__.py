@@ -1,17 +1,24 @@
 """The measurer: the loop's series (struggle rate, compounding, structure, spend, h_fleet) and snapshot.
 
 The core (``series``, ``stats``, ``inputs``, ``hfleet``, ``snapshot``) imports neither Celery nor
-SQLAlchemy; ``log`` reads the event log and ``tasks`` is the thin ``measurer.measure`` task.
+SQLAlchemy; ``log`` reads the event log and ``tasks`` is the thin ``measurer.measure`` task. Each name is
+imported from its module on first use (``__getattr__``): ``ouro measure h-fleet`` loads ``hfleet`` alone.
 """
 
 from __future__ import annotations
 
-from workers.measurer.hfleet import FLOOR, HFleet, RunRatio, offenders, read_h_fleet, read_h_fleet_runs, run_name
-from workers.measurer.inputs import EVENT_TYPES, MeasureInput, RunCounts, SessionCost, Structure, fold
-from workers.measurer.log import SNAPSHOT, logged, measure_log, read_input, series_stream, snapshot_path
-from workers.measurer.series import SERIES, ZONE, measure, period_of, period_start
-from workers.measurer.snapshot import build_snapshot, write_snapshot
-from workers.measurer.stats import Fit, ols, t_975
+from typing import TYPE_CHECKING
+
+from schemas._lazy import reexport
+
+if TYPE_CHECKING:
+    from workers.measurer.hfleet import FLOOR, HFleet, RunRatio, offenders, read_h_fleet, read_h_fleet_runs, run_name
+    from workers.measurer.inputs import EVENT_TYPES, MeasureInput, RunCounts, SessionCost, Structure, fold
+    from workers.measurer.log import SNAPSHOT, logged, measure_log, read_input, series_stream, snapshot_path
+    from workers.measurer.series import SERIES, ZONE, measure, period_of, period_start
+    from workers.measurer.snapshot import build_snapshot, write_snapshot
+    from workers.measurer.stats import Fit, ols, t_975
+
 
 __all__ = [
     "EVENT_TYPES",
@@ -44,3 +51,6 @@ __all__ = [
     "t_975",
     "write_snapshot",
 ]
+
+
+__getattr__ = reexport(__name__, __file__)

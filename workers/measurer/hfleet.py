@@ -8,13 +8,18 @@ then line order, as jq adds its doubles, so the ratio is the same double jq prin
 its own ratio h_r; an *offender* is a run whose h_r is below the floor 0.9867, and offenders are ranked
 ascending (ties by run). A run that read no prompt tokens has no h_r and is never an offender.
 
-Lines are read lazily with orjson. A line jq could not read (not JSON, not an object, a result whose
-``event`` or ``usage`` is not an object, a count that is not a number) is skipped and counted as
-malformed; a blank line is neither.
+Files are read as bytes first, as the labeler's prefilter reads: the lines are counted, and only a line
+that holds the string ``"result"`` (every result envelope's does) is parsed, with orjson. Such a line jq
+could not read (not JSON, not an object, a result whose ``event`` or ``usage`` is not an object, a count
+that is not a number) is skipped and counted as malformed; any other line is never parsed (jq would stop
+at an unreadable one; this reader reads on). A ``result`` spelt with ``\\u`` escapes is not looked for: no
+JSON writer we know of escapes a plain letter. Many files (``PARALLEL_FILES``, ``PARALLEL_BYTES``) are read
+by one forked process per core, each a contiguous share, and their sums added in file order here.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +113,96 @@ def _count(value: Any) -> float | None:
     return float(value)
 
 
+@dataclass(frozen=True)
+class _FileSums:
+    """One file read: its lines, its malformed result lines, and (cache_read, prompt) per result line."""
+
+    lines: int
+    malformed: int
+    usages: list[tuple[float, float]]
+
+
+_NEEDLE = b'"result"'
+
+
+def _read_file(path: Path) -> _FileSums:
+    """Bytes first: the whole file is read, its lines counted, and only the lines that hold ``"result"``
+    are parsed (a result envelope's ``event_type`` is that string; no other line can be one)."""
+    data = path.read_bytes()
+    lines = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+    malformed, usages, at = 0, [], data.find(_NEEDLE)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        found = _usage(data[start:end])
+        if found is False:
+            malformed += 1
+        elif found is not True:
+            usages.append(found)
+        at = data.find(_NEEDLE, end)
+    return _FileSums(lines, malformed, usages)
+
+
+PARALLEL_BYTES = 16 * 1024 * 1024
+"""From this many bytes (over at least ``PARALLEL_FILES`` files) the files are read by several processes."""
+
+PARALLEL_FILES = 8
+
+
+def _workers(paths: Sequence[Path]) -> int:
+    """How many processes read ``paths``: one per available core (at most four) when there is enough."""
+    if not hasattr(os, "fork") or len(paths) < PARALLEL_FILES:
+        return 1
+    if sum(path.stat().st_size for path in paths) < PARALLEL_BYTES:
+        return 1
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+def _read_all(paths: Sequence[Path]) -> list[_FileSums]:
+    """Each file's sums, in the order given: the files split into one contiguous share per process, the
+    first share read here and the others by forked children, whose sums come back over a pipe."""
+    count = _workers(paths)
+    if count == 1:
+        return [_read_file(path) for path in paths]
+    size = -(-len(paths) // count)
+    shares = [paths[i : i + size] for i in range(0, len(paths), size)]
+    children = [_fork_reader(share) for share in shares[1:]]
+    found = [_read_file(path) for path in shares[0]]
+    answers = []
+    for pid, pipe in children:  # every child waited for, even when one of them failed
+        with os.fdopen(pipe, "rb") as handle:
+            answers.append(handle.read())
+        os.waitpid(pid, 0)
+    for answer, share in zip(answers, shares[1:], strict=True):
+        doc = orjson.loads(answer) if answer else {"errno": None, "strerror": "its reader died", "filename": share[0]}
+        if isinstance(doc, dict):  # the child's error, as it would have been raised here
+            raise OSError(doc["errno"], doc["strerror"], doc["filename"])
+        found += [_FileSums(lines, malformed, [(r, p) for r, p in usages]) for lines, malformed, usages in doc]
+    return found
+
+
+def _fork_reader(paths: Sequence[Path]) -> tuple[int, int]:
+    """A child that reads ``paths`` and writes their sums (or the ``OSError`` it met) as JSON to a pipe."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_end)
+        return pid, read_end
+    os.close(read_end)  # the child: never returns
+    try:
+        try:
+            doc: Any = [[f.lines, f.malformed, f.usages] for f in map(_read_file, paths)]
+        except OSError as exc:
+            doc = {"errno": exc.errno, "strerror": exc.strerror, "filename": exc.filename}
+        except Exception as exc:  # anything else, named in the parent's error
+            doc = {"errno": None, "strerror": f"{type(exc).__name__}: {exc}", "filename": str(paths[0])}
+        with os.fdopen(write_end, "wb") as handle:
+            handle.write(orjson.dumps(doc))
+    finally:
+        os._exit(0)
+
+
 def read_h_fleet(paths: Sequence[Path]) -> HFleet:
     """h_fleet and each file's h_r over ``paths``, read in the order given (raises ``OSError``)."""
     return read_h_fleet_runs([(run_name(path), (path,)) for path in paths])
@@ -115,26 +210,17 @@ def read_h_fleet(paths: Sequence[Path]) -> HFleet:
 
 def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
     """h_fleet and each run's h_r over ``(name, files)`` runs (``harness.expand``), in the order given."""
+    files = [path for _, paths in runs for path in paths]
+    read_files = iter(_read_all(files))
     total_read = total_prompt = 0.0
     lines = results = malformed = 0
     ratios: list[RunRatio] = []
-    for name, files in runs:
+    for name, paths in runs:
         run_read = run_prompt = 0.0
-        for path in files:
-            with path.open("rb") as handle:
-                for raw in handle:
-                    lines += 1
-                    if raw.isspace():
-                        continue
-                    found = _usage(raw)
-                    if found is True:
-                        continue
-                    if found is False:
-                        malformed += 1
-                        continue
-                    read, prompt = found
-                    results += 1
-                    total_read, total_prompt = total_read + read, total_prompt + prompt
-                    run_read, run_prompt = run_read + read, run_prompt + prompt
+        for found in (next(read_files) for _ in paths):
+            for read, prompt in found.usages:  # summed in file order, then line order, as jq adds them
+                total_read, total_prompt = total_read + read, total_prompt + prompt
+                run_read, run_prompt = run_read + read, run_prompt + prompt
+            lines, results, malformed = lines + found.lines, results + len(found.usages), malformed + found.malformed
         ratios.append(RunRatio(name, run_read, run_prompt))
     return HFleet(total_read, total_prompt, tuple(ratios), lines, results, malformed)

@@ -147,3 +147,23 @@ def test_new_refuses_an_existing_folder(tmp_path: Path) -> None:
     (tmp_path / "taken").mkdir()
     with pytest.raises(MinerUsageError, match="already exists"):
         new_miner("taken", tmp_path)
+
+
+def test_a_local_claim_is_checked_on_the_fixtures(tmp_path: Path) -> None:
+    wrong = new_miner("scratch_wrong_local", tmp_path)
+    text = (wrong / "extract.py").read_text()
+    (wrong / "extract.py").write_text(text.replace('GATE = "warn"', 'GATE = "warn"\nLOCAL = "yes"'))
+    with pytest.raises(MinerDefinitionError, match="LOCAL = 'yes' is not True or False"):
+        load_miner(wrong, "test")
+    # The template's score is the run's time to its first draft: a whole-run fact, not one event's.
+    target = new_miner("scratch_local", tmp_path)
+    shutil.rmtree(target / "fixtures")
+    shutil.copytree(MINERS_DIR / "_template" / "fixtures", target / "fixtures")
+    text = (target / "extract.py").read_text()
+    (target / "extract.py").write_text(text.replace('GATE = "warn"', 'GATE = "warn"\nLOCAL = True'))
+    miner = load_miner(target, "test")
+    assert miner.local
+    report = miner_test(miner, write=True)
+    failed = [c for c in report.checks if not c.passed]
+    assert [c.name for c in failed] == ["local_facts"]
+    assert "differ when its events are read one at a time" in failed[0].detail

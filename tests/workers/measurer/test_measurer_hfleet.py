@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ops.cli import app
-from workers.measurer import FLOOR, RunRatio, offenders, read_h_fleet, run_name
+from workers.measurer import FLOOR, RunRatio, hfleet, offenders, read_h_fleet, run_name
 
 JQ = shutil.which("jq")
 JQ_PROGRAM = (
@@ -90,8 +92,8 @@ def test_h_fleet_counts_and_skips_malformed_lines(tmp_path: Path) -> None:
             _envelope("result", {"cache_creation_input_tokens": 7, "cache_read_input_tokens": 3})]  # fmt: skip
     clean = write_runs(tmp_path / "clean", [good])
     bad = [
-        "not json at all",
-        "[1, 2]",
+        '{"event_type": "result", "event": {"usage": {"input_tokens": 1',  # truncated
+        '["result", 2]',
         json.dumps({"event_type": "result", "event": "a string"}),
         json.dumps({"event_type": "result", "event": {"usage": 5}}),
         json.dumps({"event_type": "result", "event": {"usage": {"input_tokens": "12"}}}),
@@ -99,11 +101,57 @@ def test_h_fleet_counts_and_skips_malformed_lines(tmp_path: Path) -> None:
     ]
     dirty = tmp_path / "dirty" / "events.jsonl"
     dirty.parent.mkdir()
-    dirty.write_text("\n".join([json.dumps(good[0]), *bad, json.dumps(good[1])]) + "\n")
+    unread = ["not json at all", "[1, 2]"]  # no "result" in them: never parsed (jq would stop there)
+    dirty.write_text("\n".join([json.dumps(good[0]), *bad, *unread, json.dumps(good[1])]) + "\n")
     result = read_h_fleet([dirty])
     assert result.malformed == len(bad)
     assert result.results == 2
+    assert result.lines == len(bad) + len(unread) + 2
     assert result.value == jq(clean) == 993 / 1010
+
+
+@needs_jq
+def test_h_fleet_read_by_several_processes_is_the_jq_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = [[_envelope("result", {"input_tokens": i, "cache_read_input_tokens": 1000 * i + 0.5}),
+             _envelope("assistant", {"input_tokens": 7})] for i in range(1, 12)]  # fmt: skip
+    files = write_runs(tmp_path, runs)
+    files[-1].write_bytes(files[-1].read_bytes().rstrip(b"\n"))  # a last line without its newline is read too
+    alone = read_h_fleet(files)
+    monkeypatch.setattr(hfleet, "PARALLEL_FILES", 2)
+    monkeypatch.setattr(hfleet, "PARALLEL_BYTES", 0)
+    assert hfleet._workers(files) > 1 or len(os.sched_getaffinity(0)) == 1
+    shared = read_h_fleet(files)
+    assert shared == alone
+    assert (shared.value, shared.lines, shared.results) == (jq(files), 22, 11)
+
+
+def test_h_fleet_names_a_file_a_reader_process_could_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = write_runs(tmp_path, [[_envelope("result", {"input_tokens": 1})]] * 6)
+    monkeypatch.setattr(hfleet, "PARALLEL_FILES", 2)
+    monkeypatch.setattr(hfleet, "PARALLEL_BYTES", 0)
+    with pytest.raises(OSError) as raised:
+        read_h_fleet([*files, tmp_path])  # a directory: it has a size, but no bytes to read
+    assert raised.value.filename == str(tmp_path)
+
+
+HEAVY = ("sqlalchemy", "celery", "kombu", "pydantic_settings", "schemas", "numpy")
+"""What ``ouro measure h-fleet`` must not load (typer itself imports pydantic to coerce a typed option); of
+``schemas`` only the error tree."""
+LIGHT = ("schemas", "schemas._lazy", "schemas.errors")
+
+
+def test_h_fleet_command_imports_no_heavy_library(tmp_path: Path) -> None:
+    files = write_runs(tmp_path, [[_envelope("result", {"input_tokens": 1, "cache_read_input_tokens": 3})]])
+    script = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from ops.cli.measure import measure_app\n"
+        f"out = CliRunner().invoke(measure_app, ['h-fleet', '--json', {str(files[0])!r}])\n"
+        "assert out.exit_code == 0, out.output\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} and m not in {LIGHT!r}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_h_fleet_without_results_is_none(tmp_path: Path) -> None:

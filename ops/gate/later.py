@@ -1,0 +1,131 @@
+"""Work the gate server does off the request path: warn gates, in a forked child, the latest call per session.
+
+A decision hands its warn gates' evaluation here and answers at once. A job is two halves: ``compute``
+runs in a child forked for it (it sees the server's state as it was at the fork, shares no interpreter
+with the requests, and whatever it allocates, a whole session's events for a gate that is not local,
+goes away with it), and its picklable result comes back over a pipe to ``apply``, which runs in the
+server between two requests. Jobs are kept by session, and a session's newer job replaces one not yet
+started (the run it reads holds the older call too), so a long session never queues more than one job,
+however fast its calls come. One child runs at a time, at a lower priority (``NICE``) than the hook
+processes the agent waits for; after a job that took t seconds the next starts no sooner than t seconds
+later (at most ``REST_MAX_S``), so warn gates use at most about half a core.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["NICE", "REST_MAX_S", "Later"]
+
+REST_MAX_S = 5.0
+"""The longest rest between two jobs."""
+
+NICE = 10
+"""The children's scheduling niceness: the hook processes the agent waits for come first for a core."""
+
+log = logging.getLogger("ops.gate")
+
+Compute = Callable[[], Any]
+Apply = Callable[[Any], None]
+
+
+@dataclass(frozen=True)
+class _Child:
+    pid: int
+    pipe: int
+    apply: Apply
+    started: float
+
+
+class Later:
+    """Jobs run one at a time in forked children, the latest of each key (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[Hashable, tuple[Compute, Apply]] = {}
+        self._child: _Child | None = None
+        self._rest_until = 0.0
+
+    @property
+    def pending(self) -> int:
+        """Jobs submitted and not finished (waiting, or running in a child)."""
+        return len(self._jobs) + (self._child is not None)
+
+    def submit(self, key: Hashable, compute: Compute, apply: Apply) -> None:
+        """Run ``compute`` in a child later and ``apply`` its result here, in place of ``key``'s job not
+        yet started."""
+        self._jobs.pop(key, None)
+        self._jobs[key] = (compute, apply)  # to the back: sessions take turns
+
+    def fds(self) -> list[int]:
+        """The pipe of the running child, for the server's ``select``."""
+        return [self._child.pipe] if self._child is not None else []
+
+    def wait_s(self) -> float | None:
+        """How long the server may wait before ``start`` has something to start (None: nothing to start)."""
+        if self._child is not None or not self._jobs:
+            return None
+        return max(self._rest_until - time.monotonic(), 0.0)
+
+    def start(self) -> None:
+        """Start the next job in a child, when none runs and the rest after the last one is over."""
+        if self._child is None and self._jobs and time.monotonic() >= self._rest_until:
+            key = next(iter(self._jobs))
+            self._child = _fork(*self._jobs.pop(key))
+
+    def collect(self) -> None:
+        """Wait for the running child, and apply its result here (call it when its pipe is readable)."""
+        if self._child is not None:
+            self._collect(self._child)
+
+    def drain(self) -> None:
+        """Run every job submitted so far to its end, here and now (no rest between them)."""
+        while self._jobs or self._child is not None:
+            self._rest_until = 0.0
+            self.start()
+            self.collect()
+
+    def _collect(self, child: _Child) -> None:
+        with os.fdopen(child.pipe, "rb") as pipe:
+            data = pipe.read()  # the child writes everything, then exits: read to its end
+        os.waitpid(child.pid, 0)
+        self._child = None
+        took = time.monotonic() - child.started
+        self._rest_until = time.monotonic() + min(took, REST_MAX_S)
+        try:
+            ok, result = pickle.loads(data) if data else (False, "the child died before answering")
+        except (pickle.UnpicklingError, EOFError, ValueError) as exc:
+            ok, result = False, f"unreadable answer: {exc}"
+        if not ok:
+            log.warning("deferred work failed: %s", result)
+            return
+        try:
+            child.apply(result)
+        except Exception:  # one failing job never stops the server: it is logged
+            log.exception("applying deferred work failed")
+
+
+def _fork(compute: Compute, apply: Apply) -> _Child:
+    """Start ``compute`` in a child; its ``(ok, result or error text)`` comes back pickled over a pipe."""
+    read_end, write_end = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid:
+        os.close(write_end)
+        return _Child(pid, read_end, apply, started)
+    os.close(read_end)  # the child: never returns
+    try:
+        os.nice(NICE)
+        try:
+            answer: tuple[bool, Any] = (True, compute())
+        except Exception as exc:
+            answer = (False, f"{type(exc).__name__}: {exc}"[:500])
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(pickle.dumps(answer))
+    finally:
+        os._exit(0)

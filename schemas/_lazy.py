@@ -1,0 +1,58 @@
+"""Lazy re-exports for a package's ``__init__``: the names its ``if TYPE_CHECKING:`` block imports are read
+from their modules on first use, so importing the package (or one light module of it) loads nothing else.
+
+The block is the one list of what the package re-exports: mypy reads it as plain imports, and at run time
+``reexport`` reads it from the package's own source (once, on the first name asked for)::
+
+    if TYPE_CHECKING:
+        from pkg.light import a
+        from pkg.heavy import B
+
+    __getattr__ = reexport(__name__, __file__)
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+__all__ = ["reexport"]
+
+
+def _homes(source: str) -> dict[str, str]:
+    """``name -> module`` for every ``from module import name`` inside ``if TYPE_CHECKING:``."""
+    homes: dict[str, str] = {}
+    for node in ast.parse(Path(source).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for item in node.body:
+                if isinstance(item, ast.ImportFrom) and item.module:
+                    homes.update({alias.asname or alias.name: item.module for alias in item.names})
+    return homes
+
+
+def reexport(package: str, source: str, together: bool = False) -> Callable[[str], Any]:
+    """The ``__getattr__`` of ``package``: a re-exported name is imported from its home on first use and
+    bound in the package; with ``together``, the first name asked for imports every home (for a package
+    whose modules fill shared registries as they load). Any other name is an ``AttributeError``, so a
+    submodule's name falls through to the import system."""
+    homes: dict[str, str] = {}
+
+    def __getattr__(name: str) -> Any:
+        if not homes:
+            homes.update(_homes(source))
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        namespace = vars(sys.modules[package])
+        for module in dict.fromkeys(homes.values()) if together else (home,):
+            loaded = import_module(module)
+            for known, where in homes.items():
+                if where == module and known not in namespace:
+                    namespace[known] = getattr(loaded, known)
+        return namespace[name]
+
+    return __getattr__
