@@ -198,9 +198,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def growth(points: Sequence[tuple[int, float]]) -> float:
-    """The exponent k of ``seconds ~ facts^k``, by least squares on the logarithms (NaN under two sizes)."""
-    if len(points) < 2:
-        return float("nan")
+    """The exponent k of ``seconds ~ facts^k``, by least squares on the logarithms (two sizes or more)."""
     xs = [math.log(n) for n, _ in points]
     ys = [math.log(max(seconds, 1e-6)) for _, seconds in points]
     mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
@@ -246,7 +244,8 @@ def programs_workload(sizes: Sequence[str], seed: int) -> dict[str, float]:
             print(
                 f"{name:<30}{facts:>10}{derived:>10}{ours.cpu:>10.3f}{theirs.cpu:>12.3f}{ratios[analysis.name]:>8.2f}"
             )
-        print(f"{analysis.name} growth: ours ~ n^{growth(ours_points):.2f}, clingo ~ n^{growth(clingo_points):.2f}")
+        if len(sizes) > 1:
+            print(f"{analysis.name} growth: ours ~ n^{growth(ours_points):.2f}, clingo ~ n^{growth(clingo_points):.2f}")
     return ratios
 
 
