@@ -1,6 +1,7 @@
 """The Datalog engine against clingo on transitive closure, same program and facts, same run.
 
-    .venv/bin/python benchmarks/datalog.py [--nodes 2000] [--edges 4000] [--seed 7] [--repeat 1] [--runs 10000]
+    .venv/bin/python benchmarks/datalog.py [--nodes 2000] [--edges 4000] [--seed 7] [--repeat 1]
+        [--sizes small,medium,large] [--runs 10000]
 
 The graph is seeded and random (distinct directed edges, no self-loops). Our time is parse + check +
 evaluate (facts given as Python tuples with spans); clingo's is building the control, adding the
@@ -11,21 +12,30 @@ of path facts, and samples of each engine's facts found in the other's (converti
 millions of symbols to Python takes longer than both engines together). The last line is the ratio
 ours / clingo.
 
+The real-program workload (``--sizes``) runs the analyses of ``benchmarks/_analyses.py`` (points-to,
+same-generation, stratified negation) on seeded input at each size: ours is parse + check + evaluate
+(proofs kept: the proof of one derived fact is built after the timing, as a check), clingo's is building
+the control, adding the translated program and the facts as text, grounding and solving. Every derived
+fact of both engines is compared (outside the timings). For each program the exponent k of time ~ n^k
+(n input facts) is fitted by least squares over the sizes run.
+
 The miners workload runs every shipped miner (each folder of ``miners/`` with an ``extract.py``) over
 ``--runs`` generated harness runs: its fixture runs copied under new run ids, each with its times
 stretched by a seeded random factor (so scores differ), read by the corpus readers and extracted once,
 outside the timings. Both engines then evaluate the miner's rules over the same facts, with ``knee``
 set to the median score: ours is parse + check + evaluate, clingo's is building the control, adding
 the rules (translated) and the facts as text, grounding and solving. Every verdict is compared. The
-last line prints both ratios, closure and miners.
+last line prints every ratio: closure, miners, and each program at the largest size run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -52,6 +62,11 @@ from miners.datalog import (
     evaluate,
     parse,
 )
+
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).parent))
+
+from _analyses import ANALYSES, SIZES, Analysis
 
 RULES = """\
 path(X, Y) :- edge(X, Y).
@@ -154,7 +169,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1, help="runs of each engine; the best counts")
     parser.add_argument("--runs", type=int, default=10_000, help="generated runs per miner (0: skip the miners)")
+    parser.add_argument("--sizes", default=",".join(SIZES), help="real-program sizes, comma-separated ('': skip)")
     options = parser.parse_args(argv)
+    sizes = [size for size in options.sizes.split(",") if size]
+    if unknown := sorted(set(sizes) - set(SIZES)):
+        parser.error(f"--sizes: unknown size(s) {', '.join(unknown)}; the sizes are {', '.join(SIZES)}")
     graph = random_graph(options.nodes, options.edges, options.seed)
     rows, model, control = measure(graph, max(1, options.repeat))
     paths = cast(set[Edge], model.facts("path"))
@@ -168,9 +187,66 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, timing in rows.items():
         print(f"{name:<30}{timing.cpu:>10.3f}{timing.wall:>10.3f}")
     ratio = rows["ours (parse+check+evaluate)"].cpu / rows["clingo (ground+solve)"].cpu
+    programs = programs_workload([s for s in SIZES if s in sizes], options.seed) if sizes else {}
     miners_ratio = miners_workload(options.runs, options.seed) if options.runs else None
     shown = "not run (--runs 0)" if miners_ratio is None else f"{miners_ratio:.2f}"
-    print(f"ratio ours/clingo closure: {ratio:.2f}, miners: {shown}")
+    others = "".join(f", {name}: {value:.2f}" for name, value in programs.items())
+    print(f"ratio ours/clingo closure: {ratio:.2f}, miners: {shown}{others}")
+
+
+# The real programs.
+
+
+def growth(points: Sequence[tuple[int, float]]) -> float:
+    """The exponent k of ``seconds ~ facts^k``, by least squares on the logarithms (two sizes or more)."""
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(max(seconds, 1e-6)) for _, seconds in points]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+
+
+def run_analysis(analysis: Analysis, size: str, seed: int) -> tuple[int, int, Timing, Timing]:
+    """Input facts, derived facts, our timing and clingo's on one program at one size; exits if the
+    engines derive different facts."""
+    facts = analysis.facts(size, seed)
+    given = [(predicate, args, (analysis.name, line)) for line, (predicate, args) in enumerate(facts, start=1)]
+    ours = Timing()
+    with timed(ours):
+        model = evaluate(check(parse(analysis.program, f"{analysis.name}.dl")), given)
+    program = parse(analysis.program, f"{analysis.name}.dl")
+    derived = {predicate: check(program).arities[predicate] for predicate in derived_predicates(program)}
+    asp = to_asp(program) + "".join(f"d_{p}({', '.join(map(_asp_value, args))}).\n" for p, args in facts)
+    theirs = Timing()
+    found = _clingo_derived(asp, derived, theirs)
+    mine = {(predicate, row) for predicate in derived for row in model.facts(predicate)}
+    if mine != found:
+        raise SystemExit(f"{analysis.name} {size}: the engines disagree ({len(mine)} facts, clingo {len(found)}): void")
+    predicate, row = max(mine)
+    model.proof(predicate, row)
+    return len(facts), len(mine), ours, theirs
+
+
+def programs_workload(sizes: Sequence[str], seed: int) -> dict[str, float]:
+    """Every analysis at each of ``sizes``; prints a row per run and the fitted growth, returns each
+    analysis's ours/clingo at the largest size."""
+    print(f"real programs at sizes {', '.join(sizes)} (seed {seed}); every derived fact compared")
+    print(f"{'':<30}{'facts':>10}{'derived':>10}{'ours cpu':>10}{'clingo cpu':>12}{'ratio':>8}")
+    ratios: dict[str, float] = {}
+    for analysis in ANALYSES:
+        ours_points, clingo_points = [], []
+        for size in sizes:
+            facts, derived, ours, theirs = run_analysis(analysis, size, seed)
+            ours_points.append((facts, ours.cpu))
+            clingo_points.append((facts, theirs.cpu))
+            ratios[analysis.name] = ours.cpu / theirs.cpu if theirs.cpu else float("nan")
+            name = f"{analysis.name} {size}"
+            print(
+                f"{name:<30}{facts:>10}{derived:>10}{ours.cpu:>10.3f}{theirs.cpu:>12.3f}{ratios[analysis.name]:>8.2f}"
+            )
+        if len(sizes) > 1:
+            print(f"{analysis.name} growth: ours ~ n^{growth(ours_points):.2f}, clingo ~ n^{growth(clingo_points):.2f}")
+    return ratios
 
 
 # The miners workload.

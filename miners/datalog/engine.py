@@ -2,10 +2,12 @@
 
 In a recursive stratum, every rule with a body atom inside the stratum gets one compiled plan per
 such atom, reading that atom from the delta (the facts new in the last round) and everything else
-from the full relations. The first round seeds the delta with all the stratum's facts so far (its
-input facts and what its non-recursive rules derive); evaluation stops when a round finds nothing
-new. New facts are collected per round and merged afterwards, so no relation or index changes
-while a plan iterates over it.
+from the full relations; the plans are made again each round from the relations' sizes then (on
+the points-to benchmark, plans fixed when the stratum started, its relations empty, cost 2x).
+The first round seeds the delta with all the stratum's facts so far (its input facts and what its
+non-recursive rules derive); evaluation stops when a round finds nothing new. New facts are
+collected per round and merged afterwards, so no relation or index changes while a plan iterates
+over it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from miners.datalog.check import CheckedProgram, value_has_type
 from miners.datalog.codegen import CompiledPlan, compile_plan
 from miners.datalog.errors import FactError
 from miners.datalog.model import GroundAtom, Model
-from miners.datalog.plan import plan_rule
+from miners.datalog.plan import Step, plan_rule
 from miners.datalog.relation import Derivation, Given, Relation, Row
 from miners.datalog.strata import Stratum
 from miners.datalog.syntax import Atom, Value
@@ -124,27 +126,49 @@ class _Unit:
         self.function(delta, new[self.head], *self.arguments)
 
 
-def _units(
-    checked: CheckedProgram, stratum: Stratum, relations: Mapping[str, Relation]
-) -> tuple[list[_Unit], list[tuple[str, _Unit]]]:
-    """The plans run once at the start, and the delta plans (with the predicate each one reads
-    from the delta) run every round."""
-    sizes = {predicate: len(relation.rows) for predicate, relation in relations.items()}
-    members = set(stratum.predicates)
-    base: list[_Unit] = []
-    recursive: list[tuple[str, _Unit]] = []
-    for index in stratum.rules:
-        rule = checked.rules[index]
-        inside = [
-            (position, literal.predicate)
-            for position, literal in enumerate(rule.body)
-            if isinstance(literal, Atom) and literal.predicate in members
-        ]
-        if not inside:
-            base.append(_Unit(compile_plan(plan_rule(rule, None, sizes)), relations))
-        for position, predicate in inside:
-            recursive.append((predicate, _Unit(compile_plan(plan_rule(rule, position, sizes)), relations)))
-    return base, recursive
+class _Planner:
+    """The units of one stratum's rules, planned from the relations' sizes when asked. Recursive
+    relations are empty when a stratum starts, so a plan made then would join them first; the delta
+    plans are made again every round, from that round's sizes (a plan already compiled for the same
+    join order is reused)."""
+
+    def __init__(self, checked: CheckedProgram, stratum: Stratum, relations: Mapping[str, Relation]) -> None:
+        self.checked = checked
+        self.relations = relations
+        members = set(stratum.predicates)
+        self.base: list[int] = []
+        self.recursive: list[tuple[int, int, str]] = []
+        for index in stratum.rules:
+            inside = [
+                (position, literal.predicate)
+                for position, literal in enumerate(checked.rules[index].body)
+                if isinstance(literal, Atom) and literal.predicate in members
+            ]
+            if not inside:
+                self.base.append(index)
+            self.recursive += [(index, position, predicate) for position, predicate in inside]
+        self.compiled: dict[tuple[int, int | None, tuple[Step, ...]], _Unit] = {}
+
+    def unit(self, index: int, delta: int | None, sizes: Mapping[str, int]) -> _Unit:
+        plan = plan_rule(self.checked.rules[index], delta, sizes)
+        key = (index, delta, plan.steps)
+        unit = self.compiled.get(key)
+        if unit is None:
+            unit = self.compiled[key] = _Unit(compile_plan(plan), self.relations)
+        return unit
+
+    def sizes(self) -> dict[str, int]:
+        return {predicate: len(relation.rows) for predicate, relation in self.relations.items()}
+
+    def base_units(self) -> list[_Unit]:
+        """The plans of the rules that read nothing of the stratum, run once at the start."""
+        sizes = self.sizes()
+        return [self.unit(index, None, sizes) for index in self.base]
+
+    def delta_units(self) -> list[tuple[str, _Unit]]:
+        """The delta plans, each with the predicate it reads from the delta, for this round."""
+        sizes = self.sizes()
+        return [(predicate, self.unit(index, position, sizes)) for index, position, predicate in self.recursive]
 
 
 def _merge(relations: Mapping[str, Relation], new: _New) -> None:
@@ -154,17 +178,17 @@ def _merge(relations: Mapping[str, Relation], new: _New) -> None:
 
 
 def _evaluate_stratum(checked: CheckedProgram, stratum: Stratum, relations: Mapping[str, Relation]) -> None:
-    base, recursive = _units(checked, stratum, relations)
+    planner = _Planner(checked, stratum, relations)
     new: _New = {predicate: {} for predicate in stratum.predicates}
-    for unit in base:
+    for unit in planner.base_units():
         unit.run(None, new)
     _merge(relations, new)
-    if not recursive:
+    if not planner.recursive:
         return
     delta: Mapping[str, Collection[Row]] = {p: list(relations[p].rows) for p in stratum.predicates}
     while any(delta.values()):
         new = {predicate: {} for predicate in stratum.predicates}
-        for predicate, unit in recursive:
+        for predicate, unit in planner.delta_units():
             rows = delta[predicate]
             if rows:
                 unit.run(rows, new)

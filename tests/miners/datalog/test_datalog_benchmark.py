@@ -1,5 +1,5 @@
-"""The closure benchmark still runs, agrees with clingo, and ends with its ratio (on a tiny graph:
-the figure itself is the benchmark's business, not a test's)."""
+"""The benchmark still runs, agrees with clingo, and ends with its ratios (on a tiny graph and the
+real programs' small size: the figures themselves are the benchmark's business, not a test's)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,14 @@ def test_the_benchmark_runs_and_prints_the_ratio_last(capsys: pytest.CaptureFixt
     sys.modules[spec.name] = module
     try:
         spec.loader.exec_module(module)
-        module.main(["--nodes", "40", "--edges", "70", "--seed", "3", "--repeat", "2", "--runs", "40"])
+        module.main(
+            ["--nodes", "40", "--edges", "70", "--seed", "3", "--repeat", "2", "--runs", "40", "--sizes", "small"]
+        )
     finally:
         del sys.modules[spec.name]
     lines = capsys.readouterr().out.splitlines()
-    assert re.fullmatch(r"ratio ours/clingo closure: \d+\.\d\d, miners: \d+\.\d\d", lines[-1])
+    ratio = r"\d+\.\d\d"
+    programs = f", points-to: {ratio}, same-generation: {ratio}, negation: {ratio}"
+    assert re.fullmatch(f"ratio ours/clingo closure: {ratio}, miners: {ratio}{programs}", lines[-1])
+    assert sum(line.startswith(("points-to small ", "negation small ")) for line in lines) == 2
     assert re.match(r"path facts: [1-9]\d* in both engines", lines[1])
