@@ -7,11 +7,12 @@ harness layout ``<state>/<run>/events.jsonl``), otherwise the log files directly
 otherwise any folder with log files, at any depth.
 
 Claude Code's projects layout (``~/.claude/projects/<project>/``) is read one run per session: a
-transcript ``<session>.jsonl`` (a file whose lines carry ``sessionId``) with its subagents'
-transcripts ``<session>/subagents/agent-<id>.jsonl``, named by the ``sessionId`` its lines carry (not
-the file's stem). A session folder whose main transcript is absent is still a run, of its subagents,
-named by their ``sessionId``, with a note saying what is missing. The same holds whether the path named
-is ``~/.claude/projects``, one project folder, one session file or one session folder.
+transcript ``<session>.jsonl`` (a file whose lines carry ``sessionId``; several when they carry the
+same one) with its subagents' transcripts ``<session>/subagents/agent-<id>.jsonl``, named by the
+``sessionId`` its lines carry (not the file's stem). A session folder whose main transcript is absent is
+still a run, of its subagents, named by their ``sessionId``, with a note saying what is missing. The same
+holds whether the path named is ``~/.claude/projects``, one project folder, one session file or one
+session folder.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import glob
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 
@@ -79,6 +81,13 @@ def session_id(path: Path) -> str | None:
     transcript line); None for any other file."""
     if path.name == "events.jsonl" or path.suffix not in LOG_SUFFIXES:
         return None  # a harness run keeps its folder's name, whatever its lines are
+    stat = path.stat()
+    return _session_id(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4096)
+def _session_id(path: Path, _mtime_ns: int, _size: int) -> str | None:
+    """``session_id`` for one version of a file (a folder's files are asked about once per listing)."""
     objects = iter(Source(path))
     try:
         for number, (_line, doc) in enumerate(islice(objects, _PEEK)):
@@ -96,27 +105,41 @@ def _subagent_files(folder: Path) -> tuple[Path, ...]:
     return tuple(sorted((folder / SUBAGENTS).glob("*.jsonl"))) if (folder / SUBAGENTS).is_dir() else ()
 
 
-def _session(main: Path | None, folder: Path, known: str | None = None) -> RunFiles:
-    """The run of one session: its main transcript (when present) and its subagents', by ``sessionId``."""
-    subagents = _subagent_files(folder)
-    files = ((main,) if main else ()) + subagents
+def _session(mains: tuple[Path, ...], known: str | None = None, folder: Path | None = None) -> RunFiles:
+    """The run of one session: its transcripts (the files whose lines carry its ``sessionId``; none: only
+    its ``folder``), each with its subagents' transcripts."""
+    folders = [main.with_suffix("") for main in mains] or ([folder] if folder else [])
+    subagents = tuple(file for place in folders for file in _subagent_files(place))
+    files = mains + subagents
     found = known or next((sid for sid in map(session_id, files) if sid), None)
-    if main is not None:
-        return RunFiles(_cleaned(found or main.stem), files, main)
+    if mains:
+        return RunFiles(_cleaned(found or mains[0].stem), files, mains[0])
+    assert folder is not None  # a session has a transcript or a folder
     note = f"{folder}.jsonl: the session's main transcript is absent; its {len(subagents)} subagent file(s) read alone"
     return RunFiles(_cleaned(found or folder.name), files, folder, (note,))
+
+
+def _transcripts(directory: Path) -> dict[str, list[Path]]:
+    """The Claude Code transcripts directly in ``directory``, by the ``sessionId`` their lines carry."""
+    found: dict[str, list[Path]] = {}
+    for file in run_files(directory):
+        if (sid := session_id(file)) is not None:
+            found.setdefault(sid, []).append(file)
+    return found
 
 
 def run_at(path: Path) -> RunFiles:
     """The one run ``path`` names: a file (a transcript with its subagents), a session folder, a run directory."""
     if path.is_file():
         known = session_id(path)
-        return _session(path, path.with_suffix(""), known) if known else RunFiles(run_name(path), (path,), path)
+        if known is None:
+            return RunFiles(run_name(path), (path,), path)
+        return _session(tuple(_transcripts(path.parent).get(known, [path])), known)  # its resumed parts too
     if not path.is_dir():
         raise CorpusError(f"{path}: no such file or directory")
     if not (path / "events.jsonl").is_file() and _subagent_files(path):
         main = path.with_name(f"{path.name}.jsonl")
-        return _session(main if main.is_file() else None, path)
+        return run_at(main) if main.is_file() else _session((), folder=path)
     files = run_files(path)
     if not files:
         raise CorpusError(f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson or *.json files)")
@@ -163,14 +186,15 @@ def _runs_below(directory: Path, seen: set[Path]) -> list[RunFiles]:
     files = run_files(directory)
     if files and files[0].name == "events.jsonl":
         return [RunFiles(run_name(directory), files, directory)]
-    sessions = {file: sid for file in files if (sid := session_id(file))}
-    rest = tuple(file for file in files if file not in sessions)
-    runs = [_session(file, file.with_suffix(""), sid) for file, sid in sessions.items()]
+    sessions = _transcripts(directory)
+    mains = {file for group in sessions.values() for file in group}
+    rest = tuple(file for file in files if file not in mains)
+    runs = [_session(tuple(group), sid) for sid, group in sessions.items()]
     runs += [RunFiles(run_name(directory), rest, directory)] if rest else []
     for child in sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if _subagent_files(child):  # a session folder: read with its transcript, or alone without one
-            if child.with_name(f"{child.name}.jsonl") not in sessions:
-                runs.append(_session(None, child))
+            if child.with_name(f"{child.name}.jsonl") not in mains:
+                runs.append(_session((), folder=child))
         else:
             runs.extend(_runs_below(child, seen))
     return runs

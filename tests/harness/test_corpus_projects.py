@@ -142,3 +142,25 @@ def test_stats_print_each_session_and_its_agents(project: Path) -> None:
     assert {name: agent["tool_calls"] for name, agent in run["agents"].items()} == {
         MAIN_AGENT: 242, "aac57f5": 12, "acompact-946d2b": 0,
     }  # fmt: skip
+
+
+def test_transcripts_of_one_session_are_one_run_and_repeated_lines_count_once(tmp_path: Path) -> None:
+    def assistant(call: str, message: str) -> str:
+        block = {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "ls"}}
+        body = {"id": message, "role": "assistant", "content": [block], "usage": {"input_tokens": 5}}
+        return json.dumps({"type": "assistant", "sessionId": "s1", "requestId": f"r{message}", "message": body})
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "first.jsonl").write_text(assistant("t1", "m1") + "\n")
+    (project / "resumed.jsonl").write_text(assistant("t1", "m1") + "\n" + assistant("t2", "m2") + "\n")
+    (project / "other.jsonl").write_text(assistant("t9", "m9").replace('"s1"', '"s2"') + "\n")
+    runs = {run.run: run for run in collect([project]).runs}
+    assert {name: (run.files, sum(run.tool_calls.values()), run.usage.input_tokens) for name, run in runs.items()} == {
+        "s1": (2, 2, 10), "s2": (1, 1, 5),
+    }  # fmt: skip
+    # Naming either file names the whole session, and the run reads back from the path it gives.
+    [named] = expand([project / "resumed.jsonl"])
+    assert (named.name, named.files, named.path) == ("s1", (project / "first.jsonl", project / "resumed.jsonl"),
+                                                     project / "first.jsonl")  # fmt: skip
+    assert read(named.path).files == named.files
