@@ -37,7 +37,7 @@ def passing(miner: Miner) -> MinerTestReport:
     """The miner test's report, asserted to pass every check, in order."""
     report = miner_test(miner)
     assert report.passed, "\n".join(report.lines())
-    checks = CHECKS[:6] + ["local_facts"] + CHECKS[6:] if miner.local else CHECKS  # a LOCAL miner's claim checked
+    checks = [*CHECKS[:6], "local_facts", *CHECKS[6:]] if miner.local else CHECKS  # a LOCAL miner's claim checked
     assert [check.name for check in report.checks] == checks
     assert report.lines()[-1] == f"{miner.name}: {len(checks)} checks passed"
     return report
