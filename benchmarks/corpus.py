@@ -172,6 +172,7 @@ def h_fleet(files: list[Path], root: Path, repeat: int) -> float:
     if not ouro.exists():
         raise SystemExit(f"{ouro} is missing: install the package first (pip install -e .)")
     env = {**os.environ, "PYTHONPYCACHEPREFIX": str(root / "pycache")}  # bytecode cached, as a user's is
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     paths = [str(path) for path in files]
     command = [str(ouro), "measure", "h-fleet", "--json", *paths]
     alone = [sys.executable, "-c", "import sys; from ops.cli.measure import measure_app; measure_app(sys.argv[1:])",

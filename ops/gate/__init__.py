@@ -3,13 +3,16 @@
     hook (ops.hook, stdlib only)  ──record──▶ <state>/<session>/events.jsonl   (CSF envelope lines)
                                   ──spool───▶ <state>/spool/hooks.jsonl        (flush ▶ IngestRun)
                                   ──decide──▶ gate server (Unix socket)        (PreToolUse only)
-    gate server (ops.gate.server) ──reads───▶ <state>/gates.json               (ouro hooks refresh)
-                                  ──loads───▶ accepted miners, each session's events parsed once
+    gate server (ops.gate.server) ──reads───▶ <state>/gates.json               (ouro hooks refresh; a
+                                                                                fresh state: compiled first)
+                                  ──loads───▶ accepted miners; each session's new lines read once,
+                                              local gates' facts kept (ops.gate.facts), warn gates
+                                              in a forked child (ops.gate.later)
 
 The modules this package's ``__init__`` exports import only the standard library, because the hook
 runs them in a fresh process on every tool call, and each is imported on first use (``__getattr__``),
-so importing one imports no other; ``evaluate``, ``gates``, ``session`` and ``server`` import the
-miners and the schemas and run only inside the resident gate server.
+so importing one imports no other; ``evaluate``, ``facts``, ``gates``, ``session`` and ``server``
+import the miners and the schemas, and they and ``later`` run only inside the resident gate server.
 """
 
 from __future__ import annotations

@@ -7,12 +7,14 @@ goes away with it), and its picklable result comes back over a pipe to ``apply``
 server between two requests. Jobs are kept by session, and a session's newer job replaces one not yet
 started (the run it reads holds the older call too), so a long session never queues more than one job,
 however fast its calls come. One child runs at a time, at a lower priority (``NICE``) than the hook
-processes the agent waits for; after a job that took t seconds the next starts no sooner than t seconds
-later (at most ``REST_MAX_S``), so warn gates use at most about half a core.
+processes the agent waits for; after a job that took t seconds the next starts no sooner than 2t later
+(``REST_FACTOR``, at most ``REST_MAX_S``), so warn gates use at most about a third of a core. While a child
+runs, the server's objects are frozen for its collector, so the pages it shares with the child stay shared.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import pickle
@@ -21,9 +23,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NICE", "REST_MAX_S", "Later"]
+__all__ = ["NICE", "REST_FACTOR", "REST_MAX_S", "Later"]
 
-REST_MAX_S = 5.0
+REST_FACTOR = 2.0
+"""After a job that took t seconds the next starts no sooner than this many times t later."""
+
+REST_MAX_S = 30.0
 """The longest rest between two jobs."""
 
 NICE = 10
@@ -76,7 +81,11 @@ class Later:
         """Start the next job in a child, when none runs and the rest after the last one is over."""
         if self._child is None and self._jobs and time.monotonic() >= self._rest_until:
             key = next(iter(self._jobs))
-            self._child = _fork(*self._jobs.pop(key))
+            try:
+                self._child = _fork(*self._jobs.pop(key))
+            except OSError as exc:  # no process to be had now: the job is dropped, the next call brings another
+                log.warning("deferred work not started: %s", exc)
+                self._rest_until = time.monotonic() + REST_MAX_S
 
     def collect(self) -> None:
         """Wait for the running child, and apply its result here (call it when its pipe is readable)."""
@@ -95,8 +104,9 @@ class Later:
             data = pipe.read()  # the child writes everything, then exits: read to its end
         os.waitpid(child.pid, 0)
         self._child = None
+        gc.unfreeze()
         took = time.monotonic() - child.started
-        self._rest_until = time.monotonic() + min(took, REST_MAX_S)
+        self._rest_until = time.monotonic() + min(REST_FACTOR * took, REST_MAX_S)
         try:
             ok, result = pickle.loads(data) if data else (False, "the child died before answering")
         except (pickle.UnpicklingError, EOFError, ValueError) as exc:
@@ -114,7 +124,14 @@ def _fork(compute: Compute, apply: Apply) -> _Child:
     """Start ``compute`` in a child; its ``(ok, result or error text)`` comes back pickled over a pipe."""
     read_end, write_end = os.pipe()
     started = time.monotonic()
-    pid = os.fork()
+    gc.freeze()  # while the child runs, the server's collections leave the shared pages alone (no copies)
+    try:
+        pid = os.fork()
+    except OSError:
+        gc.unfreeze()
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid:
         os.close(write_end)
         return _Child(pid, read_end, apply, started)

@@ -15,6 +15,7 @@ from hook_support import build_force_push, pre_tool
 from harness import read
 from ops.gate import evaluate as evaluate_module
 from ops.gate import gates as gates_module
+from ops.gate import server as server_module
 from ops.gate.cache import compile_gates, read_gates, write_gates
 from ops.gate.evaluate import events_facts
 from ops.gate.facts import SessionFacts
@@ -195,3 +196,18 @@ def test_a_local_gate_keeps_the_facts_the_whole_run_gives_line_by_line(
     assert SessionFacts(session.log).local(gate, session.log.lines) == whole  # a gate new to the session
     before_last = session.log.lines - 1
     assert session.facts.local(gate, before_last) == [f for f in whole if f[2] is None or f[2].line <= before_last]
+
+
+def test_a_session_idle_for_long_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OURO_MINERS_PATH", raising=False)
+    state = tmp_path / "state"
+    state.mkdir()
+    compile_gates(state, ["self-match"])
+    server = GateServer(state)
+    _call(server, state, "ls", "t1")
+    assert list(server.sessions) == [(state / "s1" / "events.jsonl").absolute()]
+    monkeypatch.setattr(server_module, "SESSION_IDLE_S", 0.0)
+    log = state / "s2" / "events.jsonl"
+    start, end = append_line(str(log), envelope(pre_tool("s2", "pkill -f 'node a.js'", "t2")))
+    answer = server.handle({"op": "decide", "file": str(log), "run": "s2", "start": start, "end": end})
+    assert answer["decision"] == "deny" and list(server.sessions) == [log.absolute()]  # s1 went idle: dropped

@@ -85,6 +85,21 @@ def served(tmp_path: Path) -> Iterator[tuple[Seeded, str]]:
         yield seeded, url
 
 
+@contextlib.contextmanager
+def _loaded(driver: Any, chromium: str, url: str) -> Iterator[tuple[Any, list[str]]]:
+    """The ops page at ``url`` in headless Chromium, loaded, and the page errors it reports."""
+    browser = driver.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url + "/")
+        page.wait_for_selector("body[data-loaded='true']", timeout=20_000)
+        yield page, errors
+    finally:
+        browser.close()
+
+
 def _write_labeler(seeded: Seeded, status: LabelerStatus) -> None:
     started = seeded.measured_at
     done = status is LabelerStatus.COMPLETED
@@ -106,52 +121,42 @@ def test_ops_page_in_headless_chromium(served: tuple[Seeded, str]) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     seeded, url = served
-    with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(url + "/")
-            page.wait_for_selector("body[data-loaded='true']", timeout=20_000)
+    with sync_playwright() as driver, _loaded(driver, _chromium(), url) as (page, errors):
+        # The series as plots: six weeks, eighteen days of runs, the compounding with its band.
+        assert _points(page, "plot-weekly") == 6
+        assert _points(page, "plot-daily") == 18
+        assert _points(page, "plot-compounding-week") >= 1
+        assert page.locator("#plot-compounding-week path.band").count() == 1
+        expect(page.locator("#headline")).to_contain_text("compounding per week")
+        expect(page.locator("#headline")).to_contain_text("95% interval")
+        expect(page.locator("#empty")).to_be_hidden()
 
-            # The series as plots: six weeks, eighteen days of runs, the compounding with its band.
-            assert _points(page, "plot-weekly") == 6
-            assert _points(page, "plot-daily") == 18
-            assert _points(page, "plot-compounding-week") >= 1
-            assert page.locator("#plot-compounding-week path.band").count() == 1
-            expect(page.locator("#headline")).to_contain_text("compounding per week")
-            expect(page.locator("#headline")).to_contain_text("95% interval")
-            expect(page.locator("#empty")).to_be_hidden()
+        # Findings: this tenant's two and acme's generic one; acme's tenant-scoped finding never shows.
+        rows = page.locator("#findings tr.finding")
+        expect(rows).to_have_count(3)
+        expect(page.locator("#findings")).not_to_contain_text("secret")
+        rows.first.click()
+        where = page.locator("#findings tr.proof .where").first
+        expect(where).to_be_visible()
+        expect(where).to_have_text(f"{seeded.run_file}:1")
+        expect(page.locator("#findings tr.proof pre.source").first).to_contain_text("session_start")
+        expect(page.locator("#findings tr.proof")).to_contain_text('score("run-w5d4", 1259)')
 
-            # Findings: this tenant's two and acme's generic one; acme's tenant-scoped finding never shows.
-            rows = page.locator("#findings tr.finding")
-            expect(rows).to_have_count(3)
-            expect(page.locator("#findings")).not_to_contain_text("secret")
-            rows.first.click()
-            where = page.locator("#findings tr.proof .where").first
-            expect(where).to_be_visible()
-            expect(where).to_have_text(f"{seeded.run_file}:1")
-            expect(page.locator("#findings tr.proof pre.source").first).to_contain_text("session_start")
-            expect(page.locator("#findings tr.proof")).to_contain_text('score("run-w5d4", 1259)')
+        # Spend against the cap (0: fixers off), and the merge train with its refusal line.
+        expect(page.locator("#spend")).to_contain_text("$1.25 of $0.00")
+        expect(page.locator("#spend")).to_contain_text("fixers are off")
+        expect(page.locator("#merges")).to_contain_text("refused")
+        expect(page.locator("#merges")).to_contain_text(REFUSAL)
+        expect(page.locator("#merges")).to_contain_text("merged")
 
-            # Spend against the cap (0: fixers off), and the merge train with its refusal line.
-            expect(page.locator("#spend")).to_contain_text("$1.25 of $0.00")
-            expect(page.locator("#spend")).to_contain_text("fixers are off")
-            expect(page.locator("#merges")).to_contain_text("refused")
-            expect(page.locator("#merges")).to_contain_text(REFUSAL)
-            expect(page.locator("#merges")).to_contain_text("merged")
+        # The labeler panel follows labeler.json live.
+        expect(page.locator("#labeler")).to_contain_text("running")
+        _write_labeler(seeded, LabelerStatus.COMPLETED)
+        expect(page.locator("#labeler")).to_contain_text("completed", timeout=10_000)
 
-            # The labeler panel follows labeler.json live.
-            expect(page.locator("#labeler")).to_contain_text("running")
-            _write_labeler(seeded, LabelerStatus.COMPLETED)
-            expect(page.locator("#labeler")).to_contain_text("completed", timeout=10_000)
-
-            ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "ops-page.png"), full_page=True)
-            assert not errors, errors
-        finally:
-            browser.close()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "ops-page.png"), full_page=True)
+        assert not errors, errors
 
 
 def test_a_fresh_state_shows_what_to_do_not_an_error(tmp_path: Path) -> None:
@@ -159,21 +164,12 @@ def test_a_fresh_state_shows_what_to_do_not_an_error(tmp_path: Path) -> None:
 
     chromium = _chromium()
     settings = Settings(state=tmp_path / "fresh", broker_url="memory://")
-    with _serving(settings) as url, sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(url + "/")
-            page.wait_for_selector("body[data-loaded='true']", timeout=20_000)
-            empty = page.locator("#empty")
-            expect(empty).to_be_visible()
-            expect(empty).to_contain_text("No run recorded yet: nothing to measure.")
-            expect(empty).to_contain_text("ouro hooks install")
-            expect(empty).to_contain_text("ouro ingest PATH")
-            expect(page.locator("#headline")).not_to_contain_text("none yet")  # measured when the server started
-            expect(page.locator("#plot-weekly")).to_contain_text("no points yet")
-            assert not errors, errors
-        finally:
-            browser.close()
+    with _serving(settings) as url, sync_playwright() as driver, _loaded(driver, chromium, url) as (page, errors):
+        empty = page.locator("#empty")
+        expect(empty).to_be_visible()
+        expect(empty).to_contain_text("No run recorded yet: nothing to measure.")
+        expect(empty).to_contain_text("ouro hooks install")
+        expect(empty).to_contain_text("ouro ingest PATH")
+        expect(page.locator("#headline")).not_to_contain_text("none yet")  # measured when the server started
+        expect(page.locator("#plot-weekly")).to_contain_text("no points yet")
+        assert not errors, errors

@@ -1,0 +1,28 @@
+"""The gate server's deferred work: the latest job of each key, run in a forked child, its result applied here."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+
+from ops.gate.later import Later
+
+
+def test_the_latest_job_of_each_key_runs_in_a_child_and_its_result_is_applied_here(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    later = Later()
+    applied: list[object] = []
+    later.submit("s1", lambda: ("older", os.getpid()), applied.append)
+    later.submit("s1", lambda: ("newer", os.getpid()), applied.append)  # replaces the one not yet started
+    later.submit("s2", lambda: 1 / 0, applied.append)  # fails in its child: logged, never applied
+    assert later.pending == 2 and later.fds() == []
+    with caplog.at_level(logging.WARNING, logger="ops.gate"):
+        later.drain()
+    assert later.pending == 0
+    assert len(applied) == 1
+    (label, pid) = applied[0]  # type: ignore[misc]
+    assert label == "newer" and pid != os.getpid()
+    assert "ZeroDivisionError" in caplog.text
