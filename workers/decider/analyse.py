@@ -19,6 +19,7 @@ from pathlib import Path
 from schemas import Candidate, FeatureRecord, InstrumentState, Scalar, State
 from workers.decider.candidates import GitRepo, changed_lines, parse_commit, select
 from workers.decider.features import build_record
+from workers.decider.folder import FolderScan
 from workers.decider.instruments import (
     BanditIssue,
     CallGraph,
@@ -39,7 +40,7 @@ from workers.decider.instruments import (
 from workers.decider.instruments.roles import roles_version
 from workers.decider.languages import LANGUAGES, Function, ParsedFile
 
-__all__ = ["Analysed", "analyse", "candidates"]
+__all__ = ["Analysed", "analyse", "analyse_folder", "candidates"]
 
 
 @dataclass(frozen=True)
@@ -203,8 +204,14 @@ class _Context:
     changed: Mapping[str, frozenset[int]] | None
 
 
-def analyse(repo: Path, head: str, base: str | None, repo_key: str, *, priors: Priors = "off") -> list[Analysed]:
-    """Candidates of a push ``base..head`` (or a scan of ``head`` when ``base`` is None), analysed."""
+def analyse(
+    repo: Path, head: str, base: str | None, repo_key: str, *, priors: Priors = "off",
+    within: tuple[str, ...] | None = None,
+) -> list[Analysed]:  # fmt: skip
+    """Candidates of a push ``base..head`` (or a scan of ``head`` when ``base`` is None), analysed.
+
+    ``within``: repository-relative folders or files; only candidates under them count (the whole head is
+    still parsed for the call graph and roles)."""
     git = GitRepo(repo)
     head_sha = git.resolve(head)
     base_sha = git.resolve(base) if base is not None else None
@@ -213,11 +220,29 @@ def analyse(repo: Path, head: str, base: str | None, repo_key: str, *, priors: P
     if base_sha is not None:
         changed = {f.path: f.lines for f in changed_lines(git, base_sha, head_sha) if f.path in parsed}
     targets = sorted(changed) if changed is not None else sorted(parsed)
+    if within is not None:
+        targets = [t for t in targets if any(_under(t, w) for w in within)]
+    base_parsed = parse_commit(git, base_sha, targets) if base_sha is not None else {}
+    return _analyse_parsed(parsed, targets, head_sha, base_sha, base_parsed, changed, repo_key, priors)
+
+
+def _under(path: str, folder: str) -> bool:
+    return folder in ("", ".") or path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def analyse_folder(scan: FolderScan, repo_key: str, *, priors: Priors = "off") -> list[Analysed]:
+    """Candidates of the files a folder scan read from disk (no git needed; the pin is a content digest)."""
+    return _analyse_parsed(scan.parsed, sorted(scan.parsed), scan.pin, None, {}, None, repo_key, priors)
+
+
+def _analyse_parsed(
+    parsed: Mapping[str, ParsedFile], targets: list[str], head_sha: str, base_sha: str | None,
+    base_parsed: Mapping[str, ParsedFile], changed: Mapping[str, frozenset[int]] | None, repo_key: str,
+    priors: Priors,
+) -> list[Analysed]:  # fmt: skip
     roles = infer_roles(parsed, priors)
     scans = {path: _scan_file(parsed[path]) for path in targets}
-    base_scans: dict[str, _FileScan] = {}
-    if base_sha is not None:
-        base_scans = {path: _scan_file(item) for path, item in parse_commit(git, base_sha, targets).items()}
+    base_scans = {path: _scan_file(item) for path, item in base_parsed.items()}
     by_function: dict[tuple[str, str], set[str]] = {}
     signals: dict[tuple[str, str], list[Signal]] = {}
     for path, scan in scans.items():
@@ -225,7 +250,7 @@ def analyse(repo: Path, head: str, base: str | None, repo_key: str, *, priors: P
             signals[(path, name)] = found
             by_function[(path, name)] = {signal.family for signal in found}
     context = _Context(head_sha, base_sha, priors, build_call_graph(parsed), roles, base_scans, changed)
-    chosen = select(repo_key, head_sha, parsed, by_function, changed)
+    chosen = select(repo_key, head_sha, {p: parsed[p] for p in targets}, by_function, changed)
     return [_analysed(context, scans[c.path], c, signals[(c.path, c.function)]) for c in chosen]
 
 
