@@ -38,6 +38,7 @@ from workers.decider.instruments import (
     vocabulary,
 )
 from workers.decider.instruments.roles import roles_version
+from workers.decider.instruments.taint import Flow, taint_version, vocabulary_of
 from workers.decider.languages import LANGUAGES, Function, ParsedFile
 
 __all__ = ["Analysed", "analyse", "analyse_folder", "candidates"]
@@ -103,8 +104,14 @@ def _signals(
             )
     for issue in scan.issues:
         add(issue.line, Signal("bandit", issue.test_id, issue.family, issue.line, issue.text))
+    by_operation = families().by_operation
+    for flow in _flows(item, priors):
+        family = by_operation.get(flow.operation)
+        if family is not None and not flow.sanitized:
+            found.setdefault(flow.function, []).append(
+                Signal("taint", f"taint.{flow.sink}", family, flow.sink_line, flow.describe())
+            )
     if not item.has_errors:
-        by_operation = families().by_operation
         for function in item.functions:
             function_roles = roles.get((item.path, function.name), FunctionRoles())
             for use in function_roles.uses:
@@ -193,6 +200,32 @@ def _x_roles(roles: FunctionRoles, family: str) -> dict[str, Scalar]:
     }
 
 
+_SOURCE_KINDS = frozenset({"parameter", "request", "environment", "argv_stdin"})
+
+
+def _flows(item: ParsedFile, priors: Priors) -> list[Flow]:
+    """The file's flows whose source and sink are language-level, or priors that are switched on."""
+    return [f for f in item.flows if all(prior_active(tag, priors) for tag in f.tags)]
+
+
+def _x_taint(item: ParsedFile, function: Function, family: str, priors: Priors) -> dict[str, Scalar]:
+    by_operation = families().by_operation
+    inside = [f for f in _flows(item, priors) if f.function == function.name]
+    mine = [f for f in inside if by_operation.get(f.operation) == family]
+    live = [f for f in mine if not f.sanitized]
+    kinds = sorted({f.source_kind for f in live}, key=lambda k: (k == "parameter", k))
+    kind = kinds[0] if kinds else "absent"
+    return {
+        "taint.flows": min(len(live), 10),
+        "taint.sanitized_flows": min(len(mine) - len(live), 10),
+        "taint.source_kind": kind if kind in _SOURCE_KINDS or kind == "absent" else "other",
+        "taint.external_source": any(f.source_kind != "parameter" for f in live),
+        "taint.via_call": any(f.via_call for f in live),
+        "taint.span_lines": min(50, *(abs(f.sink_line - f.source_line) for f in live)) if live else None,
+        "taint.other_family_flows": min(sum(1 for f in inside if not f.sanitized) - len(live), 10),
+    }
+
+
 @dataclass(frozen=True)
 class _Context:
     head: str
@@ -202,6 +235,12 @@ class _Context:
     roles: Mapping[tuple[str, str], FunctionRoles]
     base_scans: Mapping[str, _FileScan]
     changed: Mapping[str, frozenset[int]] | None
+
+
+def _taint_state(item: ParsedFile) -> InstrumentState:
+    if vocabulary_of(item.language) is None:
+        return InstrumentState(state=State.NONE, version=None)
+    return InstrumentState(state=State.FAILED if item.has_errors else State.RAN, version=taint_version(item.language))
 
 
 def analyse(
@@ -276,6 +315,7 @@ def _analysed(context: _Context, scan: _FileScan, candidate: Candidate, found: l
             state=State.FAILED if item.has_errors else coverage, version=roles_version(item.language)
         ),
         "delta": delta_state(context.base),
+        "taint": _taint_state(item),
     }
     function_roles = context.roles.get((item.path, function.name), FunctionRoles())
     x: dict[str, Scalar] = {f"lang.{language}": language == item.language for language in LANGUAGES}
@@ -283,6 +323,7 @@ def _analysed(context: _Context, scan: _FileScan, candidate: Candidate, found: l
     x |= _x_bandit(scan, function, family)
     x |= _x_facts(context.graph, item.path, function)
     x |= _x_roles(function_roles, family)
+    x |= _x_taint(item, function, family, context.priors)
     base_code: str | None = None
     if context.base is not None:
         base_scan = context.base_scans.get(item.path)
