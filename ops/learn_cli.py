@@ -3,6 +3,7 @@
     ouro learn labels [--corpus DIR]… [--sources FILE] [--include-title]   label set from allow-listed sources
     ouro learn memory build                                                analyse every labelled unit
     ouro learn evaluate [--program FILE] [--resamples N]                   outer folds, markdown + JSON
+    ouro learn evaluate --benchmark DIR --expected CSV [--jobs N]          a labelled benchmark end to end
     ouro learn compile --profile P --spec compile.toml                     compile a language-model program
     ouro learn adopt PROGRAM_ID                                            export an indexed program
     ouro learn curve [--program FILE]                                      memory-size learning curve
@@ -121,8 +122,25 @@ def evaluate_cmd(
     program: Annotated[Path | None, typer.Option(help="A program or artifact (default: the memory vote).")] = None,
     name: Annotated[str, typer.Option(help="Report file name under <state>/learn/reports/.")] = "evaluation",
     usd: Annotated[float, typer.Option(min=0, help="Ceiling of a language-model program's evaluation.")] = 7.0,
+    benchmark: Annotated[Path | None, typer.Option(help="A labelled benchmark's source folder (one file a case).")] = (
+        None
+    ),
+    expected: Annotated[Path | None, typer.Option(help="Its expected results: name, category, real, cwe.")] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Processes analysing the benchmark's files.")] = 1,
+    with_memory: Annotated[
+        bool, typer.Option("--with-memory", help="Add the examples of `ouro learn memory build` to every fold.")
+    ] = False,
 ) -> None:
-    """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals."""
+    """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals.
+
+    With --benchmark and --expected: score that labelled benchmark end to end (each file scanned as a folder),
+    the decider at $0 on grouped folds beside its instruments alone, with case-bootstrap intervals."""
+    if benchmark is not None or expected is not None:
+        if benchmark is None or expected is None:
+            raise OuroError("--benchmark and --expected go together")
+        _evaluate_benchmark(benchmark, expected, jobs=jobs, seed=seed, resamples=resamples, name=name,
+                            with_memory=with_memory)  # fmt: skip
+        return
     from workers.decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
     from workers.decider.learn.artifacts import load_program_file
     from workers.decider.learn.programs import ProgramScorer
@@ -144,6 +162,41 @@ def evaluate_cmd(
     (out / f"{name}.md").write_text(markdown)
     print(markdown)
     print(f"written: {out / name}.json, {out / name}.md")
+
+
+def _evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int, resamples: int, name: str,
+                        with_memory: bool) -> None:  # fmt: skip
+    import time
+
+    from workers.decider.assemble import packaged_program
+    from workers.decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
+
+    cases = load_cases(benchmark, expected)
+    started = time.monotonic()
+    analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
+    analysed_s = time.monotonic() - started
+    extra = None
+    if with_memory:
+        from workers.decider.learn import build_memory
+
+        ws = _workspace()
+        labels = ws.labels()
+        extra, _ = build_memory(labels.units, ws.analysed(labels.digest), labels.digest)
+    program = packaged_program("memory-vote")
+    if program is None:
+        raise OuroError("no packaged memory-vote program in ruleset/programs/")
+    result = evaluate_benchmark(cases, analysed, program, extra=extra, seed=seed, resamples=resamples,
+                                progress=_progress("decided folds"))  # fmt: skip
+    result["skipped"] = skipped
+    result["seconds"] = {"analyse": round(analysed_s, 1), "total": round(time.monotonic() - started, 1)}
+    markdown = render_benchmark(result)
+    out = _workspace().report_dir()
+    stem = name if name != "evaluation" else "benchmark"
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    (out / f"{stem}.md").write_text(markdown)
+    print(markdown)
+    print(f"{len(cases)} cases in {result['seconds']['total']} s ({result['seconds']['analyse']} s analysing, "
+          f"{jobs} process(es)); written: {out / stem}.json, {out / stem}.md")  # fmt: skip
 
 
 def _client(usd: float | None, calls: int | None) -> MeteredClient:
