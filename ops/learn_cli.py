@@ -1,7 +1,7 @@
 """``ouro learn`` and ``ouro experiment``: labels, memory, evaluation, compile, curves and experiments.
 
     ouro learn labels [--corpus DIR]… [--sources FILE] [--include-title]   label set from allow-listed sources
-    ouro learn memory build                                                analyse every labelled unit
+    ouro learn memory build [--benchmark DIR --expected CSV]               analyse every labelled unit
     ouro learn evaluate [--program FILE] [--resamples N]                   outer folds, markdown + JSON
     ouro learn evaluate --benchmark DIR --expected CSV [--jobs N]          a labelled benchmark end to end
     ouro learn compile --profile P --spec compile.toml                     compile a language-model program
@@ -89,10 +89,23 @@ def memory_build(
     store: Annotated[
         bool, typer.Option(help="Also keep the examples in the decider's store (deployment reads it).")
     ] = True,
+    benchmark: Annotated[Path | None, typer.Option(help="Also a labelled benchmark's folder (one file a case).")] = (
+        None
+    ),
+    expected: Annotated[Path | None, typer.Option(help="The benchmark's expected results CSV.")] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Processes analysing the benchmark's files.")] = 1,
 ) -> None:
-    """Analyse every labelled unit with the decider's instruments (model-free; a reach miss has no record)."""
+    """Analyse every labelled unit with the decider's instruments (model-free; a reach miss has no record).
+
+    With --benchmark and --expected, the benchmark's cases become examples in the decider's store instead
+    (one group per case, labelled by the expected results; read in place, never copied into the package)."""
     from workers.decider.learn import analyse_units, build_memory
 
+    if benchmark is not None or expected is not None:
+        if benchmark is None or expected is None:
+            raise OuroError("--benchmark and --expected go together")
+        _store_benchmark(benchmark, expected, jobs)
+        return
     ws = _workspace()
     labels = ws.labels()
     analysed = analyse_units(labels.units, ws.root / "work", _progress("analysed pairs"))
@@ -113,6 +126,26 @@ def memory_build(
         engine = make_engine(load_settings().event_log_url)
         ensure_schema(engine)
         print(f"  stored: {MemoryStore(engine).save(memory)} new examples in the decider's store")
+
+
+def _store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
+    import hashlib
+    from dataclasses import replace
+
+    from events import ensure_schema, make_engine
+    from workers.decider.learn.benchmark import analyse_cases, benchmark_memory, load_cases
+    from workers.decider.memory import Memory, MemoryStore
+
+    cases = load_cases(benchmark, expected)
+    analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
+    digest = hashlib.sha256(expected.read_bytes()).hexdigest()
+    examples = [replace(e, id="", label_set_digest=digest) for e in benchmark_memory(cases, analysed)]
+    engine = make_engine(load_settings().event_log_url)
+    ensure_schema(engine)
+    new = MemoryStore(engine).save(Memory(examples))
+    positives = sum(e.y for e in examples)
+    print(f"benchmark {expected.name}: {len(examples)} examples ({positives} vulnerable) from {len(cases)} cases, "
+          f"{len(skipped)} file(s) skipped; stored: {new} new examples in the decider's store")  # fmt: skip
 
 
 @learn_app.command("evaluate")

@@ -102,6 +102,25 @@ def test_the_command_writes_its_report(tmp_path: Path, monkeypatch: pytest.Monke
     assert isinstance(alone.exception, OuroError) and "go together" in str(alone.exception)
 
 
+def test_the_benchmark_becomes_memory_in_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from events import make_engine
+    from workers.decider.memory import MemoryStore
+
+    code, expected = _benchmark(tmp_path / "bench", per_cell=3)
+    monkeypatch.setenv("OURO_STATE", str(tmp_path / "state"))
+    monkeypatch.delenv("OURO_DATABASE_URL", raising=False)
+    args = ["learn", "memory", "build", "--benchmark", str(code), "--expected", str(expected)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    # every SQL case has a candidate; a strong hash raises no signal, so its case has no example
+    assert "9 examples (6 vulnerable) from 12 cases" in result.output and "stored: 9 new" in result.output
+    stored = MemoryStore(make_engine(f"sqlite:///{tmp_path / 'state' / 'events.sqlite'}")).load("static")
+    assert len(stored) == 9 and len({e.group for e in stored.examples}) == 9
+    assert {e.family for e in stored.examples} == {"sql_injection", "weak_crypto"}
+    again = CliRunner().invoke(app, args)
+    assert "stored: 0 new" in again.output  # idempotent by example id
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [
