@@ -147,3 +147,23 @@ def test_untagged_taint_entries_name_no_framework_symbol() -> None:
                 text = " ".join([*entry.get("names", []), *entry.get("attributes", []), entry.get("receiver", "")])
                 tagged = "framework" in entry or "library" in entry
                 assert untagged_symbols(text, tagged) == [], (language, entry["id"])
+
+
+def test_an_argument_vector_and_a_shell_quote_are_not_command_flows() -> None:
+    source = """import shlex
+import subprocess
+
+
+def delete(self, name):
+    self._run_ssh('svctask rmvdisk -force %s' % name)
+
+
+def delete_fixed(self, name):
+    self._run_ssh(['svctask', 'rmvdisk', '-force', name])
+
+
+def archive(path):
+    subprocess.check_output("tar czf out.tgz " + shlex.quote(path), shell=True)
+"""
+    flows = {f.function: f for f in _flows(source, "python")}
+    assert set(flows) == {"delete"} and flows["delete"].sink == "command.named"

@@ -42,9 +42,12 @@ class _Entry:
     operations: frozenset[str] = frozenset()  # a sanitiser's operations ("*": all)
     attributes: tuple[str, ...] = ()
     tag: str | None = None  # a framework or library prior: active only when priors are on
+    pattern: re.Pattern[str] | None = None  # names by shape (``run_ssh``), for a sink: lower confidence
+    argv_safe: bool = False  # a list or tuple argument is an argument vector, not a string to parse
 
     def applies(self, name: str, receiver: str) -> bool:
-        return name in self.names and (self.receiver is None or bool(self.receiver.search(receiver)))
+        named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
+        return named and (self.receiver is None or bool(self.receiver.search(receiver)))
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,8 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
                 operations=frozenset(str(o) for o in row.get("operations", [])),  # type: ignore[attr-defined]
                 attributes=tuple(str(a) for a in row.get("attributes", [])),  # type: ignore[attr-defined]
                 tag=str(row.get("framework", row.get("library"))) if ("framework" in row or "library" in row) else None,
+                pattern=re.compile(str(row["pattern"])) if "pattern" in row else None,
+                argv_safe=bool(row.get("argv_safe", False)),
             )
         except (KeyError, TypeError, ValueError, re.error) as exc:
             raise ValueError(f"{where}: {exc}") from exc
@@ -548,7 +553,7 @@ class _Tracker:
         if held is not _UNHANDLED:
             return held  # type: ignore[return-value]
         where = (f"{receiver_text}.{name}" if receiver_text else name)[:80]
-        self.sinks(name, receiver_text, values, line, where)
+        self.sinks(name, receiver_text, values, args, line, where)
         summary = self.summaries.get(name) if self.local(obj) else None
         if summary is not None:
             self.summary_flows(summary, values, line, where)
@@ -556,12 +561,12 @@ class _Tracker:
             stored, base = _join(*values), self._base(obj)
             if stored is not None and base is not None:
                 self.assign(base, stored, join=True)
-        sanitizer = next((e for e in self.vocab.sanitizers if e.applies(name, receiver_text)), None)
-        if sanitizer is not None:
+        cleared = frozenset().union(*(e.operations for e in self.vocab.sanitizers if e.applies(name, receiver_text)))
+        if cleared:
             value = _join(receiver, *values)
-            if value is None or "*" in sanitizer.operations:
+            if value is None or "*" in cleared:
                 return None
-            return replace(value, cleared=value.cleared | sanitizer.operations)
+            return replace(value, cleared=value.cleared | cleared)
         if summary is not None:
             reached = _join(*(values[i] for i in summary.returns if i < len(values)))
             return replace(reached, via_call=True) if reached is not None else None
@@ -584,15 +589,17 @@ class _Tracker:
                 return Taint(source.kind, line, tag=source.tag)
         return None
 
-    def sinks(self, name: str, receiver_text: str, values: list[Taint | None], line: int, where: str) -> None:
+    def sinks(self, name: str, receiver_text: str, values: list[Taint | None], args: Sequence[Node], line: int,
+              where: str) -> None:  # fmt: skip
         for sink in self.vocab.sinks:
             if not sink.applies(name, receiver_text):
                 continue
             picked = range(len(values)) if sink.args is None else [i for i in sink.args if i < len(values)]
             for i in picked:
                 value = values[i]
-                if value is not None:
-                    self.flow(sink.operation, sink.id, line, where, value, sink.tag)
+                if value is None or (sink.argv_safe and args[i].type in ("list", "tuple", "array_creation_expression")):
+                    continue
+                self.flow(sink.operation, sink.id, line, where, value, sink.tag)
 
     def container(self, name: str, obj: Node | None, args: Sequence[Node], values: list[Taint | None]) -> object:
         """A list or map built in this function and used with literal indexes and keys stays precise."""
