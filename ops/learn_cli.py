@@ -163,6 +163,9 @@ def evaluate_cmd(
     with_memory: Annotated[
         bool, typer.Option("--with-memory", help="Add the examples of `ouro learn memory build` to every fold.")
     ] = False,
+    embed_local: Annotated[
+        bool, typer.Option("--embed-local", help="Re-rank by local hashed-n-gram code embeddings ($0).")
+    ] = False,
 ) -> None:
     """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals.
 
@@ -185,7 +188,9 @@ def evaluate_cmd(
     memory, _ = build_memory(labels.units, analysed, labels.digest)
     chosen = load_program_file(program) if program is not None else Program(kind="memory-vote")
     client = _client(usd, None) if chosen.kind == "llm-program" else None
-    scorer = ProgramScorer(chosen, memory, analysed, client=client)
+    from workers.decider.embed import HashingEmbedder
+
+    scorer = ProgramScorer(chosen, memory, analysed, client=client, embedder=HashingEmbedder() if embed_local else None)
     plan = plan_folds(labels.units, seed)
     raws = score_folds(labels.units, plan.outer, scorer, _progress("scored units"))
     result = evaluate(labels, plan, scorer, resamples=resamples, seed=seed, program=scorer.describe(), raws=raws)
