@@ -18,6 +18,7 @@ from typing import Any, Literal
 from events import OuroError
 from schemas import InstrumentState, Scalar, State
 from workers.decider.excerpt import Excerpt
+from workers.decider.features import SCHEMA_VERSION
 
 __all__ = [
     "ANSWER_FORMAT",
@@ -109,7 +110,7 @@ class Program:
     instruction: str = BASELINE_INSTRUCTION
     demos: tuple[Demo, ...] = ()
     profile: str = "static"
-    schema_version: int = 1
+    schema_version: int = SCHEMA_VERSION  # the feature schema it was built for
     feature_set_digest: str | None = None  # None: built for any feature set (retrieval compares what it has)
     k: int = 1
     retrieval: Mapping[str, float] = field(default_factory=lambda: {"n1": 40, "k": 6, "lam": 0.5})
