@@ -85,8 +85,14 @@ def test_scan_with_the_lm_program_against_the_fake_model(
     assert any(r["action"] == "BLOCK" for r in rows(shop.parent / "state"))
 
 
-_VULNERABLE = """import sqlite3
+_VULNERABLE = """import os
+import sqlite3
 from flask import request
+
+
+def listing(folder):
+    target = "ls " + folder
+    return os.system(target)
 
 
 def lookup(db: sqlite3.Connection):
@@ -122,6 +128,9 @@ def test_scan_of_a_plain_folder_reads_it_from_disk(tmp_path: Path, shop: Path) -
     dropped = json.loads((plain / ".ouroboros" / "scan" / "dropped_by_engine.json").read_text())
     decided = {(f["path"], f["function"], f["family"]) for f in found + dropped}
     assert ("app/views.py", "lookup", "sql_injection") in decided
+    listing = next(f for f in found + dropped if f["function"] == "listing")
+    taint = [s["message"] for s in listing["signals"] if s["instrument"] == "taint"]
+    assert taint == ["parameter (line 6) reaches os.system (command) at line 8"]  # which source, which sink, where
     assert "skipped 5 path(s)" in result.output
 
 
