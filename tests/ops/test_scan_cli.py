@@ -172,3 +172,16 @@ def test_scan_base_keeps_the_delta_mode(tmp_path: Path, shop: Path) -> None:
     assert result.exit_code == 0, result.output
     meta = json.loads((tmp_path / "d" / "manifest.json").read_text())
     assert meta["base"] is not None and meta["scanned"]["rev"] == meta["head"]
+
+
+def test_scan_of_files_scans_only_those_files(tmp_path: Path, shop: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "views.py").write_text(_VULNERABLE)
+    (plain / "other.py").write_text(_VULNERABLE)
+    result = CliRunner().invoke(app, ["scan", str(plain / "views.py"), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    got = {f["path"] for name in ("findings.json", "dropped_by_engine.json")
+           for f in json.loads((tmp_path / "r" / name).read_text())}  # fmt: skip
+    assert got == {"views.py"}
+    assert json.loads((tmp_path / "r" / "manifest.json").read_text())["scanned"]["files"] == 1
