@@ -18,6 +18,7 @@ from pathlib import Path
 
 from decider.candidates import GitRepo, changed_lines, parse_commit, select
 from decider.features import build_record
+from decider.folder import FolderScan
 from decider.instruments import (
     BanditIssue,
     CallGraph,
@@ -36,10 +37,11 @@ from decider.instruments import (
     vocabulary,
 )
 from decider.instruments.roles import roles_version
+from decider.instruments.taint import Flow, taint_version, vocabulary_of
 from decider.languages import LANGUAGES, Function, ParsedFile
 from schemas import Candidate, FeatureRecord, InstrumentState, Scalar, State
 
-__all__ = ["Analysed", "analyse", "candidates"]
+__all__ = ["Analysed", "analyse", "analyse_folder", "candidates"]
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,14 @@ def _signals(
             )
     for issue in scan.issues:
         add(issue.line, Signal("bandit", issue.test_id, issue.family, issue.line, issue.text))
+    by_operation = families().by_operation
+    for flow in _flows(item, priors):
+        family = by_operation.get(flow.operation)
+        if family is not None and not flow.sanitized:
+            found.setdefault(flow.function, []).append(
+                Signal("taint", f"taint.{flow.sink}", family, flow.sink_line, flow.describe())
+            )
     if not item.has_errors:
-        by_operation = families().by_operation
         for function in item.functions:
             function_roles = roles.get((item.path, function.name), FunctionRoles())
             for use in function_roles.uses:
@@ -192,6 +200,32 @@ def _x_roles(roles: FunctionRoles, family: str) -> dict[str, Scalar]:
     }
 
 
+_SOURCE_KINDS = frozenset({"parameter", "request", "environment", "argv_stdin"})
+
+
+def _flows(item: ParsedFile, priors: Priors) -> list[Flow]:
+    """The file's flows whose source and sink are language-level, or priors that are switched on."""
+    return [f for f in item.flows if all(prior_active(tag, priors) for tag in f.tags)]
+
+
+def _x_taint(item: ParsedFile, function: Function, family: str, priors: Priors) -> dict[str, Scalar]:
+    by_operation = families().by_operation
+    inside = [f for f in _flows(item, priors) if f.function == function.name]
+    mine = [f for f in inside if by_operation.get(f.operation) == family]
+    live = [f for f in mine if not f.sanitized]
+    kinds = sorted({f.source_kind for f in live}, key=lambda k: (k == "parameter", k))
+    kind = kinds[0] if kinds else "absent"
+    return {
+        "taint.flows": min(len(live), 10),
+        "taint.sanitized_flows": min(len(mine) - len(live), 10),
+        "taint.source_kind": kind if kind in _SOURCE_KINDS or kind == "absent" else "other",
+        "taint.external_source": any(f.source_kind != "parameter" for f in live),
+        "taint.via_call": any(f.via_call for f in live),
+        "taint.span_lines": min(50, *(abs(f.sink_line - f.source_line) for f in live)) if live else None,
+        "taint.other_family_flows": min(sum(1 for f in inside if not f.sanitized) - len(live), 10),
+    }
+
+
 @dataclass(frozen=True)
 class _Context:
     head: str
@@ -203,8 +237,20 @@ class _Context:
     changed: Mapping[str, frozenset[int]] | None
 
 
-def analyse(repo: Path, head: str, base: str | None, repo_key: str, *, priors: Priors = "off") -> list[Analysed]:
-    """Candidates of a push ``base..head`` (or a scan of ``head`` when ``base`` is None), analysed."""
+def _taint_state(item: ParsedFile) -> InstrumentState:
+    if vocabulary_of(item.language) is None:
+        return InstrumentState(state=State.NONE, version=None)
+    return InstrumentState(state=State.FAILED if item.has_errors else State.RAN, version=taint_version(item.language))
+
+
+def analyse(
+    repo: Path, head: str, base: str | None, repo_key: str, *, priors: Priors = "off",
+    within: tuple[str, ...] | None = None,
+) -> list[Analysed]:  # fmt: skip
+    """Candidates of a push ``base..head`` (or a scan of ``head`` when ``base`` is None), analysed.
+
+    ``within``: repository-relative folders or files; only candidates under them count (the whole head is
+    still parsed for the call graph and roles)."""
     git = GitRepo(repo)
     head_sha = git.resolve(head)
     base_sha = git.resolve(base) if base is not None else None
@@ -213,11 +259,29 @@ def analyse(repo: Path, head: str, base: str | None, repo_key: str, *, priors: P
     if base_sha is not None:
         changed = {f.path: f.lines for f in changed_lines(git, base_sha, head_sha) if f.path in parsed}
     targets = sorted(changed) if changed is not None else sorted(parsed)
+    if within is not None:
+        targets = [t for t in targets if any(_under(t, w) for w in within)]
+    base_parsed = parse_commit(git, base_sha, targets) if base_sha is not None else {}
+    return _analyse_parsed(parsed, targets, head_sha, base_sha, base_parsed, changed, repo_key, priors)
+
+
+def _under(path: str, folder: str) -> bool:
+    return folder in ("", ".") or path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def analyse_folder(scan: FolderScan, repo_key: str, *, priors: Priors = "off") -> list[Analysed]:
+    """Candidates of the files a folder scan read from disk (no git needed; the pin is a content digest)."""
+    return _analyse_parsed(scan.parsed, sorted(scan.parsed), scan.pin, None, {}, None, repo_key, priors)
+
+
+def _analyse_parsed(
+    parsed: Mapping[str, ParsedFile], targets: list[str], head_sha: str, base_sha: str | None,
+    base_parsed: Mapping[str, ParsedFile], changed: Mapping[str, frozenset[int]] | None, repo_key: str,
+    priors: Priors,
+) -> list[Analysed]:  # fmt: skip
     roles = infer_roles(parsed, priors)
     scans = {path: _scan_file(parsed[path]) for path in targets}
-    base_scans: dict[str, _FileScan] = {}
-    if base_sha is not None:
-        base_scans = {path: _scan_file(item) for path, item in parse_commit(git, base_sha, targets).items()}
+    base_scans = {path: _scan_file(item) for path, item in base_parsed.items()}
     by_function: dict[tuple[str, str], set[str]] = {}
     signals: dict[tuple[str, str], list[Signal]] = {}
     for path, scan in scans.items():
@@ -225,7 +289,7 @@ def analyse(repo: Path, head: str, base: str | None, repo_key: str, *, priors: P
             signals[(path, name)] = found
             by_function[(path, name)] = {signal.family for signal in found}
     context = _Context(head_sha, base_sha, priors, build_call_graph(parsed), roles, base_scans, changed)
-    chosen = select(repo_key, head_sha, parsed, by_function, changed)
+    chosen = select(repo_key, head_sha, {p: parsed[p] for p in targets}, by_function, changed)
     return [_analysed(context, scans[c.path], c, signals[(c.path, c.function)]) for c in chosen]
 
 
@@ -251,6 +315,7 @@ def _analysed(context: _Context, scan: _FileScan, candidate: Candidate, found: l
             state=State.FAILED if item.has_errors else coverage, version=roles_version(item.language)
         ),
         "delta": delta_state(context.base),
+        "taint": _taint_state(item),
     }
     function_roles = context.roles.get((item.path, function.name), FunctionRoles())
     x: dict[str, Scalar] = {f"lang.{language}": language == item.language for language in LANGUAGES}
@@ -258,6 +323,7 @@ def _analysed(context: _Context, scan: _FileScan, candidate: Candidate, found: l
     x |= _x_bandit(scan, function, family)
     x |= _x_facts(context.graph, item.path, function)
     x |= _x_roles(function_roles, family)
+    x |= _x_taint(item, function, family, context.priors)
     base_code: str | None = None
     if context.base is not None:
         base_scan = context.base_scans.get(item.path)

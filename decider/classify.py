@@ -197,22 +197,39 @@ def classify_all(
 
 
 def _voters(pool: Sequence[Neighbour], family: str, k: int) -> list[Neighbour]:
-    """The k nearest of the family (of all families when it has fewer than 3), at most 2 per group."""
-    same = [n for n in pool if n.example.family == family]
+    """The k nearest, the candidate's family first (at most 2 per group); other families only fill the
+    places the family leaves empty."""
     groups: Counter[str] = Counter()
     voters: list[Neighbour] = []
-    for n in same if len(same) >= 3 else pool:
+    same = [n for n in pool if n.example.family == family]
+    for n in [*same, *(n for n in pool if n.example.family != family)]:
         if len(voters) < k and groups[n.example.group] < 2:
             voters.append(n)
             groups[n.example.group] += 1
     return voters
 
 
+CONTRAST_SHARE = 0.5
+"""Other families' votes together weigh at most this share of the family's votes (of the prior pseudo-vote
+when the family has none)."""
+
+
+def _weights(voters: Sequence[Neighbour], family: str) -> list[float]:
+    """``exp(-(1 - r) / 0.1)`` per voter on its re-rank score; other families scaled down so that they can
+    inform a decision but never outvote the candidate's own family."""
+    raw = [math.exp(-(1.0 - n.score) / VOTE_SCALE) for n in voters]
+    own = sum(w for w, n in zip(raw, voters, strict=True) if n.example.family == family)
+    other = sum(w for w, n in zip(raw, voters, strict=True) if n.example.family != family)
+    scale = min(1.0, CONTRAST_SHARE * (own or 1.0) / other) if other else 1.0
+    return [w if n.example.family == family else w * scale for w, n in zip(raw, voters, strict=True)]
+
+
 def memory_vote(retrieved: Retrieved, view: CandidateView, signal_names: Sequence[str] = (), k: int = 6) -> Classified:
-    """The nearest labelled examples vote, weighted by ``exp(-(1 - r) / 0.1)`` on their re-rank score and
-    shrunk toward 0.5 by one pseudo-vote. No label cap here: the balance rule shapes prompts, not votes."""
+    """The nearest labelled examples vote (their family first, weighted by ``exp(-(1 - r) / 0.1)`` on the
+    re-rank score, other families never outweighing it) and one pseudo-vote shrinks toward 0.5. No label cap
+    here: the balance rule shapes prompts, not votes."""
     ns = _voters(retrieved.pool or retrieved.neighbours, view.family, k)
-    weights = [math.exp(-(1.0 - n.score) / VOTE_SCALE) for n in ns]
+    weights = _weights(ns, view.family)
     s = (sum(w * n.example.y for w, n in zip(weights, ns, strict=True)) + 0.5) / (sum(weights) + 1.0)
     verdict: Literal["vulnerable", "not_vulnerable", "unsure"] = (
         "vulnerable" if s > 0.5 + 1e-9 else "not_vulnerable" if s < 0.5 - 1e-9 else "unsure"

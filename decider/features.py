@@ -35,10 +35,10 @@ __all__ = [
     "validate_record",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped on any change to ``FEATURES``."""
 
-INSTRUMENTS: tuple[str, ...] = ("bandit", "delta", "facts", "lang", "qr", "roles")
+INSTRUMENTS: tuple[str, ...] = ("bandit", "delta", "facts", "lang", "qr", "roles", "taint")
 """Every instrument of the static profile; a feature's name starts with its instrument."""
 
 EXCLUDED_FIELDS: frozenset[str] = frozenset(
@@ -139,6 +139,13 @@ def _features() -> tuple[FeatureSpec, ...]:
         _bool("roles.sanitizer_in_function"),
         _bool("roles.source_in_function"),
         _enum("roles.source_kind", "absent", "request", "server", "raw_body", "argv_stdin", "other"),
+        _int("taint.flows", 10),
+        _int("taint.sanitized_flows", 10),
+        _enum("taint.source_kind", "absent", "parameter", "request", "environment", "argv_stdin", "other"),
+        _bool("taint.external_source"),
+        _bool("taint.via_call"),
+        _int("taint.span_lines", 50, nullable=True),
+        _int("taint.other_family_flows", 10),
         _enum("delta.novelty", "new", "worsened", "unchanged", "unknown", "not_applicable"),
         _int("delta.changed_lines", 200),
         _bool("delta.sanitizer_removed"),

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 import tree_sitter_c
 import tree_sitter_cpp
@@ -22,6 +23,12 @@ import tree_sitter_typescript
 from tree_sitter import Language, Parser
 
 from decider._syntax import GLOBAL, GRAMMARS, Call, Function, Walker, simple_name
+
+if TYPE_CHECKING:
+    from decider.instruments.taint import Flow
+
+TAINT_LANGUAGES = ("java", "python")
+"""Languages whose functions the taint tracker reads (``instruments.taint``)."""
 
 __all__ = [
     "GLOBAL",
@@ -77,6 +84,7 @@ class ParsedFile:
     lines: tuple[str, ...]
     functions: tuple[Function, ...]
     has_errors: bool
+    flows: tuple[Flow, ...] = ()
 
     def enclosing(self, line: int) -> Function:
         """The innermost function whose span holds ``line``, else ``<global>`` (always the last entry)."""
@@ -127,10 +135,16 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
         calls=tuple(walker.global_calls),
         assignments=tuple(walker.global_assignments),
     )
+    flows: tuple[Flow, ...] = ()
+    if language in TAINT_LANGUAGES:
+        from decider.instruments.taint import find_flows
+
+        flows = find_flows(language, [(frame.name, frame.node) for frame in walker.frames])
     return ParsedFile(
         path=path,
         language=language,
         lines=lines,
         functions=(*functions, global_fn),
         has_errors=tree.root_node.has_error,
+        flows=flows,
     )

@@ -1,6 +1,5 @@
-"""The program (docs/decider.md, "The program"): a signature (code, signals, roles, family -> verdict,
-family, confidence, rationale citing lines), its rendering with a byte-identical shared prefix, and the
-answer's parsing.
+"""The program (seed 4.1): a signature (code, signals, roles, family -> verdict, family, confidence,
+rationale citing lines), its rendering with a byte-identical shared prefix, and the answer's parsing.
 
 A compiled program is one canonical JSON; its id is the sha256 of that JSON. ``kind`` is ``llm-program``
 (a chat model answers) or ``memory-vote`` (no chat model: the retrieved neighbours vote, at $0).
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from decider.excerpt import Excerpt
+from decider.features import SCHEMA_VERSION
 from schemas import InstrumentState, Scalar, State
 from schemas.errors import OuroError
 
@@ -110,7 +110,7 @@ class Program:
     instruction: str = BASELINE_INSTRUCTION
     demos: tuple[Demo, ...] = ()
     profile: str = "static"
-    schema_version: int = 1
+    schema_version: int = SCHEMA_VERSION  # the feature schema it was built for
     feature_set_digest: str | None = None  # None: built for any feature set (retrieval compares what it has)
     k: int = 1
     retrieval: Mapping[str, float] = field(default_factory=lambda: {"n1": 40, "k": 6, "lam": 0.5})

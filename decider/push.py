@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from decider.adapt import dismissals, user_memory
-from decider.analyse import analyse
+from decider.analyse import Analysed, analyse
 from decider.assemble import Lookup, build_engine
 from decider.decide import Run, decide_all, dismiss, monotonic_deadline
 from decider.memory import Memory, MemoryStore
@@ -24,10 +25,13 @@ def decide_repository(
     store: MemoryStore | None,
     memory: Memory | None = None,
     deadline_s: float | None = None,
+    analysed: Sequence[Analysed] | None = None,
 ) -> tuple[Run, Lookup]:
-    """Decide every candidate of ``base..head`` (a scan of ``head`` when ``base`` is None) in ``repo``."""
+    """Decide every candidate of ``base..head`` (a scan of ``head`` when ``base`` is None) in ``repo``;
+    ``analysed`` given (a folder scan read from disk) is decided as it is."""
     deadline = monotonic_deadline(deadline_s)
-    analysed = analyse(repo, head, base, repo_key)
+    if analysed is None:
+        analysed = analyse(repo, head, base, repo_key)
     kept = dismissals(repo) if settings.decider_adapt else []
     extra = user_memory(kept) if kept else None
     engine, lookup = build_engine(settings, repo_key, store=store, memory=memory, extra=extra)

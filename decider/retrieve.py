@@ -206,6 +206,8 @@ class Index:
         self.numeric = np.array([c.cap is not None for c in self.columns], dtype=bool)
         self.family = np.array([e.family for e in self.examples], dtype=object)
         self._ties: dict[int, np.ndarray] = {}
+        self._matrix: np.ndarray | None = None
+        self._matrix_version = -1
 
     def _encode(self, x: Mapping[str, Scalar]) -> list[float]:
         row = []
@@ -234,6 +236,21 @@ class Index:
         both_ran = (self.states == 0) & (ts == 0)
         per_block = np.where(both_ran, block_mean, (self.states != ts).astype(np.float64))
         result: np.ndarray = per_block.mean(axis=1)
+        return result
+
+    def cosines(self, vector: np.ndarray | None) -> np.ndarray | None:
+        """The cosine from a target's unit vector to every example's (0 where an example has none), or None."""
+        if vector is None:
+            return None
+        if self._matrix is None or self._matrix_version != self.memory.version:
+            rows = [self.memory.vector(e) for e in self.examples]
+            dims = next((len(r) for r in rows if r is not None), 0)
+            self._matrix = (np.stack([r if r is not None else np.zeros(dims, np.float32) for r in rows])
+                            if dims and rows else None)  # fmt: skip
+            self._matrix_version = self.memory.version
+        if self._matrix is None or self._matrix.shape[1] != len(vector):
+            return None
+        result: np.ndarray = self._matrix @ vector.astype(np.float32)
         return result
 
     def ties(self, seed: int) -> np.ndarray:
@@ -267,7 +284,11 @@ def retrieve(index: Index, target: Target, fold: Boundary, settings: Settings = 
     if not index.examples:
         return Retrieved((), "signals_only", "short", {})
     d = index.distances(target)
-    order = np.lexsort((index.ties(settings.seed), d))
+    cosines = index.cosines(target.vector)
+    # stage 1 orders by the signal distance; among equal distances the nearer code goes first (when there
+    # are vectors), then the seeded tie-break
+    keys = (index.ties(settings.seed), d) if cosines is None else (index.ties(settings.seed), -cosines, d)
+    order = np.lexsort(keys)
     same = index.family[order] == target.family
     dropped: Counter[str] = Counter()
     chosen = [*_walk(index, order[same], target, fold, settings.n1, dropped)]

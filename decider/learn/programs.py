@@ -13,6 +13,7 @@ from typing import Any
 
 from decider.analyse import Analysed
 from decider.decide import Decided, Engine, decide_all
+from decider.embed import Embedder
 from decider.features import FEATURES, validate_record
 from decider.learn.evaluate import Score
 from decider.learn.folds import Fold
@@ -72,15 +73,20 @@ class ProgramScorer:
     columns: Sequence[Column] = field(default_factory=default_columns)
     allowed: Callable[[str], bool] | None = None  # besides the fold: e.g. only C_boot while compiling
     spent: Callable[[], tuple[float, int]] = lambda: (0.0, 0)
+    embedder: Embedder | None = None  # stage 2 re-ranks by code similarity when set (a local one costs $0)
     _index: Index | None = None
     _restricted: dict[frozenset[str], Memory] = field(default_factory=dict)
 
     def _memory(self) -> Memory:
+        if self.embedder is not None:
+            self.memory.embed(self.embedder)
         if self.allowed is None:
             return self.memory
         key = frozenset(e.id for e in self.memory.examples if self.allowed(e.group))
         if key not in self._restricted:
-            self._restricted[key] = Memory(e for e in self.memory.examples if e.id in key)
+            restricted = Memory(e for e in self.memory.examples if e.id in key)
+            restricted.vectors, restricted.embedding_model = self.memory.vectors, self.memory.embedding_model
+            self._restricted[key] = restricted
         return self._restricted[key]
 
     def __call__(self, unit: LabelledUnit, fold: Fold) -> Score:
@@ -90,7 +96,7 @@ class ProgramScorer:
         memory = self._memory()
         engine = Engine(program=self.program, memory=memory, columns=self.columns, client=self.client,
                         boundary=Boundary(mode="evaluation", evaluation_groups=fold.eval_groups),
-                        repo_group=unit.group, validate=_validator(self.program))  # fmt: skip
+                        repo_group=unit.group, validate=_validator(self.program), embedder=self.embedder)  # fmt: skip
         if self._index is None or self._index.memory is not memory:
             self._index = Index(memory, self.columns)
         engine._index = self._index
@@ -104,7 +110,8 @@ class ProgramScorer:
 
     def describe(self) -> dict[str, Any]:
         """The program's id and kind, and the memory's digest."""
-        return {"kind": self.program.kind, "id": self.program.program_id, "memory_snapshot_digest": self.memory.digest}
+        return {"kind": self.program.kind, "id": self.program.program_id, "memory_snapshot_digest": self.memory.digest,
+                "embedding": self.embedder.model if self.embedder is not None else None}  # fmt: skip
 
 
 def decide_units(

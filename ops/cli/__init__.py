@@ -101,7 +101,7 @@ COMMANDS: dict[str, Entry] = {
     "scan": Entry(
         "ops.cli.decider",
         "scan",
-        "Decide every candidate of PATH at REV and write the reports (findings.json, SARIF, markdown, ...).",
+        "Decide every candidate of the files under PATH… and write the reports (findings.json, SARIF, ...).",
     ),
     "pre-push": Entry(
         "ops.cli.decider",

@@ -1,10 +1,12 @@
 """``ouro scan PATH`` and ``ouro pre-push``: the decider from the command line.
 
-    ouro scan PATH [--out DIR] [--fail-on blocked|findings|never] [--rev REV] [--base REV]
+    ouro scan PATH… [--out DIR] [--fail-on blocked|findings|never] [--rev REV] [--base REV]
     ouro pre-push [REMOTE] [URL] [--mode blocking|advisory] [--deadline S] [--repo PATH]   (git's stdin)
     ouro dismiss FINGERPRINT [--findings FILE] [--repo PATH]
 
-``scan`` decides in this process and writes findings.json (each finding with its ``decision``), SARIF
+``scan`` reads exactly the folders and files it is given from disk (a git checkout or a plain folder;
+``--rev``/``--base`` read the checkout's commits instead), decides in this process and writes
+findings.json (each finding with its ``decision``), SARIF
 2.1.0, findings.md, dropped_by_engine.json and manifest.json. ``pre-push`` records ``PushReceived`` and
 hands a ``DecidePush`` to the decider worker through the outbox, waits up to the deadline, and prints one
 line per decision; a push not decided in time is ``undecided: deadline`` (ADVISORY, unscored, never blocks).
@@ -25,7 +27,7 @@ from rich.console import Console
 from events import SqlEventStore, open_store
 from forge.git import git
 from schemas import Action, Decision, DecisionMade, content_id
-from schemas.errors import OuroError
+from schemas.errors import GitError, OuroError
 from schemas.settings import load_settings
 
 __all__ = ["register"]
@@ -62,16 +64,33 @@ def repo_key(repo: Path) -> str:
     return "/".join(tail) if len(tail) == 2 and all(tail) else repo.resolve().name
 
 
+def _toplevel(path: Path) -> Path | None:
+    """The git checkout holding ``path``, or None (git is used when present, never required)."""
+    folder = path if path.is_dir() else path.parent
+    try:
+        done = git("rev-parse", "--show-toplevel", cwd=folder, check=False, user_config=True)
+    except GitError:  # git is not installed: a plain folder
+        return None
+    top = done.stdout.decode("utf-8", "replace").strip()
+    return Path(top).resolve() if done.returncode == 0 and top else None
+
+
 def scan(
-    path: Annotated[Path, typer.Argument(help="A git checkout to scan.")],
-    out: Annotated[Path | None, typer.Option(help="Report folder (default PATH/.ouroboros/scan).")] = None,
+    paths: Annotated[list[Path], typer.Argument(help="Folders or files to scan (a git checkout or not).")],
+    out: Annotated[Path | None, typer.Option(help="Report folder (default ROOT/.ouroboros/scan).")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 on any BLOCK, any finding, or never.")] = (
         FailOn.NEVER
     ),
-    rev: Annotated[str, typer.Option(help="The revision scanned.")] = "HEAD",
-    base: Annotated[str | None, typer.Option(help="Decide only the change BASE..REV.")] = None,
+    rev: Annotated[str | None, typer.Option(help="Scan this commit of the checkout instead of the files on disk.")] = (
+        None
+    ),
+    base: Annotated[str | None, typer.Option(help="Decide only the change BASE..REV (REV default HEAD).")] = None,
 ) -> None:
-    """Decide every candidate of PATH at REV and write the reports (findings.json, SARIF, markdown, ...)."""
+    """Decide every candidate of the files under PATH… and write the reports (findings.json, SARIF, ...).
+
+    Without --rev/--base the files on disk are read (git or not); with them, the checkout's commits."""
+    from decider.analyse import analyse, analyse_folder
+    from decider.folder import Skipped, read_folder, scan_root
     from decider.memory import MemoryStore
     from decider.push import decide_repository
     from decider.report import compact_lines, manifest, write_reports
@@ -79,18 +98,36 @@ def scan(
     from events.projector import catch_up
     from events.store import Metadata, StreamWrite
 
-    if not path.is_dir():
-        raise OuroError(f"PATH: {path}: no such directory")
-    inside = git("rev-parse", "--is-inside-work-tree", cwd=path, check=False, user_config=True)
-    if inside.returncode != 0 or inside.stdout.decode().strip() != "true":
-        raise OuroError(f"PATH: {path} is not a git checkout")
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            raise OuroError(f"PATH: {given}: no such file or directory")
+    top = _toplevel(paths[0])
+    inside = top is not None and all(p.resolve().is_relative_to(top) for p in paths)
     settings = load_settings()
     store = open_store(settings.event_log_url)
-    head = _git(path, "rev-parse", "--verify", f"{rev}^{{commit}}")
-    key = repo_key(path)
-    run, lookup = decide_repository(settings, path, key, head, base, store=MemoryStore(store.engine))
-    folder = out or path / ".ouroboros" / "scan"
+    if rev is not None or base is not None:
+        if top is None:
+            raise OuroError(f"PATH: {paths[0]} is not in a git checkout (--rev and --base read commits)")
+        head = _git(top, "rev-parse", "--verify", f"{rev or 'HEAD'}^{{commit}}")
+        key, root = repo_key(top), top
+        within = tuple(p.resolve().relative_to(top).as_posix() for p in paths if p.resolve().is_relative_to(top))
+        scanned: dict[str, object] = {
+            "root": str(top), "rev": head, "within": list(within),
+            "skipped": [Skipped(str(p), f"outside the checkout {top}").as_dict() for p in paths
+                        if not p.resolve().is_relative_to(top)],
+        }  # fmt: skip
+        analysed = analyse(top, head, base, key, within=within)
+    else:
+        root = top if inside and top is not None else scan_root(paths)
+        folder_scan = read_folder(paths, root)
+        key = repo_key(top) if inside and top is not None else root.name
+        head, scanned = folder_scan.pin, folder_scan.manifest()
+        analysed = analyse_folder(folder_scan, key)
+    run, lookup = decide_repository(settings, root, key, head, base, store=MemoryStore(store.engine),
+                                    analysed=analysed)  # fmt: skip
+    folder = out or root / ".ouroboros" / "scan"
     meta = manifest(run, repo=key, head=head, base=base, program_source=lookup.source, note=lookup.note)
+    meta["scanned"] = scanned
     written = write_reports(run, folder, meta, lookup.note)
     message_id = content_id("scan", key, head, base, run.program_id, run.memory_digest)
     store.commit([StreamWrite(f"scan/{head}", [DecisionMade(decision=d.decision) for d in run.decided])],
@@ -98,6 +135,10 @@ def scan(
     catch_up(store, PROJECTIONS)
     for line in compact_lines(run, lookup.note):
         console.print(line, markup=False)
+    skipped = scanned.get("skipped") or []
+    assert isinstance(skipped, list)
+    if skipped:
+        console.print(f"skipped {len(skipped)} path(s) (reasons in manifest.json)", markup=False)
     console.print(f"reports in {folder}: {', '.join(sorted(written))}", markup=False)
     actions = {d.decision.action for d in run.decided}
     if (fail_on is FailOn.BLOCKED and Action.BLOCK in actions) or (

@@ -1,8 +1,9 @@
 """``ouro learn`` and ``ouro experiment``: labels, memory, evaluation, compile, curves and experiments.
 
     ouro learn labels [--corpus DIR]… [--sources FILE] [--include-title]   label set from allow-listed sources
-    ouro learn memory build                                                analyse every labelled unit
+    ouro learn memory build [--benchmark DIR --expected CSV]               analyse every labelled unit
     ouro learn evaluate [--program FILE] [--resamples N]                   outer folds, markdown + JSON
+    ouro learn evaluate --benchmark DIR --expected CSV [--jobs N]          a labelled benchmark end to end
     ouro learn compile --profile P --spec compile.toml                     compile a language-model program
     ouro learn adopt PROGRAM_ID                                            export an indexed program
     ouro learn curve [--program FILE]                                      memory-size learning curve
@@ -90,10 +91,23 @@ def memory_build(
     store: Annotated[
         bool, typer.Option(help="Also keep the examples in the decider's store (deployment reads it).")
     ] = True,
+    benchmark: Annotated[Path | None, typer.Option(help="Also a labelled benchmark's folder (one file a case).")] = (
+        None
+    ),
+    expected: Annotated[Path | None, typer.Option(help="The benchmark's expected results CSV.")] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Processes analysing the benchmark's files.")] = 1,
 ) -> None:
-    """Analyse every labelled unit with the decider's instruments (model-free; a reach miss has no record)."""
+    """Analyse every labelled unit with the decider's instruments (model-free; a reach miss has no record).
+
+    With --benchmark and --expected, the benchmark's cases become examples in the decider's store instead
+    (one group per case, labelled by the expected results; read in place, never copied into the package)."""
     from decider.learn import analyse_units, build_memory
 
+    if benchmark is not None or expected is not None:
+        if benchmark is None or expected is None:
+            raise OuroError("--benchmark and --expected go together")
+        _store_benchmark(benchmark, expected, jobs)
+        return
     ws = _workspace()
     labels = ws.labels()
     analysed = analyse_units(labels.units, ws.root / "work", _progress("analysed pairs"))
@@ -116,6 +130,26 @@ def memory_build(
         print(f"  stored: {MemoryStore(engine).save(memory)} new examples in the decider's store")
 
 
+def _store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
+    import hashlib
+    from dataclasses import replace
+
+    from decider.learn.benchmark import analyse_cases, benchmark_memory, load_cases
+    from decider.memory import Memory, MemoryStore
+    from events import ensure_schema, make_engine
+
+    cases = load_cases(benchmark, expected)
+    analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
+    digest = hashlib.sha256(expected.read_bytes()).hexdigest()
+    examples = [replace(e, id="", label_set_digest=digest) for e in benchmark_memory(cases, analysed)]
+    engine = make_engine(load_settings().event_log_url)
+    ensure_schema(engine)
+    new = MemoryStore(engine).save(Memory(examples))
+    positives = sum(e.y for e in examples)
+    print(f"benchmark {expected.name}: {len(examples)} examples ({positives} vulnerable) from {len(cases)} cases, "
+          f"{len(skipped)} file(s) skipped; stored: {new} new examples in the decider's store")  # fmt: skip
+
+
 @learn_app.command("evaluate")
 def evaluate_cmd(
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples of repositories.")] = 2000,
@@ -123,8 +157,28 @@ def evaluate_cmd(
     program: Annotated[Path | None, typer.Option(help="A program or artifact (default: the memory vote).")] = None,
     name: Annotated[str, typer.Option(help="Report file name under <state>/learn/reports/.")] = "evaluation",
     usd: Annotated[float, typer.Option(min=0, help="Ceiling of a language-model program's evaluation.")] = 7.0,
+    benchmark: Annotated[Path | None, typer.Option(help="A labelled benchmark's source folder (one file a case).")] = (
+        None
+    ),
+    expected: Annotated[Path | None, typer.Option(help="Its expected results: name, category, real, cwe.")] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Processes analysing the benchmark's files.")] = 1,
+    with_memory: Annotated[
+        bool, typer.Option("--with-memory", help="Add the examples of `ouro learn memory build` to every fold.")
+    ] = False,
+    embed_local: Annotated[
+        bool, typer.Option("--embed-local", help="Re-rank by local hashed-n-gram code embeddings ($0).")
+    ] = False,
 ) -> None:
-    """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals."""
+    """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals.
+
+    With --benchmark and --expected: score that labelled benchmark end to end (each file scanned as a folder),
+    the decider at $0 on grouped folds beside its instruments alone, with case-bootstrap intervals."""
+    if benchmark is not None or expected is not None:
+        if benchmark is None or expected is None:
+            raise OuroError("--benchmark and --expected go together")
+        _evaluate_benchmark(benchmark, expected, jobs=jobs, seed=seed, resamples=resamples, name=name,
+                            with_memory=with_memory)  # fmt: skip
+        return
     from decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
     from decider.learn.artifacts import load_program_file
     from decider.learn.programs import ProgramScorer
@@ -136,7 +190,9 @@ def evaluate_cmd(
     memory, _ = build_memory(labels.units, analysed, labels.digest)
     chosen = load_program_file(program) if program is not None else Program(kind="memory-vote")
     client = _client(usd, None) if chosen.kind == "llm-program" else None
-    scorer = ProgramScorer(chosen, memory, analysed, client=client)
+    from decider.embed import HashingEmbedder
+
+    scorer = ProgramScorer(chosen, memory, analysed, client=client, embedder=HashingEmbedder() if embed_local else None)
     plan = plan_folds(labels.units, seed)
     raws = score_folds(labels.units, plan.outer, scorer, _progress("scored units"))
     result = evaluate(labels, plan, scorer, resamples=resamples, seed=seed, program=scorer.describe(), raws=raws)
@@ -146,6 +202,41 @@ def evaluate_cmd(
     (out / f"{name}.md").write_text(markdown)
     print(markdown)
     print(f"written: {out / name}.json, {out / name}.md")
+
+
+def _evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int, resamples: int, name: str,
+                        with_memory: bool) -> None:  # fmt: skip
+    import time
+
+    from decider.assemble import packaged_program
+    from decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
+
+    cases = load_cases(benchmark, expected)
+    started = time.monotonic()
+    analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
+    analysed_s = time.monotonic() - started
+    extra = None
+    if with_memory:
+        from decider.learn import build_memory
+
+        ws = _workspace()
+        labels = ws.labels()
+        extra, _ = build_memory(labels.units, ws.analysed(labels.digest), labels.digest)
+    program = packaged_program("memory-vote")
+    if program is None:
+        raise OuroError("no packaged memory-vote program in ruleset/programs/")
+    result = evaluate_benchmark(cases, analysed, program, extra=extra, seed=seed, resamples=resamples,
+                                progress=_progress("decided folds"))  # fmt: skip
+    result["skipped"] = skipped
+    result["seconds"] = {"analyse": round(analysed_s, 1), "total": round(time.monotonic() - started, 1)}
+    markdown = render_benchmark(result)
+    out = _workspace().report_dir()
+    stem = name if name != "evaluation" else "benchmark"
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    (out / f"{stem}.md").write_text(markdown)
+    print(markdown)
+    print(f"{len(cases)} cases in {result['seconds']['total']} s ({result['seconds']['analyse']} s analysing, "
+          f"{jobs} process(es)); written: {out / stem}.json, {out / stem}.md")  # fmt: skip
 
 
 def _client(usd: float | None, calls: int | None) -> MeteredClient:

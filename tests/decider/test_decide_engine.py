@@ -12,7 +12,7 @@ from _decider_support import COLUMNS, item, memory
 from decider.adapt import MIN_USER_EXAMPLES, dismiss, dismissals, user_memory
 from decider.assemble import find_program, repo_group
 from decider.decide import Engine, decide_all, fallback_line, operating_point, platt
-from decider.memory import MemoryRefused, MemoryStore
+from decider.memory import Memory, MemoryRefused, MemoryStore
 from decider.program import OperatingPoint, Program
 from decider.repos import normalise_repo
 from events import ensure_schema, make_engine
@@ -54,6 +54,19 @@ def test_the_memory_vote_decides_at_no_cost_and_says_so() -> None:
     assert hot.decision.retrieval == "signals_only" and hot.decision.model is None
     assert "Memory vote" in hot.decision.rationale and hot.decision.cited_lines == (11,)
     assert hot.decision.signals == ("py-sql-fstring",)  # named in the rationale and present in the record
+
+
+def test_other_families_inform_the_vote_but_never_outvote_the_candidates_own() -> None:
+    vote = Program(kind="memory-vote", operating_points={"*": OperatingPoint(advisory=0.5)})
+    own_safe = [e for e in memory(2, family="insecure_temp_file").examples if e.y == 0]
+    others = [e for e in memory(12).examples if e.y == 1]  # six sql_injection positives, just as near
+    run = decide_all([item("search", hits=0, family="insecure_temp_file")],
+                     Engine(vote, Memory([*own_safe, *others]), COLUMNS))  # fmt: skip
+    (d,) = run.decided
+    assert d.neighbours["family"] == {"insecure_temp_file": 1, "sql_injection": 5}
+    assert d.raw_score is not None and d.raw_score < 0.5 and d.decision.verdict == "not_vulnerable"
+    alone = decide_all([item("search", hits=1, family="xxe")], Engine(vote, Memory(others), COLUMNS)).decided[0]
+    assert alone.raw_score is not None and 0.5 < alone.raw_score <= 2 / 3  # no own family: informs, bounded
 
 
 def test_the_lm_program_blocks_and_names_only_signals_the_record_has(model_server: Any) -> None:

@@ -81,6 +81,10 @@ def test_labels_memory_evaluate_at_zero_cost(env: Path) -> None:
     data = json.loads((env / "state" / "learn" / "reports" / "seeded.json").read_text())
     assert data["usd"] == 0 and data["cached"] is True and set(data["families"]) >= {"sql_injection"}
     assert data["leave_one_source_out"] == {"source-fixture-pairs": "insufficient data (one source)"}
+    assert data["program"]["embedding"] is None  # signals only unless asked
+    ouro("learn", "evaluate", "--resamples", "200", "--name", "embedded", "--embed-local")
+    embedded = json.loads((env / "state" / "learn" / "reports" / "embedded.json").read_text())
+    assert embedded["program"]["embedding"] == "local/hashed-ngrams-v1-256" and embedded["usd"] == 0
     leaks = ouro("learn", "audit-leaks").output
     assert "pairs," in leaks and (env / "state" / "learn" / "reports" / "leaks.json").is_file()
     curve = ouro("learn", "curve", "--size", "20", "--resamples", "50").output

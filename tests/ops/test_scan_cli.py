@@ -86,8 +86,103 @@ def test_scan_with_the_lm_program_against_the_fake_model(
     assert any(r["action"] == "BLOCK" for r in rows(shop.parent / "state"))
 
 
-def test_scan_of_a_folder_that_is_not_a_checkout_is_one_error(tmp_path: Path, shop: Path) -> None:
-    result = CliRunner().invoke(app, ["scan", str(tmp_path)])
-    assert isinstance(result.exception, OuroError) and "not a git checkout" in str(result.exception)
+_VULNERABLE = """import os
+import sqlite3
+from flask import request
+
+
+def listing(folder):
+    target = "ls " + folder
+    return os.system(target)
+
+
+def lookup(db: sqlite3.Connection):
+    name = request.args.get("name")
+    query = "SELECT * FROM users WHERE name = '" + name + "'"
+    return db.execute(query).fetchall()
+"""
+
+
+def test_scan_of_a_plain_folder_reads_it_from_disk(tmp_path: Path, shop: Path) -> None:
+    plain = tmp_path / "plain"
+    (plain / "app").mkdir(parents=True)
+    (plain / "app" / "views.py").write_text(_VULNERABLE)
+    (plain / "app" / "broken.py").write_text("def oops(:\n    return\n")
+    (plain / "app" / "blob.py").write_bytes(b"x = 1\0\0binary")
+    (plain / "app" / "huge.py").write_text("x = 1\n" * 200_000)
+    (plain / "app" / "loop").symlink_to(plain / "app", target_is_directory=True)
+    (tmp_path / "outside.py").write_text(_VULNERABLE)
+    (plain / "app" / "escape.py").symlink_to(tmp_path / "outside.py")
+    (plain / "README.md").write_text("not source")
+    result = CliRunner().invoke(app, ["scan", str(plain)])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((plain / ".ouroboros" / "scan" / "manifest.json").read_text())
+    scanned = meta["scanned"]
+    assert scanned["files"] == 1 and scanned["other_files"] == 1
+    reasons = {row["path"]: row["reason"] for row in scanned["skipped"]}
+    assert reasons["app/broken.py"].startswith("does not parse")
+    assert reasons["app/blob.py"].startswith("binary")
+    assert reasons["app/huge.py"].startswith("huge")
+    assert reasons["app/loop"].startswith("symlink loop")
+    assert reasons["app/escape.py"].startswith("outside the scanned root")
+    found = json.loads((plain / ".ouroboros" / "scan" / "findings.json").read_text())
+    dropped = json.loads((plain / ".ouroboros" / "scan" / "dropped_by_engine.json").read_text())
+    decided = {(f["path"], f["function"], f["family"]) for f in found + dropped}
+    assert ("app/views.py", "lookup", "sql_injection") in decided
+    listing = next(f for f in found + dropped if f["function"] == "listing")
+    taint = [s["message"] for s in listing["signals"] if s["instrument"] == "taint"]
+    assert taint == ["parameter (line 6) reaches os.system (command) at line 8"]  # which source, which sink, where
+    assert "skipped 5 path(s)" in result.output
+
+
+def test_scan_of_a_subfolder_of_a_checkout_scans_only_that_folder(tmp_path: Path, shop: Path) -> None:
+    every = CliRunner().invoke(app, ["scan", str(shop), "--out", str(tmp_path / "all")])
+    assert every.exit_code == 0, every.output
+    paths = {f["path"] for name in ("findings.json", "dropped_by_engine.json")
+             for f in json.loads((tmp_path / "all" / name).read_text())}  # fmt: skip
+    first = sorted(paths)[0]
+    folder = first.rsplit("/", 1)[0] if "/" in first else ""
+    ignored = shop / "untracked_dir"
+    ignored.mkdir()
+    (ignored / "views.py").write_text(_VULNERABLE)
+    (shop / ".gitignore").write_text("untracked_dir/\n")
+    one = CliRunner().invoke(app, ["scan", str(ignored), "--out", str(tmp_path / "one")])
+    assert one.exit_code == 0, one.output
+    got = {f["path"] for name in ("findings.json", "dropped_by_engine.json")
+           for f in json.loads((tmp_path / "one" / name).read_text())}  # fmt: skip
+    assert got == {"untracked_dir/views.py"}  # a git-ignored folder given is scanned, and nothing else
+    if folder:
+        sub = CliRunner().invoke(app, ["scan", str(shop / folder), "--out", str(tmp_path / "sub")])
+        assert sub.exit_code == 0, sub.output
+        got = {f["path"] for name in ("findings.json", "dropped_by_engine.json")
+               for f in json.loads((tmp_path / "sub" / name).read_text())}  # fmt: skip
+        assert got and all(p.startswith(folder + "/") for p in got)
+
+
+def test_scan_bad_arguments_are_one_error(tmp_path: Path, shop: Path) -> None:
     missing = CliRunner().invoke(app, ["scan", str(tmp_path / "nowhere")])
-    assert isinstance(missing.exception, OuroError) and "no such directory" in str(missing.exception)
+    assert isinstance(missing.exception, OuroError) and "no such file or directory" in str(missing.exception)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    delta = CliRunner().invoke(app, ["scan", str(plain), "--base", "HEAD~1"])
+    assert isinstance(delta.exception, OuroError) and "not in a git checkout" in str(delta.exception)
+
+
+def test_scan_base_keeps_the_delta_mode(tmp_path: Path, shop: Path) -> None:
+    result = CliRunner().invoke(app, ["scan", str(shop), "--base", "HEAD~1", "--out", str(tmp_path / "d")])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    assert meta["base"] is not None and meta["scanned"]["rev"] == meta["head"]
+
+
+def test_scan_of_files_scans_only_those_files(tmp_path: Path, shop: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "views.py").write_text(_VULNERABLE)
+    (plain / "other.py").write_text(_VULNERABLE)
+    result = CliRunner().invoke(app, ["scan", str(plain / "views.py"), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    got = {f["path"] for name in ("findings.json", "dropped_by_engine.json")
+           for f in json.loads((tmp_path / "r" / name).read_text())}  # fmt: skip
+    assert got == {"views.py"}
+    assert json.loads((tmp_path / "r" / "manifest.json").read_text())["scanned"]["files"] == 1

@@ -1,0 +1,274 @@
+"""The taint tracker's data: its vocabulary, the taint a value carries, a flow, a function's summary, and
+the pure helpers it folds constants and follows literal-indexed containers with."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cache
+
+from tree_sitter import Node
+
+from decider.instruments.base import RULESET, digest_files
+
+__all__ = [
+    "LITERALS", "PARAMETER", "SKIP", "TAINT_LANGUAGES", "UNHANDLED", "Entry", "Flow", "Summary", "Taint",
+    "TaintVocabulary", "container_shape", "fold", "fold_unary", "join_taints", "list_op", "literal", "map_op",
+    "node_text", "operator_of", "simple_type", "taint_version", "vocabulary_of",
+]  # fmt: skip
+
+TAINT_LANGUAGES = ("java", "python")
+"""The languages the tracker reads (others: no coverage)."""
+
+PARAMETER = "parameter"
+"""The source kind of a function's own parameters."""
+UNHANDLED = object()
+"""A container operation the precise model does not follow (the caller falls back to plain flow)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One vocabulary entry: a source, a sink or a sanitiser, and the calls it matches."""
+
+    id: str
+    names: frozenset[str]
+    receiver: re.Pattern[str] | None
+    kind: str = ""  # a source's kind
+    operation: str = ""  # a sink's operation
+    args: tuple[int, ...] | None = None  # None: any argument
+    operations: frozenset[str] = frozenset()  # a sanitiser's operations ("*": all)
+    attributes: tuple[str, ...] = ()
+    tag: str | None = None  # a framework or library prior: active only when priors are on
+    pattern: re.Pattern[str] | None = None  # names by shape (``run_ssh``), for a sink: lower confidence
+    argv_safe: bool = False  # a list or tuple argument is an argument vector, not a string to parse
+
+    def applies(self, name: str, receiver: str) -> bool:
+        named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
+        return named and (self.receiver is None or bool(self.receiver.search(receiver)))
+
+
+@dataclass(frozen=True)
+class TaintVocabulary:
+    """One language's sources, sinks, sanitisers and container mutators."""
+
+    sources: tuple[Entry, ...]
+    sinks: tuple[Entry, ...]
+    sanitizers: tuple[Entry, ...]
+    mutators: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Taint:
+    """What a value carries: the first source's kind and line, and the operations a sanitiser cleared."""
+
+    kind: str
+    line: int
+    cleared: frozenset[str] = frozenset()
+    via_call: bool = False
+    tag: str | None = None
+
+    def reaches(self, operation: str) -> bool:
+        """Whether this value is still dangerous for ``operation``."""
+        return "*" not in self.cleared and operation not in self.cleared
+
+
+@dataclass(frozen=True)
+class Flow:
+    """A source that reached a sink in one function (``sanitized``: only through a sanitiser for it)."""
+
+    function: str
+    operation: str
+    sink: str
+    sink_line: int
+    call: str
+    source_kind: str
+    source_line: int
+    sanitized: bool = False
+    via_call: bool = False
+    tags: tuple[str, ...] = ()  # the framework/library priors the source or the sink depends on
+
+    def describe(self) -> str:
+        """One line for a signal's message."""
+        how = " through a sanitiser" if self.sanitized else (" through a call" if self.via_call else "")
+        return (f"{self.source_kind} (line {self.source_line}) reaches {self.call} ({self.operation}) at line "
+                f"{self.sink_line}{how}")  # fmt: skip
+
+
+def join_taints(*values: Taint | None) -> Taint | None:
+    found = [v for v in values if v is not None]
+    if not found:
+        return None
+    best = min(found, key=lambda t: (len(t.cleared), t.kind == PARAMETER, t.tag is not None, t.line))
+    cleared = frozenset.intersection(*(t.cleared for t in found))
+    return replace(best, cleared=cleared, via_call=any(t.via_call for t in found))
+
+
+@cache
+def vocabulary_of(language: str) -> TaintVocabulary | None:
+    """The packaged vocabulary of a language, or None when the tracker does not cover it."""
+    path = RULESET / "taint" / f"{language}.toml"
+    if language not in TAINT_LANGUAGES or not path.exists():
+        return None
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+
+    def entry(row: dict[str, object], kind: str) -> Entry:
+        where = f"taint/{language}.toml: {kind} {row.get('id')!r}"
+        try:
+            args = row.get("args", "any")
+            receiver = row.get("receiver")
+            return Entry(
+                id=str(row["id"]),
+                names=frozenset(str(n) for n in row.get("names", [])),  # type: ignore[attr-defined]
+                receiver=re.compile(str(receiver)) if receiver is not None else None,
+                kind=str(row.get("kind", "")),
+                operation=str(row.get("operation", "")),
+                args=None if args == "any" else tuple(int(a) for a in args),  # type: ignore[attr-defined]
+                operations=frozenset(str(o) for o in row.get("operations", [])),  # type: ignore[attr-defined]
+                attributes=tuple(str(a) for a in row.get("attributes", [])),  # type: ignore[attr-defined]
+                tag=str(row.get("framework", row.get("library"))) if ("framework" in row or "library" in row) else None,
+                pattern=re.compile(str(row["pattern"])) if "pattern" in row else None,
+                argv_safe=bool(row.get("argv_safe", False)),
+            )
+        except (KeyError, TypeError, ValueError, re.error) as exc:
+            raise ValueError(f"{where}: {exc}") from exc
+
+    return TaintVocabulary(
+        sources=tuple(entry(r, "source") for r in raw.get("source", [])),
+        sinks=tuple(entry(r, "sink") for r in raw.get("sink", [])),
+        sanitizers=tuple(entry(r, "sanitizer") for r in raw.get("sanitizer", [])),
+        mutators=frozenset(raw.get("propagate", {}).get("mutators", [])),
+    )
+
+
+@cache
+def taint_version(language: str) -> str:
+    """The digest of the language's taint vocabulary."""
+    return digest_files([RULESET / "taint" / f"{language}.toml"], "taint-1")
+
+
+@dataclass
+class Summary:
+    """What a same-file function does with its parameters: which reach its return, which reach a sink."""
+
+    returns: set[int] = field(default_factory=set)
+    sinks: dict[int, set[tuple[str, str, str | None]]] = field(default_factory=dict)
+
+
+LITERALS = frozenset(
+    {"string_literal", "character_literal", "decimal_integer_literal", "hex_integer_literal", "octal_integer_literal",
+     "binary_integer_literal", "decimal_floating_point_literal", "true", "false", "null_literal", "class_literal",
+     "this", "integer", "float", "none", "ellipsis"}
+)  # fmt: skip
+SKIP = frozenset(
+    {"lambda_expression", "method_reference", "class_body", "class_declaration", "lambda", "function_definition",
+     "class_definition", "decorated_definition", "comment", "line_comment", "block_comment"}
+)  # fmt: skip
+
+
+def node_text(node: Node | None) -> str:
+    return re.sub(r"\s+", "", (node.text or b"").decode("utf-8", "replace")) if node is not None else ""
+
+
+def simple_type(node: Node | None) -> str:
+    text = re.sub(r"<.*", "", node_text(node))
+    return text.rsplit(".", 1)[-1]
+
+
+def container_shape(node: Node) -> list[Taint | None] | dict[object, Taint | None] | None:
+    """An empty list or map made here (``new ArrayList<>()``, ``[]``, ``{}``), else None."""
+    made = simple_type(node.child_by_field_name("type")) if node.type == "object_creation_expression" else ""
+    if made.endswith(("List", "Vector", "Deque", "Stack")) or (node.type == "list" and not node.named_children):
+        return []
+    if made.endswith(("Map", "Hashtable", "Properties")) or (node.type == "dictionary" and not node.named_children):
+        return {}
+    return None
+
+
+def list_op(slot: list[Taint | None], name: str, keys: list[object], values: list[Taint | None]) -> object:
+    if name in ("add", "addLast", "append", "offer") and len(values) == 1:
+        slot.append(values[0])
+        return None
+    index = keys[0] if keys and isinstance(keys[0], int) and not isinstance(keys[0], bool) else None
+    if name in ("add", "insert") and len(values) == 2 and index is not None and 0 <= index <= len(slot):
+        slot.insert(index, values[1])
+        return None
+    if name in ("remove", "pop") and len(keys) == 1 and index is not None and 0 <= index < len(slot):
+        return slot.pop(index)
+    if name == "get" and len(keys) == 1 and index is not None:
+        return slot[index] if -len(slot) <= index < len(slot) else None
+    return UNHANDLED
+
+
+def map_op(slot: dict[object, Taint | None], name: str, keys: list[object], values: list[Taint | None]) -> object:
+    key = keys[0] if keys else None
+    if key is None:
+        return UNHANDLED
+    if name == "put" and len(values) == 2:
+        slot[key] = values[1]
+        return None
+    if name in ("get", "remove"):
+        return slot.pop(key, None) if name == "remove" else slot.get(key)
+    if name == "getOrDefault" and len(values) == 2:
+        return join_taints(slot.get(key), values[1]) if key not in slot else slot[key]
+    return UNHANDLED
+
+
+def operator_of(node: Node) -> str:
+    op = node.child_by_field_name("operator")
+    return node_text(op) if op is not None else next((node_text(c) for c in node.children if not c.is_named), "")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_ARITHMETIC: dict[str, Callable[[int, int], object]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b if b else None, "%": lambda a, b: a % b if b else None,
+    ">": lambda a, b: a > b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b,
+}  # fmt: skip
+_LOGIC: dict[str, Callable[[bool, bool], bool]] = {
+    "&&": lambda a, b: a and b, "and": lambda a, b: a and b, "||": lambda a, b: a or b, "or": lambda a, b: a or b,
+}  # fmt: skip
+
+
+def fold(op: str, left: object, right: object) -> object:
+    """A binary operator over two known literals (ints, strings, booleans), else None."""
+    if left is None or right is None:
+        return None
+    if op in _ARITHMETIC and _is_int(left) and _is_int(right):
+        return _ARITHMETIC[op](left, right)  # type: ignore[arg-type]
+    if op == "+" and isinstance(left, str) and isinstance(right, str):
+        return left + right
+    if op in ("==", "!="):
+        return (left == right) == (op == "==")
+    if op in _LOGIC and isinstance(left, bool) and isinstance(right, bool):
+        return _LOGIC[op](left, right)
+    return None
+
+
+def fold_unary(text: str, inner: object) -> object:
+    if text.startswith(("!", "not")):
+        return (not inner) if isinstance(inner, bool) else None
+    return -inner if text.startswith("-") and _is_int(inner) else None  # type: ignore[operator]
+
+
+def literal(node: Node) -> object:
+    kind = node.type
+    text = (node.text or b"").decode("utf-8", "replace")
+    if kind in ("decimal_integer_literal", "integer"):
+        try:
+            return int(text.rstrip("lL").replace("_", ""))
+        except ValueError:
+            return None
+    if kind in ("true", "false"):
+        return kind == "true"
+    if kind == "character_literal":
+        return text[1:-1] if len(text) == 3 else None
+    plain = kind == "string" and not any(c.type == "interpolation" for c in node.named_children)
+    if (kind == "string_literal" or plain) and len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        inner = text[1:-1]
+        return inner if "\\" not in inner else None
+    return None

@@ -1,0 +1,105 @@
+"""Which external input reaches which sensitive sink, inside one function, through its statements.
+
+An intra-procedural, statement-ordered taint tracker over the tree-sitter tree (Java and Python): a
+function's parameters and the vocabulary's sources (request parameters, headers, cookies, files, the
+environment, stdin) taint what they are assigned to; assignments, string building, containers filled with
+``add``/``put``/``append`` and calls carry taint on; a plain reassignment clears it, one inside a branch or
+a loop only adds to it; a sanitiser clears it for its operations only. A call to a function of the same file
+goes through that function's summary (which parameters reach its return value, and which reach a sink in
+it), so a wrapper the roles step would infer is followed. Every flow says which source reached which sink
+at which lines. The vocabulary is data: ``ruleset/taint/<language>.toml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tree_sitter import Node
+
+from decider.instruments._taint_model import (
+    PARAMETER,
+    TAINT_LANGUAGES,
+    Flow,
+    Summary,
+    Taint,
+    TaintVocabulary,
+    node_text,
+    taint_version,
+    vocabulary_of,
+)
+from decider.instruments._taint_tracker import Tracker
+
+__all__ = ["TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version", "vocabulary_of"]
+
+
+def _param_name(child: Node, java: bool) -> list[str]:
+    if java:
+        named = child.child_by_field_name("name")
+        if named is None and child.type == "spread_parameter":
+            named = next((c.child_by_field_name("name") for c in child.named_children
+                          if c.type == "variable_declarator"), None)  # fmt: skip
+        return [node_text(named)] if named is not None else []
+    if child.type == "identifier":
+        return [node_text(child)]
+    if child.type in ("typed_parameter", "default_parameter", "typed_default_parameter"):
+        named = child.child_by_field_name("name") or next(
+            (c for c in child.named_children if c.type == "identifier"), None
+        )
+        return [node_text(named)] if named is not None else []
+    if child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+        return [node_text(c) for c in child.named_children if c.type == "identifier"]
+    return []
+
+
+def _params_in_order(node: Node, java: bool) -> list[str]:
+    """A declaration's parameter names in order (Python's ``self``/``cls`` left out)."""
+    params = node.child_by_field_name("parameters")
+    names = [name for child in (params.named_children if params else []) for name in _param_name(child, java)]
+    return names[1:] if not java and names[:1] in (["self"], ["cls"]) else names
+
+
+def _run(tracker: Tracker, node: Node, params: Iterable[str]) -> Tracker:
+    for param in params:
+        tracker.env[param] = Taint(PARAMETER, node.start_point.row + 1)
+    tracker.stmt(node.child_by_field_name("body"))
+    return tracker
+
+
+def _summaries(language: str, vocab: TaintVocabulary, declared: list[tuple[str, Node]]) -> dict[str, Summary]:
+    """Per simple name: which parameters reach the return value and which reach a sink (two rounds, so a
+    helper calling a helper is followed)."""
+    java = language == "java"
+    summaries: dict[str, Summary] = {}
+    for _ in range(2):
+        fresh: dict[str, Summary] = {}
+        for name, node in declared:
+            summary = fresh.setdefault(name.rsplit(".", 1)[-1].split("#", 1)[0], Summary())
+            for index, param in enumerate(_params_in_order(node, java)):
+                tracker = _run(Tracker(language, vocab, summaries, name), node, [param])
+                if tracker.returns is not None and tracker.returns.kind == PARAMETER:
+                    summary.returns.add(index)
+                for flow in tracker.flows:
+                    if flow.source_kind == PARAMETER and not flow.sanitized:
+                        tag = flow.tags[0] if flow.tags else None
+                        summary.sinks.setdefault(index, set()).add((flow.operation, flow.sink, tag))
+        summaries = fresh
+    return summaries
+
+
+def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Flow, ...]:
+    """Every flow in the given functions (qualified name, declaration node) of one file."""
+    vocab = vocabulary_of(language)
+    if vocab is None:
+        return ()
+    declared = [(name, node) for name, node in functions if node.child_by_field_name("body") is not None]
+    summaries = _summaries(language, vocab, declared)
+    flows: list[Flow] = []
+    for name, node in declared:
+        tracker = _run(Tracker(language, vocab, summaries, name), node, _params_in_order(node, language == "java"))
+        seen: set[tuple[object, ...]] = set()
+        for flow in tracker.flows:
+            key = (flow.operation, flow.sink_line, flow.source_kind, flow.source_line, flow.sanitized)
+            if key not in seen:
+                seen.add(key)
+                flows.append(flow)
+    return tuple(flows)

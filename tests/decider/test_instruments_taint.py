@@ -1,0 +1,169 @@
+"""The taint tracker on hand-written servlets in the shape of a labelled benchmark (one vulnerable and one
+safe variant per trick) and on Python functions: which source reaches which sink, at which lines."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from decider.instruments import untagged_symbols
+from decider.instruments.base import RULESET
+from decider.instruments.taint import Flow
+from decider.languages import parse_source
+
+_SERVLET = """package bench;
+
+public class Case extends HttpServlet {{
+    @Override
+    public void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {{
+        String param = request.getParameter("q");
+        String bar;
+{body}
+        String sql = "SELECT * FROM users WHERE name = '" + bar + "'";
+        java.sql.Statement statement = DatabaseHelper.getSqlStatement();
+        statement.executeQuery(sql);
+    }}
+}}
+"""
+
+_TRICKS = {
+    "constant condition": (
+        '        int num = 106;\n        if ((7 * 42) - num > 200) bar = "safe";\n        else bar = param;\n',
+        '        int num = 86;\n        if ((7 * 42) - num > 200) bar = "safe";\n        else bar = param;\n',
+    ),
+    "ternary": (
+        '        int num = 50;\n        bar = (7 * 18) + num > 200 ? "safe" : param;\n',
+        '        int num = 196;\n        bar = (7 * 18) + num > 200 ? "safe" : param;\n',
+    ),
+    "map key": (
+        "        java.util.HashMap<String, Object> map = new java.util.HashMap<String, Object>();\n"
+        '        map.put("keyA", "a_Value");\n        map.put("keyB", param);\n'
+        '        bar = (String) map.get("keyB");\n',
+        "        java.util.HashMap<String, Object> map = new java.util.HashMap<String, Object>();\n"
+        '        map.put("keyA", "a_Value");\n        map.put("keyB", param);\n'
+        '        bar = (String) map.get("keyA");\n',
+    ),
+    "list index": (
+        "        java.util.List<String> values = new java.util.ArrayList<String>();\n"
+        '        values.add("safe");\n        values.add(param);\n        values.add("moresafe");\n'
+        "        values.remove(0);\n        bar = values.get(0);\n",
+        "        java.util.List<String> values = new java.util.ArrayList<String>();\n"
+        '        values.add("safe");\n        values.add(param);\n        values.add("moresafe");\n'
+        "        values.remove(0);\n        bar = values.get(1);\n",
+    ),
+    "switch": (
+        '        char target = "ABC".charAt(2);\n        switch (target) {\n'
+        "            case 'A': bar = \"bob\"; break;\n            case 'C': bar = param; break;\n"
+        '            default: bar = "uncle"; break;\n        }\n',
+        '        char target = "ABC".charAt(1);\n        switch (target) {\n'
+        "            case 'A': bar = param; break;\n            case 'B': bar = \"bob\"; break;\n"
+        "            default: bar = param; break;\n        }\n",
+    ),
+    "string building and a helper": (
+        "        StringBuilder sb = new StringBuilder();\n        sb.append(param);\n"
+        "        bar = doSomething(sb.toString());\n",
+        "        StringBuilder sb = new StringBuilder();\n        sb.append(param);\n"
+        '        bar = doSomething("constant");\n',
+    ),
+}
+_HELPER = """
+    private static String doSomething(String value) {
+        String out = value.trim();
+        return out;
+    }
+"""
+
+
+def _flows(source: str, language: str = "java") -> list[Flow]:
+    path = "Case.java" if language == "java" else "app.py"
+    parsed = parse_source(path, language, source.encode())
+    assert not parsed.has_errors
+    return [f for f in parsed.flows if not f.sanitized]
+
+
+def _sql_flows(body: str) -> list[Flow]:
+    source = _SERVLET.format(body=body)
+    source = source[: source.rstrip().rfind("}")] + _HELPER + "}\n"
+    return [f for f in _flows(source) if f.operation == "sql"]
+
+
+@pytest.mark.parametrize("trick", sorted(_TRICKS))
+def test_each_trick_separates_the_vulnerable_from_the_safe_variant(trick: str) -> None:
+    vulnerable, safe = _TRICKS[trick]
+    found = _sql_flows(vulnerable)
+    assert found, f"{trick}: the vulnerable variant has no flow"
+    flow = found[0]
+    assert flow.function.endswith("doPost") and flow.source_line == 6 and flow.call == "statement.executeQuery"
+    assert flow.source_kind in ("request", "parameter") and flow.sink_line > flow.source_line
+    assert _sql_flows(safe) == [], f"{trick}: the safe variant still has a flow"
+
+
+def test_a_sanitiser_clears_only_its_own_operation() -> None:
+    source = """class C {
+    void doPost(HttpServletRequest request, HttpServletResponse response) throws Exception {
+        String param = request.getHeader("h");
+        String safe = org.owasp.esapi.ESAPI.encoder().encodeForHTML(param);
+        response.getWriter().println(safe);
+        new java.io.File(safe);
+    }
+}
+"""
+    parsed = parse_source("C.java", "java", source.encode())
+    by_operation = {f.operation: f for f in parsed.flows}
+    assert by_operation["html_output"].sanitized and not by_operation["file_path"].sanitized
+    assert "through a sanitiser" in by_operation["html_output"].describe()
+
+
+def test_python_sources_sinks_and_a_wrapper() -> None:
+    source = """import os
+import subprocess
+
+
+def run(command):
+    return subprocess.check_output(command, shell=True)
+
+
+def handler(request):
+    name = os.environ.get("NAME")
+    cmd = f"ls {name}"
+    run(cmd)
+    safe = int(name)
+    os.system("echo %d" % safe)
+"""
+    flows = _flows(source, "python")
+    wrapper = [f for f in flows if f.function == "run"]
+    assert wrapper and wrapper[0].source_kind == "parameter" and wrapper[0].operation == "command"
+    called = [f for f in flows if f.function == "handler"]
+    assert len(called) == 1 and called[0].via_call and called[0].source_kind == "environment"
+    assert (called[0].source_line, called[0].sink_line) == (10, 12)
+
+
+def test_untagged_taint_entries_name_no_framework_symbol() -> None:
+    for language in ("java", "python"):
+        raw = tomllib.loads((RULESET / "taint" / f"{language}.toml").read_text())
+        for kind in ("source", "sink", "sanitizer"):
+            for entry in raw.get(kind, []):
+                text = " ".join([*entry.get("names", []), *entry.get("attributes", []), entry.get("receiver", "")])
+                tagged = "framework" in entry or "library" in entry
+                assert untagged_symbols(text, tagged) == [], (language, entry["id"])
+
+
+def test_an_argument_vector_and_a_shell_quote_are_not_command_flows() -> None:
+    source = """import shlex
+import subprocess
+
+
+def delete(self, name):
+    self._run_ssh('svctask rmvdisk -force %s' % name)
+
+
+def delete_fixed(self, name):
+    self._run_ssh(['svctask', 'rmvdisk', '-force', name])
+
+
+def archive(path):
+    subprocess.check_output("tar czf out.tgz " + shlex.quote(path), shell=True)
+"""
+    flows = {f.function: f for f in _flows(source, "python")}
+    assert set(flows) == {"delete"} and flows["delete"].sink == "command.named"
