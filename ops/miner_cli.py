@@ -12,7 +12,8 @@
     ouro miner NAME mutate [--json] LABELS ITEM…      the mutation block (or report)
     ouro miner NAME scope                             generic | tenant
     ouro datalog check RULES                          a summary, or file:line:col: message (exit 2)
-    ouro datalog run RULES FACTS…                     derived atoms with their proofs, JSON lines; a line
+    ouro datalog run RULES FACTS… [--trees]           derived atoms with their proofs' last steps (whole
+                                                      trees with --trees), JSON lines; a line
                                                       that is not a fact, a fact of the wrong arity or a
                                                       predicate read but never defined: file:line, exit 2
 
@@ -278,8 +279,13 @@ def _read_facts(paths: list[Path], arities: dict[str, int]) -> list[InputFact]:
 def datalog_run(
     rules: Annotated[Path, typer.Argument(metavar="RULES", help="A .dl file.")],
     facts: Annotated[list[Path], typer.Argument(metavar="FACTS...", help="JSON-lines files of facts.")],
+    trees: Annotated[
+        bool, typer.Option("--trees", help="Each proof as its whole tree (its size grows with the derivation's depth).")
+    ] = False,
 ) -> None:
-    """Evaluate RULES over FACTS; print every derived atom of every non-input predicate with its proof."""
+    """Evaluate RULES over FACTS; print every derived atom of every non-input predicate with its proof:
+    its last step (rule, conditions, premises; a derived premise's own line continues the proof), or
+    with --trees the whole tree."""
     checked = _checked(rules)
     given = _read_facts(facts, dict(checked.checked.arities))
     try:
@@ -291,4 +297,5 @@ def datalog_run(
     for predicate in derived_predicates(checked.program):
         for args in sorted(model.facts(predicate), key=lambda row: tuple((isinstance(v, str), v) for v in row)):
             row = {"predicate": predicate, "args": [to_arg(v).model_dump(mode="json") for v in args]}
-            print(compact_json({**row, "proof": proof_json(model.proof(predicate, args))}))
+            proof = model.proof(predicate, args) if trees else model.step(predicate, args)
+            print(compact_json({**row, "proof": proof_json(proof)}))

@@ -210,3 +210,23 @@ def test_miner_test_of_the_template_passes_as_a_script() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "draft-pr-late: 12 checks passed"
+
+
+def test_datalog_run_prints_each_proofs_last_step_and_whole_trees_on_request(run: Runner, tmp_path: Path) -> None:
+    rules = tmp_path / "path.dl"
+    rules.write_text(
+        "/* predicate\n   path(X, Y): a path of edges leads from X to Y. */\n"
+        "path(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z).\n"
+    )
+    facts = tmp_path / "edges.jsonl"
+    facts.write_text('{"predicate":"edge","args":["a","b"]}\n{"predicate":"edge","args":["b","c"]}\n')
+    status, out, _err = run("datalog", "run", str(rules), str(facts))
+    last = json.loads(out.splitlines()[1])
+    assert status == 0 and last["args"] == [{"text": "a"}, {"text": "c"}]
+    assert [node["atom"] for node in last["proof"]] == ['path("a", "c")', 'path("a", "b")', 'edge("b", "c")']
+    assert last["proof"][1] == {"atom": 'path("a", "b")', "rule": "path(X, Y) :- edge(X, Y).", "at": f"{rules}:3"}
+    assert last["proof"][2]["span"] == {"file": str(facts), "line": 2}
+    status, out, _err = run("datalog", "run", str(rules), str(facts), "--trees")
+    tree = json.loads(out.splitlines()[1])["proof"]
+    assert [node["atom"] for node in tree] == ['path("a", "c")', 'path("a", "b")', 'edge("a", "b")', 'edge("b", "c")']
+    assert tree[1]["children"] == [2]
