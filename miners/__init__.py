@@ -35,7 +35,16 @@ from miners.minertest import Check, MinerTestReport, miner_test
 from miners.mutate import TEMPLATE_FLOOR, Mutant, MutationResult, mutants, mutate
 from miners.pbo import DEFAULT_BLOCKS, WAITS_FOR_LABELS, Pbo, pbo
 from miners.registry import MINERS_PATH_ENV, Miner, discover, find_miner, load_miner, miner_folders
-from miners.rules import KNEE, SCORE, Rules, check_program, check_rules, derived_predicates, run_rules
+from miners.rules import (
+    KNEE,
+    SCORE,
+    Rules,
+    check_program,
+    check_rules,
+    check_sources,
+    derived_predicates,
+    run_rules,
+)
 from miners.scaffold import new_miner
 
 __all__ = [
@@ -73,6 +82,7 @@ __all__ = [
     "best_knee",
     "check_program",
     "check_rules",
+    "check_sources",
     "compact_json",
     "confusion",
     "corpus_items",

@@ -71,7 +71,8 @@ def proof_facts(proof: ProofNode) -> tuple[Fact, ...]:
 def proof_json(proof: ProofNode) -> list[dict[str, Any]]:
     """A proof tree as a flat list, root first, each distinct atom once (deep proofs stay flat): a
     derived node has its rule, where the rule is written, its children (indices into the list) and
-    the conditions it checked; a leaf has its span."""
+    the conditions it checked; a leaf has its span. A node ``Model.step`` left unexpanded has its rule
+    and where it is written, and neither children nor conditions."""
     nodes = list(proof.walk())
     index = {node.atom: number for number, node in enumerate(nodes)}
     found: list[dict[str, Any]] = []
@@ -84,6 +85,9 @@ def proof_json(proof: ProofNode) -> list[dict[str, Any]]:
                     "span": None if span is None else span.model_dump(mode="json", exclude={"schema_version"}),
                 }
             )
+            continue
+        if not node.expanded:
+            found.append({"atom": str(node.atom), "rule": str(node.rule), "at": str(node.rule.location)})
             continue
         found.append(
             {

@@ -12,7 +12,7 @@ engine ``knee(κ)`` as an input fact when a knee is set; with no knee the relati
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,12 +25,22 @@ from miners.datalog import (
     Program,
     Value,
     check,
+    check_defined,
     evaluate,
     parse,
 )
 from miners.errors import FactsError, RulesError
 
-__all__ = ["KNEE", "SCORE", "Rules", "check_program", "check_rules", "derived_predicates", "run_rules"]
+__all__ = [
+    "KNEE",
+    "SCORE",
+    "Rules",
+    "check_program",
+    "check_rules",
+    "check_sources",
+    "derived_predicates",
+    "run_rules",
+]
 
 KNEE = "knee"
 """The input relation a rule reads its threshold from: ``knee(K)``."""
@@ -86,6 +96,16 @@ def check_rules(source: Path | str, file: str | None = None, require_doc: bool =
     except ParseError as exc:
         raise RulesError(exc.file, exc.line, exc.column, exc.message) from exc
     return check_program(program, require_doc)
+
+
+def check_sources(rules: Rules, given: Collection[str]) -> None:
+    """Every predicate a rule reads is derived, declared, documented in the ``/* predicate */`` block
+    or among ``given`` (the input's predicates); raises ``RulesError`` at the first that is none."""
+    try:
+        check_defined(rules.checked, given)
+    except ContractError as exc:
+        file, line = exc.file or rules.program.file, exc.line or 1
+        raise RulesError(file, line, _column(rules.program, exc.line), exc.message) from exc
 
 
 def derived_predicates(program: Program) -> tuple[str, ...]:

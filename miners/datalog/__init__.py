@@ -2,6 +2,7 @@
 
     program = parse(text, file="rules.dl")        # Program, or ParseError
     checked = check(program)                      # CheckedProgram: safe, stratified, or ContractError
+    check_defined(checked, given_predicates)      # every predicate a rule reads has a source
     model = evaluate(checked, facts)              # Model: facts(pred), proof(pred, args)
 
 Stratified programs are evaluated bottom-up, semi-naively, with join plans compiled to Python and
@@ -12,7 +13,7 @@ Pure: the standard library only.
 
 from __future__ import annotations
 
-from miners.datalog.check import CheckedProgram, CheckedRule, check
+from miners.datalog.check import CheckedProgram, CheckedRule, check, check_defined
 from miners.datalog.engine import InputFact, evaluate
 from miners.datalog.errors import (
     ArityError,
@@ -21,6 +22,7 @@ from miners.datalog.errors import (
     DeclarationError,
     FactError,
     ParseError,
+    UndefinedPredicateError,
     UnknownFactError,
     UnsafeRuleError,
     UnstratifiedError,
@@ -72,12 +74,14 @@ __all__ = [
     "Rule",
     "Stratum",
     "Term",
+    "UndefinedPredicateError",
     "UnknownFactError",
     "UnsafeRuleError",
     "UnstratifiedError",
     "Value",
     "Variable",
     "check",
+    "check_defined",
     "evaluate",
     "parse",
 ]

@@ -7,10 +7,17 @@ the rule binds it, wherever that atom is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, replace
 
-from miners.datalog.errors import ArityError, ContractError, DeclarationError, UnsafeRuleError
+from miners.datalog.errors import (
+    ArityError,
+    ContractError,
+    DeclarationError,
+    UndefinedPredicateError,
+    UnsafeRuleError,
+)
 from miners.datalog.strata import Stratum, stratify
 from miners.datalog.syntax import (
     Atom,
@@ -26,7 +33,7 @@ from miners.datalog.syntax import (
     Variable,
 )
 
-__all__ = ["MAX_POSITIVE_ATOMS", "CheckedProgram", "CheckedRule", "check", "value_has_type"]
+__all__ = ["MAX_POSITIVE_ATOMS", "CheckedProgram", "CheckedRule", "check", "check_defined", "value_has_type"]
 
 MAX_POSITIVE_ATOMS = 16
 """Most positive atoms one rule may join: each becomes a nested loop of a compiled Python function,
@@ -68,6 +75,30 @@ def check(program: Program) -> CheckedProgram:
     rules = tuple(_check_rule(rule) for rule in numbered)
     strata = stratify(list(arities), numbered)
     return CheckedProgram(program, rules, strata, arities, types)
+
+
+_DOCUMENTED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def check_defined(checked: CheckedProgram, given: Collection[str]) -> None:
+    """Raise ``UndefinedPredicateError`` at the first rule that reads a predicate with no source: no
+    rule derives it, no fact or ``.decl`` of the program names it, the ``/* predicate */`` block does
+    not document it (``name(`` there), and it is not in ``given`` (the predicates of the input facts).
+    Not part of ``check``: an input predicate may have no facts in one run, so only a caller holding
+    the input knows what is given."""
+    program = checked.program
+    defined = {rule.head.predicate for rule in program.rules} | {fact.atom.predicate for fact in program.facts}
+    defined |= {declaration.predicate for declaration in program.declarations}
+    defined |= set(_DOCUMENTED.findall(program.predicate_doc or ""))
+    for rule in program.rules:
+        for literal in rule.body:
+            atom = literal.atom if isinstance(literal, Negation) else literal
+            if isinstance(atom, Atom) and atom.predicate not in defined and atom.predicate not in given:
+                message = (
+                    f"{atom.predicate} is defined nowhere (no rule, fact, .decl, /* predicate */ entry or "
+                    f"input fact): read in {rule}"
+                )
+                raise UndefinedPredicateError(message, atom.location.file, atom.location.line)
 
 
 def value_has_type(value: Value, kind: str) -> bool:

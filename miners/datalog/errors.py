@@ -7,7 +7,8 @@
     │   ├── UnstratifiedError    recursion through negation (names the cycle)
     │   ├── ArityError           one predicate used with two arities (names both places)
     │   ├── DeclarationError     a `.decl` repeated, or a constant of the wrong declared type
-    │   └── FactError            an input fact of the wrong arity or type, or an unsupported value
+    │   ├── FactError            an input fact of the wrong arity or type, or an unsupported value
+    │   └── UndefinedPredicateError  a rule reads a predicate nothing defines (no rule, fact or declaration)
     └── UnknownFactError         a proof asked for an atom the model does not hold
 
 Every error is permanent: the same program and facts fail the same way, so nothing retries.
@@ -23,6 +24,7 @@ __all__ = [
     "DeclarationError",
     "FactError",
     "ParseError",
+    "UndefinedPredicateError",
     "UnknownFactError",
     "UnsafeRuleError",
     "UnstratifiedError",
@@ -73,6 +75,11 @@ class DeclarationError(ContractError):
 class FactError(ContractError):
     """An input fact the engine cannot take: wrong arity or declared type, or a value that is not
     a string, an int or a finite float."""
+
+
+class UndefinedPredicateError(ContractError):
+    """A rule reads a predicate that no rule derives and no fact, ``.decl`` or ``/* predicate */``
+    block names: a misspelt name, most likely, that would make the rule silently derive nothing."""
 
 
 class UnknownFactError(DatalogError, LookupError):

@@ -53,6 +53,8 @@ class ProofNode:
     span: object | None
     children: tuple[ProofNode, ...] = ()
     conditions: tuple[Condition, ...] = ()
+    expanded: bool = True
+    """False for a derived premise of ``Model.step``: its rule is known, its own premises are not built."""
 
     def leaves(self) -> list[ProofNode]:
         """The extensional facts the proof rests on, each once, in the order the proof uses them."""
@@ -88,6 +90,8 @@ class ProofNode:
                 lines.append(f"{pad}{item.atom}  [fact at {item.span}]")
             elif item.atom in shown:
                 lines.append(f"{pad}{item.atom}  [shown above]")
+            elif not item.expanded:
+                lines.append(f"{pad}{item.atom}  [rule {item.rule.index}, not expanded]")
             else:
                 shown.add(item.atom)
                 lines.append(f"{pad}{item.atom}  [rule {item.rule.index} at {item.rule.location}: {item.rule}]")
@@ -149,6 +153,25 @@ class Model:
             built[atom] = ProofNode(atom, rule, None, tuple(built[c] for c in children), conditions)
             stack.pop()
         return built[root]
+
+    def step(self, predicate: str, args: tuple[Value, ...]) -> ProofNode:
+        """The last step of ``predicate(args)``'s proof, at the cost of one rule's substitution: the
+        node with its rule and conditions, each given premise a leaf with its span, each derived
+        premise a node with its rule left unexpanded (its own ``step`` continues the proof). A given
+        atom is its own leaf. ``UnknownFactError`` if the model lacks it."""
+        root = GroundAtom(predicate, tuple(args))
+        found = self._premises(root)
+        if found is None:
+            return ProofNode(root, None, self._given(root).span)
+        children, conditions, rule = found
+        nodes = []
+        for child in children:
+            derivation = self._derivation(child)
+            if isinstance(derivation, Given):
+                nodes.append(ProofNode(child, None, derivation.span))
+            else:
+                nodes.append(ProofNode(child, self._checked.rules[int(derivation[0])].rule, None, expanded=False))
+        return ProofNode(root, rule, None, tuple(nodes), conditions)
 
     def _derivation(self, atom: GroundAtom) -> Derivation:
         relation = self._relations.get(atom.predicate)

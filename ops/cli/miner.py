@@ -14,7 +14,10 @@
     ouro miner NAME mutate [--json] LABELS ITEM…      the mutation block (or report)
     ouro miner NAME scope                             generic | tenant
     ouro datalog check RULES                          a summary, or file:line:col: message (exit 2)
-    ouro datalog run RULES FACTS…                     derived atoms with their proofs, JSON lines
+    ouro datalog run RULES FACTS… [--trees]           derived atoms with their proofs' last steps (whole
+                                                      trees with --trees), JSON lines; a line
+                                                      that is not a fact, a fact of the wrong arity or a
+                                                      predicate read but never defined: file:line, exit 2
 
 NAME is a miner's ``NAME`` (``draft-pr-late``) or its folder (``_template``). ITEM is a run file, a run
 directory, a directory of runs or a quoted glob (``'<state>/*/events.jsonl'``). Bad input is one
@@ -36,12 +39,14 @@ from miners import (
     DEFAULT_BLOCKS,
     CorpusItem,
     FactLineProblem,
+    FactsError,
     Labels,
     MinerUsageError,
     Rules,
     RulesError,
     backtest,
     check_rules,
+    check_sources,
     compact_json,
     corpus_items,
     derived_predicates,
@@ -285,21 +290,19 @@ def datalog_check(rules: Annotated[Path, typer.Argument(metavar="RULES", help="A
 
 
 def _read_facts(paths: list[Path], arities: dict[str, int]) -> list[InputFact]:
-    """Every fact of the files; a bad line (or a fact of the wrong arity) is reported and skipped."""
+    """Every fact of the files; ``FactsError`` naming file:line at the first line that is not a fact
+    or a fact whose arity disagrees with the rules or with an earlier fact."""
     given: list[InputFact] = []
     for path in paths:
         if not path.is_file():
             raise MinerUsageError(f"{path}: no such facts file")
         for item in read_fact_lines(path):
             if isinstance(item, FactLineProblem):
-                print(item, file=sys.stderr)
-                continue
+                raise FactsError(str(item))
             arity = arities.setdefault(item.predicate, len(item.args))
             if arity != len(item.args):
                 where = f"{item.span.file}:{item.span.line}" if item.span else str(path)
-                problem = f"{item.predicate} takes {arity} argument(s), this fact has {len(item.args)}"
-                print(f"{where}: {problem}", file=sys.stderr)
-                continue
+                raise FactsError(f"{where}: {item.predicate} takes {arity} argument(s), this fact has {len(item.args)}")
             given.append(input_fact(item))
     return given
 
@@ -308,11 +311,23 @@ def _read_facts(paths: list[Path], arities: dict[str, int]) -> list[InputFact]:
 def datalog_run(
     rules: Annotated[Path, typer.Argument(metavar="RULES", help="A .dl file.")],
     facts: Annotated[list[Path], typer.Argument(metavar="FACTS...", help="JSON-lines files of facts.")],
+    trees: Annotated[
+        bool, typer.Option("--trees", help="Each proof as its whole tree (its size grows with the derivation's depth).")
+    ] = False,
 ) -> None:
-    """Evaluate RULES over FACTS; print every derived atom of every non-input predicate with its proof."""
+    """Evaluate RULES over FACTS; print every derived atom of every non-input predicate with its proof:
+    its last step (rule, conditions, premises; a derived premise's own line continues the proof), or
+    with --trees the whole tree."""
     checked = _checked(rules)
-    model = run_rules(checked, _read_facts(facts, dict(checked.checked.arities)))
+    given = _read_facts(facts, dict(checked.checked.arities))
+    try:
+        check_sources(checked, {predicate for predicate, _args, _span in given})
+    except RulesError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
+    model = run_rules(checked, given)
     for predicate in derived_predicates(checked.program):
         for args in sorted(model.facts(predicate), key=lambda row: tuple((isinstance(v, str), v) for v in row)):
             row = {"predicate": predicate, "args": [to_arg(v).model_dump(mode="json") for v in args]}
-            print(compact_json({**row, "proof": proof_json(model.proof(predicate, args))}))
+            proof = model.proof(predicate, args) if trees else model.step(predicate, args)
+            print(compact_json({**row, "proof": proof_json(proof)}))

@@ -20,7 +20,7 @@ def test_the_miners_workload_and_both_ratios(capsys: pytest.CaptureFixture[str])
     sys.modules[spec.name] = module
     try:
         spec.loader.exec_module(module)
-        module.main(["--nodes", "30", "--edges", "50", "--seed", "3", "--runs", "40"])
+        module.main(["--nodes", "30", "--edges", "50", "--seed", "3", "--runs", "40", "--sizes", ""])
     finally:
         del sys.modules[spec.name]
     lines = capsys.readouterr().out.splitlines()

@@ -45,12 +45,14 @@ def test_the_public_surface_is_pinned_and_sorted() -> None:
         "Rule",
         "Stratum",
         "Term",
+        "UndefinedPredicateError",
         "UnknownFactError",
         "UnsafeRuleError",
         "UnstratifiedError",
         "Value",
         "Variable",
         "check",
+        "check_defined",
         "evaluate",
         "parse",
     ]
@@ -67,6 +69,7 @@ def test_the_error_tree() -> None:
         errors.ArityError,
         errors.DeclarationError,
         errors.FactError,
+        errors.UndefinedPredicateError,
     )
     assert all(issubclass(error, errors.ContractError) for error in contract)
     assert issubclass(errors.ContractError, errors.DatalogError)

@@ -20,9 +20,8 @@ def test_the_benchmark_runs_and_prints_the_ratio_last(capsys: pytest.CaptureFixt
     sys.modules[spec.name] = module
     try:
         spec.loader.exec_module(module)
-        module.main(
-            ["--nodes", "40", "--edges", "70", "--seed", "3", "--repeat", "2", "--runs", "40", "--sizes", "small"]
-        )
+        options = ["--nodes", "40", "--edges", "70", "--seed", "3", "--repeat", "2", "--runs", "40", "--sizes", "small"]
+        module.main(options)
     finally:
         del sys.modules[spec.name]
     lines = capsys.readouterr().out.splitlines()

@@ -18,9 +18,11 @@ from miners.datalog import (
     ContractError,
     DeclarationError,
     Negation,
+    UndefinedPredicateError,
     UnsafeRuleError,
     UnstratifiedError,
     check,
+    check_defined,
     parse,
 )
 from miners.datalog.check import MAX_POSITIVE_ATOMS
@@ -100,6 +102,23 @@ def test_one_predicate_with_two_arities_names_both_places() -> None:
     assert message == ("rules.dl:3: predicate edge used with arity 2 at rules.dl:1 and used with arity 3 at rules.dl:3")
     declared = _refusal(".decl edge(a: number, b: number)\np(X) :- edge(X).", ArityError)
     assert "edge declared with arity 2 at rules.dl:1 and used with arity 1 at rules.dl:2" in declared
+
+
+def test_a_predicate_read_but_never_defined_is_refused_once_the_input_is_known() -> None:
+    text = "/* predicate\n   hot(R): run R is hot. */\nhot(R) :- run(R),\n  !cold(R).\nwarm(R) :- hot(R).\n"
+    checked = check(parse(text, "rules.dl"))
+    with pytest.raises(UndefinedPredicateError) as caught:
+        check_defined(checked, {"run"})
+    assert str(caught.value) == (
+        "rules.dl:4: cold is defined nowhere (no rule, fact, .decl, /* predicate */ entry or input fact): "
+        "read in hot(R) :- run(R), !cold(R)."
+    )
+    with pytest.raises(UndefinedPredicateError, match="run is defined nowhere"):
+        check_defined(checked, {"cold"})
+    check_defined(checked, {"run", "cold"})
+    documented = "/* predicate\n   hot(R): run(R) holds and cold(R) does not. */\nhot(R) :- run(R), !cold(R).\n"
+    check_defined(check(parse(documented, "rules.dl")), ())
+    check_defined(check(parse(".decl run(r: symbol)\ncold(1).\nhot(R) :- run(R), !cold(R).", "rules.dl")), ())
 
 
 def test_declarations_may_not_repeat_and_constants_must_match_their_types() -> None:

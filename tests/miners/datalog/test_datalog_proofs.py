@@ -153,3 +153,21 @@ def test_a_program_assembled_by_hand_proves_with_the_rules_it_holds() -> None:
     mutant = replace(program, rules=(program.rules[1], program.rules[2]))
     proof = evaluate(check(mutant), [("e", (1,), None)]).proof("b", (1,))
     assert proof.rule is not None and proof.rule.index == 0 and str(proof.rule) == "b(X) :- e(X), !a(X)."
+
+
+def test_a_step_is_the_proof_cut_below_the_root_and_each_derived_premise_continues_it() -> None:
+    text = "path(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z), !blocked(Z).\nblocked(9).\n"
+    model = run(text, [("edge", (n, n + 1), Span("edges", n)) for n in range(4)])
+    tree = model.proof("path", (0, 3))
+    step = model.step("path", (0, 3))
+    assert (step.atom, step.rule, step.conditions) == (tree.atom, tree.rule, tree.conditions)
+    assert [child.atom for child in step.children] == [child.atom for child in tree.children]
+    derived, given = step.children
+    assert derived.rule is not None and derived.rule.index == 1 and not derived.expanded and derived.children == ()
+    assert given.rule is None and given.span == Span("edges", 2) and given.expanded
+    assert str(step).splitlines()[1] == "  path(0, 2)  [rule 1, not expanded]"
+    assert model.step("path", (0, 2)).children[0].atom == ("path", (0, 1))
+    leaf = model.step("edge", (1, 2))
+    assert (leaf.rule, leaf.span, leaf.children) == (None, Span("edges", 1), ())
+    with pytest.raises(UnknownFactError):
+        model.step("path", (3, 0))
