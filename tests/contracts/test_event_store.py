@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -140,10 +141,11 @@ def test_the_writer_connection_leaves_no_autocommit_behind_in_the_pool(pg_url: s
         writer = sql._local.connection
         sql._local.connection = None
         writer.close()  # back to the pool, as when the writer's thread lets it go
-        assert sql.engine.pool.checkedin() == 1
+        pool: Any = sql.engine.pool
+        assert pool.checkedin() == 1
         with sql.writing() as conn:  # takes that connection: LOCK TABLE needs a transaction block
-            conn.exec_driver_sql("SELECT 1")
-            assert not conn.connection.driver_connection.autocommit
+            driver: Any = conn.connection.driver_connection
+            assert not driver.autocommit
         sql.commit([StreamWrite("a", [_event(2)])], Metadata("t", message_id="m-pool-2"))
         assert [e.version for e in sql.read_stream("a")] == [1, 2]
     finally:
