@@ -14,6 +14,9 @@ Both sides run ``--workers`` worker processes of one pool child each, started an
 starts; the peer goes first, then ours, round by round. Redis is a private ``redis-server`` on a free port
 (``--redis-url`` to use another); PostgreSQL is a fresh database ``ouro_bench_fleet_<pid>``, dropped after.
 Peak RSS is each process's high-water mark (``VmHWM``): the worker's main process and its pool child.
+CPU per message is read from ``/proc`` over the timed part of each round, summed over the workers: their
+main processes, their pool children, and (ours, when the server is on this host) PostgreSQL's backends
+serving the bench database.
 
 A run is the fleet's unit of ingestion (a hook spools a session's events and publishes the run once);
 ``--run-events`` defaults to 40, about the median of the real sessions in ``../shared/corpora`` (15, 39
@@ -162,6 +165,11 @@ class Workers:
         """(main, pool child) VmHWM in MiB for each worker."""
         return [(_hwm(p.pid), max([_hwm(c) for c in _children(p.pid)] or [0.0])) for p in self.processes]
 
+    def cpu_s(self) -> tuple[float, float]:
+        """CPU seconds so far, (main processes, pool children), summed over the workers."""
+        mains = sum(_cpu_s(p.pid) for p in self.processes)
+        return mains, sum(_cpu_s(c) for p in self.processes for c in _children(p.pid))
+
     def stop(self) -> None:
         for process in self.processes:
             if process.poll() is None:
@@ -184,6 +192,24 @@ def _hwm(pid: int) -> float:
     return 0.0
 
 
+def _cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _pg_cpu_s(store: SqlEventStore) -> float:
+    """CPU seconds of the PostgreSQL backends on the bench database but this one (0 for a server elsewhere)."""
+    if store.engine.url.host not in ("127.0.0.1", "localhost", "::1"):
+        return 0.0
+    with store.reading() as conn:
+        pids = conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                                 " AND pid <> pg_backend_pid()")).scalars()  # fmt: skip
+        return sum(_cpu_s(int(pid)) for pid in pids)
+
+
 def _children(pid: int) -> list[int]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(p) for p in path.read_text().split()] if path.exists() else []
@@ -194,8 +220,8 @@ def _celery_argv(app: str, queues: str) -> list[str]:
             "--without-gossip", "--without-mingle", "--without-heartbeat"]  # fmt: skip
 
 
-def run_peer(broker: str, messages: int, workers: int, folder: Path) -> tuple[float, list[tuple[float, float]]]:
-    """Seconds for ``messages`` no-op tasks, and the workers' peaks."""
+def run_peer(broker: str, messages: int, workers: int, folder: Path) -> tuple[float, Peaks, Cpu]:
+    """Seconds for ``messages`` no-op tasks, the workers' peaks, and their CPU seconds over those."""
     app = noop_app(broker)
     client = redis.Redis.from_url(broker)
     env = {**os.environ, "OURO_BENCH_BROKER": broker}
@@ -206,12 +232,14 @@ def run_peer(broker: str, messages: int, workers: int, folder: Path) -> tuple[fl
             app.send_task("bench.noop", args=[{"warm": i}], queue=NOOP_QUEUE)
         _until(lambda: client.llen(NOOP_QUEUE) == 0 and client.hlen("unacked") == 0, 120, "the no-op workers")
         payload = {"message_id": "x" * 32, "path": str(folder), "run": "bench-000000", "tenant": "default"}
+        cpu = fleet.cpu_s()
         started = time.perf_counter()
         with app.producer_or_acquire() as producer:
             for _ in range(messages):
                 app.send_task("bench.noop", args=[payload], queue=NOOP_QUEUE, producer=producer)
         _until(lambda: client.llen(NOOP_QUEUE) == 0 and client.hlen("unacked") == 0, 3600, "the no-op messages")
-        return time.perf_counter() - started, fleet.peaks_mib()
+        seconds, (main, child) = time.perf_counter() - started, fleet.cpu_s()
+        return seconds, fleet.peaks_mib(), (main - cpu[0], child - cpu[1], 0.0)
     finally:
         fleet.stop()
 
@@ -223,12 +251,14 @@ def _handled(store: SqlEventStore) -> dict[str, int]:
 
 
 Peaks = list[tuple[float, float]]
+Cpu = tuple[float, float, float]
+"""CPU seconds over a round's timed part: the workers' main processes, their pool children, PostgreSQL."""
 
 
 def run_ours(
     broker: str, database: str, runs: list[Path], workers: int, folder: Path, round_: int
-) -> tuple[float, Peaks]:
-    """Seconds to ingest and mine every run, and the workers' peaks."""
+) -> tuple[float, Peaks, Cpu]:
+    """Seconds to ingest and mine every run, the workers' peaks, and the CPU seconds spent over those."""
     state = folder / "state"
     env = {**os.environ, "OURO_BROKER_URL": broker, "OURO_DATABASE_URL": database, "OURO_STATE": str(state),
            "OURO_ROOTS": str(folder), "OURO_POLLING_INTERVAL_S": "0.1"}  # fmt: skip
@@ -246,6 +276,7 @@ def run_ours(
             sender.send_task(message.TASK, args=[message.to_json_dict()], queue="miner")
         _until(lambda: _handled(store).get("miner.mine", 0) >= base + len(warm), 300, "the fleet workers")
         base = _handled(store).get("miner.mine", 0)
+        cpu, pg = fleet.cpu_s(), _pg_cpu_s(store)
         started = time.perf_counter()
         with sender.producer_or_acquire() as producer:
             for i, run in enumerate(runs):
@@ -253,7 +284,8 @@ def run_ours(
                                     run=f"r{round_}-{run.name}")  # fmt: skip
                 sender.send_task(message.TASK, args=[message.to_json_dict()], queue="miner", producer=producer)
         _until(lambda: _handled(store).get("miner.mine", 0) >= base + len(runs), 3600, "the runs to be mined")
-        return time.perf_counter() - started, fleet.peaks_mib()
+        seconds, (main, child) = time.perf_counter() - started, fleet.cpu_s()
+        return seconds, fleet.peaks_mib(), (main - cpu[0], child - cpu[1], _pg_cpu_s(store) - pg)
     finally:
         fleet.stop()
         store.close()
@@ -261,6 +293,12 @@ def run_ours(
 
 def _peaks(peaks: list[tuple[float, float]]) -> str:
     return ", ".join(f"{main:.0f} + {child:.0f} MiB" for main, child in peaks)
+
+
+def _per_message(cpu: Cpu, messages: int) -> str:
+    main, child, pg = (1000 * seconds / messages for seconds in cpu)
+    postgres = f", PostgreSQL {pg:.2f} ms" if pg else ""
+    return f"CPU per message: worker main {main:.2f} ms, pool child {child:.2f} ms{postgres}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -289,14 +327,16 @@ def main(argv: list[str] | None = None) -> None:
         ours_s, peer_s = 0.0, 0.0
         with _redis(args.redis_url, folder) as broker, fresh_pg_database(args.pg_url, "fleet") as database:
             for round_ in range(args.rounds):
-                seconds, peer_peaks = run_peer(broker, messages, args.workers, folder)
+                seconds, peer_peaks, cpu = run_peer(broker, messages, args.workers, folder)
                 peer_s += seconds
                 print(f"round {round_ + 1} peer (no-op task): {messages / seconds:,.0f} messages/s; "
-                      f"peak RSS per worker (main + pool child): {_peaks(peer_peaks)}")  # fmt: skip
-                seconds, our_peaks = run_ours(broker, database, runs, args.workers, folder, round_)
+                      f"peak RSS per worker (main + pool child): {_peaks(peer_peaks)}; "
+                      f"{_per_message(cpu, messages)}")  # fmt: skip
+                seconds, our_peaks, cpu = run_ours(broker, database, runs, args.workers, folder, round_)
                 ours_s += seconds
                 print(f"round {round_ + 1} ours: {args.events / seconds:,.0f} events/s, {messages / seconds:,.0f} "
-                      f"messages/s; peak RSS per worker (main + pool child): {_peaks(our_peaks)}")  # fmt: skip
+                      f"messages/s; peak RSS per worker (main + pool child): {_peaks(our_peaks)}; "
+                      f"{_per_message(cpu, messages)}")  # fmt: skip
         ours_rate, peer_rate = args.rounds * messages / ours_s, args.rounds * messages / peer_s
         events_rate = args.rounds * args.events / ours_s
         print(

@@ -11,7 +11,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -78,7 +78,9 @@ def make_engine(url: str) -> Engine:
     """An engine configured for the event log (WAL and immediate write transactions on SQLite)."""
     url = normalise_url(url)
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+        engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+        event.listen(engine, "checkin", _transactional)
+        return engine
     engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
@@ -148,23 +150,21 @@ class SqlEventStore:
         """Append atomically; a message id already handled by this producer appends nothing."""
 
         def append(cursor: Any) -> AppendResult:
-            self._writer.begin(cursor)
-            result = self._writer.append(cursor, writes, meta, outbox)
-            if not self._writer.postgres:
+            with cursor.connection.pipeline() if self._writer.postgres else nullcontext():
+                self._writer.begin(cursor)
+                result = self._writer.append(cursor, writes, meta, outbox)
                 cursor.execute("COMMIT")
             return result
 
         return self._on_writer(append)
 
     def _on_writer(self, work: Callable[[Any], _T]) -> _T:
-        """Run ``work`` on a cursor of this thread's writer connection and end its transaction (a worker's
-        few statements a message: no pool checkout, ping or statement compilation on the hot path)."""
+        """Run ``work`` on a cursor of this thread's writer connection (a worker's few statements a message:
+        no pool checkout, ping or statement compilation on the hot path). On PostgreSQL the connection is in
+        autocommit: a single statement is its own transaction, and an append begins and commits its own."""
         connection = self._writer_connection()
         try:
-            result = work(connection.cursor())
-            if self._writer.postgres:
-                connection.commit()
-            return result
+            return work(connection.cursor())
         except BaseException as exc:
             if not _rollback(connection, self._writer.postgres):
                 self._local.connection = None  # broken: the next call takes a fresh one from the pool
@@ -178,6 +178,10 @@ class SqlEventStore:
         connection = getattr(self._local, "connection", None)
         if connection is None:
             connection = self.engine.raw_connection()
+            if self._writer.postgres:
+                connection.rollback()  # out of whatever the pool's ping began, to switch to autocommit
+                driver: Any = connection.driver_connection
+                driver.autocommit = True
             self._local.connection = connection
         return connection
 
@@ -274,6 +278,14 @@ class SqlEventStore:
         """Record the publish of several entries in one statement."""
         if entry_ids:
             self._on_writer(lambda cursor: self._writer.mark_published(cursor, entry_ids))
+
+
+def _transactional(dbapi_connection: Any, _record: Any) -> None:
+    """A connection back in the pool leaves autocommit (the writer connection's) behind: SQLAlchemy's own
+    transactions (``writing``, ``reading``) rely on the driver beginning one."""
+    if dbapi_connection is not None and dbapi_connection.autocommit:
+        with suppress(Exception):  # the driver's own error types: a broken connection the pool replaces
+            dbapi_connection.autocommit = False
 
 
 def _rollback(connection: Any, postgres: bool) -> bool:

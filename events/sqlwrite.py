@@ -2,7 +2,10 @@
 
 SQLAlchemy's statement machinery costs more per append than the database does on SQLite, so the write
 runs as a few prepared statements on the pooled driver connection, under the same lock and in one
-transaction: head, stream versions and the handled check in one query, then the inserts.
+transaction: head, stream versions and the handled check in one query, then the inserts. On PostgreSQL
+the connection is in autocommit (a read is one round trip, with no BEGIN and COMMIT of its own) and an
+append opens its transaction itself and sends its statements pipelined: the lock and the state query in
+one round trip, the inserts in the next, the commit in the last.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ class RawWriter:
     def begin(self, cursor: Any) -> None:
         """Open the write transaction holding the position lock."""
         if self.postgres:
+            cursor.execute("BEGIN")
             cursor.execute("LOCK TABLE ouro_events IN EXCLUSIVE MODE")
         else:
             cursor.execute("BEGIN IMMEDIATE")
@@ -122,7 +126,8 @@ class RawWriter:
         return AppendResult(positions=positions, outbox=self._outbox(cursor, outbox, stamp))
 
     def mark_published(self, cursor: Any, entry_ids: Sequence[int]) -> None:
-        """Record the publish of the outbox entries ``entry_ids`` in one statement, in its own transaction."""
+        """Record the publish of the outbox entries ``entry_ids`` in one statement, in its own transaction
+        (on PostgreSQL the statement's own, the connection being in autocommit)."""
         mark = "%s" if self.postgres else "?"
         ids = f"= ANY({mark})" if self.postgres else f"IN ({', '.join(mark for _ in entry_ids)})"
         sql = f"UPDATE ouro_outbox SET attempts = attempts + 1, last_error = NULL, published_at = {mark} WHERE id {ids}"

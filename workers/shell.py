@@ -157,23 +157,33 @@ def send_through_outbox(
     return queued, _publish(store, queued, publisher or app)
 
 
-def fleet_task(message_type: type[M]) -> Callable[[Callable[[M, Context], Outcome]], Any]:
-    """Register ``handler`` as the Celery task for ``message_type`` (named by its ``TASK``)."""
+def fleet_task(message_type: type[M], *, pure: bool = False) -> Callable[[Callable[[M, Context], Outcome]], Any]:
+    """Register ``handler`` as the Celery task for ``message_type`` (named by its ``TASK``).
+
+    ``pure``: the core has no effect but its ``Outcome`` (and the event log's own idempotent appends), so a
+    message handled already is found by the append itself, whose handled check runs in its transaction
+    under the write lock; the check before the core, a round trip every message pays, is left out, and a
+    redelivered message's core runs again to append nothing. A core with effects of its own (a model
+    call, a launch) keeps the check first, so a redelivery does not repeat them."""
 
     def decorate(handler: Callable[[M, Context], Outcome]) -> Any:
         @app.task(name=message_type.TASK, bind=True, max_retries=None)
         def task(self: Any, payload: Any) -> str:
-            return run_message(self, message_type, handler, payload)
+            return run_message(self, message_type, handler, payload, pure=pure)
 
         task.message_type = message_type
         task.handler = handler
+        task.pure = pure
         return task
 
     return decorate
 
 
-def run_message(task: Any, message_type: type[M], handler: Callable[[M, Context], Outcome], payload: Any) -> str:
-    """Validate, handle, append and relay; returns what happened (for logs and Flower)."""
+def run_message(
+    task: Any, message_type: type[M], handler: Callable[[M, Context], Outcome], payload: Any, pure: bool = False
+) -> str:
+    """Validate, handle, append and relay; returns what happened (for logs and Flower). ``pure``: see
+    ``fleet_task``."""
     ctx = context()
     try:
         message = message_type.model_validate(payload)
@@ -186,14 +196,18 @@ def run_message(task: Any, message_type: type[M], handler: Callable[[M, Context]
     producer = message_type.TASK
     try:
         # Inside the retry: a failed check must retry the message, not fail (and so ack) it.
-        if ctx.store.is_handled(producer, message.message_id):
+        if not pure and ctx.store.is_handled(producer, message.message_id):
             return "duplicate"
         outcome = handler(message, ctx)
         result = ctx.store.commit(outcome.writes, Metadata.for_message(producer, message), outcome.follow_ups)
     except PermanentError as exc:
+        if pure and _handled_already(ctx, producer, message):
+            return "duplicate"
         dead_letter(ctx, task, message, exc)
         return "dead-lettered"
     except Exception as exc:
+        if pure and _handled_already(ctx, producer, message):
+            return "duplicate"
         retries = int(task.request.retries or 0)
         if retries >= ctx.settings.max_retries:
             dead_letter(ctx, task, message, exc)
@@ -204,6 +218,15 @@ def run_message(task: Any, message_type: type[M], handler: Callable[[M, Context]
     if result.outbox:
         relay_committed(ctx, result.outbox)
     return "duplicate" if result.duplicate else "appended"
+
+
+def _handled_already(ctx: Context, producer: str, message: Message) -> bool:
+    """A pure core failed: whether its message was handled already (a redelivery of a message whose run, say,
+    is gone since is a duplicate, not a failure to dead-letter). Unknown when the log cannot say."""
+    try:
+        return ctx.store.is_handled(producer, message.message_id)
+    except Exception:  # the log is what failed: the message is retried or dead-lettered as before
+        return False
 
 
 def reject(ctx: Context, task_name: str, payload: Any, exc: ValidationError) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -128,3 +129,24 @@ def test_read_pages_and_decodes(store: EventStore) -> None:
     decoded = page[0].decode()
     assert isinstance(decoded, ProbeCompleted) and decoded.probe == "p10"
     assert len(list(iter_all(store, batch=7))) == 25
+
+
+def test_the_writer_connection_leaves_no_autocommit_behind_in_the_pool(pg_url: str) -> None:
+    """On PostgreSQL the writer's connection runs in autocommit; back in the pool it must hold transactions
+    again, or a ``writing()`` that reuses it would run its lock outside one."""
+    sql = SqlEventStore.from_url(pg_url)
+    ensure_schema(sql.engine)
+    try:
+        sql.commit([StreamWrite("a", [_event(1)])], Metadata("t", message_id="m-pool-1"))
+        writer = sql._local.connection
+        sql._local.connection = None
+        writer.close()  # back to the pool, as when the writer's thread lets it go
+        pool: Any = sql.engine.pool
+        assert pool.checkedin() == 1
+        with sql.writing() as conn:  # takes that connection: LOCK TABLE needs a transaction block
+            driver: Any = conn.connection.driver_connection
+            assert not driver.autocommit
+        sql.commit([StreamWrite("a", [_event(2)])], Metadata("t", message_id="m-pool-2"))
+        assert [e.version for e in sql.read_stream("a")] == [1, 2]
+    finally:
+        sql.close()

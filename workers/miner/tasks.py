@@ -17,16 +17,18 @@ from workers.shell import Context, Outcome, fleet_task
 _ACCEPTANCE_RECORDED: set[tuple[str, str, str]] = set()
 
 
-@fleet_task(IngestRun)
+@fleet_task(IngestRun, pure=True)
 def ingest(message: IngestRun, ctx: Context) -> Outcome:
-    """miner.ingest: record a harness run, then ask for it to be mined (through the outbox)."""
+    """miner.ingest: record a harness run, then ask for it to be mined (through the outbox). Pure: a
+    redelivered message reads the run again and appends nothing."""
     recorded = ingest_run(message, ctx.settings)
     return Outcome.single(f"run/{message.run}", recorded, follow_ups=(mine_message(message, recorded.digest),))
 
 
-@fleet_task(MineRun)
+@fleet_task(MineRun, pure=True)
 def mine(message: MineRun, ctx: Context) -> Outcome:
-    """miner.mine: every accepted miner on the run; findings already recorded for it are not repeated."""
+    """miner.mine: every accepted miner on the run; findings already recorded for it are not repeated. Pure
+    (acceptance events are idempotent appends): a redelivered message mines again and appends nothing."""
     recorded = [e for e in ctx.store.read_stream(f"run/{message.run}") if e.type == "RunRecorded"]
     if not recorded:
         raise PermanentError(f"run {message.run!r} has not been recorded: nothing to mine")
