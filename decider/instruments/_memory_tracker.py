@@ -6,10 +6,11 @@ point, so the order of statements is not followed). A flow is a tainted value re
 the offset of a dereferenced pointer sum (``memory_index``), an argument of a copy, a read into a buffer
 or a format (``memory_copy``), the size of an allocation (``memory_alloc``), or a ``free``/``delete``
 (``memory_free``); a local assigned from a call's result and dereferenced (``->``, ``*``, an index) with
-no test of it before (``memory_deref``, source ``other``) is a flow too. A flow is sanitised when one of
-its tainted names is tested (an ``if``/``while``/``for`` condition, a conditional expression, an
-assertion) at or before the line of the operation; a freed pointer is sanitised when it is set to a null
-value after the free. The call names are data: ``ruleset/taint/c.toml`` (C++ reads it too).
+no test of it before (``memory_deref``, source ``other``) is a flow too. An index, copy or allocation
+flow is sanitised when one of its tainted names is compared by size (``<``, ``<=``, ``>``, ``>=`` in an
+``if``/``while``/``for`` condition, a conditional expression or an assertion) at or before the line of the
+operation; a dereference needs any test of the pointer first (a null check); a freed pointer is sanitised
+when it is set to a null value after the free. The call names are data: ``ruleset/taint/c.toml`` (C++ reads it too).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ _TESTS = frozenset(
     {"if_statement", "while_statement", "do_statement", "for_statement", "conditional_expression"}
 )  # fmt: skip
 _NULLS = frozenset({"NULL", "nullptr", "0"})
+_RELATIONAL = frozenset({"<", "<=", ">", ">="})
 _IDENTIFIERS = frozenset({"identifier"})
 
 
@@ -106,8 +108,17 @@ def _tainted(params: Iterable[str], assignments: list[tuple[str, Node, int]]) ->
     return tainted
 
 
-def _tests(body: Node) -> list[tuple[int, set[str]]]:
-    """(line, names tested) of every condition and assertion-like call."""
+def _bounded(condition: Node) -> set[str]:
+    """Names an operand of a relational comparison (``<``, ``<=``, ``>``, ``>=``) in a condition reads."""
+    found: set[str] = set()
+    for node in _walk(condition):
+        if node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) in _RELATIONAL:
+            found |= _names(node)
+    return found
+
+
+def _tests(body: Node) -> list[tuple[int, set[str], set[str]]]:
+    """(line, names tested, names compared by size) of every condition and assertion-like call."""
     out = []
     for node in _walk(body):
         condition = None
@@ -116,7 +127,7 @@ def _tests(body: Node) -> list[tuple[int, set[str]]]:
         elif node.type == "call_expression" and "assert" in node_text(node.child_by_field_name("function")).lower():
             condition = node.child_by_field_name("arguments")
         if condition is not None:
-            out.append((node.start_point.row + 1, _names(condition)))
+            out.append((node.start_point.row + 1, _names(condition), _bounded(condition)))
     return out
 
 
@@ -141,12 +152,17 @@ class _Function:
         self.flows: list[Flow] = []
 
     def tested(self, names: set[str], line: int) -> bool:
-        return any(names & tested for at, tested in self.tests if at <= line)
+        """Whether a condition at or before ``line`` tests one of ``names`` (a null check counts)."""
+        return any(names & tested for at, tested, _ in self.tests if at <= line)
+
+    def bounded(self, names: set[str], line: int) -> bool:
+        """Whether a condition at or before ``line`` compares one of ``names`` by size (a bounds check)."""
+        return any(names & compared for at, _, compared in self.tests if at <= line)
 
     def add(self, operation: str, sink: str, node: Node, names: set[str], *, kind: str = PARAMETER,
             source_line: int | None = None, sanitized: bool | None = None) -> None:  # fmt: skip
         line = node.start_point.row + 1
-        checked = self.tested(names, line) if sanitized is None else sanitized
+        checked = self.bounded(names, line) if sanitized is None else sanitized
         self.flows.append(Flow(self.name, operation, sink, line, node_text(node)[:60], kind,
                                source_line or self.start, sanitized=checked))  # fmt: skip
 

@@ -105,3 +105,9 @@ def test_constants_and_locals_of_no_parameter_make_no_flow() -> None:
 )
 def test_count_tests_counts_the_atomic_conditions(language: str, source: str, tests: int) -> None:
     assert count_tests(language, source) == tests
+
+
+def test_an_index_needs_a_size_comparison_first_a_null_test_does_not_bound_it() -> None:
+    code = "int get(int *table, int n) {\n    if (!n)\n        return 0;\n    return table[n];\n}\n"
+    assert _flows(code) == {("memory_index", "parameter", 4, False)}
+    assert _flows(code.replace("(!n)", "(n >= 16)")) == {("memory_index", "parameter", 4, True)}
