@@ -83,8 +83,9 @@ def sven_pair(row: dict[str, Any], name: str) -> Pair:
     repository = link.split("/commit/", 1)[0]
     vul_type = str(row["vul_type"]).lower()
     language = language_of(str(row["file_name"]))
-    before, moved = _with_return_type(language, str(row["func_src_before"]))
-    after, _ = _with_return_type(language, str(row["func_src_after"]))
+    before, moved_before = _with_return_type(language, str(row["func_src_before"]))
+    after, moved_after = _with_return_type(language, str(row["func_src_after"]))
+    changes = row.get("line_changes") or {}
     return Pair(
         name=name,
         kind="pair",
@@ -92,7 +93,7 @@ def sven_pair(row: dict[str, Any], name: str) -> Pair:
         language=language,
         family=CWE_FAMILY.get(vul_type, "unknown"),
         function=_defined_name(language, before, str(row["func_name"])),
-        line=_first_line(row.get("line_changes") or {}) + moved,
+        line=_first_line(changes) + (moved_before if changes.get("deleted") else moved_after),
         tier=LabelTier.ADVISORY,
         provenance=Provenance.HUMAN,
         licence="unknown",
