@@ -47,14 +47,15 @@ def test_the_real_corpus(shared_corpora: Path) -> None:
 
 
 def test_a_c_function_cut_at_its_name_gets_a_return_type_on_both_sides() -> None:
+    before = "put(char *dst, int n)\n{\n    dst[n] = 0;\n}\n"
+    after = "put(char *dst, int n)\n{\n    if (n < 8)\n        dst[n] = 0;\n}\n"
     row = ROW | {
         "func_name": "put", "file_name": "src/buf.c", "vul_type": "cwe-787",
-        "func_src_before": "put(char *dst, int n)\n{\n    dst[n] = 0;\n}\n",
-        "func_src_after": "put(char *dst, int n)\n{\n    if (n < 8)\n        dst[n] = 0;\n}\n",
+        "func_src_before": before, "func_src_after": after,
         "line_changes": {"deleted": [{"line_no": 3}], "added": [{"line_no": 3}, {"line_no": 4}]},
     }  # fmt: skip
     pair = sven_pair(row, "cwe-787:1")
-    assert pair.vulnerable.code == "int\n" + row["func_src_before"] and pair.fixed.code.startswith("int\nput(")
+    assert pair.vulnerable.code == "int\n" + before and pair.fixed.code == "int\n" + after
     assert (pair.function, pair.line, pair.family) == ("put", 4, "memory_safety")
     kept = sven_pair(row | {"func_src_before": "static int put(char *dst, int n)\n{\n}\n"}, "cwe-787:2")
     assert kept.vulnerable.code == "static int put(char *dst, int n)\n{\n}\n"  # a definition already: as it is
