@@ -342,12 +342,14 @@ def _analysed(context: _Context, scan: _FileScan, candidate: Candidate, found: l
             else 0,
             changed=len(inside),
             sanitizers=sanitizers,
+            head_file=item,
         )
         base_code = base_scan.item.source_of(base_fn) if base_scan and base_fn else None
         x |= {
             "delta.novelty": delta.novelty,
             "delta.changed_lines": delta.changed_lines,
             "delta.sanitizer_removed": delta.sanitizer_removed,
+            "delta.tests": delta.tests,
         }
     record = build_record(candidate, item.language, x, instruments, base=context.base)
     mine = sorted((s for s in found if s.family == family), key=lambda s: (s.line, s.instrument, s.rule))

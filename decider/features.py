@@ -35,7 +35,7 @@ __all__ = [
     "validate_record",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumped on any change to ``FEATURES``."""
 
 INSTRUMENTS: tuple[str, ...] = ("bandit", "delta", "facts", "lang", "qr", "roles", "taint")
@@ -149,6 +149,7 @@ def _features() -> tuple[FeatureSpec, ...]:
         _enum("delta.novelty", "new", "worsened", "unchanged", "unknown", "not_applicable"),
         _int("delta.changed_lines", 200),
         _bool("delta.sanitizer_removed"),
+        _enum("delta.tests", "fewer", "same", "more", "no_base"),
     ]
     return tuple(specs)
 

@@ -20,15 +20,15 @@ import tree_sitter_javascript
 import tree_sitter_php
 import tree_sitter_python
 import tree_sitter_typescript
-from tree_sitter import Language, Parser
+from tree_sitter import Language, Node, Parser
 
 from decider._syntax import GLOBAL, GRAMMARS, Call, Function, Walker, simple_name
 
 if TYPE_CHECKING:
     from decider.instruments.taint import Flow
 
-TAINT_LANGUAGES = ("java", "python")
-"""Languages whose functions the taint tracker reads (``instruments.taint``)."""
+TAINT_LANGUAGES = ("c", "cpp", "java", "python")
+"""Languages whose functions the taint step reads (``instruments.taint``; C and C++ for memory flows)."""
 
 __all__ = [
     "GLOBAL",
@@ -39,6 +39,7 @@ __all__ = [
     "language_of",
     "parse_source",
     "simple_name",
+    "syntax_tree",
 ]
 
 LANGUAGES: tuple[str, ...] = ("c", "cpp", "java", "javascript", "php", "python", "typescript")
@@ -115,6 +116,11 @@ def _parser(grammar: str) -> Parser:
     if grammar not in parsers:
         parsers[grammar] = Parser(_language(grammar))
     return parsers[grammar]
+
+
+def syntax_tree(language: str, source: str) -> Node:
+    """The root of tree-sitter's tree of ``source`` (a file or one function's text) in ``language``."""
+    return _parser(language).parse(source.encode("utf-8", errors="replace")).root_node
 
 
 def parse_source(path: str, language: str, source: bytes) -> ParsedFile:

@@ -19,8 +19,13 @@ __all__ = [
     "node_text", "operator_of", "simple_type", "taint_version", "vocabulary_of",
 ]  # fmt: skip
 
-TAINT_LANGUAGES = ("java", "python")
-"""The languages the tracker reads (others: no coverage)."""
+TAINT_LANGUAGES = ("c", "cpp", "java", "python")
+"""The languages the taint step reads (others: no coverage); C and C++ through the memory step."""
+
+
+def _vocabulary_file(language: str) -> str:
+    return "c" if language == "cpp" else language
+
 
 PARAMETER = "parameter"
 """The source kind of a function's own parameters."""
@@ -108,7 +113,7 @@ def join_taints(*values: Taint | None) -> Taint | None:
 @cache
 def vocabulary_of(language: str) -> TaintVocabulary | None:
     """The packaged vocabulary of a language, or None when the tracker does not cover it."""
-    path = RULESET / "taint" / f"{language}.toml"
+    path = RULESET / "taint" / f"{_vocabulary_file(language)}.toml"
     if language not in TAINT_LANGUAGES or not path.exists():
         return None
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -145,7 +150,7 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
 @cache
 def taint_version(language: str) -> str:
     """The digest of the language's taint vocabulary."""
-    return digest_files([RULESET / "taint" / f"{language}.toml"], "taint-1")
+    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-1")
 
 
 @dataclass

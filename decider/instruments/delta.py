@@ -1,8 +1,11 @@
-"""Delta features: how a function changed from base to head (novelty, changed lines, sanitizer removed).
+"""Delta features: how a function changed from base to head (novelty, changed lines, sanitizer removed,
+tests removed or added).
 
 Novelty compares the file-local signals of the family (quick rules and Bandit) in the head function
 with the same function at base: absent at base is ``new``, more signals ``worsened``, otherwise
-``unchanged``; a base file tree-sitter could not parse is ``unknown``. On a scan the instrument is
+``unchanged``; a base file tree-sitter could not parse is ``unknown``. ``tests`` compares the atomic tests
+of the function's conditions and assertions (``guards.count_tests``): ``fewer`` at head than at base (a
+guard removed), ``more``, ``same``, or ``no_base`` for a function new at head. On a scan the instrument is
 ``not_applicable``.
 """
 
@@ -13,13 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from decider.instruments.base import state
+from decider.instruments.guards import count_tests
 from decider.instruments.roles import RoleEntry
 from decider.languages import Function, ParsedFile
 from schemas import InstrumentState, State
 
 __all__ = ["DELTA_VERSION", "DeltaFacts", "delta_facts", "delta_state", "find_function"]
 
-DELTA_VERSION = "delta-1"
+DELTA_VERSION = "delta-2"
 _CAP = 200
 
 
@@ -30,6 +34,7 @@ class DeltaFacts:
     novelty: str
     changed_lines: int
     sanitizer_removed: bool
+    tests: str = "no_base"
 
 
 def delta_state(base: str | None) -> InstrumentState:
@@ -56,10 +61,13 @@ def delta_facts(
     base_signals: int,
     changed: int,
     sanitizers: Iterable[RoleEntry],
+    head_file: ParsedFile | None = None,
 ) -> DeltaFacts:
-    """Novelty, changed lines and a removed sanitizer for one function and family."""
+    """Novelty, changed lines, a removed sanitizer and removed or added tests for one function and family
+    (``tests`` needs ``head_file``, the file ``head_fn`` is of)."""
     base_fn = find_function(base_file, head_fn.name)
     removed = False
+    tests = "no_base"
     if base_file is None or base_fn is None:
         novelty = "new"
     elif base_file.has_errors:
@@ -68,4 +76,11 @@ def delta_facts(
         novelty = "worsened" if head_signals > base_signals else "unchanged"
         entries = list(sanitizers)
         removed = bool(_sanitizers(base_fn, entries) - _sanitizers(head_fn, entries))
-    return DeltaFacts(novelty=novelty, changed_lines=min(changed, _CAP), sanitizer_removed=removed)
+    if base_file is not None and base_fn is not None and head_file is not None:
+        tests = _compare(count_tests(head_file.language, head_file.source_of(head_fn)),
+                         count_tests(base_file.language, base_file.source_of(base_fn)))  # fmt: skip
+    return DeltaFacts(novelty=novelty, changed_lines=min(changed, _CAP), sanitizer_removed=removed, tests=tests)
+
+
+def _compare(head: int, base: int) -> str:
+    return "fewer" if head < base else "more" if head > base else "same"

@@ -1,6 +1,7 @@
 """Which external input reaches which sensitive sink, inside one function, through its statements.
 
-An intra-procedural, statement-ordered taint tracker over the tree-sitter tree (Java and Python): a
+An intra-procedural, statement-ordered taint tracker over the tree-sitter tree (Java and Python; C and
+C++ go through the memory step of ``_memory_tracker``): a
 function's parameters and the vocabulary's sources (request parameters, headers, cookies, files, the
 environment, stdin) taint what they are assigned to; assignments, string building, containers filled with
 ``add``/``put``/``append`` and calls carry taint on; a plain reassignment clears it, one inside a branch or
@@ -16,6 +17,7 @@ from collections.abc import Iterable
 
 from tree_sitter import Node
 
+from decider.instruments._memory_tracker import memory_flows
 from decider.instruments._taint_model import (
     PARAMETER,
     TAINT_LANGUAGES,
@@ -91,6 +93,8 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
     vocab = vocabulary_of(language)
     if vocab is None:
         return ()
+    if language in ("c", "cpp"):
+        return memory_flows(vocab, functions)
     declared = [(name, node) for name, node in functions if node.child_by_field_name("body") is not None]
     summaries = _summaries(language, vocab, declared)
     flows: list[Flow] = []

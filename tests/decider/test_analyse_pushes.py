@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from _decider_support import GIT_ENV
+from test_instruments_memory import FIXED, VULNERABLE
 
 from decider import Analysed, analyse
 from schemas import State
@@ -141,3 +142,17 @@ def test_a_push_reports_a_removed_sanitizer(tmp_path: Path) -> None:
     assert item.record.x["delta.sanitizer_removed"] is True
     assert item.record.x["delta.novelty"] == "unchanged" and item.changed_lines == (4,)
     assert item.base_code == safe.split("\n\n", 1)[1].rstrip("\n") and "realpath" not in item.code
+
+
+def test_a_push_that_removes_the_fix_is_a_memory_candidate_with_fewer_tests(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    fixed = _commit(repo, {"put.c": FIXED})
+    vulnerable = _commit(repo, {"put.c": VULNERABLE})
+    (introducing,) = analyse(repo, vulnerable, fixed, "o/r")
+    assert introducing.candidate.family == "memory_safety"
+    assert introducing.record.instruments["taint"].state is State.RAN
+    assert introducing.record.x["delta.tests"] == "fewer" and introducing.record.x["taint.flows"] == 4
+    again = _commit(repo, {"put.c": FIXED})
+    (repair,) = analyse(repo, again, vulnerable, "o/r")  # still a candidate: the roles step sees memcpy
+    assert repair.record.x["delta.tests"] == "more" and repair.record.x["taint.flows"] == 0
+    assert repair.record.x["taint.sanitized_flows"] == 3 and not any(s.instrument == "taint" for s in repair.signals)

@@ -44,3 +44,26 @@ def test_the_real_corpus(shared_corpora: Path) -> None:
     assert set(summary["by_language"]) == {"c", "cpp", "python"}
     assert set(summary["groups_by_family"]) == {"command_injection", "memory_safety", "path_traversal",
                                                 "sql_injection", "xss"}  # fmt: skip
+
+
+def test_a_c_function_cut_at_its_name_gets_a_return_type_on_both_sides() -> None:
+    before = "put(char *dst, int n)\n{\n    dst[n] = 0;\n}\n"
+    after = "put(char *dst, int n)\n{\n    if (n < 8)\n        dst[n] = 0;\n}\n"
+    row = ROW | {
+        "func_name": "put", "file_name": "src/buf.c", "vul_type": "cwe-787",
+        "func_src_before": before, "func_src_after": after,
+        "line_changes": {"deleted": [{"line_no": 3}], "added": [{"line_no": 3}, {"line_no": 4}]},
+    }  # fmt: skip
+    pair = sven_pair(row, "cwe-787:1")
+    assert pair.vulnerable.code == "int\n" + before and pair.fixed.code == "int\n" + after
+    assert (pair.function, pair.line, pair.family) == ("put", 4, "memory_safety")
+    kept = sven_pair(row | {"func_src_before": "static int put(char *dst, int n)\n{\n}\n"}, "cwe-787:2")
+    assert kept.vulnerable.code == "static int put(char *dst, int n)\n{\n}\n"  # a definition already: as it is
+
+
+def test_a_cpp_name_with_its_namespace_becomes_the_name_of_the_function_defined() -> None:
+    code = "std::string Reader::extract(const string &path) {\n  return path;\n}\n"
+    row = ROW | {"func_name": "ns::Reader::extract", "file_name": "src/Reader.cpp", "vul_type": "cwe-022",
+                 "func_src_before": code, "func_src_after": code.replace("path;", "clean(path);")}  # fmt: skip
+    assert sven_pair(row, "cwe-022:1").function == "Reader.extract"
+    assert sven_pair(row | {"func_name": "other::name"}, "cwe-022:2").function == "other::name"

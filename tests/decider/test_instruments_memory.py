@@ -1,0 +1,113 @@
+"""The taint step on C and C++ (memory flows) and the tests a function makes (``delta.tests``), on
+hand-written functions in the shape of vulnerable/fixed pairs: the fix adds a bounds check, a null check
+after a lookup, or clears a freed pointer."""
+
+from __future__ import annotations
+
+import pytest
+
+from decider.instruments.guards import count_tests
+from decider.languages import parse_source
+
+VULNERABLE = """#include <string.h>
+
+int put(char *dst, const char *src, size_t len, int slot) {
+    char *entry = lookup(dst);
+    entry->used = 1;
+    memcpy(dst, src, len);
+    dst[slot] = 0;
+    free(entry);
+    return 0;
+}
+"""
+
+FIXED = """#include <string.h>
+
+int put(char *dst, const char *src, size_t len, int slot) {
+    char *entry = lookup(dst);
+    if (entry == NULL || len > 64 || slot >= 64)
+        return -1;
+    entry->used = 1;
+    memcpy(dst, src, len);
+    dst[slot] = 0;
+    free(entry);
+    entry = NULL;
+    return 0;
+}
+"""
+
+
+def _flows(source: str, language: str = "c") -> set[tuple[str, str, int, bool]]:
+    item = parse_source(f"f.{language}", language, source.encode())
+    return {(f.operation, f.source_kind, f.sink_line, f.sanitized) for f in item.flows}
+
+
+def test_parameters_reaching_a_copy_an_index_a_free_and_an_unchecked_lookup_are_live_flows() -> None:
+    assert _flows(VULNERABLE) == {
+        ("memory_deref", "other", 5, False),
+        ("memory_copy", "parameter", 6, False),
+        ("memory_index", "parameter", 7, False),
+        ("memory_free", "parameter", 8, False),  # entry is derived from dst
+    }
+
+
+def test_the_fix_tests_what_it_uses_and_clears_what_it_frees() -> None:
+    flows = _flows(FIXED)
+    assert ("memory_copy", "parameter", 8, True) in flows and ("memory_index", "parameter", 9, True) in flows
+    assert not any(op == "memory_deref" for op, *_ in flows)
+    assert not any(not sanitized for *_, sanitized in flows)
+
+
+def test_a_freed_parameter_is_live_until_it_is_set_to_null() -> None:
+    code = "void drop(struct node *n) {\n    free(n->name);\n    free(n);\n}\n"
+    assert ("memory_free", "parameter", 3, False) in _flows(code)
+    assert ("memory_free", "parameter", 3, True) in _flows(code.replace("free(n);", "free(n);\n    n = NULL;"))
+
+
+def test_cpp_reads_the_c_vocabulary_and_follows_locals_and_pointer_sums() -> None:
+    code = (
+        "int Buffer::at(std::vector<int>& v, int n) {\n    int i = n + 1;\n    int *p = new int[4];\n"
+        "    *(p + i) = v[i];\n    delete[] p;\n    return 0;\n}\n"
+    )
+    flows = _flows(code, "cpp")
+    assert ("memory_index", "parameter", 4, False) in flows
+    assert not any(op == "memory_free" for op, *_ in flows)  # p is not derived from a parameter
+
+
+def test_constants_and_locals_of_no_parameter_make_no_flow() -> None:
+    code = "int f(void) {\n    char buf[8];\n    buf[3] = 0;\n    memset(buf, 0, 8);\n    return 0;\n}\n"
+    assert _flows(code) == set()
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "tests"),
+    [
+        (
+            "c",
+            "int f(int n, char *p) {\n  if (n >= 16 || !p) return -1;\n  while (n && p[n]) n--;\n"
+            "  for (;;) {}\n  return n > 3 ? 1 : 0;\n}\n",
+            5,
+        ),
+        ("cpp", "void f(int y) { if (auto x = g(); x > 1 && y) {} }", 2),
+        (
+            "python",
+            "def f(x):\n    if x is None or (len(x) > 3 and x[0]):\n        raise ValueError\n"
+            "    elif not x:\n        pass\n    assert x != 1\n    return 1 if x else 2\n",
+            6,
+        ),
+        (
+            "java",
+            "class A { void f(String s) {\n  if (s == null || s.isEmpty()) return;\n"
+            "  int a = s.length() > 3 ? 1 : 2;\n} }",
+            3,
+        ),
+    ],
+)
+def test_count_tests_counts_the_atomic_conditions(language: str, source: str, tests: int) -> None:
+    assert count_tests(language, source) == tests
+
+
+def test_an_index_needs_a_size_comparison_first_a_null_test_does_not_bound_it() -> None:
+    code = "int get(int *table, int n) {\n    if (!n)\n        return 0;\n    return table[n];\n}\n"
+    assert _flows(code) == {("memory_index", "parameter", 4, False)}
+    assert _flows(code.replace("(!n)", "(n >= 16)")) == {("memory_index", "parameter", 4, True)}
