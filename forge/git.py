@@ -1,7 +1,8 @@
 """The one place Ouroboros starts ``git``: an argument list (never a shell), a hardened environment, a
 timeout, and one error.
 
-The environment: no system config, no prompts, the C locale, and (unless ``user_config``) no global config
+The environment: no system config, no prompts, the C locale, none of the repository variables git exports to
+its hooks (``GIT_DIR`` and the like, or injected config), and (unless ``user_config``) no global config
 either, so a repository Ouroboros made answers the same on every machine. A repository of the user's (a
 checkout scanned, pushed from, or hooked) is read with the user's global config kept, since that is where
 ``safe.directory`` lives. Whatever goes wrong (git missing, a timeout, a non-zero exit when ``check``)
@@ -22,6 +23,10 @@ __all__ = ["TIMEOUT_S", "git", "git_text"]
 
 TIMEOUT_S = 120.0
 _HARDENED = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+_INHERITED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
+              "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+              "GIT_CONFIG_COUNT")  # fmt: skip
+"""What git exports to its hooks (and what injects config): never carried into a command run from here."""
 
 
 def git(
@@ -36,7 +41,12 @@ def git(
     """Run ``git [-C cwd] args…`` and return what it did; raise ``GitError`` when it cannot run, times out, or
     (with ``check``) exits non-zero. ``env`` adds variables (an identity, say) over the hardened ones."""
     argv = [*(["-C", str(cwd)] if cwd is not None else []), *args]
-    environment = {**os.environ, **_HARDENED, **(env or {})}
+    inherited = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in _INHERITED and not key.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+    }
+    environment = {**inherited, **_HARDENED, **(env or {})}
     if not user_config:
         environment["GIT_CONFIG_GLOBAL"] = os.devnull
     try:

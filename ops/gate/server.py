@@ -276,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return 0  # another server holds this state directory
+    # A forked warn child must not hold the lock (it belongs to the open file) past this server's exit.
+    os.register_at_fork(after_in_child=lock.close)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     os.chdir(state)  # not the agent's project directory, which the hook that started it ran in
     pid = Path(pid_path(str(state)))

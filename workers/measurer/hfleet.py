@@ -167,13 +167,16 @@ def _read_all(paths: Sequence[Path]) -> list[_FileSums]:
         return [_read_file(path) for path in paths]
     size = -(-len(paths) // count)
     shares = [paths[i : i + size] for i in range(0, len(paths), size)]
-    children = [_fork_reader(share) for share in shares[1:]]
-    found = [_read_file(path) for path in shares[0]]
-    answers = []
-    for pid, pipe in children:  # every child waited for, even when one of them failed
-        with os.fdopen(pipe, "rb") as handle:
-            answers.append(handle.read())
-        os.waitpid(pid, 0)
+    children: list[tuple[int, int]] = []
+    answers: list[bytes] = []
+    try:
+        children += [_fork_reader(share) for share in shares[1:]]
+        found = [_read_file(path) for path in shares[0]]
+    finally:  # every child waited for and its pipe closed, even when this share or a fork failed
+        for pid, pipe in children:
+            with os.fdopen(pipe, "rb") as handle:
+                answers.append(handle.read())
+            os.waitpid(pid, 0)
     for answer, share in zip(answers, shares[1:], strict=True):
         doc = orjson.loads(answer) if answer else {"errno": None, "strerror": "its reader died", "filename": share[0]}
         if isinstance(doc, dict):  # the child's error, as it would have been raised here
@@ -185,7 +188,12 @@ def _read_all(paths: Sequence[Path]) -> list[_FileSums]:
 def _fork_reader(paths: Sequence[Path]) -> tuple[int, int]:
     """A child that reads ``paths`` and writes their sums (or the ``OSError`` it met) as JSON to a pipe."""
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid:
         os.close(write_end)
         return pid, read_end

@@ -19,11 +19,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 
 from forge import PullRequest
 from forge.git import git
-from schemas.errors import ConfigurationError
+from schemas.errors import ConfigurationError, GitError
 from workers.merger.train import Gate, GateResult
 
 __all__ = ["checks_gate", "command_gate", "default_gate", "make_gate"]
@@ -76,7 +77,10 @@ def make_gate(line: str | None, repository: Path | None) -> Gate:
 
 
 def _has(repository: Path, sha: str) -> bool:
-    return git("cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", cwd=repository, check=False).returncode == 0
+    found = git(
+        "cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", cwd=repository, check=False, user_config=True
+    )
+    return found.returncode == 0
 
 
 def _run_in_checkout(argv: Sequence[str], repository: Path | None, pull: PullRequest) -> GateResult:
@@ -85,13 +89,17 @@ def _run_in_checkout(argv: Sequence[str], repository: Path | None, pull: PullReq
         return _run(argv, Path.cwd())
     with tempfile.TemporaryDirectory(prefix="ouro-gate-") as scratch:
         tree = Path(scratch) / "head"
-        done = git("worktree", "add", "--detach", "--quiet", str(tree), pull.head_sha, cwd=repository, check=False)
+        done = git(
+            "worktree", "add", "--detach", "--quiet", str(tree), pull.head_sha, cwd=repository, check=False,
+            user_config=True,
+        )  # fmt: skip
         if done.returncode != 0:
             return GateResult(False, (f"cannot check out {pull.head_sha[:12]}: {done.stderr.decode().strip()}",))
         try:
             return _run(argv, tree)
         finally:
-            git("worktree", "remove", "--force", str(tree), cwd=repository, check=False)
+            with suppress(GitError):  # a worktree left behind must not hide the gate's result
+                git("worktree", "remove", "--force", str(tree), cwd=repository, check=False, user_config=True)
 
 
 def _run(argv: Sequence[str], cwd: Path) -> GateResult:

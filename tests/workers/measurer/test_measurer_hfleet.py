@@ -196,3 +196,14 @@ def test_cli_h_fleet_names_a_missing_path(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["measure", "h-fleet", str(tmp_path / "nope*")])
     assert out.exit_code != 0
     assert "matches nothing" in str(out.exception)
+
+
+def test_h_fleet_reaps_its_readers_when_its_own_share_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = write_runs(tmp_path, [[_envelope("result", {"input_tokens": 1})]] * 6)
+    monkeypatch.setattr(hfleet, "PARALLEL_FILES", 2)
+    monkeypatch.setattr(hfleet, "PARALLEL_BYTES", 0)
+    with pytest.raises(OSError) as raised:
+        read_h_fleet([tmp_path, *files])  # the parent's own share fails first
+    assert raised.value.filename == str(tmp_path)
+    with pytest.raises(ChildProcessError):  # every forked reader was waited for: none is left a zombie
+        os.waitpid(-1, os.WNOHANG)
