@@ -78,9 +78,7 @@ def make_engine(url: str) -> Engine:
     """An engine configured for the event log (WAL and immediate write transactions on SQLite)."""
     url = normalise_url(url)
     if not url.startswith("sqlite"):
-        engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
-        event.listen(engine, "checkin", _transactional)
-        return engine
+        return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
     engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
@@ -109,6 +107,8 @@ class SqlEventStore:
         self.dialect = engine.dialect.name
         self._writer = RawWriter(self.dialect)
         self._local = threading.local()
+        if self._writer.postgres and not event.contains(engine, "checkin", _transactional):
+            event.listen(engine, "checkin", _transactional)  # however the engine was made
 
     @classmethod
     def from_url(cls, url: str) -> SqlEventStore:
@@ -162,11 +162,13 @@ class SqlEventStore:
         """Run ``work`` on a cursor of this thread's writer connection (a worker's few statements a message:
         no pool checkout, ping or statement compilation on the hot path). On PostgreSQL the connection is in
         autocommit: a single statement is its own transaction, and an append begins and commits its own."""
-        connection = self._writer_connection()
+        connection = None
         try:
+            connection = self._writer_connection()
             return work(connection.cursor())
         except BaseException as exc:
-            if not _rollback(connection, self._writer.postgres):
+            # (no connection: the pool or the switch to autocommit failed, and there is nothing to roll back)
+            if connection is not None and not _rollback(connection, self._writer.postgres):
                 self._local.connection = None  # broken: the next call takes a fresh one from the pool
                 connection.invalidate()
             if isinstance(exc, Exception):

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import sqlalchemy
 
 from events import (
     DEAD_LETTER,
@@ -19,6 +20,7 @@ from events import (
     ensure_schema,
     iter_all,
 )
+from events.sql import normalise_url
 from schemas import Probe, ProbeCompleted
 
 
@@ -131,10 +133,14 @@ def test_read_pages_and_decodes(store: EventStore) -> None:
     assert len(list(iter_all(store, batch=7))) == 25
 
 
-def test_the_writer_connection_leaves_no_autocommit_behind_in_the_pool(pg_url: str) -> None:
+@pytest.mark.parametrize("made_by", ["make_engine", "create_engine"])
+def test_the_writer_connection_leaves_no_autocommit_behind_in_the_pool(pg_url: str, made_by: str) -> None:
     """On PostgreSQL the writer's connection runs in autocommit; back in the pool it must hold transactions
-    again, or a ``writing()`` that reuses it would run its lock outside one."""
-    sql = SqlEventStore.from_url(pg_url)
+    again, or a ``writing()`` that reuses it would run its lock outside one (whoever made the engine)."""
+    if made_by == "make_engine":
+        sql = SqlEventStore.from_url(pg_url)
+    else:
+        sql = SqlEventStore(sqlalchemy.create_engine(normalise_url(pg_url), pool_size=1))
     ensure_schema(sql.engine)
     try:
         sql.commit([StreamWrite("a", [_event(1)])], Metadata("t", message_id="m-pool-1"))
