@@ -118,7 +118,8 @@ class GateServer:
 
     def _session(self, request: dict[str, Any]) -> Session:
         path = Path(str(request["file"])).absolute()
-        if path.name != "events.jsonl" or path.parent.parent != self.state:
+        # Resolved for the check alone (``..`` and links cannot lead out); spans keep the path as the hook gave it.
+        if path.name != "events.jsonl" or path.resolve().parent.parent != self.state.resolve():
             raise ValueError(f"{path} is not a session log of {self.state}")
         now = time.monotonic()
         for key in [k for k, s in self.sessions.items() if now - s.used > SESSION_IDLE_S]:

@@ -211,3 +211,15 @@ def test_a_session_idle_for_long_is_dropped(tmp_path: Path, monkeypatch: pytest.
     start, end = append_line(str(log), envelope(pre_tool("s2", "pkill -f 'node a.js'", "t2")))
     answer = server.handle({"op": "decide", "file": str(log), "run": "s2", "start": start, "end": end})
     assert answer["decision"] == "deny" and list(server.sessions) == [log.absolute()]  # s1 went idle: dropped
+
+
+def test_a_log_outside_the_state_directory_is_refused_however_it_is_spelt(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    write_gates(state, [], "default", "2026-10-01T00:00:00Z")
+    server = GateServer(state)
+    (tmp_path / "events.jsonl").write_text("")
+    dotted = state / ".." / "events.jsonl"  # its parent's parent is spelt <state>, but it lies beside it
+    with pytest.raises(ValueError, match="is not a session log"):
+        server._session({"file": str(dotted)})
+    assert server._session({"file": str(state / "s1" / "events.jsonl")}).log.path == state / "s1" / "events.jsonl"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -80,3 +81,16 @@ def test_whatever_a_message_names_the_result_lies_under_a_root(
         assert "outside the configured roots" in str(exc)
         return
     assert any(resolved.is_relative_to(root) for root in settings_.allowed_roots)
+
+
+def test_a_session_folder_that_is_a_root_never_reads_its_transcript_beside_it(tmp_path: Path) -> None:
+    session = "4f1c2a9e-0000-4000-8000-000000000001"
+    folder = tmp_path / session
+    (folder / "subagents").mkdir(parents=True)
+    line = json.dumps({"type": "user", "sessionId": session, "message": {"role": "user", "content": "hi"}}) + "\n"
+    (folder / "subagents" / "agent-a1.jsonl").write_text(line)
+    (tmp_path / f"{session}.jsonl").write_text(line)  # the main transcript, outside the only root
+    confined = Settings(state=tmp_path / "state", roots=str(folder))
+    message = IngestRun(message_id=content_id("sec", "beside"), path=str(folder), run=session)
+    with pytest.raises(PermanentError, match="outside the configured roots"):
+        ingest_run(message, confined)

@@ -58,6 +58,8 @@ def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
     """Read the run the message names and return the event that records it."""
     path = confine(message.path, settings)
     files = run_paths(path) if path.exists() else ()
+    for file in files:  # a session folder's main transcript lies beside it: every file read is confined too
+        confine(str(file), settings)
     if not files:
         raise PermanentError(f"{message.path}: no harness log to ingest (events.jsonl, *.jsonl, *.ndjson, *.json)")
     recorded = files[0] if len(files) == 1 else path  # a run directory's events.jsonl is recorded as the file
