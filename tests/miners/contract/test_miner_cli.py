@@ -10,8 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from ops.cli import main
+from cli_support import run_ouro
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = "miners/_template/fixtures/*/events.jsonl"
@@ -21,15 +20,7 @@ OURO = Path(sys.executable).parent / "ouro"
 
 def ouro(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     """Run ``ouro ARGV`` in-process from the repository root: (exit status, stdout, stderr)."""
-    monkeypatch.chdir(REPO)
-    monkeypatch.setattr(sys, "argv", ["ouro", *argv])
-    try:
-        main()
-        status = 0
-    except SystemExit as exc:
-        status = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return status, out, err
+    return run_ouro(monkeypatch, capsys, *argv, cwd=REPO)
 
 
 Runner = Callable[..., tuple[int, str, str]]

@@ -8,29 +8,17 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import run_ouro as ouro
 
 from harness import read, summarise
-from ops.cli import main
 
 REPO = Path(__file__).resolve().parents[3]
 SECTION = re.search(r"## Writing a miner\n(.*?)\n## ", (REPO / "README.md").read_text(), re.DOTALL)
 MAROT = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 MISSES = ["toolu_01NkiH6UJoP8DhVQCaout4Wo", "toolu_01WWrDx5fzMNaU9jDJzyFTBx"]
-
-
-def ouro(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["ouro", *argv])
-    try:
-        main()
-        status = 0
-    except SystemExit as exc:
-        status = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def block(language: str) -> str:
