@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from miners.datalog.errors import (
     ArityError,
@@ -59,6 +59,9 @@ class CheckedProgram:
     strata: tuple[Stratum, ...]
     arities: Mapping[str, int]
     types: Mapping[str, tuple[str, ...]]
+    plans: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    """The evaluator's compiled plans of these rules, kept from one evaluation to the next (a miner's
+    program is evaluated once per run it mines; planning and compiling cost more than a small run's joins)."""
 
 
 def check(program: Program) -> CheckedProgram:

@@ -18,11 +18,11 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import cast
 
-from miners.datalog.check import CheckedProgram, value_has_type
+from miners.datalog.check import CheckedProgram, CheckedRule, value_has_type
 from miners.datalog.codegen import CompiledPlan, compile_plan
 from miners.datalog.errors import FactError
 from miners.datalog.model import GroundAtom, Model
-from miners.datalog.plan import Step, plan_rule
+from miners.datalog.plan import plan_rule
 from miners.datalog.relation import Derivation, Given, Relation, Row
 from miners.datalog.strata import Stratum
 from miners.datalog.syntax import Atom, Value
@@ -147,14 +147,17 @@ class _Planner:
             if not inside:
                 self.base.append(index)
             self.recursive += [(index, position, predicate) for position, predicate in inside]
-        self.compiled: dict[tuple[int, int | None, tuple[Step, ...]], _Unit] = {}
+        self.compiled: dict[tuple[int, int | None, tuple[int, ...]], _Unit] = {}
 
     def unit(self, index: int, delta: int | None, sizes: Mapping[str, int]) -> _Unit:
-        plan = plan_rule(self.checked.rules[index], delta, sizes)
-        key = (index, delta, plan.steps)
+        rule = self.checked.rules[index]
+        key = (index, delta, _size_order(rule, sizes))
         unit = self.compiled.get(key)
         if unit is None:
-            unit = self.compiled[key] = _Unit(compile_plan(plan), self.relations)
+            compiled = cast(CompiledPlan | None, self.checked.plans.get(key))
+            if compiled is None:  # the program keeps its plans: the next evaluation of it plans nothing again
+                compiled = self.checked.plans[key] = compile_plan(plan_rule(rule, delta, sizes))
+            unit = self.compiled[key] = _Unit(compiled, self.relations)
         return unit
 
     def sizes(self) -> dict[str, int]:
@@ -169,6 +172,14 @@ class _Planner:
         """The delta plans, each with the predicate it reads from the delta, for this round."""
         sizes = self.sizes()
         return [(predicate, self.unit(index, position, sizes)) for index, position, predicate in self.recursive]
+
+
+def _size_order(rule: CheckedRule, sizes: Mapping[str, int]) -> tuple[int, ...]:
+    """The dense rank of each body atom's relation size: all of the sizes a plan depends on (``plan_rule``
+    only compares them), so two moments with the same order have the same plan."""
+    counts = [sizes.get(literal.predicate, 0) for literal in rule.body if isinstance(literal, Atom)]
+    distinct = sorted(set(counts))
+    return tuple(distinct.index(count) for count in counts)
 
 
 def _merge(relations: Mapping[str, Relation], new: _New) -> None:
