@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from schemas import HarnessEvent, HarnessKind, Span, Usage
 
@@ -30,9 +30,9 @@ REDACTED = "REDACTED"
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-@dataclass(frozen=True)
-class LineContext:
-    """The line an event comes from: its run, span, whole JSON object and envelope timestamp, if any."""
+class LineContext(NamedTuple):
+    """The line an event comes from: its run, span, whole JSON object and envelope timestamp, if any (a named
+    tuple: one or two are made for every line read)."""
 
     run: str
     span: Span

@@ -7,17 +7,15 @@ the envelope's time and the whole envelope kept as the event's ``raw``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.context import text, timestamp
 
 __all__ = ["Envelope", "unwrap"]
 
 
-@dataclass(frozen=True)
-class Envelope:
+class Envelope(NamedTuple):
     """An opened envelope: the wrapped line, its type as the harness named it, and when it was seen."""
 
     event: dict[str, Any]

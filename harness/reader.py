@@ -25,7 +25,7 @@ from harness.transcript import transcript_events
 from schemas import HarnessEvent, HarnessKind, RunId, Span
 from schemas.errors import CorpusError
 
-__all__ = ["Reader", "iter_events", "read"]
+__all__ = ["Reader", "iter_events", "line_events", "read"]
 
 _RUN_ID: TypeAdapter[str] = TypeAdapter(RunId)
 
@@ -87,24 +87,33 @@ class Reader:
     def _dispatch(self, doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[HarnessEvent]:
         found = classify(doc)
         self.formats[found] += 1
-        if found is Format.ENVELOPE:
-            opened = unwrap(doc)
-            inner = classify(opened.event)
-            ctx = LineContext(ctx.run, ctx.span, ctx.raw, opened.ts)
-            if inner is Format.HOOK:
-                yield from hook_events(opened.event, ctx, state)
-            elif inner is Format.TRANSCRIPT:
-                yield from transcript_events(opened.event, ctx, state)
-            else:  # the harness wraps stream-json lines; event_type names a line that lacks its type
-                yield from stream_events(opened.event, ctx, state, type_hint=opened.event_type)
-        elif found is Format.HOOK:
-            yield from hook_events(doc, ctx, state)
-        elif found is Format.TRANSCRIPT:
-            yield from transcript_events(doc, ctx, state)
-        elif found is Format.STREAM_JSON:
-            yield from stream_events(doc, ctx, state)
-        else:
-            yield ctx.event(HarnessKind.OTHER)
+        return line_events(doc, ctx, state, found)
+
+
+def line_events(
+    doc: dict[str, Any], ctx: LineContext, state: ReadState, found: Format | None = None
+) -> Iterator[HarnessEvent]:
+    """The events of one JSON object, by its format (``found``, when classified already): a CSF envelope is
+    opened and its ``event`` read by its own format's reader; an object of no known format is one ``other``
+    event. The readers and the gate server's incremental session logs type every line through here."""
+    found = classify(doc) if found is None else found
+    if found is Format.ENVELOPE:
+        opened = unwrap(doc)
+        ctx = LineContext(ctx.run, ctx.span, ctx.raw, opened.ts)
+        inner = classify(opened.event)
+        if inner is Format.HOOK:
+            return hook_events(opened.event, ctx, state)
+        if inner is Format.TRANSCRIPT:
+            return transcript_events(opened.event, ctx, state)
+        # the harness wraps stream-json lines; event_type names a line that lacks its type
+        return stream_events(opened.event, ctx, state, type_hint=opened.event_type)
+    if found is Format.HOOK:
+        return hook_events(doc, ctx, state)
+    if found is Format.TRANSCRIPT:
+        return transcript_events(doc, ctx, state)
+    if found is Format.STREAM_JSON:
+        return stream_events(doc, ctx, state)
+    return iter((ctx.event(HarnessKind.OTHER),))
 
 
 def read(path: Path | str, run: str | None = None) -> Reader:

@@ -106,15 +106,20 @@ class Source:
         for number, raw in enumerate(handle, start=1):
             self.lines = number
             data = raw[3:] if number == 1 and raw.startswith(_BOM) else raw
-            if not data.strip():
-                continue
-            value, reason = _decode(data)
-            if reason is not None:
+            try:
+                value = orjson.loads(data)
+            except orjson.JSONDecodeError:  # a blank line, or the reason is worked out below
+                if not data.strip():
+                    continue
+                _, reason = _decode(data)
                 if not raw.endswith(b"\n"):
                     reason = f"truncated last line (no newline at the end): {reason}"
-                self.report(number, reason)
+                self.report(number, str(reason))
                 continue
-            yield from self._objects(number, value)
+            if type(value) is dict:  # nearly every line: one object
+                yield number, value
+            else:
+                yield from self._objects(number, value)
 
     def _document(self, handle: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
         scanner = _Scanner()

@@ -106,9 +106,10 @@ class Settings(BaseSettings):
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    @property
+    @cached_property
     def allowed_roots(self) -> tuple[Path, ...]:
-        """The state directory and the configured roots: paths in messages must lie under one."""
+        """The state directory and the configured roots: paths in messages must lie under one (resolved once:
+        every message with a path asks)."""
         named = [Path(p).expanduser().resolve() for p in (self.roots or "").split(os.pathsep) if p]
         return (self.state_dir, *(named or [Path.cwd().resolve()]))
 

@@ -18,19 +18,14 @@ from __future__ import annotations
 import bisect
 import os
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from harness.context import LineContext, ReadState
-from harness.detect import Format, classify
-from harness.envelope import unwrap
-from harness.hooks import hook_events
-from harness.streamjson import stream_events
-from harness.transcript import transcript_events
-from schemas import HarnessEvent, HarnessKind, Span
+from harness.reader import line_events
+from schemas import HarnessEvent, Span
 
 __all__ = ["Line", "SessionLog", "read_events"]
 
@@ -58,7 +53,7 @@ class _LineReader:
             return []
         ctx = LineContext(self.run, Span(file=str(self.path), line=number), doc)
         try:
-            return list(_dispatch(doc, ctx, self.state))
+            return list(line_events(doc, ctx, self.state))
         except (ValueError, TypeError, OverflowError):
             return []  # a value that cannot be typed: the whole line is left out, as the readers do
 
@@ -130,24 +125,3 @@ def read_events(path: Path, run: str, to: int) -> list[HarnessEvent]:
     reader = _LineReader(path, run)
     lines = chunk[: chunk.rfind(b"\n") + 1].splitlines(keepends=True)
     return [event for number, raw in enumerate(lines, start=1) for event in reader.read(raw, number)]
-
-
-def _dispatch(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[HarnessEvent]:
-    """One object's events, by its format (``harness.Reader``'s order)."""
-    found = classify(doc)
-    if found is Format.ENVELOPE:
-        opened = unwrap(doc)
-        ctx = LineContext(ctx.run, ctx.span, ctx.raw, opened.ts)
-        inner = classify(opened.event)
-        if inner is Format.HOOK:
-            return hook_events(opened.event, ctx, state)
-        if inner is Format.TRANSCRIPT:
-            return transcript_events(opened.event, ctx, state)
-        return stream_events(opened.event, ctx, state, type_hint=opened.event_type)
-    if found is Format.HOOK:
-        return hook_events(doc, ctx, state)
-    if found is Format.TRANSCRIPT:
-        return transcript_events(doc, ctx, state)
-    if found is Format.STREAM_JSON:
-        return stream_events(doc, ctx, state)
-    return iter([ctx.event(HarnessKind.OTHER)])
