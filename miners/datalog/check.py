@@ -59,7 +59,7 @@ class CheckedProgram:
     strata: tuple[Stratum, ...]
     arities: Mapping[str, int]
     types: Mapping[str, tuple[str, ...]]
-    plans: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    plans: dict[object, object] = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
     """The evaluator's compiled plans of these rules, kept from one evaluation to the next (a miner's
     program is evaluated once per run it mines; planning and compiling cost more than a small run's joins)."""
 
