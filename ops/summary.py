@@ -92,11 +92,18 @@ def _short(file: str) -> str:
 
 
 def print_backtests(store: SqlEventStore, console: Console) -> None:
-    """Each accepted miner's backtest row (the one it was accepted on)."""
-    accepted = {}
+    """Each accepted miner's backtest row (the one it was accepted on); a miner whose latest version the fleet
+    refused is listed under the table with the reason."""
+    accepted: dict[str, Any] = {}
+    refused: dict[str, str] = {}
     for event in iter_all(store):
         if event.type == "MinerAccepted":
-            accepted[event.payload["acceptance"]["miner"]] = event.payload["acceptance"]
+            name = event.payload["acceptance"]["miner"]
+            accepted[name] = event.payload["acceptance"]
+            refused.pop(name, None)
+        elif event.type == "MinerRefused":
+            accepted.pop(event.payload["miner"], None)
+            refused[event.payload["miner"]] = event.payload["reason"]
     table = Table(title=f"Accepted miners: {len(accepted)}")
     for name in ("miner", "scope", "κ*", "families", "TP", "FP", "FN", "PBO", "mutation"):
         table.add_column(name, justify="left" if name in ("miner", "scope", "PBO") else "right")
@@ -107,6 +114,8 @@ def print_backtests(store: SqlEventStore, console: Console) -> None:
         table.add_row(name, acc["scope"], kappa, str(bt["families"]), str(bt["tp"]), str(bt["fp"]), str(bt["fn"]),
                       pbo, f"{acc['mutation_score']:.2f} (floor {acc['mutation_floor']:.2f})")  # fmt: skip
     console.print(table)
+    for name, reason in sorted(refused.items()):
+        console.print(f"refused: {name}: {reason}", markup=False, highlight=False)
 
 
 _SHOWN = (

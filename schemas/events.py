@@ -13,7 +13,7 @@ import orjson
 from pydantic import Field, ValidationError, model_validator
 
 from schemas._base import Event, Record
-from schemas.common import Digest, NonEmptyStr, RunId, Sha, Timestamp
+from schemas.common import Digest, MinerName, NonEmptyStr, RunId, Sha, Timestamp
 from schemas.decider import Decision
 from schemas.harness import RunSummary
 from schemas.loop import (
@@ -45,6 +45,7 @@ __all__ = [
     "MessageDeadLettered",
     "MessageRejected",
     "MinerAccepted",
+    "MinerRefused",
     "PrecheckCompleted",
     "ProbeCompleted",
     "ProposalPosted",
@@ -90,6 +91,19 @@ class MinerAccepted(Event):
     TYPE: ClassVar[str] = "MinerAccepted"
 
     acceptance: MinerAcceptance = Field(description="Miner, scope, backtest summary and mutation score.")
+
+
+class MinerRefused(Event):
+    """A version of a miner failed its test in the fleet (checks, backtest or mutation gate): it does not gate."""
+
+    TYPE: ClassVar[str] = "MinerRefused"
+
+    miner: MinerName = Field(description="The refused miner.")
+    digest: Digest = Field(description="sha256 of the miner's files as judged (the version refused).")
+    reason: NonEmptyStr = Field(description="What failed, as its test reported it.")
+    judged_runs: tuple[RunId, ...] = Field(
+        default=(), description="The recorded runs its mutants were judged on, beside its fixtures."
+    )
 
 
 class ProposalPosted(Event):

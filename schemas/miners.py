@@ -14,7 +14,7 @@ from typing import Annotated, Self
 from pydantic import Field, model_validator
 
 from schemas._base import Record
-from schemas.common import Arg, Fact, Identifier, MinerName, NonEmptyStr, Scope, Severity, Timestamp
+from schemas.common import Arg, Digest, Fact, Identifier, MinerName, NonEmptyStr, RunId, Scope, Severity, Timestamp
 
 __all__ = [
     "Backtest",
@@ -208,6 +208,12 @@ class MinerAcceptance(Record):
     mutation_score: float = Field(ge=0.0, le=1.0, description="Its test's mutation score.")
     mutation_floor: float = Field(ge=0.0, le=1.0, description="The floor the score was held to.")
     test_passed: bool = Field(description="Whether the miner's own test passed.")
+    digest: Digest | None = Field(
+        default=None, description="sha256 of the miner's files as judged (None on acceptances recorded without it)."
+    )
+    judged_runs: tuple[RunId, ...] = Field(
+        default=(), description="The recorded runs its mutants were judged on, beside its fixtures (fleet acceptance)."
+    )
 
     @model_validator(mode="after")
     def _only_when_it_passes(self) -> Self:

@@ -271,6 +271,9 @@ EXAMPLES: dict[str, Callable[[], s.Record]] = {
     "RunRecorded": lambda: s.RunRecorded(run=RUN, path=f"{RUN}/events.jsonl", summary=SUMMARY, digest=DIGEST),
     "FindingDerived": lambda: s.FindingDerived(run=RUN, finding=FINDING),
     "MinerAccepted": lambda: s.MinerAccepted(acceptance=ACCEPTANCE),
+    "MinerRefused": lambda: s.MinerRefused(
+        miner="self-match", digest=DIGEST, reason="backtest FN = 1", judged_runs=(RUN,)
+    ),
     "ProposalPosted": lambda: s.ProposalPosted(proposal=PROPOSAL),
     "PrecheckCompleted": lambda: s.PrecheckCompleted(verdict=LAUNCH),
     "ProposerCallCompleted": lambda: s.ProposerCallCompleted(call=PROPOSER_CALL),

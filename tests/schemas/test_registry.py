@@ -30,7 +30,7 @@ PUBLIC = [
     "LabelRequest", "LabelRequested", "LabelRow", "LabelTicket", "LabelTier", "LabelerRun",
     "LabelerRunCompleted", "LabelerStatus", "LaunchFixer", "Measure", "MergeAttempted",
     "MergeOutcome", "MergeRefused", "MergeResult", "Merged", "Message", "MessageDeadLettered",
-    "MessageRejected", "MineRun", "MinerAcceptance", "MinerAccepted", "MinerName", "MutantOutcome",
+    "MessageRejected", "MineRun", "MinerAcceptance", "MinerAccepted", "MinerName", "MinerRefused", "MutantOutcome",
     "MutantResult", "MutationOperator", "MutationReport", "NonEmptyStr", "Number",
     "PrecheckCompleted", "PrecheckOutcome", "PrecheckSweep", "PrecheckTicket", "PrecheckVerdict", "Probe",
     "ProbeCompleted", "Profile", "Proposal", "ProposalPosted", "ProposedLabel", "ProposerCall",
@@ -144,7 +144,7 @@ def test_event_types_are_unique_and_equal_to_class_names(event_type: str, exampl
 
 def test_every_event_class_is_registered() -> None:
     declared = [cls for cls in RECORD_TYPES.values() if issubclass(cls, Event) and cls.__module__ == "schemas.events"]
-    assert len(declared) == 21
+    assert len(declared) == 22
     assert all(EVENT_TYPES[cls.TYPE] is cls for cls in declared)
     assert len({cls.TYPE for cls in declared}) == len(declared)
 

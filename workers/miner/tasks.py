@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from events import Metadata, StreamWrite
-from events.recorded import recorded_runs
 from miners import CorpusItem
 from miners.corpus import JSONL
 from schemas import FindingDerived, IngestRun, MineRun
 from schemas.errors import PermanentError
 from workers.miner.ingest import confine, ingest_run, mine_message, run_paths
-from workers.miner.mine import accepted_gates, finding_key, mine_run
+from workers.miner.mine import finding_key, fleet_gates, mine_run
 from workers.shell import Context, Outcome, fleet_task
-
-_ACCEPTANCE_RECORDED: set[tuple[str, str, str]] = set()
 
 
 @fleet_task(IngestRun, pure=True)
@@ -27,20 +23,14 @@ def ingest(message: IngestRun, ctx: Context) -> Outcome:
 
 @fleet_task(MineRun, pure=True)
 def mine(message: MineRun, ctx: Context) -> Outcome:
-    """miner.mine: every accepted miner on the run; findings already recorded for it are not repeated. Pure
-    (acceptance events are idempotent appends): a redelivered message mines again and appends nothing."""
+    """miner.mine: every miner the fleet accepted on the run; findings already recorded for it are not repeated.
+    Pure (a verdict on a miner version is an idempotent append): a redelivered message mines again and appends
+    nothing."""
     recorded = [e for e in ctx.store.read_stream(f"run/{message.run}") if e.type == "RunRecorded"]
     if not recorded:
         raise PermanentError(f"run {message.run!r} has not been recorded: nothing to mine")
     path = confine(recorded[-1].payload["path"], ctx.settings)
-    gates = accepted_gates(runs=lambda: [run.path for run in recorded_runs(ctx.store)])
-    for gate in gates:  # acceptance is an event, once per version of the miner's files
-        key = (str(ctx.store.engine.url), message.tenant, gate.digest)
-        if key in _ACCEPTANCE_RECORDED:
-            continue  # this process recorded it already (the append is idempotent; this spares the trip)
-        meta = Metadata(producer="miner.accept", message_id=f"accept-{gate.digest[:48]}", tenant=message.tenant)
-        ctx.store.commit([StreamWrite(f"miner/{gate.miner.name}", [gate.accepted])], meta)
-        _ACCEPTANCE_RECORDED.add(key)
+    gates = fleet_gates(ctx.store, message.tenant)  # the verdict the log holds on each miner version
     seen = {
         finding_key(FindingDerived.model_validate(e.payload).finding, message.run)
         for e in ctx.store.read_stream(f"findings/{message.run}")
