@@ -107,9 +107,12 @@ def _acceptance(miner: str, scope: Scope) -> MinerAccepted:
 
 
 def _loop_events(store: SqlEventStore, now: datetime) -> None:
+    # The fixers' budget day is Los Angeles's: the session starts within it whatever the hour the tests run at.
+    since_midnight = now - datetime.combine(now.astimezone(LA).date(), datetime.min.time(), LA)
+    took = min(timedelta(minutes=30), since_midnight / 2)
     session = FixerSession(
-        ticket=105, branch="miner/draft-pr-late-4e60", worktree="/tmp/wt105", started=now - timedelta(minutes=30),
-        ended=now - timedelta(minutes=5), cost_usd=1.25, outcome=FixerOutcome.READY, pull_request=1105,
+        ticket=105, branch="miner/draft-pr-late-4e60", worktree="/tmp/wt105", started=now - took,
+        ended=now - took / 6, cost_usd=1.25, outcome=FixerOutcome.READY, pull_request=1105,
     )  # fmt: skip
     _commit(store, "fixer-105", "ticket/105", FixerSessionEnded(session=session))
     at = now - timedelta(minutes=4)
