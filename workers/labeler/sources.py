@@ -1,8 +1,9 @@
 """What a job searches: its corpus kinds turned into sources, and the miner that can reproduce a label.
 
-``jsonl``: every harness run (``<state>/*/events.jsonl`` and the runs the log recorded), read lazily from
-disk. ``issue`` and ``pull_request``: every ticket and pull request of the forge other than the ticket
-itself, one line per line of its title, body and comments (commits too, for a pull request).
+``jsonl``: every harness run (``<state>/*/events.jsonl`` and the runs the log recorded), each of its files
+(``harness.run_at``: a Claude Code session's transcript and its subagents') read lazily from disk.
+``issue`` and ``pull_request``: every ticket and pull request of the forge other than the ticket itself,
+one line per line of its title, body and comments (commits too, for a pull request).
 ``file_at``: the commits of the forge's pull requests and the commits the request names, each as its
 message and the files it changed as they stood at it.
 """
@@ -48,7 +49,9 @@ def sources_for(job: Job, runs: Mapping[str, Path], forge: Forge | None) -> tupl
     notes: list[str] = []
     for kind in job.corpus:
         if kind is CorpusKind.JSONL:
-            sources += [Source(run, str(path), path=path) for run, path in sorted(runs.items())]
+            sources += [
+                Source(run, str(file), path=file) for run, path in sorted(runs.items()) for file in run_at(path).files
+            ]
             if not runs:
                 notes.append("no harness runs to search (jsonl)")
         elif forge is None:
