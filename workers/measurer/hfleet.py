@@ -28,12 +28,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from harness.paths import session_id
+from schemas._child import Child, fork_child
 
 __all__ = ["FLOOR", "HFleet", "RunRatio", "offenders", "read_h_fleet", "read_h_fleet_runs", "run_name"]
 
@@ -211,16 +213,13 @@ def _read_all(parts: Sequence[_Part]) -> list[_FileSums]:
         return [_read_part(part) for part in parts]
     size = -(-len(parts) // count)
     shares = [parts[i : i + size] for i in range(0, len(parts), size)]
-    children: list[tuple[int, int]] = []
+    children: list[Child] = []
     answers: list[bytes] = []
     try:
-        children += [_fork_reader(share) for share in shares[1:]]
+        children += [fork_child(partial(_share_sums, share)) for share in shares[1:]]
         found = [_read_part(part) for part in shares[0]]
     finally:  # every child waited for and its pipe closed, even when this share or a fork failed
-        for pid, pipe in children:
-            with os.fdopen(pipe, "rb") as handle:
-                answers.append(handle.read())
-            os.waitpid(pid, 0)
+        answers += [child.answer() for child in children]
     for answer, share in zip(answers, shares[1:], strict=True):
         died = {"errno": None, "strerror": "its reader died", "filename": str(_files(share[0])[0])}
         doc = orjson.loads(answer) if answer else died
@@ -230,30 +229,15 @@ def _read_all(parts: Sequence[_Part]) -> list[_FileSums]:
     return found
 
 
-def _fork_reader(parts: Sequence[_Part]) -> tuple[int, int]:
-    """A child that reads ``parts`` and writes their sums (or the ``OSError`` it met) as JSON to a pipe."""
-    read_end, write_end = os.pipe()
+def _share_sums(parts: Sequence[_Part]) -> bytes:
+    """In a child: the sums of ``parts`` (or the ``OSError`` it met) as JSON."""
     try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        raise
-    if pid:
-        os.close(write_end)
-        return pid, read_end
-    os.close(read_end)  # the child: never returns
-    try:
-        try:
-            doc: Any = [[f.lines, f.malformed, f.usages] for f in map(_read_part, parts)]
-        except OSError as exc:
-            doc = {"errno": exc.errno, "strerror": exc.strerror, "filename": exc.filename}
-        except Exception as exc:  # anything else, named in the parent's error
-            doc = {"errno": None, "strerror": f"{type(exc).__name__}: {exc}", "filename": str(_files(parts[0])[0])}
-        with os.fdopen(write_end, "wb") as handle:
-            handle.write(orjson.dumps(doc))
-    finally:
-        os._exit(0)
+        doc: Any = [[f.lines, f.malformed, f.usages] for f in map(_read_part, parts)]
+    except OSError as exc:
+        doc = {"errno": exc.errno, "strerror": exc.strerror, "filename": exc.filename}
+    except Exception as exc:  # anything else, named in the parent's error
+        doc = {"errno": None, "strerror": f"{type(exc).__name__}: {exc}", "filename": str(_files(parts[0])[0])}
+    return orjson.dumps(doc)
 
 
 def read_h_fleet(paths: Sequence[Path]) -> HFleet:
