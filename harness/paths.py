@@ -29,7 +29,17 @@ from harness.detect import Format, classify
 from harness.source import Source
 from schemas.errors import CorpusError
 
-__all__ = ["LOG_SUFFIXES", "SUBAGENTS", "RunFiles", "expand", "own_agents", "run_at", "run_files", "run_name"]
+__all__ = [
+    "LOG_SUFFIXES",
+    "SUBAGENTS",
+    "RunFiles",
+    "expand",
+    "own_agents",
+    "run_at",
+    "run_files",
+    "run_name",
+    "session_id",
+]
 
 LOG_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json"})
 SUBAGENTS = "subagents"

@@ -27,7 +27,17 @@ from miners.errors import (
     MinerUsageError,
     RulesError,
 )
-from miners.facts import FactLineProblem, compact_json, input_fact, proof_facts, proof_json, read_fact_lines, to_arg
+from miners.facts import (
+    FactLineProblem,
+    ProofJson,
+    compact_json,
+    derived_line,
+    input_fact,
+    proof_facts,
+    proof_json,
+    read_fact_lines,
+    to_arg,
+)
 from miners.findings import Extracted, Verdicts, extract_facts, find, judge
 from miners.knee import Confusion, best_knee, confusion
 from miners.labels import Labels, parse_labels, read_labels
@@ -75,6 +85,7 @@ __all__ = [
     "Mutant",
     "MutationResult",
     "Pbo",
+    "ProofJson",
     "Rules",
     "RulesError",
     "Verdicts",
@@ -86,6 +97,7 @@ __all__ = [
     "compact_json",
     "confusion",
     "corpus_items",
+    "derived_line",
     "derived_predicates",
     "discover",
     "extract_facts",

@@ -14,14 +14,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
-from miners.datalog import InputFact, ProofNode, Value
+from miners.datalog import InputFact, ProofNode, Rule, Value
 from schemas import Arg, Fact, Number, Span, Text
 
 __all__ = [
     "FactLineProblem",
+    "ProofJson",
+    "arg_json",
     "compact_json",
+    "derived_line",
     "engine_value",
     "input_fact",
     "proof_facts",
@@ -73,32 +77,72 @@ def proof_json(proof: ProofNode) -> list[dict[str, Any]]:
     derived node has its rule, where the rule is written, its children (indices into the list) and
     the conditions it checked; a leaf has its span. A node ``Model.step`` left unexpanded has its rule
     and where it is written, and neither children nor conditions."""
-    nodes = list(proof.walk())
-    index = {node.atom: number for number, node in enumerate(nodes)}
-    found: list[dict[str, Any]] = []
-    for node in nodes:
-        if node.rule is None:
-            span = to_span(node.span)
+    return ProofJson()(proof)
+
+
+class ProofJson:
+    """``proof_json`` for the many proofs of one model: each rule's text and place, and each leaf's span,
+    formatted once (a rule is used by most proofs, a given fact by many)."""
+
+    def __init__(self) -> None:
+        self._rules: dict[int, tuple[Rule, str, str]] = {}  # by id: the rule is kept, so its id stays its own
+        self._spans: dict[int, tuple[object, dict[str, Any] | None]] = {}
+
+    def __call__(self, proof: ProofNode) -> list[dict[str, Any]]:
+        nodes = list(proof.walk())
+        index = {node.atom: number for number, node in enumerate(nodes)}
+        found: list[dict[str, Any]] = []
+        for node in nodes:
+            if node.rule is None:
+                found.append({"atom": str(node.atom), "span": self._span(node.span)})
+                continue
+            rule, at = self._rule(node.rule)
+            if not node.expanded:
+                found.append({"atom": str(node.atom), "rule": rule, "at": at})
+                continue
+            children = [index[child.atom] for child in node.children]
+            conditions = [str(condition) for condition in node.conditions]
             found.append(
-                {
-                    "atom": str(node.atom),
-                    "span": None if span is None else span.model_dump(mode="json", exclude={"schema_version"}),
-                }
+                {"atom": str(node.atom), "rule": rule, "at": at, "children": children, "conditions": conditions}
             )
-            continue
-        if not node.expanded:
-            found.append({"atom": str(node.atom), "rule": str(node.rule), "at": str(node.rule.location)})
-            continue
-        found.append(
-            {
-                "atom": str(node.atom),
-                "rule": str(node.rule),
-                "at": str(node.rule.location),
-                "children": [index[child.atom] for child in node.children],
-                "conditions": [str(condition) for condition in node.conditions],
-            }
-        )
-    return found
+        return found
+
+    def _rule(self, rule: Rule) -> tuple[str, str]:
+        known = self._rules.get(id(rule))
+        if known is None:
+            known = self._rules[id(rule)] = (rule, str(rule), str(rule.location))
+        return known[1], known[2]
+
+    def _span(self, span: object) -> dict[str, Any] | None:
+        known = self._spans.get(id(span))
+        if known is None:
+            found = to_span(span)
+            dumped = None if found is None else found.model_dump(mode="json", exclude={"schema_version"})
+            known = self._spans[id(span)] = (span, dumped)
+        return known[1]
+
+
+def arg_json(value: Value) -> dict[str, Any]:
+    """An engine constant as its argument's JSON (``to_arg``, dumped): ``{"text": …}`` or ``{"number": …}``,
+    an integral number an integer."""
+    if isinstance(value, str):
+        return {"text": value}
+    return {"number": int(value) if float(value).is_integer() and abs(value) < 2**53 else float(value)}
+
+
+def derived_line(predicate: str, args: tuple[Value, ...], proof: list[dict[str, Any]]) -> bytes:
+    """The line ``ouro datalog run`` prints for a derived atom and its proof (``ProofJson``): the bytes
+    ``compact_json`` writes for it, written by orjson where they are the same, which is wherever its only
+    numbers are integers (orjson spells a float ``0.00001`` where ``json`` spells ``1e-05``) and orjson can
+    write it (not an integer past 64 bits, nor a lone surrogate)."""
+    written = [arg_json(value) for value in args]
+    row = {"predicate": predicate, "args": written, "proof": proof}
+    if not any(isinstance(arg.get("number"), float) for arg in written):  # a proof holds no float
+        try:
+            return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
+        except orjson.JSONEncodeError:
+            pass
+    return (compact_json(row) + "\n").encode("utf-8", "backslashreplace")  # a lone surrogate: its JSON escape
 
 
 def _plain(value: Any) -> Any:

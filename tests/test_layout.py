@@ -104,3 +104,18 @@ def test_lower_floors_load_no_event_log_or_fleet(package: str) -> None:
     assert loaded.isdisjoint({"sqlalchemy", "celery", "kombu", "events", "workers", "ops"}) or package == "decider"
     if package == "decider":  # the decider keeps its memory in the event log's database, never the fleet
         assert loaded.isdisjoint({"celery", "kombu", "workers", "ops"})
+
+
+def test_processes_are_forked_by_one_module() -> None:
+    offenders = []
+    for name, path in _sources().items():
+        if name == "schemas._child":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in {"fork", "pipe"}
+                and getattr(node.value, "id", "") == "os"
+            ):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == [], "a child's answer comes back through schemas._child (fork_child)"

@@ -3,8 +3,10 @@
 ``ouro measure [--at TIME] [--json]`` publishes nothing and appends nothing: it folds the log as it stood
 at TIME (default now), prints the latest point of every series, and writes ``<state>/ouroboros.json``.
 ``ouro measure h-fleet PATH… [--json]`` reads CSF run files directly and prints the same h_fleet as the
-seed's jq command, with the runs below the floor ranked. Module-level imports stay light (no SQLAlchemy,
-Celery or pydantic): ``h-fleet`` needs none of them, and the event log is imported by ``measure`` alone.
+seed's jq command, with the runs below the floor ranked; a Claude Code session, which has no result line,
+counts as one result of its whole usage. Module-level imports stay light (no SQLAlchemy, Celery or
+pydantic): ``h-fleet`` over run files needs none of them (a session's readers load pydantic), and the
+event log is imported by ``measure`` alone.
 """
 
 from __future__ import annotations
@@ -109,7 +111,8 @@ def h_fleet(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read) over result envelopes, as jq.
+    """h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read) over result envelopes, as jq, and
+    Claude Code sessions (each one result: its usage).
 
     PATH...: run files, run directories, Claude Code projects folders or session files, quoted globs.
     """
@@ -140,5 +143,5 @@ def h_fleet(
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     shown = "- (no prompt tokens)" if result.value is None else repr(result.value)
-    console.print(f"h_fleet {shown} over {len(result.runs)} run(s), {result.results} result line(s)")
+    console.print(f"h_fleet {shown} over {len(result.runs)} run(s), {result.results} result(s)")
     console.print(_offender_table(ranked, FLOOR))

@@ -42,6 +42,7 @@ from miners import (
     FactsError,
     Labels,
     MinerUsageError,
+    ProofJson,
     Rules,
     RulesError,
     backtest,
@@ -49,6 +50,7 @@ from miners import (
     check_sources,
     compact_json,
     corpus_items,
+    derived_line,
     derived_predicates,
     discover,
     extract_facts,
@@ -59,11 +61,9 @@ from miners import (
     miner_test,
     mutate,
     new_miner,
-    proof_json,
     read_fact_lines,
     read_labels,
     run_rules,
-    to_arg,
 )
 from miners.datalog import InputFact
 from schemas import LabelRow
@@ -326,8 +326,10 @@ def datalog_run(
         print(exc, file=sys.stderr)
         raise SystemExit(2) from None
     model = run_rules(checked, given)
+    proofs, out = ProofJson(), sys.stdout.buffer
+    sys.stdout.flush()
     for predicate in derived_predicates(checked.program):
         for args in sorted(model.facts(predicate), key=lambda row: tuple((isinstance(v, str), v) for v in row)):
-            row = {"predicate": predicate, "args": [to_arg(v).model_dump(mode="json") for v in args]}
             proof = model.proof(predicate, args) if trees else model.step(predicate, args)
-            print(compact_json({**row, "proof": proof_json(proof)}))
+            out.write(derived_line(predicate, args, proofs(proof)))
+    out.flush()

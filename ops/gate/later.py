@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import pickle
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
+
+from schemas._child import Child, fork_child
 
 __all__ = ["NICE", "REST_FACTOR", "REST_MAX_S", "Later"]
 
@@ -41,9 +43,8 @@ Apply = Callable[[Any], None]
 
 
 @dataclass(frozen=True)
-class _Child:
-    pid: int
-    pipe: int
+class _Job:
+    child: Child
     apply: Apply
     started: float
 
@@ -53,13 +54,13 @@ class Later:
 
     def __init__(self) -> None:
         self._jobs: dict[Hashable, tuple[Compute, Apply]] = {}
-        self._child: _Child | None = None
+        self._running: _Job | None = None
         self._rest_until = 0.0
 
     @property
     def pending(self) -> int:
         """Jobs submitted and not finished (waiting, or running in a child)."""
-        return len(self._jobs) + (self._child is not None)
+        return len(self._jobs) + (self._running is not None)
 
     def submit(self, key: Hashable, compute: Compute, apply: Apply) -> None:
         """Run ``compute`` in a child later and ``apply`` its result here, in place of ``key``'s job not
@@ -69,43 +70,41 @@ class Later:
 
     def fds(self) -> list[int]:
         """The pipe of the running child, for the server's ``select``."""
-        return [self._child.pipe] if self._child is not None else []
+        return [self._running.child.pipe] if self._running is not None else []
 
     def wait_s(self) -> float | None:
         """How long the server may wait before ``start`` has something to start (None: nothing to start)."""
-        if self._child is not None or not self._jobs:
+        if self._running is not None or not self._jobs:
             return None
         return max(self._rest_until - time.monotonic(), 0.0)
 
     def start(self) -> None:
         """Start the next job in a child, when none runs and the rest after the last one is over."""
-        if self._child is None and self._jobs and time.monotonic() >= self._rest_until:
+        if self._running is None and self._jobs and time.monotonic() >= self._rest_until:
             key = next(iter(self._jobs))
             try:
-                self._child = _fork(*self._jobs.pop(key))
+                self._running = _fork(*self._jobs.pop(key))
             except OSError as exc:  # no process to be had now: the job is dropped, the next call brings another
                 log.warning("deferred work not started: %s", exc)
                 self._rest_until = time.monotonic() + REST_MAX_S
 
     def collect(self) -> None:
         """Wait for the running child, and apply its result here (call it when its pipe is readable)."""
-        if self._child is not None:
-            self._collect(self._child)
+        if self._running is not None:
+            self._collect(self._running)
 
     def drain(self) -> None:
         """Run every job submitted so far to its end, here and now (no rest between them)."""
-        while self._jobs or self._child is not None:
+        while self._jobs or self._running is not None:
             self._rest_until = 0.0
             self.start()
             self.collect()
 
-    def _collect(self, child: _Child) -> None:
-        with os.fdopen(child.pipe, "rb") as pipe:
-            data = pipe.read()  # the child writes everything, then exits: read to its end
-        os.waitpid(child.pid, 0)
-        self._child = None
+    def _collect(self, job: _Job) -> None:
+        data = job.child.answer()
+        self._running = None
         gc.unfreeze()
-        took = time.monotonic() - child.started
+        took = time.monotonic() - job.started
         self._rest_until = time.monotonic() + min(REST_FACTOR * took, REST_MAX_S)
         try:
             ok, result = pickle.loads(data) if data else (False, "the child died before answering")
@@ -115,34 +114,26 @@ class Later:
             log.warning("deferred work failed: %s", result)
             return
         try:
-            child.apply(result)
+            job.apply(result)
         except Exception:  # one failing job never stops the server: it is logged
             log.exception("applying deferred work failed")
 
 
-def _fork(compute: Compute, apply: Apply) -> _Child:
+def _fork(compute: Compute, apply: Apply) -> _Job:
     """Start ``compute`` in a child; its ``(ok, result or error text)`` comes back pickled over a pipe."""
-    read_end, write_end = os.pipe()
     started = time.monotonic()
     gc.freeze()  # while the child runs, the server's collections leave the shared pages alone (no copies)
     try:
-        pid = os.fork()
+        return _Job(fork_child(partial(_answer, compute), nice=NICE), apply, started)
     except OSError:
         gc.unfreeze()
-        os.close(read_end)
-        os.close(write_end)
         raise
-    if pid:
-        os.close(write_end)
-        return _Child(pid, read_end, apply, started)
-    os.close(read_end)  # the child: never returns
+
+
+def _answer(compute: Compute) -> bytes:
+    """In the child: ``(True, result)`` or ``(False, the error)``, pickled."""
     try:
-        os.nice(NICE)
-        try:
-            answer: tuple[bool, Any] = (True, compute())
-        except Exception as exc:
-            answer = (False, f"{type(exc).__name__}: {exc}"[:500])
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(pickle.dumps(answer))
-    finally:
-        os._exit(0)
+        answer: tuple[bool, Any] = (True, compute())
+    except Exception as exc:
+        answer = (False, f"{type(exc).__name__}: {exc}"[:500])
+    return pickle.dumps(answer)

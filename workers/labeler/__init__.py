@@ -4,7 +4,7 @@ otherwise idle GPU, accepted only when they reproduce.
     job = complete(request, forge.ticket(44))                  # 1. the request made whole
     found = prefilter(sources, terms_of(job.facts, job.predicate), limit=48)   # 2. IDF candidates
     result = Labeler(chat, model, sharing, state_dir).run([Plan(job, sources, reproduce)])  # 3. + 4.
-    judge(True, quote, instance, line, line_text, job.words)   # the acceptance rule alone
+    judge(True, quote, instance, Span(file=f, line=n), line_text, job.words)   # the acceptance rule alone
 
 ``label_tickets(settings, tickets, forge, runs)`` is all of it from the settings; ``GpuAutoscaler`` scales
 the ``gpu`` queue's pool. Pure modules; ``tasks`` holds the Celery task ``labeler.label``.

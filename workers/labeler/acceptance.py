@@ -1,10 +1,11 @@
 """Acceptance with no human in the loop: a positive stands only when it reproduces.
 
 Through the ticket's miner when one is registered (its facts, read from the instance, must name the
-instance on the line the label names); otherwise by its quote being verbatim on that line: every
-fragment of the quote, split at the excerpt's cut mark, is on the line in order, read as written or
-with the JSON line's string escapes decoded. Either way, a quote lifted from the ticket's own words
-fails: it shows the ticket's vocabulary, not an instance. A negative is never checked.
+instance on the line the label names, in the file it names: a session's transcript or a subagent's);
+otherwise by its quote being verbatim on that line: every fragment of the quote, split at the excerpt's
+cut mark, is on the line in order, read as written or with the JSON line's string escapes decoded.
+Either way, a quote lifted from the ticket's own words fails: it shows the ticket's vocabulary, not an
+instance. A negative is never checked.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from schemas import Acceptance
+from schemas import Acceptance, Span
 from workers.labeler.prefilter import CUT
 
 __all__ = ["Reproducer", "Verdict", "decode_escapes", "fragments", "in_order", "judge", "lifted"]
@@ -22,8 +23,8 @@ _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _SPACE = re.compile(r"\s+")
 
-Reproducer = Callable[[str, int], tuple[bool, str]]
-"""``(instance, line) -> (reproduced, why)``: the ticket's miner asked about one labelled line."""
+Reproducer = Callable[[str, Span], tuple[bool, str]]
+"""``(instance, where) -> (reproduced, why)``: the ticket's miner asked about one labelled line of a file."""
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,14 @@ def judge(
     positive: bool,
     quote: str,
     instance: str,
-    line: int,
+    where: Span,
     line_text: str | None,
     ticket_words: str,
     reproduce: Reproducer | None = None,
 ) -> Verdict:
-    """Accept, reject (with why) or leave unchecked one proposed label."""
+    """Accept, reject (with why) or leave unchecked one proposed label on line ``where`` of one of the
+    instance's files."""
+    line = where.line
     if not positive:
         return Verdict(Acceptance.UNCHECKED, "a negative is not checked")
     if not fragments(quote):
@@ -90,7 +93,7 @@ def judge(
     if line_text is None:
         return Verdict(Acceptance.REJECTED, f"{instance} has no line {line}")
     if reproduce is not None:
-        reproduced, why = reproduce(instance, line)
+        reproduced, why = reproduce(instance, where)
         return Verdict(Acceptance.ACCEPTED if reproduced else Acceptance.REJECTED, why)
     parts = fragments(quote)
     if in_order(parts, line_text):

@@ -169,11 +169,12 @@ class Labeler:
         labels = []
         for answer in answers:
             source = by_name[answer.candidate.file]
+            where = Span(file=answer.candidate.file, line=answer.line)
             verdict = judge(
                 answer.positive,
                 answer.quote,
                 answer.candidate.instance,
-                answer.line,
+                where,
                 read_line(source, answer.line),
                 plan.job.words,
                 plan.reproduce,
@@ -185,7 +186,7 @@ class Labeler:
                     positive=answer.positive,
                     quote=answer.quote,
                     reason=answer.reason,
-                    span=Span(file=answer.candidate.file, line=answer.line),
+                    span=where,
                     acceptance=verdict.acceptance,
                     why=verdict.why,
                 )

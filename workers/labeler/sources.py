@@ -1,8 +1,9 @@
 """What a job searches: its corpus kinds turned into sources, and the miner that can reproduce a label.
 
-``jsonl``: every harness run (``<state>/*/events.jsonl`` and the runs the log recorded), read lazily from
-disk. ``issue`` and ``pull_request``: every ticket and pull request of the forge other than the ticket
-itself, one line per line of its title, body and comments (commits too, for a pull request).
+``jsonl``: every harness run (``<state>/*/events.jsonl`` and the runs the log recorded), each of its files
+(``harness.run_at``: a Claude Code session's transcript and its subagents') read lazily from disk.
+``issue`` and ``pull_request``: every ticket and pull request of the forge other than the ticket itself,
+one line per line of its title, body and comments (commits too, for a pull request).
 ``file_at``: the commits of the forge's pull requests and the commits the request names, each as its
 message and the files it changed as they stood at it.
 """
@@ -17,7 +18,7 @@ from forge.base import COMMIT_NAME
 from harness import run_at
 from miners import CorpusItem, MinerError, extract_facts, find_miner
 from miners.corpus import JSONL
-from schemas import CorpusKind, Text
+from schemas import CorpusKind, Span, Text
 from workers.labeler.acceptance import Reproducer
 from workers.labeler.prefilter import Source
 from workers.labeler.request import Job
@@ -48,7 +49,9 @@ def sources_for(job: Job, runs: Mapping[str, Path], forge: Forge | None) -> tupl
     notes: list[str] = []
     for kind in job.corpus:
         if kind is CorpusKind.JSONL:
-            sources += [Source(run, str(path), path=path) for run, path in sorted(runs.items())]
+            sources += [
+                Source(run, str(file), path=file) for run, path in sorted(runs.items()) for file in run_at(path).files
+            ]
             if not runs:
                 notes.append("no harness runs to search (jsonl)")
         elif forge is None:
@@ -111,9 +114,9 @@ def miner_reproducer(job: Job, runs: Mapping[str, Path]) -> tuple[Reproducer | N
         return None, f"miner {job.miner} is not registered: labels are checked by their quotes"
     if JSONL not in miner.corpus:
         return None, f"miner {job.miner} reads {', '.join(miner.corpus)}: labels are checked by their quotes"
-    lines: dict[str, set[int]] = {}
+    lines: dict[str, set[tuple[str, int]]] = {}
 
-    def reproduce(instance: str, line: int) -> tuple[bool, str]:
+    def reproduce(instance: str, where: Span) -> tuple[bool, str]:
         path = runs.get(instance)
         if path is None:
             return False, f"{instance} is not a run {miner.name} can read"
@@ -121,12 +124,15 @@ def miner_reproducer(job: Job, runs: Mapping[str, Path]) -> tuple[Reproducer | N
             item = CorpusItem(JSONL, instance, path, run_at(path).files)  # a session with its subagents
             facts = extract_facts(miner, [item]).facts.get(instance, ())
             named = [f for f in facts if Text(text=instance) in f.args and f.span is not None]
-            lines[instance] = {f.span.line for f in named if f.span is not None}
-        if line in lines[instance]:
-            return True, f"miner {miner.name} reproduces it: its facts name {instance} at line {line}"
+            lines[instance] = {(f.span.file, f.span.line) for f in named if f.span is not None}
+        here = sorted(line for file, line in lines[instance] if file == where.file)
+        if where.line in here:
+            return True, f"miner {miner.name} reproduces it: its facts name {instance} at line {where.line}"
         if not lines[instance]:
             return False, f"miner {miner.name}'s facts do not name {instance}"
-        near = ", ".join(str(n) for n in sorted(lines[instance])[:8])
-        return False, f"miner {miner.name}'s facts name {instance} at line(s) {near}, not at line {line}"
+        if not here:
+            return False, f"miner {miner.name}'s facts name {instance} in other files of the run, not in {where.file}"
+        near = ", ".join(str(line) for line in here[:8])
+        return False, f"miner {miner.name}'s facts name {instance} at line(s) {near}, not at line {where.line}"
 
     return reproduce, f"labels are checked by miner {miner.name}"

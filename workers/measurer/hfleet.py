@@ -15,6 +15,12 @@ that is not a number) is skipped and counted as malformed; any other line is nev
 at an unreadable one; this reader reads on). A ``result`` spelt with ``\\u`` escapes is not looked for: no
 JSON writer we know of escapes a plain letter. Many files (``PARALLEL_FILES``, ``PARALLEL_BYTES``) are read
 by one forked process per core, each a contiguous share, and their sums added in file order here.
+
+A Claude Code session (``~/.claude/projects``: a transcript with its subagents' transcripts, as
+``harness.paths`` finds it) writes no result line; the whole session is one result, whose usage is what
+the corpus readers count for it (``harness.stats``: each response once, by ``message.id``/``requestId``,
+a subagent's work once though its parent relays it). Its files are read by those readers, not as bytes,
+and a line they cannot read is counted as malformed.
 """
 
 from __future__ import annotations
@@ -22,10 +28,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from harness.paths import session_id
+from schemas._child import Child, fork_child
 
 __all__ = ["FLOOR", "HFleet", "RunRatio", "offenders", "read_h_fleet", "read_h_fleet_runs", "run_name"]
 
@@ -144,71 +154,90 @@ def _read_file(path: Path) -> _FileSums:
     return _FileSums(lines, malformed, usages)
 
 
+_Part = Path | tuple[Path, ...]
+"""What is read as one: a file, read as bytes, or a Claude Code session's transcripts, read by the corpus readers."""
+
+
+def _parts(paths: Sequence[Path]) -> list[_Part]:
+    """A run's files, each a part but the transcripts of a session, which are one, where the first of them is."""
+    transcripts = tuple(path for path in paths if session_id(path) is not None)
+    parts: list[_Part] = []
+    for path in paths:
+        if path not in transcripts:
+            parts.append(path)
+        elif path == transcripts[0]:
+            parts.append(transcripts)
+    return parts
+
+
+def _files(part: _Part) -> tuple[Path, ...]:
+    return (part,) if isinstance(part, Path) else part
+
+
+def _read_session(files: tuple[Path, ...]) -> _FileSums:
+    """A session's one result: its usage as the corpus readers count it (none when no line reports usage)."""
+    from harness.reader import Reader  # the readers load pydantic: only a session needs them
+    from harness.stats import Tally
+
+    reader = Reader(files, "session")
+    tally = Tally.of(reader)
+    usage = tally.usage
+    found = [(float(usage.cache_read_input_tokens), float(usage.prompt_tokens))] if tally.agent_usage else []
+    return _FileSums(reader.lines, reader.malformed_count, found)
+
+
+def _read_part(part: _Part) -> _FileSums:
+    return _read_file(part) if isinstance(part, Path) else _read_session(part)
+
+
 PARALLEL_BYTES = 16 * 1024 * 1024
 """From this many bytes (over at least ``PARALLEL_FILES`` files) the files are read by several processes."""
 
 PARALLEL_FILES = 8
 
 
-def _workers(paths: Sequence[Path]) -> int:
-    """How many processes read ``paths``: one per available core (at most four) when there is enough."""
-    if not hasattr(os, "fork") or len(paths) < PARALLEL_FILES:
+def _workers(parts: Sequence[_Part]) -> int:
+    """How many processes read ``parts``: one per available core (at most four) when there is enough."""
+    if not hasattr(os, "fork") or len(parts) < PARALLEL_FILES:
         return 1
-    if sum(path.stat().st_size for path in paths) < PARALLEL_BYTES:
+    if sum(path.stat().st_size for part in parts for path in _files(part)) < PARALLEL_BYTES:
         return 1
     return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
-def _read_all(paths: Sequence[Path]) -> list[_FileSums]:
-    """Each file's sums, in the order given: the files split into one contiguous share per process, the
+def _read_all(parts: Sequence[_Part]) -> list[_FileSums]:
+    """Each part's sums, in the order given: the parts split into one contiguous share per process, the
     first share read here and the others by forked children, whose sums come back over a pipe."""
-    count = _workers(paths)
+    count = _workers(parts)
     if count == 1:
-        return [_read_file(path) for path in paths]
-    size = -(-len(paths) // count)
-    shares = [paths[i : i + size] for i in range(0, len(paths), size)]
-    children: list[tuple[int, int]] = []
+        return [_read_part(part) for part in parts]
+    size = -(-len(parts) // count)
+    shares = [parts[i : i + size] for i in range(0, len(parts), size)]
+    children: list[Child] = []
     answers: list[bytes] = []
     try:
-        children += [_fork_reader(share) for share in shares[1:]]
-        found = [_read_file(path) for path in shares[0]]
+        children += [fork_child(partial(_share_sums, share)) for share in shares[1:]]
+        found = [_read_part(part) for part in shares[0]]
     finally:  # every child waited for and its pipe closed, even when this share or a fork failed
-        for pid, pipe in children:
-            with os.fdopen(pipe, "rb") as handle:
-                answers.append(handle.read())
-            os.waitpid(pid, 0)
+        answers += [child.answer() for child in children]
     for answer, share in zip(answers, shares[1:], strict=True):
-        doc = orjson.loads(answer) if answer else {"errno": None, "strerror": "its reader died", "filename": share[0]}
+        died = {"errno": None, "strerror": "its reader died", "filename": str(_files(share[0])[0])}
+        doc = orjson.loads(answer) if answer else died
         if isinstance(doc, dict):  # the child's error, as it would have been raised here
             raise OSError(doc["errno"], doc["strerror"], doc["filename"])
         found += [_FileSums(lines, malformed, [(r, p) for r, p in usages]) for lines, malformed, usages in doc]
     return found
 
 
-def _fork_reader(paths: Sequence[Path]) -> tuple[int, int]:
-    """A child that reads ``paths`` and writes their sums (or the ``OSError`` it met) as JSON to a pipe."""
-    read_end, write_end = os.pipe()
+def _share_sums(parts: Sequence[_Part]) -> bytes:
+    """In a child: the sums of ``parts`` (or the ``OSError`` it met) as JSON."""
     try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        raise
-    if pid:
-        os.close(write_end)
-        return pid, read_end
-    os.close(read_end)  # the child: never returns
-    try:
-        try:
-            doc: Any = [[f.lines, f.malformed, f.usages] for f in map(_read_file, paths)]
-        except OSError as exc:
-            doc = {"errno": exc.errno, "strerror": exc.strerror, "filename": exc.filename}
-        except Exception as exc:  # anything else, named in the parent's error
-            doc = {"errno": None, "strerror": f"{type(exc).__name__}: {exc}", "filename": str(paths[0])}
-        with os.fdopen(write_end, "wb") as handle:
-            handle.write(orjson.dumps(doc))
-    finally:
-        os._exit(0)
+        doc: Any = [[f.lines, f.malformed, f.usages] for f in map(_read_part, parts)]
+    except OSError as exc:
+        doc = {"errno": exc.errno, "strerror": exc.strerror, "filename": exc.filename}
+    except Exception as exc:  # anything else, named in the parent's error
+        doc = {"errno": None, "strerror": f"{type(exc).__name__}: {exc}", "filename": str(_files(parts[0])[0])}
+    return orjson.dumps(doc)
 
 
 def read_h_fleet(paths: Sequence[Path]) -> HFleet:
@@ -218,14 +247,14 @@ def read_h_fleet(paths: Sequence[Path]) -> HFleet:
 
 def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
     """h_fleet and each run's h_r over ``(name, files)`` runs (``harness.expand``), in the order given."""
-    files = [path for _, paths in runs for path in paths]
-    read_files = iter(_read_all(files))
+    split = [(name, _parts(paths)) for name, paths in runs]
+    read_parts = iter(_read_all([part for _, parts in split for part in parts]))
     total_read = total_prompt = 0.0
     lines = results = malformed = 0
     ratios: list[RunRatio] = []
-    for name, paths in runs:
+    for name, parts in split:
         run_read = run_prompt = 0.0
-        for found in (next(read_files) for _ in paths):
+        for found in (next(read_parts) for _ in parts):
             for read, prompt in found.usages:  # summed in file order, then line order, as jq adds them
                 total_read, total_prompt = total_read + read, total_prompt + prompt
                 run_read, run_prompt = run_read + read, run_prompt + prompt

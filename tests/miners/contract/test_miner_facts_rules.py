@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from miners import RulesError, check_rules, run_rules
+from miners.datalog import Value
 from miners.facts import (
     FactLineProblem,
+    ProofJson,
     compact_json,
+    derived_line,
     engine_value,
     input_fact,
     proof_facts,
@@ -104,3 +111,33 @@ def test_without_a_knee_the_relation_is_empty() -> None:
     facts = [("score", ("r", 10), None)]
     assert run_rules(rules, facts).facts("v") == set()
     assert run_rules(rules, facts, knee=5).facts("v") == {("r",)}
+
+
+VALUES = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(['say "hi"\n\tthere\\', "naïve ✓", "\x00\x1f\x7f\u2028", "\ud800 alone"]),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([1e-05, 0.00001234, 1e16, 2.0**53, 1e22, -0.0, 5e-324]),
+)
+
+
+@given(st.lists(VALUES, max_size=5))
+def test_a_derived_line_is_the_bytes_compact_json_writes(args: list[Value]) -> None:
+    leaf = {"atom": "p(1)", "span": {"file": "f.jsonl", "line": 3}}
+    node = {"atom": 'q("ü")', "rule": "q(X) :- p(X).", "at": "r.dl:2", "children": [0], "conditions": ["gt(2.5, 1)"]}
+    proof: list[dict[str, Any]] = [leaf, node]
+    row = {"predicate": "p", "args": [to_arg(value).model_dump(mode="json") for value in args], "proof": proof}
+    written = derived_line("p", tuple(args), proof)
+    assert written == (compact_json(row) + "\n").encode("utf-8", "backslashreplace")
+    assert json.loads(written) == json.loads(compact_json(row))
+
+
+def test_proofs_written_by_one_formatter_are_each_their_own() -> None:
+    rules = check_rules("/* predicate */\nr(X) :- e(X).\ns(X) :- r(X), e(X).\n", "r.dl")
+    facts = [input_fact(Fact(predicate="e", args=(Text(text=t),), span=Span(file="e", line=n))) for n, t in
+             enumerate("ab", start=1)]  # fmt: skip
+    model = run_rules(rules, facts)
+    proofs = [model.proof(p, (t,)) for p in ("s", "r") for t in "ab"] + [model.step("s", ("b",))]
+    formatter = ProofJson()
+    assert [formatter(proof) for proof in proofs] == [proof_json(proof) for proof in proofs]

@@ -3,9 +3,10 @@ with the JSON line's escapes decoded, quotes lifted from the ticket, reproductio
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from schemas import Acceptance, CorpusKind
+from schemas import Acceptance, CorpusKind, Span
 from workers.labeler import CUT, decode_escapes, fragments, judge, lifted, miner_reproducer
 from workers.labeler.request import Job
 
@@ -18,7 +19,7 @@ TICKET = "Miner: pgrep -f / pkill -f that match their own shell. `pkill -f PATTE
 
 
 def _judge(quote: str, line: str | None = LINE, positive: bool = True) -> tuple[Acceptance, str]:
-    verdict = judge(positive, quote, "run-1", 7, line, TICKET)
+    verdict = judge(positive, quote, "run-1", Span(file="run-1.jsonl", line=7), line, TICKET)
     return verdict.acceptance, verdict.why
 
 
@@ -69,12 +70,35 @@ def test_with_a_registered_miner_a_positive_stands_only_where_its_facts_name_the
     reproduce, how = miner_reproducer(job, runs)
     assert reproduce is not None and how == "labels are checked by miner self-match"
     run = "3e7b1f5d-9c2a-4d84-a6f3-8b0e5d2c7a41"
-    yes = judge(True, "any quote", run, 27, "a line", TICKET, reproduce)
+    log = str(runs[run])
+    yes = judge(True, "any quote", run, Span(file=log, line=27), "a line", TICKET, reproduce)
     assert yes.acceptance is Acceptance.ACCEPTED and f"name {run} at line 27" in yes.why
-    other = judge(True, "any quote", run, 2, "a line", TICKET, reproduce)
+    other = judge(True, "any quote", run, Span(file=log, line=2), "a line", TICKET, reproduce)
     assert other.acceptance is Acceptance.REJECTED and "not at line 2" in other.why
-    clean = judge(True, "any quote", "9d41b7a3-0e5f-4a82-b6c9-3f7e1d2a5c60", 9, "a line", TICKET, reproduce)
+    clean_run = "9d41b7a3-0e5f-4a82-b6c9-3f7e1d2a5c60"
+    clean = judge(True, "any quote", clean_run, Span(file=str(runs[clean_run]), line=9), "a line", TICKET, reproduce)
     assert clean.acceptance is Acceptance.REJECTED and "do not name" in clean.why
+
+
+def test_a_label_on_a_subagents_line_is_reproduced_in_that_file_only(tmp_path: Path) -> None:
+    def call(command: str, **extra: object) -> str:
+        use = {"type": "tool_use", "id": f"toolu_{len(command)}", "name": "Bash", "input": {"command": command}}
+        body = {"id": f"m-{command}", "role": "assistant", "content": [use]}
+        doc = {"type": "assistant", "sessionId": "s-1", "uuid": command, "message": body, **extra}
+        return json.dumps(doc) + "\n"
+
+    main = tmp_path / "s-1.jsonl"
+    main.write_text(call("ls") + call("pkill -f pytest"))  # the offense on line 2 of the main transcript
+    agent = tmp_path / "s-1" / "subagents" / "agent-a1.jsonl"
+    agent.parent.mkdir(parents=True)
+    agent.write_text(call("make", isSidechain=True, agentId="a1") + call("git status", isSidechain=True, agentId="a1"))
+    job = Job(44, None, "self-match", (CorpusKind.JSONL,), (), "", "", (), TICKET)
+    reproduce, _how = miner_reproducer(job, {"s-1": main})
+    assert reproduce is not None
+    on_main = judge(True, "pkill -f pytest", "s-1", Span(file=str(main), line=2), "a line", TICKET, reproduce)
+    assert on_main.acceptance is Acceptance.ACCEPTED
+    on_agent = judge(True, "git status", "s-1", Span(file=str(agent), line=2), "a line", TICKET, reproduce)
+    assert on_agent.acceptance is Acceptance.REJECTED and f"other files of the run, not in {agent}" in on_agent.why
 
 
 def test_an_unregistered_miner_falls_back_to_the_quote_rule() -> None:

@@ -4,6 +4,7 @@ determinism (the same answer however the files are read), and the request comple
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import tempfile
 from pathlib import Path
@@ -200,3 +201,25 @@ def test_file_at_searches_each_commit_message_and_the_files_it_changed_as_they_s
     assert not forge.has_commit(unheld.sha)
     [message] = [s for s in sources if s.name == f"commit {unheld.sha}"]  # searched by its message alone
     assert message.text == tuple(unheld.message.splitlines())
+
+
+def test_jsonl_searches_every_file_of_a_session_its_subagents_too(tmp_path: Path) -> None:
+    from workers.labeler import sources_for
+    from workers.labeler.request import Job
+
+    def line(text: str, **extra: Any) -> str:
+        doc = {"type": "user", "sessionId": "s-1", "uuid": text, "message": {"role": "user", "content": text}}
+        return json.dumps({**doc, **extra}) + "\n"
+
+    main = tmp_path / "s-1.jsonl"
+    main.write_text(line("ls -la") + line("git status"))
+    agents = tmp_path / "s-1" / "subagents"
+    agents.mkdir(parents=True)
+    (agents / "agent-a1.jsonl").write_text(line("make", isSidechain=True) + line("pkill -f worker", isSidechain=True))
+    job = Job(ticket=7, proposal=None, miner=None, corpus=(CorpusKind.JSONL,), instances=(), reason="",
+              predicate="`pkill`", facts=(), words="")  # fmt: skip
+    sources, notes = sources_for(job, {"s-1": main}, None)
+    assert [(s.instance, s.path) for s in sources] == [("s-1", main), ("s-1", agents / "agent-a1.jsonl")]
+    found = prefilter(sources, [Term("pkill", "backticked")])
+    assert [(c.file, c.line) for c in found.candidates] == [(str(agents / "agent-a1.jsonl"), 2)]
+    assert "pkill -f worker" in (read_line(sources[1], 2) or "") and notes == []

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,8 +137,8 @@ def test_h_fleet_names_a_file_a_reader_process_could_not_read(tmp_path: Path, mo
 
 HEAVY = ("sqlalchemy", "celery", "kombu", "pydantic_settings", "schemas", "numpy")
 """What ``ouro measure h-fleet`` must not load (typer itself imports pydantic to coerce a typed option); of
-``schemas`` only the error tree."""
-LIGHT = ("schemas", "schemas._lazy", "schemas.errors")
+``schemas`` only the error tree and the forked child (standard library alone)."""
+LIGHT = ("schemas", "schemas._child", "schemas._lazy", "schemas.errors")
 
 
 def test_h_fleet_command_imports_no_heavy_library(tmp_path: Path) -> None:
@@ -207,3 +208,66 @@ def test_h_fleet_reaps_its_readers_when_its_own_share_fails(tmp_path: Path, monk
     assert raised.value.filename == str(tmp_path)
     with pytest.raises(ChildProcessError):  # every forked reader was waited for: none is left a zombie
         os.waitpid(-1, os.WNOHANG)
+
+
+def _turn(session: str, message: str, usage: dict[str, int], **extra: Any) -> dict[str, Any]:
+    """One transcript line of an assistant response (a response split over lines repeats its usage)."""
+    body = {"id": message, "role": "assistant", "content": [{"type": "text", "text": "…"}], "usage": usage}
+    return {"type": "assistant", "sessionId": session, "uuid": f"u-{message}", "requestId": f"r-{message}",
+            "timestamp": "2026-10-03T10:00:00Z", "message": body, **extra}  # fmt: skip
+
+
+def write_session(project: Path, session: str = "s-1") -> Path:
+    """A bare Claude Code session (no envelope): two lines of one response, a second response, a subagent's
+    transcript beside it, and the parent's relay of that subagent's response."""
+    first = {"input_tokens": 4, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 900}
+    second = {"input_tokens": 6, "cache_read_input_tokens": 1990}
+    sub = {"input_tokens": 10, "cache_creation_input_tokens": 40, "cache_read_input_tokens": 50}
+    relay = {"type": "progress", "sessionId": session, "uuid": "u-p",
+             "data": {"type": "agent_progress", "agentId": "a1", "message": _turn(session, "m-sub", sub)}}  # fmt: skip
+    main = [_turn(session, "m-1", first), _turn(session, "m-1", first), relay, _turn(session, "m-2", second)]
+    project.mkdir(parents=True)
+    (project / f"{session}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in main))
+    agents = project / session / "subagents"
+    agents.mkdir(parents=True)
+    own = _turn(session, "m-sub", sub, isSidechain=True, agentId="a1")
+    (agents / "agent-a1.jsonl").write_text(json.dumps(own) + "\n")
+    return project
+
+
+def test_a_bare_claude_code_session_is_one_result_of_its_usage(tmp_path: Path) -> None:
+    project = write_session(tmp_path / "projects" / "-home-me-repo")
+    write_runs(tmp_path / "runs", [[_envelope("result", {"input_tokens": 1, "cache_read_input_tokens": 99})]])
+    out = CliRunner().invoke(app, ["measure", "h-fleet", "--json", str(project), str(tmp_path / "runs")])
+    assert out.exit_code == 0, out.output
+    doc = orjson.loads(out.stdout)
+    # each response once, the subagent's once (its relay in the parent is not counted again)
+    read, prompt = 900 + 1990 + 50, 1004 + 1996 + 100
+    assert (doc["runs"], doc["results"], doc["lines"], doc["malformed"]) == (2, 2, 6, 0)
+    assert doc["h_fleet"] == (read + 99) / (prompt + 100)
+    assert [(o["run"], o["cache_read"], o["prompt_tokens"]) for o in doc["offenders"]] == [("s-1", read, prompt)]
+
+
+def test_a_session_is_read_the_same_alone_and_by_several_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions = [write_session(tmp_path / f"p{i}", f"s-{i}") for i in range(3)]
+    runs: list[tuple[str, Sequence[Path]]] = [(f"s-{i}", sorted(p.rglob("*.jsonl"))) for i, p in enumerate(sessions)]
+    runs += [(f"run-{i}", (path,)) for i, path in enumerate(write_runs(tmp_path / "runs", [[_envelope(
+        "result", {"input_tokens": i, "cache_read_input_tokens": 100})] for i in range(4)]))]  # fmt: skip
+    alone = hfleet.read_h_fleet_runs(runs)
+    monkeypatch.setattr(hfleet, "PARALLEL_FILES", 2)
+    monkeypatch.setattr(hfleet, "PARALLEL_BYTES", 0)
+    assert hfleet.read_h_fleet_runs(runs) == alone
+    assert (alone.results, len(alone.runs)) == (7, 7)
+
+
+def test_a_real_session_counts_the_usage_corpus_stats_counts(shared_corpora: Path) -> None:
+    from harness import collect
+
+    projects = shared_corpora / "agent_logs" / "claude_code_projects"
+    out = CliRunner().invoke(app, ["measure", "h-fleet", "--json", str(projects)])
+    assert out.exit_code == 0, out.output
+    doc, usage = orjson.loads(out.stdout), collect([projects]).total.usage
+    assert (doc["runs"], doc["results"]) == (1, 1)
+    assert doc["h_fleet"] == usage.cache_read_input_tokens / usage.prompt_tokens
