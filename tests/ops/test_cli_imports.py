@@ -67,7 +67,7 @@ def test_h_fleet_loads_its_measure_and_nothing_heavy() -> None:
     loaded = _loaded("measure", "h-fleet", str(run), "--json")
     assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY - {"workers"})
     assert {m for m in loaded if m.startswith("workers.")} == {"workers.measurer", "workers.measurer.hfleet"}
-    assert {m for m in loaded if m.startswith("schemas.")} == {"schemas._lazy", "schemas.errors"}
+    assert {m for m in loaded if m.startswith("schemas.")} == {"schemas._child", "schemas._lazy", "schemas.errors"}
 
 
 def test_corpus_stats_loads_the_readers_contract_and_nothing_of_the_fleet() -> None:
