@@ -4,6 +4,10 @@ For every pair whose vulnerable and fixed sides both have a record, a numeric or
 sides by ``|P(vulnerable > fixed) - P(vulnerable < fixed)|``, an enum by the share of pairs where it differs;
 an instrument's state the same way (a state a fixed side reaches by losing its sink tracks the label, not the
 code). Whether the candidate was surfaced at all is reported beside them. Anything above 0.20 is flagged.
+
+The delta units are audited the same way, the introducing change against the repair of the same pair: a
+delta signal that separates them follows how the pair was made as much as the code (in a corpus whose
+introducing changes are its repairs reversed, whatever a repair adds an introducing change removes).
 """
 
 from __future__ import annotations
@@ -30,16 +34,11 @@ def _compare(a: Any, b: Any) -> int:
     return int(a > b) - int(a < b)
 
 
-def audit_leaks(units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None]) -> dict[str, Any]:
-    """Per signal: pairs compared, separation, and whether it is flagged; sorted by separation."""
-    sides: dict[tuple[str, str], dict[str, LabelledUnit]] = defaultdict(dict)
-    for u in units:
-        if u.direction in ("vulnerable", "fixed"):
-            sides[(u.source, u.source_ref)][u.direction] = u
-    pairs = [(s["vulnerable"], s["fixed"]) for s in sides.values() if len(s) == 2]
-    surfaced = [(analysed.get(v.uid) is not None, analysed.get(f.uid) is not None) for v, f in pairs]
-    up = sum(1 for a, b in surfaced if a and not b)
-    down = sum(1 for a, b in surfaced if b and not a)
+def _separations(
+    pairs: Sequence[tuple[LabelledUnit, LabelledUnit]], analysed: Mapping[str, Analysed | None]
+) -> list[dict[str, Any]]:
+    """Per signal, over the pairs both of whose units have a record (the positive unit first): pairs compared,
+    separation and whether it is flagged, sorted by separation."""
     signals: dict[str, list[int]] = defaultdict(list)
     for v, f in pairs:
         a, b = analysed.get(v.uid), analysed.get(f.uid)
@@ -56,9 +55,33 @@ def audit_leaks(units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed |
         rows.append({"signal": name, "pairs": len(diffs), "separation": round(separation, 4),
                      "flagged": separation > FLAG})  # fmt: skip
     rows.sort(key=lambda r: (-r["separation"], r["signal"]))
+    return rows
+
+
+def _pairs(units: Sequence[LabelledUnit], positive: str, negative: str) -> list[tuple[LabelledUnit, LabelledUnit]]:
+    sides: dict[tuple[str, str], dict[str, LabelledUnit]] = defaultdict(dict)
+    for u in units:
+        if u.direction in (positive, negative):
+            sides[(u.source, u.source_ref)][u.direction] = u
+    return [(s[positive], s[negative]) for s in sides.values() if len(s) == 2]
+
+
+def audit_leaks(units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None]) -> dict[str, Any]:
+    """Per signal: pairs compared, separation, and whether it is flagged; sorted by separation. ``signals``
+    compare a pair's vulnerable and fixed functions (pin units), ``delta_signals`` its introducing change and
+    its repair (delta units)."""
+    pairs = _pairs(units, "vulnerable", "fixed")
+    surfaced = [(analysed.get(v.uid) is not None, analysed.get(f.uid) is not None) for v, f in pairs]
+    up = sum(1 for a, b in surfaced if a and not b)
+    down = sum(1 for a, b in surfaced if b and not a)
+    rows = _separations(pairs, analysed)
+    deltas = _pairs(units, "introducing", "repair")
+    delta_rows = _separations(deltas, analysed)
     reach = abs(up - down) / len(pairs) if pairs else 0.0
     return {
         "pairs": len(pairs), "both_sides_recorded": sum(1 for a, b in surfaced if a and b),
         "surfaced": {"vulnerable_only": up, "fixed_only": down, "separation": round(reach, 4), "flagged": reach > FLAG},
         "signals": rows, "flagged": [r["signal"] for r in rows if r["flagged"]],
+        "delta_pairs": len(deltas), "delta_signals": delta_rows,
+        "delta_flagged": [r["signal"] for r in delta_rows if r["flagged"]],
     }  # fmt: skip

@@ -20,7 +20,7 @@ import json
 import sys
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -431,7 +431,7 @@ def curve_cmd(
 
 @learn_app.command("audit-leaks")
 def audit_leaks_cmd() -> None:
-    """Signals that alone separate the two sides of a pair (flagged above 0.20)."""
+    """Signals that alone separate the two sides of a pair, functions and changes (flagged above 0.20)."""
     from decider.learn.leaks import audit_leaks
 
     ws = _workspace()
@@ -442,7 +442,13 @@ def audit_leaks_cmd() -> None:
     print(f"{found['pairs']} pairs, {found['both_sides_recorded']} with both sides recorded; surfaced on the "
           f"vulnerable side only {reach['vulnerable_only']}, fixed side only {reach['fixed_only']} "
           f"(separation {reach['separation']:.2f}{', flagged' if reach['flagged'] else ''})")  # fmt: skip
-    for row in found["signals"]:
+    _print_separations(found["signals"])
+    print(f"delta units: {found['delta_pairs']} pairs, the introducing change against the repair")
+    _print_separations(found["delta_signals"])
+
+
+def _print_separations(rows: list[dict[str, Any]]) -> None:
+    for row in rows:
         if row["separation"] > 0:
             flag = "  FLAGGED" if row["flagged"] else ""
             print(f"  {row['signal']:<32} {row['separation']:.2f} over {row['pairs']} pairs{flag}")

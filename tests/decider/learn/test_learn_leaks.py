@@ -40,6 +40,23 @@ def test_a_side_tracking_signal_is_flagged() -> None:
     assert found["pairs"] == 10 and found["surfaced"]["separation"] == 0.0
 
 
+def test_a_delta_signal_that_follows_how_the_pair_was_made_is_flagged() -> None:
+    units, analysed = [], {}
+    for g in range(10):
+        introducing = unit(f"r/{g}", "sql_injection", 1, direction="introducing", n=g)
+        repair = unit(f"r/{g}", "sql_injection", 0, direction="repair", n=g)
+        units += [introducing, repair]
+        # a repair adds a test in 9 of 10 pairs, so its reversal removes one; the changed lines are the same
+        analysed[introducing.uid] = _record({"delta.tests": "fewer" if g else "same", "delta.changed_lines": 4})
+        analysed[repair.uid] = _record({"delta.tests": "more" if g else "same", "delta.changed_lines": 4})
+    found = audit_leaks(units, analysed)
+    by = {r["signal"]: r for r in found["delta_signals"]}
+    assert by["delta.tests"]["separation"] == 0.9 and by["delta.tests"]["flagged"]
+    assert by["delta.changed_lines"]["separation"] == 0.0
+    assert found["delta_flagged"] == ["delta.tests"] and found["delta_pairs"] == 10
+    assert found["pairs"] == 0 and found["signals"] == []  # no pin unit was given
+
+
 def test_history_and_reach(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     shas = history(root, "src/module.py", ["a = 1\n", "a = 2\n", "a = 1\n"])
