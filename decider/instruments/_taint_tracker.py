@@ -45,6 +45,7 @@ class Tracker:
         self.weak = 0
         self.consts: dict[str, object] = {}  # locals holding a known literal (condition folding)
         self.slots: dict[str, list[Taint | None] | dict[object, Taint | None]] = {}  # precise containers
+        self.vectors: set[str] = set()  # locals holding a list or array made here (an argument vector)
         self.statements = _JAVA_STATEMENTS if self.java else _PY_STATEMENTS
         self.expressions = _JAVA_EXPRESSIONS if self.java else _PY_EXPRESSIONS
 
@@ -64,8 +65,11 @@ class Tracker:
         self.assign(name, value)
         self.consts.pop(name, None)
         self.slots.pop(name, None)
+        self.vectors.discard(name)
         if self.weak or node is None:
             return
+        if node.type in _VECTORS:
+            self.vectors.add(name)
         constant = self.const(node)
         if constant is not None:
             self.consts[name] = constant
@@ -451,9 +455,14 @@ class Tracker:
             picked = range(len(values)) if sink.args is None else [i for i in sink.args if i < len(values)]
             for i in picked:
                 value = values[i]
-                if value is None or (sink.argv_safe and args[i].type in ("list", "tuple", "array_creation_expression")):
+                if value is None or (sink.argv_safe and self.vector(args[i])):
                     continue
                 self.flow(sink.operation, sink.id, line, where, value, sink.tag)
+
+    def vector(self, node: Node) -> bool:
+        """Whether an argument is an argument vector: a list, tuple or array made in place, or a local that
+        holds one made in this function (``cmd = ["ls", path]; run(cmd)``), never a string a shell parses."""
+        return node.type in _VECTORS or (node.type == "identifier" and node_text(node) in self.vectors)
 
     def container(self, name: str, obj: Node | None, args: Sequence[Node], values: list[Taint | None]) -> object:
         """A list or map built in this function and used with literal indexes and keys stays precise."""
@@ -488,6 +497,7 @@ class Tracker:
 
 
 _DEFAULT = "<default>"
+_VECTORS = frozenset({"list", "tuple", "list_comprehension", "array_creation_expression", "array_initializer"})
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
 _HANDLERS = frozenset({"catch_clause", "finally_clause", "except_clause", "else_clause", "except_group_clause"})
 _BLOCKS = frozenset(

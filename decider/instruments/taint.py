@@ -5,7 +5,9 @@ C++ go through the memory step of ``_memory_tracker``): a
 function's parameters and the vocabulary's sources (request parameters, headers, cookies, files, the
 environment, stdin) taint what they are assigned to; assignments, string building, containers filled with
 ``add``/``put``/``append`` and calls carry taint on; a plain reassignment clears it, one inside a branch or
-a loop only adds to it; a sanitiser clears it for its operations only. A call to a function of the same file
+a loop only adds to it; a sanitiser clears it for its operations only. An argument vector (a list, tuple
+or array made in place, or a local bound to one in this function and not rebound since) given to a sink
+that takes one (``argv_safe``: ``subprocess.run(cmd)``) is no command string. A call to a function of the same file
 goes through that function's summary (which parameters reach its return value, and which reach a sink in
 it), so a wrapper the roles step would infer is followed. Every flow says which source reached which sink
 at which lines. The vocabulary is data: ``ruleset/taint/<language>.toml``.

@@ -226,6 +226,7 @@ def evaluate(labels: LabelSet, plan: FoldPlan, scorer: Scorer, *, resamples: int
     decided = [p for p in per_family if p.family not in uncalibrated]
     languages = {lang: summarise([p for p in decided if p.language == lang], resamples=resamples, seed=seed)
                  for lang in sorted({p.language for p in decided})}  # fmt: skip
+    measured = {ALL: pooled_out, **{f: s for f, s in families.items() if not s.get("insufficient")}}
     data = {
         "program": program or {},
         "label_set_digest": labels.digest,
@@ -239,6 +240,12 @@ def evaluate(labels: LabelSet, plan: FoldPlan, scorer: Scorer, *, resamples: int
         "reach": _reach(raws),
         "cached": all(r.score.cached for r in raws),
         "pooled": pooled_out,
+        # both bases side by side: delta units (a change, as a push is decided; BLOCK's unit) and pin units (a
+        # function alone, as a scan sees it), pooled (``*``) and per measured family
+        "pr_auc": {
+            "delta_units": {name: s.get("pr_auc") for name, s in measured.items()},
+            "pin_units": {name: s.get("pr_auc_pin") for name, s in measured.items()},
+        },
         "families": families,
         "languages": languages,
         "calibration_maps": detail["maps"],

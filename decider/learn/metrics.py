@@ -202,9 +202,11 @@ class _Arrays:
 
 
 def summarise(preds: Sequence[Prediction], *, resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """Every metric of one stratum with its interval; delta units for BLOCK/ADVISORY, all units for Brier."""
+    """Every metric of one stratum with its interval; delta units for BLOCK/ADVISORY and ``pr_auc``, pin units
+    (a function alone, as a scan sees it) for ``pr_auc_pin``, all units for Brier."""
     scored = [p for p in preds if p.p is not None]
     deltas = [p for p in scored if p.delta] or scored
+    pins = [p for p in scored if not p.delta]
     d = _Arrays(deltas)
     recall_block = d.interval(lambda i: d.recall(i, False), resamples, seed)
     recall_advisory = d.interval(lambda i: d.recall(i, True), resamples, seed)
@@ -222,6 +224,7 @@ def summarise(preds: Sequence[Prediction], *, resamples: int = 2000, seed: int =
         return out
     a = _Arrays(scored)
     everything = _Arrays(preds)
+    pin = _Arrays(pins)
     metrics = {
         "recall_block": recall_block,
         "precision_block": d.interval(lambda i: d.precision(i, False), resamples, seed),
@@ -230,6 +233,7 @@ def summarise(preds: Sequence[Prediction], *, resamples: int = 2000, seed: int =
         "false_blocks_per_100_benign": d.interval(lambda i: d.false_blocks(i, True), resamples, seed),
         "false_blocks_per_100_repairs": d.interval(lambda i: d.false_blocks(i, False), resamples, seed),
         "pr_auc": d.interval(d.pr_auc, resamples, seed),
+        "pr_auc_pin": pin.interval(pin.pr_auc, resamples, seed),
         "balanced_brier": a.interval(a.brier, resamples, seed),
         "share_unsure": everything.interval(everything.share_unsure, resamples, seed),
     }

@@ -15,7 +15,8 @@ _COLUMNS = (
     ("precision_advisory", "precision @ADVISORY", False),
     ("false_blocks_per_100_benign", "false BLOCKs /100 benign", True),
     ("false_blocks_per_100_repairs", "false BLOCKs /100 repairs", True),
-    ("pr_auc", "PR-AUC", False),
+    ("pr_auc", "PR-AUC (deltas)", False),
+    ("pr_auc_pin", "PR-AUC (pins)", False),
     ("balanced_brier", "balanced Brier", False),
     ("share_unsure", "unsure", False),
 )
@@ -57,6 +58,21 @@ def _held(value: Any) -> str:
             f"{Interval(pr['value'], pr['low'], pr['high']).text()}")  # fmt: skip
 
 
+def _pr_auc_line(data: dict[str, Any]) -> str:
+    """The pooled PR-AUC on both bases, and each measured family's: delta units (a change, as a push is
+    decided) and pin units (a function alone, as ``ouro scan`` sees it)."""
+
+    def both(stratum: dict[str, Any]) -> str:
+        return f"{_cell(stratum, 'pr_auc', False)} on delta units, {_cell(stratum, 'pr_auc_pin', False)} on pin units"
+
+    pooled = data["pooled"]
+    if pooled.get("insufficient"):
+        return f"PR-AUC (pooled): {pooled['insufficient']}."
+    measured = [f"`{name}` {both(s)}" for name, s in data["families"].items() if not s.get("insufficient")]
+    families = f"; per family: {'; '.join(measured)}" if measured else ""
+    return f"PR-AUC (pooled): {both(pooled)}{families}."
+
+
 def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
     """Per-family and per-language tables with 95% repository-cluster bootstrap intervals."""
     program = data.get("program", {})
@@ -71,6 +87,8 @@ def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
         "The BLOCK columns show the BLOCK points each fold chose on the other folds; where the BLOCK column says "
         "*not offered*, the program reports ADVISORY at most. A labelled unit no instrument surfaced (a reach miss) "
         "counts against recall.",
+        "",
+        _pr_auc_line(data),
         "",
     ]
     header = "| stratum | repositories | " + " | ".join(label for _, label, _ in _COLUMNS) + " | BLOCK | points |"

@@ -111,3 +111,65 @@ def test_an_index_needs_a_size_comparison_first_a_null_test_does_not_bound_it() 
     code = "int get(int *table, int n) {\n    if (!n)\n        return 0;\n    return table[n];\n}\n"
     assert _flows(code) == {("memory_index", "parameter", 4, False)}
     assert _flows(code.replace("(!n)", "(n >= 16)")) == {("memory_index", "parameter", 4, True)}
+
+
+def _live(source: str, language: str = "c") -> set[tuple[str, int]]:
+    return {(op, line) for op, _, line, sanitized in _flows(source, language) if not sanitized}
+
+
+def test_a_bounds_check_bounds_the_field_it_compares_not_its_neighbours() -> None:
+    code = (
+        "int put(struct hdr *h, char *dst) {\n    if (h->count > 8)\n        return -1;\n"
+        "    memcpy(dst, h->data, h->len);\n    return 0;\n}\n"
+    )
+    assert _live(code) == {("memory_copy", 4)}
+    assert _live(code.replace("h->count > 8", "h->len > 8")) == set()
+    assert _live(code.replace("h->count > 8", "h->count > 8 || h->len >= sizeof(h->data)")) == set()
+
+
+def test_a_checking_macro_and_a_clamp_bound_a_size() -> None:
+    code = (
+        "int put(char *dst, const char *src, size_t len) {\n    CHECK_RETURN(len > 64, -1);\n"
+        "    memcpy(dst, src, len);\n    return 0;\n}\n"
+    )
+    assert _live(code) == set()
+    assert _live(code.replace("CHECK_RETURN(len > 64, -1);", "log_len(len);")) == {("memory_copy", 3)}
+    clamped = "void put(char *dst, const char *src, size_t len) {\n    memcpy(dst, src, MIN(len, 64));\n}\n"
+    assert _live(clamped) == set()
+
+
+def test_values_read_from_memory_or_a_call_are_inputs_and_named_wrappers_are_sinks() -> None:
+    code = (
+        "void next(void) {\n    struct hdr *h = read_header();\n    size_t n = h->len;\n"
+        "    char *out = _TIFFmalloc(n);\n    _TIFFmemcpy(out, h->data, n);\n}\n"
+    )
+    assert _live(code) == {("memory_alloc", 4), ("memory_copy", 5), ("memory_deref", 3), ("memory_deref", 5)}
+    checked = code.replace("    char *out", "    if (!h || n > 4096)\n        return;\n    char *out")
+    assert _live(checked) == {("memory_deref", 3)}  # h was dereferenced before its test
+
+
+def test_a_copy_into_a_pointer_sum_writes_at_an_index() -> None:
+    code = "void put(char *buf, const char *src, int off) {\n    memcpy(buf + off, src, 4);\n}\n"
+    assert _live(code) == {("memory_copy", 2)}
+    assert _live(code.replace("    memcpy", "    if (off > 60) return;\n    memcpy")) == set()
+
+
+def test_a_cast_allocation_is_a_result_to_test_before_it_is_dereferenced() -> None:
+    code = "void make(void) {\n    struct s *p = (struct s *) malloc(sizeof(*p));\n    p->x = 1;\n}\n"
+    assert _live(code) == {("memory_deref", 3)}
+    assert _live(code.replace("    p->x", "    if (!p) return;\n    p->x")) == set()
+
+
+def test_a_read_after_free_on_a_path_that_goes_on_is_a_use_after_free() -> None:
+    code = "int drop(struct list *l, struct node *n) {\n    free(n);\n    l->last = n->next;\n    return 0;\n}\n"
+    assert ("memory_use_after_free", 3) in _live(code)
+    assert not any(op == "memory_use_after_free" for op, _ in _live(code.replace("    free(n);\n", "") + ""))
+    reordered = "int drop(struct list *l, struct node *n) {\n    l->last = n->next;\n    free(n);\n    return 0;\n}\n"
+    assert not any(op == "memory_use_after_free" for op, _ in _live(reordered))
+    reassigned = code.replace("    l->last", "    n = l->head;\n    l->last")
+    assert not any(op == "memory_use_after_free" for op, _ in _live(reassigned))
+    leaving = (
+        "int drop(struct list *l, struct node *n, int err) {\n    if (err) {\n        free(n);\n        return -1;\n"
+        "    }\n    l->last = n->next;\n    return 0;\n}\n"
+    )
+    assert not any(op == "memory_use_after_free" for op, _ in _live(leaving))

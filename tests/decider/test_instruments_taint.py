@@ -167,3 +167,33 @@ def archive(path):
 """
     flows = {f.function: f for f in _flows(source, "python")}
     assert set(flows) == {"delete"} and flows["delete"].sink == "command.named"
+
+
+def test_a_local_holding_an_argument_vector_is_one_until_it_is_bound_to_a_string() -> None:
+    source = """import subprocess
+
+
+def listed(self, name, force):
+    cmd = ['svctask', 'rmvdisk', '-force', name]
+    if not force:
+        cmd.remove('-force')
+    self._run_ssh(cmd)
+    subprocess.call(cmd)
+
+
+def rebound(self, name):
+    cmd = ['svctask', 'rmvdisk', name]
+    cmd = ' '.join(cmd)
+    self._run_ssh(cmd)
+
+
+def maybe(self, name, raw):
+    cmd = ['svctask', 'rmvdisk', name]
+    if raw:
+        cmd = 'svctask rmvdisk %s' % name
+    self._run_ssh(cmd)
+"""
+    flows = _flows(source, "python")
+    assert not [f for f in flows if f.function == "listed"]
+    assert [f.sink_line for f in flows if f.function == "rebound" and not f.sanitized] == [15]
+    assert [f.sink_line for f in flows if f.function == "maybe" and not f.sanitized] == [22]

@@ -54,3 +54,32 @@ def test_strata_reach_and_report() -> None:
     text = render_markdown(data)
     assert "| `xss` |" in text and "insufficient data (" in text and "| `sql_injection` |" in text
     assert "### By language" in text and "| `c` |" in text and "| `python` |" in text
+
+
+def test_pin_units_measured_beside_delta_units() -> None:
+    """A program that tells changes apart but not functions: PR-AUC near 1 on delta units, near the base rate on
+    pin units, both in the JSON (per stratum and side by side) and on the report's PR-AUC line."""
+    units: list[LabelledUnit] = []
+    for g in range(40):
+        for y in (0, 1):
+            units.append(unit(f"r/{g}", "memory_safety", y, language="c"))
+            units.append(unit(f"r/{g}", "memory_safety", y, direction="vulnerable" if y else "fixed", language="c"))
+    labels = LabelSet(units=tuple(units), sources=("s",), excluded={})
+    plan = plan_folds(units, seed=1)
+
+    def scorer(u: LabelledUnit, fold: Fold) -> Score:
+        if u.is_delta:
+            return Score(0.6 + 0.3 * _noise(u.uid) if u.y else 0.1 + 0.3 * _noise(u.uid))
+        return Score(0.45 + 0.1 * _noise(u.uid))  # a function and its fix look alike
+
+    data = evaluate(labels, plan, scorer, resamples=300).data
+    delta, pin = data["pooled"]["pr_auc"], data["pooled"]["pr_auc_pin"]
+    assert delta["value"] > 0.95 and delta["low"] <= delta["value"] <= delta["high"]
+    assert pin["value"] < 0.8 and pin["low"] <= pin["value"] <= pin["high"]
+    family = data["families"]["memory_safety"]
+    assert data["pr_auc"]["pin_units"] == {"*": pin, "memory_safety": family["pr_auc_pin"]}
+    assert data["pr_auc"]["delta_units"] == {"*": delta, "memory_safety": family["pr_auc"]}
+    text = render_markdown(data)
+    shown = f"{pin['value']:.2f} [{pin['low']:.2f}, {pin['high']:.2f}] on pin units"
+    assert f"PR-AUC (pooled): {delta['value']:.2f} [" in text and shown in text and "`memory_safety` " in text
+    assert "| PR-AUC (deltas) | PR-AUC (pins) |" in text
