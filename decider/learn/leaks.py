@@ -5,9 +5,10 @@ sides by ``|P(vulnerable > fixed) - P(vulnerable < fixed)|``, an enum by the sha
 an instrument's state the same way (a state a fixed side reaches by losing its sink tracks the label, not the
 code). Whether the candidate was surfaced at all is reported beside them. Anything above 0.20 is flagged.
 
-The delta units are audited the same way, the introducing change against the repair of the same pair: a
-delta signal that separates them follows how the pair was made as much as the code (in a corpus whose
-introducing changes are its repairs reversed, whatever a repair adds an introducing change removes).
+The delta units' own features (``delta.*``: what the change did) are audited the same way, the introducing
+change against the repair of the same pair: a delta signal that separates them follows how the pair was made
+as much as the code (in a corpus whose introducing changes are its repairs reversed, whatever a repair adds
+an introducing change removes). A change's other features are its head function's, audited with the pins.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from decider.learn.labels import LabelledUnit
 __all__ = ["FLAG", "audit_leaks"]
 
 FLAG = 0.20
+DELTA = "delta."
+"""The prefix of the features a change has and a function alone does not."""
 
 
 def _compare(a: Any, b: Any) -> int:
@@ -68,15 +71,16 @@ def _pairs(units: Sequence[LabelledUnit], positive: str, negative: str) -> list[
 
 def audit_leaks(units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None]) -> dict[str, Any]:
     """Per signal: pairs compared, separation, and whether it is flagged; sorted by separation. ``signals``
-    compare a pair's vulnerable and fixed functions (pin units), ``delta_signals`` its introducing change and
-    its repair (delta units)."""
+    compare a pair's vulnerable and fixed functions (pin units), ``delta_signals`` the change features of its
+    introducing change and its repair (delta units)."""
     pairs = _pairs(units, "vulnerable", "fixed")
     surfaced = [(analysed.get(v.uid) is not None, analysed.get(f.uid) is not None) for v, f in pairs]
     up = sum(1 for a, b in surfaced if a and not b)
     down = sum(1 for a, b in surfaced if b and not a)
     rows = _separations(pairs, analysed)
     deltas = _pairs(units, "introducing", "repair")
-    delta_rows = _separations(deltas, analysed)
+    # a change's head is one of the pair's functions: only the change's own features are new here
+    delta_rows = [row for row in _separations(deltas, analysed) if row["signal"].startswith(DELTA)]
     reach = abs(up - down) / len(pairs) if pairs else 0.0
     return {
         "pairs": len(pairs), "both_sides_recorded": sum(1 for a, b in surfaced if a and b),
