@@ -80,7 +80,7 @@ COMMANDS: dict[str, Entry] = {
     ),
     "datalog": Entry("ops.cli.miner", "datalog_app", "The Datalog engine: check a rules file, run it over facts."),
     "learn": Entry("ops.cli.learn", "learn_app", "Labels, memory, evaluation, compile and curves."),
-    "experiment": Entry("ops.cli.learn", "experiment_app", "Pre-registered paired experiments."),
+    "experiment": Entry("ops.cli.experiment", "experiment_app", "Pre-registered paired experiments."),
     "precheck": Entry(
         "ops.cli.precheck",
         "precheck_cmd",

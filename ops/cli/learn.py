@@ -1,4 +1,4 @@
-"""``ouro learn`` and ``ouro experiment``: labels, memory, evaluation, compile, curves and experiments.
+"""``ouro learn``: labels, memory, evaluation, compile, curves and the leak audit (experiments: ``experiment.py``).
 
     ouro learn labels [--corpus DIR]… [--sources FILE] [--include-title]   label set from allow-listed sources
     ouro learn memory build [--benchmark DIR --expected CSV]               analyse every labelled unit
@@ -8,7 +8,6 @@
     ouro learn adopt PROGRAM_ID                                            export an indexed program
     ouro learn curve [--program FILE]                                      memory-size learning curve
     ouro learn audit-leaks                                                 signals that separate pair sides
-    ouro experiment register|run|analyse MANIFEST                          pre-registered paired experiments
 
 Without ``--corpus`` the shipped seeded corpus (``ruleset/pairs``) is read. Files go under
 ``<state>/learn/``. Bad input is one line on stderr and exit status 2.
@@ -33,17 +32,17 @@ if TYPE_CHECKING:
     from decider.learn import Workspace
     from llm import MeteredClient
 
-__all__ = ["experiment_app", "learn_app"]
+__all__ = ["learn_app", "metered_client", "workspace"]
 
 RULESET = Path(str(files("ruleset")))
 SEEDED = RULESET / "pairs"
 learn_app = typer.Typer(no_args_is_help=True, help="Labels, memory, evaluation, compile and curves.")
 memory_app = typer.Typer(no_args_is_help=True, help="The example memory.")
-experiment_app = typer.Typer(no_args_is_help=True, help="Pre-registered paired experiments.")
 learn_app.add_typer(memory_app, name="memory")
 
 
-def _workspace() -> Workspace:
+def workspace() -> Workspace:
+    """The learning workspace under the state directory."""
     from decider.learn import Workspace
 
     return Workspace(load_settings().state_dir / "learn")
@@ -70,7 +69,7 @@ def labels_cmd(
     dirs = list(corpus or [SEEDED])
     allow = sources or default_allow_list()
     labels = build_labels(dirs, allow, include_title=include_title)
-    snapshot = _workspace().save_labels(labels, dirs, allow, include_title)
+    snapshot = workspace().save_labels(labels, dirs, allow, include_title)
     summary = labels.summary()
     if as_json:
         print(json.dumps(summary, indent=1, sort_keys=True))
@@ -108,7 +107,7 @@ def memory_build(
             raise OuroError("--benchmark and --expected go together")
         _store_benchmark(benchmark, expected, jobs)
         return
-    ws = _workspace()
+    ws = workspace()
     labels = ws.labels()
     analysed = analyse_units(labels.units, ws.root / "work", _progress("analysed pairs"))
     path = ws.save_analysed(labels.digest, analysed)
@@ -184,12 +183,12 @@ def evaluate_cmd(
     from decider.learn.programs import ProgramScorer
     from decider.program import Program
 
-    ws = _workspace()
+    ws = workspace()
     labels = ws.labels()
     analysed = ws.analysed(labels.digest)
     memory, _ = build_memory(labels.units, analysed, labels.digest)
     chosen = load_program_file(program) if program is not None else Program(kind="memory-vote")
-    client = _client(usd, None) if chosen.kind == "llm-program" else None
+    client = metered_client(usd, None) if chosen.kind == "llm-program" else None
     from decider.embed import HashingEmbedder
 
     scorer = ProgramScorer(chosen, memory, analysed, client=client, embedder=HashingEmbedder() if embed_local else None)
@@ -219,7 +218,7 @@ def _evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int
     if with_memory:
         from decider.learn import build_memory
 
-        ws = _workspace()
+        ws = workspace()
         labels = ws.labels()
         extra, _ = build_memory(labels.units, ws.analysed(labels.digest), labels.digest)
     program = packaged_program("memory-vote")
@@ -230,7 +229,7 @@ def _evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int
     result["skipped"] = skipped
     result["seconds"] = {"analyse": round(analysed_s, 1), "total": round(time.monotonic() - started, 1)}
     markdown = render_benchmark(result)
-    out = _workspace().report_dir()
+    out = workspace().report_dir()
     stem = name if name != "evaluation" else "benchmark"
     (out / f"{stem}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     (out / f"{stem}.md").write_text(markdown)
@@ -239,7 +238,7 @@ def _evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int
           f"{jobs} process(es)); written: {out / stem}.json, {out / stem}.md")  # fmt: skip
 
 
-def _client(usd: float | None, calls: int | None) -> MeteredClient:
+def metered_client(usd: float | None, calls: int | None) -> MeteredClient:
     """The configured chat model, metered under the given ceilings, replaying from ``<state>/responses``."""
     from llm import ChatClient, MeteredClient, ResponseCache, endpoint_from_settings, load_manifest
 
@@ -267,11 +266,11 @@ def compile_cmd(
 
     committed(spec)  # pre-registration: the spec is committed before the compile runs
     settings = load_spec(spec)
-    ws = _workspace()
+    ws = workspace()
     labels = ws.labels()
     analysed = ws.analysed(labels.digest)
     memory, _ = build_memory(labels.units, analysed, labels.digest)
-    client = _client(settings.usd_ceiling, settings.call_ceiling)
+    client = metered_client(settings.usd_ceiling, settings.call_ceiling)
     artifact = compile_program(settings, labels, analysed, memory, client, profile=profile)
     run = {"usd": round(client.spent_usd, 6), "calls": client.calls, "cache_hits": client.cache_hits,
            "replayed": client.calls == 0}  # fmt: skip
@@ -295,7 +294,7 @@ def adopt_cmd(
     from decider.memory import MemoryStore
     from events import ensure_schema, make_engine
 
-    ws = _workspace()
+    ws = workspace()
     sha, program = ProgramShelf(ws.root / "programs").adopt(program_id)
     if evaluation is not None:
         report = ws.report_dir() / f"{evaluation}.json"
@@ -315,90 +314,6 @@ def adopt_cmd(
         print(f"exported {target} with {len(shipped.demos)} of {len(program.demos)} demonstrations (permissive only)")
 
 
-@experiment_app.command("register")
-def experiment_register(manifest: Annotated[Path, typer.Argument(help="experiments/<id>.toml")]) -> None:
-    """Register an experiment whose manifest and units file are committed at HEAD (digests as an event)."""
-    from decider.learn.registration import register
-    from ops.cli._common import event_store
-
-    event = register(manifest, event_store())
-    print(f"registered {event.experiment}: manifest {event.manifest_sha256[:12]}, units {event.units_sha256[:12]}, "
-          f"at {event.code_commit[:12]}")  # fmt: skip
-
-
-def _result_dir(experiment: str, out: Path | None) -> Path:
-    return out or _workspace().root / "experiments" / experiment
-
-
-@experiment_app.command("run")
-def experiment_run(
-    manifest: Annotated[Path, typer.Argument(help="experiments/<id>.toml (registered)")],
-    out: Annotated[Path | None, typer.Option(help="Where result.json goes.")] = None,
-    resamples: Annotated[int, typer.Option(min=100)] = 10000,
-) -> None:
-    """Run both arms on every frozen unit (paired, seeded arm order), then analyse."""
-    from decider.learn import build_memory
-    from decider.learn.arms import run_arms, write_result
-    from decider.learn.artifacts import ProgramShelf
-    from decider.learn.registration import find_registration, load_manifest, load_units, verify_registered
-    from ops.cli._common import event_store
-
-    spec = load_manifest(manifest)
-    registered = find_registration(event_store(), spec.id)
-    verify_registered(spec, registered)
-    ws = _workspace()
-    labels = ws.labels()
-    wanted = [row["unit"] for row in load_units(spec.units_file)]
-    by_uid = {u.uid: u for u in labels.units}
-    missing = [uid for uid in wanted if uid not in by_uid]
-    if missing:
-        raise OuroError(f"{spec.units_file}: unit {missing[0]!r} is not in the current label set")
-    analysed = ws.analysed(labels.digest)
-    memory, _ = build_memory(labels.units, analysed, labels.digest)
-    clients = {arm: _client(spec.budget_per_arm or None, None) for arm in ("A", "B")}
-    shelf = ProgramShelf(ws.root / "programs")
-    rows, incomplete = run_arms(spec, [by_uid[u] for u in wanted], analysed, memory, clients, shelf.program)
-    result = write_result(spec, rows, incomplete, registered, _result_dir(spec.id, out), resamples=resamples)
-    _print_result(result)
-
-
-@experiment_app.command("analyse")
-def experiment_analyse(
-    manifest: Annotated[Path, typer.Argument(help="experiments/<id>.toml (registered)")],
-    out: Annotated[Path | None, typer.Option(help="Where outcomes.jsonl and result.json are.")] = None,
-    resamples: Annotated[int, typer.Option(min=100)] = 10000,
-) -> None:
-    """Analyse recorded outcomes again ($0): looks, McNemar, TOST and the decision."""
-    from decider.learn.arms import write_result
-    from decider.learn.registration import find_registration, load_manifest
-    from ops.cli._common import event_store
-
-    spec = load_manifest(manifest)
-    registered = find_registration(event_store(), spec.id)
-    folder = _result_dir(spec.id, out)
-    path = folder / "outcomes.jsonl"
-    if not path.is_file():
-        raise OuroError(f"{path}: no outcomes; run `ouro experiment run` first")
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line]
-    previous = json.loads((folder / "result.json").read_text()) if (folder / "result.json").is_file() else {}
-    result = write_result(spec, rows, previous.get("incomplete"), registered, folder, resamples=resamples)
-    _print_result(result)
-
-
-def _print_result(result: dict[str, object]) -> None:
-    looks = result["looks"]
-    assert isinstance(looks, list)
-    for look in looks:
-        print(f"look {look['look']}: {look['repositories']} repositories, {look['units']} units, B - A = "
-              f"{look['estimate']:+.3f} [{look['low']}, {look['high']}], z = {look['z']:.2f} (boundary "
-              f"{look['boundary']:.3f})")  # fmt: skip
-    mcnemar = result["mcnemar"]
-    assert isinstance(mcnemar, dict)
-    print(f"McNemar exact: B only {mcnemar['b_only']}, A only {mcnemar['a_only']}, p = {mcnemar['p']:.4g}")
-    print(f"spend: {result['spend']}")
-    print(f"decision: {result['decision'] or 'none (' + str(result.get('incomplete')) + ')'}")
-
-
 @learn_app.command("curve")
 def curve_cmd(
     size: Annotated[int, typer.Option(min=10, help="Units in the fixed stratified subset.")] = 200,
@@ -411,7 +326,7 @@ def curve_cmd(
     from decider.learn.programs import ProgramScorer
     from decider.program import Program
 
-    ws = _workspace()
+    ws = workspace()
     labels = ws.labels()
     analysed = ws.analysed(labels.digest)
     memory, _ = build_memory(labels.units, analysed, labels.digest)
@@ -434,7 +349,7 @@ def audit_leaks_cmd() -> None:
     """Signals that alone separate the two sides of a pair, functions and changes (flagged above 0.20)."""
     from decider.learn.leaks import audit_leaks
 
-    ws = _workspace()
+    ws = workspace()
     labels = ws.labels()
     found = audit_leaks(labels.units, ws.analysed(labels.digest))
     (ws.report_dir() / "leaks.json").write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
