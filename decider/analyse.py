@@ -124,6 +124,8 @@ def _signals(
 
 
 def _family_signal_count(scan: _FileScan, function: Function, family: str, priors: Priors) -> int:
+    """The family's signals in one function, for novelty: enabled quick-rule hits, Bandit issues, and the taint
+    step's flows that reach a sink of the family unsanitised."""
     item = scan.item
     count = sum(
         1
@@ -133,7 +135,13 @@ def _family_signal_count(scan: _FileScan, function: Function, family: str, prior
         and prior_active(hit.rule.tag, priors)
         and item.enclosing(hit.line).name == function.name
     )
-    return count + sum(1 for i in scan.issues if i.family == family and item.enclosing(i.line).name == function.name)
+    count += sum(1 for i in scan.issues if i.family == family and item.enclosing(i.line).name == function.name)
+    by_operation = families().by_operation
+    return count + sum(
+        1
+        for flow in _flows(item, priors)
+        if flow.function == function.name and not flow.sanitized and by_operation.get(flow.operation) == family
+    )
 
 
 def _x_quick(scan: _FileScan, function: Function, family: str, priors: Priors) -> dict[str, Scalar]:

@@ -1,9 +1,10 @@
 """Delta features: how a function changed from base to head (novelty, changed lines, sanitizer removed,
 tests removed or added).
 
-Novelty compares the file-local signals of the family (quick rules and Bandit) in the head function
-with the same function at base: absent at base is ``new``, more signals ``worsened``, otherwise
-``unchanged``; a base file tree-sitter could not parse is ``unknown``. ``tests`` compares the atomic tests
+Novelty compares the file-local signals of the family (quick rules, Bandit, and the taint step's flows that
+reach a sink of the family unsanitised) in the head function with the same function at base: absent at base is
+``new``, more signals ``worsened``, otherwise ``unchanged``; a base file tree-sitter could not parse is
+``unknown``. ``tests`` compares the atomic tests
 of the function's conditions and assertions (``guards.count_tests``): ``fewer`` at head than at base (a
 guard removed), ``more``, ``same``, or ``no_base`` for a function new at head. On a scan the instrument is
 ``not_applicable``.
@@ -23,7 +24,7 @@ from schemas import InstrumentState, State
 
 __all__ = ["DELTA_VERSION", "DeltaFacts", "delta_facts", "delta_state", "find_function"]
 
-DELTA_VERSION = "delta-2"
+DELTA_VERSION = "delta-3"
 _CAP = 200
 
 
