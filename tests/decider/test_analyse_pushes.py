@@ -152,7 +152,9 @@ def test_a_push_that_removes_the_fix_is_a_memory_candidate_with_fewer_tests(tmp_
     assert introducing.candidate.family == "memory_safety"
     assert introducing.record.instruments["taint"].state is State.RAN
     assert introducing.record.x["delta.tests"] == "fewer" and introducing.record.x["taint.flows"] == 4
+    assert introducing.record.x["delta.novelty"] == "worsened"  # four flows live at head that were checked at base
     again = _commit(repo, {"put.c": FIXED})
     (repair,) = analyse(repo, again, vulnerable, "o/r")  # still a candidate: the roles step sees memcpy
     assert repair.record.x["delta.tests"] == "more" and repair.record.x["taint.flows"] == 0
+    assert repair.record.x["delta.novelty"] == "unchanged"
     assert repair.record.x["taint.sanitized_flows"] == 3 and not any(s.instrument == "taint" for s in repair.signals)
