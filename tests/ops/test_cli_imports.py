@@ -85,3 +85,9 @@ def test_an_unknown_command_is_one_usage_error() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "No such command 'no-such-command'" in done.stderr
+
+
+@pytest.mark.parametrize("group", ["miner", "datalog"])
+def test_a_miner_group_help_loads_no_miner(group: str) -> None:
+    loaded = _loaded(group, "--help")
+    assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY | {"miners", "harness", "schemas"})
