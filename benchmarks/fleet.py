@@ -23,9 +23,9 @@ A run is the fleet's unit of ingestion (a hook spools a session's events and pub
 and 96 transcript lines; 34 hook payloads).
 
 Run: ``.venv/bin/python benchmarks/fleet.py [--events N] [--run-events K] [--workers W] [--rounds R]``.
-The last two lines: the like-for-like messages/s ratio (ours did real work per message: a run read,
-summarised, recorded, mined by every miner), and last the target's ratio, our end-to-end events/s
-against the no-op's messages/s (target 0.5 or more).
+The last two lines: our end-to-end events/s against the no-op's messages/s (what an operator gets: a run
+is the fleet's unit of ingestion), and last the target's ratio, messages/s like for like (each of ours does
+real work: a run read, summarised, recorded, or mined by every miner), target 0.5 or more.
 """
 
 from __future__ import annotations
@@ -339,11 +339,10 @@ def main(argv: list[str] | None = None) -> None:
                       f"{_per_message(cpu, messages)}")  # fmt: skip
         ours_rate, peer_rate = args.rounds * messages / ours_s, args.rounds * messages / peer_s
         events_rate = args.rounds * args.events / ours_s
-        print(
-            f"messages/s ours {ours_rate:,.0f} vs no-op {peer_rate:,.0f} (like for like): {ours_rate / peer_rate:.2f}x"
-        )
         print(f"events/s ours end to end {events_rate:,.0f} vs no-op messages/s {peer_rate:,.0f}: "
-              f"{events_rate / peer_rate:.2f}x (target >= 0.5x)")  # fmt: skip
+              f"{events_rate / peer_rate:.2f}x")  # fmt: skip
+        print(f"messages/s ours {ours_rate:,.0f} vs no-op {peer_rate:,.0f} (like for like): "
+              f"{ours_rate / peer_rate:.2f}x (target >= 0.5x)")  # fmt: skip
 
 
 if __name__ == "__main__":
