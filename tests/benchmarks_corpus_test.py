@@ -3,30 +3,18 @@ figures themselves are the benchmark's business, not a test's)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
-
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "corpus.py"
+from benchmark_support import run_benchmark
 
 
 @pytest.mark.slow
 def test_corpus_benchmark_prints_every_figure_and_the_ratio_last(capsys: pytest.CaptureFixture[str]) -> None:
     if shutil.which("jq") is None:
         pytest.skip("jq is not installed (.ci/run installs it)")
-    spec = importlib.util.spec_from_file_location("corpus_benchmark", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-        module.main(["--runs", "4", "--events", "120", "--hfleet-mb", "0.2", "--repeat", "1"])
-    finally:
-        del sys.modules[spec.name]
+    run_benchmark("corpus", ["--runs", "4", "--events", "120", "--hfleet-mb", "0.2", "--repeat", "1"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("(a) mining: 4 runs")
     assert any(re.match(r"    all \d+ miners .* events/s", line) for line in lines)

@@ -3,27 +3,15 @@ the benchmark's business, not a test's; it voids itself when a call is decided w
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import pytest
-
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "hook.py"
+from benchmark_support import run_benchmark
 
 
 @pytest.mark.slow
 def test_hook_benchmark_grows_sessions_through_the_hook_and_prints_p95_last(capsys: pytest.CaptureFixture[str]) -> None:
-    spec = importlib.util.spec_from_file_location("hook_benchmark", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-        module.main(["--sizes", "20,60", "--calls", "6", "--gap", "0.05"])
-    finally:
-        del sys.modules[spec.name]
+    run_benchmark("hook", ["--sizes", "20,60", "--calls", "6", "--gap", "0.05"])
     lines = capsys.readouterr().out.splitlines()
     assert sum(bool(re.match(r"\s+\d+-event session \(\d+ lines, grown through the hook", line)) for line in lines) == 2
     assert sum("(1 denied)" in line for line in lines) == 2  # the sixth call of each is the pkill -f

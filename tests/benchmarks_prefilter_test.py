@@ -3,29 +3,17 @@ ripgrep is missing (the figures themselves are the benchmark's business, not a t
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
-
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "prefilter.py"
+from benchmark_support import run_benchmark
 
 
 def test_prefilter_benchmark_counts_the_same_lines_as_rg_and_prints_the_ratio_last(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    spec = importlib.util.spec_from_file_location("prefilter_benchmark", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-        module.main(["--mb", "2", "--runs", "2", "--repeat", "1"])
-    finally:
-        del sys.modules[spec.name]
+    run_benchmark("prefilter", ["--mb", "2", "--runs", "2", "--repeat", "1"])
     lines = capsys.readouterr().out.splitlines()
     assert re.match(r"corpus: 2 runs, \d+ MB; terms: pkill -f, pgrep -f, ", lines[0])
     assert re.match(r"ours: \d+ candidate lines of \d+, ", lines[1])

@@ -3,33 +3,15 @@ does, and a proof of a derived fact rests on input facts with their spans (no ti
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from benchmark_support import load_benchmark
 from datalog_clingo import clingo_model
 
 from miners.datalog import check, evaluate, parse
 
-ANALYSES = Path(__file__).resolve().parents[3] / "benchmarks" / "_analyses.py"
-
-
-def _analyses() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("datalog_analyses", ANALYSES)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
-
-
-MODULE = _analyses()
+MODULE = load_benchmark("_analyses")
 
 
 @pytest.mark.slow
