@@ -136,12 +136,8 @@ def _family_signal_count(scan: _FileScan, function: Function, family: str, prior
         and item.enclosing(hit.line).name == function.name
     )
     count += sum(1 for i in scan.issues if i.family == family and item.enclosing(i.line).name == function.name)
-    by_operation = families().by_operation
-    return count + sum(
-        1
-        for flow in _flows(item, priors)
-        if flow.function == function.name and not flow.sanitized and by_operation.get(flow.operation) == family
-    )
+    _inside, _mine, live = _function_flows(item, function, family, priors)
+    return count + len(live)
 
 
 def _x_quick(scan: _FileScan, function: Function, family: str, priors: Priors) -> dict[str, Scalar]:
@@ -216,11 +212,18 @@ def _flows(item: ParsedFile, priors: Priors) -> list[Flow]:
     return [f for f in item.flows if all(prior_active(tag, priors) for tag in f.tags)]
 
 
-def _x_taint(item: ParsedFile, function: Function, family: str, priors: Priors) -> dict[str, Scalar]:
+def _function_flows(
+    item: ParsedFile, function: Function, family: str, priors: Priors
+) -> tuple[list[Flow], list[Flow], list[Flow]]:
+    """A function's flows, those of them that reach a sink of ``family``, and those of these left unsanitised."""
     by_operation = families().by_operation
     inside = [f for f in _flows(item, priors) if f.function == function.name]
     mine = [f for f in inside if by_operation.get(f.operation) == family]
-    live = [f for f in mine if not f.sanitized]
+    return inside, mine, [f for f in mine if not f.sanitized]
+
+
+def _x_taint(item: ParsedFile, function: Function, family: str, priors: Priors) -> dict[str, Scalar]:
+    inside, mine, live = _function_flows(item, function, family, priors)
     kinds = sorted({f.source_kind for f in live}, key=lambda k: (k == "parameter", k))
     kind = kinds[0] if kinds else "absent"
     return {
