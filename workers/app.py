@@ -5,9 +5,13 @@ Task names are ``"<worker>.<verb>"``; the routes below are the only place a task
 
 from __future__ import annotations
 
+import faulthandler
+import signal
+import sys
 from typing import Any
 
 from celery import Celery
+from celery.signals import worker_process_init
 from kombu import Exchange, Queue  # type: ignore[attr-defined]
 
 from schemas.settings import Settings, load_settings
@@ -99,6 +103,15 @@ def declare_queues(target: Celery) -> None:
 def build_app(settings: Settings, include: bool = True) -> Celery:
     """A configured app; ``include=False`` gives a publisher that registers no tasks."""
     return configure(Celery("ouroboros", include=["workers.tasks"] if include else []), settings)
+
+
+@worker_process_init.connect
+def _stacks_on_sigusr2(**_: Any) -> None:
+    """A pool child writes every thread's stack to its log on SIGUSR2 (Celery's main process does so on
+    SIGUSR1, which a pool child takes as its soft time limit): a task that hangs can be seen where it hangs
+    without stopping it."""
+    if sys.__stderr__ is not None:
+        faulthandler.register(signal.SIGUSR2, file=sys.__stderr__, all_threads=True)
 
 
 app = build_app(load_settings())

@@ -5,10 +5,12 @@ poison messages sent."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -155,6 +157,7 @@ class Chaos(threading.Thread):
                 self._resend_unrecorded()
                 resent, still = True, 0.0
             elif still > STALL_S:
+                self._dump_stacks()
                 return
             if plan and _progress(counts) >= self.points[len(self.PLAN) - len(plan)]:
                 self._strike(plan.pop(0))
@@ -180,6 +183,17 @@ class Chaos(threading.Thread):
         else:
             self.faults.sessions_dropped += drop_pg_sessions(self.pg_url)
             self.faults.pg_drops += 1
+
+    def _dump_stacks(self) -> None:
+        """Every worker process writes its threads' stacks to its log (Celery's SIGUSR1 handler in the main
+        process, the fleet's SIGUSR2 one in the pool child), so a standstill shows where each one waits."""
+        for worker in self.fleet.workers:
+            if worker.poll() is None:
+                signals = [(worker.pid, signal.SIGUSR1), *((c, signal.SIGUSR2) for c in iterate_children(worker.pid))]
+                for pid, number in signals:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, number)
+        time.sleep(2)
 
     def _broker_idle(self) -> bool:
         """Nothing queued and nothing unacknowledged (waiting for its redelivery)."""
@@ -290,9 +304,21 @@ def _broker_state(fleet: Fleet, server: PrivateRedis) -> str:
     client = server.client()
     pending = [(e.task, e.message_id, e.attempts) for e in retrying(fleet.store.pending_outbox)]
     queues = {name: client.llen(name) for name in ("fleet", "miner", "dead_letter")}
-    keys = {k.decode(): client.type(k).decode() for k in client.keys("*")}
-    lists = {k: client.llen(k) for k, kind in keys.items() if kind == "list"}
-    return f"outbox pending {pending}; queues {queues}; unacked {client.hlen('unacked')}; lists {lists}; keys {keys}"
+    blocked = [c["cmd"] for c in client.client_list() if "b" in c["flags"]]  # consumers waiting in BRPOP
+    workers = "\n".join(_worker_state(p, fleet.tmp / f"w-{i}.log") for i, p in enumerate(fleet.workers))
+    return (
+        f"outbox pending {pending}; queues {queues}; unacked {client.hlen('unacked')}; "
+        f"clients blocked {blocked}\n{workers}"
+    )
+
+
+def _worker_state(process: subprocess.Popen[bytes], log: Path) -> str:
+    """A worker's exit status (None: running) and the last lines of its log but rejections and the local
+    variables of a stack dump."""
+    lines = [line for line in log.read_text(errors="replace").splitlines()
+             if "rejected message" not in line and not line.startswith((" '", "{'"))]  # fmt: skip
+    tail = "\n  ".join(line[:300] for line in lines[-60:])
+    return f"{log.name} pid {process.pid} exit {process.poll()}:\n  {tail}"
 
 
 def _body(message: dict[str, object]) -> str:
