@@ -1,10 +1,14 @@
 """The taint tracker's walk over one function body: statements in order, expressions to the taint they
-carry, calls to sources, sinks, sanitisers, containers and same-file summaries (see ``taint``)."""
+carry, calls to sources, sinks, sanitisers, containers and same-file summaries (see ``taint``). What every
+language shares is here; each language's statements and expressions are its subclass's
+(``_taint_java``, ``_taint_python``)."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any, ClassVar
 
 from tree_sitter import Node
 
@@ -25,17 +29,21 @@ from decider.instruments._taint_model import (
     map_op,
     node_text,
     operator_of,
-    simple_type,
 )
 
-__all__ = ["Tracker"]
+__all__ = ["Expression", "Statement", "Tracker"]
 
 
-class Tracker:
+class Tracker(ABC):
     """One pass over one function body: statements in order, expressions to the taint they carry."""
 
-    def __init__(self, language: str, vocab: TaintVocabulary, summaries: dict[str, Summary], name: str) -> None:
-        self.java = language == "java"
+    java: ClassVar[bool] = False
+    statements: ClassVar[dict[str, Statement]] = {}
+    """Handlers of the language's statements (by node type); other statements run their children."""
+    expressions: ClassVar[dict[str, Expression]] = {}
+    """Handlers of the language's expressions; others join their children's taint."""
+
+    def __init__(self, vocab: TaintVocabulary, summaries: dict[str, Summary], name: str) -> None:
         self.vocab = vocab
         self.summaries = summaries
         self.name = name
@@ -46,8 +54,14 @@ class Tracker:
         self.consts: dict[str, object] = {}  # locals holding a known literal (condition folding)
         self.slots: dict[str, list[Taint | None] | dict[object, Taint | None]] = {}  # precise containers
         self.vectors: set[str] = set()  # locals holding a list or array made here (an argument vector)
-        self.statements = _JAVA_STATEMENTS if self.java else _PY_STATEMENTS
-        self.expressions = _JAVA_EXPRESSIONS if self.java else _PY_EXPRESSIONS
+
+    @abstractmethod
+    def alternatives(self, alternatives: Sequence[Node]) -> None:
+        """Run an ``if``'s alternatives (its else branch; Python's ``elif`` and ``else`` clauses)."""
+
+    @abstractmethod
+    def local(self, obj: Node | None) -> bool:
+        """Whether a call can name a function of this file (by its receiver)."""
 
     # -- state -----------------------------------------------------------------------------------
     def assign(self, name: str, value: Taint | None, *, join: bool = False) -> None:
@@ -148,69 +162,13 @@ class Tracker:
         alternatives = node.children_by_field_name("alternative")
         if decided is True:
             self.stmt(consequence)
-        elif decided is False and self.java:
-            for alternative in alternatives:
-                self.stmt(alternative)
         elif decided is False:
-            self.py_alternatives(alternatives)
-        elif self.java:
-            self.branch(consequence, *alternatives)
+            self.alternatives(alternatives)
         else:
             self.weak += 1
             self.stmt(consequence)
-            self.py_alternatives(alternatives)
+            self.alternatives(alternatives)
             self.weak -= 1
-
-    def py_alternatives(self, alternatives: Sequence[Node]) -> None:
-        for child in alternatives:
-            self.expr(child.child_by_field_name("condition"))
-            self.stmt(child.child_by_field_name("consequence") or child.child_by_field_name("body"))
-
-    def java_local(self, node: Node) -> None:
-        for child in node.named_children:
-            value = child.child_by_field_name("value") if child.type == "variable_declarator" else None
-            if value is not None:
-                self.bind(node_text(child.child_by_field_name("name")), value, self.expr(value))
-
-    def java_resource(self, node: Node) -> None:
-        value = node.child_by_field_name("value")
-        if value is not None:
-            self.bind(node_text(node.child_by_field_name("name")), value, self.expr(value))
-
-    def java_switch(self, node: Node) -> None:
-        """A switch on a known value runs the matching case to its ``break``; otherwise every case may run."""
-        value = self.const(node.child_by_field_name("condition"))
-        body = node.child_by_field_name("body")
-        groups = [g for g in body.named_children if g.type == "switch_block_statement_group"] if body else []
-        if value is None or not groups:
-            self.loop(*node.named_children)
-            return
-        labels = [self.labels(g) for g in groups]
-        start = next((i for i, found in enumerate(labels) if value in found), None)
-        if start is None:
-            start = next((i for i, found in enumerate(labels) if _DEFAULT in found), None)
-        for group in groups[start:] if start is not None else []:
-            for child in group.named_children:
-                if child.type == "break_statement":
-                    return
-                if child.type != "switch_label":
-                    self.stmt(child)
-
-    def labels(self, group: Node) -> list[object]:
-        found: list[object] = []
-        for label in (c for c in group.named_children if c.type == "switch_label"):
-            found.extend([self.const(c) for c in label.named_children] if label.named_children else [_DEFAULT])
-        return found
-
-    def java_foreach(self, node: Node) -> None:
-        value = self.expr(node.child_by_field_name("value"))
-        self.weak += 1
-        self.assign(node_text(node.child_by_field_name("name")), value)
-        self.loop(node.child_by_field_name("body"))
-        self.weak -= 1
-
-    def plain_loop(self, node: Node) -> None:
-        self.loop(*node.named_children)
 
     def try_statement(self, node: Node) -> None:
         for child in node.named_children:
@@ -223,49 +181,8 @@ class Tracker:
         for child in node.named_children:
             self.returns = join_taints(self.returns, self.expr(child))
 
-    def py_for(self, node: Node) -> None:
-        value = self.expr(node.child_by_field_name("right"))
-        self.weak += 1
-        self.py_assign(node.child_by_field_name("left"), value)
-        self.loop(node.child_by_field_name("body"))
-        self.stmt(node.child_by_field_name("alternative"))
-        self.weak -= 1
-
-    def py_with(self, node: Node) -> None:
-        for clause in node.named_children:
-            if clause.type != "with_clause":
-                self.stmt(clause)
-                continue
-            for item in clause.named_children:
-                value = item.child_by_field_name("value")
-                if value is None or value.type != "as_pattern":
-                    self.expr(value)
-                    continue
-                inner = value.named_children[0] if value.named_children else None
-                alias = value.child_by_field_name("alias")
-                target = alias.named_children[0] if alias is not None and alias.named_children else alias
-                self.py_assign(target, self.expr(inner))
-
-    def py_targets(self, node: Node | None) -> list[Node]:
-        if node is None:
-            return []
-        if node.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "parenthesized_expression"):
-            return [t for child in node.named_children for t in self.py_targets(child)]
-        return [node]
-
-    def py_assign(
-        self, left: Node | None, value: Taint | None, *, join: bool = False, node: Node | None = None
-    ) -> None:
-        targets = self.py_targets(left)
-        for target in targets:
-            if target.type == "identifier" and len(targets) == 1 and not join:
-                self.bind(node_text(target), node, value)
-            elif target.type == "identifier":
-                self.assign(node_text(target), value, join=join)
-            else:
-                base = self._base(target)
-                if base is not None and value is not None:
-                    self.assign(base, value, join=True)
+    def plain_loop(self, node: Node) -> None:
+        self.loop(*node.named_children)
 
     # -- expressions -----------------------------------------------------------------------------
     def expr(self, node: Node | None) -> Taint | None:
@@ -279,108 +196,8 @@ class Tracker:
             return handler(self, node)
         return join_taints(*(self.expr(child) for child in node.named_children))
 
-    def java_call(self, node: Node) -> Taint | None:
-        args = node.child_by_field_name("arguments")
-        name = node_text(node.child_by_field_name("name"))
-        return self.call(node, name, node.child_by_field_name("object"), args.named_children if args else [])
-
-    def java_new(self, node: Node) -> Taint | None:
-        if any(c.type == "class_body" for c in node.named_children):
-            return None
-        args = node.child_by_field_name("arguments")
-        name = simple_type(node.child_by_field_name("type"))
-        return self.call(node, name, None, args.named_children if args else [])
-
-    def java_field(self, node: Node) -> Taint | None:
-        return self.expr(node.child_by_field_name("object"))
-
-    def java_index(self, node: Node) -> Taint | None:
-        self.expr(node.child_by_field_name("index"))
-        return self.expr(node.child_by_field_name("array"))
-
-    def java_ternary(self, node: Node) -> Taint | None:
-        condition = node.child_by_field_name("condition")
-        self.expr(condition)
-        decided = self.const(condition)
-        if isinstance(decided, bool):
-            return self.expr(node.child_by_field_name("consequence" if decided else "alternative"))
-        return join_taints(self.expr(node.child_by_field_name("consequence")),
-                     self.expr(node.child_by_field_name("alternative")))  # fmt: skip
-
-    def java_assignment(self, node: Node) -> Taint | None:
-        right = node.child_by_field_name("right")
-        value = self.expr(right)
-        left = node.child_by_field_name("left")
-        plain = node_text(node.child_by_field_name("operator")) == "="
-        if left is not None and left.type == "identifier":
-            if plain:
-                self.bind(node_text(left), right, value)
-            else:
-                self.assign(node_text(left), value, join=True)
-            return value
-        base = self._base(left)
-        if base is not None and value is not None:
-            self.assign(base, value, join=True)
-        return value
-
-    def java_cast(self, node: Node) -> Taint | None:
-        return self.expr(node.child_by_field_name("value"))
-
     def nothing(self, node: Node) -> Taint | None:
         return None
-
-    def py_attribute(self, node: Node) -> Taint | None:
-        found = self.attribute_source(node)
-        if found is not None:
-            return found
-        if node.type == "subscript":
-            for sub in node.children_by_field_name("subscript"):
-                self.expr(sub)
-            return self.expr(node.child_by_field_name("value"))
-        return self.expr(node.child_by_field_name("object"))
-
-    def py_call(self, node: Node) -> Taint | None:
-        function = node.child_by_field_name("function")
-        args = node.child_by_field_name("arguments")
-        values = [a.child_by_field_name("value") or a if a.type == "keyword_argument" else a
-                  for a in (args.named_children if args else [])]  # fmt: skip
-        if function is not None and function.type == "attribute":
-            name = node_text(function.child_by_field_name("attribute"))
-            return self.call(node, name, function.child_by_field_name("object"), values)
-        return self.call(node, node_text(function).rsplit(".", 1)[-1], None, values)
-
-    def py_assignment(self, node: Node) -> Taint | None:
-        right = node.child_by_field_name("right")
-        value = self.expr(right)
-        augmented = node.type == "augmented_assignment"
-        self.py_assign(node.child_by_field_name("left"), value, join=augmented, node=right)
-        return value
-
-    def py_walrus(self, node: Node) -> Taint | None:
-        value = self.expr(node.child_by_field_name("value"))
-        self.py_assign(node.child_by_field_name("name"), value)
-        return value
-
-    def py_conditional(self, node: Node) -> Taint | None:
-        parts = node.named_children
-        if len(parts) != 3:
-            return join_taints(*(self.expr(child) for child in parts))
-        self.expr(parts[1])
-        decided = self.const(parts[1])
-        if isinstance(decided, bool):
-            return self.expr(parts[0] if decided else parts[2])
-        return join_taints(self.expr(parts[0]), self.expr(parts[2]))
-
-    def py_comprehension(self, node: Node) -> Taint | None:
-        saved = dict(self.env)
-        for clause in node.named_children:
-            if clause.type == "for_in_clause":
-                value = self.expr(clause.child_by_field_name("right"))
-                self.py_assign(clause.child_by_field_name("left"), value)
-        body = node.child_by_field_name("body")
-        result = self.expr(body) if body is not None else None
-        self.env = saved
-        return result
 
     def attribute_source(self, node: Node) -> Taint | None:
         """``request.args``, ``os.environ[...]``: an attribute read the vocabulary names as a source."""
@@ -483,21 +300,15 @@ class Tracker:
         del self.slots[var]  # changed in a way not followed element by element
         return UNHANDLED
 
-    def local(self, obj: Node | None) -> bool:
-        """Whether a call can name a function of this file: no receiver, this/self, a new instance, a class."""
-        if obj is None or obj.type in ("this", "object_creation_expression"):
-            return True
-        text = node_text(obj)
-        return text in ("self", "cls") if not self.java else (obj.type == "identifier" and text[:1].isupper())
-
     def flow(self, operation: str, sink: str, line: int, call: str, value: Taint, tag: str | None) -> None:
         tags = tuple(sorted({t for t in (value.tag, tag) if t is not None}))
         self.flows.append(Flow(self.name, operation, sink, line, call, value.kind, value.line,
                                sanitized=not value.reaches(operation), via_call=value.via_call, tags=tags))  # fmt: skip
 
 
-_DEFAULT = "<default>"
 _VECTORS = frozenset({"list", "tuple", "list_comprehension", "array_creation_expression", "array_initializer"})
+Statement = Callable[[Any, Node], None]
+Expression = Callable[[Any, Node], Taint | None]
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
 _HANDLERS = frozenset({"catch_clause", "finally_clause", "except_clause", "else_clause", "except_group_clause"})
 _BLOCKS = frozenset(
@@ -505,51 +316,3 @@ _BLOCKS = frozenset(
      "constructor_body", "expression_statement", "resource_specification", "elif_clause", "else_clause",
      "except_clause", "module", "case_clause"}
 )  # fmt: skip
-_Statement = Callable[[Tracker, Node], None]
-_Expression = Callable[[Tracker, Node], Taint | None]
-_JAVA_STATEMENTS: dict[str, _Statement] = {
-    "local_variable_declaration": Tracker.java_local,
-    "if_statement": Tracker.if_statement,
-    "switch_expression": Tracker.java_switch,
-    "switch_statement": Tracker.java_switch,
-    "while_statement": Tracker.plain_loop,
-    "for_statement": Tracker.plain_loop,
-    "do_statement": Tracker.plain_loop,
-    "enhanced_for_statement": Tracker.java_foreach,
-    "try_statement": Tracker.try_statement,
-    "try_with_resources_statement": Tracker.try_statement,
-    "resource": Tracker.java_resource,
-    "return_statement": Tracker.return_statement,
-}
-_PY_STATEMENTS: dict[str, _Statement] = {
-    "if_statement": Tracker.if_statement,
-    "for_statement": Tracker.py_for,
-    "while_statement": Tracker.plain_loop,
-    "try_statement": Tracker.try_statement,
-    "with_statement": Tracker.py_with,
-    "return_statement": Tracker.return_statement,
-}
-_JAVA_EXPRESSIONS: dict[str, _Expression] = {
-    "method_invocation": Tracker.java_call,
-    "object_creation_expression": Tracker.java_new,
-    "field_access": Tracker.java_field,
-    "array_access": Tracker.java_index,
-    "ternary_expression": Tracker.java_ternary,
-    "assignment_expression": Tracker.java_assignment,
-    "cast_expression": Tracker.java_cast,
-    "instanceof_expression": Tracker.nothing,
-    "update_expression": Tracker.nothing,
-}
-_PY_EXPRESSIONS: dict[str, _Expression] = {
-    "attribute": Tracker.py_attribute,
-    "subscript": Tracker.py_attribute,
-    "call": Tracker.py_call,
-    "assignment": Tracker.py_assignment,
-    "augmented_assignment": Tracker.py_assignment,
-    "named_expression": Tracker.py_walrus,
-    "conditional_expression": Tracker.py_conditional,
-    "list_comprehension": Tracker.py_comprehension,
-    "generator_expression": Tracker.py_comprehension,
-    "set_comprehension": Tracker.py_comprehension,
-    "dictionary_comprehension": Tracker.py_comprehension,
-}

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from tree_sitter import Node
 
 from decider.instruments._memory_tracker import memory_flows
+from decider.instruments._taint_java import JavaTracker
 from decider.instruments._taint_model import (
     PARAMETER,
     TAINT_LANGUAGES,
@@ -31,9 +32,13 @@ from decider.instruments._taint_model import (
     taint_version,
     vocabulary_of,
 )
+from decider.instruments._taint_python import PythonTracker
 from decider.instruments._taint_tracker import Tracker
 
 __all__ = ["TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version", "vocabulary_of"]
+
+_TRACKERS: dict[str, type[Tracker]] = {"java": JavaTracker, "python": PythonTracker}
+"""The walk of each language the taint step follows flows in (C and C++: the memory step)."""
 
 
 def _param_name(child: Node, java: bool) -> list[str]:
@@ -79,7 +84,7 @@ def _summaries(language: str, vocab: TaintVocabulary, declared: list[tuple[str, 
         for name, node in declared:
             summary = fresh.setdefault(name.rsplit(".", 1)[-1].split("#", 1)[0], Summary())
             for index, param in enumerate(_params_in_order(node, java)):
-                tracker = _run(Tracker(language, vocab, summaries, name), node, [param])
+                tracker = _run(_TRACKERS[language](vocab, summaries, name), node, [param])
                 if tracker.returns is not None and tracker.returns.kind == PARAMETER:
                     summary.returns.add(index)
                 for flow in tracker.flows:
@@ -101,7 +106,7 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
     summaries = _summaries(language, vocab, declared)
     flows: list[Flow] = []
     for name, node in declared:
-        tracker = _run(Tracker(language, vocab, summaries, name), node, _params_in_order(node, language == "java"))
+        tracker = _run(_TRACKERS[language](vocab, summaries, name), node, _params_in_order(node, language == "java"))
         seen: set[tuple[object, ...]] = set()
         for flow in tracker.flows:
             key = (flow.operation, flow.sink_line, flow.source_kind, flow.source_line, flow.sanitized)

@@ -1,0 +1,146 @@
+"""Python's statements and expressions for the taint tracker's walk (``_taint_tracker``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tree_sitter import Node
+
+from decider.instruments._taint_model import Taint, join_taints, node_text
+from decider.instruments._taint_tracker import Expression, Statement, Tracker
+
+__all__ = ["PythonTracker"]
+
+
+class PythonTracker(Tracker):
+    """The walk over a Python function body."""
+
+    def local(self, obj: Node | None) -> bool:
+        """No receiver, ``self`` or ``cls``."""
+        return obj is None or node_text(obj) in ("self", "cls")
+
+    def alternatives(self, alternatives: Sequence[Node]) -> None:
+        for child in alternatives:
+            self.expr(child.child_by_field_name("condition"))
+            self.stmt(child.child_by_field_name("consequence") or child.child_by_field_name("body"))
+
+    def for_statement(self, node: Node) -> None:
+        value = self.expr(node.child_by_field_name("right"))
+        self.weak += 1
+        self.assign_to(node.child_by_field_name("left"), value)
+        self.loop(node.child_by_field_name("body"))
+        self.stmt(node.child_by_field_name("alternative"))
+        self.weak -= 1
+
+    def with_statement(self, node: Node) -> None:
+        for clause in node.named_children:
+            if clause.type != "with_clause":
+                self.stmt(clause)
+                continue
+            for item in clause.named_children:
+                value = item.child_by_field_name("value")
+                if value is None or value.type != "as_pattern":
+                    self.expr(value)
+                    continue
+                inner = value.named_children[0] if value.named_children else None
+                alias = value.child_by_field_name("alias")
+                target = alias.named_children[0] if alias is not None and alias.named_children else alias
+                self.assign_to(target, self.expr(inner))
+
+    def targets(self, node: Node | None) -> list[Node]:
+        if node is None:
+            return []
+        if node.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "parenthesized_expression"):
+            return [t for child in node.named_children for t in self.targets(child)]
+        return [node]
+
+    def assign_to(
+        self, left: Node | None, value: Taint | None, *, join: bool = False, node: Node | None = None
+    ) -> None:
+        targets = self.targets(left)
+        for target in targets:
+            if target.type == "identifier" and len(targets) == 1 and not join:
+                self.bind(node_text(target), node, value)
+            elif target.type == "identifier":
+                self.assign(node_text(target), value, join=join)
+            else:
+                base = self._base(target)
+                if base is not None and value is not None:
+                    self.assign(base, value, join=True)
+
+    def attribute(self, node: Node) -> Taint | None:
+        found = self.attribute_source(node)
+        if found is not None:
+            return found
+        if node.type == "subscript":
+            for sub in node.children_by_field_name("subscript"):
+                self.expr(sub)
+            return self.expr(node.child_by_field_name("value"))
+        return self.expr(node.child_by_field_name("object"))
+
+    def call_expression(self, node: Node) -> Taint | None:
+        function = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        values = [a.child_by_field_name("value") or a if a.type == "keyword_argument" else a
+                  for a in (args.named_children if args else [])]  # fmt: skip
+        if function is not None and function.type == "attribute":
+            name = node_text(function.child_by_field_name("attribute"))
+            return self.call(node, name, function.child_by_field_name("object"), values)
+        return self.call(node, node_text(function).rsplit(".", 1)[-1], None, values)
+
+    def assignment(self, node: Node) -> Taint | None:
+        right = node.child_by_field_name("right")
+        value = self.expr(right)
+        augmented = node.type == "augmented_assignment"
+        self.assign_to(node.child_by_field_name("left"), value, join=augmented, node=right)
+        return value
+
+    def walrus(self, node: Node) -> Taint | None:
+        value = self.expr(node.child_by_field_name("value"))
+        self.assign_to(node.child_by_field_name("name"), value)
+        return value
+
+    def conditional(self, node: Node) -> Taint | None:
+        parts = node.named_children
+        if len(parts) != 3:
+            return join_taints(*(self.expr(child) for child in parts))
+        self.expr(parts[1])
+        decided = self.const(parts[1])
+        if isinstance(decided, bool):
+            return self.expr(parts[0] if decided else parts[2])
+        return join_taints(self.expr(parts[0]), self.expr(parts[2]))
+
+    def comprehension(self, node: Node) -> Taint | None:
+        saved = dict(self.env)
+        for clause in node.named_children:
+            if clause.type == "for_in_clause":
+                value = self.expr(clause.child_by_field_name("right"))
+                self.assign_to(clause.child_by_field_name("left"), value)
+        body = node.child_by_field_name("body")
+        result = self.expr(body) if body is not None else None
+        self.env = saved
+        return result
+
+
+_STATEMENTS: dict[str, Statement] = {
+    "if_statement": PythonTracker.if_statement,
+    "for_statement": PythonTracker.for_statement,
+    "while_statement": PythonTracker.plain_loop,
+    "try_statement": PythonTracker.try_statement,
+    "with_statement": PythonTracker.with_statement,
+    "return_statement": PythonTracker.return_statement,
+}
+_EXPRESSIONS: dict[str, Expression] = {
+    "attribute": PythonTracker.attribute,
+    "subscript": PythonTracker.attribute,
+    "call": PythonTracker.call_expression,
+    "assignment": PythonTracker.assignment,
+    "augmented_assignment": PythonTracker.assignment,
+    "named_expression": PythonTracker.walrus,
+    "conditional_expression": PythonTracker.conditional,
+    "list_comprehension": PythonTracker.comprehension,
+    "generator_expression": PythonTracker.comprehension,
+    "set_comprehension": PythonTracker.comprehension,
+    "dictionary_comprehension": PythonTracker.comprehension,
+}
+PythonTracker.statements, PythonTracker.expressions = _STATEMENTS, _EXPRESSIONS
