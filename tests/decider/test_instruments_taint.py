@@ -197,3 +197,27 @@ def maybe(self, name, raw):
     assert not [f for f in flows if f.function == "listed"]
     assert [f.sink_line for f in flows if f.function == "rebound" and not f.sanitized] == [15]
     assert [f.sink_line for f in flows if f.function == "maybe" and not f.sanitized] == [22]
+
+
+def test_a_method_that_shares_a_sink_function_name_is_no_sink() -> None:
+    source = """import os
+import re
+from shutil import rmtree
+
+
+def drop(self, key, pattern, path):
+    self.index[key].remove(key)
+    self.loop.remove(path)
+    re.compile(pattern)
+    self.Request(path)
+
+
+def delete(key, pattern, path):
+    os.remove(path)
+    rmtree(key)
+    compile(pattern, "<string>", "exec")
+"""
+    flows = _flows(source, "python")
+    assert [f for f in flows if f.function == "drop"] == []
+    found = sorted((f.sink, f.sink_line) for f in flows if f.function == "delete")
+    assert found == [("code.eval", 16), ("path.os", 14), ("path.os", 15)]
