@@ -1,4 +1,5 @@
-"""Quick rules: one regular expression per source line, from ``ruleset/rules/*.toml``.
+"""Quick rules: one regular expression per source line, from ``ruleset/rules/*.toml``; a line that is a
+comment and nothing else is not read (``# os.system(...)`` in a note is no call).
 
 A rule names its family, closed mechanism tags and a precision estimate, and is ``enabled`` or
 ``shadow``. A rule tagged ``framework``/``library`` is a prior: it counts only in ``qr.prior_hits`` and
@@ -96,8 +97,9 @@ def _rule_files() -> list[Path]:
 
 @cache
 def rules_version() -> str:
-    """The digest of every quick-rule file and the family table."""
-    return digest_files([*_rule_files(), RULESET / "families.toml"])
+    """The digest of every quick-rule file and the family table, and of how lines are read (``comments-1``:
+    a comment line is skipped)."""
+    return digest_files([*_rule_files(), RULESET / "families.toml"], "comments-1")
 
 
 @cache
@@ -155,10 +157,25 @@ def quick_scan(language: str, lines: tuple[str, ...]) -> tuple[list[QuickHit], I
     rules = [rule for rule in load_rules() if language in rule.languages]
     if not rules:
         return [], state(State.NONE, rules_version())
+    comment = _COMMENT_LINE.get(language)
     hits = [
         QuickHit(rule=rule, line=number)
         for number, text in enumerate(lines, start=1)
+        if comment is None or not comment.match(text)
         for rule in rules
         if rule.pattern.search(text)
     ]
     return hits, state(State.RAN, rules_version())
+
+
+_C_LIKE = re.compile(r"\s*(//|/\*)")
+_BLOCK_BODY = re.compile(r"\s*(//|/\*|\*(\s|/|$))")  # a block comment's ``* text`` line, where no code starts with *
+_COMMENT_LINE: dict[str, re.Pattern[str]] = {
+    "python": re.compile(r"\s*#"),
+    "c": _C_LIKE,  # ``*p = x;`` is code in C and C++
+    "cpp": _C_LIKE,
+    "java": _BLOCK_BODY,
+    "javascript": _BLOCK_BODY,
+    "typescript": _BLOCK_BODY,
+    "php": re.compile(r"\s*(#(?!\[)|//|/\*|\*(\s|/|$))"),  # ``#[Attribute]`` is code
+}

