@@ -43,10 +43,13 @@ class Tracker(ABC):
     expressions: ClassVar[dict[str, Expression]] = {}
     """Handlers of the language's expressions; others join their children's taint."""
 
-    def __init__(self, vocab: TaintVocabulary, summaries: dict[str, Summary], name: str) -> None:
+    def __init__(
+        self, vocab: TaintVocabulary, summaries: dict[str, Summary], name: str, defined: frozenset[str] = frozenset()
+    ) -> None:
         self.vocab = vocab
         self.summaries = summaries
         self.name = name
+        self.defined = defined  # the functions of this file a bare call can name
         self.env: dict[str, Taint] = {}
         self.flows: list[Flow] = []
         self.returns: Taint | None = None
@@ -219,7 +222,9 @@ class Tracker(ABC):
                 return found  # request.args.get("x"), os.environ.get("X")
         receiver = self.expr(obj) if obj is not None else None
         values = [self.expr(a) for a in args]
-        source = self.call_source(name, receiver_text, line)
+        # a bare call of this file's own function, or of a parameter or local, is not the library's of that name
+        own = obj is None and (name in self.defined or name in self.env)
+        source = None if own else self.call_source(name, receiver_text, line)
         if source is not None:
             # a request object that is already tainted (a parameter) taints without the prior; the prior only
             # adds the names it knows for objects that are not
@@ -228,7 +233,8 @@ class Tracker(ABC):
         if held is not UNHANDLED:
             return held  # type: ignore[return-value]
         where = (f"{receiver_text}.{name}" if receiver_text else name)[:80]
-        self.sinks(name, receiver_text, values, args, line, where)
+        if not own:
+            self.sinks(name, receiver_text, values, args, line, where)
         summary = self.summaries.get(name) if self.local(obj) else None
         if summary is not None:
             self.summary_flows(summary, values, line, where)

@@ -74,7 +74,18 @@ def _run(tracker: Tracker, node: Node, params: Iterable[str]) -> Tracker:
     return tracker
 
 
-def _summaries(language: str, vocab: TaintVocabulary, declared: list[tuple[str, Node]]) -> dict[str, Summary]:
+def _defined(declared: list[tuple[str, Node]], java: bool) -> frozenset[str]:
+    """The names a bare call in this file can mean one of its own functions by: in Java every method of the
+    file; in Python a module's functions and functions nested in functions, not a class's methods."""
+    qualified = {name.split("#", 1)[0] for name, _ in declared}
+    return frozenset(
+        name.rsplit(".", 1)[-1] for name in qualified if java or "." not in name or name.rsplit(".", 1)[0] in qualified
+    )
+
+
+def _summaries(
+    language: str, vocab: TaintVocabulary, declared: list[tuple[str, Node]], defined: frozenset[str]
+) -> dict[str, Summary]:
     """Per simple name: which parameters reach the return value and which reach a sink (two rounds, so a
     helper calling a helper is followed)."""
     java = language == "java"
@@ -84,7 +95,7 @@ def _summaries(language: str, vocab: TaintVocabulary, declared: list[tuple[str, 
         for name, node in declared:
             summary = fresh.setdefault(name.rsplit(".", 1)[-1].split("#", 1)[0], Summary())
             for index, param in enumerate(_params_in_order(node, java)):
-                tracker = _run(_TRACKERS[language](vocab, summaries, name), node, [param])
+                tracker = _run(_TRACKERS[language](vocab, summaries, name, defined), node, [param])
                 if tracker.returns is not None and tracker.returns.kind == PARAMETER:
                     summary.returns.add(index)
                 for flow in tracker.flows:
@@ -103,10 +114,12 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
     if language in ("c", "cpp"):
         return memory_flows(vocab, functions)
     declared = [(name, node) for name, node in functions if node.child_by_field_name("body") is not None]
-    summaries = _summaries(language, vocab, declared)
+    defined = _defined(declared, language == "java")
+    summaries = _summaries(language, vocab, declared, defined)
     flows: list[Flow] = []
     for name, node in declared:
-        tracker = _run(_TRACKERS[language](vocab, summaries, name), node, _params_in_order(node, language == "java"))
+        walk = _TRACKERS[language](vocab, summaries, name, defined)
+        tracker = _run(walk, node, _params_in_order(node, language == "java"))
         seen: set[tuple[object, ...]] = set()
         for flow in tracker.flows:
             key = (flow.operation, flow.sink_line, flow.source_kind, flow.source_line, flow.sanitized)

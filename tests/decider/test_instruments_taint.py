@@ -221,3 +221,46 @@ def delete(key, pattern, path):
     assert [f for f in flows if f.function == "drop"] == []
     found = sorted((f.sink, f.sink_line) for f in flows if f.function == "delete")
     assert found == [("code.eval", 16), ("path.os", 14), ("path.os", 15)]
+
+
+def test_a_named_command_sink_needs_a_verb_of_running_and_an_ldap_search_a_directory() -> None:
+    source = """def inspect(self, command, key):
+    handle_remote_command_error(f"inspect {command}", key)
+    _invoke_ipython_shell(command)
+    HIDDEN_SETTINGS.search(key)
+
+
+def run(self, command, key):
+    self._run_ssh(command)
+    self._cli_run(command)
+    self.conn.search(key, "(uid=%s)" % command)
+"""
+    flows = _flows(source, "python")
+    assert [f for f in flows if f.function == "inspect"] == []
+    found = sorted((f.sink, f.sink_line) for f in flows if f.function == "run")
+    assert found == [("command.named", 8), ("command.named", 9), ("ldap.search.connection", 10)]
+
+
+def test_a_bare_call_of_the_files_own_function_or_of_a_parameter_is_not_the_librarys() -> None:
+    source = """import os
+
+
+def move(task, dest):
+    os.rename(task, dest)
+
+
+def migrate(task, dest, remove):
+    move(task, dest)
+    remove(task)
+
+
+class Store:
+    def open(self, name):
+        return open(name)
+"""
+    found = {(f.function, f.sink, f.sink_line, f.via_call) for f in _flows(source, "python")}
+    assert found == {
+        ("move", "path.os", 5, False),
+        ("migrate", "path.os", 9, True),  # what the file's move does with its arguments, not shutil.move
+        ("Store.open", "path.open", 15, False),  # a method named open is not what a bare open() calls
+    }
