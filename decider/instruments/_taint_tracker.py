@@ -57,6 +57,7 @@ class Tracker(ABC):
         self.consts: dict[str, object] = {}  # locals holding a known literal (condition folding)
         self.slots: dict[str, list[Taint | None] | dict[object, Taint | None]] = {}  # precise containers
         self.vectors: set[str] = set()  # locals holding a list or array made here (an argument vector)
+        self.made_by: dict[str, str] = {}  # locals holding what a call returned: the call's text
 
     @abstractmethod
     def alternatives(self, alternatives: Sequence[Node]) -> None:
@@ -83,10 +84,13 @@ class Tracker(ABC):
         self.consts.pop(name, None)
         self.slots.pop(name, None)
         self.vectors.discard(name)
+        self.made_by.pop(name, None)
         if self.weak or node is None:
             return
         if node.type in _VECTORS:
             self.vectors.add(name)
+        if node.type in _CALLS:
+            self.made_by[name] = node_text(node)
         constant = self.const(node)
         if constant is not None:
             self.consts[name] = constant
@@ -234,7 +238,10 @@ class Tracker(ABC):
             return held  # type: ignore[return-value]
         where = (f"{receiver_text}.{name}" if receiver_text else name)[:80]
         if not own:
-            self.sinks(name, receiver_text, values, args, line, where)
+            # a local bound to a call's result is also known by that call (``w = response.getWriter(); w.print(x)``)
+            made_by = self.made_by.get(receiver_text)
+            receivers = (receiver_text,) if made_by is None else (receiver_text, made_by)
+            self.sinks(name, receivers, values, args, line, where)
         summary = self.summaries.get(name) if self.local(obj) else None
         if summary is not None:
             self.summary_flows(summary, values, line, where)
@@ -270,10 +277,10 @@ class Tracker(ABC):
                 return Taint(source.kind, line, tag=source.tag)
         return None
 
-    def sinks(self, name: str, receiver_text: str, values: list[Taint | None], args: Sequence[Node], line: int,
-              where: str) -> None:  # fmt: skip
+    def sinks(self, name: str, receivers: tuple[str, ...], values: list[Taint | None], args: Sequence[Node],
+              line: int, where: str) -> None:  # fmt: skip
         for sink in self.vocab.sinks:
-            if not sink.applies(name, receiver_text):
+            if not any(sink.applies(name, receiver) for receiver in receivers):
                 continue
             picked = range(len(values)) if sink.args is None else [i for i in sink.args if i < len(values)]
             for i in picked:
@@ -315,6 +322,7 @@ class Tracker(ABC):
 _VECTORS = frozenset({"list", "tuple", "list_comprehension", "array_creation_expression", "array_initializer"})
 Statement = Callable[[Any, Node], None]
 Expression = Callable[[Any, Node], Taint | None]
+_CALLS = frozenset({"method_invocation", "call"})
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
 _HANDLERS = frozenset({"catch_clause", "finally_clause", "except_clause", "else_clause", "except_group_clause"})
 _BLOCKS = frozenset(

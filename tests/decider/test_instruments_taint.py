@@ -264,3 +264,20 @@ class Store:
         ("migrate", "path.os", 9, True),  # what the file's move does with its arguments, not shutil.move
         ("Store.open", "path.open", 15, False),  # a method named open is not what a bare open() calls
     }
+
+
+def test_a_writer_is_a_page_when_it_is_the_responses_not_when_a_library_is_handed_one() -> None:
+    source = """class C {
+    void doGet(HttpServletRequest request, HttpServletResponse response) throws Exception {
+        String name = request.getParameter("n");
+        java.io.PrintWriter writer = response.getWriter();
+        writer.println(name);
+    }
+
+    static void copy(String data, java.io.Writer writer) throws Exception {
+        writer.write(data);
+    }
+}
+"""
+    found = [(f.function, f.sink, f.sink_line) for f in _flows(source) if f.operation == "html_output"]
+    assert found == [("C.doGet", "html.writer", 5)]
