@@ -113,6 +113,7 @@ def test_a_line_that_is_only_a_comment_is_not_read(language: str, comment: str) 
     [
         ("q = f\"SELECT * FROM t WHERE a = 1 AND name LIKE '%{term}%'\"", True),
         ('q = f"SELECT * FROM t ORDER BY {column}"', True),
+        ("cur.execute(f\"SELECT * FROM film where fulltext @@ to_tsquery('{search}')\")", True),
         ("q = f\"INSERT INTO t (a, b) VALUES ('{a}', '{b}')\"", True),
         ('raise UsageError(f"Failed to parse arguments as literal values: {app_name!r}.")', False),
         ('log.info(f"Could not find a file like {name}")', False),
