@@ -122,3 +122,17 @@ def test_a_line_that_is_only_a_comment_is_not_read(language: str, comment: str) 
 def test_an_sql_clause_rule_wants_the_value_where_sql_takes_an_operand(line: str, hit: bool) -> None:
     hits = [h.rule.id for h in quick_scan("python", (line,))[0]]
     assert ("py-sql-fstring-clause" in hits) is hit, hits
+
+
+@pytest.mark.parametrize(
+    ("line", "hit"),
+    [
+        ("$out = `ls $dir`;", True),
+        ("echo `cat $file`;", True),
+        ('throw new InvalidArgumentException("Invalid style `{$style}`. Must be `append` or `prepend`");', False),
+        ("sprintf('Cache file directory `%s` is not writable', dirname($cacheFile))", False),
+    ],
+)
+def test_a_php_backtick_is_a_shell_where_an_expression_starts_not_quoted_in_a_message(line: str, hit: bool) -> None:
+    hits = [h.rule.id for h in quick_scan("php", (line,))[0]]
+    assert ("php-command" in hits) is hit, hits
