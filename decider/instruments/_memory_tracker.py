@@ -202,6 +202,8 @@ def _unwrapped(node: Node) -> Node:
     return node
 
 
+_LENGTHS = frozenset({"strlen", "strnlen", "wcslen", "wcsnlen"})
+_CONSTANT = frozenset({"number_literal", "sizeof_expression", "char_literal"})
 _MIN = frozenset({"min", "MIN", "min_t", "umin", "Min", "MagickMin"})
 
 
@@ -209,6 +211,16 @@ def _clamped(node: Node) -> bool:
     """Whether a value is a ``min(...)`` (clamped to a bound), through casts and parentheses."""
     node = _unwrapped(node)
     return node.type == "call_expression" and _callee(node) in _MIN
+
+
+def _summands(node: Node) -> Iterator[Node]:
+    """The terms of a sum (``a + b + 1``: a, b, 1), through casts and parentheses."""
+    node = _unwrapped(node)
+    if node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) == "+":
+        for child in node.named_children:
+            yield from _summands(child)
+    else:
+        yield node
 
 
 def _callee(node: Node) -> str:
@@ -230,7 +242,54 @@ class _Function:
         self.tests = _tests(body)
         self.nulled = [(t, line) for t, value, line in assignments if node_text(value) in _NULLS]
         self.results = {t: line for t, value, line in assignments if _unwrapped(value).type == "call_expression"}
+        # locals allocated here with a one-argument size (``copy = malloc(length)``): name -> (line, size text)
+        self.sized = {t: (line, node_text(size)) for t, value, line in assignments
+                      if (size := self.allocation_size(_unwrapped(value))) is not None}  # fmt: skip
+        self.values = {t: value for t, value, _ in assignments}  # a local's (last) assigned value
         self.flows: list[Flow] = []
+
+    def allocation_size(self, value: Node) -> Node | None:
+        """The size of a one-argument allocation call (``malloc(n)``), else None."""
+        if value.type != "call_expression":
+            return None
+        name = _callee(value)
+        if not any(e.operation == "memory_alloc" and e.applies(name, "") for e in self.vocab.sinks):
+            return None
+        arguments = [c for c in (value.child_by_field_name("arguments") or value).named_children if c.type != "comment"]
+        return arguments[0] if len(arguments) == 1 else None
+
+    def sized_by_construction(self, operation: str, arguments: list[Node], chosen: list[Node], line: int) -> bool:
+        """A duplicated string's copy (``fits``), or an allocation of strings' lengths (``measured``)."""
+        if operation == "memory_copy":
+            return self.fits(arguments, line)
+        return operation == "memory_alloc" and bool(chosen) and all(self.measured(a) for a in chosen)
+
+    def measured(self, size: Node) -> bool:
+        """A size that is the length of strings that exist plus constants (``strlen(s) + sizeof("")``, through a
+        local holding it): the size of objects already in memory, which no input can make wrap."""
+        size = _unwrapped(size)
+        if size.type == "identifier" and node_text(size) in self.values:
+            size = _unwrapped(self.values[node_text(size)])
+        leaves = list(_summands(size))
+        lengths = [leaf for leaf in leaves if leaf.type == "call_expression" and _callee(leaf) in _LENGTHS]
+        return bool(lengths) and all(leaf in lengths or leaf.type in _CONSTANT for leaf in leaves)
+
+    def fits(self, arguments: list[Node], line: int) -> bool:
+        """A string duplicated: ``memcpy(dst, src, n)`` where ``n`` is ``strlen(src)`` (plus a constant) and
+        ``dst`` was allocated here with ``n`` itself (``length = strlen(s) + 1; copy = malloc(length);
+        memcpy(copy, s, length)``): within both buffers by construction. A size read from elsewhere (a
+        header's ``len``) may still overrun the source, and stays a flow."""
+        if len(arguments) < 3 or _unwrapped(arguments[0]).type != "identifier":
+            return False
+        sized = self.sized.get(node_text(_unwrapped(arguments[0])))
+        if sized is None or sized[0] > line or sized[1] != node_text(arguments[2]):
+            return False
+        size = _unwrapped(arguments[2])
+        value = self.values.get(node_text(size), size) if size.type == "identifier" else size
+        source = node_text(_unwrapped(arguments[1]))
+        lengths = (n for n in _walk(value) if n.type == "call_expression" and _callee(n) in _LENGTHS)
+        return any(node_text(_unwrapped(a)) == source
+                   for n in lengths for a in (n.child_by_field_name("arguments") or n).named_children)  # fmt: skip
 
     def tested(self, names: set[str], line: int) -> bool:
         """Whether a condition at or before ``line`` tests one of ``names`` (a null check counts)."""
@@ -306,6 +365,8 @@ class _Function:
                 continue
             if entry.operation == "memory_free":
                 self.free(node, names, entry.id)
+            elif self.sized_by_construction(entry.operation, arguments, chosen, node.start_point.row + 1):
+                self.add(entry.operation, entry.id, node, names, sanitized=True)
             else:
                 self.add(entry.operation, entry.id, node, names, operands=chosen)
             return

@@ -173,3 +173,34 @@ def test_a_read_after_free_on_a_path_that_goes_on_is_a_use_after_free() -> None:
         "    }\n    l->last = n->next;\n    return 0;\n}\n"
     )
     assert not any(op == "memory_use_after_free" for op, _ in _live(leaving))
+
+
+def test_a_copy_into_a_buffer_allocated_with_the_copys_own_size_fits() -> None:
+    source = """#include <stdlib.h>
+#include <string.h>
+
+unsigned char *dup(const unsigned char *string, size_t room) {
+    size_t length = strlen((const char *)string) + 1;
+    unsigned char *copy = (unsigned char *)malloc(length);
+    unsigned char *small = malloc(16);
+    memcpy(copy, string, length);
+    memcpy(small, string, length);
+    return copy;
+}
+"""
+    copies = {(line, sanitized) for operation, _, line, sanitized in _flows(source) if operation == "memory_copy"}
+    assert copies == {(8, True), (9, False)}
+
+
+def test_an_allocation_of_strings_lengths_is_sized_by_what_exists_a_header_length_is_not() -> None:
+    source = """#include <stdlib.h>
+#include <string.h>
+
+char *join(const char *a, const char *b, struct hdr *h) {
+    char *out = malloc(strlen(a) + strlen(b) + sizeof(""));
+    char *raw = malloc(h->len + 1);
+    return out;
+}
+"""
+    allocations = {(line, sanitized) for operation, _, line, sanitized in _flows(source) if operation == "memory_alloc"}
+    assert allocations == {(5, True), (6, False)}
