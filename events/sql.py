@@ -29,6 +29,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from events import tables as t
@@ -74,11 +75,29 @@ def normalise_url(url: str) -> str:
     return url
 
 
+LOCK_TIMEOUT_MS = 60_000
+"""How long a PostgreSQL statement waits for a lock (the position lock of an append) before it fails as a
+transient error to retry: as long as SQLite's busy timeout, so a session that holds the lock and hangs stalls
+no worker for ever."""
+
+_PG_CONNECT: dict[str, Any] = {
+    "connect_timeout": 10,  # a server that does not answer is an error in seconds, not after TCP's minutes
+    "keepalives": 1,  # a server gone without a word (a host down) is noticed on an idle connection too
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "options": f"-c lock_timeout={LOCK_TIMEOUT_MS}",
+}
+
+
 def make_engine(url: str) -> Engine:
-    """An engine configured for the event log (WAL and immediate write transactions on SQLite)."""
+    """An engine configured for the event log (WAL and immediate write transactions on SQLite; on PostgreSQL a
+    connect timeout, TCP keepalives and a lock timeout, each overridden by the URL's own parameter)."""
     url = normalise_url(url)
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+        given = make_url(url).query
+        connect = {name: value for name, value in _PG_CONNECT.items() if name not in given}
+        return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10, connect_args=connect)
     engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")

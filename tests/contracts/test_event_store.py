@@ -156,3 +156,31 @@ def test_the_writer_connection_leaves_no_autocommit_behind_in_the_pool(pg_url: s
         assert [e.version for e in sql.read_stream("a")] == [1, 2]
     finally:
         sql.close()
+
+
+def test_an_append_that_waits_for_a_held_position_lock_fails_as_transient_after_the_lock_timeout(
+    pg_url: str,
+) -> None:
+    """A session that takes the position lock and hangs stalls no writer for ever: the append gives up after the
+    lock timeout (60 s by default; the URL's own ``options`` here, 0.3 s) as an error the worker retries."""
+    import psycopg
+
+    from schemas.errors import TransientError
+
+    default = SqlEventStore.from_url(pg_url)
+    ensure_schema(default.engine)
+    with default.reading() as conn:
+        assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "1min"
+    default.close()
+    sql = SqlEventStore.from_url(pg_url + "?options=-c%20lock_timeout%3D300")
+    holder = psycopg.connect(normalise_url(pg_url).replace("postgresql+psycopg://", "postgresql://"))
+    try:
+        holder.execute("LOCK TABLE ouro_events IN EXCLUSIVE MODE")  # held: the transaction stays open
+        with pytest.raises(TransientError, match="lock timeout"):
+            sql.commit([StreamWrite("a", [_event(1)])], Metadata("t", message_id="m-lock-1"))
+        holder.rollback()
+        sql.commit([StreamWrite("a", [_event(1)])], Metadata("t", message_id="m-lock-1"))  # the retry goes through
+        assert [e.version for e in sql.read_stream("a")] == [1]
+    finally:
+        holder.close()
+        sql.close()
