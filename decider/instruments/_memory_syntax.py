@@ -1,0 +1,283 @@
+"""What a C or C++ function's syntax tree says, for the memory step (``_memory_tracker``): the names and access
+paths an expression reads, assignments, the tests and bounds conditions make, sums and casts, and where a
+freed pointer is read again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from tree_sitter import Node
+
+from decider.instruments._taint_model import node_text
+
+__all__ = [
+    "CONSTANT",
+    "LENGTHS",
+    "NULLS",
+    "assignments",
+    "bounded",
+    "callee",
+    "check_call",
+    "clamped",
+    "declared",
+    "evaluated",
+    "freed_paths",
+    "identifiers",
+    "names",
+    "params",
+    "paths",
+    "reads_memory",
+    "relational",
+    "statement_of",
+    "summands",
+    "tainted",
+    "tests",
+    "unwrapped",
+    "use_after",
+    "walk",
+]
+
+_TESTS = frozenset(
+    {"if_statement", "while_statement", "do_statement", "for_statement", "conditional_expression"}
+)  # fmt: skip
+NULLS = frozenset({"NULL", "nullptr", "0"})
+_RELATIONAL = frozenset({"<", "<=", ">", ">="})
+_IDENTIFIERS = frozenset({"identifier"})
+_UNEVALUATED = frozenset({"sizeof_expression", "alignof_expression"})  # ``sizeof(*p)`` reads nothing
+
+
+def identifiers(node: Node | None) -> Iterator[Node]:
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "call_expression":  # a call's name is not a value it reads
+            arguments = current.child_by_field_name("arguments")
+            stack.extend([arguments] if arguments is not None else [])
+        elif current.type in _UNEVALUATED:
+            continue
+        elif current.type in _IDENTIFIERS:
+            yield current
+        elif current.type != "field_identifier":
+            stack.extend(current.children)
+
+
+def names(node: Node | None) -> set[str]:
+    return {node_text(n) for n in identifiers(node)}
+
+
+def paths(node: Node | None) -> set[str]:
+    """The access paths a value reads: each identifier, and each field access as a whole (``p->len``, not
+    ``p``), with the indices inside it; what a call computes is read through its arguments."""
+    found: set[str] = set()
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if current.type == "call_expression":
+            arguments = current.child_by_field_name("arguments")
+            stack.extend([arguments] if arguments is not None else [])
+        elif current.type in _UNEVALUATED:
+            continue
+        elif current.type == "identifier":
+            found.add(node_text(current))
+        elif current.type == "field_expression":
+            found.add("".join(node_text(current).split()))
+            stack.extend(i for s in walk(current) if s.type == "subscript_expression"
+                         for i in [s.child_by_field_name("index")] if i is not None)  # fmt: skip
+        elif current.type != "field_identifier":
+            stack.extend(current.children)
+    return found
+
+
+def declared(node: Node | None) -> str | None:
+    """The name a declarator declares (through pointers, references, arrays and initialisers)."""
+    while node is not None and node.type not in ("identifier", "field_identifier"):
+        inner = node.child_by_field_name("declarator")
+        if inner is None:
+            inner = next((c for c in node.named_children if c.type.endswith("declarator") or c.type == "identifier"),
+                         None)  # fmt: skip
+        node = inner
+    return node_text(node) if node is not None else None
+
+
+def params(function: Node) -> list[str]:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    names = (declared(p.child_by_field_name("declarator")) for p in (params.named_children if params else [])
+             if p.type in ("parameter_declaration", "optional_parameter_declaration"))  # fmt: skip
+    return [name for name in names if name]
+
+
+def walk(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def evaluated(node: Node) -> Iterator[Node]:
+    """``walk`` without what is never evaluated (the operand of ``sizeof``)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current.type not in _UNEVALUATED:
+            stack.extend(reversed(current.children))
+
+
+def assignments(body: Node) -> list[tuple[str, Node, int]]:
+    """(target name, value expression, line) of every assignment and initialiser in the body."""
+    out = []
+    for node in walk(body):
+        if node.type == "init_declarator":
+            target, value = declared(node.child_by_field_name("declarator")), node.child_by_field_name("value")
+        elif node.type == "assignment_expression":
+            left = node.child_by_field_name("left")
+            target = node_text(left) if left is not None and left.type == "identifier" else None
+            value = node.child_by_field_name("right")
+        else:
+            continue
+        if target and value is not None:
+            out.append((target, value, node.start_point.row + 1))
+    return out
+
+
+_READS = frozenset({"call_expression", "field_expression", "subscript_expression", "pointer_expression"})
+
+
+def reads_memory(value: Node) -> bool:
+    """Whether a value is read from memory or returned by a call (data the function did not compute)."""
+    return any(n.type in _READS for n in walk(value))
+
+
+def tainted(seeds: Iterable[str], assignments: list[tuple[str, Node, int]]) -> set[str]:
+    tainted = set(seeds)
+    changed = True
+    while changed:
+        changed = False
+        for target, value, _ in assignments:
+            if target not in tainted and names(value) & tainted:
+                tainted.add(target)
+                changed = True
+    return tainted
+
+
+def relational(node: Node) -> bool:
+    return node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) in _RELATIONAL
+
+
+def bounded(condition: Node) -> set[str]:
+    """Access paths an operand of a relational comparison (``<``, ``<=``, ``>``, ``>=``) in a condition reads."""
+    found: set[str] = set()
+    for node in walk(condition):
+        if relational(node):
+            found |= paths(node)
+    return found
+
+
+def check_call(node: Node) -> Node | None:
+    """The arguments of an assertion, or of a call given a size comparison (a checking macro such as
+    ``CHECK_RETURN(len > max, ...)``)."""
+    if node.type != "call_expression":
+        return None
+    arguments = node.child_by_field_name("arguments")
+    if "assert" in node_text(node.child_by_field_name("function")).lower():
+        return arguments
+    if arguments is not None and any(relational(a) for a in arguments.named_children):
+        return arguments
+    return None
+
+
+def tests(body: Node) -> list[tuple[int, set[str], set[str]]]:
+    """(line, names tested, access paths compared by size) of every condition and checking call."""
+    out = []
+    for node in walk(body):
+        condition = node.child_by_field_name("condition") if node.type in _TESTS else check_call(node)
+        if condition is not None:
+            out.append((node.start_point.row + 1, names(condition), bounded(condition)))
+    return out
+
+
+def unwrapped(node: Node) -> Node:
+    """An expression through casts and parentheses."""
+    while node.type in ("parenthesized_expression", "cast_expression") and node.named_children:
+        node = node.named_children[-1]
+    return node
+
+
+LENGTHS = frozenset({"strlen", "strnlen", "wcslen", "wcsnlen"})
+CONSTANT = frozenset({"number_literal", "sizeof_expression", "char_literal"})
+_MIN = frozenset({"min", "MIN", "min_t", "umin", "Min", "MagickMin"})
+
+
+def clamped(node: Node) -> bool:
+    """Whether a value is a ``min(...)`` (clamped to a bound), through casts and parentheses."""
+    node = unwrapped(node)
+    return node.type == "call_expression" and callee(node) in _MIN
+
+
+def summands(node: Node) -> Iterator[Node]:
+    """The terms of a sum (``a + b + 1``: a, b, 1), through casts and parentheses."""
+    node = unwrapped(node)
+    if node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) == "+":
+        for child in node.named_children:
+            yield from summands(child)
+    else:
+        yield node
+
+
+def callee(node: Node) -> str:
+    return node_text(node.child_by_field_name("function")).rsplit("::", 1)[-1].rsplit(".", 1)[-1].rsplit("->", 1)[-1]
+
+
+_EXITS = frozenset({"return_statement", "goto_statement", "break_statement", "continue_statement"})
+
+
+def freed_paths(node: Node) -> list[str]:
+    """The access path a ``free``/``delete`` releases (its first argument, through casts and ``&``)."""
+    if node.type == "delete_expression":
+        argument = node.named_children[-1] if node.named_children else None
+    else:
+        arguments = node.child_by_field_name("arguments")
+        argument = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    while argument is not None and argument.type in ("cast_expression", "parenthesized_expression"):
+        argument = argument.named_children[-1] if argument.named_children else None
+    if argument is None or argument.type not in ("identifier", "field_expression"):
+        return []
+    return ["".join(node_text(argument).split())]
+
+
+def statement_of(node: Node) -> Node:
+    """The statement ``node`` is part of (its ancestor whose parent is a compound statement)."""
+    while node.parent is not None and node.parent.type != "compound_statement":
+        node = node.parent
+    return node
+
+
+def use_after(body: Node, freed_at: Node, path: str) -> Node | None:
+    """The first read of ``path`` after it is freed, on a path the function can take: in source order, before
+    anything assigns ``path`` again; a block that leaves (``return``, ``goto``, ``break``, ``continue``) after
+    the free reaches no use beyond it."""
+    statement = statement_of(freed_at)
+    block = statement.parent
+    limit = None
+    if block is not None:
+        after = [c for c in block.named_children if c.start_byte >= statement.end_byte]
+        leaving = next((c for c in after if c.type in _EXITS), None)
+        limit = leaving.start_byte if leaving is not None and block is not body else None
+    for node in walk(body):
+        if node.start_byte < freed_at.end_byte or (limit is not None and node.start_byte >= limit):
+            continue
+        if node.type not in ("identifier", "field_expression") or "".join(node_text(node).split()) != path:
+            continue
+        parent = node.parent
+        if parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") == node:
+            return None  # assigned again first: a new object from here on
+        if parent is not None and parent.type in ("sizeof_expression",):
+            continue
+        return node
+    return None
