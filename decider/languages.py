@@ -27,7 +27,7 @@ from decider._syntax import GLOBAL, GRAMMARS, Call, Function, Walker, simple_nam
 if TYPE_CHECKING:
     from decider.instruments.taint import Flow
 
-TAINT_LANGUAGES = ("c", "cpp", "java", "python")
+TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "python", "typescript")
 """Languages whose functions the taint step reads (``instruments.taint``; C and C++ for memory flows)."""
 
 __all__ = [

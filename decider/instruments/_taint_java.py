@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tree_sitter import Node
 
-from decider.instruments._taint_model import Taint, join_taints, node_text, simple_type
+from decider.instruments._taint_model import Taint, node_text, simple_type
 from decider.instruments._taint_tracker import Expression, Statement, Tracker
 
 __all__ = ["JavaTracker"]
@@ -90,15 +90,6 @@ class JavaTracker(Tracker):
     def index(self, node: Node) -> Taint | None:
         self.expr(node.child_by_field_name("index"))
         return self.expr(node.child_by_field_name("array"))
-
-    def ternary(self, node: Node) -> Taint | None:
-        condition = node.child_by_field_name("condition")
-        self.expr(condition)
-        decided = self.const(condition)
-        if isinstance(decided, bool):
-            return self.expr(node.child_by_field_name("consequence" if decided else "alternative"))
-        return join_taints(self.expr(node.child_by_field_name("consequence")),
-                     self.expr(node.child_by_field_name("alternative")))  # fmt: skip
 
     def assignment(self, node: Node) -> Taint | None:
         right = node.child_by_field_name("right")

@@ -19,12 +19,12 @@ __all__ = [
     "node_text", "operator_of", "simple_type", "taint_version", "vocabulary_of",
 ]  # fmt: skip
 
-TAINT_LANGUAGES = ("c", "cpp", "java", "python")
+TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "python", "typescript")
 """The languages the taint step reads (others: no coverage); C and C++ through the memory step."""
 
 
 def _vocabulary_file(language: str) -> str:
-    return "c" if language == "cpp" else language
+    return {"cpp": "c", "typescript": "javascript"}.get(language, language)
 
 
 PARAMETER = "parameter"
@@ -150,7 +150,7 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
 @cache
 def taint_version(language: str) -> str:
     """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it changes)."""
-    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-5")
+    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-6")
 
 
 @dataclass
@@ -168,7 +168,9 @@ LITERALS = frozenset(
 )  # fmt: skip
 SKIP = frozenset(
     {"lambda_expression", "method_reference", "class_body", "class_declaration", "lambda", "function_definition",
-     "class_definition", "decorated_definition", "comment", "line_comment", "block_comment"}
+     "class_definition", "decorated_definition", "comment", "line_comment", "block_comment", "arrow_function",
+     "function_expression", "function", "function_declaration", "generator_function",
+     "generator_function_declaration", "method_definition", "class"}
 )  # fmt: skip
 
 

@@ -15,6 +15,8 @@ __all__ = ["PythonTracker"]
 class PythonTracker(Tracker):
     """The walk over a Python function body."""
 
+    members = frozenset({"attribute", "subscript"})
+
     def local(self, obj: Node | None) -> bool:
         """No receiver, ``self`` or ``cls``."""
         return obj is None or node_text(obj) in ("self", "cls")

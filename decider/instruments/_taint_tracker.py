@@ -38,6 +38,9 @@ class Tracker(ABC):
     """One pass over one function body: statements in order, expressions to the taint they carry."""
 
     java: ClassVar[bool] = False
+    members: ClassVar[frozenset[str]] = frozenset()
+    """The node types of a member read (``request.args``, ``req.query[...]``), which the vocabulary's
+    ``attributes`` may name as a source."""
     statements: ClassVar[dict[str, Statement]] = {}
     """Handlers of the language's statements (by node type); other statements run their children."""
     expressions: ClassVar[dict[str, Expression]] = {}
@@ -203,16 +206,32 @@ class Tracker(ABC):
             return handler(self, node)
         return join_taints(*(self.expr(child) for child in node.named_children))
 
+    def ternary(self, node: Node) -> Taint | None:
+        """``c ? a : b`` (Java, JavaScript): the branch a known condition takes, else both."""
+        condition = node.child_by_field_name("condition")
+        self.expr(condition)
+        decided = self.const(condition)
+        if isinstance(decided, bool):
+            return self.expr(node.child_by_field_name("consequence" if decided else "alternative"))
+        return join_taints(self.expr(node.child_by_field_name("consequence")),
+                     self.expr(node.child_by_field_name("alternative")))  # fmt: skip
+
     def nothing(self, node: Node) -> Taint | None:
         return None
 
     def attribute_source(self, node: Node) -> Taint | None:
         """``request.args``, ``os.environ[...]``: an attribute read the vocabulary names as a source."""
-        dotted = node_text(node.child_by_field_name("value") if node.type == "subscript" else node)
+        indexed = node.type in ("subscript", "subscript_expression")  # the base of ``x[...]``
+        dotted = node_text(
+            (node.child_by_field_name("value") or node.child_by_field_name("object")) if indexed else node
+        )
         for source in self.vocab.sources:
             for attribute in source.attributes:
                 if dotted == attribute or dotted.startswith((attribute + ".", attribute + "[")):
-                    return Taint(source.kind, node.start_point.row + 1, tag=source.tag)
+                    # read off a parameter (a Django view's or an Express handler's ``request``), it is input
+                    # without the prior: the prior only names objects that are not already tainted
+                    tag = None if self._base(node) in self.env else source.tag
+                    return Taint(source.kind, node.start_point.row + 1, tag=tag)
         return None
 
     # -- calls -----------------------------------------------------------------------------------
@@ -220,7 +239,7 @@ class Tracker(ABC):
         """A call: a source, a container access, a sink, a same-file function, a sanitiser, or plain flow."""
         line = node.start_point.row + 1
         receiver_text = node_text(obj)
-        if obj is not None and not self.java and obj.type in ("attribute", "subscript"):
+        if obj is not None and obj.type in self.members:
             found = self.attribute_source(obj)
             if found is not None:
                 return found  # request.args.get("x"), os.environ.get("X")

@@ -21,6 +21,7 @@ from tree_sitter import Node
 
 from decider.instruments._memory_tracker import memory_flows
 from decider.instruments._taint_java import JavaTracker
+from decider.instruments._taint_javascript import JavaScriptTracker, pattern_names
 from decider.instruments._taint_model import (
     PARAMETER,
     TAINT_LANGUAGES,
@@ -37,12 +38,20 @@ from decider.instruments._taint_tracker import Tracker
 
 __all__ = ["TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version", "vocabulary_of"]
 
-_TRACKERS: dict[str, type[Tracker]] = {"java": JavaTracker, "python": PythonTracker}
+_SCRIPT = ("javascript", "typescript")
+_TRACKERS: dict[str, type[Tracker]] = {
+    "java": JavaTracker,
+    "javascript": JavaScriptTracker,
+    "python": PythonTracker,
+    "typescript": JavaScriptTracker,
+}
 """The walk of each language the taint step follows flows in (C and C++: the memory step)."""
 
 
-def _param_name(child: Node, java: bool) -> list[str]:
-    if java:
+def _param_name(child: Node, language: str) -> list[str]:
+    if language in _SCRIPT:
+        return pattern_names(child)
+    if language == "java":
         named = child.child_by_field_name("name")
         if named is None and child.type == "spread_parameter":
             named = next((c.child_by_field_name("name") for c in child.named_children
@@ -60,11 +69,13 @@ def _param_name(child: Node, java: bool) -> list[str]:
     return []
 
 
-def _params_in_order(node: Node, java: bool) -> list[str]:
+def _params_in_order(node: Node, language: str) -> list[str]:
     """A declaration's parameter names in order (Python's ``self``/``cls`` left out)."""
     params = node.child_by_field_name("parameters")
-    names = [name for child in (params.named_children if params else []) for name in _param_name(child, java)]
-    return names[1:] if not java and names[:1] in (["self"], ["cls"]) else names
+    if params is None and language in _SCRIPT:  # ``x => ...``: one parameter, no parentheses
+        return pattern_names(node.child_by_field_name("parameter"))
+    names = [name for child in (params.named_children if params else []) for name in _param_name(child, language)]
+    return names[1:] if language == "python" and names[:1] in (["self"], ["cls"]) else names
 
 
 def _run(tracker: Tracker, node: Node, params: Iterable[str]) -> Tracker:
@@ -88,13 +99,12 @@ def _summaries(
 ) -> dict[str, Summary]:
     """Per simple name: which parameters reach the return value and which reach a sink (two rounds, so a
     helper calling a helper is followed)."""
-    java = language == "java"
     summaries: dict[str, Summary] = {}
     for _ in range(2):
         fresh: dict[str, Summary] = {}
         for name, node in declared:
             summary = fresh.setdefault(name.rsplit(".", 1)[-1].split("#", 1)[0], Summary())
-            for index, param in enumerate(_params_in_order(node, java)):
+            for index, param in enumerate(_params_in_order(node, language)):
                 tracker = _run(_TRACKERS[language](vocab, summaries, name, defined), node, [param])
                 if tracker.returns is not None and tracker.returns.kind == PARAMETER:
                     summary.returns.add(index)
@@ -119,7 +129,7 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
     flows: list[Flow] = []
     for name, node in declared:
         walk = _TRACKERS[language](vocab, summaries, name, defined)
-        tracker = _run(walk, node, _params_in_order(node, language == "java"))
+        tracker = _run(walk, node, _params_in_order(node, language))
         seen: set[tuple[object, ...]] = set()
         for flow in tracker.flows:
             key = (flow.operation, flow.sink_line, flow.source_kind, flow.source_line, flow.sanitized)

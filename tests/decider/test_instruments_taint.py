@@ -140,7 +140,7 @@ def handler(request):
 
 
 def test_untagged_taint_entries_name_no_framework_symbol() -> None:
-    for language in ("java", "python"):
+    for language in ("java", "javascript", "python"):
         raw = tomllib.loads((RULESET / "taint" / f"{language}.toml").read_text())
         for kind in ("source", "sink", "sanitizer"):
             for entry in raw.get(kind, []):
@@ -281,3 +281,38 @@ def test_a_writer_is_a_page_when_it_is_the_responses_not_when_a_library_is_hande
 """
     found = [(f.function, f.sink, f.sink_line) for f in _flows(source) if f.operation == "html_output"]
     assert found == [("C.doGet", "html.writer", 5)]
+
+
+def test_javascript_and_typescript_handlers_parameters_reach_queries_commands_and_files() -> None:
+    source = """const { exec, execFile } = require('child_process')
+const fs = require('fs')
+const path = require('path')
+
+function search(req, res) {
+  const term = req.query.q
+  const { id } = req.params
+  db.query(`SELECT * FROM t WHERE name LIKE '%${term}%'`)
+  db.query('SELECT * FROM t WHERE id = ?', [id])
+  fs.readFile(path.basename(req.query.file), () => {})
+  items.forEach((item) => exec('rm ' + item))
+}
+
+async function run(name, opts = {}) {
+  exec('ls ' + name)
+  execFile('ls', [name])
+  const out = await fs.promises.readFile(name)
+  return out
+}
+"""
+    typed = source.replace("run(name, opts = {})", "run(name: string, opts: object = {}): Promise<Buffer>")
+    for language, path, text in (("javascript", "a.js", source), ("typescript", "a.ts", typed)):
+        parsed = parse_source(path, language, text.encode())
+        assert not parsed.has_errors
+        found = {(f.function, f.operation, f.sink_line, f.sanitized, f.tags) for f in parsed.flows}
+        assert found == {
+            ("search", "sql", 8, False, ()),  # req is a parameter: no prior needed
+            ("search", "file_path", 10, True, ()),  # through path.basename
+            ("search.<anonymous#2>", "command", 11, False, ()),  # the callback is a function of its own
+            ("run", "command", 15, False, ()),
+            ("run", "file_path", 17, False, ()),
+        }, (language, found)

@@ -1,0 +1,138 @@
+"""JavaScript's and TypeScript's statements and expressions for the taint tracker's walk (``_taint_tracker``).
+
+A nested function (an arrow function, a callback) is a function of its own, walked on its own with its
+parameters as sources, as Python's nested definitions are; the walk of the function around it skips it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tree_sitter import Node
+
+from decider.instruments._taint_model import Taint, join_taints, node_text
+from decider.instruments._taint_tracker import Expression, Statement, Tracker
+
+__all__ = ["JavaScriptTracker", "pattern_names"]
+
+
+def pattern_names(node: Node | None) -> list[str]:
+    """The names a binding pattern binds: ``x``, ``{ a, b: c }``, ``[d, ...e]``, ``f = 1``."""
+    if node is None:
+        return []
+    if node.type in ("identifier", "shorthand_property_identifier_pattern"):
+        return [node_text(node)]
+    if node.type == "pair_pattern":
+        return pattern_names(node.child_by_field_name("value"))
+    if node.type in ("assignment_pattern", "object_assignment_pattern"):
+        return pattern_names(node.child_by_field_name("left"))
+    if node.type in ("object_pattern", "array_pattern", "rest_pattern"):
+        return [name for child in node.named_children for name in pattern_names(child)]
+    if node.type in ("required_parameter", "optional_parameter"):
+        return pattern_names(node.child_by_field_name("pattern"))
+    return []
+
+
+class JavaScriptTracker(Tracker):
+    """The walk over a JavaScript or TypeScript function body."""
+
+    members = frozenset({"member_expression", "subscript_expression"})
+
+    def local(self, obj: Node | None) -> bool:
+        """No receiver, or ``this``."""
+        return obj is None or obj.type == "this"
+
+    def alternatives(self, alternatives: Sequence[Node]) -> None:
+        for alternative in alternatives:
+            self.stmt(alternative)
+
+    def bind_pattern(self, target: Node | None, value_node: Node | None, value: Taint | None) -> None:
+        """Assign a declaration's or an assignment's target: a name takes the value, a destructuring pattern
+        gives each name it binds the whole value's taint."""
+        if target is not None and target.type == "identifier":
+            self.bind(node_text(target), value_node, value)
+            return
+        for name in pattern_names(target):
+            self.assign(name, value)
+
+    def declaration(self, node: Node) -> None:
+        for declarator in node.named_children:
+            if declarator.type != "variable_declarator":
+                continue
+            value = declarator.child_by_field_name("value")
+            if value is not None:
+                self.bind_pattern(declarator.child_by_field_name("name"), value, self.expr(value))
+
+    def for_in(self, node: Node) -> None:
+        """``for (const k of items)`` / ``for (k in object)``: each turn binds the left to part of the right."""
+        value = self.expr(node.child_by_field_name("right"))
+        self.weak += 1
+        self.bind_pattern(node.child_by_field_name("left"), None, value)
+        self.loop(node.child_by_field_name("body"))
+        self.weak -= 1
+
+    def call_expression(self, node: Node) -> Taint | None:
+        function = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        values = [a for a in (args.named_children if args else []) if a.type != "comment"]
+        if function is not None and function.type == "member_expression":
+            name = node_text(function.child_by_field_name("property"))
+            return self.call(node, name, function.child_by_field_name("object"), values)
+        if function is not None and function.type in ("identifier", "import"):
+            return self.call(node, node_text(function), None, values)
+        self.expr(function)  # a call of a call's result, an IIFE: its arguments still reach nothing named
+        return join_taints(*(self.expr(v) for v in values))
+
+    def new(self, node: Node) -> Taint | None:
+        constructor = node.child_by_field_name("constructor")
+        args = node.child_by_field_name("arguments")
+        values = [a for a in (args.named_children if args else []) if a.type != "comment"]
+        return self.call(node, node_text(constructor).rsplit(".", 1)[-1], None, values)
+
+    def member(self, node: Node) -> Taint | None:
+        found = self.attribute_source(node)
+        if found is not None:
+            return found
+        if node.type == "subscript_expression":
+            self.expr(node.child_by_field_name("index"))
+        return self.expr(node.child_by_field_name("object"))
+
+    def assignment(self, node: Node) -> Taint | None:
+        right = node.child_by_field_name("right")
+        value = self.expr(right)
+        left = node.child_by_field_name("left")
+        if node.type == "assignment_expression":
+            self.bind_pattern(left, right, value)
+            if left is not None and left.type in self.members and value is not None:
+                base = self._base(left)
+                if base is not None:
+                    self.assign(base, value, join=True)
+            return value
+        if left is not None and left.type == "identifier":
+            self.assign(node_text(left), value, join=True)  # ``q += input``
+        return value
+
+
+_STATEMENTS: dict[str, Statement] = {
+    "statement_block": JavaScriptTracker.children,
+    "lexical_declaration": JavaScriptTracker.declaration,
+    "variable_declaration": JavaScriptTracker.declaration,
+    "if_statement": JavaScriptTracker.if_statement,
+    "for_statement": JavaScriptTracker.plain_loop,
+    "for_in_statement": JavaScriptTracker.for_in,
+    "while_statement": JavaScriptTracker.plain_loop,
+    "do_statement": JavaScriptTracker.plain_loop,
+    "switch_statement": JavaScriptTracker.plain_loop,
+    "try_statement": JavaScriptTracker.try_statement,
+    "return_statement": JavaScriptTracker.return_statement,
+}
+_EXPRESSIONS: dict[str, Expression] = {
+    "call_expression": JavaScriptTracker.call_expression,
+    "new_expression": JavaScriptTracker.new,
+    "member_expression": JavaScriptTracker.member,
+    "subscript_expression": JavaScriptTracker.member,
+    "assignment_expression": JavaScriptTracker.assignment,
+    "augmented_assignment_expression": JavaScriptTracker.assignment,
+    "ternary_expression": JavaScriptTracker.ternary,
+}
+JavaScriptTracker.statements, JavaScriptTracker.expressions = _STATEMENTS, _EXPRESSIONS
