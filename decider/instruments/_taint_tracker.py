@@ -47,12 +47,18 @@ class Tracker(ABC):
     """Handlers of the language's expressions; others join their children's taint."""
 
     def __init__(
-        self, vocab: TaintVocabulary, summaries: dict[str, Summary], name: str, defined: frozenset[str] = frozenset()
+        self,
+        vocab: TaintVocabulary,
+        summaries: dict[str, Summary],
+        name: str,
+        defined: frozenset[str] = frozenset(),
+        imported: dict[str, str] | None = None,
     ) -> None:
         self.vocab = vocab
         self.summaries = summaries
         self.name = name
         self.defined = defined  # the functions of this file a bare call can name
+        self.imported = imported or {}  # a name taken from a module -> the module (a bare call's receiver)
         self.env: dict[str, Taint] = {}
         self.flows: list[Flow] = []
         self.returns: Taint | None = None
@@ -238,7 +244,8 @@ class Tracker(ABC):
     def call(self, node: Node, name: str, obj: Node | None, args: Sequence[Node]) -> Taint | None:
         """A call: a source, a container access, a sink, a same-file function, a sanitiser, or plain flow."""
         line = node.start_point.row + 1
-        receiver_text = node_text(obj)
+        # a bare call of a name taken from a module is that module's (``from os import remove``)
+        receiver_text = node_text(obj) if obj is not None else self.imported.get(name, "")
         if obj is not None and obj.type in self.members:
             found = self.attribute_source(obj)
             if found is not None:
@@ -255,7 +262,7 @@ class Tracker(ABC):
         held = self.container(name, obj, args, values)
         if held is not UNHANDLED:
             return held  # type: ignore[return-value]
-        where = (f"{receiver_text}.{name}" if receiver_text else name)[:80]
+        where = (f"{receiver_text}.{name}" if obj is not None and receiver_text else name)[:80]
         if not own:
             # a local bound to a call's result is also known by that call (``w = response.getWriter(); w.print(x)``)
             made_by = self.made_by.get(receiver_text)

@@ -15,7 +15,7 @@ at which lines. The vocabulary is data: ``ruleset/taint/<language>.toml``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from tree_sitter import Node
 
@@ -95,7 +95,11 @@ def _defined(declared: list[tuple[str, Node]], java: bool) -> frozenset[str]:
 
 
 def _summaries(
-    language: str, vocab: TaintVocabulary, declared: list[tuple[str, Node]], defined: frozenset[str]
+    language: str,
+    vocab: TaintVocabulary,
+    declared: list[tuple[str, Node]],
+    defined: frozenset[str],
+    imported: dict[str, str],
 ) -> dict[str, Summary]:
     """Per simple name: which parameters reach the return value and which reach a sink (two rounds, so a
     helper calling a helper is followed)."""
@@ -105,7 +109,7 @@ def _summaries(
         for name, node in declared:
             summary = fresh.setdefault(name.rsplit(".", 1)[-1].split("#", 1)[0], Summary())
             for index, param in enumerate(_params_in_order(node, language)):
-                tracker = _run(_TRACKERS[language](vocab, summaries, name, defined), node, [param])
+                tracker = _run(_TRACKERS[language](vocab, summaries, name, defined, imported), node, [param])
                 if tracker.returns is not None and tracker.returns.kind == PARAMETER:
                     summary.returns.add(index)
                 for flow in tracker.flows:
@@ -114,6 +118,34 @@ def _summaries(
                         summary.sinks.setdefault(index, set()).add((flow.operation, flow.sink, tag))
         summaries = fresh
     return summaries
+
+
+def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]:
+    """Python's names taken from a module (``from os import remove``, ``from .wrappers import Request as R``): the
+    module a bare call of each names, which the vocabulary's receivers are matched against (a ``Request`` of the
+    package's own is not urllib's). Empty for a function cut out of its file, or another language."""
+    if language != "python" or not declared:
+        return {}
+    root = declared[0][1]
+    while root.parent is not None:
+        root = root.parent
+    found: dict[str, str] = {}
+    for node in _statements(root):
+        module = node.child_by_field_name("module_name")
+        for name in node.children_by_field_name("name"):
+            alias = name.child_by_field_name("alias") if name.type == "aliased_import" else None
+            bound = alias or (name.child_by_field_name("name") if name.type == "aliased_import" else name)
+            found[node_text(bound)] = node_text(module)
+    return found
+
+
+def _statements(node: Node) -> Iterator[Node]:
+    """The ``from … import …`` statements of a module, in blocks (``try``/``if``) too, not inside functions."""
+    for child in node.named_children:
+        if child.type == "import_from_statement":
+            yield child
+        elif child.type not in ("function_definition", "class_definition", "decorated_definition"):
+            yield from _statements(child)
 
 
 def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Flow, ...]:
@@ -125,10 +157,11 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
         return memory_flows(vocab, functions)
     declared = [(name, node) for name, node in functions if node.child_by_field_name("body") is not None]
     defined = _defined(declared, language == "java")
-    summaries = _summaries(language, vocab, declared, defined)
+    imported = _imported(declared, language)
+    summaries = _summaries(language, vocab, declared, defined, imported)
     flows: list[Flow] = []
     for name, node in declared:
-        walk = _TRACKERS[language](vocab, summaries, name, defined)
+        walk = _TRACKERS[language](vocab, summaries, name, defined, imported)
         tracker = _run(walk, node, _params_in_order(node, language))
         seen: set[tuple[object, ...]] = set()
         for flow in tracker.flows:

@@ -136,3 +136,16 @@ def test_an_sql_clause_rule_wants_the_value_where_sql_takes_an_operand(line: str
 def test_a_php_backtick_is_a_shell_where_an_expression_starts_not_quoted_in_a_message(line: str, hit: bool) -> None:
     hits = [h.rule.id for h in quick_scan("php", (line,))[0]]
     assert ("php-command" in hits) is hit, hits
+
+
+@pytest.mark.parametrize(
+    ("line", "hit"),
+    [
+        ('SECRET_KEY = "s3cr3t-value-123"', True),
+        ('  SECRET = "%(secret)s";', False),
+        ('token = "{token_value}"', False),
+    ],
+)
+def test_a_secret_rule_takes_a_literal_not_a_placeholder_filled_later(line: str, hit: bool) -> None:
+    hits = [h.rule.id for h in quick_scan("python", (line,))[0]]
+    assert ("py-hardcoded-secret" in hits) is hit, hits

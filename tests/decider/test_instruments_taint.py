@@ -316,3 +316,24 @@ async function run(name, opts = {}) {
             ("run", "command", 15, False, ()),
             ("run", "file_path", 17, False, ()),
         }, (language, found)
+
+
+def test_a_bare_call_is_the_module_its_name_was_imported_from() -> None:
+    source = """from subprocess import call
+from re import compile
+from .wrappers.request import Request
+
+
+class Client:
+    def fetch(self, url, pattern, cmd):
+        Request(url)
+        compile(pattern)
+        call(cmd)
+        self.open(url)
+        super().open(url)
+        open(url)
+"""
+    found = sorted((f.sink, f.sink_line) for f in _flows(source, "python"))
+    # subprocess's call is a command (a bare call( was none before); the package's Request, re's compile and the
+    # class's own open are no sinks; the builtin open is one
+    assert found == [("command.subprocess", 10), ("path.open", 13)]
