@@ -317,7 +317,7 @@ def _worker_state(process: subprocess.Popen[bytes], log: Path) -> str:
     variables of a stack dump."""
     lines = [line for line in log.read_text(errors="replace").splitlines()
              if "rejected message" not in line and not line.startswith((" '", "{'"))]  # fmt: skip
-    tail = "\n  ".join(line[:300] for line in lines[-60:])
+    tail = "\n  ".join(line[:300] for line in lines[-120:])
     return f"{log.name} pid {process.pid} exit {process.poll()}:\n  {tail}"
 
 
