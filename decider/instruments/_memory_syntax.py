@@ -12,8 +12,8 @@ from decider.instruments._taint_model import node_text
 
 __all__ = [
     "CONSTANT",
-    "LENGTHS",
     "NULLS",
+    "arguments",
     "assignments",
     "bounded",
     "callee",
@@ -23,6 +23,7 @@ __all__ = [
     "evaluated",
     "freed_paths",
     "identifiers",
+    "is_length",
     "names",
     "params",
     "paths",
@@ -209,7 +210,7 @@ def unwrapped(node: Node) -> Node:
     return node
 
 
-LENGTHS = frozenset({"strlen", "strnlen", "wcslen", "wcsnlen"})
+_LENGTHS = frozenset({"strlen", "strnlen", "wcslen", "wcsnlen"})
 CONSTANT = frozenset({"number_literal", "sizeof_expression", "char_literal"})
 _MIN = frozenset({"min", "MIN", "min_t", "umin", "Min", "MagickMin"})
 
@@ -228,6 +229,16 @@ def summands(node: Node) -> Iterator[Node]:
             yield from summands(child)
     else:
         yield node
+
+
+def is_length(node: Node) -> bool:
+    """Whether a node is a call of ``strlen`` or its kin."""
+    return node.type == "call_expression" and callee(node) in _LENGTHS
+
+
+def arguments(call: Node) -> list[Node]:
+    """A call's argument expressions (comments left out)."""
+    return [a for a in (call.child_by_field_name("arguments") or call).named_children if a.type != "comment"]
 
 
 def callee(node: Node) -> str:

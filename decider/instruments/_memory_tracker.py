@@ -60,8 +60,8 @@ class _Function:
         name = c.callee(value)
         if not any(e.operation == "memory_alloc" and e.applies(name, "") for e in self.vocab.sinks):
             return None
-        arguments = [c for c in (value.child_by_field_name("arguments") or value).named_children if c.type != "comment"]
-        return arguments[0] if len(arguments) == 1 else None
+        given = c.arguments(value)
+        return given[0] if len(given) == 1 else None
 
     def sized_by_construction(self, operation: str, arguments: list[Node], chosen: list[Node], line: int) -> bool:
         """A duplicated string's copy (``fits``), or an allocation of strings' lengths (``measured``)."""
@@ -72,12 +72,16 @@ class _Function:
     def measured(self, size: Node) -> bool:
         """A size that is the length of strings that exist plus constants (``strlen(s) + sizeof("")``, through a
         local holding it): the size of objects already in memory, which no input can make wrap."""
+        leaves = list(c.summands(self.resolved(size)))
+        lengths = [leaf for leaf in leaves if c.is_length(leaf)]
+        return bool(lengths) and all(leaf in lengths or leaf.type in c.CONSTANT for leaf in leaves)
+
+    def resolved(self, size: Node) -> Node:
+        """A size through casts, and through the local holding it (its last assigned value)."""
         size = c.unwrapped(size)
         if size.type == "identifier" and node_text(size) in self.values:
-            size = c.unwrapped(self.values[node_text(size)])
-        leaves = list(c.summands(size))
-        lengths = [leaf for leaf in leaves if leaf.type == "call_expression" and c.callee(leaf) in c.LENGTHS]
-        return bool(lengths) and all(leaf in lengths or leaf.type in c.CONSTANT for leaf in leaves)
+            return c.unwrapped(self.values[node_text(size)])
+        return size
 
     def fits(self, arguments: list[Node], line: int) -> bool:
         """A string duplicated: ``memcpy(dst, src, n)`` where ``n`` is ``strlen(src)`` (plus a constant) and
@@ -89,12 +93,9 @@ class _Function:
         sized = self.sized.get(node_text(c.unwrapped(arguments[0])))
         if sized is None or sized[0] > line or sized[1] != node_text(arguments[2]):
             return False
-        size = c.unwrapped(arguments[2])
-        value = self.values.get(node_text(size), size) if size.type == "identifier" else size
         source = node_text(c.unwrapped(arguments[1]))
-        lengths = (n for n in c.walk(value) if n.type == "call_expression" and c.callee(n) in c.LENGTHS)
-        return any(node_text(c.unwrapped(a)) == source
-                   for n in lengths for a in (n.child_by_field_name("arguments") or n).named_children)  # fmt: skip
+        lengths = (n for n in c.walk(self.resolved(arguments[2])) if c.is_length(n))
+        return any(node_text(c.unwrapped(a)) == source for n in lengths for a in c.arguments(n))
 
     def tested(self, names: set[str], line: int) -> bool:
         """Whether a condition at or before ``line`` tests one of ``names`` (a null check counts)."""
@@ -156,7 +157,7 @@ class _Function:
 
     def call(self, node: Node) -> None:
         name = c.callee(node)
-        arguments = [c for c in (node.child_by_field_name("arguments") or node).named_children if c.type != "comment"]
+        arguments = c.arguments(node)
         for entry in self.vocab.sinks:
             if not entry.applies(name, ""):
                 continue

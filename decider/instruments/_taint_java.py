@@ -17,8 +17,6 @@ _DEFAULT = "<default>"
 class JavaTracker(Tracker):
     """The walk over a Java method or constructor body."""
 
-    java = True
-
     def alternatives(self, alternatives: Sequence[Node]) -> None:
         for alternative in alternatives:
             self.stmt(alternative)

@@ -33,6 +33,12 @@ def pattern_names(node: Node | None) -> list[str]:
     return []
 
 
+def _arguments(call: Node) -> list[Node]:
+    """A call's or a ``new``'s argument expressions."""
+    args = call.child_by_field_name("arguments")
+    return [a for a in (args.named_children if args else []) if a.type != "comment"]
+
+
 class JavaScriptTracker(Tracker):
     """The walk over a JavaScript or TypeScript function body."""
 
@@ -73,8 +79,7 @@ class JavaScriptTracker(Tracker):
 
     def call_expression(self, node: Node) -> Taint | None:
         function = node.child_by_field_name("function")
-        args = node.child_by_field_name("arguments")
-        values = [a for a in (args.named_children if args else []) if a.type != "comment"]
+        values = _arguments(node)
         if function is not None and function.type == "member_expression":
             name = node_text(function.child_by_field_name("property"))
             return self.call(node, name, function.child_by_field_name("object"), values)
@@ -85,17 +90,7 @@ class JavaScriptTracker(Tracker):
 
     def new(self, node: Node) -> Taint | None:
         constructor = node.child_by_field_name("constructor")
-        args = node.child_by_field_name("arguments")
-        values = [a for a in (args.named_children if args else []) if a.type != "comment"]
-        return self.call(node, node_text(constructor).rsplit(".", 1)[-1], None, values)
-
-    def member(self, node: Node) -> Taint | None:
-        found = self.attribute_source(node)
-        if found is not None:
-            return found
-        if node.type == "subscript_expression":
-            self.expr(node.child_by_field_name("index"))
-        return self.expr(node.child_by_field_name("object"))
+        return self.call(node, node_text(constructor).rsplit(".", 1)[-1], None, _arguments(node))
 
     def assignment(self, node: Node) -> Taint | None:
         right = node.child_by_field_name("right")

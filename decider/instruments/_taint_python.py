@@ -70,16 +70,6 @@ class PythonTracker(Tracker):
                 if base is not None and value is not None:
                     self.assign(base, value, join=True)
 
-    def attribute(self, node: Node) -> Taint | None:
-        found = self.attribute_source(node)
-        if found is not None:
-            return found
-        if node.type == "subscript":
-            for sub in node.children_by_field_name("subscript"):
-                self.expr(sub)
-            return self.expr(node.child_by_field_name("value"))
-        return self.expr(node.child_by_field_name("object"))
-
     def call_expression(self, node: Node) -> Taint | None:
         function = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
@@ -133,8 +123,8 @@ _STATEMENTS: dict[str, Statement] = {
     "return_statement": PythonTracker.return_statement,
 }
 _EXPRESSIONS: dict[str, Expression] = {
-    "attribute": PythonTracker.attribute,
-    "subscript": PythonTracker.attribute,
+    "attribute": PythonTracker.member,
+    "subscript": PythonTracker.member,
     "call": PythonTracker.call_expression,
     "assignment": PythonTracker.assignment,
     "augmented_assignment": PythonTracker.assignment,

@@ -37,7 +37,6 @@ __all__ = ["Expression", "Statement", "Tracker"]
 class Tracker(ABC):
     """One pass over one function body: statements in order, expressions to the taint they carry."""
 
-    java: ClassVar[bool] = False
     members: ClassVar[frozenset[str]] = frozenset()
     """The node types of a member read (``request.args``, ``req.query[...]``), which the vocabulary's
     ``attributes`` may name as a source."""
@@ -225,6 +224,16 @@ class Tracker(ABC):
     def nothing(self, node: Node) -> Taint | None:
         return None
 
+    def member(self, node: Node) -> Taint | None:
+        """A member read (``a.b``, ``a[i]``; Python and JavaScript): a source the vocabulary names, else its base's
+        taint (an index is read on the way)."""
+        found = self.attribute_source(node)
+        if found is not None:
+            return found
+        for index in (*node.children_by_field_name("subscript"), *node.children_by_field_name("index")):
+            self.expr(index)
+        return self.expr(node.child_by_field_name("value") or node.child_by_field_name("object"))
+
     def attribute_source(self, node: Node) -> Taint | None:
         """``request.args``, ``os.environ[...]``: an attribute read the vocabulary names as a source."""
         indexed = node.type in ("subscript", "subscript_expression")  # the base of ``x[...]``
@@ -299,7 +308,7 @@ class Tracker(ABC):
         for source in self.vocab.sources:
             if source.names and source.applies(name, receiver_text):
                 return Taint(source.kind, line, tag=source.tag)
-            if not self.java and f"{receiver_text}.{name}" in source.attributes:
+            if self.members and f"{receiver_text}.{name}" in source.attributes:
                 return Taint(source.kind, line, tag=source.tag)
         return None
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 
 from tree_sitter import Node
 
+from decider._syntax import simple_name
 from decider.instruments._memory_tracker import memory_flows
 from decider.instruments._taint_java import JavaTracker
 from decider.instruments._taint_javascript import JavaScriptTracker, pattern_names
@@ -90,7 +91,7 @@ def _defined(declared: list[tuple[str, Node]], java: bool) -> frozenset[str]:
     file; in Python a module's functions and functions nested in functions, not a class's methods."""
     qualified = {name.split("#", 1)[0] for name, _ in declared}
     return frozenset(
-        name.rsplit(".", 1)[-1] for name in qualified if java or "." not in name or name.rsplit(".", 1)[0] in qualified
+        simple_name(name) for name in qualified if java or "." not in name or name.rsplit(".", 1)[0] in qualified
     )
 
 
@@ -107,7 +108,7 @@ def _summaries(
     for _ in range(2):
         fresh: dict[str, Summary] = {}
         for name, node in declared:
-            summary = fresh.setdefault(name.rsplit(".", 1)[-1].split("#", 1)[0], Summary())
+            summary = fresh.setdefault(simple_name(name), Summary())
             for index, param in enumerate(_params_in_order(node, language)):
                 tracker = _run(_TRACKERS[language](vocab, summaries, name, defined, imported), node, [param])
                 if tracker.returns is not None and tracker.returns.kind == PARAMETER:
@@ -130,7 +131,7 @@ def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]
     while root.parent is not None:
         root = root.parent
     found: dict[str, str] = {}
-    for node in _statements(root):
+    for node in _from_imports(root):
         module = node.child_by_field_name("module_name")
         for name in node.children_by_field_name("name"):
             alias = name.child_by_field_name("alias") if name.type == "aliased_import" else None
@@ -139,13 +140,13 @@ def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]
     return found
 
 
-def _statements(node: Node) -> Iterator[Node]:
+def _from_imports(node: Node) -> Iterator[Node]:
     """The ``from … import …`` statements of a module, in blocks (``try``/``if``) too, not inside functions."""
     for child in node.named_children:
         if child.type == "import_from_statement":
             yield child
         elif child.type not in ("function_definition", "class_definition", "decorated_definition"):
-            yield from _statements(child)
+            yield from _from_imports(child)
 
 
 def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Flow, ...]:

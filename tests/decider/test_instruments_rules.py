@@ -108,44 +108,44 @@ def test_a_line_that_is_only_a_comment_is_not_read(language: str, comment: str) 
     assert quick_scan(language, (comment,))[0] == []
 
 
-@pytest.mark.parametrize(
-    ("line", "hit"),
-    [
-        ("q = f\"SELECT * FROM t WHERE a = 1 AND name LIKE '%{term}%'\"", True),
-        ('q = f"SELECT * FROM t ORDER BY {column}"', True),
-        ("cur.execute(f\"SELECT * FROM film where fulltext @@ to_tsquery('{search}')\")", True),
-        ("q = f\"INSERT INTO t (a, b) VALUES ('{a}', '{b}')\"", True),
-        ('raise UsageError(f"Failed to parse arguments as literal values: {app_name!r}.")', False),
-        ('log.info(f"Could not find a file like {name}")', False),
-    ],
-)
-def test_an_sql_clause_rule_wants_the_value_where_sql_takes_an_operand(line: str, hit: bool) -> None:
-    hits = [h.rule.id for h in quick_scan("python", (line,))[0]]
-    assert ("py-sql-fstring-clause" in hits) is hit, hits
+# One line each and whether the rule must hit it: the SQL-clause rule wants the value where SQL takes an operand,
+# a PHP backtick is a shell where an expression starts (not quoted in a message), the secret rule takes a literal
+# (not a placeholder filled later).
+ONE_LINE = [
+    ("python", "py-sql-fstring-clause", "q = f\"SELECT * FROM t WHERE a = 1 AND name LIKE '%{term}%'\"", True),
+    ("python", "py-sql-fstring-clause", 'q = f"SELECT * FROM t ORDER BY {column}"', True),
+    (
+        "python",
+        "py-sql-fstring-clause",
+        "cur.execute(f\"SELECT * FROM film where fulltext @@ to_tsquery('{search}')\")",
+        True,
+    ),
+    ("python", "py-sql-fstring-clause", "q = f\"INSERT INTO t (a, b) VALUES ('{a}', '{b}')\"", True),
+    (
+        "python",
+        "py-sql-fstring-clause",
+        'raise UsageError(f"Failed to parse arguments as literal values: {app_name!r}.")',
+        False,
+    ),
+    ("python", "py-sql-fstring-clause", 'log.info(f"Could not find a file like {name}")', False),
+    ("php", "php-command", "$out = `ls $dir`;", True),
+    ("php", "php-command", "echo `cat $file`;", True),
+    (
+        "php",
+        "php-command",
+        'throw new InvalidArgumentException("Invalid style `{$style}`. Must be `append` or `prepend`");',
+        False,
+    ),
+    ("php", "php-command", "sprintf('Cache file directory `%s` is not writable', dirname($cacheFile))", False),
+    ("python", "py-hardcoded-secret", 'SECRET_KEY = "s3cr3t-value-123"', True),
+    ("python", "py-hardcoded-secret", '  SECRET = "%(secret)s";', False),
+    ("python", "py-hardcoded-secret", 'token = "{token_value}"', False),
+]
 
 
-@pytest.mark.parametrize(
-    ("line", "hit"),
-    [
-        ("$out = `ls $dir`;", True),
-        ("echo `cat $file`;", True),
-        ('throw new InvalidArgumentException("Invalid style `{$style}`. Must be `append` or `prepend`");', False),
-        ("sprintf('Cache file directory `%s` is not writable', dirname($cacheFile))", False),
-    ],
-)
-def test_a_php_backtick_is_a_shell_where_an_expression_starts_not_quoted_in_a_message(line: str, hit: bool) -> None:
-    hits = [h.rule.id for h in quick_scan("php", (line,))[0]]
-    assert ("php-command" in hits) is hit, hits
-
-
-@pytest.mark.parametrize(
-    ("line", "hit"),
-    [
-        ('SECRET_KEY = "s3cr3t-value-123"', True),
-        ('  SECRET = "%(secret)s";', False),
-        ('token = "{token_value}"', False),
-    ],
-)
-def test_a_secret_rule_takes_a_literal_not_a_placeholder_filled_later(line: str, hit: bool) -> None:
-    hits = [h.rule.id for h in quick_scan("python", (line,))[0]]
-    assert ("py-hardcoded-secret" in hits) is hit, hits
+@pytest.mark.parametrize(("language", "rule", "line", "hit"), ONE_LINE)
+def test_a_rule_hits_the_code_it_names_and_not_the_text_that_looks_like_it(
+    language: str, rule: str, line: str, hit: bool
+) -> None:
+    hits = [h.rule.id for h in quick_scan(language, (line,))[0]]
+    assert (rule in hits) is hit, hits
