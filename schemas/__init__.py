@@ -1,7 +1,7 @@
 """The contract: every message, event and record of Ouroboros, as pydantic models.
 
-Modules, one per family (all re-exported here, loaded together on first use; other packages import only from
-``schemas``):
+Modules, one per family (all re-exported here, each loaded when one of its names is first used, all of them
+when a registry is; other packages import only from ``schemas``):
 
 - ``common``: ``Arg`` (``Text`` | ``Number``), ``Span``, ``Fact``, ``Severity``, ``Scope``, ``Timestamp``.
 - ``miners``: ``Finding`` with its proof, ``Backtest``, ``MutationReport``, ``LabelRow``, ``MinerAcceptance``.
@@ -242,7 +242,7 @@ __all__ = [
     "utc",
 ]
 
-__getattr__ = reexport(__name__, __file__, together=True)
+__getattr__ = reexport(__name__, __file__, whole=frozenset({"EVENT_TYPES", "MESSAGE_TYPES", "RECORD_TYPES"}))
 
 
 def _close(name: str, known: list[str]) -> str:

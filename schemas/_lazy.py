@@ -34,11 +34,11 @@ def _homes(source: str) -> dict[str, str]:
     return homes
 
 
-def reexport(package: str, source: str, together: bool = False) -> Callable[[str], Any]:
+def reexport(package: str, source: str, whole: frozenset[str] = frozenset()) -> Callable[[str], Any]:
     """The ``__getattr__`` of ``package``: a re-exported name is imported from its home on first use and
-    bound in the package; with ``together``, the first name asked for imports every home (for a package
-    whose modules fill shared registries as they load). Any other name is an ``AttributeError``, so a
-    submodule's name falls through to the import system."""
+    bound in the package. A name in ``whole`` (a registry the package's modules fill as they load) is bound
+    only once every home is imported, so whoever reads it sees it whole; any other name loads its own home
+    alone. Any other name is an ``AttributeError``, so a submodule's name falls through to the import system."""
     homes: dict[str, str] = {}
 
     def __getattr__(name: str) -> Any:
@@ -48,10 +48,12 @@ def reexport(package: str, source: str, together: bool = False) -> Callable[[str
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         namespace = vars(sys.modules[package])
-        for module in dict.fromkeys(homes.values()) if together else (home,):
+        if name in namespace:  # a registry asked for again by the package's own code
+            return namespace[name]
+        for module in dict.fromkeys(homes.values()) if name in whole else (home,):
             loaded = import_module(module)
             for known, where in homes.items():
-                if where == module and known not in namespace:
+                if where == module and known not in namespace and (known not in whole or name in whole):
                     namespace[known] = getattr(loaded, known)
         return namespace[name]
 

@@ -76,6 +76,10 @@ def test_corpus_stats_loads_the_readers_contract_and_nothing_of_the_fleet() -> N
     # every line is typed as the contract's HarnessEvent (pydantic); no event log, broker or worker is loaded
     assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY - {"pydantic", "pydantic_core"})
     assert "schemas.harness" in loaded
+    # of the contract, the readers' own family alone: no messages, events, loop or decider records
+    assert {m for m in loaded if m.startswith("schemas.")} <= {
+        "schemas._base", "schemas._lazy", "schemas.common", "schemas.errors", "schemas.harness"
+    }  # fmt: skip
 
 
 def test_an_unknown_command_is_one_usage_error() -> None:

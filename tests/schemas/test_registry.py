@@ -203,3 +203,28 @@ def test_float_fields_refuse_values_json_cannot_carry(contract_type: str, exampl
         with pytest.raises(ValidationError) as caught:
             RECORD_TYPES[contract_type].model_validate(payload | {key: bad})
         assert caught.value.errors()[0]["loc"][0] == key
+
+
+def _fresh(code: str) -> list[str]:
+    """What a fresh interpreter prints after running ``code`` (the contract is imported afresh there)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
+def test_a_name_loads_its_own_family_and_a_registry_is_always_whole() -> None:
+    code = (
+        "import sys\n"
+        "from schemas import HarnessEvent, content_id\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('schemas.'))))\n"
+        "from schemas import EVENT_TYPES\n"
+        "print('RunRecorded' in EVENT_TYPES, 'DecisionMade' in EVENT_TYPES, 'LabelProposed' in EVENT_TYPES)\n"
+    )
+    families, whole = _fresh(code)[:-3], _fresh(code)[-3:]
+    # HarnessEvent's own module (and what it imports), not the messages, events, loop or decider families
+    assert {"schemas.harness", "schemas._base", "schemas.common"} <= set(families)
+    assert set(families).isdisjoint({"schemas.events", "schemas.messages", "schemas.loop", "schemas.decider"})
+    # _base, loaded for content_id, holds the registries; they are bound only once every family has filled them
+    assert whole == ["True", "True", "True"]
