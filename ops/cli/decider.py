@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -111,6 +112,7 @@ def scan(
         head = _git(top, "rev-parse", "--verify", f"{rev or 'HEAD'}^{{commit}}")
         key, root = repo_key(top), top
         within = tuple(p.resolve().relative_to(top).as_posix() for p in paths if p.resolve().is_relative_to(top))
+        folder = _report_folder(out, top)
         scanned: dict[str, object] = {
             "root": str(top), "rev": head, "within": list(within),
             "skipped": [Skipped(str(p), f"outside the checkout {top}").as_dict() for p in paths
@@ -119,13 +121,13 @@ def scan(
         analysed = analyse(top, head, base, key, within=within)
     else:
         root = top if inside and top is not None else scan_root(paths)
+        folder = _report_folder(out, root)
         folder_scan = read_folder(paths, root)
         key = repo_key(top) if inside and top is not None else root.name
         head, scanned = folder_scan.pin, folder_scan.manifest()
         analysed = analyse_folder(folder_scan, key)
     run, lookup = decide_repository(settings, root, key, head, base, store=MemoryStore(store.engine),
                                     analysed=analysed)  # fmt: skip
-    folder = out or root / ".ouroboros" / "scan"
     meta = manifest(run, repo=key, head=head, base=base, program_source=lookup.source, note=lookup.note)
     meta["scanned"] = scanned
     written = write_reports(run, folder, meta, lookup.note)
@@ -145,6 +147,19 @@ def scan(
         fail_on is FailOn.FINDINGS and actions & {Action.BLOCK, Action.ADVISORY}
     ):
         raise typer.Exit(1)
+
+
+def _report_folder(out: Path | None, root: Path) -> Path:
+    """The folder the reports go to (``--out``, else ROOT/.ouroboros/scan), made and tried before the scan
+    starts: a folder that cannot be written is one error now, not a traceback after the whole analysis."""
+    folder = out or root / ".ouroboros" / "scan"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise OuroError(f"--out: cannot write the reports to {folder}: {exc.strerror or exc}; give --out DIR") from exc
+    return folder
 
 
 def decision_line(d: Decision) -> str:

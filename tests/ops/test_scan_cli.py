@@ -168,6 +168,22 @@ def test_scan_bad_arguments_are_one_error(tmp_path: Path, shop: Path) -> None:
     assert isinstance(delta.exception, OuroError) and "not in a git checkout" in str(delta.exception)
 
 
+def test_a_report_folder_that_cannot_be_written_is_one_error_before_the_scan(tmp_path: Path, shop: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "views.py").write_text(_VULNERABLE)
+    (plain / ".ouroboros").write_text("a file where the report folder would go")
+    default = CliRunner().invoke(app, ["scan", str(plain)])
+    assert isinstance(default.exception, OuroError), default.output
+    assert str(default.exception).startswith(f"--out: cannot write the reports to {plain / '.ouroboros' / 'scan'}")
+    given = CliRunner().invoke(app, ["scan", str(shop), "--out", str(plain / "views.py")])
+    assert isinstance(given.exception, OuroError) and "give --out DIR" in str(given.exception)
+    assert not (shop.parent / "state" / "events.sqlite").exists() or not rows(shop.parent / "state")  # nothing decided
+    done = CliRunner().invoke(app, ["scan", str(plain), "--out", str(tmp_path / "reports")])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "reports" / "findings.json").exists()
+
+
 def test_scan_base_keeps_the_delta_mode(tmp_path: Path, shop: Path) -> None:
     result = CliRunner().invoke(app, ["scan", str(shop), "--base", "HEAD~1", "--out", str(tmp_path / "d")])
     assert result.exit_code == 0, result.output
