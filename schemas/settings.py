@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schemas.errors import ConfigurationError
@@ -31,6 +31,13 @@ class Settings(BaseSettings):
     broker_url: str | None = Field(default=None, description="Celery broker; kombu's SQLite transport.")
     visibility_timeout_s: int = Field(default=3600, ge=1, description="Redis redelivery of unacked tasks.")
     restore_interval_s: float = Field(default=10.0, gt=0, description="How often Redis unacked are checked.")
+    task_time_limit_s: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description="Seconds a task may run before it is stopped and dead-lettered; unset: 0.9 times the visibility "
+        "timeout; 0: no limit.",
+    )
     outbox_redeliver_s: float = Field(
         default=3600.0, gt=0, description="A published follow-up no worker recorded this long is published again."
     )
@@ -98,6 +105,25 @@ class Settings(BaseSettings):
     @classmethod
     def _unset_when_blank(cls, value: object) -> object:
         return value or None
+
+    @field_validator("task_time_limit_s")
+    @classmethod
+    def _within_visibility(cls, value: float | None, info: ValidationInfo) -> float | None:
+        # Past the visibility timeout Redis hands a running task's message to a second worker.
+        visibility = info.data.get("visibility_timeout_s")
+        if value and visibility is not None and value >= visibility:
+            raise ValueError(
+                f"{value:g} s is not below the visibility timeout ({visibility} s, OURO_VISIBILITY_TIMEOUT_S): "
+                "Redis would hand a running task to a second worker"
+            )
+        return value
+
+    @property
+    def time_limit_s(self) -> float | None:
+        """How long a task may run (None: no limit): the setting, else just inside the visibility timeout."""
+        if self.task_time_limit_s is None:
+            return round(0.9 * self.visibility_timeout_s, 3)
+        return self.task_time_limit_s or None
 
     @cached_property
     def state_dir(self) -> Path:

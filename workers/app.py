@@ -69,6 +69,9 @@ def configure(target: Celery, settings: Settings) -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         task_acks_on_failure_or_timeout=True,
+        # A task past the limit gets SoftTimeLimitExceeded in its pool child: the shell dead-letters it
+        # (no hard limit: a killed child's message would be acknowledged unrecorded).
+        task_soft_time_limit=settings.time_limit_s,
         worker_prefetch_multiplier=1,
         # --autoscale on the gpu queue follows its depth and holds while the GPU is yielded; other queues
         # scale as Celery's own autoscaler does.

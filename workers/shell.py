@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from celery import Celery
+from celery.exceptions import SoftTimeLimitExceeded
 from pydantic import ValidationError
 
 from events import DEAD_LETTER, REJECTED, Metadata, OutboxEntry, SqlEventStore, StreamWrite, open_store
@@ -204,6 +205,13 @@ def run_message(
         if pure and _handled_already(ctx, producer, message):
             return "duplicate"
         dead_letter(ctx, task, message, exc)
+        return "dead-lettered"
+    except SoftTimeLimitExceeded:
+        # Not retried: a message that ran past the limit once would hold a worker that long again, each time.
+        if pure and _handled_already(ctx, producer, message):
+            return "duplicate"
+        limit = f"{ctx.settings.time_limit_s or 0:g} s (OURO_TASK_TIME_LIMIT_S)"
+        dead_letter(ctx, task, message, PermanentError(f"ran past the time limit of {limit}"))
         return "dead-lettered"
     except Exception as exc:
         if pure and _handled_already(ctx, producer, message):

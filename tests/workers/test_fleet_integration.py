@@ -113,3 +113,22 @@ def test_a_message_delivered_twice_appends_once(fleet: Fleet) -> None:
 def _children(pid: int) -> list[int]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def test_a_task_past_its_time_limit_is_dead_lettered_once_and_the_worker_keeps_serving(
+    tmp_path: Path, redis_url: str, pg_url: str
+) -> None:
+    limited = Fleet(tmp_path, redis_url, pg_url, OURO_TASK_TIME_LIMIT_S="1")
+    try:
+        limited.start_worker()
+        limited.send("fleet.probe", _probe("too-slow", hold_s=60))
+        limited.send("fleet.probe", _probe("after-slow"))
+        dead = wait_for(lambda: limited.events("MessageDeadLettered"), 60, "the slow probe dead-lettered", limited)
+        assert dead[0].payload["error"] == "PermanentError: ran past the time limit of 1 s (OURO_TASK_TIME_LIMIT_S)"
+        assert dead[0].payload["attempts"] == 1  # not retried: it would hold a worker that long each time
+        wait_for(lambda: _completed(limited, "after-slow"), 30, "the next probe on the same worker", limited)
+        assert _completed(limited, "too-slow") == []
+        assert redis.Redis.from_url(redis_url).llen("dead_letter") == 1
+        assert limited.workers[0].poll() is None
+    finally:
+        limited.stop()

@@ -121,15 +121,20 @@ def _run_agent(
     cost, stopped = LiveCost(), "its turn ended"
     process = _spawn(argv, plan.worktree, env)
     assert process.stdout is not None
-    with plan.log.open("ab") as log:
-        for line in process.stdout:
-            log.write(line if line.endswith(b"\n") else line + b"\n")
-            log.flush()
-            cost.feed(line)
-            if cost.total >= limit_usd:
-                stopped = f"stopped at its reservation (${cost.total:.2f} of ${limit_usd:.2f})"
-                process.terminate()
-                break
+    try:
+        with plan.log.open("ab") as log:
+            for line in process.stdout:
+                log.write(line if line.endswith(b"\n") else line + b"\n")
+                log.flush()
+                cost.feed(line)
+                if cost.total >= limit_usd:
+                    stopped = f"stopped at its reservation (${cost.total:.2f} of ${limit_usd:.2f})"
+                    process.terminate()
+                    break
+    except BaseException:  # the task's time limit, a stop: the agent does not outlive its task
+        process.kill()
+        process.wait()
+        raise
     try:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
