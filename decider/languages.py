@@ -27,7 +27,7 @@ from decider._syntax import GLOBAL, GRAMMARS, Call, Function, Walker, simple_nam
 if TYPE_CHECKING:
     from decider.instruments.taint import Flow
 
-TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "python", "typescript")
+TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "php", "python", "typescript")
 """Languages whose functions the taint step reads (``instruments.taint``; C and C++ for memory flows)."""
 
 __all__ = [
@@ -145,7 +145,10 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
     if language in TAINT_LANGUAGES:
         from decider.instruments.taint import find_flows
 
-        flows = find_flows(language, [(frame.name, frame.node) for frame in walker.frames])
+        walked = [(frame.name, frame.node) for frame in walker.frames]
+        if language == "php":  # a script's top-level code is read as one more function
+            walked.append((GLOBAL, tree.root_node))
+        flows = find_flows(language, walked)
     return ParsedFile(
         path=path,
         language=language,

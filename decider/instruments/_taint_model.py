@@ -19,7 +19,8 @@ __all__ = [
     "node_text", "operator_of", "simple_type", "taint_version", "vocabulary_of",
 ]  # fmt: skip
 
-TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "python", "typescript")
+
+TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "php", "python", "typescript")
 """The languages the taint step reads (others: no coverage); C and C++ through the memory step."""
 
 
@@ -274,7 +275,9 @@ def literal(node: Node) -> object:
         return kind == "true"
     if kind == "character_literal":
         return text[1:-1] if len(text) == 3 else None
-    plain = kind == "string" and not any(c.type == "interpolation" for c in node.named_children)
+    plain = (kind == "string" and not any(c.type == "interpolation" for c in node.named_children)) or (
+        kind == "encapsed_string" and all(c.type == "string_content" for c in node.named_children)
+    )  # PHP's "..." without a variable in it
     if (kind == "string_literal" or plain) and len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         inner = text[1:-1]
         return inner if "\\" not in inner else None

@@ -357,7 +357,10 @@ class Tracker(ABC):
 _VECTORS = frozenset({"list", "tuple", "list_comprehension", "array_creation_expression", "array_initializer"})
 Statement = Callable[[Any, Node], None]
 Expression = Callable[[Any, Node], Taint | None]
-_CALLS = frozenset({"method_invocation", "call"})
+_CALLS = frozenset(
+    {"method_invocation", "call", "function_call_expression", "member_call_expression", "scoped_call_expression",
+     "object_creation_expression"}
+)  # fmt: skip
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
 _HANDLERS = frozenset({"catch_clause", "finally_clause", "except_clause", "else_clause", "except_group_clause"})
 _BLOCKS = frozenset(

@@ -1,7 +1,7 @@
 """Which external input reaches which sensitive sink, inside one function, through its statements.
 
-An intra-procedural, statement-ordered taint tracker over the tree-sitter tree (Java and Python; C and
-C++ go through the memory step of ``_memory_tracker``): a
+An intra-procedural, statement-ordered taint tracker over the tree-sitter tree (Java, JavaScript and
+TypeScript, PHP and Python; C and C++ go through the memory step of ``_memory_tracker``): a
 function's parameters and the vocabulary's sources (request parameters, headers, cookies, files, the
 environment, stdin) taint what they are assigned to; assignments, string building, containers filled with
 ``add``/``put``/``append`` and calls carry taint on; a plain reassignment clears it, one inside a branch or
@@ -9,8 +9,9 @@ a loop only adds to it; a sanitiser clears it for its operations only. An argume
 or array made in place, or a local bound to one in this function and not rebound since) given to a sink
 that takes one (``argv_safe``: ``subprocess.run(cmd)``) is no command string. A call to a function of the same file
 goes through that function's summary (which parameters reach its return value, and which reach a sink in
-it), so a wrapper the roles step would infer is followed. Every flow says which source reached which sink
-at which lines. The vocabulary is data: ``ruleset/taint/<language>.toml``.
+it), so a wrapper the roles step would infer is followed. A PHP file's code outside its functions is walked
+too, as one more function (``GLOBAL``). Every flow says which source reached which sink at which lines. The
+vocabulary is data: ``ruleset/taint/<language>.toml``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from decider.instruments._taint_model import (
     taint_version,
     vocabulary_of,
 )
+from decider.instruments._taint_php import PhpTracker, php_parameter
 from decider.instruments._taint_python import PythonTracker
 from decider.instruments._taint_tracker import Tracker
 
@@ -43,6 +45,7 @@ _SCRIPT = ("javascript", "typescript")
 _TRACKERS: dict[str, type[Tracker]] = {
     "java": JavaTracker,
     "javascript": JavaScriptTracker,
+    "php": PhpTracker,
     "python": PythonTracker,
     "typescript": JavaScriptTracker,
 }
@@ -52,6 +55,8 @@ _TRACKERS: dict[str, type[Tracker]] = {
 def _param_name(child: Node, language: str) -> list[str]:
     if language in _SCRIPT:
         return pattern_names(child)
+    if language == "php":
+        return php_parameter(child)
     if language == "java":
         named = child.child_by_field_name("name")
         if named is None and child.type == "spread_parameter":
@@ -82,16 +87,20 @@ def _params_in_order(node: Node, language: str) -> list[str]:
 def _run(tracker: Tracker, node: Node, params: Iterable[str]) -> Tracker:
     for param in params:
         tracker.env[param] = Taint(PARAMETER, node.start_point.row + 1)
-    tracker.stmt(node.child_by_field_name("body"))
+    if node.type == "program":  # a script's top-level code (function and class bodies are skipped in it)
+        tracker.children(node)
+    else:
+        tracker.stmt(node.child_by_field_name("body"))
     return tracker
 
 
-def _defined(declared: list[tuple[str, Node]], java: bool) -> frozenset[str]:
-    """The names a bare call in this file can mean one of its own functions by: in Java every method of the
-    file; in Python a module's functions and functions nested in functions, not a class's methods."""
+def _defined(declared: list[tuple[str, Node]], every: bool) -> frozenset[str]:
+    """The names a bare call in this file can mean one of its own functions by: in Java and PHP (``every``)
+    every function and method of the file; in Python a module's functions and functions nested in
+    functions, not a class's methods."""
     qualified = {name.split("#", 1)[0] for name, _ in declared}
     return frozenset(
-        simple_name(name) for name in qualified if java or "." not in name or name.rsplit(".", 1)[0] in qualified
+        simple_name(name) for name in qualified if every or "." not in name or name.rsplit(".", 1)[0] in qualified
     )
 
 
@@ -150,18 +159,21 @@ def _from_imports(node: Node) -> Iterator[Node]:
 
 
 def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Flow, ...]:
-    """Every flow in the given functions (qualified name, declaration node) of one file."""
+    """Every flow in the given functions (qualified name, declaration node) of one file; a ``program`` node
+    among them is the file's top-level code."""
     vocab = vocabulary_of(language)
     if vocab is None:
         return ()
     if language in ("c", "cpp"):
         return memory_flows(vocab, functions)
+    functions = list(functions)
     declared = [(name, node) for name, node in functions if node.child_by_field_name("body") is not None]
-    defined = _defined(declared, language == "java")
+    scripts = [(name, node) for name, node in functions if node.type == "program"]
+    defined = _defined(declared, language in ("java", "php"))
     imported = _imported(declared, language)
     summaries = _summaries(language, vocab, declared, defined, imported)
     flows: list[Flow] = []
-    for name, node in declared:
+    for name, node in [*declared, *scripts]:
         walk = _TRACKERS[language](vocab, summaries, name, defined, imported)
         tracker = _run(walk, node, _params_in_order(node, language))
         seen: set[tuple[object, ...]] = set()

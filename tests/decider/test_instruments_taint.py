@@ -140,7 +140,7 @@ def handler(request):
 
 
 def test_untagged_taint_entries_name_no_framework_symbol() -> None:
-    for language in ("java", "javascript", "python"):
+    for language in ("java", "javascript", "php", "python"):
         raw = tomllib.loads((RULESET / "taint" / f"{language}.toml").read_text())
         for kind in ("source", "sink", "sanitizer"):
             for entry in raw.get(kind, []):
@@ -337,3 +337,72 @@ class Client:
     # subprocess's call is a command (a bare call( was none before); the package's Request, re's compile and the
     # class's own open are no sinks; the builtin open is one
     assert found == [("command.subprocess", 10), ("path.open", 13)]
+
+
+_PHP = """<?php
+function lookup($db, $name) {
+    $id = $_GET['id'];
+    $rows = mysqli_query($db, "SELECT * FROM t WHERE id = '$id'");
+    $db->query("SELECT * FROM t WHERE name = " . $db->quote($name));
+    system('ping -c 4 ' . escapeshellarg($_POST['host']));
+    $out = `ls {$_GET['dir']}`;
+    echo htmlspecialchars($_GET['q']), $_COOKIE['theme'];
+    header('Location: ' . $_REQUEST['next']);
+    $n = (int) $_GET['n'];
+    mysqli_query($db, "SELECT * FROM t LIMIT $n");
+    return unserialize(base64_decode($_POST['state']));
+}
+
+class Store {
+    public function save(string $path, $data) {
+        $this->stmt->exec();
+        $pdo = new PDO($this->dsn);
+        $pdo->exec("DELETE FROM t WHERE k = '$data'");
+        file_put_contents(basename($path), $data);
+        print $_SERVER['DOCUMENT_ROOT'] . $_SERVER['HTTP_REFERER'];
+    }
+}
+
+if (isset($_GET['page'])) {
+    include $_GET['page'] . '.php';
+    foreach ($_POST as $key => $value) {
+        $parts[] = $value;
+    }
+    array_push($cmds, $_GET['extra']);
+    exec(implode(' ', $parts));
+    passthru($cmds[0]);
+}
+"""
+
+
+def test_php_superglobals_and_parameters_reach_its_sinks_in_functions_and_in_the_script_itself() -> None:
+    parsed = parse_source("page.php", "php", _PHP.encode())
+    assert not parsed.has_errors
+    found = {(f.function, f.operation, f.sink_line, f.source_kind, f.source_line, f.sanitized) for f in parsed.flows}
+    assert found == {
+        ("lookup", "sql", 4, "request", 3, False),  # an interpolated string
+        ("lookup", "sql", 5, "parameter", 2, True),  # through PDO's quote
+        ("lookup", "command", 6, "request", 6, True),  # through escapeshellarg
+        ("lookup", "command", 7, "request", 7, False),  # backticks are shell_exec
+        ("lookup", "html_output", 8, "request", 8, True),  # echo's first value is escaped...
+        ("lookup", "html_output", 8, "request", 8, False),  # ... its second is not
+        ("lookup", "redirect", 9, "request", 9, False),
+        ("lookup", "deserialize", 12, "request", 12, False),  # (int) made line 11's query safe
+        ("Store.save", "sql", 19, "parameter", 16, False),  # a local bound to `new PDO(...)` is a connection
+        ("Store.save", "file_path", 20, "parameter", 16, True),
+        ("Store.save", "html_output", 21, "request", 21, False),  # the Referer header, not DOCUMENT_ROOT
+        ("<global>", "file_inclusion", 26, "request", 26, False),  # the script's own code, outside functions
+        ("<global>", "command", 31, "request", 27, False),  # $parts filled in the loop
+        ("<global>", "command", 32, "request", 30, False),  # $cmds filled by array_push
+    }, sorted(found)
+    # `$this->stmt->exec()` is a statement's exec, not PHP's exec(); only the Referer line is a source
+    assert not any(f.call.endswith("stmt.exec") for f in parsed.flows)
+    assert [f.source_line for f in parsed.flows if f.sink_line == 21] == [21]
+
+
+def test_the_languages_the_parser_hands_to_the_taint_step_are_the_ones_it_reads() -> None:
+    from decider import languages
+    from decider.instruments import _taint_model
+
+    assert languages.TAINT_LANGUAGES == _taint_model.TAINT_LANGUAGES
+    assert all(_taint_model.vocabulary_of(language) is not None for language in _taint_model.TAINT_LANGUAGES)
