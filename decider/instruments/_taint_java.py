@@ -65,10 +65,9 @@ class JavaTracker(Tracker):
 
     def foreach(self, node: Node) -> None:
         value = self.expr(node.child_by_field_name("value"))
-        self.weak += 1
-        self.assign(node_text(node.child_by_field_name("name")), value)
-        self.loop(node.child_by_field_name("body"))
-        self.weak -= 1
+        with self.arm():
+            self.assign(node_text(node.child_by_field_name("name")), value)
+            self.loop(node.child_by_field_name("body"))
 
     def method_call(self, node: Node) -> Taint | None:
         args = node.child_by_field_name("arguments")

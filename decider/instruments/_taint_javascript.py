@@ -72,10 +72,9 @@ class JavaScriptTracker(Tracker):
     def for_in(self, node: Node) -> None:
         """``for (const k of items)`` / ``for (k in object)``: each turn binds the left to part of the right."""
         value = self.expr(node.child_by_field_name("right"))
-        self.weak += 1
-        self.bind_pattern(node.child_by_field_name("left"), None, value)
-        self.loop(node.child_by_field_name("body"))
-        self.weak -= 1
+        with self.arm():
+            self.bind_pattern(node.child_by_field_name("left"), None, value)
+            self.loop(node.child_by_field_name("body"))
 
     def call_expression(self, node: Node) -> Taint | None:
         function = node.child_by_field_name("function")

@@ -151,7 +151,7 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
 @cache
 def taint_version(language: str) -> str:
     """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it changes)."""
-    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-7")
+    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-8")
 
 
 @dataclass

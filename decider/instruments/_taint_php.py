@@ -63,10 +63,11 @@ class PhpTracker(Tracker):
         return obj is None or node_text(obj) in _OWN_RECEIVERS
 
     def alternatives(self, alternatives: Sequence[Node]) -> None:
-        for alternative in alternatives:
-            if alternative.type == "else_if_clause":
-                self.expr(alternative.child_by_field_name("condition"))
-            self.stmt(alternative.child_by_field_name("body"))
+        for alternative in alternatives:  # each ``elseif`` and the ``else`` an arm of its own
+            with self.arm():
+                if alternative.type == "else_if_clause":
+                    self.expr(alternative.child_by_field_name("condition"))
+                self.stmt(alternative.child_by_field_name("body"))
 
     def _base(self, node: Node | None) -> str | None:
         """The variable an lvalue or a receiver is rooted at (``$a`` of ``$a['k']->b[]``)."""
@@ -82,23 +83,21 @@ class PhpTracker(Tracker):
     # -- statements ------------------------------------------------------------------------------
     def php_if(self, node: Node) -> None:
         self.expr(node.child_by_field_name("condition"))
-        self.weak += 1
-        self.stmt(node.child_by_field_name("body"))
+        self.branch(node.child_by_field_name("body"))
         self.alternatives(node.children_by_field_name("alternative"))
-        self.weak -= 1
 
     def foreach(self, node: Node) -> None:
         """``foreach ($rows as $k => $v)``: each turn binds the key and the value to part of what is iterated."""
         parts = [child for child in node.named_children if child != node.child_by_field_name("body")]
         value = self.expr(parts[0]) if parts else None
-        self.weak += 1
-        for target in parts[1:]:
-            for bound in target.named_children if target.type == "pair" else [target]:
-                name = self._base(bound.named_children[0] if bound.type == "by_ref" and bound.named_children else bound)
-                if name is not None:
-                    self.assign(name, value)
-        self.loop(node.child_by_field_name("body"))
-        self.weak -= 1
+        with self.arm():
+            for target in parts[1:]:
+                for bound in target.named_children if target.type == "pair" else [target]:
+                    inner = bound.named_children[0] if bound.type == "by_ref" and bound.named_children else bound
+                    name = self._base(inner)
+                    if name is not None:
+                        self.assign(name, value)
+            self.loop(node.child_by_field_name("body"))
 
     def echo(self, node: Node) -> None:
         """``echo a, b;``: each value written to the page."""

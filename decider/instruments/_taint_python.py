@@ -22,17 +22,17 @@ class PythonTracker(Tracker):
         return obj is None or node_text(obj) in ("self", "cls")
 
     def alternatives(self, alternatives: Sequence[Node]) -> None:
-        for child in alternatives:
-            self.expr(child.child_by_field_name("condition"))
-            self.stmt(child.child_by_field_name("consequence") or child.child_by_field_name("body"))
+        for child in alternatives:  # each ``elif`` and the ``else`` an arm of its own
+            with self.arm():
+                self.expr(child.child_by_field_name("condition"))
+                self.stmt(child.child_by_field_name("consequence") or child.child_by_field_name("body"))
 
     def for_statement(self, node: Node) -> None:
         value = self.expr(node.child_by_field_name("right"))
-        self.weak += 1
-        self.assign_to(node.child_by_field_name("left"), value)
-        self.loop(node.child_by_field_name("body"))
-        self.stmt(node.child_by_field_name("alternative"))
-        self.weak -= 1
+        with self.arm():
+            self.assign_to(node.child_by_field_name("left"), value)
+            self.loop(node.child_by_field_name("body"))
+            self.stmt(node.child_by_field_name("alternative"))
 
     def with_statement(self, node: Node) -> None:
         for clause in node.named_children:

@@ -6,7 +6,8 @@ language shares is here; each language's statements and expressions are its subc
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -61,7 +62,7 @@ class Tracker(ABC):
         self.env: dict[str, Taint] = {}
         self.flows: list[Flow] = []
         self.returns: Taint | None = None
-        self.weak = 0
+        self.arms: list[dict[str, Taint | None]] = []  # per open arm: each name it assigned, as it was before
         self.consts: dict[str, object] = {}  # locals holding a known literal (condition folding)
         self.slots: dict[str, list[Taint | None] | dict[object, Taint | None]] = {}  # precise containers
         self.vectors: set[str] = set()  # locals holding a list or array made here (an argument vector)
@@ -76,12 +77,40 @@ class Tracker(ABC):
         """Whether a call can name a function of this file (by its receiver)."""
 
     # -- state -----------------------------------------------------------------------------------
+    @property
+    def weak(self) -> int:
+        """How many arms that may not run the walk is inside."""
+        return len(self.arms)
+
+    @contextmanager
+    def arm(self) -> Iterator[None]:
+        """Statements that may not run (a branch, a loop body, a case, a handler). Inside, assignments are
+        plain (``x = input; x = escape(x)`` leaves x escaped); when the arm ends, each name it assigned also
+        keeps the taint it had before the arm, which is what it holds when the arm did not run."""
+        self.arms.append({})
+        try:
+            yield
+        finally:
+            before = self.arms.pop()
+            for name, value in before.items():
+                if self.arms:
+                    self.arms[-1].setdefault(name, value)  # the enclosing arm had not assigned it: as it was then
+                merged = join_taints(value, self.env.get(name))
+                if merged is None:
+                    self.env.pop(name, None)
+                else:
+                    self.env[name] = merged
+
     def assign(self, name: str, value: Taint | None, *, join: bool = False) -> None:
-        """A strong update (a plain assignment), or a join inside a branch, a loop or for ``+=``."""
-        if join or self.weak:
+        """A plain update, or a join for ``+=`` and for a container that takes one more value. Inside an arm
+        the taint a name had before the arm is kept aside and joined back when the arm ends."""
+        if join:
             if value is not None:
                 self.env[name] = join_taints(self.env.get(name), value) or value
-        elif value is None:
+            return
+        if self.arms:
+            self.arms[-1].setdefault(name, self.env.get(name))
+        if value is None:
             self.env.pop(name, None)
         else:
             self.env[name] = value
@@ -149,6 +178,8 @@ class Tracker(ABC):
         handler = self.statements.get(node.type)
         if handler is not None:
             handler(self, node)
+        elif node.type in _CASES:  # one case of a switch or a match: an arm of its own
+            self.branch(*node.named_children)
         elif node.type in _BLOCKS or node.type.endswith("statement"):
             self.children(node)
         else:
@@ -159,11 +190,10 @@ class Tracker(ABC):
             self.stmt(child)
 
     def branch(self, *nodes: Node | None) -> None:
-        """Statements that may not run: their assignments add taint and never clear it."""
-        self.weak += 1
-        for node in nodes:
-            self.stmt(node)
-        self.weak -= 1
+        """Statements that may not run, in one arm."""
+        with self.arm():
+            for node in nodes:
+                self.stmt(node)
 
     def loop(self, *nodes: Node | None) -> None:
         """A loop body twice (a value assigned late reaches its start on the next turn), as a branch."""
@@ -180,10 +210,9 @@ class Tracker(ABC):
         elif decided is False:
             self.alternatives(alternatives)
         else:
-            self.weak += 1
-            self.stmt(consequence)
-            self.alternatives(alternatives)
-            self.weak -= 1
+            self.branch(consequence)
+            with self.arm():
+                self.alternatives(alternatives)
 
     def try_statement(self, node: Node) -> None:
         for child in node.named_children:
@@ -362,9 +391,12 @@ _CALLS = frozenset(
      "object_creation_expression"}
 )  # fmt: skip
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
+_CASES = frozenset(
+    {"switch_block_statement_group", "switch_rule", "case_clause", "case_statement", "default_statement",
+     "switch_case", "switch_default"}
+)  # fmt: skip
 _HANDLERS = frozenset({"catch_clause", "finally_clause", "except_clause", "else_clause", "except_group_clause"})
 _BLOCKS = frozenset(
-    {"block", "switch_block", "switch_block_statement_group", "switch_rule", "catch_clause", "finally_clause",
-     "constructor_body", "expression_statement", "resource_specification", "elif_clause", "else_clause",
-     "except_clause", "module", "case_clause"}
+    {"block", "switch_block", "switch_body", "catch_clause", "finally_clause", "constructor_body",
+     "expression_statement", "resource_specification", "elif_clause", "else_clause", "except_clause", "module"}
 )  # fmt: skip

@@ -4,8 +4,9 @@ An intra-procedural, statement-ordered taint tracker over the tree-sitter tree (
 TypeScript, PHP and Python; C and C++ go through the memory step of ``_memory_tracker``): a
 function's parameters and the vocabulary's sources (request parameters, headers, cookies, files, the
 environment, stdin) taint what they are assigned to; assignments, string building, containers filled with
-``add``/``put``/``append`` and calls carry taint on; a plain reassignment clears it, one inside a branch or
-a loop only adds to it; a sanitiser clears it for its operations only. An argument vector (a list, tuple
+``add``/``put``/``append`` and calls carry taint on; a plain reassignment clears it (inside a branch, a
+loop body or a case, for the rest of that arm: when the arm ends the name also keeps what it held before,
+as it does when the arm does not run); a sanitiser clears it for its operations only. An argument vector (a list, tuple
 or array made in place, or a local bound to one in this function and not rebound since) given to a sink
 that takes one (``argv_safe``: ``subprocess.run(cmd)``) is no command string. A call to a function of the same file
 goes through that function's summary (which parameters reach its return value, and which reach a sink in
