@@ -69,10 +69,16 @@ class JavaTracker(Tracker):
             self.assign(node_text(node.child_by_field_name("name")), value)
             self.loop(node.child_by_field_name("body"))
 
-    def method_call(self, node: Node) -> Taint | None:
+    def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
+        if node.type != "method_invocation":
+            return None
         args = node.child_by_field_name("arguments")
         name = node_text(node.child_by_field_name("name"))
-        return self.call(node, name, node.child_by_field_name("object"), args.named_children if args else [])
+        return name, node.child_by_field_name("object"), args.named_children if args else []
+
+    def method_call(self, node: Node) -> Taint | None:
+        name, obj, args = self.parts(node) or ("", None, [])
+        return self.call(node, name, obj, args)
 
     def new(self, node: Node) -> Taint | None:
         if any(c.type == "class_body" for c in node.named_children):

@@ -76,16 +76,21 @@ class JavaScriptTracker(Tracker):
             self.bind_pattern(node.child_by_field_name("left"), None, value)
             self.loop(node.child_by_field_name("body"))
 
-    def call_expression(self, node: Node) -> Taint | None:
-        function = node.child_by_field_name("function")
-        values = _arguments(node)
+    def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
+        function = node.child_by_field_name("function") if node.type == "call_expression" else None
         if function is not None and function.type == "member_expression":
-            name = node_text(function.child_by_field_name("property"))
-            return self.call(node, name, function.child_by_field_name("object"), values)
+            return node_text(function.child_by_field_name("property")), function.child_by_field_name("object"), \
+                _arguments(node)  # fmt: skip
         if function is not None and function.type in ("identifier", "import"):
-            return self.call(node, node_text(function), None, values)
-        self.expr(function)  # a call of a call's result, an IIFE: its arguments still reach nothing named
-        return join_taints(*(self.expr(v) for v in values))
+            return node_text(function), None, _arguments(node)
+        return None
+
+    def call_expression(self, node: Node) -> Taint | None:
+        found = self.parts(node)
+        if found is not None:
+            return self.call(node, *found)
+        self.expr(node.child_by_field_name("function"))  # a call of a call's result, an IIFE: its arguments
+        return join_taints(*(self.expr(v) for v in _arguments(node)))  # still reach nothing named
 
     def new(self, node: Node) -> Taint | None:
         constructor = node.child_by_field_name("constructor")

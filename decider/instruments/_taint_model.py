@@ -15,8 +15,8 @@ from decider.instruments.base import RULESET, digest_files
 
 __all__ = [
     "LITERALS", "PARAMETER", "SKIP", "TAINT_LANGUAGES", "UNHANDLED", "Entry", "Flow", "Summary", "Taint",
-    "TaintVocabulary", "container_shape", "fold", "fold_unary", "join_taints", "list_op", "literal", "map_op",
-    "node_text", "operator_of", "simple_type", "taint_version", "vocabulary_of",
+    "TaintVocabulary", "constant", "container_shape", "fold", "fold_unary", "join_taints", "list_op", "literal",
+    "map_op", "node_text", "operator_of", "simple_type", "taint_version", "vocabulary_of",
 ]  # fmt: skip
 
 
@@ -49,6 +49,9 @@ class Entry:
     tag: str | None = None  # a framework or library prior: active only when priors are on
     pattern: re.Pattern[str] | None = None  # names by shape (``run_ssh``), for a sink: lower confidence
     argv_safe: bool = False  # a list or tuple argument is an argument vector, not a string to parse
+    subject: str = ""  # a validator's: "receiver" (``name.isdigit()``), else the argument ``args`` names
+    anchored: bool = False  # a validator whose first argument is a pattern: only one anchored at both ends
+    made_by: re.Pattern[str] | None = None  # a validator's subject must be a local bound to a call matching it
 
     def applies(self, name: str, receiver: str) -> bool:
         named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
@@ -57,12 +60,14 @@ class Entry:
 
 @dataclass(frozen=True)
 class TaintVocabulary:
-    """One language's sources, sinks, sanitisers and container mutators."""
+    """One language's sources, sinks, sanitisers, validators and container mutators."""
 
     sources: tuple[Entry, ...]
     sinks: tuple[Entry, ...]
     sanitizers: tuple[Entry, ...]
     mutators: frozenset[str]
+    validators: tuple[Entry, ...] = ()
+    """Tests that, when they hold, make a variable safe for their operations (``if name.isdigit():``)."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,9 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
                 tag=str(row.get("framework", row.get("library"))) if ("framework" in row or "library" in row) else None,
                 pattern=re.compile(str(row["pattern"])) if "pattern" in row else None,
                 argv_safe=bool(row.get("argv_safe", False)),
+                subject=str(row.get("subject", "")),
+                anchored=bool(row.get("anchored", False)),
+                made_by=re.compile(str(row["made_by"])) if "made_by" in row else None,
             )
         except (KeyError, TypeError, ValueError, re.error) as exc:
             raise ValueError(f"{where}: {exc}") from exc
@@ -145,13 +153,14 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
         sinks=tuple(entry(r, "sink") for r in raw.get("sink", [])),
         sanitizers=tuple(entry(r, "sanitizer") for r in raw.get("sanitizer", [])),
         mutators=frozenset(raw.get("propagate", {}).get("mutators", [])),
+        validators=tuple(entry(r, "validator") for r in raw.get("validator", [])),
     )
 
 
 @cache
 def taint_version(language: str) -> str:
     """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it changes)."""
-    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-8")
+    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-9")
 
 
 @dataclass
@@ -261,6 +270,34 @@ def fold_unary(text: str, inner: object) -> object:
     if text.startswith(("!", "not")):
         return (not inner) if isinstance(inner, bool) else None
     return -inner if text.startswith("-") and _is_int(inner) else None  # type: ignore[operator]
+
+
+def constant(node: Node | None, consts: dict[str, object]) -> object:
+    """The literal value of a side-effect-free expression over literals and the locals ``consts`` knows (a
+    condition the walk can decide), else None."""
+    if node is None:
+        return None
+    kind = node.type
+    if kind == "identifier":
+        return consts.get(node_text(node))
+    if kind == "parenthesized_expression":
+        return constant(node.named_children[0], consts) if node.named_children else None
+    if kind in ("binary_expression", "binary_operator", "comparison_operator", "boolean_operator"):
+        children = node.named_children
+        if len(children) != 2:
+            return None
+        return fold(operator_of(node), constant(children[0], consts), constant(children[1], consts))
+    if kind in ("unary_expression", "not_operator", "unary_operator"):
+        inner = constant(node.child_by_field_name("operand") or node.child_by_field_name("argument"), consts)
+        return fold_unary(node_text(node), inner)
+    if kind == "method_invocation" and node_text(node.child_by_field_name("name")) == "charAt":
+        base = constant(node.child_by_field_name("object"), consts)
+        args = node.child_by_field_name("arguments")
+        index = constant(args.named_children[0], consts) if args and len(args.named_children) == 1 else None
+        if isinstance(base, str) and isinstance(index, int) and 0 <= index < len(base):
+            return base[index]
+        return None
+    return literal(node)
 
 
 def literal(node: Node) -> object:

@@ -82,9 +82,9 @@ class PhpTracker(Tracker):
 
     # -- statements ------------------------------------------------------------------------------
     def php_if(self, node: Node) -> None:
-        self.expr(node.child_by_field_name("condition"))
-        self.branch(node.child_by_field_name("body"))
-        self.alternatives(node.children_by_field_name("alternative"))
+        condition = node.child_by_field_name("condition")
+        self.expr(condition)
+        self.branches(condition, node.child_by_field_name("body"), node.children_by_field_name("alternative"))
 
     def foreach(self, node: Node) -> None:
         """``foreach ($rows as $k => $v)``: each turn binds the key and the value to part of what is iterated."""
@@ -127,11 +127,23 @@ class PhpTracker(Tracker):
                 self.expr(child)
         return self.expr(base)
 
+    def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
+        if node.type == "function_call_expression":
+            function = node.child_by_field_name("function")
+            if function is not None and function.type in ("name", "qualified_name"):
+                return node_text(function).rsplit("\\", 1)[-1], None, _arguments(node)
+            return None
+        if node.type in ("member_call_expression", "nullsafe_member_call_expression", "scoped_call_expression"):
+            obj = node.child_by_field_name("object") or node.child_by_field_name("scope")
+            return node_text(node.child_by_field_name("name")), obj, _arguments(node)
+        return None
+
     def function_call(self, node: Node) -> Taint | None:
         function = node.child_by_field_name("function")
         args = _arguments(node)
-        if function is not None and function.type in ("name", "qualified_name"):
-            name = node_text(function).rsplit("\\", 1)[-1]
+        found = self.parts(node)
+        if found is not None:
+            name = found[0]
             value = self.call(node, name, None, args)
             if name in _STORES and args:  # ``array_push($list, $x)``: the list holds $x from now on
                 stored, base = join_taints(*(self.expr(a) for a in args[1:])), self._base(args[0])
@@ -143,9 +155,8 @@ class PhpTracker(Tracker):
 
     def method_call(self, node: Node) -> Taint | None:
         """``$obj->m(...)``, ``$obj?->m(...)``, ``Cls::m(...)``."""
-        name = node.child_by_field_name("name")
-        obj = node.child_by_field_name("object") or node.child_by_field_name("scope")
-        return self.call(node, node_text(name), obj, _arguments(node))
+        name, obj, args = self.parts(node) or ("", None, [])
+        return self.call(node, name, obj, args)
 
     def creation(self, node: Node) -> Taint | None:
         """``new Cls(...)``: a call of the class's name."""

@@ -70,15 +70,20 @@ class PythonTracker(Tracker):
                 if base is not None and value is not None:
                     self.assign(base, value, join=True)
 
-    def call_expression(self, node: Node) -> Taint | None:
+    def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
+        if node.type != "call":
+            return None
         function = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
         values = [a.child_by_field_name("value") or a if a.type == "keyword_argument" else a
                   for a in (args.named_children if args else [])]  # fmt: skip
         if function is not None and function.type == "attribute":
-            name = node_text(function.child_by_field_name("attribute"))
-            return self.call(node, name, function.child_by_field_name("object"), values)
-        return self.call(node, node_text(function).rsplit(".", 1)[-1], None, values)
+            return node_text(function.child_by_field_name("attribute")), function.child_by_field_name("object"), values
+        return node_text(function).rsplit(".", 1)[-1], None, values
+
+    def call_expression(self, node: Node) -> Taint | None:
+        name, obj, values = self.parts(node) or ("", None, [])
+        return self.call(node, name, obj, values)
 
     def assignment(self, node: Node) -> Taint | None:
         right = node.child_by_field_name("right")

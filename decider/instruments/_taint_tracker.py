@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from tree_sitter import Node
 
+from decider.instruments._taint_guards import exits, validated
 from decider.instruments._taint_model import (
     LITERALS,
     SKIP,
@@ -21,15 +22,12 @@ from decider.instruments._taint_model import (
     Summary,
     Taint,
     TaintVocabulary,
+    constant,
     container_shape,
-    fold,
-    fold_unary,
     join_taints,
     list_op,
-    literal,
     map_op,
     node_text,
-    operator_of,
 )
 
 __all__ = ["Expression", "Statement", "Tracker"]
@@ -75,6 +73,10 @@ class Tracker(ABC):
     @abstractmethod
     def local(self, obj: Node | None) -> bool:
         """Whether a call can name a function of this file (by its receiver)."""
+
+    def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
+        """A call's name, receiver and arguments as this language writes them (None: not a call)."""
+        return None
 
     # -- state -----------------------------------------------------------------------------------
     @property
@@ -137,29 +139,7 @@ class Tracker(ABC):
 
     def const(self, node: Node | None) -> object:
         """The literal value of a side-effect-free expression over literals and known locals, else None."""
-        if node is None:
-            return None
-        kind = node.type
-        if kind == "identifier":
-            return self.consts.get(node_text(node))
-        if kind == "parenthesized_expression":
-            return self.const(node.named_children[0]) if node.named_children else None
-        if kind in ("binary_expression", "binary_operator", "comparison_operator", "boolean_operator"):
-            children = node.named_children
-            if len(children) != 2:
-                return None
-            return fold(operator_of(node), self.const(children[0]), self.const(children[1]))
-        if kind in ("unary_expression", "not_operator", "unary_operator"):
-            inner = self.const(node.child_by_field_name("operand") or node.child_by_field_name("argument"))
-            return fold_unary(node_text(node), inner)
-        if kind == "method_invocation" and node_text(node.child_by_field_name("name")) == "charAt":
-            base = self.const(node.child_by_field_name("object"))
-            args = node.child_by_field_name("arguments")
-            index = self.const(args.named_children[0]) if args and len(args.named_children) == 1 else None
-            if isinstance(base, str) and isinstance(index, int) and 0 <= index < len(base):
-                return base[index]
-            return None
-        return literal(node)
+        return constant(node, self.consts)
 
     def _base(self, node: Node | None) -> str | None:
         """The variable a receiver or an lvalue is rooted at (``a`` of ``a.b[0].c``)."""
@@ -210,9 +190,26 @@ class Tracker(ABC):
         elif decided is False:
             self.alternatives(alternatives)
         else:
-            self.branch(consequence)
-            with self.arm():
-                self.alternatives(alternatives)
+            self.branches(condition, consequence, alternatives)
+
+    def branches(self, condition: Node | None, consequence: Node | None, alternatives: Sequence[Node]) -> None:
+        """An ``if`` whose condition is not known: each side an arm, with what the condition proves where it
+        holds and where it fails (``if not name.isdigit(): abort(400)`` leaves ``name`` checked after it)."""
+        with self.arm():
+            self.guard(condition, True)
+            self.stmt(consequence)
+        with self.arm():
+            self.guard(condition, False)
+            self.alternatives(alternatives)
+        if not alternatives and exits(consequence, self.parts):
+            self.guard(condition, False)
+
+    def guard(self, condition: Node | None, holds: bool) -> None:
+        """Clear, for the operations the vocabulary's validators prove, each variable ``condition`` checks."""
+        for name, operations in validated(self.vocab, self.parts, self.made_by, condition, holds).items():
+            value = self.env.get(name)
+            if value is not None:
+                self.assign(name, None if "*" in operations else replace(value, cleared=value.cleared | operations))
 
     def try_statement(self, node: Node) -> None:
         for child in node.named_children:

@@ -457,3 +457,66 @@ def test_inside_a_branch_a_reassignment_replaces_and_the_branch_not_taken_keeps_
     assert flows("a.py", "python", _ARMS_PY) == {(8, 13, False), (17, 16, False), (18, 21, False)}
     assert flows("a.js", "javascript", _ARMS_JS) == {(4, 7, False)}  # case 2 does not wipe case 1
     assert flows("A.java", "java", _ARMS_JAVA) == {(3, 4, True)}  # read and encoded in one branch
+
+
+_GUARDED = {
+    "python": ("a.py", """def view(request, root):
+    name = request.args["name"]
+    if name.isdigit():
+        cursor.execute("SELECT " + name)
+    if not re.match(r"^[a-z]+$", name):
+        abort(400)
+    os.system("ls " + name)
+    page = request.args["page"]
+    full = os.path.realpath(os.path.join(root, page))
+    if not full.startswith(root):
+        raise ValueError(page)
+    open(full)
+    os.system("cat " + full)
+    other = request.args["o"]
+    if re.match(r"[a-z]", other):
+        os.system(other)
+"""),
+    "java": ("A.java", """class A { void f(javax.servlet.http.HttpServletRequest request) throws Exception {
+  String id = request.getParameter("id");
+  if (!id.matches("[0-9]+")) { return; }
+  statement.executeQuery("SELECT " + id);
+  String q = request.getParameter("q");
+  if (org.apache.commons.lang3.StringUtils.isNumeric(q)) statement.executeQuery("SELECT " + q);
+  statement.executeQuery("SELECT " + q);
+} }"""),
+    "javascript": ("a.js", """function h(req, res) {
+  const sort = req.query.sort
+  if (!['name', 'date'].includes(sort)) return res.status(400).end()
+  db.query('SELECT * FROM t ORDER BY ' + sort)
+  const n = req.query.n
+  if (Number.isInteger(n) && n > 0) { db.query('SELECT * FROM t LIMIT ' + n) }
+  if (Number.isInteger(n) || n > 0) { db.query('SELECT * FROM t LIMIT ' + n) }
+}"""),
+    "php": ("a.php", """<?php
+$id = $_GET['id'];
+if (!ctype_digit($id)) { die('bad id'); }
+mysqli_query($db, "SELECT * FROM t WHERE id = $id");
+$u = $_GET['u'];
+if (preg_match('/^[a-z0-9_]+$/i', $u) && in_array($_GET['k'], $allowed)) { mysqli_query($db, "SELECT '$u'"); }
+if (preg_match('/[a-z]/', $u)) { mysqli_query($db, "SELECT '$u'"); }
+"""),
+}  # fmt: skip
+_GUARDED_FLOWS = {
+    # inside `if name.isdigit()` (4) and after `if not re.match("^...$", name): abort()` (7): checked; a resolved
+    # path checked with startswith is safe to open (12), not to run (13); an unanchored pattern proves nothing (16)
+    "python": {(8, 12, True), (8, 13, False), (14, 16, False)},
+    # after `if (!id.matches(...)) return;` and inside `if (isNumeric(q))`; not after it (7)
+    "java": {(5, 7, False)},
+    # an allowlist and Number.isInteger prove it, but not one side of an `||` (7)
+    "javascript": {(5, 7, False)},
+    # `die()` leaves; both sides of an `&&` hold; an unanchored pattern proves nothing (7)
+    "php": {(5, 7, False)},
+}
+
+
+@pytest.mark.parametrize("language", sorted(_GUARDED))
+def test_a_validating_condition_clears_where_it_holds_and_after_a_branch_that_leaves(language: str) -> None:
+    path, source = _GUARDED[language]
+    found = {(f.source_line, f.sink_line, f.sanitized) for f in parse_source(path, language, source.encode()).flows}
+    assert found == _GUARDED_FLOWS[language]

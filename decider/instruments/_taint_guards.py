@@ -1,0 +1,115 @@
+"""Validation in conditions: what a test proves about a variable where it holds (or where it fails).
+
+``if name.isdigit():`` makes ``name`` safe inside the branch; ``if not name.isdigit(): abort(400)`` makes it
+safe after the ``if``, because the branch that would have used it unchecked never comes back. The tests are
+the vocabulary's validators (``[[validator]]`` in ``ruleset/taint/<language>.toml``): a call whose truth
+proves its subject (a receiver or an argument, a plain variable) safe for some operations; a pattern test
+counts only when its pattern is anchored at both ends. ``not``/``!``, ``and``/``&&`` and ``or``/``||`` are
+followed (where a conjunction holds both sides hold; where a disjunction fails both sides fail); anything
+else proves nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from decider.instruments._taint_model import TaintVocabulary, node_text, operator_of
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["Parts", "exits", "validated"]
+
+Parts = Callable[[Node], "tuple[str, Node | None, Sequence[Node]] | None"]
+"""A language's reading of a call: its name, its receiver and its arguments (None: not a call)."""
+
+_NEGATIONS = frozenset({"not_operator", "unary_expression", "unary_op_expression"})
+_BINARY = frozenset({"boolean_operator", "binary_expression"})
+_AND, _OR = frozenset({"and", "&&"}), frozenset({"or", "||"})
+_VARIABLES = frozenset({"identifier", "variable_name"})
+_JUMPS = frozenset(
+    {"return_statement", "raise_statement", "throw_statement", "continue_statement", "break_statement",
+     "exit_statement", "throw_expression"}
+)  # fmt: skip
+_STOPS = frozenset({"abort", "exit", "die", "_exit"})
+"""Calls that do not come back (``abort(403)``, ``sys.exit()``, ``exit()``)."""
+
+
+def validated(
+    vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], node: Node | None, holds: bool
+) -> dict[str, frozenset[str]]:
+    """The variables ``node`` proves safe, with the operations, where it evaluates to ``holds`` (``made_by``: the
+    call each local was bound to, for a validator that wants its subject made by one: a resolved path)."""
+    if node is None:
+        return {}
+    kind = node.type
+    if kind in ("parenthesized_expression", "condition_clause") and node.named_children:
+        return validated(vocab, parts, made_by, node.named_children[-1], holds)
+    if kind in _NEGATIONS and operator_of(node) in ("!", "not"):
+        inner = node.child_by_field_name("argument") or node.child_by_field_name("operand")
+        return validated(vocab, parts, made_by, inner or node.named_children[-1], not holds)
+    if kind in _BINARY and len(node.named_children) == 2:
+        op = operator_of(node)
+        if (op in _AND and holds) or (op in _OR and not holds):  # both sides are known
+            left, right = (validated(vocab, parts, made_by, side, holds) for side in node.named_children)
+            return {name: left.get(name, frozenset()) | right.get(name, frozenset()) for name in {*left, *right}}
+        return {}
+    if not holds:
+        return {}
+    found = parts(node)
+    if found is None:
+        return {}
+    name, receiver, args = found
+    proved: dict[str, frozenset[str]] = {}
+    for validator in vocab.validators:
+        if not validator.applies(name, node_text(receiver)):
+            continue
+        if validator.anchored and not (args and _anchored(_pattern(args[0]))):
+            continue
+        index = validator.args[0] if validator.args else 0
+        subject = receiver if validator.subject == "receiver" else (args[index] if index < len(args) else None)
+        if subject is None or subject.type not in _VARIABLES:
+            continue
+        if validator.made_by is not None and not validator.made_by.search(made_by.get(node_text(subject), "")):
+            continue
+        proved[node_text(subject)] = proved.get(node_text(subject), frozenset()) | validator.operations
+    return proved
+
+
+def _pattern(node: Node) -> str | None:
+    """A pattern written as one string literal, as written (``r"^\\d+$"``, ``'/^[a-z]+$/i'``), without its quotes."""
+    if node.type not in ("string", "string_literal", "encapsed_string") or any(
+        child.type in ("interpolation", "variable_name", "template_substitution") for child in node.named_children
+    ):
+        return None
+    text = (node.text or b"").decode("utf-8", "replace").lstrip("rRbBuU")
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else None
+
+
+def _anchored(pattern: object) -> bool:
+    """A regular expression (PHP's with its delimiters) that must match the whole value."""
+    if not isinstance(pattern, str) or len(pattern) < 2:
+        return False
+    body = pattern
+    if body[0] in "/#~!@%|+" and body[0] in body[1:]:  # PHP: /^[a-z]+$/i
+        body = body[1 : body.rindex(body[0])]
+    return body.startswith(("^", "\\A")) and body.endswith(("$", "\\Z", "\\z"))
+
+
+def exits(node: Node | None, parts: Parts) -> bool:
+    """Whether a branch never comes back: it ends in a return, a raise or throw, a break or continue, an exit,
+    or a call that stops the request (``abort(404)``)."""
+    if node is None:
+        return False
+    statements = [c for c in node.named_children if c.type not in ("comment", "line_comment", "block_comment")]
+    last = statements[-1] if node.type in ("block", "compound_statement", "statement_block") and statements else node
+    if last.type in _JUMPS:
+        return True
+    inner = last.named_children[0] if last.type == "expression_statement" and last.named_children else last
+    if inner.type in _JUMPS:
+        return True
+    called = parts(inner)
+    return called is not None and called[0] in _STOPS
