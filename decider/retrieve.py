@@ -254,12 +254,13 @@ class Index:
         return result
 
     def ties(self, seed: int) -> np.ndarray:
-        """The tie-break key per example: sha256(example id + seed)."""
+        """The tie-break key per example: sha256(its content without instrument versions + seed)."""
         if seed not in self._ties:
             self._ties[seed] = np.array(
-                [int.from_bytes(hashlib.sha256(f"{e.id}{seed}".encode()).digest()[:8], "big") for e in self.examples],
+                [int.from_bytes(hashlib.sha256(f"{e.tie_key}{seed}".encode()).digest()[:8], "big")
+                 for e in self.examples],
                 dtype=np.uint64,
-            )
+            )  # fmt: skip
         return self._ties[seed]
 
 

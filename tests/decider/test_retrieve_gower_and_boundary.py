@@ -204,3 +204,28 @@ def test_deployment_excludes_the_users_own_repository_group() -> None:
                    Boundary("deployment"), Settings(k=6))  # fmt: skip
     assert {nb.example.group for nb in got.neighbours} == {"other/repo", "third/one"}
     assert got.dropped == {"self_excluded": 1}
+
+
+def test_a_new_instrument_version_that_changes_no_value_does_not_reorder_equal_neighbours() -> None:
+    def memory(version: str) -> Memory:
+        # twelve examples all at distance 0 from the target: which k are kept is the tie-break alone
+        made = []
+        for i in range(12):
+            e = ex(i % 2, group=f"g{i}")
+            states = {name: InstrumentState(state=State.RAN, version=version) for name in e.example.instruments}
+            made.append(MemoryExample(example=e.example.model_copy(update={"instruments": states}), excerpt=e.excerpt,
+                                      source=e.source))  # fmt: skip
+        return Memory(made)
+
+    def kept(version: str) -> list[str]:
+        found = memory(version)
+        base = found.examples[0].example
+        target = Target(base.x, base.instruments, "injection", group="someone/else")
+        return [
+            n.example.example.group
+            for n in retrieve(Index(found, COLUMNS), target, Boundary(), Settings(k=4)).neighbours
+        ]
+
+    first, second = memory("rules-1"), memory("rules-2")
+    assert {e.id for e in first.examples}.isdisjoint(e.id for e in second.examples)  # the ids follow the version
+    assert kept("rules-1") == kept("rules-2")  # the neighbours do not
