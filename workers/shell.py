@@ -201,17 +201,14 @@ def run_message(
             return "duplicate"
         outcome = handler(message, ctx)
         result = ctx.store.commit(outcome.writes, Metadata.for_message(producer, message), outcome.follow_ups)
-    except PermanentError as exc:
+    except (PermanentError, SoftTimeLimitExceeded) as exc:
+        # Past the time limit is not retried either: the message would hold a worker that long again, each time.
         if pure and _handled_already(ctx, producer, message):
             return "duplicate"
+        if isinstance(exc, SoftTimeLimitExceeded):
+            limit = f"{ctx.settings.time_limit_s or 0:g} s (OURO_TASK_TIME_LIMIT_S)"
+            exc = PermanentError(f"ran past the time limit of {limit}")
         dead_letter(ctx, task, message, exc)
-        return "dead-lettered"
-    except SoftTimeLimitExceeded:
-        # Not retried: a message that ran past the limit once would hold a worker that long again, each time.
-        if pure and _handled_already(ctx, producer, message):
-            return "duplicate"
-        limit = f"{ctx.settings.time_limit_s or 0:g} s (OURO_TASK_TIME_LIMIT_S)"
-        dead_letter(ctx, task, message, PermanentError(f"ran past the time limit of {limit}"))
         return "dead-lettered"
     except Exception as exc:
         if pure and _handled_already(ctx, producer, message):

@@ -139,19 +139,17 @@ class PhpTracker(Tracker):
         return None
 
     def function_call(self, node: Node) -> Taint | None:
-        function = node.child_by_field_name("function")
-        args = _arguments(node)
         found = self.parts(node)
-        if found is not None:
-            name = found[0]
-            value = self.call(node, name, None, args)
-            if name in _STORES and args:  # ``array_push($list, $x)``: the list holds $x from now on
-                stored, base = join_taints(*(self.expr(a) for a in args[1:])), self._base(args[0])
-                if stored is not None and base is not None:
-                    self.assign(base, stored, join=True)
-            return value
-        self.expr(function)  # ``$handler(...)``: a dynamic call names nothing the vocabulary knows
-        return join_taints(*(self.expr(a) for a in args))
+        if found is None:  # ``$handler(...)``: a dynamic call names nothing the vocabulary knows
+            self.expr(node.child_by_field_name("function"))
+            return join_taints(*(self.expr(a) for a in _arguments(node)))
+        name, _, args = found
+        value = self.call(node, name, None, args)
+        if name in _STORES and args:  # ``array_push($list, $x)``: the list holds $x from now on
+            stored, base = join_taints(*(self.expr(a) for a in args[1:])), self._base(args[0])
+            if stored is not None and base is not None:
+                self.assign(base, stored, join=True)
+        return value
 
     def method_call(self, node: Node) -> Taint | None:
         """``$obj->m(...)``, ``$obj?->m(...)``, ``Cls::m(...)``."""
