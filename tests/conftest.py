@@ -19,6 +19,11 @@ import redis
 PG_ADMIN = os.environ.get("OURO_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_HOST = os.environ.get("OURO_TEST_REDIS", "redis://127.0.0.1:6379")
 
+# The runner's terminal must not shape what a test reads: pytest-xdist's workers set COLUMNS, and a console made
+# while it is set (a CLI module's, at import) keeps that width whatever a test's own environment says later.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
+
 
 def _unavailable(what: str, exc: Exception) -> None:
     if os.environ.get("CI"):
@@ -66,8 +71,9 @@ def redis_server() -> str:
 
 @pytest.fixture
 def redis_url(redis_server: str) -> Iterator[str]:
-    """A Redis database number of its own, flushed before and after."""
-    number = 1 + (os.getpid() % 14)
+    """A Redis database number of its own (one per pytest-xdist worker), flushed before and after."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, … (--maxprocesses keeps them under 14)
+    number = 1 + (int(worker[2:]) if worker else os.getpid()) % 14
     url = f"{redis_server}/{number}"
     client = redis.Redis.from_url(url)
     client.flushdb()
