@@ -15,7 +15,6 @@ when a registry is; other packages import only from ``schemas``):
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -246,6 +245,8 @@ __getattr__ = reexport(__name__, __file__, whole=frozenset({"EVENT_TYPES", "MESS
 
 
 def _close(name: str, known: list[str]) -> str:
+    import difflib  # only for a name that is not known
+
     close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
     return f"close names: {', '.join(close)}" if close else "no close names"
 

@@ -13,11 +13,9 @@ The block is the one list of what the package re-exports: mypy reads it as plain
 
 from __future__ import annotations
 
-import ast
 import sys
 from collections.abc import Callable
 from importlib import import_module
-from pathlib import Path
 from typing import Any
 
 __all__ = ["reexport"]
@@ -25,8 +23,12 @@ __all__ = ["reexport"]
 
 def _homes(source: str) -> dict[str, str]:
     """``name -> module`` for every ``from module import name`` inside ``if TYPE_CHECKING:``."""
+    import ast  # once per package, on its first name asked for: importing a package stays light
+
     homes: dict[str, str] = {}
-    for node in ast.parse(Path(source).read_text(encoding="utf-8")).body:
+    with open(source, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    for node in tree.body:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             for item in node.body:
                 if isinstance(item, ast.ImportFrom) and item.module:

@@ -1,25 +1,26 @@
 """``ouro``: the command line of the fleet. Every error is one clear line and exit status 2.
 
 The root group knows each command by name, where it lives and its one-line help; a command's module is
-imported only when that command runs (``ouro --help`` imports none of them), so a command pays for what it
-uses and nothing else: ``measure h-fleet`` and ``corpus stats`` load no SQLAlchemy, Celery or event store.
+imported only when that command runs, so a command pays for what it uses and nothing else: ``measure
+h-fleet`` and ``corpus stats`` load no SQLAlchemy, Celery or event store. ``ouro`` and ``ouro --help`` print
+the command table itself (``usage``) and import no command-line library at all.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from dataclasses import dataclass
-from importlib import import_module
+from typing import TYPE_CHECKING, NamedTuple
 
-import typer
-from typer import _click as click
-from typer.core import TyperGroup
+if TYPE_CHECKING:
+    from ops.cli._root import LazyGroup, app, load
 
-__all__ = ["COMMANDS", "Entry", "app", "main"]
+__all__ = ["COMMANDS", "Entry", "LazyGroup", "app", "load", "main", "usage"]
+
+ROOT_HELP = "Ouroboros: gates from agents' mistakes."
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One command of ``ouro``: its module, the attribute there (a function or a Typer group), its help line."""
 
     module: str
@@ -132,52 +133,44 @@ COMMANDS: dict[str, Entry] = {
 """Every command, in the order ``ouro --help`` lists them; a test holds each help line to the command's own."""
 
 
-def load(name: str) -> click.Command:
-    """The click command ``name`` stands for, its module imported now."""
-    entry = COMMANDS[name]
-    found = getattr(import_module(entry.module), entry.attribute)
-    if isinstance(found, typer.Typer):
-        command: click.Command = typer.main.get_group(found)
-    else:
-        single = typer.Typer(add_completion=False)
-        single.command(name)(found)
-        command = typer.main.get_command(single)
-    command.name = name
-    return command
+def usage(width: int | None = None) -> str:
+    """The root help: the usage line, what ``ouro`` is, and every command with its whole help line, wrapped to
+    ``width`` (the terminal's, at most 100 columns)."""
+    from textwrap import wrap
+
+    width = max(60, min(width or _terminal_columns(), 100))
+    column = max(map(len, COMMANDS)) + 4
+    lines = ["Usage: ouro [OPTIONS] COMMAND [ARGS]...", "", f"  {ROOT_HELP}", "", "Options:",
+             "  --help  Show this message and exit.", "", "Commands:"]  # fmt: skip
+    for name, entry in COMMANDS.items():
+        wrapped = wrap(entry.help, width - column) or [""]
+        lines.append(f"  {name:<{column - 2}}{wrapped[0]}")
+        lines.extend(" " * column + rest for rest in wrapped[1:])
+    return "\n".join(lines) + "\n"
 
 
-class LazyGroup(TyperGroup):
-    """The root group: lists the commands from ``COMMANDS`` and imports one only when it runs."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return load(cmd_name) if cmd_name in COMMANDS else None
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        limit = formatter.width - 6 - max(map(len, COMMANDS))
-        rows = [(name, click.utils.make_default_short_help(entry.help, limit)) for name, entry in COMMANDS.items()]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
-app = typer.Typer(
-    cls=LazyGroup,
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-    help="Ouroboros: gates from agents' mistakes.",
-)
-
-
-@app.callback()
-def _root() -> None:
-    """Ouroboros: gates from agents' mistakes."""
+def _terminal_columns() -> int:
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # not a terminal
+        return 80
 
 
 def main() -> None:
     """Entry point: run the CLI; our errors and usage errors are one line on stderr and exit status 2."""
+    if sys.argv[1:] == ["--help"]:  # the command table, before any command-line library is loaded
+        sys.stdout.write(usage())
+        raise SystemExit(0)
+    if not sys.argv[1:]:  # no command: the same table, as the usage error it is
+        sys.stderr.write(usage())
+        raise SystemExit(2)
+    import typer
+
+    from ops.cli._root import app
+
     try:
         code = app(standalone_mode=False)
     except typer.Exit as exc:
@@ -185,7 +178,7 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         raise SystemExit(130) from None
     except Exception as exc:
-        # Imported only now: an OuroError raised has loaded it already, and ``ouro --help`` never needs it.
+        # Imported only now: an OuroError raised has loaded it already.
         from schemas.errors import OuroError
 
         if isinstance(exc, OuroError):
@@ -197,3 +190,13 @@ def main() -> None:
             raise SystemExit(2) from None
         raise
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def __getattr__(name: str) -> object:
+    """``app``, ``load`` and ``LazyGroup`` live with typer in ``ops.cli._root``, imported on first use (not
+    ``schemas._lazy``: a command's help loads no contract)."""
+    if name in {"LazyGroup", "app", "load"}:
+        from ops.cli import _root
+
+        return getattr(_root, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,13 +3,15 @@ so a heavy import creeping into a light command fails a test (times are the benc
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from ops.cli import COMMANDS, load
+from ops.cli import COMMANDS, app, load, usage
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = {
@@ -51,13 +53,41 @@ def test_each_help_line_is_the_commands_own(name: str) -> None:
 
 def test_help_loads_no_command_module_and_nothing_heavy() -> None:
     loaded = _loaded("--help")
-    assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY)
+    # not even the command-line library: the root help is the command table itself
+    assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY | {"typer", "click", "rich"})
     assert not any(m.startswith("ops.cli.") for m in loaded), sorted(m for m in loaded if m.startswith("ops.cli."))
+
+
+def test_help_lists_every_command_with_its_whole_help_line_and_the_group_says_the_same() -> None:
+    env = {**os.environ, "COLUMNS": "100"}
+    done = subprocess.run([sys.executable, "-c", "from ops.cli import main; main()", "--help"], env=env,
+                          capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
+    assert done.stdout == usage(100)
+    assert done.stdout.startswith("Usage: ouro [OPTIONS] COMMAND [ARGS]...\n")
+    rows: dict[str, str] = {}  # a row starts at column 2; its wrapped lines are indented further
+    for line in done.stdout.split("Commands:\n", 1)[1].splitlines():
+        if line.startswith("   "):
+            rows[next(reversed(rows))] += " " + line.strip()
+        else:
+            name, _, text = line.strip().partition("  ")
+            rows[name] = text.strip()
+    assert rows == {name: entry.help for name, entry in COMMANDS.items()}
+    assert all(len(line) <= 100 for line in done.stdout.splitlines())
+    # in-process, through typer's group, the same text (at the terminal width click gives it)
+    result = CliRunner().invoke(app, ["--help"], terminal_width=100)
+    assert result.exit_code == 0 and result.stdout == usage(100)
+
+
+def test_no_command_is_the_table_as_a_usage_error() -> None:
+    done = subprocess.run([sys.executable, "-c", "from ops.cli import main; main()"],
+                          capture_output=True, text=True, cwd=ROOT, check=False)  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("Usage: ouro [OPTIONS] COMMAND [ARGS]...") and "\n  scan  " in done.stderr
 
 
 def test_a_command_loads_only_its_own_module() -> None:
     loaded = _loaded("hooks", "--help")
-    assert {m for m in loaded if m.startswith("ops.cli.")} == {"ops.cli.hooks"}
+    assert {m for m in loaded if m.startswith("ops.cli.")} == {"ops.cli._root", "ops.cli.hooks"}
     # typer from 0.29 loads pydantic with itself (requirements.lock holds it below that).
     assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY | {"schemas"})
 

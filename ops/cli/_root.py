@@ -1,0 +1,50 @@
+"""The root click group of ``ouro`` (typer's): it lists the commands of ``ops.cli.COMMANDS`` and imports a
+command's module only when that command runs. Loaded only for a command: ``ouro --help`` never needs it."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+import typer
+from typer import _click as click
+from typer.core import TyperGroup
+
+from ops.cli import COMMANDS, ROOT_HELP, usage
+
+__all__ = ["LazyGroup", "app", "load"]
+
+
+def load(name: str) -> click.Command:
+    """The click command ``name`` stands for, its module imported now."""
+    entry = COMMANDS[name]
+    found = getattr(import_module(entry.module), entry.attribute)
+    if isinstance(found, typer.Typer):
+        command: click.Command = typer.main.get_group(found)
+    else:
+        single = typer.Typer(add_completion=False)
+        single.command(name)(found)
+        command = typer.main.get_command(single)
+    command.name = name
+    return command
+
+
+class LazyGroup(TyperGroup):
+    """The root group: lists the commands from ``COMMANDS`` and imports one only when it runs; its help is
+    ``ops.cli.usage``, the text ``ouro --help`` prints without loading this module."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load(cmd_name) if cmd_name in COMMANDS else None
+
+    def get_help(self, ctx: click.Context) -> str:
+        return usage(ctx.terminal_width).rstrip("\n")
+
+
+app = typer.Typer(cls=LazyGroup, no_args_is_help=True, add_completion=False, rich_markup_mode=None, help=ROOT_HELP)
+
+
+@app.callback()
+def _root() -> None:
+    """Ouroboros: gates from agents' mistakes."""
