@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from decider.instruments.taint import Flow
 
 TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "php", "python", "typescript")
+SCRIPT_LANGUAGES = frozenset({"javascript", "php", "python", "typescript"})
+"""Languages whose files run top to bottom: the code outside any function is walked too, as ``<global>``."""
 """Languages whose functions the taint step reads (``instruments.taint``; C and C++ for memory flows)."""
 
 __all__ = [
@@ -146,7 +148,7 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
         from decider.instruments.taint import find_flows
 
         walked = [(frame.name, frame.node) for frame in walker.frames]
-        if language == "php":  # a script's top-level code is read as one more function
+        if language in SCRIPT_LANGUAGES:  # a script's top-level code is read as one more function
             walked.append((GLOBAL, tree.root_node))
         flows = find_flows(language, walked)
     return ParsedFile(

@@ -10,8 +10,10 @@ as it does when the arm does not run); a sanitiser clears it for its operations 
 or array made in place, or a local bound to one in this function and not rebound since) given to a sink
 that takes one (``argv_safe``: ``subprocess.run(cmd)``) is no command string. A call to a function of the same file
 goes through that function's summary (which parameters reach its return value, and which reach a sink in
-it), so a wrapper the roles step would infer is followed. A PHP file's code outside its functions is walked
-too, as one more function (``GLOBAL``). Every flow says which source reached which sink at which lines. The
+it), so a wrapper the roles step would infer is followed. The code of a PHP, Python, JavaScript or TypeScript
+file outside its functions and classes is walked too, as one more function (``GLOBAL``): a script's
+``sys.argv[1]`` or ``process.argv[2]`` reaching a shell at top level is a flow. Every flow says which source
+reached which sink at which lines. The
 vocabulary is data: ``ruleset/taint/<language>.toml``.
 """
 
@@ -41,6 +43,10 @@ from decider.instruments._taint_python import PythonTracker
 from decider.instruments._taint_tracker import Tracker
 
 __all__ = ["TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version", "vocabulary_of"]
+
+TOP_LEVEL = frozenset({"module", "program"})
+"""The root node types a file's top-level code is walked from (Python's ``module``; JavaScript's and PHP's
+``program``)."""
 
 _SCRIPT = ("javascript", "typescript")
 _TRACKERS: dict[str, type[Tracker]] = {
@@ -88,7 +94,7 @@ def _params_in_order(node: Node, language: str) -> list[str]:
 def _run(tracker: Tracker, node: Node, params: Iterable[str]) -> Tracker:
     for param in params:
         tracker.env[param] = Taint(PARAMETER, node.start_point.row + 1)
-    if node.type == "program":  # a script's top-level code (function and class bodies are skipped in it)
+    if node.type in TOP_LEVEL:  # a script's top-level code (function and class bodies are skipped in it)
         tracker.children(node)
     else:
         tracker.stmt(node.child_by_field_name("body"))
@@ -160,8 +166,8 @@ def _from_imports(node: Node) -> Iterator[Node]:
 
 
 def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Flow, ...]:
-    """Every flow in the given functions (qualified name, declaration node) of one file; a ``program`` node
-    among them is the file's top-level code."""
+    """Every flow in the given functions (qualified name, declaration node) of one file; a root node among them
+    (a ``program``, Python's ``module``) is the file's top-level code."""
     vocab = vocabulary_of(language)
     if vocab is None:
         return ()
@@ -169,9 +175,9 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
         return memory_flows(vocab, functions)
     functions = list(functions)
     declared = [(name, node) for name, node in functions if node.child_by_field_name("body") is not None]
-    scripts = [(name, node) for name, node in functions if node.type == "program"]
+    scripts = [(name, node) for name, node in functions if node.type in TOP_LEVEL]
     defined = _defined(declared, language in ("java", "php"))
-    imported = _imported(declared, language)
+    imported = _imported([*declared, *scripts], language)
     summaries = _summaries(language, vocab, declared, defined, imported)
     flows: list[Flow] = []
     for name, node in [*declared, *scripts]:

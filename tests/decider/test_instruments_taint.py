@@ -520,3 +520,52 @@ def test_a_validating_condition_clears_where_it_holds_and_after_a_branch_that_le
     path, source = _GUARDED[language]
     found = {(f.source_line, f.sink_line, f.sanitized) for f in parse_source(path, language, source.encode()).flows}
     assert found == _GUARDED_FLOWS[language]
+
+
+_SCRIPT_PY = """import os
+import subprocess
+import sys
+
+name = sys.argv[1]
+os.system("ls " + name)
+
+
+def helper(path):
+    os.system("cat " + path)
+
+
+class Tool:
+    def run(self, cmd):
+        subprocess.call(cmd, shell=True)
+
+
+if __name__ == "__main__":
+    subprocess.call(f"grep {sys.argv[2]} data.txt", shell=True)
+    os.system("echo " + os.path.basename(__file__))
+"""
+
+_SCRIPT_JS = """const { exec } = require("child_process");
+const target = process.argv[2];
+exec("ping -c 1 " + target);
+function run(cmd) { exec(cmd); }
+const handler = (req) => exec(req.query.cmd);
+exec("uptime");
+"""
+
+
+def test_a_scripts_top_level_code_is_walked_as_one_more_function_and_its_definitions_are_not() -> None:
+    python = parse_source("tool.py", "python", _SCRIPT_PY.encode())
+    found = {(f.function, f.operation, f.sink_line, f.source_kind, f.source_line) for f in python.flows
+             if not f.sanitized}  # fmt: skip
+    assert found == {
+        ("<global>", "command", 6, "environment", 5),  # argv read at top level, run at top level
+        ("helper", "command", 10, "parameter", 9),
+        ("Tool.run", "command", 15, "parameter", 14),
+        ("<global>", "command", 19, "environment", 19),  # inside `if __name__ == "__main__":`
+    }, sorted(found)
+    script = parse_source("ping.js", "javascript", _SCRIPT_JS.encode())
+    top = {(f.operation, f.sink_line, f.source_kind, f.source_line) for f in script.flows if f.function == "<global>"}
+    assert top == {("command", 3, "environment", 2)}  # the function and the arrow function are their own
+    # a module of definitions alone has no top-level flow
+    library = parse_source("lib.py", "python", b"import os\n\n\ndef f(x):\n    os.system(x)\n")
+    assert [f.function for f in library.flows] == ["f"]
