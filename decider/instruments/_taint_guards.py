@@ -3,7 +3,8 @@
 ``if name.isdigit():`` makes ``name`` safe inside the branch; ``if not name.isdigit(): abort(400)`` makes it
 safe after the ``if``, because the branch that would have used it unchecked never comes back. The tests are
 the vocabulary's validators (``[[validator]]`` in ``ruleset/taint/<language>.toml``): a call whose truth
-proves its subject (a receiver or an argument, a plain variable) safe for some operations; a pattern test
+proves its subject (a receiver or an argument: a plain variable, or an element or field of one, ``$octet[0]``,
+``parts[0]``) safe for some operations; a pattern test
 counts only when its pattern is anchored at both ends. ``not``/``!``, ``and``/``&&`` and ``or``/``||`` are
 followed (where a conjunction holds both sides hold; where a disjunction fails both sides fail); anything
 else proves nothing.
@@ -21,7 +22,7 @@ from decider.instruments._taint_model import TaintVocabulary, node_text, operato
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["Parts", "exits", "validated"]
+__all__ = ["Parts", "exits", "is_path_of", "validated"]
 
 Parts = Callable[[Node], "tuple[str, Node | None, Sequence[Node]] | None"]
 """A language's reading of a call: its name, its receiver and its arguments (None: not a call)."""
@@ -30,6 +31,9 @@ _NEGATIONS = frozenset({"not_operator", "unary_expression", "unary_op_expression
 _BINARY = frozenset({"boolean_operator", "binary_expression"})
 _AND, _OR = frozenset({"and", "&&"}), frozenset({"or", "||"})
 _VARIABLES = frozenset({"identifier", "variable_name"})
+_PATHS = frozenset({"subscript", "attribute", "subscript_expression", "member_expression", "member_access_expression",
+                    "field_access", "array_access"})  # fmt: skip
+"""An element or a field (``a[0]``, ``a.b``, ``$a->b``): validated, it is tracked apart from its variable."""
 _JUMPS = frozenset(
     {"return_statement", "raise_statement", "throw_statement", "continue_statement", "break_statement",
      "exit_statement", "throw_expression"}
@@ -38,11 +42,16 @@ _STOPS = frozenset({"abort", "exit", "die", "_exit"})
 """Calls that do not come back (``abort(403)``, ``sys.exit()``, ``exit()``)."""
 
 
+Proved = dict[str, tuple[frozenset[str], Node]]
+"""What a condition proves: per variable, element or field (by its text), the operations and the subject's node."""
+
+
 def validated(
     vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], node: Node | None, holds: bool
-) -> dict[str, frozenset[str]]:
-    """The variables ``node`` proves safe, with the operations, where it evaluates to ``holds`` (``made_by``: the
-    call each local was bound to, for a validator that wants its subject made by one: a resolved path)."""
+) -> Proved:
+    """The variables (or elements of one) ``node`` proves safe, with the operations, where it evaluates to
+    ``holds`` (``made_by``: the call each local was bound to, for a validator that wants its subject made by
+    one: a resolved path)."""
     if node is None:
         return {}
     kind = node.type
@@ -55,7 +64,8 @@ def validated(
         op = operator_of(node)
         if (op in _AND and holds) or (op in _OR and not holds):  # both sides are known
             left, right = (validated(vocab, parts, made_by, side, holds) for side in node.named_children)
-            return {name: left.get(name, frozenset()) | right.get(name, frozenset()) for name in {*left, *right}}
+            return {name: (left.get(name, (frozenset(), None))[0] | right.get(name, (frozenset(), None))[0],
+                           (left.get(name) or right[name])[1]) for name in {*left, *right}}  # fmt: skip
         return {}
     if not holds:
         return {}
@@ -63,7 +73,7 @@ def validated(
     if found is None:
         return {}
     name, receiver, args = found
-    proved: dict[str, frozenset[str]] = {}
+    proved: Proved = {}
     for validator in vocab.validators:
         if not validator.applies(name, node_text(receiver)):
             continue
@@ -71,12 +81,18 @@ def validated(
             continue
         index = validator.args[0] if validator.args else 0
         subject = receiver if validator.subject == "receiver" else (args[index] if index < len(args) else None)
-        if subject is None or subject.type not in _VARIABLES:
+        if subject is None or (subject.type not in _VARIABLES and subject.type not in _PATHS):
             continue
         if validator.made_by is not None and not validator.made_by.search(made_by.get(node_text(subject), "")):
             continue
-        proved[node_text(subject)] = proved.get(node_text(subject), frozenset()) | validator.operations
+        key = node_text(subject)
+        proved[key] = (proved.get(key, (frozenset(), subject))[0] | validator.operations, subject)
     return proved
+
+
+def is_path_of(path: str, name: str) -> bool:
+    """Whether ``path`` (an element or field's text) reads the variable ``name``: ``$a[0]`` and ``$a->b`` of ``$a``."""
+    return path.startswith((name + "[", name + ".", name + "->"))
 
 
 def _pattern(node: Node) -> str | None:

@@ -160,7 +160,7 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
 @cache
 def taint_version(language: str) -> str:
     """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it changes)."""
-    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-10")
+    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-11")
 
 
 @dataclass

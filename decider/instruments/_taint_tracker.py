@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from tree_sitter import Node
 
-from decider.instruments._taint_guards import exits, validated
+from decider.instruments._taint_guards import exits, is_path_of, validated
 from decider.instruments._taint_model import (
     LITERALS,
     SKIP,
@@ -65,6 +65,7 @@ class Tracker(ABC):
         self.slots: dict[str, list[Taint | None] | dict[object, Taint | None]] = {}  # precise containers
         self.vectors: set[str] = set()  # locals holding a list or array made here (an argument vector)
         self.made_by: dict[str, str] = {}  # locals holding what a call returned: the call's text
+        self.paths: set[str] = set()  # elements and fields a condition validated, tracked in ``env`` by their text
 
     @abstractmethod
     def alternatives(self, alternatives: Sequence[Node]) -> None:
@@ -110,12 +111,13 @@ class Tracker(ABC):
             if value is not None:
                 self.env[name] = join_taints(self.env.get(name), value) or value
             return
-        if self.arms:
-            self.arms[-1].setdefault(name, self.env.get(name))
-        if value is None:
-            self.env.pop(name, None)
-        else:
-            self.env[name] = value
+        for key in [name, *(path for path in self.paths if is_path_of(path, name))]:  # its elements follow it
+            if self.arms:
+                self.arms[-1].setdefault(key, self.env.get(key))
+            if value is None:
+                self.env.pop(key, None)
+            else:
+                self.env[key] = value
 
     def bind(self, name: str, node: Node | None, value: Taint | None) -> None:
         """Assign ``name`` from the expression ``node``: its taint, and its literal value or container shape."""
@@ -206,10 +208,16 @@ class Tracker(ABC):
 
     def guard(self, condition: Node | None, holds: bool) -> None:
         """Clear, for the operations the vocabulary's validators prove, each variable ``condition`` checks."""
-        for name, operations in validated(self.vocab, self.parts, self.made_by, condition, holds).items():
-            value = self.env.get(name)
+        for name, (operations, subject) in validated(self.vocab, self.parts, self.made_by, condition, holds).items():
+            element = subject.type not in ("identifier", "variable_name")  # ``$octet[0]``: tracked apart from here
+            value = self.expr(subject) if element else self.env.get(name)
             if value is not None:
-                self.assign(name, None if "*" in operations else replace(value, cleared=value.cleared | operations))
+                if element and name not in self.paths:  # before this arm it was what its variable was
+                    self.paths.add(name)
+                    if self.arms:
+                        self.arms[-1].setdefault(name, value)
+                cleared = replace(value, cleared=value.cleared | operations)
+                self.assign(name, cleared if element or "*" not in operations else None)
 
     def try_statement(self, node: Node) -> None:
         for child in node.named_children:
@@ -232,6 +240,9 @@ class Tracker(ABC):
             return None
         if node.type == "identifier":
             return self.env.get(node_text(node))
+        if self.paths and (key := node_text(node)) in self.paths:  # an element a condition validated
+            value = self.env.get(key)
+            return None if value is None or "*" in value.cleared else value
         handler = self.expressions.get(node.type)
         if handler is not None:
             return handler(self, node)
