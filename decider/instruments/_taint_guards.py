@@ -63,9 +63,7 @@ def validated(
     if kind in _BINARY and len(node.named_children) == 2:
         op = operator_of(node)
         if (op in _AND and holds) or (op in _OR and not holds):  # both sides are known
-            left, right = (validated(vocab, parts, made_by, side, holds) for side in node.named_children)
-            return {name: (left.get(name, (frozenset(), None))[0] | right.get(name, (frozenset(), None))[0],
-                           (left.get(name) or right[name])[1]) for name in {*left, *right}}  # fmt: skip
+            return _joined(*(validated(vocab, parts, made_by, side, holds) for side in node.named_children))
         return {}
     if not holds:
         return {}
@@ -88,6 +86,14 @@ def validated(
         key = node_text(subject)
         proved[key] = (proved.get(key, (frozenset(), subject))[0] | validator.operations, subject)
     return proved
+
+
+def _joined(left: Proved, right: Proved) -> Proved:
+    """What both sides of a condition prove: a subject either side proves, for the operations of both."""
+    joined = dict(left)
+    for name, (operations, subject) in right.items():
+        joined[name] = (joined[name][0] | operations if name in joined else operations, subject)
+    return joined
 
 
 def is_path_of(path: str, name: str) -> bool:
