@@ -1,4 +1,4 @@
-"""The root click group of ``ouro`` (typer's): it lists the commands of ``ops.cli.COMMANDS`` and imports a
+"""The root click group of ``ouro`` (typer's): it lists the commands of ``ops.cli._table`` and imports a
 command's module only when that command runs. Loaded only for a command: ``ouro --help`` never needs it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import typer
 from typer import _click as click
 from typer.core import TyperGroup
 
-from ops.cli import COMMANDS, ROOT_HELP, usage
+from ops.cli._table import COMMANDS, ROOT_HELP, usage
 
 __all__ = ["LazyGroup", "app", "load"]
 
@@ -30,7 +30,7 @@ def load(name: str) -> click.Command:
 
 class LazyGroup(TyperGroup):
     """The root group: lists the commands from ``COMMANDS`` and imports one only when it runs; its help is
-    ``ops.cli.usage``, the text ``ouro --help`` prints without loading this module."""
+    ``ops.cli._table.usage``, the text ``ouro --help`` prints without loading this module."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
