@@ -542,6 +542,11 @@ if (is_numeric($octet[0]) && is_numeric($octet[1]) && sizeof($octet) == 2) {
 }
 shell_exec('ping ' . $octet[0]);
 """),
+    "javascript": ("h.js", """function h(req, res) {
+  if (Number.isInteger(req.query.n)) { db.query('SELECT * FROM t LIMIT ' + req.query.n) }
+  db.query('SELECT * FROM t LIMIT ' + req.query.n)
+}
+"""),
 }  # fmt: skip
 _ELEMENT_FLOWS = {
     # each element checked where its test holds (4) and after a branch that leaves (8); not after the `if` (5),
@@ -549,6 +554,8 @@ _ELEMENT_FLOWS = {
     "python": {(2, 5), (9, 10)},
     # DVWA's "impossible" ping: every octet numeric, the address rebuilt from them; one octet after the `if` is not
     "php": {(2, 7)},
+    # a field of the request checked in place: safe inside the `if` only (read first at 2)
+    "javascript": {(2, 3)},
 }
 
 
