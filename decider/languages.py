@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from decider.instruments.taint import Flow
 
 TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "php", "python", "typescript")
+"""Languages whose functions the taint step reads (``instruments.taint``; C and C++ for memory flows)."""
 SCRIPT_LANGUAGES = frozenset({"javascript", "php", "python", "typescript"})
 """Languages whose files run top to bottom: the code outside any function is walked too, as ``<global>``."""
-"""Languages whose functions the taint step reads (``instruments.taint``; C and C++ for memory flows)."""
 
 __all__ = [
     "GLOBAL",

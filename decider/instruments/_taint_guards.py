@@ -22,7 +22,7 @@ from decider.instruments._taint_model import TaintVocabulary, node_text, operato
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["Parts", "exits", "is_path_of", "validated"]
+__all__ = ["Parts", "exits", "is_element", "is_path_of", "validated"]
 
 Parts = Callable[[Node], "tuple[str, Node | None, Sequence[Node]] | None"]
 """A language's reading of a call: its name, its receiver and its arguments (None: not a call)."""
@@ -94,6 +94,11 @@ def _joined(left: Proved, right: Proved) -> Proved:
     for name, (operations, subject) in right.items():
         joined[name] = (joined[name][0] | operations if name in joined else operations, subject)
     return joined
+
+
+def is_element(subject: Node) -> bool:
+    """Whether a subject ``validated`` proved is an element or a field (``$octet[0]``), not a plain variable."""
+    return subject.type in _PATHS
 
 
 def is_path_of(path: str, name: str) -> bool:

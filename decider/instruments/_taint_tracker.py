@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from tree_sitter import Node
 
-from decider.instruments._taint_guards import exits, is_path_of, validated
+from decider.instruments._taint_guards import exits, is_element, is_path_of, validated
 from decider.instruments._taint_model import (
     LITERALS,
     SKIP,
@@ -209,7 +209,7 @@ class Tracker(ABC):
     def guard(self, condition: Node | None, holds: bool) -> None:
         """Clear, for the operations the vocabulary's validators prove, each variable ``condition`` checks."""
         for name, (operations, subject) in validated(self.vocab, self.parts, self.made_by, condition, holds).items():
-            element = subject.type not in ("identifier", "variable_name")  # ``$octet[0]``: tracked apart from here
+            element = is_element(subject)  # ``$octet[0]``: tracked apart from its variable from here
             value = self.expr(subject) if element else self.env.get(name)
             if value is not None:
                 if element and name not in self.paths:  # before this arm it was what its variable was

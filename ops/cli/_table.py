@@ -142,6 +142,7 @@ def usage(width: int | None = None) -> str:
 
 
 def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing ``shutil`` (about 15 ms of the help's 40)."""
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit():
         return int(columns)
