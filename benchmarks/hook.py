@@ -9,8 +9,9 @@ for) goes through ``ops.hook.run``, the function the hook command runs, so each 
 on ``PreToolUse``, decided by the gate server, as the session's own calls were (in this process: a fresh
 interpreter per event would take half an hour at 50,000). The gates are every shipped accepted miner,
 compiled into the state's cache. Then ``--calls`` PreToolUse calls ``--gap`` seconds apart (the tool runs
-and the agent thinks between two), each the command ``ouro hooks install`` writes
-(``python -P -m ops.hook --state DIR``, the payload on stdin), a whole process timed from spawn to exit;
+and the agent thinks between two), each the command ``ouro hooks install`` writes, taken from
+``ops.hooks_install.hook_command`` (``python -P -m ops.hook --state DIR``, the payload on stdin), a whole
+process timed from spawn to exit;
 one call in ten is a ``pkill -f`` that matches itself and must be denied, the others innocent and allowed.
 Printed per size: p50/p95 wall, the gate server's own decision time (``OURO_HOOK_TRACE``), the server's
 resident memory, and a hook process with no gate beside it (the interpreter and the hook's own imports).
@@ -27,6 +28,7 @@ import contextlib
 import json
 import os
 import random
+import shlex
 import shutil
 import signal
 import subprocess
@@ -86,9 +88,12 @@ def grow(state: Path, events: int, rng: random.Random) -> float:
 
 def _hook(state: Path, payload: dict[str, Any], env: dict[str, str]) -> tuple[float, float | None, bool]:
     """One whole hook process: its wall seconds, the server's decision seconds, and whether it denied."""
+    from ops.hooks_install import hook_command
+
+    argv = shlex.split(hook_command(state))  # the command exactly as ``ouro hooks install`` writes it
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-P", "-m", "ops.hook", "--state", str(state)],
+        argv,
         input=json.dumps(payload).encode(),
         capture_output=True,
         env=env,
@@ -187,7 +192,9 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("OURO_MINERS_PATH", "PYTHONDONTWRITEBYTECODE", "OURO_HOOK_TRACE"):
         os.environ.pop(name, None)
     try:
-        print(f"hook PreToolUse, warn gates {options.warn}, whole processes ({sys.executable} -P -m ops.hook)")
+        from ops.hooks_install import hook_command
+
+        print(f"hook PreToolUse, warn gates {options.warn}, whole processes ({hook_command(root / 'state-N')})")
         found = [(size, *measure(root, size, options.calls, options.gap, options.seed)) for size in sizes]
         print("hook p50/p95: " + ", ".join(f"{size:,} events {p50:.1f}/{p95:.1f} ms" for size, p50, p95 in found))
     finally:
