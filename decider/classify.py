@@ -224,6 +224,26 @@ def _weights(voters: Sequence[Neighbour], family: str) -> list[float]:
     return [w if n.example.family == family else w * scale for w, n in zip(raw, voters, strict=True)]
 
 
+def _vote_said(voters: Sequence[Neighbour], family: str) -> str:
+    """How the voters voted, as the weights count them: the candidate's family, then the others (which weigh
+    at most ``CONTRAST_SHARE`` of it), so the words agree with the verdict."""
+    own = [n for n in voters if n.example.family == family]
+    other = [n for n in voters if n.example.family != family]
+    mine = sum(n.example.y for n in own)
+    if not own:
+        said = f"no labelled {family} example is near"
+    elif len(own) == 1:
+        said = f"the nearest labelled {family} example is {'vulnerable' if mine else 'not vulnerable'}"
+    else:
+        said = f"{mine} of the {len(own)} nearest labelled {family} examples are vulnerable"
+    if other:
+        kinds = ", ".join(f"{f} {c}" for f, c in sorted(Counter(n.example.family for n in other).items()))
+        against = "" if own else " as the prior"
+        said += (f"; other families, together weighing at most {CONTRAST_SHARE:g}x as much{against}: "
+                 f"{sum(n.example.y for n in other)} of {len(other)} vulnerable ({kinds})")  # fmt: skip
+    return said
+
+
 def memory_vote(retrieved: Retrieved, view: CandidateView, signal_names: Sequence[str] = (), k: int = 6) -> Classified:
     """The nearest labelled examples vote (their family first, weighted by ``exp(-(1 - r) / 0.1)`` on the
     re-rank score, other families never outweighing it) and one pseudo-vote shrinks toward 0.5. No label cap
@@ -236,13 +256,11 @@ def memory_vote(retrieved: Retrieved, view: CandidateView, signal_names: Sequenc
     )
     cited = tuple(n for n in view.signal_lines if view.excerpt.covers(n)) or (view.excerpt.first_line,)
     families = Counter(n.example.family for n in ns)
-    shown = ", ".join(f"{f} {c}" for f, c in sorted(families.items())) or "none"
-    positives = sum(n.example.y for n in ns)
     where = ", ".join(str(n) for n in cited)
     named = f" ({', '.join(signal_names)})" if signal_names else ""
     rationale = (
-        f"Memory vote: {positives} of the {len(ns)} nearest labelled examples are vulnerable ({shown}; "
-        f"retrieval {retrieved.retrieval}). The signals{named} are at line {where}."
+        f"Memory vote: {_vote_said(ns, view.family)}; retrieval {retrieved.retrieval}. The signals{named} are at "
+        f"line {where}."
     )
     labels = Counter("vulnerable" if n.example.y else "not_vulnerable" for n in ns)
     counts = {"label": dict(sorted(labels.items())), "family": dict(sorted(families.items()))}

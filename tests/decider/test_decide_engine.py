@@ -65,8 +65,17 @@ def test_other_families_inform_the_vote_but_never_outvote_the_candidates_own() -
     (d,) = run.decided
     assert d.neighbours["family"] == {"insecure_temp_file": 1, "sql_injection": 5}
     assert d.raw_score is not None and d.raw_score < 0.5 and d.decision.verdict == "not_vulnerable"
+    # the words count as the weights do: five vulnerable voters of six, yet the verdict follows the one
+    assert d.decision.rationale.startswith(
+        "Memory vote: the nearest labelled insecure_temp_file example is not vulnerable; other families, together "
+        "weighing at most 0.5x as much: 5 of 5 vulnerable (sql_injection 5); retrieval "
+    )
     alone = decide_all([item("search", hits=1, family="xxe")], Engine(vote, Memory(others), COLUMNS)).decided[0]
     assert alone.raw_score is not None and 0.5 < alone.raw_score <= 2 / 3  # no own family: informs, bounded
+    assert (
+        "no labelled xxe example is near; other families, together weighing at most 0.5x as much as the "
+        "prior: 6 of 6 vulnerable (sql_injection 6)" in alone.decision.rationale
+    )
 
 
 def test_the_lm_program_blocks_and_names_only_signals_the_record_has(model_server: Any) -> None:
