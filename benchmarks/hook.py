@@ -10,7 +10,7 @@ on ``PreToolUse``, decided by the gate server, as the session's own calls were (
 interpreter per event would take half an hour at 50,000). The gates are every shipped accepted miner,
 compiled into the state's cache. Then ``--calls`` PreToolUse calls ``--gap`` seconds apart (the tool runs
 and the agent thinks between two), each the command ``ouro hooks install`` writes, taken from
-``ops.hooks_install.hook_command`` (``python -P -m ops.hook --state DIR``, the payload on stdin), a whole
+``ops.hooks_install.hook_command`` (``python -S -P …/ops/hook_script.py --state DIR``, the payload on stdin), a whole
 process timed from spawn to exit;
 one call in ten is a ``pkill -f`` that matches itself and must be denied, the others innocent and allowed.
 Printed per size: p50/p95 wall, the gate server's own decision time (``OURO_HOOK_TRACE``), the server's

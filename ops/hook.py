@@ -1,7 +1,8 @@
 """``ouro hook`` / ``python -m ops.hook``: the command Claude Code runs for every hook event.
 
-    <venv>/bin/python -P -m ops.hook [--state DIR] [--timeout S]     the payload on stdin
-    <venv>/bin/python -P -m ops.hook --flush [--state DIR]           hand the spooled runs to the fleet
+    <venv>/bin/python -S -P <ops>/hook_script.py [--state DIR] [--timeout S]   as installed; payload on stdin
+    <venv>/bin/python -P -m ops.hook [--state DIR] [--timeout S]               the same
+    <venv>/bin/python -P -m ops.hook --flush [--state DIR]                     hand the spooled runs to the fleet
 
 For every payload it (1) appends it to ``<state>/<session>/events.jsonl`` in the CSF envelope
 (``{"ts", "event_type": "hook", "event": <payload>}``, every field kept), (2) spools the run for the

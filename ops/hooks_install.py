@@ -8,10 +8,11 @@
 ``install`` merges one command hook per event into Claude Code's settings (``.claude/settings.json``
 by default): the user's own hooks stay as they are, and a second install replaces its own entries
 instead of adding more. The command is the environment's real interpreter (``sys.executable``: the
-virtualenv's ``python``, never a pyenv shim) running ``-m ops.hook`` with the state directory, so it
-does not depend on ``PATH`` and imports nothing heavy. The git ``pre-push`` hook runs ``ouro
-pre-push`` when that command exists and passes the push through otherwise; a pre-push hook that was
-there before is kept beside it and run first.
+virtualenv's ``python``, never a pyenv shim) running ``ops/hook_script.py`` with ``-S -P`` and the state
+directory, so it does not depend on ``PATH`` or on the working directory and imports nothing heavy (an
+entry an earlier install wrote, ``-m ops.hook``, is recognised as ours and replaced). The git
+``pre-push`` hook runs ``ouro pre-push`` when that command exists and passes the push through otherwise;
+a pre-push hook that was there before is kept beside it and run first.
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ HOOK_TIMEOUT_S = 10
 """Claude Code's own limit for the command (the hook allows on its own after 5 s)."""
 
 PRE_PUSH_MARK = "# ouroboros pre-push hook (ouro hooks install)"
-_OURS = "-m ops.hook"
+_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook_script.py")
+_OURS = ("/ops/hook_script.py", "-m ops.hook")
+"""What marks a command as ours: the script, or the module an earlier install ran."""
 
 
 def _interpreter() -> str:
@@ -64,13 +67,15 @@ def _interpreter() -> str:
 
 def hook_command(state: Path) -> str:
     """The command line Claude Code runs for every event."""
-    # -P: the agent's working directory (which may hold its own ``ops`` package) stays off sys.path.
-    return f"{shlex.quote(_interpreter())} -P {_OURS} --state {shlex.quote(str(state))}"
+    # -P: the script's folder stays off sys.path; -S: no site (see ops/hook_script.py).
+    return f"{shlex.quote(_interpreter())} -S -P {shlex.quote(_SCRIPT)} --state {shlex.quote(str(state))}"
 
 
 def _is_ours(entry: Any) -> bool:
     hooks = entry.get("hooks") if isinstance(entry, dict) else None
-    return isinstance(hooks, list) and any(isinstance(h, dict) and _OURS in str(h.get("command", "")) for h in hooks)
+    return isinstance(hooks, list) and any(
+        isinstance(h, dict) and any(mark in str(h.get("command", "")) for mark in _OURS) for h in hooks
+    )
 
 
 def merge_settings(settings: dict[str, Any], command: str, timeout: int = HOOK_TIMEOUT_S) -> dict[str, Any]:

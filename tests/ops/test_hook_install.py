@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,29 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_command_is_this_environments_interpreter_running_the_stdlib_hook(tmp_path: Path) -> None:
     command = hook_command(tmp_path / "state")
-    assert command == f"{sys.executable} -P -m ops.hook --state {tmp_path / 'state'}"
+    script = ROOT / "ops" / "hook_script.py"
+    assert command == f"{sys.executable} -S -P {script} --state {tmp_path / 'state'}"
     assert "/shims/" not in command
+    # without site, from anywhere: the payload is recorded under the state, the call allowed (no gate)
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "gates.json").write_text(json.dumps({"version": 1, "gates": []}))
+    payload = {"session_id": "s-1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "ls"}}  # fmt: skip
+    env = {"PATH": os.environ["PATH"], "OURO_HOOK_AUTOFLUSH": "0"}  # no PYTHONPATH: the script finds its package
+    done = subprocess.run(shlex.split(command), input=json.dumps(payload), capture_output=True, text=True,
+                          cwd=tmp_path, env=env, check=False)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert json.loads((tmp_path / "state" / "s-1" / "events.jsonl").read_text())["event"] == payload
+
+
+def test_an_earlier_installs_module_command_is_ours_and_replaced_in_place() -> None:
+    earlier = {"hooks": {"PreToolUse": [
+        {"matcher": "*", "hooks": [{"type": "command", "command": "/venv/bin/python -P -m ops.hook --state /s"}]},
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]},
+    ]}}  # fmt: skip
+    now = merge_settings(earlier, "/venv/bin/python -S -P /venv/lib/ops/hook_script.py --state /s")
+    commands = [h["command"] for entry in now["hooks"]["PreToolUse"] for h in entry["hooks"]]
+    assert commands == ["/venv/bin/python -S -P /venv/lib/ops/hook_script.py --state /s", "echo mine"]
 
 
 def test_a_pyenv_shim_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
