@@ -18,7 +18,7 @@ from pathlib import Path
 
 from decider.candidates import GitRepo, changed_lines, parse_commit, select
 from decider.features import build_record
-from decider.folder import FolderScan
+from decider.folder import FolderScan, excluded_by
 from decider.instruments import (
     BanditIssue,
     CallGraph,
@@ -256,12 +256,13 @@ def _taint_state(item: ParsedFile) -> InstrumentState:
 
 def analyse(
     repo: Path, head: str, base: str | None, repo_key: str, *, priors: Priors = "off",
-    within: tuple[str, ...] | None = None,
+    within: tuple[str, ...] | None = None, exclude: tuple[str, ...] = (),
 ) -> list[Analysed]:  # fmt: skip
     """Candidates of a push ``base..head`` (or a scan of ``head`` when ``base`` is None), analysed.
 
     ``within``: repository-relative folders or files; only candidates under them count (the whole head is
-    still parsed for the call graph and roles)."""
+    still parsed for the call graph and roles); ``exclude``: globs of paths whose candidates do not count
+    (``decider.folder.excluded_by``)."""
     git = GitRepo(repo)
     head_sha = git.resolve(head)
     base_sha = git.resolve(base) if base is not None else None
@@ -272,8 +273,15 @@ def analyse(
     targets = sorted(changed) if changed is not None else sorted(parsed)
     if within is not None:
         targets = [t for t in targets if any(_under(t, w) for w in within)]
+    targets = [t for t in targets if not any(excluded_by(part, exclude) for part in _prefixes(t))]
     base_parsed = parse_commit(git, base_sha, targets) if base_sha is not None else {}
     return _analyse_parsed(parsed, targets, head_sha, base_sha, base_parsed, changed, repo_key, priors)
+
+
+def _prefixes(path: str) -> list[str]:
+    """``a/b/c.py`` -> ``a``, ``a/b``, ``a/b/c.py``: a glob that leaves a folder out leaves out what is in it."""
+    parts = path.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _under(path: str, folder: str) -> bool:

@@ -1,9 +1,12 @@
 """What ``ouro scan PATH…`` reads: exactly the files and folders it is given, from disk, git or no git.
 
 Folders are walked (``.git``, ``.hg``, ``.svn`` and the report folder ``.ouroboros`` left out); a file
-whose extension no grammar covers is not a source file and is only counted. Bad input never stops a
-scan: a binary or huge file, a file that does not parse, a symlink loop or a link that leads outside the
-scanned root is skipped with the reason, and the reasons go into ``manifest.json``.
+whose extension no grammar covers is not a source file and is only counted. Below a given folder the walk
+leaves out what is not the project's own source (``LeaveOut``): installed dependencies and caches
+(``node_modules``, ``__pycache__``, any virtualenv…), what git ignores when the root is a checkout, and
+what ``--exclude`` names; a path given as PATH is always read. Bad input never stops a scan: a binary or
+huge file, a file that does not parse, a symlink loop or a link that leads outside the scanned root is
+skipped with the reason. Every path left out or skipped goes into ``manifest.json`` with its reason.
 """
 
 from __future__ import annotations
@@ -13,16 +16,48 @@ import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from decider.languages import ParsedFile, language_of, parse_source
 
-__all__ = ["MAX_BYTES", "FolderScan", "Skipped", "read_folder", "scan_root"]
+__all__ = ["MAX_BYTES", "NOT_SOURCE", "FolderScan", "LeaveOut", "Skipped", "excluded_by", "read_folder", "scan_root"]
 
 MAX_BYTES = 1_000_000
 """A source file larger than this is skipped as huge (generated or vendored bundles)."""
 
 _PRUNED = frozenset({".git", ".hg", ".svn", ".ouroboros"})
+
+NOT_SOURCE = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__", ".tox", ".nox", ".eggs",
+                        ".mypy_cache", ".pytest_cache", ".ruff_cache"})  # fmt: skip
+"""Folders that hold installed dependencies or caches, never the project's own source: a walk leaves them
+out (a folder holding ``pyvenv.cfg``, a virtualenv, too, whatever its name)."""
+
+
+def excluded_by(relative: str, globs: Sequence[str]) -> str | None:
+    """The first glob that matches the end of ``relative`` (``tests``, ``*.min.js``, ``docs/*``), or None."""
+    path = PurePosixPath(relative)
+    return next((glob for glob in globs if path.match(glob)), None)
+
+
+@dataclass(frozen=True)
+class LeaveOut:
+    """What a walk below a given PATH leaves out, and why (a PATH given itself is always read)."""
+
+    exclude: tuple[str, ...] = ()
+    """``--exclude`` globs, each matched against the end of a path below the root."""
+    ignored: frozenset[str] = frozenset()
+    """Paths relative to the root that git ignores (a wholly ignored folder once, with a trailing ``/``)."""
+
+    def reason(self, relative: str, path: Path, is_dir: bool) -> str | None:
+        """Why the walk leaves ``path`` (``relative`` to the root) out, or None to read it."""
+        if is_dir and path.name in NOT_SOURCE:
+            return f"left out: {path.name} holds dependencies or caches, not the project's source"
+        if is_dir and (path / "pyvenv.cfg").is_file():
+            return "left out: a virtualenv (pyvenv.cfg)"
+        if (f"{relative}/" if is_dir else relative) in self.ignored:
+            return "left out: ignored by git"
+        glob = excluded_by(relative, self.exclude)
+        return None if glob is None else f"left out: --exclude {glob}"
 
 
 @dataclass(frozen=True)
@@ -110,8 +145,10 @@ def _read(scan: FolderScan, path: Path, shown: str) -> None:
     scan.parsed[shown] = parsed
 
 
-def read_folder(paths: Sequence[Path], root: Path | None = None) -> FolderScan:
-    """Every source file under ``paths`` (folders walked, links followed once, loops and escapes skipped)."""
+def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: LeaveOut | None = None) -> FolderScan:
+    """Every source file under ``paths`` (folders walked, links followed once, loops and escapes skipped, what
+    ``leave_out`` names left out below them; by default dependencies and caches)."""
+    leave_out = leave_out or LeaveOut()
     base = (root or scan_root(paths)).resolve()
     scan = FolderScan(root=base)
     seen_dirs: set[Path] = set()
@@ -136,22 +173,32 @@ def read_folder(paths: Sequence[Path], root: Path | None = None) -> FolderScan:
                 dirs[:] = []
                 continue
             seen_dirs.add(real)
-            kept = []
-            for name in sorted(dirs):
-                if name in _PRUNED:
-                    continue
-                link = here / name
-                try:
-                    link.resolve(strict=True)
-                except (OSError, RuntimeError):
-                    scan.skipped.append(Skipped(_relative(base, shown_here / name), "symlink loop"))
-                    continue
-                if not link.resolve().is_relative_to(base):
-                    scan.skipped.append(Skipped(_relative(base, shown_here / name),
-                                                f"outside the scanned root (a link to {link.resolve()})"))  # fmt: skip
-                    continue
-                kept.append(name)
-            dirs[:] = kept
+            dirs[:] = [name for name in sorted(dirs) if _walks_into(scan, here / name, shown_here / name, leave_out)]
             for name in sorted(files):
-                _read(scan, here / name, _relative(base, shown_here / name))
+                shown = _relative(base, shown_here / name)
+                why = leave_out.reason(shown, here / name, is_dir=False)
+                if why is None:
+                    _read(scan, here / name, shown)
+                elif language_of(shown) is not None:  # a file that is not source is only counted, left out or not
+                    scan.skipped.append(Skipped(shown, why))
+                else:
+                    scan.other_files += 1
     return scan
+
+
+def _walks_into(scan: FolderScan, folder: Path, shown: Path, leave_out: LeaveOut) -> bool:
+    """Whether the walk goes down into ``folder``; when not, why (a version-control or report folder: silently)."""
+    if folder.name in _PRUNED:
+        return False
+    relative = _relative(scan.root, shown)
+    why = leave_out.reason(relative, folder, is_dir=True)
+    if why is None:
+        try:
+            real = folder.resolve(strict=True)
+        except (OSError, RuntimeError):
+            why = "symlink loop"
+        else:
+            why = None if real.is_relative_to(scan.root) else f"outside the scanned root (a link to {real})"
+    if why is not None:
+        scan.skipped.append(Skipped(relative, why))
+    return why is None

@@ -86,12 +86,18 @@ def scan(
         None
     ),
     base: Annotated[str | None, typer.Option(help="Decide only the change BASE..REV (REV default HEAD).")] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(help="Leave out the paths under PATH this glob matches at their end (tests, *.min.js, docs/*)."),
+    ] = None,
 ) -> None:
     """Decide every candidate of the files under PATH… and write the reports (findings.json, SARIF, ...).
 
-    Without --rev/--base the files on disk are read (git or not); with them, the checkout's commits."""
+    Without --rev/--base the files on disk are read (git or not); with them, the checkout's commits. Below a
+    PATH, dependencies and caches (node_modules, virtualenvs…), what git ignores and what --exclude names are
+    left out, each with its reason in manifest.json; a path given as PATH is always scanned."""
     from decider.analyse import analyse, analyse_folder
-    from decider.folder import Skipped, read_folder, scan_root
+    from decider.folder import LeaveOut, Skipped, read_folder, scan_root
     from decider.memory import MemoryStore
     from decider.push import decide_repository
     from decider.report import compact_lines, manifest, write_reports
@@ -118,11 +124,12 @@ def scan(
             "skipped": [Skipped(str(p), f"outside the checkout {top}").as_dict() for p in paths
                         if not p.resolve().is_relative_to(top)],
         }  # fmt: skip
-        analysed = analyse(top, head, base, key, within=within)
+        analysed = analyse(top, head, base, key, within=within, exclude=tuple(exclude or ()))
     else:
         root = top if inside and top is not None else scan_root(paths)
         folder = _report_folder(out, root)
-        folder_scan = read_folder(paths, root)
+        ignored = _git_ignored(top) if inside and top is not None else frozenset()
+        folder_scan = read_folder(paths, root, LeaveOut(tuple(exclude or ()), ignored))
         key = repo_key(top) if inside and top is not None else root.name
         head, scanned = folder_scan.pin, folder_scan.manifest()
         analysed = analyse_folder(folder_scan, key)
@@ -140,13 +147,31 @@ def scan(
     skipped = scanned.get("skipped") or []
     assert isinstance(skipped, list)
     if skipped:
-        console.print(f"skipped {len(skipped)} path(s) (reasons in manifest.json)", markup=False)
+        shown = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:_SHOWN_SKIPPED])
+        more = f"; {len(skipped) - _SHOWN_SKIPPED} more" if len(skipped) > _SHOWN_SKIPPED else ""
+        console.print(f"skipped {len(skipped)} path(s): {shown}{more} (every reason in manifest.json)", markup=False)
     console.print(f"reports in {folder}: {', '.join(sorted(written))}", markup=False)
     actions = {d.decision.action for d in run.decided}
     if (fail_on is FailOn.BLOCKED and Action.BLOCK in actions) or (
         fail_on is FailOn.FINDINGS and actions & {Action.BLOCK, Action.ADVISORY}
     ):
         raise typer.Exit(1)
+
+
+_SHOWN_SKIPPED = 4
+
+
+def _git_ignored(top: Path) -> frozenset[str]:
+    """What git ignores in the checkout, relative to it (untracked only; a wholly ignored folder once, ending
+    in ``/``); nothing when git cannot say."""
+    try:
+        done = git("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", cwd=top,
+                   check=False, user_config=True)  # fmt: skip
+    except GitError:
+        return frozenset()
+    if done.returncode != 0:
+        return frozenset()
+    return frozenset(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
 def _report_folder(out: Path | None, root: Path) -> Path:

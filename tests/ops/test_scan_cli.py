@@ -202,3 +202,45 @@ def test_scan_of_files_scans_only_those_files(tmp_path: Path, shop: Path) -> Non
            for f in json.loads((tmp_path / "r" / name).read_text())}  # fmt: skip
     assert got == {"views.py"}
     assert json.loads((tmp_path / "r" / "manifest.json").read_text())["scanned"]["files"] == 1
+
+
+def _decided_paths(out: Path) -> set[str]:
+    return {f["path"] for name in ("findings.json", "dropped_by_engine.json")
+            for f in json.loads((out / name).read_text())}  # fmt: skip
+
+
+def test_below_a_path_dependencies_git_ignored_and_excluded_paths_are_left_out_and_said(
+    tmp_path: Path, shop: Path
+) -> None:
+    for folder in ("lib", "venv/lib/python3.11/site-packages/dep", "web/node_modules/pkg", "build", "app_tests"):
+        (shop / folder).mkdir(parents=True)
+        (shop / folder / "views.py").write_text(_VULNERABLE)
+    (shop / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")  # a virtualenv under any name
+    (shop / ".gitignore").write_text("build/\n")
+    result = CliRunner().invoke(app, ["scan", str(shop), "--exclude", "app_tests", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    reasons = {r["path"]: r["reason"] for r in json.loads((tmp_path / "r" / "manifest.json").read_text())
+               ["scanned"]["skipped"]}  # fmt: skip
+    assert reasons == {
+        "venv": "left out: a virtualenv (pyvenv.cfg)",
+        "web/node_modules": "left out: node_modules holds dependencies or caches, not the project's source",
+        "build": "left out: ignored by git",
+        "app_tests": "left out: --exclude app_tests",
+    }
+    assert "venv (left out: a virtualenv (pyvenv.cfg))" in result.output  # said, not only written down
+    decided = _decided_paths(tmp_path / "r")
+    assert "lib/views.py" in decided
+    assert not {p for p in decided if p.startswith(("venv/", "web/", "build/", "app_tests/"))}
+    # a path given as PATH is always scanned, ignored or not
+    given = CliRunner().invoke(app, ["scan", str(shop / "build"), "--out", str(tmp_path / "b")])
+    assert given.exit_code == 0, given.output
+    assert _decided_paths(tmp_path / "b") == {"build/views.py"}
+    # a commit's files: --exclude leaves its paths out there too
+    subprocess.run(["git", "-C", str(shop), "add", "lib", "app_tests"], check=True)
+    subprocess.run(["git", "-C", str(shop), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more"],
+                   check=True)  # fmt: skip
+    rev = CliRunner().invoke(app, ["scan", str(shop), "--rev", "HEAD", "--exclude", "app_tests",
+                                   "--out", str(tmp_path / "c")])  # fmt: skip
+    assert rev.exit_code == 0, rev.output
+    committed = _decided_paths(tmp_path / "c")
+    assert "lib/views.py" in committed and not {p for p in committed if p.startswith("app_tests/")}
