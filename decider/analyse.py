@@ -273,15 +273,9 @@ def analyse(
     targets = sorted(changed) if changed is not None else sorted(parsed)
     if within is not None:
         targets = [t for t in targets if any(_under(t, w) for w in within)]
-    targets = [t for t in targets if not any(excluded_by(part, exclude) for part in _prefixes(t))]
+    targets = [t for t in targets if excluded_by(t, exclude) is None]
     base_parsed = parse_commit(git, base_sha, targets) if base_sha is not None else {}
     return _analyse_parsed(parsed, targets, head_sha, base_sha, base_parsed, changed, repo_key, priors)
-
-
-def _prefixes(path: str) -> list[str]:
-    """``a/b/c.py`` -> ``a``, ``a/b``, ``a/b/c.py``: a glob that leaves a folder out leaves out what is in it."""
-    parts = path.split("/")
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _under(path: str, folder: str) -> bool:

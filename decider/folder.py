@@ -34,9 +34,10 @@ out (a folder holding ``pyvenv.cfg``, a virtualenv, too, whatever its name)."""
 
 
 def excluded_by(relative: str, globs: Sequence[str]) -> str | None:
-    """The first glob that matches the end of ``relative`` (``tests``, ``*.min.js``, ``docs/*``), or None."""
+    """The first glob that matches the end of ``relative`` or of a folder it is in (``tests``, ``*.min.js``,
+    ``docs/*``): a glob that leaves a folder out leaves out what is in it. None when none does."""
     path = PurePosixPath(relative)
-    return next((glob for glob in globs if path.match(glob)), None)
+    return next((glob for glob in globs for part in (path, *path.parents[:-1]) if part.match(glob)), None)
 
 
 @dataclass(frozen=True)
