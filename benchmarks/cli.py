@@ -7,7 +7,8 @@ exit are reported as min / median / p95. The peer is the interpreter itself (``p
 same interpreter and site-packages): what any Python command pays before its first import, and so the
 floor under every row. Rows: ``ouro --help`` (the command table printed as it is: no command module, not
 even the command-line library, is imported), a group's help (``ouro miner --help``, which imports that
-group's module and typer's parameter machinery), and ``ouro schema Probe`` (a command that needs the contract types).
+group's module and typer's parameter machinery), ``ouro schema Probe`` (a command that needs the contract types),
+and ``ouro corpus stats RUN --json`` on an example run (the readers and their counting, no model loaded).
 
 The last line is ``ouro --help``'s median against the 150 ms target, with the interpreter's median beside it.
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 
 BIN = Path(sys.executable).parent
 OURO = BIN / "ouro"
+RUN = sorted((Path(__file__).resolve().parents[1] / "examples" / "runs").glob("*/events.jsonl"))[0]
 
 
 def _times(argv: list[str], runs: int) -> list[float]:
@@ -52,6 +54,7 @@ def main() -> None:
         "ouro --help": [str(OURO), "--help"],
         "ouro miner --help": [str(OURO), "miner", "--help"],
         "ouro schema Probe": [str(OURO), "schema", "Probe"],
+        "ouro corpus stats": [str(OURO), "corpus", "stats", str(RUN), "--json"],
     }
     for argv in commands.values():  # warm-up: bytecode written, files in the page cache
         _times(argv, 2)

@@ -14,6 +14,7 @@ Pure code: no Celery, no SQLAlchemy.
 
     reader = read("runs/r1")                     # a file of any format, or a run directory
     for event in reader: ...                     # HarnessEvent, lazily
+    for event in reader.plain(): ...             # the readers' own LineEvent: no model loaded (counting)
     summary = summarise(read("session.jsonl"))   # RunSummary
     reader.malformed                             # [Malformed(span, reason)]
     reader.repeats(event)                        # a relay its subagent's own transcript repeats

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from schemas import HarnessEvent, HarnessKind, Span, Usage
+from harness.line import LineEvent, Tokens, Where
+from schemas.kinds import HarnessKind
 
 __all__ = [
     "REDACTED",
@@ -35,14 +36,14 @@ class LineContext(NamedTuple):
     tuple: one or two are made for every line read)."""
 
     run: str
-    span: Span
+    span: Where
     raw: dict[str, Any]
     timestamp: datetime | None = None
 
-    def event(self, kind: HarnessKind, **fields: Any) -> HarnessEvent:
-        """A typed event of this line; ``fields`` set the typed attributes, the raw object is kept."""
+    def event(self, kind: HarnessKind, **fields: Any) -> LineEvent:
+        """An event of this line; ``fields`` set the typed attributes, the raw object is kept."""
         fields.setdefault("timestamp", self.timestamp)
-        return HarnessEvent(run=self.run, kind=kind, span=self.span, raw=self.raw, **fields)
+        return LineEvent(run=self.run, kind=kind, span=self.span, raw=self.raw, **fields)
 
 
 class UsageLedger:
@@ -55,9 +56,9 @@ class UsageLedger:
     """
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[str | None, str | None], Usage] = {}
+        self._seen: dict[tuple[str | None, str | None], Tokens] = {}
 
-    def add(self, key: tuple[str | None, str | None] | None, reported: Usage) -> Usage | None:
+    def add(self, key: tuple[str | None, str | None] | None, reported: Tokens) -> Tokens | None:
         """The part of ``reported`` not yet counted for response ``key`` (None when nothing is new).
 
         A key of None (both ids absent or redacted) cannot be matched to its siblings: the line counts on
@@ -73,8 +74,8 @@ class UsageLedger:
         increase = {name: merged[name] - getattr(before, name) for name in _USAGE_FIELDS}
         if not any(increase.values()):
             return None
-        self._seen[key] = Usage(**merged)
-        return Usage(**increase)
+        self._seen[key] = Tokens(**merged)
+        return Tokens(**increase)
 
 
 def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | None] | None:
@@ -103,7 +104,7 @@ class ReadState:
             self.tool_names[tool_use_id] = name
 
 
-def usage(value: Any) -> Usage | None:
+def usage(value: Any) -> Tokens | None:
     """Token usage from a provider ``usage`` object; non-integer or negative counts read as 0."""
     if not isinstance(value, dict):
         return None
@@ -111,7 +112,7 @@ def usage(value: Any) -> Usage | None:
     for name in _USAGE_FIELDS:
         count = value.get(name)
         counts[name] = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-    return Usage(**counts)
+    return Tokens(**counts)
 
 
 def number(value: Any) -> float | None:
@@ -146,7 +147,7 @@ def blocks(message: Any) -> list[dict[str, Any]]:
     return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
 
 
-def block_events(ctx: LineContext, state: ReadState, message: Any, **common: Any) -> Iterator[HarnessEvent]:
+def block_events(ctx: LineContext, state: ReadState, message: Any, **common: Any) -> Iterator[LineEvent]:
     """One event per ``tool_use`` and ``tool_result`` block of a message (stream-json and transcripts)."""
     for block in blocks(message):
         kind = block.get("type")

@@ -20,10 +20,14 @@ call with its result by session, tool name and input.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.context import LineContext, ReadState, result_text, text, timestamp
-from schemas import HarnessEvent, HarnessKind
+from harness.line import LineEvent
+from schemas.kinds import HarnessKind
+
+if TYPE_CHECKING:
+    from schemas import HarnessEvent
 
 __all__ = ["hook_events", "is_turn_end"]
 
@@ -34,7 +38,7 @@ _TOOL_KINDS = {
 }
 
 
-def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[HarnessEvent]:
+def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
     """The one event of a hook payload."""
     name = str(doc["hook_event_name"])
     kind = _TOOL_KINDS.get(name, HarnessKind.HOOK)
@@ -71,7 +75,7 @@ def _response_text(doc: dict[str, Any]) -> str | None:
     return "\n".join(streams) if streams else result_text(response.get("content"))
 
 
-def is_turn_end(event: HarnessEvent) -> bool:
+def is_turn_end(event: HarnessEvent | LineEvent) -> bool:
     """A ``Stop`` hook that ends a turn; with ``stop_hook_active`` it is the same turn stopping again."""
     if event.kind is not HarnessKind.HOOK or event.subtype != "Stop":
         return False

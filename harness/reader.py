@@ -10,38 +10,38 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from harness.context import LineContext, ReadState
 from harness.detect import Format, classify
 from harness.envelope import unwrap
 from harness.hooks import hook_events
+from harness.line import LineEvent, Where, valid_run_id
 from harness.paths import expand, own_agents, run_at
 from harness.source import Malformed, Source
 from harness.streamjson import stream_events
 from harness.transcript import transcript_events
-from schemas import HarnessEvent, HarnessKind, RunId, Span
 from schemas.errors import CorpusError
+from schemas.kinds import HarnessKind
+
+if TYPE_CHECKING:
+    from schemas import HarnessEvent
 
 __all__ = ["Reader", "iter_events", "line_events", "read"]
 
-_RUN_ID: TypeAdapter[str] = TypeAdapter(RunId)
-
 
 class Reader:
-    """Reads one run's files lazily into ``HarnessEvent``s, counting lines and collecting malformed ones.
+    """Reads one run's files lazily into ``HarnessEvent``s (or, with ``plain``, the readers' own
+    ``LineEvent``s, which need no model), counting lines and collecting malformed ones.
 
     ``lines``, ``malformed`` and ``formats`` describe the last (or current) pass; iterating again
     starts over.
     """
 
     def __init__(self, files: Sequence[Path], run: str, notes: Sequence[str] = ()) -> None:
-        try:
-            self.run = _RUN_ID.validate_python(run)
-        except ValidationError as exc:  # checked once here, not as a failure on every line
-            raise CorpusError(f"run {run!r} is not a valid run id (letters, digits, _ . : -)") from exc
+        if not valid_run_id(run):  # checked once here, not as a failure on every line
+            raise CorpusError(f"run {run!r} is not a valid run id (letters, digits, _ . : -)")
+        self.run = run
         self.files = tuple(files)
         self.own_agents = own_agents(self.files)
         self.notes = tuple(notes)
@@ -64,27 +64,44 @@ class Reader:
         """How many lines could not be read."""
         return sum(source.malformed_count for source in self._sources)
 
-    def repeats(self, event: HarnessEvent) -> bool:
+    def repeats(self, event: HarnessEvent | LineEvent) -> bool:
         """Whether ``event`` relays a subagent's line that this run also reads from the subagent's own
         transcript: counting it, or mining it, would count that work twice."""
         return event.relay and event.agent in self.own_agents
 
     def __iter__(self) -> Iterator[HarnessEvent]:
+        from schemas import Span  # the contract's models load with the first typed read, not with the reader
+
+        for source, line, events in self._lines():
+            span = Span(file=source.name, line=line)
+            try:
+                # A whole line's events or none: a value that cannot be typed marks the line malformed.
+                typed = [event.typed(span) for event in events]
+            except ValueError as exc:  # pydantic's ValidationError is one
+                source.report(line, f"could not be typed: {_first_line(exc)}")
+                continue
+            yield from typed
+
+    def plain(self) -> Iterator[LineEvent]:
+        """The events as the format readers make them, not validated against the contract's models (their
+        conversions type every field already): what counting a run needs, with no model loaded."""
+        for _source, _line, events in self._lines():
+            yield from events
+
+    def _lines(self) -> Iterator[tuple[Source, int, list[LineEvent]]]:
         self._sources, self.formats, state = [], Counter(), ReadState(own_agents=self.own_agents)
         for path in self.files:
             source = Source(path)
             self._sources.append(source)
             for line, doc in source:
-                span = Span(file=source.name, line=line)
                 try:
-                    # A whole line's events or none: a value that cannot be typed marks the line malformed.
-                    events = list(self._dispatch(doc, LineContext(self.run, span, doc), state))
-                except (ValidationError, ValueError, TypeError, OverflowError) as exc:
+                    events = list(self._dispatch(doc, LineContext(self.run, Where(source.name, line), doc), state))
+                except (ValueError, TypeError, OverflowError) as exc:
                     source.report(line, f"could not be typed: {_first_line(exc)}")
                     continue
-                yield from events
+                yield source, line, events
 
-    def _dispatch(self, doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[HarnessEvent]:
+    def _dispatch(self, doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
         found = classify(doc)
         self.formats[found] += 1
         return line_events(doc, ctx, state, found)
@@ -92,7 +109,7 @@ class Reader:
 
 def line_events(
     doc: dict[str, Any], ctx: LineContext, state: ReadState, found: Format | None = None
-) -> Iterator[HarnessEvent]:
+) -> Iterator[LineEvent]:
     """The events of one JSON object, by its format (``found``, when classified already): a CSF envelope is
     opened and its ``event`` read by its own format's reader; an object of no known format is one ``other``
     event. The readers and the gate server's incremental session logs type every line through here."""
@@ -139,7 +156,9 @@ def iter_events(
 
 
 def _first_line(exc: Exception) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
+    listed = getattr(exc, "errors", None)  # pydantic's ValidationError lists what it refused
+    errors = listed() if callable(listed) else None
+    if errors:
+        first = errors[0]
         return f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}"[:200]
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]

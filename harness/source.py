@@ -20,14 +20,12 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import orjson
 
+from harness.line import Where
 from schemas.errors import CorpusError
-
-if TYPE_CHECKING:
-    from schemas import Span
 
 __all__ = ["Layout", "Malformed", "Source"]
 
@@ -57,7 +55,7 @@ class Layout(StrEnum):
 class Malformed:
     """A line that could not be read, with where and why."""
 
-    span: Span
+    span: Where
     reason: str
 
     def __str__(self) -> str:
@@ -98,9 +96,7 @@ class Source:
         """Record that ``line`` could not be read, and why."""
         self.malformed_count += 1
         if len(self.malformed) < MAX_REPORTED:
-            from schemas import Span  # the contract loads with the first bad line, not with every reader
-
-            self.malformed.append(Malformed(Span(file=self.name, line=line), reason))
+            self.malformed.append(Malformed(Where(self.name, line), reason))
 
     def _lines(self, handle: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
         for number, raw in enumerate(handle, start=1):

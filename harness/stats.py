@@ -21,16 +21,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import count
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cost import SessionCosts
 from harness.detect import Format
 from harness.hooks import is_turn_end
+from harness.line import LineEvent, Tokens
 from harness.paths import expand
 from harness.reader import Reader
 from harness.source import Malformed
 from harness.tools import TOOL_ERROR_DEFINITION, call_key, is_tool_error
-from schemas import HarnessEvent, HarnessKind, RunSummary, Usage
+from schemas.kinds import HarnessKind
+
+if TYPE_CHECKING:
+    from schemas import RunSummary
 
 __all__ = ["MAIN_AGENT", "AgentStats", "CorpusStats", "RunStats", "Tally", "collect", "run_stats", "summarise"]
 
@@ -45,12 +49,11 @@ class AgentStats:
 
     tool_calls: int = 0
     tool_errors: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: Tokens = field(default_factory=Tokens)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        usage = self.usage.model_dump(exclude={"schema_version"})
-        return {"tool_calls": self.tool_calls, "tool_errors": self.tool_errors, "usage": usage}
+        return {"tool_calls": self.tool_calls, "tool_errors": self.tool_errors, "usage": self.usage.as_dict()}
 
     def __add__(self, other: AgentStats) -> AgentStats:
         return AgentStats(
@@ -68,16 +71,16 @@ class Tally:
     errors: dict[Hashable, str] = field(default_factory=dict)
     subagent_calls: set[Hashable] = field(default_factory=set)
     agent_of: dict[Hashable, str] = field(default_factory=dict)
-    agent_usage: dict[str, Usage] = field(default_factory=dict)
+    agent_usage: dict[str, Tokens] = field(default_factory=dict)
     relays_skipped: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: Tokens = field(default_factory=Tokens)
     costs: SessionCosts = field(default_factory=SessionCosts)
     sessions: set[str] = field(default_factory=set)
     turns: int = 0
     started_at: datetime | None = None
     ended_at: datetime | None = None
 
-    def add(self, event: HarnessEvent) -> None:
+    def add(self, event: LineEvent) -> None:
         """Count one event."""
         agent = event.agent or MAIN_AGENT
         if event.kind is HarnessKind.TOOL_CALL:
@@ -92,7 +95,7 @@ class Tally:
             self.agent_of.setdefault(key, agent)
         if event.usage is not None:
             self.usage = self.usage + event.usage
-            self.agent_usage[agent] = self.agent_usage.get(agent, Usage()) + event.usage
+            self.agent_usage[agent] = self.agent_usage.get(agent, Tokens()) + event.usage
         if event.total_cost_usd is not None:
             # A counter belongs to one process, which writes one file: fold per file and session.
             self.costs.add((event.span.file, event.session), event.total_cost_usd)
@@ -103,14 +106,15 @@ class Tally:
             self.started_at = min(self.started_at or event.timestamp, event.timestamp)
             self.ended_at = max(self.ended_at or event.timestamp, event.timestamp)
 
-    def _key(self, event: HarnessEvent) -> Hashable:
+    def _key(self, event: LineEvent) -> Hashable:
         return call_key(event) or ("anonymous", next(self.anonymous))
 
     @classmethod
     def of(cls, reader: Reader) -> Tally:
-        """Read a run through and count every event, but the relays its subagents' own transcripts repeat."""
+        """Read a run through and count every event, but the relays its subagents' own transcripts repeat
+        (plain: counting needs no model)."""
         tally = cls()
-        for event in reader:
+        for event in reader.plain():
             if reader.repeats(event):
                 tally.relays_skipped += 1
             else:
@@ -122,7 +126,7 @@ class Tally:
         calls = Counter(self.agent_of[key] for key in self.calls)
         errors = Counter(self.agent_of[key] for key in self.errors)
         names = sorted(set(calls) | set(errors) | set(self.agent_usage), key=lambda name: (name != MAIN_AGENT, name))
-        return {name: AgentStats(calls[name], errors[name], self.agent_usage.get(name, Usage())) for name in names}
+        return {name: AgentStats(calls[name], errors[name], self.agent_usage.get(name, Tokens())) for name in names}
 
     def by_tool(self, which: dict[Hashable, str]) -> dict[str, int]:
         """Counts per tool name, with a result's name filled in from its call when it lacked one."""
@@ -132,6 +136,8 @@ class Tally:
 
 def summarise(reader: Reader) -> RunSummary:
     """Read a run through and fold it into the summary ``RunRecorded`` carries."""
+    from schemas import RunSummary
+
     tally = Tally.of(reader)
     cost = tally.costs.total
     return RunSummary(
@@ -140,7 +146,7 @@ def summarise(reader: Reader) -> RunSummary:
         malformed=reader.malformed_count,
         tool_calls=len(tally.calls),
         tool_errors=len(tally.errors),
-        usage=tally.usage,
+        usage=tally.usage.typed(),
         cost_usd=round(cost, 10) if cost is not None else None,
         started_at=tally.started_at,
         ended_at=tally.ended_at,
@@ -162,7 +168,7 @@ class RunStats:
     tool_calls: dict[str, int]
     tool_errors: dict[str, int]
     subagent_tool_calls: int
-    usage: Usage
+    usage: Tokens
     cost_usd: float | None
     turns: int
     agents: dict[str, AgentStats] = field(default_factory=dict)
@@ -196,7 +202,7 @@ class RunStats:
             "subagent_tool_calls": self.subagent_tool_calls,
             "tool_errors": sum(self.tool_errors.values()),
             "tool_errors_by_tool": self.tool_errors,
-            "usage": self.usage.model_dump(exclude={"schema_version"}),
+            "usage": self.usage.as_dict(),
             "cost_usd": self.cost_usd,
             "turns": self.turns,
             "agents": {name: agent.to_json() for name, agent in self.agents.items()},
@@ -256,7 +262,7 @@ def _total(runs: list[RunStats]) -> RunStats:
     formats: Counter[str] = Counter()
     calls: Counter[str] = Counter()
     errors: Counter[str] = Counter()
-    usage, costs = Usage(), [run.cost_usd for run in runs if run.cost_usd is not None]
+    usage, costs = Tokens(), [run.cost_usd for run in runs if run.cost_usd is not None]
     agents: dict[str, AgentStats] = {}
     for run in runs:
         for name, agent in run.agents.items():

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from harness.context import LineContext, ReadState, block_events, number, text, timestamp, usage
-from schemas import HarnessEvent, HarnessKind
+from harness.line import LineEvent
+from schemas.kinds import HarnessKind
 
 __all__ = ["KINDS", "stream_events"]
 
@@ -29,7 +30,7 @@ KINDS = {
 
 def stream_events(
     doc: dict[str, Any], ctx: LineContext, state: ReadState, type_hint: str | None = None
-) -> Iterator[HarnessEvent]:
+) -> Iterator[LineEvent]:
     """The events of one stream-json line (``type_hint``: the envelope's ``event_type``, if any)."""
     line_type = text(doc.get("type")) or type_hint or ""
     common = {"session": text(doc.get("session_id")), "agent": text(doc.get("parent_tool_use_id"))}
@@ -50,7 +51,7 @@ def stream_events(
         yield from _denials(doc.get("permission_denials"), ctx, state, common)
 
 
-def _denials(denials: Any, ctx: LineContext, state: ReadState, common: dict[str, Any]) -> Iterator[HarnessEvent]:
+def _denials(denials: Any, ctx: LineContext, state: ReadState, common: dict[str, Any]) -> Iterator[LineEvent]:
     for denial in denials if isinstance(denials, list) else []:
         if not isinstance(denial, dict):
             continue

@@ -23,10 +23,15 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import orjson
 
-from schemas import HarnessEvent, HarnessKind
+from harness.line import LineEvent
+from schemas.kinds import HarnessKind
+
+if TYPE_CHECKING:
+    from schemas import HarnessEvent
 
 __all__ = ["TOOL_ERROR_DEFINITION", "ToolUse", "call_key", "is_tool_error", "pair_tool_uses"]
 
@@ -36,12 +41,12 @@ TOOL_ERROR_DEFINITION = (
 )
 
 
-def is_tool_error(event: HarnessEvent) -> bool:
+def is_tool_error(event: HarnessEvent | LineEvent) -> bool:
     """Whether ``event`` reports a failed tool call (see the module docstring: the only definition)."""
     return event.kind is HarnessKind.TOOL_RESULT and event.is_error
 
 
-def call_key(event: HarnessEvent) -> tuple[str | None, str] | None:
+def call_key(event: HarnessEvent | LineEvent) -> tuple[str | None, str] | None:
     """The tool call an event belongs to, ``(session, tool_use_id)``; None without an id (then the event
     counts on its own)."""
     return (event.session, event.tool_use_id) if event.tool_use_id else None

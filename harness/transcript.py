@@ -23,14 +23,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from harness.context import LineContext, ReadState, block_events, response_key, text, timestamp, usage
-from schemas import HarnessEvent, HarnessKind
+from harness.line import LineEvent
+from schemas.kinds import HarnessKind
 
 __all__ = ["transcript_events"]
 
 _KINDS = {"user": HarnessKind.USER, "assistant": HarnessKind.ASSISTANT, "system": HarnessKind.SYSTEM}
 
 
-def transcript_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[HarnessEvent]:
+def transcript_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
     """The events of one transcript line: one for the line, one per tool block, and its subagent's."""
     session = text(doc.get("sessionId"))
     agent = (text(doc.get("agentId")) or "sidechain") if doc.get("isSidechain") is True else None
@@ -45,7 +46,7 @@ def transcript_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -
 def _entry(
     doc: dict[str, Any], ctx: LineContext, state: ReadState, session: str | None, agent: str | None,
     relay: bool = False,
-) -> Iterator[HarnessEvent]:  # fmt: skip
+) -> Iterator[LineEvent]:  # fmt: skip
     line_type = text(doc.get("type")) or ""
     moment = timestamp(doc.get("timestamp"))
     if moment is not None:

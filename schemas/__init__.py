@@ -91,10 +91,10 @@ if TYPE_CHECKING:
     )
     from schemas.harness import (
         HarnessEvent,
-        HarnessKind,
         RunSummary,
         Usage,
     )
+    from schemas.kinds import HarnessKind
     from schemas.loop import (
         Acceptance,
         CorpusKind,

@@ -13,6 +13,7 @@ from typing import Annotated
 from pydantic import AfterValidator, AwareDatetime, Field, StringConstraints
 
 from schemas._base import Record
+from schemas.kinds import RUN_ID_MAX_LENGTH, RUN_ID_PATTERN
 
 __all__ = [
     "Arg",
@@ -53,7 +54,7 @@ Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z][A-Za-z0-9_]*$", m
 MinerName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$", max_length=64)]
 """A miner's name (its folder under ``miners/`` or its ``NAME``), e.g. ``draft-pr-late``."""
 
-RunId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=128)]
+RunId = Annotated[str, StringConstraints(pattern=RUN_ID_PATTERN, max_length=RUN_ID_MAX_LENGTH)]
 """A harness run id: one directory name under the state root (no separators, so it cannot escape it)."""
 
 Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32,64}$")]

@@ -8,28 +8,15 @@ field must be kept, never rejected.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any, Self
 
 from pydantic import Field, model_validator
 
 from schemas._base import Record
 from schemas.common import RunId, Span, Timestamp
+from schemas.kinds import HarnessKind
 
 __all__ = ["HarnessEvent", "HarnessKind", "RunSummary", "Usage"]
-
-
-class HarnessKind(StrEnum):
-    """What a harness line is: the stream-json message types, tool calls and results, hooks, other."""
-
-    SYSTEM = "system"
-    ASSISTANT = "assistant"
-    USER = "user"
-    TOOL_CALL = "tool_call"
-    TOOL_RESULT = "tool_result"
-    RESULT = "result"
-    HOOK = "hook"
-    OTHER = "other"
 
 
 class Usage(Record):

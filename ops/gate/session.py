@@ -24,6 +24,7 @@ from pathlib import Path
 import orjson
 
 from harness.context import LineContext, ReadState
+from harness.line import Where
 from harness.reader import line_events
 from schemas import HarnessEvent, Span
 
@@ -51,9 +52,11 @@ class _LineReader:
             return []  # the corpus readers report it; a gate decides on what can be read
         if not isinstance(doc, dict):
             return []
-        ctx = LineContext(self.run, Span(file=str(self.path), line=number), doc)
+        file = str(self.path)
+        ctx = LineContext(self.run, Where(file, number), doc)
         try:
-            return list(line_events(doc, ctx, self.state))
+            span = Span(file=file, line=number)
+            return [event.typed(span) for event in line_events(doc, ctx, self.state)]
         except (ValueError, TypeError, OverflowError):
             return []  # a value that cannot be typed: the whole line is left out, as the readers do
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from harness import MAIN_AGENT, collect, expand, read
+from harness.line import Tokens
 from schemas import HarnessKind, Usage
 
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
@@ -58,15 +59,15 @@ def test_a_real_session_counts_each_call_and_token_once_by_agent(project: Path) 
     assert expected[MAIN_AGENT][:2] == (242, 12) and expected["aac57f5"][:2] == (12, 0)
     [run] = collect([project]).runs
     assert (run.run, run.files, run.notes) == (SESSION, 3, ())
-    found = {name: (agent.tool_calls, agent.tool_errors, agent.usage) for name, agent in run.agents.items()}
+    found = {name: (agent.tool_calls, agent.tool_errors, agent.usage.typed()) for name, agent in run.agents.items()}
     assert found == expected
     # The session read with its subagents is the sum of its parts, each part read on its own.
     assert sum(run.tool_calls.values()) == sum(calls for calls, _, _ in expected.values()) == 254
     assert sum(run.tool_errors.values()) == sum(errors for _, errors, _ in expected.values()) == 12
     parts = collect([main, *subagents]).runs
-    assert run.usage == sum((usage for _, _, usage in expected.values()), Usage())
+    assert run.usage.typed() == sum((usage for _, _, usage in expected.values()), Usage())
     assert run.usage == sum((part.agents[name].usage for part in parts for name in part.agents if not (
-        part.path == str(main) and name != MAIN_AGENT)), Usage())  # fmt: skip
+        part.path == str(main) and name != MAIN_AGENT)), Tokens())  # fmt: skip
     # The 25 relayed messages the main transcript carries (12 of them tool calls) are the subagent's own lines.
     assert run.relays_skipped == 49 and run.subagent_tool_calls == 12
 

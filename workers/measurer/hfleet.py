@@ -176,7 +176,7 @@ def _files(part: _Part) -> tuple[Path, ...]:
 
 def _read_session(files: tuple[Path, ...]) -> _FileSums:
     """A session's one result: its usage as the corpus readers count it (none when no line reports usage)."""
-    from harness.reader import Reader  # the readers load pydantic: only a session needs them
+    from harness.reader import Reader  # the readers: only a session needs them
     from harness.stats import Tally
 
     reader = Reader(files, "session")

@@ -137,8 +137,8 @@ def test_h_fleet_names_a_file_a_reader_process_could_not_read(tmp_path: Path, mo
 
 HEAVY = ("sqlalchemy", "celery", "kombu", "pydantic_settings", "schemas", "numpy")
 """What ``ouro measure h-fleet`` must not load (typer itself imports pydantic to coerce a typed option); of
-``schemas`` only the error tree and the forked child (standard library alone)."""
-LIGHT = ("schemas", "schemas._child", "schemas._lazy", "schemas.errors")
+``schemas`` only the error tree, the forked child and the harness line kinds (standard library alone)."""
+LIGHT = ("schemas", "schemas._child", "schemas._lazy", "schemas.errors", "schemas.kinds")
 
 
 def test_h_fleet_command_imports_no_heavy_library(tmp_path: Path) -> None:
