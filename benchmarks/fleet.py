@@ -23,9 +23,11 @@ A run is the fleet's unit of ingestion (a hook spools a session's events and pub
 and 96 transcript lines; 34 hook payloads).
 
 Run: ``.venv/bin/python benchmarks/fleet.py [--events N] [--run-events K] [--workers W] [--rounds R]``.
-The last two lines: our end-to-end events/s against the no-op's messages/s (what an operator gets: a run
-is the fleet's unit of ingestion), and last the target's ratio, messages/s like for like (each of ours does
-real work: a run read, summarised, recorded, or mined by every miner), target 0.5 or more.
+The last lines: each round's ratio and the CPU each side spent per message in all its measured processes
+(a round's throughput moves with the machine's moment, its CPU much less); our end-to-end events/s against
+the no-op's messages/s (what an operator gets: a run is the fleet's unit of ingestion); and last the
+target's ratio, messages/s like for like (each of ours does real work: a run read, summarised, recorded,
+or mined by every miner), target 0.5 or more.
 """
 
 from __future__ import annotations
@@ -325,19 +327,27 @@ def main(argv: list[str] | None = None) -> None:
         messages = 2 * len(runs)  # an IngestRun and its MineRun per run
         print(f"{args.events:,} harness events in {len(runs):,} runs ({messages:,} messages), {args.workers} workers")
         ours_s, peer_s = 0.0, 0.0
+        ours_cpu, peer_cpu, peer_round = 0.0, 0.0, 0.0
+        ratios: list[float] = []
         with _redis(args.redis_url, folder) as broker, fresh_pg_database(args.pg_url, "fleet") as database:
             for round_ in range(args.rounds):
                 seconds, peer_peaks, cpu = run_peer(broker, messages, args.workers, folder)
                 peer_s += seconds
+                peer_cpu, peer_round = peer_cpu + sum(cpu), seconds
                 print(f"round {round_ + 1} peer (no-op task): {messages / seconds:,.0f} messages/s; "
                       f"peak RSS per worker (main + pool child): {_peaks(peer_peaks)}; "
                       f"{_per_message(cpu, messages)}")  # fmt: skip
                 seconds, our_peaks, cpu = run_ours(broker, database, runs, args.workers, folder, round_)
                 ours_s += seconds
+                ours_cpu, ratios = ours_cpu + sum(cpu), [*ratios, peer_round / seconds]
                 print(f"round {round_ + 1} ours: {args.events / seconds:,.0f} events/s, {messages / seconds:,.0f} "
                       f"messages/s; peak RSS per worker (main + pool child): {_peaks(our_peaks)}; "
                       f"{_per_message(cpu, messages)}")  # fmt: skip
         ours_rate, peer_rate = args.rounds * messages / ours_s, args.rounds * messages / peer_s
+        per_message = 1000 / (args.rounds * messages)
+        print(f"rounds like for like: {', '.join(f'{r:.2f}x' for r in ratios)}; CPU per message, every measured "
+              f"process: ours {ours_cpu * per_message:.2f} ms vs no-op {peer_cpu * per_message:.2f} ms "
+              f"({ours_cpu / peer_cpu:.1f}x)")  # fmt: skip
         events_rate = args.rounds * args.events / ours_s
         print(f"events/s ours end to end {events_rate:,.0f} vs no-op messages/s {peer_rate:,.0f}: "
               f"{events_rate / peer_rate:.2f}x")  # fmt: skip
