@@ -77,7 +77,9 @@ def _toplevel(path: Path) -> Path | None:
 
 
 def scan(
-    paths: Annotated[list[Path], typer.Argument(help="Folders or files to scan (a git checkout or not).")],
+    paths: Annotated[
+        list[Path], typer.Argument(metavar="PATH...", help="Folders or files to scan (a git checkout or not).")
+    ],
     out: Annotated[Path | None, typer.Option(help="Report folder (default ROOT/.ouroboros/scan).")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 on any BLOCK, any finding, or never.")] = (
         FailOn.NEVER

@@ -19,7 +19,9 @@ events_app = typer.Typer(no_args_is_help=True, help="Read the event log.")
 db_app = typer.Typer(no_args_is_help=True, help="Schema migrations.")
 
 
-def ingest(items: Annotated[list[str], typer.Argument(help="Run directories, files or quoted globs.")]) -> None:
+def ingest(
+    items: Annotated[list[str], typer.Argument(metavar="PATH...", help="Run directories, files or quoted globs.")],
+) -> None:
     """Queue one IngestRun per run through the event log's outbox and publish it; workers record them."""
     from ops.ingest import expand_runs, ingest_messages, send_runs
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -125,3 +127,22 @@ def test_an_unknown_command_is_one_usage_error() -> None:
 def test_a_miner_group_help_loads_no_miner(group: str) -> None:
     loaded = _loaded(group, "--help")
     assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY | {"miners", "harness", "schemas"})
+
+
+def _commands(command: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Every command under ``command`` (typer's own click, so matched by shape)."""
+    yield path, command
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _commands(sub, f"{path} {name}")
+
+
+def test_every_many_valued_argument_shows_its_metavar_in_capitals() -> None:
+    # typer names an argument without a metavar by its parameter (``{paths}...``): the usage line names PATH…
+    found = {
+        (path, param.name): param.metavar
+        for name in COMMANDS
+        for path, command in _commands(load(name), name)
+        for param in command.params
+        if param.param_type_name == "argument" and param.nargs == -1
+    }
+    assert found and all(metavar and metavar.isupper() for metavar in found.values()), found
