@@ -3,8 +3,9 @@
 Folders are walked (``.git``, ``.hg``, ``.svn`` and the report folder ``.ouroboros`` left out); a file
 whose extension no grammar covers is not a source file and is only counted. Below a given folder the walk
 leaves out what is not the project's own source (``LeaveOut``): installed dependencies and caches
-(``node_modules``, ``__pycache__``, any virtualenv…), what git ignores when the root is a checkout, and
-what ``--exclude`` names; a path given as PATH is always read. Bad input never stops a scan: a binary or
+(``node_modules``, ``__pycache__``, any virtualenv…), what git ignores when the root is a checkout, what
+``--exclude`` names, and when asked (``ouro scan`` does unless ``--tests``) test code; a path given as PATH is
+always read. Bad input never stops a scan: a binary or
 huge file, a file that does not parse, a symlink loop or a link that leads outside the scanned root is
 skipped with the reason. Every path left out or skipped goes into ``manifest.json`` with its reason.
 """
@@ -20,7 +21,18 @@ from pathlib import Path, PurePosixPath
 
 from decider.languages import ParsedFile, language_of, parse_source
 
-__all__ = ["MAX_BYTES", "NOT_SOURCE", "FolderScan", "LeaveOut", "Skipped", "excluded_by", "read_folder", "scan_root"]
+__all__ = [
+    "MAX_BYTES",
+    "NOT_SOURCE",
+    "TEST_CODE",
+    "FolderScan",
+    "LeaveOut",
+    "Skipped",
+    "excluded_by",
+    "is_test_code",
+    "read_folder",
+    "scan_root",
+]
 
 MAX_BYTES = 1_000_000
 """A source file larger than this is skipped as huge (generated or vendored bundles)."""
@@ -31,6 +43,21 @@ NOT_SOURCE = frozenset({"node_modules", "bower_components", "site-packages", "__
                         ".mypy_cache", ".pytest_cache", ".ruff_cache"})  # fmt: skip
 """Folders that hold installed dependencies or caches, never the project's own source: a walk leaves them
 out (a folder holding ``pyvenv.cfg``, a virtualenv, too, whatever its name)."""
+
+
+TEST_CODE = ("test", "tests", "__tests__", "test_*.py", "*_test.py", "conftest.py", "*_test.go", "*.test.js",
+             "*.test.jsx", "*.test.ts", "*.test.tsx", "*.spec.js", "*.spec.jsx", "*.spec.ts", "*.spec.tsx",
+             "*Test.java", "*Tests.java", "*Test.php")  # fmt: skip
+"""Test code by the test runners' own conventions (pytest, go test, Jest, JUnit and PHPUnit): a test folder and
+everything in it, or a test file. It does not ship, and its parameters are fixtures, its secrets and
+``debug=True`` props: a scan leaves it out below a PATH unless asked (``ouro scan --tests``)."""
+
+TEST_REASON = "left out: test code (--tests scans it)"
+
+
+def is_test_code(relative: str) -> bool:
+    """Whether ``relative`` (a path below what was given) is test code or lies in a test folder."""
+    return excluded_by(relative, TEST_CODE) is not None
 
 
 def excluded_by(relative: str, globs: Sequence[str]) -> str | None:
@@ -48,9 +75,13 @@ class LeaveOut:
     """``--exclude`` globs, each matched against the end of a path below the root."""
     ignored: frozenset[str] = frozenset()
     """Paths relative to the root that git ignores (a wholly ignored folder once, with a trailing ``/``)."""
+    tests: bool = True
+    """Whether test code (``TEST_CODE``) is read; when not, it is left out below a PATH that is not itself
+    test code (``ouro scan tests`` reads the tests)."""
 
-    def reason(self, relative: str, path: Path, is_dir: bool) -> str | None:
-        """Why the walk leaves ``path`` (``relative`` to the root) out, or None to read it."""
+    def reason(self, relative: str, path: Path, is_dir: bool, below: str | None = None) -> str | None:
+        """Why the walk leaves ``path`` (``relative`` to the root; ``below`` the PATH it was found under, None
+        when test code is read there) out, or None to read it."""
         if is_dir and path.name in NOT_SOURCE:
             return f"left out: {path.name} holds dependencies or caches, not the project's source"
         if is_dir and (path / "pyvenv.cfg").is_file():
@@ -58,7 +89,14 @@ class LeaveOut:
         if (f"{relative}/" if is_dir else relative) in self.ignored:
             return "left out: ignored by git"
         glob = excluded_by(relative, self.exclude)
-        return None if glob is None else f"left out: --exclude {glob}"
+        if glob is not None:
+            return f"left out: --exclude {glob}"
+        return TEST_REASON if below is not None and is_test_code(below) else None
+
+    def tests_below(self, given: Path) -> bool:
+        """Whether test code is left out below the PATH ``given`` (absolute): unless asked for, or the PATH is
+        test code itself or lies in a test folder."""
+        return not self.tests and not is_test_code(given.as_posix())
 
 
 @dataclass(frozen=True)
@@ -159,6 +197,7 @@ def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: Leav
             scan.skipped.append(Skipped(str(given), f"outside the scanned root {base}"))
             continue
         shown_root = absolute if absolute.is_relative_to(base) else absolute.resolve()
+        tests_out = leave_out.tests_below(absolute)
         if not absolute.is_dir():
             if not absolute.exists() and not absolute.is_symlink():
                 scan.skipped.append(Skipped(str(given), "no such file"))
@@ -174,10 +213,13 @@ def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: Leav
                 dirs[:] = []
                 continue
             seen_dirs.add(real)
-            dirs[:] = [name for name in sorted(dirs) if _walks_into(scan, here / name, shown_here / name, leave_out)]
+            below = here.relative_to(absolute) if tests_out else None
+            dirs[:] = [
+                name for name in sorted(dirs) if _walks_into(scan, here / name, shown_here / name, leave_out, below)
+            ]
             for name in sorted(files):
                 shown = _relative(base, shown_here / name)
-                why = leave_out.reason(shown, here / name, is_dir=False)
+                why = leave_out.reason(shown, here / name, is_dir=False, below=_below(below, name))
                 if why is None:
                     _read(scan, here / name, shown)
                 elif language_of(shown) is not None:  # a file that is not source is only counted, left out or not
@@ -187,12 +229,18 @@ def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: Leav
     return scan
 
 
-def _walks_into(scan: FolderScan, folder: Path, shown: Path, leave_out: LeaveOut) -> bool:
-    """Whether the walk goes down into ``folder``; when not, why (a version-control or report folder: silently)."""
+def _below(folder: Path | None, name: str) -> str | None:
+    """``name`` in ``folder`` (below a given PATH) as a path, or None when test code is read there."""
+    return None if folder is None else (folder / name).as_posix()
+
+
+def _walks_into(scan: FolderScan, folder: Path, shown: Path, leave_out: LeaveOut, below: Path | None) -> bool:
+    """Whether the walk goes down into ``folder`` (in ``below``, see ``_below``); when not, why (a version-control
+    or report folder: silently)."""
     if folder.name in _PRUNED:
         return False
     relative = _relative(scan.root, shown)
-    why = leave_out.reason(relative, folder, is_dir=True)
+    why = leave_out.reason(relative, folder, is_dir=True, below=_below(below, folder.name))
     if why is None:
         try:
             real = folder.resolve(strict=True)

@@ -90,14 +90,19 @@ def scan(
     base: Annotated[str | None, typer.Option(help="Decide only the change BASE..REV (REV default HEAD).")] = None,
     exclude: Annotated[
         list[str] | None,
-        typer.Option(help="Leave out the paths under PATH this glob matches at their end (tests, *.min.js, docs/*)."),
+        typer.Option(help="Leave out the paths under PATH this glob matches at their end (vendor, *.min.js, docs/*)."),
     ] = None,
+    tests: Annotated[
+        bool,
+        typer.Option("--tests", help="Scan test code below PATH too (tests/, test_*.py, *.spec.ts, *Test.java…)."),
+    ] = False,
 ) -> None:
     """Decide every candidate of the files under PATH… and write the reports (findings.json, SARIF, ...).
 
     Without --rev/--base the files on disk are read (git or not); with them, the checkout's commits. Below a
-    PATH, dependencies and caches (node_modules, virtualenvs…), what git ignores and what --exclude names are
-    left out, each with its reason in manifest.json; a path given as PATH is always scanned."""
+    PATH, dependencies and caches (node_modules, virtualenvs…), what git ignores, what --exclude names and,
+    unless --tests, test code are left out, each with its reason in manifest.json; a path given as PATH is
+    always scanned."""
     from decider.analyse import analyse, analyse_folder
     from decider.folder import LeaveOut, Skipped, read_folder, scan_root
     from decider.memory import MemoryStore
@@ -126,12 +131,12 @@ def scan(
             "skipped": [Skipped(str(p), f"outside the checkout {top}").as_dict() for p in paths
                         if not p.resolve().is_relative_to(top)],
         }  # fmt: skip
-        analysed = analyse(top, head, base, key, within=within, exclude=tuple(exclude or ()))
+        analysed = analyse(top, head, base, key, within=within, exclude=tuple(exclude or ()), tests=tests)
     else:
         root = top if inside and top is not None else scan_root(paths)
         folder = _report_folder(out, root)
         ignored = _git_ignored(top) if inside and top is not None else frozenset()
-        folder_scan = read_folder(paths, root, LeaveOut(tuple(exclude or ()), ignored))
+        folder_scan = read_folder(paths, root, LeaveOut(tuple(exclude or ()), ignored, tests))
         key = repo_key(top) if inside and top is not None else root.name
         head, scanned = folder_scan.pin, folder_scan.manifest()
         analysed = analyse_folder(folder_scan, key)

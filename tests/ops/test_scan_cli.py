@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from decider.folder import TEST_REASON
 from decider.program import OperatingPoint, Program
 from events import SqlEventStore
 from events.projections.decisions import decisions
@@ -226,6 +227,7 @@ def test_below_a_path_dependencies_git_ignored_and_excluded_paths_are_left_out_a
         "web/node_modules": "left out: node_modules holds dependencies or caches, not the project's source",
         "build": "left out: ignored by git",
         "app_tests": "left out: --exclude app_tests",
+        "tests": TEST_REASON,  # the example repository's own tests
     }
     assert "venv (left out: a virtualenv (pyvenv.cfg))" in result.output  # said, not only written down
     decided = _decided_paths(tmp_path / "r")
@@ -244,3 +246,39 @@ def test_below_a_path_dependencies_git_ignored_and_excluded_paths_are_left_out_a
     assert rev.exit_code == 0, rev.output
     committed = _decided_paths(tmp_path / "c")
     assert "lib/views.py" in committed and not {p for p in committed if p.startswith("app_tests/")}
+
+
+def test_test_code_below_a_path_is_left_out_unless_asked_for_or_given(tmp_path: Path, shop: Path) -> None:
+    plain = tmp_path / "plain"  # no git: the test runners' conventions alone say what is test code
+    for name in ("app.py", "tests/test_views.py", "test_app.py", "pkg/conftest.py", "pkg/views_test.py",
+                 "pkg/testing.py", "app_tests/views.py"):  # fmt: skip
+        (plain / name).parent.mkdir(parents=True, exist_ok=True)
+        (plain / name).write_text(_VULNERABLE)
+    result = CliRunner().invoke(app, ["scan", str(plain), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    reasons = {r["path"]: r["reason"] for r in json.loads((tmp_path / "r" / "manifest.json").read_text())
+               ["scanned"]["skipped"]}  # fmt: skip
+    assert reasons == {path: TEST_REASON for path in ("tests", "test_app.py", "pkg/conftest.py", "pkg/views_test.py")}
+    assert f"tests ({TEST_REASON})" in result.output
+    assert _decided_paths(tmp_path / "r") == {"app.py", "pkg/testing.py", "app_tests/views.py"}
+    asked = CliRunner().invoke(app, ["scan", str(plain), "--tests", "--out", str(tmp_path / "t")])
+    assert asked.exit_code == 0, asked.output
+    assert {"tests/test_views.py", "pkg/conftest.py"} <= _decided_paths(tmp_path / "t")
+    # a test folder given as PATH is scanned, tests and all
+    given = CliRunner().invoke(app, ["scan", str(plain / "tests"), "--out", str(tmp_path / "g")])
+    assert given.exit_code == 0, given.output
+    assert _decided_paths(tmp_path / "g") == {"test_views.py"}
+    # a commit's files: the same, in the checkout
+    (shop / "tests" / "test_views.py").write_text(_VULNERABLE)
+    (shop / "shop" / "views.py").write_text(_VULNERABLE)
+    subprocess.run(["git", "-C", str(shop), "add", "tests", "shop"], check=True)
+    subprocess.run(["git", "-C", str(shop), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "views"],
+                   check=True)  # fmt: skip
+    for args, out, tests_decided in (([str(shop), "--base", "HEAD~1"], "c", False),
+                                     ([str(shop), "--base", "HEAD~1", "--tests"], "d", True),
+                                     ([str(shop / "tests"), "--base", "HEAD~1"], "e", True)):  # fmt: skip
+        rev = CliRunner().invoke(app, ["scan", *args, "--out", str(tmp_path / out)])
+        assert rev.exit_code == 0, rev.output
+        decided = _decided_paths(tmp_path / out)
+        assert ("tests/test_views.py" in decided) is tests_decided, (args, decided)
+        assert ("shop/views.py" in decided) is (args[0] == str(shop)), (args, decided)
