@@ -263,7 +263,7 @@ def analyse(
     ``within``: repository-relative folders or files; only candidates under them count (the whole head is
     still parsed for the call graph and roles); ``exclude``: globs of paths whose candidates do not count
     (``decider.folder.excluded_by``); ``tests``: whether test code counts below a folder of ``within`` that is
-    not test code itself (``decider.folder.is_test_code``)."""
+    not test code itself nor in a test folder (``decider.folder.is_test_code``)."""
     git = GitRepo(repo)
     head_sha = git.resolve(head)
     base_sha = git.resolve(base) if base is not None else None
@@ -276,19 +276,14 @@ def analyse(
         targets = [t for t in targets if any(_under(t, w) for w in within)]
     targets = [t for t in targets if excluded_by(t, exclude) is None]
     if not tests:
-        targets = [t for t in targets if not _test_code_below(t, within)]
+        given_tests = [w for w in within or ("",) if is_test_code((repo.resolve() / w).as_posix())]
+        targets = [t for t in targets if not is_test_code(t) or any(_under(t, w) for w in given_tests)]
     base_parsed = parse_commit(git, base_sha, targets) if base_sha is not None else {}
     return _analyse_parsed(parsed, targets, head_sha, base_sha, base_parsed, changed, repo_key, priors)
 
 
 def _under(path: str, folder: str) -> bool:
     return folder in ("", ".") or path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _test_code_below(path: str, within: tuple[str, ...] | None) -> bool:
-    """Whether ``path`` is test code below the folders it was asked under (none of which is test code itself)."""
-    folders = [w for w in within or ("",) if _under(path, w)]
-    return is_test_code(path) and not any(w not in ("", ".") and is_test_code(w) for w in folders)
 
 
 def analyse_folder(scan: FolderScan, repo_key: str, *, priors: Priors = "off") -> list[Analysed]:
