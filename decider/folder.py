@@ -49,15 +49,15 @@ TEST_CODE = ("test", "tests", "__tests__", "test_*.py", "*_test.py", "conftest.p
              "*.test.jsx", "*.test.ts", "*.test.tsx", "*.spec.js", "*.spec.jsx", "*.spec.ts", "*.spec.tsx",
              "*Test.java", "*Tests.java", "*Test.php")  # fmt: skip
 """Test code by the test runners' own conventions (pytest, go test, Jest, JUnit and PHPUnit): a test folder and
-everything in it, or a test file. It does not ship, and its parameters are fixtures, its secrets and
-``debug=True`` props: a scan leaves it out below a PATH unless asked (``ouro scan --tests``)."""
+everything in it, or a test file. It does not ship, its parameters are fixtures and its secrets placeholders:
+a scan leaves it out below a PATH unless asked (``ouro scan --tests``)."""
 
 TEST_REASON = "left out: test code (--tests scans it)"
 
 
-def is_test_code(relative: str) -> bool:
-    """Whether ``relative`` (a path below what was given) is test code or lies in a test folder."""
-    return excluded_by(relative, TEST_CODE) is not None
+def is_test_code(path: str) -> bool:
+    """Whether ``path`` (relative or absolute) is test code or lies in a test folder."""
+    return excluded_by(path, TEST_CODE) is not None
 
 
 def excluded_by(relative: str, globs: Sequence[str]) -> str | None:
