@@ -16,7 +16,7 @@ import errno
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from decider.languages import ParsedFile, language_of, parse_source
@@ -76,12 +76,11 @@ class LeaveOut:
     ignored: frozenset[str] = frozenset()
     """Paths relative to the root that git ignores (a wholly ignored folder once, with a trailing ``/``)."""
     tests: bool = True
-    """Whether test code (``TEST_CODE``) is read; when not, it is left out below a PATH that is not itself
-    test code (``ouro scan tests`` reads the tests)."""
+    """Whether test code (``TEST_CODE``) is read; ``read_folder`` reads it below a PATH that is test code
+    itself or lies in a test folder (``ouro scan tests``) whatever this says."""
 
-    def reason(self, relative: str, path: Path, is_dir: bool, below: str | None = None) -> str | None:
-        """Why the walk leaves ``path`` (``relative`` to the root; ``below`` the PATH it was found under, None
-        when test code is read there) out, or None to read it."""
+    def reason(self, relative: str, path: Path, is_dir: bool) -> str | None:
+        """Why the walk leaves ``path`` (``relative`` to the root) out, or None to read it."""
         if is_dir and path.name in NOT_SOURCE:
             return f"left out: {path.name} holds dependencies or caches, not the project's source"
         if is_dir and (path / "pyvenv.cfg").is_file():
@@ -91,12 +90,7 @@ class LeaveOut:
         glob = excluded_by(relative, self.exclude)
         if glob is not None:
             return f"left out: --exclude {glob}"
-        return TEST_REASON if below is not None and is_test_code(below) else None
-
-    def tests_below(self, given: Path) -> bool:
-        """Whether test code is left out below the PATH ``given`` (absolute): unless asked for, or the PATH is
-        test code itself or lies in a test folder."""
-        return not self.tests and not is_test_code(given.as_posix())
+        return TEST_REASON if not self.tests and is_test_code(relative) else None
 
 
 @dataclass(frozen=True)
@@ -197,7 +191,7 @@ def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: Leav
             scan.skipped.append(Skipped(str(given), f"outside the scanned root {base}"))
             continue
         shown_root = absolute if absolute.is_relative_to(base) else absolute.resolve()
-        tests_out = leave_out.tests_below(absolute)
+        walk = replace(leave_out, tests=True) if is_test_code(absolute.as_posix()) else leave_out
         if not absolute.is_dir():
             if not absolute.exists() and not absolute.is_symlink():
                 scan.skipped.append(Skipped(str(given), "no such file"))
@@ -213,13 +207,10 @@ def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: Leav
                 dirs[:] = []
                 continue
             seen_dirs.add(real)
-            below = here.relative_to(absolute) if tests_out else None
-            dirs[:] = [
-                name for name in sorted(dirs) if _walks_into(scan, here / name, shown_here / name, leave_out, below)
-            ]
+            dirs[:] = [name for name in sorted(dirs) if _walks_into(scan, here / name, shown_here / name, walk)]
             for name in sorted(files):
                 shown = _relative(base, shown_here / name)
-                why = leave_out.reason(shown, here / name, is_dir=False, below=_below(below, name))
+                why = walk.reason(shown, here / name, is_dir=False)
                 if why is None:
                     _read(scan, here / name, shown)
                 elif language_of(shown) is not None:  # a file that is not source is only counted, left out or not
@@ -229,18 +220,12 @@ def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: Leav
     return scan
 
 
-def _below(folder: Path | None, name: str) -> str | None:
-    """``name`` in ``folder`` (below a given PATH) as a path, or None when test code is read there."""
-    return None if folder is None else (folder / name).as_posix()
-
-
-def _walks_into(scan: FolderScan, folder: Path, shown: Path, leave_out: LeaveOut, below: Path | None) -> bool:
-    """Whether the walk goes down into ``folder`` (in ``below``, see ``_below``); when not, why (a version-control
-    or report folder: silently)."""
+def _walks_into(scan: FolderScan, folder: Path, shown: Path, leave_out: LeaveOut) -> bool:
+    """Whether the walk goes down into ``folder``; when not, why (a version-control or report folder: silently)."""
     if folder.name in _PRUNED:
         return False
     relative = _relative(scan.root, shown)
-    why = leave_out.reason(relative, folder, is_dir=True, below=_below(below, folder.name))
+    why = leave_out.reason(relative, folder, is_dir=True)
     if why is None:
         try:
             real = folder.resolve(strict=True)
