@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from miners.datalog import Value
+from ouroboros_gates.miners.datalog import Value
 
 __all__ = ["ANALYSES", "SIZES", "Analysis", "Facts"]
 

@@ -126,8 +126,8 @@ def write_corpus(root: Path, runs: int, lines: int, seed: int) -> list[Path]:
 
 def mining(files: list[Path]) -> None:
     """(a): raw JSONL to findings, per shipped miner, with events read per second."""
-    from miners import corpus_items, discover, extract_facts, find
-    from workers.miner.mine import accepted_gates
+    from ouroboros_gates.miners import corpus_items, discover, extract_facts, find
+    from ouroboros_gates.workers.miner.mine import accepted_gates
 
     knees = {gate.miner.name: gate.knee for gate in accepted_gates(extra="")}
     miners, _broken = discover(extra="")
@@ -175,7 +175,8 @@ def h_fleet(files: list[Path], root: Path, repeat: int) -> float:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     paths = [str(path) for path in files]
     command = [str(ouro), "measure", "h-fleet", "--json", *paths]
-    alone = [sys.executable, "-c", "import sys; from ops.cli.measure import measure_app; measure_app(sys.argv[1:])",
+    code = "import sys; from ouroboros_gates.ops.cli.measure import measure_app; measure_app(sys.argv[1:])"
+    alone = [sys.executable, "-c", code,
              "h-fleet", "--json", *paths]  # fmt: skip
     _timed(command, env)  # the bytecode written once
     ours_s, alone_s, jq_s = [], [], []

@@ -47,8 +47,8 @@ from typing import cast
 
 import clingo
 
-from miners import KNEE, Miner, corpus_items, derived_predicates, discover, extract_facts
-from miners.datalog import (
+from ouroboros_gates.miners import KNEE, Miner, corpus_items, derived_predicates, discover, extract_facts
+from ouroboros_gates.miners.datalog import (
     Atom,
     Comparison,
     InputFact,

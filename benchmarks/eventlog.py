@@ -47,11 +47,11 @@ from sqlalchemy import MetaData, delete, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.schema import CreateTable
 
-from events import Metadata, SqlEventStore, StreamWrite, make_engine, upgrade
-from events.projections.runs import projection as runs_projection
-from events.projector import catch_up
-from events.tables import checkpoints
-from schemas import Event, ProbeCompleted, RunRecorded, RunSummary, Usage
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, make_engine, upgrade
+from ouroboros_gates.events.projections.runs import projection as runs_projection
+from ouroboros_gates.events.projector import catch_up
+from ouroboros_gates.events.tables import checkpoints
+from ouroboros_gates.schemas import Event, ProbeCompleted, RunRecorded, RunSummary, Usage
 
 BATCH = 100
 PAGE = 5000
@@ -65,7 +65,7 @@ LABELS = {
     "catch-up": "catch-up ev/s",
 }
 PRODUCER = "bench.eventlog"
-RUN_TOPIC = "schemas.events:RunRecorded"
+RUN_TOPIC = "ouroboros_gates.schemas.events:RunRecorded"
 ES_RUNS = runs_projection.table.to_metadata(MetaData(), name="es_runs")
 COLUMNS = [column.name for column in ES_RUNS.columns]
 

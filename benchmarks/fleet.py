@@ -50,11 +50,11 @@ from _databases import fresh_pg_database
 from celery import Celery
 from sqlalchemy import text
 
-from events import SqlEventStore, ensure_schema
-from schemas import IngestRun, content_id
-from schemas.settings import Settings
-from workers import build_app, declare_queues
-from workers.app import configure
+from ouroboros_gates.events import SqlEventStore, ensure_schema
+from ouroboros_gates.schemas import IngestRun, content_id
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers import build_app, declare_queues
+from ouroboros_gates.workers.app import configure
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "runs"
@@ -269,7 +269,7 @@ def run_ours(
     declare_queues(sender)
     store = SqlEventStore.from_url(database)
     ensure_schema(store.engine)
-    fleet = Workers(_celery_argv("workers.app", "fleet,miner"), env, workers, folder / "fleet.log")
+    fleet = Workers(_celery_argv("ouroboros_gates.workers.app", "fleet,miner"), env, workers, folder / "fleet.log")
     try:
         warm = [IngestRun(message_id=content_id("bench-warm", str(round_), str(i)), path=str(runs[i % len(runs)]),
                           run=f"warm-{round_}-{i}") for i in range(workers * 2)]  # fmt: skip

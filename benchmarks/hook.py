@@ -78,7 +78,7 @@ def session_payloads(rng: random.Random, events: int) -> Iterator[dict[str, Any]
 
 def grow(state: Path, events: int, rng: random.Random) -> float:
     """Feed a session of ``events`` payloads through the hook's own ``run``; returns the seconds it took."""
-    from ops.hook import run
+    from ouroboros_gates.ops.hook import run
 
     started = time.perf_counter()
     for payload in session_payloads(rng, events):
@@ -88,7 +88,7 @@ def grow(state: Path, events: int, rng: random.Random) -> float:
 
 def _hook(state: Path, payload: dict[str, Any], env: dict[str, str]) -> tuple[float, float | None, bool]:
     """One whole hook process: its wall seconds, the server's decision seconds, and whether it denied."""
-    from ops.hooks_install import hook_command
+    from ouroboros_gates.ops.hooks_install import hook_command
 
     argv = shlex.split(hook_command(state))  # the command exactly as ``ouro hooks install`` writes it
     started = time.perf_counter()
@@ -125,8 +125,8 @@ def _memory(pid: int | None) -> str:
 
 def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> tuple[float, float]:
     """Grow a session of ``events`` through the hook, then time ``calls`` whole hook processes on it."""
-    from ops.gate.cache import compile_gates
-    from ops.gate.client import notify, server_pid
+    from ouroboros_gates.ops.gate.cache import compile_gates
+    from ouroboros_gates.ops.gate.client import notify, server_pid
 
     rng = random.Random(seed)
     state = root / f"state-{events}"
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("OURO_MINERS_PATH", "PYTHONDONTWRITEBYTECODE", "OURO_HOOK_TRACE"):
         os.environ.pop(name, None)
     try:
-        from ops.hooks_install import hook_command
+        from ouroboros_gates.ops.hooks_install import hook_command
 
         print(f"hook PreToolUse, warn gates {options.warn}, whole processes ({hook_command(root / 'state-N')})")
         found = [(size, *measure(root, size, options.calls, options.gap, options.seed)) for size in sizes]

@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from forge import LocalForge  # noqa: E402  (after the path is set)
-from workers.labeler import Prefiltered, Source, Term, complete, prefilter, terms_of  # noqa: E402
-from workers.labeler.terms import search_forms  # noqa: E402
+from ouroboros_gates.forge import LocalForge  # noqa: E402  (after the path is set)
+from ouroboros_gates.workers.labeler import Prefiltered, Source, Term, complete, prefilter, terms_of  # noqa: E402
+from ouroboros_gates.workers.labeler.terms import search_forms  # noqa: E402
 
 COMMANDS = ["ls -la", "git status", "pytest -q tests/unit", "cat README.md", "make lint", "npm test", "git diff"]
 _T = TypeVar("_T")

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_model_server import FakeModelServer  # noqa: E402
 
-from decider.program import OperatingPoint, Program  # noqa: E402
+from ouroboros_gates.decider.program import OperatingPoint, Program  # noqa: E402
 
 HEAD_CODE = """import os
 import subprocess
@@ -93,8 +93,8 @@ def main() -> None:
         env = {"OURO_STATE": str(root / "state"), "OURO_ROOTS": str(root), "OURO_MODEL": "local",
                "OURO_MODEL_URL": server.url + "/v1", "OURO_DECIDER_PROGRAM": str(root / "program.json")}  # fmt: skip
         os.environ.update(env)
-        from decider.push import decide_repository
-        from schemas.settings import load_settings
+        from ouroboros_gates.decider.push import decide_repository
+        from ouroboros_gates.schemas.settings import load_settings
 
         start = time.perf_counter()
         run, _ = decide_repository(load_settings(), repo, "bench/repo", head, base, store=None)

@@ -19,10 +19,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from decider.features import FEATURES
-from decider.memory import Memory, MemoryExample
-from decider.retrieve import Boundary, Index, Settings, Target, columns_from_specs, gower, retrieve
-from schemas import Example, InstrumentState, Scalar, State
+from ouroboros_gates.decider.features import FEATURES
+from ouroboros_gates.decider.memory import Memory, MemoryExample
+from ouroboros_gates.decider.retrieve import Boundary, Index, Settings, Target, columns_from_specs, gower, retrieve
+from ouroboros_gates.schemas import Example, InstrumentState, Scalar, State
 
 FAMILIES = ("sql_injection", "command_injection", "path_traversal", "xss", "ssrf", "deserialization")
 STATES = (State.RAN, State.RAN, State.RAN, State.NONE, State.FAILED)

@@ -3,16 +3,16 @@ memory, retrieval, the decision program and the decisions with their reports."""
 
 from __future__ import annotations
 
-from decider.analyse import Analysed, analyse, candidates
-from decider.assemble import build_engine
-from decider.decide import Engine, decide_all
-from decider.features import FEATURES, FeatureSpec, feature_set_digest, validate_record
-from decider.instruments import Signal
-from decider.memory import Memory, MemoryExample, MemoryStore, example_from_record
-from decider.program import OperatingPoint, Program
-from decider.push import decide_repository
-from decider.report import write_reports
-from decider.retrieve import eligible
+from ouroboros_gates.decider.analyse import Analysed, analyse, candidates
+from ouroboros_gates.decider.assemble import build_engine
+from ouroboros_gates.decider.decide import Engine, decide_all
+from ouroboros_gates.decider.features import FEATURES, FeatureSpec, feature_set_digest, validate_record
+from ouroboros_gates.decider.instruments import Signal
+from ouroboros_gates.decider.memory import Memory, MemoryExample, MemoryStore, example_from_record
+from ouroboros_gates.decider.program import OperatingPoint, Program
+from ouroboros_gates.decider.push import decide_repository
+from ouroboros_gates.decider.report import write_reports
+from ouroboros_gates.decider.retrieve import eligible
 
 __all__ = [
     "FEATURES",

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from decider.memory import Memory, MemoryExample
-from schemas import Example, InstrumentState
-from schemas.errors import OuroError
+from ouroboros_gates.decider.memory import Memory, MemoryExample
+from ouroboros_gates.schemas import Example, InstrumentState
+from ouroboros_gates.schemas.errors import OuroError
 
 __all__ = ["DISMISSALS", "MIN_USER_EXAMPLES", "dismiss", "dismissals", "user_memory"]
 

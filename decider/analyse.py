@@ -16,10 +16,10 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-from decider.candidates import GitRepo, changed_lines, parse_commit, select
-from decider.features import build_record
-from decider.folder import FolderScan, excluded_by, is_test_code
-from decider.instruments import (
+from ouroboros_gates.decider.candidates import GitRepo, changed_lines, parse_commit, select
+from ouroboros_gates.decider.features import build_record
+from ouroboros_gates.decider.folder import FolderScan, excluded_by, is_test_code
+from ouroboros_gates.decider.instruments import (
     BanditIssue,
     CallGraph,
     FunctionRoles,
@@ -36,10 +36,10 @@ from decider.instruments import (
     quick_scan,
     vocabulary,
 )
-from decider.instruments.roles import roles_version
-from decider.instruments.taint import Flow, taint_version, vocabulary_of
-from decider.languages import LANGUAGES, Function, ParsedFile
-from schemas import Candidate, FeatureRecord, InstrumentState, Scalar, State
+from ouroboros_gates.decider.instruments.roles import roles_version
+from ouroboros_gates.decider.instruments.taint import Flow, taint_version, vocabulary_of
+from ouroboros_gates.decider.languages import LANGUAGES, Function, ParsedFile
+from ouroboros_gates.schemas import Candidate, FeatureRecord, InstrumentState, Scalar, State
 
 __all__ = ["Analysed", "analyse", "analyse_folder", "candidates"]
 

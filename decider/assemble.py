@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from decider.decide import Engine
-from decider.embed import CachedEmbedder, Embedder, HashingEmbedder, ModelEmbedder
-from decider.features import FEATURES, SCHEMA_VERSION, feature_set_digest, validate_record
-from decider.instruments.base import RULESET
-from decider.memory import Memory, MemoryStore
-from decider.program import Program
-from decider.repos import normalise_repo
-from decider.retrieve import Boundary, columns_from_specs
-from decider.seed import corpus_memory
-from llm import (
+from ouroboros_gates.decider.decide import Engine
+from ouroboros_gates.decider.embed import CachedEmbedder, Embedder, HashingEmbedder, ModelEmbedder
+from ouroboros_gates.decider.features import FEATURES, SCHEMA_VERSION, feature_set_digest, validate_record
+from ouroboros_gates.decider.instruments.base import RULESET
+from ouroboros_gates.decider.memory import Memory, MemoryStore
+from ouroboros_gates.decider.program import Program
+from ouroboros_gates.decider.repos import normalise_repo
+from ouroboros_gates.decider.retrieve import Boundary, columns_from_specs
+from ouroboros_gates.decider.seed import corpus_memory
+from ouroboros_gates.llm import (
     ChatClient,
     EmbeddingClient,
     LlmError,
@@ -28,8 +28,8 @@ from llm import (
     find_manifest,
     load_manifest,
 )
-from schemas import Profile
-from schemas.settings import Settings
+from ouroboros_gates.schemas import Profile
+from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["PROGRAMS_DIR", "Lookup", "build_engine", "find_program", "packaged_program", "repo_group"]
 

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from decider.languages import ParsedFile, language_of, parse_source
-from forge.git import git
-from schemas import Candidate
-from schemas.errors import GitError
+from ouroboros_gates.decider.languages import ParsedFile, language_of, parse_source
+from ouroboros_gates.forge.git import git
+from ouroboros_gates.schemas import Candidate
+from ouroboros_gates.schemas.errors import GitError
 
 __all__ = [
     "ChangedFile",

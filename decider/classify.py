@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Literal
 
-from decider.program import (
+from ouroboros_gates.decider.program import (
     ANSWER_SCHEMA,
     PARSE_FAILED,
     Answer,
@@ -26,8 +26,8 @@ from decider.program import (
     parse_answer,
     render_messages,
 )
-from decider.retrieve import Neighbour, Retrieved
-from llm import (
+from ouroboros_gates.decider.retrieve import Neighbour, Retrieved
+from ouroboros_gates.llm import (
     MAX_IN_FLIGHT,
     AccountError,
     BudgetExhausted,

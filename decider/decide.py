@@ -19,14 +19,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from decider.classify import Classified, classify_all, memory_vote
-from decider.embed import Embedder
-from decider.excerpt import Excerpt, make_excerpt
-from decider.memory import Memory
-from decider.program import CandidateView, Program, Shown, render_signals
-from decider.retrieve import Boundary, Column, Index, Retrieved, Settings, Target, eligible, retrieve
-from llm import Chat, LlmError
-from schemas import Action, Candidate, Decision, FeatureRecord, Undecided
+from ouroboros_gates.decider.classify import Classified, classify_all, memory_vote
+from ouroboros_gates.decider.embed import Embedder
+from ouroboros_gates.decider.excerpt import Excerpt, make_excerpt
+from ouroboros_gates.decider.memory import Memory
+from ouroboros_gates.decider.program import CandidateView, Program, Shown, render_signals
+from ouroboros_gates.decider.retrieve import Boundary, Column, Index, Retrieved, Settings, Target, eligible, retrieve
+from ouroboros_gates.llm import Chat, LlmError
+from ouroboros_gates.schemas import Action, Candidate, Decision, FeatureRecord, Undecided
 
 __all__ = [
     "Analysed",

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from decider.excerpt import normalise, normalised_sha
+from ouroboros_gates.decider.excerpt import normalise, normalised_sha
 
 __all__ = ["CachedEmbedder", "Embedder", "EmbeddingCache", "HashingEmbedder", "ModelEmbedder"]
 

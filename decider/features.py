@@ -16,10 +16,10 @@ from typing import Literal
 
 import orjson
 
-from decider.instruments.families import families
-from decider.languages import LANGUAGES
-from schemas import Candidate, FeatureRecord, InstrumentState, Profile, Scalar, State, Unit
-from schemas.errors import PermanentError
+from ouroboros_gates.decider.instruments.families import families
+from ouroboros_gates.decider.languages import LANGUAGES
+from ouroboros_gates.schemas import Candidate, FeatureRecord, InstrumentState, Profile, Scalar, State, Unit
+from ouroboros_gates.schemas.errors import PermanentError
 
 __all__ = [
     "EXCLUDED_FIELDS",

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from decider.languages import ParsedFile, language_of, parse_source
+from ouroboros_gates.decider.languages import ParsedFile, language_of, parse_source
 
 __all__ = [
     "MAX_BYTES",

@@ -22,10 +22,10 @@ import tree_sitter_python
 import tree_sitter_typescript
 from tree_sitter import Language, Node, Parser
 
-from decider._syntax import GLOBAL, GRAMMARS, Call, Function, Walker, simple_name
+from ouroboros_gates.decider._syntax import GLOBAL, GRAMMARS, Call, Function, Walker, simple_name
 
 if TYPE_CHECKING:
-    from decider.instruments.taint import Flow
+    from ouroboros_gates.decider.instruments.taint import Flow
 
 TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "php", "python", "typescript")
 """Languages whose functions the taint step reads (``instruments.taint``; C and C++ for memory flows)."""
@@ -145,7 +145,7 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
     )
     flows: tuple[Flow, ...] = ()
     if language in TAINT_LANGUAGES:
-        from decider.instruments.taint import find_flows
+        from ouroboros_gates.decider.instruments.taint import find_flows
 
         walked = [(frame.name, frame.node) for frame in walker.frames]
         if language in SCRIPT_LANGUAGES:  # a script's top-level code is read as one more function

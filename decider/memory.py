@@ -18,11 +18,11 @@ from typing import Any, Literal
 import numpy as np
 from sqlalchemy import Engine, select, update
 
-from decider.embed import CachedEmbedder, Embedder
-from decider.excerpt import EXAMPLE_BOUNDS, make_excerpt, normalised_sha
-from events.memory_tables import memory_blobs, memory_embeddings, memory_examples, memory_programs
-from schemas import Example, FeatureRecord, InstrumentState, Scalar
-from schemas.errors import OuroError
+from ouroboros_gates.decider.embed import CachedEmbedder, Embedder
+from ouroboros_gates.decider.excerpt import EXAMPLE_BOUNDS, make_excerpt, normalised_sha
+from ouroboros_gates.events.memory_tables import memory_blobs, memory_embeddings, memory_examples, memory_programs
+from ouroboros_gates.schemas import Example, FeatureRecord, InstrumentState, Scalar
+from ouroboros_gates.schemas.errors import OuroError
 
 __all__ = ["Memory", "MemoryExample", "MemoryRefused", "MemoryStore", "example_from_record"]
 

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from decider.excerpt import Excerpt
-from decider.features import SCHEMA_VERSION
-from schemas import InstrumentState, Scalar, State
-from schemas.errors import OuroError
+from ouroboros_gates.decider.excerpt import Excerpt
+from ouroboros_gates.decider.features import SCHEMA_VERSION
+from ouroboros_gates.schemas import InstrumentState, Scalar, State
+from ouroboros_gates.schemas.errors import OuroError
 
 __all__ = [
     "ANSWER_FORMAT",

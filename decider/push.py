@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from decider.adapt import dismissals, user_memory
-from decider.analyse import Analysed, analyse
-from decider.assemble import Lookup, build_engine
-from decider.decide import Run, decide_all, dismiss, monotonic_deadline
-from decider.memory import Memory, MemoryStore
-from schemas.settings import Settings
+from ouroboros_gates.decider.adapt import dismissals, user_memory
+from ouroboros_gates.decider.analyse import Analysed, analyse
+from ouroboros_gates.decider.assemble import Lookup, build_engine
+from ouroboros_gates.decider.decide import Run, decide_all, dismiss, monotonic_deadline
+from ouroboros_gates.decider.memory import Memory, MemoryStore
+from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["decide_repository"]
 

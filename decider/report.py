@@ -8,8 +8,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from decider.decide import Decided, Run, fallback_line
-from decider.sarif import to_sarif
+from ouroboros_gates.decider.decide import Decided, Run, fallback_line
+from ouroboros_gates.decider.sarif import to_sarif
 
 __all__ = ["compact_lines", "decision_fields", "finding", "manifest", "markdown", "write_reports"]
 

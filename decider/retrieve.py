@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from decider.memory import Memory, MemoryExample
-from schemas import InstrumentState, Scalar, State
+from ouroboros_gates.decider.memory import Memory, MemoryExample
+from ouroboros_gates.schemas import InstrumentState, Scalar, State
 
 __all__ = [
     "Boundary",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from decider.decide import Run
+from ouroboros_gates.decider.decide import Run
 
 __all__ = ["SARIF_SCHEMA", "to_sarif"]
 

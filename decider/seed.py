@@ -13,11 +13,11 @@ import tomllib
 from dataclasses import replace
 from pathlib import Path
 
-from decider.analyse import analyse
-from decider.features import feature_set_digest
-from decider.instruments.base import RULESET
-from decider.memory import Memory, MemoryExample, MemoryRefused, MemoryStore, example_from_record
-from forge.git import git
+from ouroboros_gates.decider.analyse import analyse
+from ouroboros_gates.decider.features import feature_set_digest
+from ouroboros_gates.decider.instruments.base import RULESET
+from ouroboros_gates.decider.memory import Memory, MemoryExample, MemoryRefused, MemoryStore, example_from_record
+from ouroboros_gates.forge.git import git
 
 __all__ = ["SEED_DIR", "build_seed_memory", "corpus_memory", "leave_one_group_out", "seed_digest"]
 
@@ -100,11 +100,11 @@ def corpus_memory(store: MemoryStore | None, directory: Path = SEED_DIR) -> Memo
 def leave_one_group_out(memory: Memory, k: int = 6) -> list[tuple[float, int]]:
     """(memory-vote score, label) of every example decided with its own group held out: how the packaged
     memory-vote program's ADVISORY threshold was read (recall >= 0.90)."""
-    from decider.classify import memory_vote
-    from decider.excerpt import make_excerpt
-    from decider.features import FEATURES
-    from decider.program import CandidateView
-    from decider.retrieve import Boundary, Index, Settings, Target, columns_from_specs, retrieve
+    from ouroboros_gates.decider.classify import memory_vote
+    from ouroboros_gates.decider.excerpt import make_excerpt
+    from ouroboros_gates.decider.features import FEATURES
+    from ouroboros_gates.decider.program import CandidateView
+    from ouroboros_gates.decider.retrieve import Boundary, Index, Settings, Target, columns_from_specs, retrieve
 
     index = Index(memory, columns_from_specs(FEATURES))
     scored = []

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from events.errors import ConcurrencyError, UnknownEventType
-from events.memory import MemoryEventStore
-from events.migrate import current_revision, ensure_schema, head_revision, open_store, upgrade
-from events.sql import SqlEventStore, make_engine
-from events.store import (
+from ouroboros_gates.events.errors import ConcurrencyError, UnknownEventType
+from ouroboros_gates.events.memory import MemoryEventStore
+from ouroboros_gates.events.migrate import current_revision, ensure_schema, head_revision, open_store, upgrade
+from ouroboros_gates.events.sql import SqlEventStore, make_engine
+from ouroboros_gates.events.store import (
     DEAD_LETTER,
     REJECTED,
     AppendResult,

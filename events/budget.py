@@ -31,7 +31,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Executable
 
-from events.tables import metadata
+from ouroboros_gates.events.tables import metadata
 
 __all__ = [
     "Budget",

@@ -8,7 +8,7 @@ OuroError                      (schemas.errors) root of every error Ouroboros ra
 
 from __future__ import annotations
 
-from schemas.errors import PermanentError
+from ouroboros_gates.schemas.errors import PermanentError
 
 __all__ = ["ConcurrencyError", "UnknownEventType"]
 

@@ -6,9 +6,9 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime
 
-from events.errors import ConcurrencyError
-from events.store import AppendResult, Metadata, OutboxEntry, StoredEvent, StreamWrite, settling, utcnow
-from schemas import Message
+from ouroboros_gates.events.errors import ConcurrencyError
+from ouroboros_gates.events.store import AppendResult, Metadata, OutboxEntry, StoredEvent, StreamWrite, settling, utcnow
+from ouroboros_gates.schemas import Message
 
 __all__ = ["MemoryEventStore"]
 

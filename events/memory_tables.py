@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import JSON, Boolean, Column, Integer, String, Table, Text
 
-from events.tables import metadata
+from ouroboros_gates.events.tables import metadata
 
 __all__ = ["memory_blobs", "memory_embeddings", "memory_examples", "memory_programs"]
 

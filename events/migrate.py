@@ -11,7 +11,7 @@ from sqlalchemy import Engine, MetaData, inspect, text
 if TYPE_CHECKING:
     from alembic.config import Config
 
-    from events.sql import SqlEventStore
+    from ouroboros_gates.events.sql import SqlEventStore
 
 __all__ = ["current_revision", "ensure_schema", "head_revision", "open_store", "target_metadata", "upgrade"]
 
@@ -24,7 +24,7 @@ _ADVISORY_KEY = 0x6F75726F  # "ouro": one migrator at a time on PostgreSQL
 
 def target_metadata() -> MetaData:
     """The metadata holding every table (event log and ledger)."""
-    from events.ledger import metadata
+    from ouroboros_gates.events.ledger import metadata
 
     return metadata
 
@@ -73,7 +73,7 @@ def ensure_schema(engine: Engine) -> None:
 
 def open_store(url: str) -> SqlEventStore:
     """The event store at ``url``, its schema brought to head first (what every command and worker opens)."""
-    from events.sql import SqlEventStore
+    from ouroboros_gates.events.sql import SqlEventStore
 
     store = SqlEventStore.from_url(url)
     ensure_schema(store.engine)

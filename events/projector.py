@@ -17,9 +17,9 @@ from typing import Any, Protocol
 import orjson
 from sqlalchemy import Connection, Table, delete, func, insert, select, update
 
-from events import tables as t
-from events.sql import SqlEventStore, read_range
-from events.store import StoredEvent
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.sql import SqlEventStore, read_range
+from ouroboros_gates.events.store import StoredEvent
 
 __all__ = ["Projection", "ProjectionStatus", "catch_up", "digest", "rebuild", "status"]
 

@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 from sqlalchemy import select
 
-from events import tables as t
-from events.sql import SqlEventStore
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.sql import SqlEventStore
 
 __all__ = ["RecordedLabel", "RecordedRun", "recorded_labels", "recorded_runs"]
 

@@ -32,9 +32,9 @@ from sqlalchemy import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from events import tables as t
-from events.sqlwrite import RawWriter, db_time, json_columns, translate
-from events.store import (
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.sqlwrite import RawWriter, db_time, json_columns, translate
+from ouroboros_gates.events.store import (
     DEAD_LETTER,
     REJECTED,
     AppendResult,
@@ -45,8 +45,8 @@ from events.store import (
     settling,
     utcnow,
 )
-from schemas import Message
-from schemas.errors import TransientError
+from ouroboros_gates.schemas import Message
+from ouroboros_gates.schemas.errors import TransientError
 
 __all__ = ["SqlEventStore", "make_engine", "normalise_url"]
 

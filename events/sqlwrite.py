@@ -18,10 +18,10 @@ from typing import Any
 import orjson
 import psycopg
 
-from events.errors import ConcurrencyError
-from events.store import AppendResult, Metadata, OutboxEntry, StreamWrite, utcnow
-from schemas import Message
-from schemas.errors import TransientError
+from ouroboros_gates.events.errors import ConcurrencyError
+from ouroboros_gates.events.store import AppendResult, Metadata, OutboxEntry, StreamWrite, utcnow
+from ouroboros_gates.schemas import Message
+from ouroboros_gates.schemas.errors import TransientError
 
 __all__ = ["RawWriter", "db_time", "json_columns"]
 

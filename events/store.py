@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from events.errors import UnknownEventType
-from schemas import EVENT_TYPES, Event, Message
+from ouroboros_gates.events.errors import UnknownEventType
+from ouroboros_gates.schemas import EVENT_TYPES, Event, Message
 
 __all__ = [
     "DEAD_LETTER",

@@ -13,7 +13,7 @@ GitHub's REST API; ``factory.open_forge`` picks one from ``OURO_FORGE``. Pure co
 
 from __future__ import annotations
 
-from forge.base import (
+from ouroboros_gates.forge.base import (
     Check,
     Comment,
     Commit,
@@ -25,8 +25,8 @@ from forge.base import (
     WritableForge,
     parse_trailers,
 )
-from forge.factory import open_forge
-from forge.local import LocalForge
+from ouroboros_gates.forge.factory import open_forge
+from ouroboros_gates.forge.local import LocalForge
 
 __all__ = [
     "Check",

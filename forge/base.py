@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from schemas.errors import PermanentError
+from ouroboros_gates.schemas.errors import PermanentError
 
 __all__ = [
     "COMMIT_NAME",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from forge.base import WritableForge
-from forge.local import LocalForge
-from schemas.errors import ConfigurationError
-from schemas.settings import Settings
+from ouroboros_gates.forge.base import WritableForge
+from ouroboros_gates.forge.local import LocalForge
+from ouroboros_gates.schemas.errors import ConfigurationError
+from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["open_forge"]
 
@@ -16,7 +16,7 @@ __all__ = ["open_forge"]
 def open_forge(settings: Settings) -> WritableForge:
     """The forge the settings name; a local one writes into ``<state>/forge`` and clones into its cache."""
     if settings.forge.startswith("github:"):
-        from forge.github import GitHubForge
+        from ouroboros_gates.forge.github import GitHubForge
 
         owner, _, name = settings.forge.removeprefix("github:").partition("/")
         if not owner or not name:

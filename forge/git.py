@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from schemas.errors import GitError
+from ouroboros_gates.schemas.errors import GitError
 
 __all__ = ["TIMEOUT_S", "git", "git_text"]
 

@@ -26,8 +26,8 @@ import httpx
 from githubkit import GitHub
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
 
-from forge.base import Check, Comment, Commit, ForgeError, NotFoundError, PullRequest, Ticket
-from schemas.errors import ConfigurationError, TransientError
+from ouroboros_gates.forge.base import Check, Comment, Commit, ForgeError, NotFoundError, PullRequest, Ticket
+from ouroboros_gates.schemas.errors import ConfigurationError, TransientError
 
 __all__ = ["GitHubForge", "RateLimitedError"]
 

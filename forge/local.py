@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from forge.base import Check, Comment, Commit, ForgeError, NotFoundError, PullRequest, Ticket
-from forge.git import git
-from forge.overlay import append_comment, claim_number, read_comments, write_document
-from schemas.errors import GitError, TransientError
+from ouroboros_gates.forge.base import Check, Comment, Commit, ForgeError, NotFoundError, PullRequest, Ticket
+from ouroboros_gates.forge.git import git
+from ouroboros_gates.forge.overlay import append_comment, claim_number, read_comments, write_document
+from ouroboros_gates.schemas.errors import GitError, TransientError
 
 __all__ = ["LocalForge"]
 

@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from forge.base import Comment, ForgeError
+from ouroboros_gates.forge.base import Comment, ForgeError
 
 __all__ = ["append_comment", "claim_number", "read_comments", "write_document"]
 

@@ -24,16 +24,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from schemas._lazy import reexport
+from ouroboros_gates.schemas._lazy import reexport
 
 if TYPE_CHECKING:
-    from harness.cost import CostFold, SessionCosts, fold_cumulative
-    from harness.detect import Format, classify, detect_format
-    from harness.paths import RunFiles, expand, run_at, run_files, run_name
-    from harness.reader import Reader, iter_events, read
-    from harness.source import Layout, Malformed
-    from harness.stats import MAIN_AGENT, AgentStats, CorpusStats, RunStats, collect, summarise
-    from harness.tools import TOOL_ERROR_DEFINITION, ToolUse, call_key, is_tool_error, pair_tool_uses
+    from ouroboros_gates.harness.cost import CostFold, SessionCosts, fold_cumulative
+    from ouroboros_gates.harness.detect import Format, classify, detect_format
+    from ouroboros_gates.harness.paths import RunFiles, expand, run_at, run_files, run_name
+    from ouroboros_gates.harness.reader import Reader, iter_events, read
+    from ouroboros_gates.harness.source import Layout, Malformed
+    from ouroboros_gates.harness.stats import MAIN_AGENT, AgentStats, CorpusStats, RunStats, collect, summarise
+    from ouroboros_gates.harness.tools import TOOL_ERROR_DEFINITION, ToolUse, call_key, is_tool_error, pair_tool_uses
 
 __all__ = [
     "MAIN_AGENT",

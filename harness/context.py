@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from harness.line import LineEvent, Tokens, Where
-from schemas.kinds import HarnessKind
+from ouroboros_gates.harness.line import LineEvent, Tokens, Where
+from ouroboros_gates.schemas.kinds import HarnessKind
 
 __all__ = [
     "REDACTED",

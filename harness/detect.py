@@ -20,7 +20,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from harness.source import Source
+from ouroboros_gates.harness.source import Source
 
 __all__ = ["Format", "classify", "detect_format"]
 

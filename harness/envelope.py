@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from harness.context import text, timestamp
+from ouroboros_gates.harness.context import text, timestamp
 
 __all__ = ["Envelope", "unwrap"]
 

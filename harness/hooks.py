@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from harness.context import LineContext, ReadState, result_text, text, timestamp
-from harness.line import LineEvent
-from schemas.kinds import HarnessKind
+from ouroboros_gates.harness.context import LineContext, ReadState, result_text, text, timestamp
+from ouroboros_gates.harness.line import LineEvent
+from ouroboros_gates.schemas.kinds import HarnessKind
 
 if TYPE_CHECKING:
-    from schemas import HarnessEvent
+    from ouroboros_gates.schemas import HarnessEvent
 
 __all__ = ["hook_events", "is_turn_end"]
 

@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from schemas.kinds import RUN_ID_MAX_LENGTH, RUN_ID_PATTERN, HarnessKind
+from ouroboros_gates.schemas.kinds import RUN_ID_MAX_LENGTH, RUN_ID_PATTERN, HarnessKind
 
 if TYPE_CHECKING:
-    from schemas import HarnessEvent, Span, Usage
+    from ouroboros_gates.schemas import HarnessEvent, Span, Usage
 
 __all__ = ["LineEvent", "Tokens", "Where", "valid_run_id"]
 
@@ -64,7 +64,7 @@ class Tokens:
 
     def typed(self) -> Usage:
         """As the contract's ``Usage``."""
-        from schemas import Usage
+        from ouroboros_gates.schemas import Usage
 
         return Usage(**self.as_dict())
 
@@ -93,7 +93,7 @@ class LineEvent:
     def typed(self, span: Span | None = None) -> HarnessEvent:
         """The contract's event (validated: a value it refuses raises ``ValidationError``); ``span``: the
         line's ``Span`` when the caller made it once for all the line's events."""
-        from schemas import HarnessEvent, Span
+        from ouroboros_gates.schemas import HarnessEvent, Span
 
         values: dict[str, Any] = {"run": self.run, "kind": self.kind, "raw": self.raw}
         values["span"] = span if span is not None else Span(file=self.span.file, line=self.span.line)

@@ -25,9 +25,9 @@ from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 
-from harness.detect import Format, classify
-from harness.source import Source
-from schemas.errors import CorpusError
+from ouroboros_gates.harness.detect import Format, classify
+from ouroboros_gates.harness.source import Source
+from ouroboros_gates.schemas.errors import CorpusError
 
 __all__ = [
     "LOG_SUFFIXES",

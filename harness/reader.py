@@ -12,20 +12,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.context import LineContext, ReadState
-from harness.detect import Format, classify
-from harness.envelope import unwrap
-from harness.hooks import hook_events
-from harness.line import LineEvent, Where, valid_run_id
-from harness.paths import expand, own_agents, run_at
-from harness.source import Malformed, Source
-from harness.streamjson import stream_events
-from harness.transcript import transcript_events
-from schemas.errors import CorpusError
-from schemas.kinds import HarnessKind
+from ouroboros_gates.harness.context import LineContext, ReadState
+from ouroboros_gates.harness.detect import Format, classify
+from ouroboros_gates.harness.envelope import unwrap
+from ouroboros_gates.harness.hooks import hook_events
+from ouroboros_gates.harness.line import LineEvent, Where, valid_run_id
+from ouroboros_gates.harness.paths import expand, own_agents, run_at
+from ouroboros_gates.harness.source import Malformed, Source
+from ouroboros_gates.harness.streamjson import stream_events
+from ouroboros_gates.harness.transcript import transcript_events
+from ouroboros_gates.schemas.errors import CorpusError
+from ouroboros_gates.schemas.kinds import HarnessKind
 
 if TYPE_CHECKING:
-    from schemas import HarnessEvent
+    from ouroboros_gates.schemas import HarnessEvent
 
 __all__ = ["Reader", "iter_events", "line_events", "read"]
 
@@ -70,7 +70,9 @@ class Reader:
         return event.relay and event.agent in self.own_agents
 
     def __iter__(self) -> Iterator[HarnessEvent]:
-        from schemas import Span  # the contract's models load with the first typed read, not with the reader
+        from ouroboros_gates.schemas import (
+            Span,  # the contract's models load with the first typed read, not with the reader
+        )
 
         for source, line, events in self._lines():
             span = Span(file=source.name, line=line)

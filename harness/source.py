@@ -24,8 +24,8 @@ from typing import IO, Any
 
 import orjson
 
-from harness.line import Where
-from schemas.errors import CorpusError
+from ouroboros_gates.harness.line import Where
+from ouroboros_gates.schemas.errors import CorpusError
 
 __all__ = ["Layout", "Malformed", "Source"]
 

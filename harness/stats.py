@@ -23,18 +23,18 @@ from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cost import SessionCosts
-from harness.detect import Format
-from harness.hooks import is_turn_end
-from harness.line import LineEvent, Tokens
-from harness.paths import expand
-from harness.reader import Reader
-from harness.source import Malformed
-from harness.tools import TOOL_ERROR_DEFINITION, call_key, is_tool_error
-from schemas.kinds import HarnessKind
+from ouroboros_gates.harness.cost import SessionCosts
+from ouroboros_gates.harness.detect import Format
+from ouroboros_gates.harness.hooks import is_turn_end
+from ouroboros_gates.harness.line import LineEvent, Tokens
+from ouroboros_gates.harness.paths import expand
+from ouroboros_gates.harness.reader import Reader
+from ouroboros_gates.harness.source import Malformed
+from ouroboros_gates.harness.tools import TOOL_ERROR_DEFINITION, call_key, is_tool_error
+from ouroboros_gates.schemas.kinds import HarnessKind
 
 if TYPE_CHECKING:
-    from schemas import RunSummary
+    from ouroboros_gates.schemas import RunSummary
 
 __all__ = ["MAIN_AGENT", "AgentStats", "CorpusStats", "RunStats", "Tally", "collect", "run_stats", "summarise"]
 
@@ -136,7 +136,7 @@ class Tally:
 
 def summarise(reader: Reader) -> RunSummary:
     """Read a run through and fold it into the summary ``RunRecorded`` carries."""
-    from schemas import RunSummary
+    from ouroboros_gates.schemas import RunSummary
 
     tally = Tally.of(reader)
     cost = tally.costs.total

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness.context import LineContext, ReadState, block_events, number, text, timestamp, usage
-from harness.line import LineEvent
-from schemas.kinds import HarnessKind
+from ouroboros_gates.harness.context import LineContext, ReadState, block_events, number, text, timestamp, usage
+from ouroboros_gates.harness.line import LineEvent
+from ouroboros_gates.schemas.kinds import HarnessKind
 
 __all__ = ["KINDS", "stream_events"]
 

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from harness.line import LineEvent
-from schemas.kinds import HarnessKind
+from ouroboros_gates.harness.line import LineEvent
+from ouroboros_gates.schemas.kinds import HarnessKind
 
 if TYPE_CHECKING:
-    from schemas import HarnessEvent
+    from ouroboros_gates.schemas import HarnessEvent
 
 __all__ = ["TOOL_ERROR_DEFINITION", "ToolUse", "call_key", "is_tool_error", "pair_tool_uses"]
 

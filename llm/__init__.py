@@ -4,13 +4,13 @@ cache. Pure of Celery and SQLAlchemy; every transport is injectable."""
 
 from __future__ import annotations
 
-from llm._types import Api, ChatReply, ChatRequest, Endpoint, JsonMode, Message, Usage
-from llm.budget import Budget
-from llm.cache import ResponseCache, cache_key, canonical_json
-from llm.chat import ChatClient, parse_json_reply, usage_from_ollama, usage_from_openai
-from llm.embed import EmbeddingClient, normalise_text, text_digest
-from llm.endpoint import embedder_from_settings, endpoint_from_settings, metered_from_settings
-from llm.errors import (
+from ouroboros_gates.llm._types import Api, ChatReply, ChatRequest, Endpoint, JsonMode, Message, Usage
+from ouroboros_gates.llm.budget import Budget
+from ouroboros_gates.llm.cache import ResponseCache, cache_key, canonical_json
+from ouroboros_gates.llm.chat import ChatClient, parse_json_reply, usage_from_ollama, usage_from_openai
+from ouroboros_gates.llm.embed import EmbeddingClient, normalise_text, text_digest
+from ouroboros_gates.llm.endpoint import embedder_from_settings, endpoint_from_settings, metered_from_settings
+from ouroboros_gates.llm.errors import (
     AccountError,
     BudgetExhausted,
     LlmError,
@@ -18,9 +18,16 @@ from llm.errors import (
     ReplyParseError,
     TransientLlmError,
 )
-from llm.manifest import MANIFEST_DIR, ModelManifest, Prices, find_manifest, list_manifests, load_manifest
-from llm.metered import Chat, MeteredClient, check_usage
-from llm.pool import MAX_IN_FLIGHT, run_bounded
+from ouroboros_gates.llm.manifest import (
+    MANIFEST_DIR,
+    ModelManifest,
+    Prices,
+    find_manifest,
+    list_manifests,
+    load_manifest,
+)
+from ouroboros_gates.llm.metered import Chat, MeteredClient, check_usage
+from ouroboros_gates.llm.pool import MAX_IN_FLIGHT, run_bounded
 
 __all__ = [
     "MANIFEST_DIR",

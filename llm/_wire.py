@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from llm._types import Endpoint
-from llm.errors import AccountError, LlmError, ModelRequestError, ReplyParseError, TransientLlmError
+from ouroboros_gates.llm._types import Endpoint
+from ouroboros_gates.llm.errors import AccountError, LlmError, ModelRequestError, ReplyParseError, TransientLlmError
 
 __all__ = ["http_client", "post_json"]
 

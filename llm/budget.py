@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from llm.errors import BudgetExhausted
+from ouroboros_gates.llm.errors import BudgetExhausted
 
 __all__ = ["Budget", "Reservation"]
 

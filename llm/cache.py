@@ -15,7 +15,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from llm._types import ChatReply, ChatRequest, Usage
+from ouroboros_gates.llm._types import ChatReply, ChatRequest, Usage
 
 __all__ = ["ResponseCache", "cache_key", "canonical_json"]
 

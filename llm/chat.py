@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 
-from llm._schema import violation
-from llm._types import ChatReply, ChatRequest, Endpoint, Usage
-from llm._wire import http_client, post_json
-from llm.errors import ReplyParseError
+from ouroboros_gates.llm._schema import violation
+from ouroboros_gates.llm._types import ChatReply, ChatRequest, Endpoint, Usage
+from ouroboros_gates.llm._wire import http_client, post_json
+from ouroboros_gates.llm.errors import ReplyParseError
 
 __all__ = ["ChatClient", "finish_reply", "parse_json_reply", "usage_from_ollama", "usage_from_openai"]
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import httpx
 
-from llm._types import Endpoint, Usage
-from llm._wire import http_client, post_json
-from llm.budget import Budget
-from llm.errors import AccountError, ReplyParseError
-from llm.manifest import ModelManifest
+from ouroboros_gates.llm._types import Endpoint, Usage
+from ouroboros_gates.llm._wire import http_client, post_json
+from ouroboros_gates.llm.budget import Budget
+from ouroboros_gates.llm.errors import AccountError, ReplyParseError
+from ouroboros_gates.llm.manifest import ModelManifest
 
 __all__ = ["EmbeddingClient", "normalise_text", "text_digest"]
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from llm._types import Api, Endpoint
-from llm.budget import Budget
-from llm.cache import ResponseCache
-from llm.chat import ChatClient
-from llm.embed import EmbeddingClient
-from llm.manifest import find_manifest, load_manifest
-from llm.metered import MeteredClient
+from ouroboros_gates.llm._types import Api, Endpoint
+from ouroboros_gates.llm.budget import Budget
+from ouroboros_gates.llm.cache import ResponseCache
+from ouroboros_gates.llm.chat import ChatClient
+from ouroboros_gates.llm.embed import EmbeddingClient
+from ouroboros_gates.llm.manifest import find_manifest, load_manifest
+from ouroboros_gates.llm.metered import MeteredClient
 
 if TYPE_CHECKING:
-    from schemas.settings import Settings
+    from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["DEFAULT_URLS", "embedder_from_settings", "endpoint_from_settings", "metered_from_settings"]
 

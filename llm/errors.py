@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from schemas.errors import OuroError, PermanentError, TransientError
+from ouroboros_gates.schemas.errors import OuroError, PermanentError, TransientError
 
 if TYPE_CHECKING:
-    from llm._types import ChatReply
+    from ouroboros_gates.llm._types import ChatReply
 
 __all__ = [
     "AccountError",

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-import ruleset
-from llm._types import Api, JsonMode, Usage
-from llm.errors import ModelRequestError
+from ouroboros_gates import ruleset
+from ouroboros_gates.llm._types import Api, JsonMode, Usage
+from ouroboros_gates.llm.errors import ModelRequestError
 
 __all__ = ["MANIFEST_DIR", "ModelManifest", "Prices", "find_manifest", "list_manifests", "load_manifest"]
 

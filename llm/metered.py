@@ -7,12 +7,12 @@ import threading
 from dataclasses import replace
 from typing import Protocol
 
-from llm._types import ChatReply, ChatRequest, Usage
-from llm.budget import Budget
-from llm.cache import ResponseCache, cache_key
-from llm.chat import finish_reply
-from llm.errors import AccountError, ReplyParseError
-from llm.manifest import ModelManifest
+from ouroboros_gates.llm._types import ChatReply, ChatRequest, Usage
+from ouroboros_gates.llm.budget import Budget
+from ouroboros_gates.llm.cache import ResponseCache, cache_key
+from ouroboros_gates.llm.chat import finish_reply
+from ouroboros_gates.llm.errors import AccountError, ReplyParseError
+from ouroboros_gates.llm.manifest import ModelManifest
 
 __all__ = ["Chat", "MeteredClient", "check_usage"]
 

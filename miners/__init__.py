@@ -15,10 +15,10 @@ to write one. The engine is ``miners.datalog``. Pure: no Celery, no SQLAlchemy.
 
 from __future__ import annotations
 
-from miners.backtest import BacktestResult, backtest, split
-from miners.checks import CHECKS, CheckRun, run_checks
-from miners.corpus import JSONL, CorpusItem, corpus_items
-from miners.errors import (
+from ouroboros_gates.miners.backtest import BacktestResult, backtest, split
+from ouroboros_gates.miners.checks import CHECKS, CheckRun, run_checks
+from ouroboros_gates.miners.corpus import JSONL, CorpusItem, corpus_items
+from ouroboros_gates.miners.errors import (
     FactsError,
     LabelsError,
     MinerDefinitionError,
@@ -27,7 +27,7 @@ from miners.errors import (
     MinerUsageError,
     RulesError,
 )
-from miners.facts import (
+from ouroboros_gates.miners.facts import (
     FactLineProblem,
     ProofJson,
     compact_json,
@@ -38,14 +38,14 @@ from miners.facts import (
     read_fact_lines,
     to_arg,
 )
-from miners.findings import Extracted, Verdicts, extract_facts, find, judge
-from miners.knee import Confusion, best_knee, confusion
-from miners.labels import Labels, parse_labels, read_labels
-from miners.minertest import Check, MinerTestReport, miner_test
-from miners.mutate import TEMPLATE_FLOOR, Mutant, MutationResult, mutants, mutate
-from miners.pbo import DEFAULT_BLOCKS, WAITS_FOR_LABELS, Pbo, pbo
-from miners.registry import MINERS_PATH_ENV, Miner, discover, find_miner, load_miner, miner_folders
-from miners.rules import (
+from ouroboros_gates.miners.findings import Extracted, Verdicts, extract_facts, find, judge
+from ouroboros_gates.miners.knee import Confusion, best_knee, confusion
+from ouroboros_gates.miners.labels import Labels, parse_labels, read_labels
+from ouroboros_gates.miners.minertest import Check, MinerTestReport, miner_test
+from ouroboros_gates.miners.mutate import TEMPLATE_FLOOR, Mutant, MutationResult, mutants, mutate
+from ouroboros_gates.miners.pbo import DEFAULT_BLOCKS, WAITS_FOR_LABELS, Pbo, pbo
+from ouroboros_gates.miners.registry import MINERS_PATH_ENV, Miner, discover, find_miner, load_miner, miner_folders
+from ouroboros_gates.miners.rules import (
     KNEE,
     SCORE,
     Rules,
@@ -55,7 +55,7 @@ from miners.rules import (
     derived_predicates,
     run_rules,
 )
-from miners.scaffold import new_miner
+from ouroboros_gates.miners.scaffold import new_miner
 
 __all__ = [
     "CHECKS",

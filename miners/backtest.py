@@ -21,14 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from miners.datalog import Value
-from miners.errors import MinerUsageError
-from miners.findings import Extracted, Verdicts, judge
-from miners.knee import Confusion, best_knee, confusion
-from miners.labels import Labels, format_time
-from miners.pbo import DEFAULT_BLOCKS, Pbo, pbo
-from miners.rules import Rules
-from schemas import Backtest, LabelRow
+from ouroboros_gates.miners.datalog import Value
+from ouroboros_gates.miners.errors import MinerUsageError
+from ouroboros_gates.miners.findings import Extracted, Verdicts, judge
+from ouroboros_gates.miners.knee import Confusion, best_knee, confusion
+from ouroboros_gates.miners.labels import Labels, format_time
+from ouroboros_gates.miners.pbo import DEFAULT_BLOCKS, Pbo, pbo
+from ouroboros_gates.miners.rules import Rules
+from ouroboros_gates.schemas import Backtest, LabelRow
 
 __all__ = ["BacktestResult", "backtest", "number", "split"]
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from miners.backtest import BacktestResult, backtest
-from miners.datalog import Program
-from miners.errors import RulesError
-from miners.findings import Extracted
-from miners.labels import Labels
-from miners.rules import check_program
+from ouroboros_gates.miners.backtest import BacktestResult, backtest
+from ouroboros_gates.miners.datalog import Program
+from ouroboros_gates.miners.errors import RulesError
+from ouroboros_gates.miners.findings import Extracted
+from ouroboros_gates.miners.labels import Labels
+from ouroboros_gates.miners.rules import check_program
 
 __all__ = ["BACKTEST_FN", "CHECKS", "CHECK_RULES", "FIXTURES_MATCH_LABELS", "KNEE_BINDS", "CheckRun", "run_checks"]
 

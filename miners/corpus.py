@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import Malformed, Reader, expand
-from schemas import HarnessEvent
+from ouroboros_gates.harness import Malformed, Reader, expand
+from ouroboros_gates.schemas import HarnessEvent
 
 __all__ = ["JSONL", "READ_ONCE_BYTES", "CorpusItem", "EventsItem", "corpus_items"]
 

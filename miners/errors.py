@@ -21,7 +21,7 @@ stderr and exits 2. The Datalog engine's own errors (``miners.datalog.DatalogErr
 
 from __future__ import annotations
 
-from schemas.errors import PermanentError
+from ouroboros_gates.schemas.errors import PermanentError
 
 __all__ = [
     "FactsError",

@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from miners.datalog import InputFact, ProofNode, Rule, Value
-from schemas import Arg, Fact, Number, Span, Text
+from ouroboros_gates.miners.datalog import InputFact, ProofNode, Rule, Value
+from ouroboros_gates.schemas import Arg, Fact, Number, Span, Text
 
 __all__ = [
     "FactLineProblem",

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from miners.corpus import CorpusItem
-from miners.datalog import GroundAtom, InputFact, Model, Value
-from miners.errors import MinerDefinitionError, MinerUsageError
-from miners.facts import engine_value, input_fact, proof_facts, to_arg
-from miners.registry import Miner
-from miners.rules import SCORE, Rules, run_rules
-from schemas import Fact, Finding, Text
+from ouroboros_gates.miners.corpus import CorpusItem
+from ouroboros_gates.miners.datalog import GroundAtom, InputFact, Model, Value
+from ouroboros_gates.miners.errors import MinerDefinitionError, MinerUsageError
+from ouroboros_gates.miners.facts import engine_value, input_fact, proof_facts, to_arg
+from ouroboros_gates.miners.registry import Miner
+from ouroboros_gates.miners.rules import SCORE, Rules, run_rules
+from ouroboros_gates.schemas import Fact, Finding, Text
 
 __all__ = ["Extracted", "Verdicts", "extract_facts", "find", "judge"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from miners.datalog import Value
+from ouroboros_gates.miners.datalog import Value
 
 __all__ = ["Confusion", "best_knee", "confusion", "performance"]
 

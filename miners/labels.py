@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from miners.errors import LabelsError, MinerUsageError
-from schemas import LabelRow
+from ouroboros_gates.miners.errors import LabelsError, MinerUsageError
+from ouroboros_gates.schemas import LabelRow
 
 __all__ = ["FIELDS", "Labels", "format_time", "parse_labels", "read_labels"]
 

@@ -27,16 +27,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from miners.backtest import BacktestResult, number
-from miners.checks import BACKTEST_FN, CHECK_RULES, FIXTURES_MATCH_LABELS, KNEE_BINDS, CheckRun, run_checks
-from miners.corpus import JSONL, EventsItem, corpus_items
-from miners.errors import LabelsError, MinerError, RulesError
-from miners.findings import Extracted, extract_facts
-from miners.labels import Labels, read_labels
-from miners.mutate import TEMPLATE_FLOOR, MutationResult, mutant_text, mutate
-from miners.registry import MINERS_DIR, Miner, shown
-from miners.rules import Rules, derived_predicates
-from schemas.errors import CorpusError
+from ouroboros_gates.miners.backtest import BacktestResult, number
+from ouroboros_gates.miners.checks import (
+    BACKTEST_FN,
+    CHECK_RULES,
+    FIXTURES_MATCH_LABELS,
+    KNEE_BINDS,
+    CheckRun,
+    run_checks,
+)
+from ouroboros_gates.miners.corpus import JSONL, EventsItem, corpus_items
+from ouroboros_gates.miners.errors import LabelsError, MinerError, RulesError
+from ouroboros_gates.miners.findings import Extracted, extract_facts
+from ouroboros_gates.miners.labels import Labels, read_labels
+from ouroboros_gates.miners.mutate import TEMPLATE_FLOOR, MutationResult, mutant_text, mutate
+from ouroboros_gates.miners.registry import MINERS_DIR, Miner, shown
+from ouroboros_gates.miners.rules import Rules, derived_predicates
+from ouroboros_gates.schemas.errors import CorpusError
 
 __all__ = ["AGENT_DRAFTED", "BLOCK_END", "BLOCK_START", "Check", "MinerTestReport", "miner_test", "render_files"]
 

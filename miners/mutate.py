@@ -29,14 +29,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from miners.backtest import number
-from miners.checks import KNEE_BINDS, CheckRun, run_checks
-from miners.datalog import Atom, Comparison, Constant, GroundAtom, Literal, Negation, Program, Rule, Value, Variable
-from miners.errors import RulesError
-from miners.findings import Extracted, judge
-from miners.labels import Labels
-from miners.rules import KNEE, check_program
-from schemas import MutantOutcome, MutantResult, MutationOperator, MutationReport
+from ouroboros_gates.miners.backtest import number
+from ouroboros_gates.miners.checks import KNEE_BINDS, CheckRun, run_checks
+from ouroboros_gates.miners.datalog import (
+    Atom,
+    Comparison,
+    Constant,
+    GroundAtom,
+    Literal,
+    Negation,
+    Program,
+    Rule,
+    Value,
+    Variable,
+)
+from ouroboros_gates.miners.errors import RulesError
+from ouroboros_gates.miners.findings import Extracted, judge
+from ouroboros_gates.miners.labels import Labels
+from ouroboros_gates.miners.rules import KNEE, check_program
+from ouroboros_gates.schemas import MutantOutcome, MutantResult, MutationOperator, MutationReport
 
 __all__ = ["OPPOSITE", "TEMPLATE_FLOOR", "Mutant", "MutationResult", "mutant_text", "mutants", "mutate"]
 

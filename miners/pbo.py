@@ -23,9 +23,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from miners.datalog import Value
-from miners.errors import MinerUsageError
-from miners.knee import confusion, performance
+from ouroboros_gates.miners.datalog import Value
+from ouroboros_gates.miners.errors import MinerUsageError
+from ouroboros_gates.miners.knee import confusion, performance
 
 __all__ = ["DEFAULT_BLOCKS", "WAITS_FOR_LABELS", "Pbo", "blocks_of", "pbo"]
 

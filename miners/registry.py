@@ -28,10 +28,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from miners.corpus import JSONL, CorpusItem
-from miners.errors import MinerDefinitionError, MinerNotFoundError
-from miners.rules import Rules, check_rules
-from schemas import Fact, Scope, Severity
+from ouroboros_gates.miners.corpus import JSONL, CorpusItem
+from ouroboros_gates.miners.errors import MinerDefinitionError, MinerNotFoundError
+from ouroboros_gates.miners.rules import Rules, check_rules
+from ouroboros_gates.schemas import Fact, Scope, Severity
 
 __all__ = [
     "CORPUS_KINDS",
@@ -138,7 +138,7 @@ def _import(folder: Path, origin: str) -> ModuleType:
     """The folder's ``extract`` module: imported as ``miners.<name>.extract`` when installed, by file
     path under a private package name otherwise (so a miner's relative imports work either way)."""
     if origin == "installed":
-        return importlib.import_module(f"miners.{folder.name}.extract")
+        return importlib.import_module(f"ouroboros_gates.miners.{folder.name}.extract")
     digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
     package = f"_ouro_miner_{folder.name}_{digest}"
     if package not in sys.modules:

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from miners.datalog import (
+from ouroboros_gates.miners.datalog import (
     CheckedProgram,
     ContractError,
     InputFact,
@@ -29,7 +29,7 @@ from miners.datalog import (
     evaluate,
     parse,
 )
-from miners.errors import FactsError, RulesError
+from ouroboros_gates.miners.errors import FactsError, RulesError
 
 __all__ = [
     "KNEE",

@@ -14,9 +14,9 @@ import re
 import shutil
 from pathlib import Path
 
-from miners.errors import MinerUsageError
-from miners.minertest import AGENT_DRAFTED, BLOCK_END, BLOCK_START
-from miners.registry import MINERS_DIR, MINERS_PATH_ENV, NOT_MINERS
+from ouroboros_gates.miners.errors import MinerUsageError
+from ouroboros_gates.miners.minertest import AGENT_DRAFTED, BLOCK_END, BLOCK_START
+from ouroboros_gates.miners.registry import MINERS_DIR, MINERS_PATH_ENV, NOT_MINERS
 
 __all__ = ["RESERVED", "new_miner", "new_miner_directory"]
 
@@ -81,7 +81,7 @@ def new_miner(folder: str, directory: Path | None = None) -> Path:
         raise MinerUsageError(f"{target}: already exists")
     template = MINERS_DIR / "_template"
     name = folder.replace("_", "-")
-    package = f"miners.{folder}" if parent.resolve() == MINERS_DIR else folder
+    package = f"ouroboros_gates.miners.{folder}" if parent.resolve() == MINERS_DIR else folder
     (target / "fixtures").mkdir(parents=True)
     for file in ("extract.py", "rules.dl"):
         shutil.copyfile(template / file, target / file)

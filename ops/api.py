@@ -42,15 +42,15 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
 from pydantic import ValidationError
 from sqlalchemy import Column, Select, Table, or_, select
 
-from events import SqlEventStore, open_store
-from events import tables as t
-from events.projections import PROJECTIONS, decisions, faults, findings, labels, loop, proposals, runs
-from events.projector import catch_up, digest, rebuild
-from ops.export import export_findings, export_key, gate_for, gate_row
-from ops.metrics import registry_for, render, spend_today
-from schemas import MESSAGE_TYPES, LabelerRun
-from schemas.errors import OuroError
-from schemas.settings import Settings
+from ouroboros_gates.events import SqlEventStore, open_store
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.projections import PROJECTIONS, decisions, faults, findings, labels, loop, proposals, runs
+from ouroboros_gates.events.projector import catch_up, digest, rebuild
+from ouroboros_gates.ops.export import export_findings, export_key, gate_for, gate_row
+from ouroboros_gates.ops.metrics import registry_for, render, spend_today
+from ouroboros_gates.schemas import MESSAGE_TYPES, LabelerRun
+from ouroboros_gates.schemas.errors import OuroError
+from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["LEDGER", "PAGE", "create_app"]
 
@@ -198,7 +198,7 @@ class _Deps:
 
 def create_app(settings: Settings, catch_up_every_s: float | None = 2.0) -> FastAPI:
     """The API on the settings' event log (and broker, for queue depths)."""
-    from workers import build_app
+    from ouroboros_gates.workers import build_app
 
     store = open_store(settings.event_log_url)
     zone, cap = ZoneInfo(settings.timezone), settings.fixer_daily_cap_usd
@@ -216,8 +216,8 @@ def create_app(settings: Settings, catch_up_every_s: float | None = 2.0) -> Fast
 def _measure_once(settings: Settings, store: SqlEventStore, zone: ZoneInfo) -> None:
     """A state with no snapshot yet (a fresh install): measure the log as it stands, once, so that
     ``/api/ouroboros`` answers from the start (the measure trigger keeps it current from then on)."""
-    from events import utcnow
-    from workers.measurer import measure_log, snapshot_path, write_snapshot
+    from ouroboros_gates.events import utcnow
+    from ouroboros_gates.workers.measurer import measure_log, snapshot_path, write_snapshot
 
     path = snapshot_path(settings)
     if path.is_file():
@@ -241,7 +241,7 @@ def _fleet_routes(api: FastAPI, deps: _Deps) -> None:
 
     @api.get("/api/status")
     def status() -> dict[str, Any]:
-        from ops.status import fleet_status
+        from ouroboros_gates.ops.status import fleet_status
 
         snapshot = asdict(fleet_status(store))
         snapshot["broker_error"] = _redact(snapshot["broker_error"])
@@ -269,7 +269,7 @@ def _loop_routes(api: FastAPI, deps: _Deps) -> None:
 
     @api.get("/api/ouroboros")
     def ouroboros() -> Response:
-        from workers.measurer import snapshot_path
+        from ouroboros_gates.workers.measurer import snapshot_path
 
         path = snapshot_path(settings)
         if not path.is_file():
@@ -375,7 +375,7 @@ def _write_routes(api: FastAPI, deps: _Deps) -> None:
 
     @api.post("/api/publish/{type_name}", dependencies=[Depends(require_token)])
     def publish(type_name: str, body: dict[str, Any]) -> dict[str, str]:
-        from workers import publish as send
+        from ouroboros_gates.workers import publish as send
 
         cls = MESSAGE_TYPES.get(type_name)
         if cls is None:

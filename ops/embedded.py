@@ -13,9 +13,9 @@ from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from types import TracebackType
 
-from events import SqlEventStore
-from schemas.settings import Settings
-from workers import QUEUES
+from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers import QUEUES
 
 __all__ = ["EmbeddedFleet", "SharedFleet", "fleet_for", "settled", "wait_handled"]
 
@@ -33,7 +33,7 @@ class EmbeddedFleet:
     def command(self) -> list[str]:
         """The worker's argument list (never a shell string)."""
         return [
-            sys.executable, "-m", "celery", "-A", "workers.app", "worker",
+            sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker",
             "-Q", ",".join(self.queues), "-c", str(self.concurrency),
             "-n", f"embedded-{os.getpid()}@%h", "-l", "WARNING",
             "--without-gossip", "--without-mingle", "--without-heartbeat",

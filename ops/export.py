@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
-from ops.redact import Gate, local_names
-from schemas.errors import OuroError
-from schemas.settings import Settings
+from ouroboros_gates.ops.redact import Gate, local_names
+from ouroboros_gates.schemas.errors import OuroError
+from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["export_findings", "export_key", "export_one", "gate_for", "gate_row"]
 

@@ -102,8 +102,8 @@ def _payload(data: bytes) -> dict[str, Any] | None:
 
 def run(data: bytes, state_arg: str | None, deadline: float) -> dict[str, Any] | None:
     """Record one payload, spool its run, and on PreToolUse return Claude Code's answer (None: allow)."""
-    from ops.gate.paths import run_file, session_name, spool_path, state_dir
-    from ops.gate.record import append_line, envelope, spool_entry
+    from ouroboros_gates.ops.gate.paths import run_file, session_name, spool_path, state_dir
+    from ouroboros_gates.ops.gate.record import append_line, envelope, spool_entry
 
     payload = _payload(data)
     if payload is None:
@@ -119,16 +119,16 @@ def run(data: bytes, state_arg: str | None, deadline: float) -> dict[str, Any] |
     if event == "SessionStart" and time.monotonic() < deadline:  # a hook out of time starts nothing
         _warm(state)
     elif event in ("Stop", "SessionEnd") and os.environ.get("OURO_HOOK_AUTOFLUSH", "1") != "0":
-        from ops.gate.client import background, module_argv
+        from ouroboros_gates.ops.gate.client import background, module_argv
 
-        background(module_argv("ops.hook", "--flush", "--state", state), state)
+        background(module_argv("ouroboros_gates.ops.hook", "--flush", "--state", state), state)
     return None
 
 
 def _decide(
     state: str, log: str, session: str, payload: dict[str, Any], span: tuple[int, int], deadline: float
 ) -> dict[str, Any] | None:
-    from ops.gate.client import GateUnavailable, ask, gate_count
+    from ouroboros_gates.ops.gate.client import GateUnavailable, ask, gate_count
 
     if gate_count(state) == 0:  # compiled, and nothing binds: no server to ask
         return None
@@ -155,7 +155,7 @@ def _decide(
 
 def _record_denial(log: str, payload: dict[str, Any], answer: dict[str, Any]) -> None:
     """Put the refusal in the run, after the call it refused (an ``OuroborosGate`` hook line)."""
-    from ops.gate.record import append_line, envelope
+    from ouroboros_gates.ops.gate.record import append_line, envelope
 
     decision = {
         "hook_event_name": "OuroborosGate", "session_id": payload.get("session_id"),
@@ -168,7 +168,7 @@ def _record_denial(log: str, payload: dict[str, Any], answer: dict[str, Any]) ->
 def _warm(state: str) -> None:
     """A session starts: start the gate server now (it compiles the gates first when the state has none),
     so the first tool call does not wait for it."""
-    from ops.gate.client import gate_count, notify, start_server
+    from ouroboros_gates.ops.gate.client import gate_count, notify, start_server
 
     if gate_count(state) != 0 and not notify(state, {"op": "ping"}):
         start_server(state)
@@ -177,8 +177,8 @@ def _warm(state: str) -> None:
 def _flush(state_arg: str | None) -> int:
     from pathlib import Path
 
-    from ops.gate.paths import state_dir
-    from ops.gate.spool import flush
+    from ouroboros_gates.ops.gate.paths import state_dir
+    from ouroboros_gates.ops.gate.spool import flush
 
     report = flush(Path(state_dir(state_arg)))
     if report.busy:

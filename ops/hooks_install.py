@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from schemas.errors import ConfigurationError
+from ouroboros_gates.schemas.errors import ConfigurationError
 
 __all__ = [
     "EVENTS",

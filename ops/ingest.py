@@ -6,10 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import expand, run_at
-from schemas import IngestRun, content_id
-from schemas.settings import Settings
-from workers.miner.ingest import run_digest
+from ouroboros_gates.harness import expand, run_at
+from ouroboros_gates.schemas import IngestRun, content_id
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.miner.ingest import run_digest
 
 __all__ = ["SendReport", "expand_runs", "ingest_messages", "send_runs"]
 
@@ -26,13 +26,15 @@ class SendReport:
 def send_runs(messages: Sequence[IngestRun], settings: Settings) -> SendReport:
     """Queue the messages in the event log's outbox and publish them (``workers.shell.send_through_outbox``):
     a message the broker refuses or loses is published again by the outbox sweep, not dropped."""
-    from events import open_store
-    from workers.app import build_app
-    from workers.shell import send_through_outbox
+    from ouroboros_gates.events import open_store
+    from ouroboros_gates.workers.app import build_app
+    from ouroboros_gates.workers.shell import send_through_outbox
 
     store = open_store(settings.event_log_url)
     try:
-        entries, published = send_through_outbox(store, messages, "ops.ingest", build_app(settings, include=False))
+        entries, published = send_through_outbox(
+            store, messages, "ouroboros_gates.ops.ingest", build_app(settings, include=False)
+        )
     finally:
         store.close()
     fresh = {entry.message_id for entry in entries}

@@ -13,22 +13,22 @@ from rich.progress import Progress
 from rich.table import Table
 from sqlalchemy import func, select
 
-from events import SqlEventStore, open_store
-from events import tables as t
-from events.projections import PROJECTIONS
-from events.projections.runs import runs
-from events.projector import catch_up, digest, status
-from llm import endpoint_from_settings
-from ops.embedded import SharedFleet, fleet_for, wait_handled
-from ops.ingest import expand_runs, ingest_messages
-from ops.loop_steps import loop_train, print_fixers, print_train
-from ops.precheck_run import label_through_queue, loop_forge, precheck_through_queue, print_verdicts
-from ops.pushes import decide_through_queue
-from ops.summary import print_backtests, print_decisions, print_findings, print_labels, print_series
-from schemas import IngestRun, Measure, Message, content_id
-from schemas.settings import Settings, load_settings
-from workers import QUEUES, publish
-from workers.miner.ingest import mine_message, run_digest
+from ouroboros_gates.events import SqlEventStore, open_store
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projections.runs import runs
+from ouroboros_gates.events.projector import catch_up, digest, status
+from ouroboros_gates.llm import endpoint_from_settings
+from ouroboros_gates.ops.embedded import SharedFleet, fleet_for, wait_handled
+from ouroboros_gates.ops.ingest import expand_runs, ingest_messages
+from ouroboros_gates.ops.loop_steps import loop_train, print_fixers, print_train
+from ouroboros_gates.ops.precheck_run import label_through_queue, loop_forge, precheck_through_queue, print_verdicts
+from ouroboros_gates.ops.pushes import decide_through_queue
+from ouroboros_gates.ops.summary import print_backtests, print_decisions, print_findings, print_labels, print_series
+from ouroboros_gates.schemas import IngestRun, Measure, Message, content_id
+from ouroboros_gates.schemas.settings import Settings, load_settings
+from ouroboros_gates.workers import QUEUES, publish
+from ouroboros_gates.workers.miner.ingest import mine_message, run_digest
 
 __all__ = ["run_loop"]
 
@@ -167,7 +167,7 @@ def _print_runs(store: SqlEventStore, chosen: set[str], console: Console) -> Non
 
 
 def _print_ledger(store: SqlEventStore, console: Console) -> None:
-    from events import tables as t
+    from ouroboros_gates.events import tables as t
 
     with store.reading() as conn:
         events = int(conn.execute(select(func.count()).select_from(t.events)).scalar_one())

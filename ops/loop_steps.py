@@ -21,10 +21,10 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from events import SqlEventStore, iter_all
-from events.projections.loop import closed_tickets, fixer_sessions, merges
-from forge.factory import open_forge
-from schemas import (
+from ouroboros_gates.events import SqlEventStore, iter_all
+from ouroboros_gates.events.projections.loop import closed_tickets, fixer_sessions, merges
+from ouroboros_gates.forge.factory import open_forge
+from ouroboros_gates.schemas import (
     FixerSession,
     LaunchFixer,
     PrecheckOutcome,
@@ -32,11 +32,11 @@ from schemas import (
     RunMergeTrain,
     content_id,
 )
-from schemas.settings import Settings
+from ouroboros_gates.schemas.settings import Settings
 
 if TYPE_CHECKING:
-    from ops.embedded import SharedFleet
-    from workers.fixer import SessionRun
+    from ouroboros_gates.ops.embedded import SharedFleet
+    from ouroboros_gates.workers.fixer import SessionRun
 
 __all__ = [
     "fixers_refusal",
@@ -51,7 +51,7 @@ __all__ = [
 
 def fixers_refusal(settings: Settings) -> str | None:
     """Why fixers may not launch unattended here, or None when they may."""
-    from workers.fixer import find_sandbox
+    from ouroboros_gates.workers.fixer import find_sandbox
 
     if not settings.fixers:
         return (
@@ -80,10 +80,10 @@ def fixers_through_queue(
     store: SqlEventStore, settings: Settings, verdicts: Sequence[PrecheckVerdict], shared: SharedFleet | None = None
 ) -> list[str]:
     """Publish one ``LaunchFixer`` per verdict to an embedded fixer worker and wait; the ids left."""
-    from ops.embedded import fleet_for, wait_handled
-    from workers import publish
-    from workers.fixer.tasks import ingest_message
-    from workers.miner.ingest import file_digest, mine_message
+    from ouroboros_gates.ops.embedded import fleet_for, wait_handled
+    from ouroboros_gates.workers import publish
+    from ouroboros_gates.workers.fixer.tasks import ingest_message
+    from ouroboros_gates.workers.miner.ingest import file_digest, mine_message
 
     messages = [
         LaunchFixer(message_id=content_id("launch", str(v.ticket), str(v.proposal)), ticket=v.ticket, verdict=v,
@@ -107,7 +107,7 @@ def fixers_through_queue(
 
 def _session_run(store: SqlEventStore, message: LaunchFixer) -> SessionRun | None:
     """The session a handled launch recorded (its FixerSessionEnded), as the task saw it."""
-    from workers.fixer import SessionRun
+    from ouroboros_gates.workers.fixer import SessionRun
 
     for event in reversed(store.read_stream(f"ticket/{message.ticket}")):
         if event.type == "FixerSessionEnded" and event.meta.get("message_id") == message.message_id:
@@ -119,9 +119,9 @@ def _session_run(store: SqlEventStore, message: LaunchFixer) -> SessionRun | Non
 
 def train_through_queue(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> list[str]:
     """Publish ``RunMergeTrain`` to an embedded merger worker when a ready head is untried; the ids left."""
-    from ops.embedded import fleet_for, wait_handled
-    from workers import publish
-    from workers.merger import ready_pulls, tried_heads
+    from ouroboros_gates.ops.embedded import fleet_for, wait_handled
+    from ouroboros_gates.workers import publish
+    from ouroboros_gates.workers.merger import ready_pulls, tried_heads
 
     forge = open_forge(settings)
     tried = tried_heads(forge, store)

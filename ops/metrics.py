@@ -37,13 +37,13 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
-from events import DEAD_LETTER, SqlEventStore
-from events import tables as t
-from events.projections import PROJECTIONS
-from events.projections.loop import fixer_sessions
-from events.projector import status
-from ops.status import queue_depths
-from workers.triggers import lock_rows
+from ouroboros_gates.events import DEAD_LETTER, SqlEventStore
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projections.loop import fixer_sessions
+from ouroboros_gates.events.projector import status
+from ouroboros_gates.ops.status import queue_depths
+from ouroboros_gates.workers.triggers import lock_rows
 
 __all__ = [
     "LATENCY_BUCKETS",

@@ -18,20 +18,20 @@ from typing import Any
 from rich.console import Console
 from sqlalchemy import select
 
-from events import Metadata, SqlEventStore, StreamWrite, open_store, utcnow
-from events.projections.labels import label_requests
-from events.projections.proposals import verdicts
-from events.tables import outbox
-from forge import Forge, Ticket, WritableForge
-from forge.factory import open_forge
-from llm import endpoint_from_settings, metered_from_settings
-from miners import discover
-from ops.embedded import SharedFleet, fleet_for, wait_handled
-from schemas import LabelTicket, ProposalPosted, ProposerCall, ProposerCallCompleted, content_id
-from schemas.errors import ConfigurationError
-from schemas.settings import Settings, load_settings
-from workers import build_app, declare_queues, publish, relay_outbox
-from workers.prechecker import (
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, open_store, utcnow
+from ouroboros_gates.events.projections.labels import label_requests
+from ouroboros_gates.events.projections.proposals import verdicts
+from ouroboros_gates.events.tables import outbox
+from ouroboros_gates.forge import Forge, Ticket, WritableForge
+from ouroboros_gates.forge.factory import open_forge
+from ouroboros_gates.llm import endpoint_from_settings, metered_from_settings
+from ouroboros_gates.miners import discover
+from ouroboros_gates.ops.embedded import SharedFleet, fleet_for, wait_handled
+from ouroboros_gates.schemas import LabelTicket, ProposalPosted, ProposerCall, ProposerCallCompleted, content_id
+from ouroboros_gates.schemas.errors import ConfigurationError
+from ouroboros_gates.schemas.settings import Settings, load_settings
+from ouroboros_gates.workers import build_app, declare_queues, publish, relay_outbox
+from ouroboros_gates.workers.prechecker import (
     ProposalFormatError,
     RunIndex,
     is_mining,
@@ -42,7 +42,16 @@ from workers.prechecker import (
     registered_kinds,
     ticket_stream,
 )
-from workers.proposer import BATCH_SIZE, Batch, CensusRow, census_row, count, post, propose, shared_prefix
+from ouroboros_gates.workers.proposer import (
+    BATCH_SIZE,
+    Batch,
+    CensusRow,
+    census_row,
+    count,
+    post,
+    propose,
+    shared_prefix,
+)
 
 __all__ = [
     "cost_lines",

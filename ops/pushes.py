@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from events import Metadata, SqlEventStore, StreamWrite
-from forge.git import git
-from schemas import DecidePush, Decision, DecisionMade, PushReceived, content_id
-from schemas.errors import OuroError
-from schemas.settings import Settings
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite
+from ouroboros_gates.forge.git import git
+from ouroboros_gates.schemas import DecidePush, Decision, DecisionMade, PushReceived, content_id
+from ouroboros_gates.schemas.errors import OuroError
+from ouroboros_gates.schemas.settings import Settings
 
 if TYPE_CHECKING:
-    from ops.embedded import SharedFleet
+    from ouroboros_gates.ops.embedded import SharedFleet
 
 __all__ = [
     "NEW",
@@ -91,14 +91,14 @@ def record_push(store: SqlEventStore, push: Push, message: DecidePush) -> bool:
 
 def relay(store: SqlEventStore, settings: Settings) -> int:
     """Publish the outbox on the broker these settings name (not the one the process started with)."""
-    from workers import build_app, relay_outbox
+    from ouroboros_gates.workers import build_app, relay_outbox
 
     return relay_outbox(store, limit=1000, publisher=build_app(settings, include=False))
 
 
 def handled(store: SqlEventStore, message_id: str) -> bool:
     """Whether the decider handled (or rejected, or dead-lettered) the message."""
-    from ops.embedded import settled
+    from ouroboros_gates.ops.embedded import settled
 
     return settled(store, TASK, message_id)
 
@@ -145,7 +145,7 @@ def forge_pushes(settings: Settings) -> list[Push]:
 def decide_through_queue(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> list[str]:
     """Record each forge push not decided yet and let the decider worker decide it; returns the message
     ids not handled in time (a second run records and publishes nothing)."""
-    from ops.embedded import fleet_for
+    from ouroboros_gates.ops.embedded import fleet_for
 
     pairs = [(p, push_message(p, settings.tenant)) for p in forge_pushes(settings)]
     pending = [(p, m) for p, m in pairs if not handled(store, m.message_id)]

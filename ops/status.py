@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from celery import Celery
 from sqlalchemy import func, select
 
-from events import SqlEventStore
-from events import tables as t
-from events.projections import PROJECTIONS
-from events.projector import ProjectionStatus, status
-from workers import DEAD_LETTER_QUEUE, QUEUES
-from workers.app import app
+from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projector import ProjectionStatus, status
+from ouroboros_gates.workers import DEAD_LETTER_QUEUE, QUEUES
+from ouroboros_gates.workers.app import app
 
 __all__ = ["FleetStatus", "fleet_status", "queue_depths"]
 

@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from events import SqlEventStore, iter_all
-from events.projections.findings import findings
-from events.projections.labels import labels
-from schemas.settings import Settings
+from ouroboros_gates.events import SqlEventStore, iter_all
+from ouroboros_gates.events.projections.findings import findings
+from ouroboros_gates.events.projections.labels import labels
+from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["print_backtests", "print_decisions", "print_findings", "print_labels", "print_series"]
 
@@ -161,7 +161,7 @@ def _series_row(table: Table, name: str, point: dict[str, Any]) -> None:
 
 def print_decisions(store: SqlEventStore, settings: Settings, console: Console) -> None:
     """The decider's answers on the forge's pushes: BLOCK / ADVISORY / DROP with p and the rationale."""
-    from ops.pushes import decisions_of, forge_pushes, push_message
+    from ouroboros_gates.ops.pushes import decisions_of, forge_pushes, push_message
 
     pushes = forge_pushes(settings)
     if not pushes:

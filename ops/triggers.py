@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from celery import Celery
 
-from workers.triggers import TRIGGERS, Trigger
+from ouroboros_gates.workers.triggers import TRIGGERS, Trigger
 
 __all__ = ["BEAT_MAX_LOOP_INTERVAL_S", "TriggerPlan", "next_occurrences", "plan"]
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from schemas._lazy import reexport
+from ouroboros_gates.schemas._lazy import reexport
 
 if TYPE_CHECKING:
-    from schemas._base import (
+    from ouroboros_gates.schemas._base import (
         EVENT_TYPES,
         MESSAGE_TYPES,
         RECORD_TYPES,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         Record,
         content_id,
     )
-    from schemas.common import (
+    from ouroboros_gates.schemas.common import (
         Arg,
         Digest,
         Fact,
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         Timestamp,
         utc,
     )
-    from schemas.decider import (
+    from ouroboros_gates.schemas.decider import (
         Action,
         Candidate,
         Decision,
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
         Undecided,
         Unit,
     )
-    from schemas.events import (
+    from ouroboros_gates.schemas.events import (
         DecisionMade,
         ExperimentRegistered,
         FieldError,
@@ -89,13 +89,13 @@ if TYPE_CHECKING:
         SeriesPointRecorded,
         TicketClosed,
     )
-    from schemas.harness import (
+    from ouroboros_gates.schemas.harness import (
         HarnessEvent,
         RunSummary,
         Usage,
     )
-    from schemas.kinds import HarnessKind
-    from schemas.loop import (
+    from ouroboros_gates.schemas.kinds import HarnessKind
+    from ouroboros_gates.schemas.loop import (
         Acceptance,
         CorpusKind,
         FixerOutcome,
@@ -113,7 +113,7 @@ if TYPE_CHECKING:
         SeriesName,
         SeriesPoint,
     )
-    from schemas.messages import (
+    from ouroboros_gates.schemas.messages import (
         DecidePush,
         IngestRun,
         LabelTicket,
@@ -125,7 +125,7 @@ if TYPE_CHECKING:
         Probe,
         RunMergeTrain,
     )
-    from schemas.miners import (
+    from ouroboros_gates.schemas.miners import (
         Backtest,
         BacktestSummary,
         Finding,

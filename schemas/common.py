@@ -12,8 +12,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, AwareDatetime, Field, StringConstraints
 
-from schemas._base import Record
-from schemas.kinds import RUN_ID_MAX_LENGTH, RUN_ID_PATTERN
+from ouroboros_gates.schemas._base import Record
+from ouroboros_gates.schemas.kinds import RUN_ID_MAX_LENGTH, RUN_ID_PATTERN
 
 __all__ = [
     "Arg",

@@ -13,8 +13,8 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, StringConstraints, model_validator
 
-from schemas._base import Record
-from schemas.common import Digest, NonEmptyStr, Sha
+from ouroboros_gates.schemas._base import Record
+from ouroboros_gates.schemas.common import Digest, NonEmptyStr, Sha
 
 __all__ = [
     "Action",

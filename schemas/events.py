@@ -12,11 +12,11 @@ from typing import ClassVar, Self
 import orjson
 from pydantic import Field, ValidationError, model_validator
 
-from schemas._base import Event, Record
-from schemas.common import Digest, MinerName, NonEmptyStr, RunId, Sha, Timestamp
-from schemas.decider import Decision
-from schemas.harness import RunSummary
-from schemas.loop import (
+from ouroboros_gates.schemas._base import Event, Record
+from ouroboros_gates.schemas.common import Digest, MinerName, NonEmptyStr, RunId, Sha, Timestamp
+from ouroboros_gates.schemas.decider import Decision
+from ouroboros_gates.schemas.harness import RunSummary
+from ouroboros_gates.schemas.loop import (
     FixerSession,
     LabelerRun,
     LabelRequest,
@@ -28,7 +28,7 @@ from schemas.loop import (
     ProposerCall,
     SeriesPoint,
 )
-from schemas.miners import Finding, MinerAcceptance
+from ouroboros_gates.schemas.miners import Finding, MinerAcceptance
 
 __all__ = [
     "DecisionMade",

@@ -12,9 +12,9 @@ from typing import Any, Self
 
 from pydantic import Field, model_validator
 
-from schemas._base import Record
-from schemas.common import RunId, Span, Timestamp
-from schemas.kinds import HarnessKind
+from ouroboros_gates.schemas._base import Record
+from ouroboros_gates.schemas.common import RunId, Span, Timestamp
+from ouroboros_gates.schemas.kinds import HarnessKind
 
 __all__ = ["HarnessEvent", "HarnessKind", "RunSummary", "Usage"]
 

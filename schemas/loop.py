@@ -10,8 +10,8 @@ from typing import Annotated, Self
 
 from pydantic import Field, StringConstraints, model_validator
 
-from schemas._base import Record
-from schemas.common import MinerName, NonEmptyStr, Sha, Span, Timestamp
+from ouroboros_gates.schemas._base import Record
+from ouroboros_gates.schemas.common import MinerName, NonEmptyStr, Sha, Span, Timestamp
 
 __all__ = [
     "Acceptance",

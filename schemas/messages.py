@@ -11,9 +11,9 @@ from typing import Annotated, ClassVar, Self
 
 from pydantic import Field, StringConstraints, model_validator
 
-from schemas._base import Message
-from schemas.common import NonEmptyStr, RunId, Sha, Timestamp
-from schemas.loop import LabelRequest, PrecheckOutcome, PrecheckVerdict
+from ouroboros_gates.schemas._base import Message
+from ouroboros_gates.schemas.common import NonEmptyStr, RunId, Sha, Timestamp
+from ouroboros_gates.schemas.loop import LabelRequest, PrecheckOutcome, PrecheckVerdict
 
 __all__ = [
     "DecidePush",

@@ -13,8 +13,19 @@ from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
-from schemas._base import Record
-from schemas.common import Arg, Digest, Fact, Identifier, MinerName, NonEmptyStr, RunId, Scope, Severity, Timestamp
+from ouroboros_gates.schemas._base import Record
+from ouroboros_gates.schemas.common import (
+    Arg,
+    Digest,
+    Fact,
+    Identifier,
+    MinerName,
+    NonEmptyStr,
+    RunId,
+    Scope,
+    Severity,
+    Timestamp,
+)
 
 __all__ = [
     "Backtest",

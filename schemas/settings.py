@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from schemas.errors import ConfigurationError
+from ouroboros_gates.schemas.errors import ConfigurationError
 
 __all__ = ["ROLES", "Settings", "load_settings"]
 

@@ -49,7 +49,7 @@ def pg_server() -> Iterator[str]:
 @pytest.fixture
 def pg_url(pg_server: str) -> Iterator[str]:
     """The session's PostgreSQL database, emptied for each test."""
-    from events import make_engine
+    from ouroboros_gates.events import make_engine
 
     engine = make_engine(pg_server)
     with engine.begin() as conn:  # every table, the ledger's and any a test made for itself

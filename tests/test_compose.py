@@ -182,7 +182,7 @@ def test_password_reaches_both_sides() -> None:
 
 
 def test_every_queue_the_code_routes_to_has_a_worker(config: dict[str, Any]) -> None:
-    routing = pytest.importorskip("workers.app", reason="the workers package is not importable")
+    routing = pytest.importorskip("ouroboros_gates.workers.app", reason="the workers package is not importable")
     commands = [svc.get("command") or [] for svc in config["services"].values()]
     consumed = {c[c.index("-Q") + 1] for c in commands if c[:2] == ["ouro", "worker"]}
     assert consumed == set(routing.QUEUES.values())

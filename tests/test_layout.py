@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+NAMESPACE = "ouroboros_gates"
 PACKAGES = ("schemas", "harness", "forge", "llm", "events", "miners", "decider", "workers", "ops")
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = (NAMESPACE, *path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -82,7 +83,7 @@ def test_no_file_imports_itself_back_through_others() -> None:
 def test_git_is_started_by_one_module() -> None:
     offenders = []
     for name, path in _sources().items():
-        if name == "forge.git":
+        if name == "ouroboros_gates.forge.git":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and node.value == "git":
@@ -95,12 +96,12 @@ def _loaded(code: str) -> set[str]:
         [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"],
         capture_output=True, text=True, check=True, cwd=ROOT,
     )  # fmt: skip
-    return {line.split(".")[0] for line in done.stdout.splitlines()}
+    return {line.removeprefix("ouroboros_gates.").split(".")[0] for line in done.stdout.splitlines()}
 
 
 @pytest.mark.parametrize("package", ["miners", "miners.datalog", "harness", "forge", "llm", "decider"])
 def test_lower_floors_load_no_event_log_or_fleet(package: str) -> None:
-    loaded = _loaded(f"import {package}")
+    loaded = _loaded(f"import {NAMESPACE}.{package}")
     assert loaded.isdisjoint({"sqlalchemy", "celery", "kombu", "events", "workers", "ops"}) or package == "decider"
     if package == "decider":  # the decider keeps its memory in the event log's database, never the fleet
         assert loaded.isdisjoint({"celery", "kombu", "workers", "ops"})
@@ -109,7 +110,7 @@ def test_lower_floors_load_no_event_log_or_fleet(package: str) -> None:
 def test_processes_are_forked_by_one_module() -> None:
     offenders = []
     for name, path in _sources().items():
-        if name == "schemas._child":
+        if name == "ouroboros_gates.schemas._child":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (

@@ -9,11 +9,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from schemas._lazy import reexport
+from ouroboros_gates.schemas._lazy import reexport
 
 if TYPE_CHECKING:
-    from workers.app import DEAD_LETTER_QUEUE, QUEUES, ROUTES, build_app, configure, declare_queues, queue_for
-    from workers.shell import Context, Outcome, context, fleet_task, publish, relay_outbox, reset_context
+    from ouroboros_gates.workers.app import (
+        DEAD_LETTER_QUEUE,
+        QUEUES,
+        ROUTES,
+        build_app,
+        configure,
+        declare_queues,
+        queue_for,
+    )
+    from ouroboros_gates.workers.shell import (
+        Context,
+        Outcome,
+        context,
+        fleet_task,
+        publish,
+        relay_outbox,
+        reset_context,
+    )
 
 
 __all__ = [

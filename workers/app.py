@@ -14,8 +14,8 @@ from celery import Celery
 from celery.signals import worker_process_init
 from kombu import Exchange, Queue  # type: ignore[attr-defined]
 
-from schemas.settings import Settings, load_settings
-from workers.triggers import beat_schedule as trigger_schedule
+from ouroboros_gates.schemas.settings import Settings, load_settings
+from ouroboros_gates.workers.triggers import beat_schedule as trigger_schedule
 
 __all__ = ["DEAD_LETTER_QUEUE", "QUEUES", "ROUTES", "app", "build_app", "configure", "declare_queues", "queue_for"]
 
@@ -75,7 +75,7 @@ def configure(target: Celery, settings: Settings) -> Celery:
         worker_prefetch_multiplier=1,
         # --autoscale on the gpu queue follows its depth and holds while the GPU is yielded; other queues
         # scale as Celery's own autoscaler does.
-        worker_autoscaler="workers.labeler.autoscale:GpuAutoscaler",
+        worker_autoscaler="ouroboros_gates.workers.labeler.autoscale:GpuAutoscaler",
         task_queues=[
             Queue(name, Exchange(name, type="direct"), routing_key=name)
             for name in [*dict.fromkeys(QUEUES.values()), DEAD_LETTER_QUEUE]
@@ -105,7 +105,7 @@ def declare_queues(target: Celery) -> None:
 
 def build_app(settings: Settings, include: bool = True) -> Celery:
     """A configured app; ``include=False`` gives a publisher that registers no tasks."""
-    return configure(Celery("ouroboros", include=["workers.tasks"] if include else []), settings)
+    return configure(Celery("ouroboros", include=["ouroboros_gates.workers.tasks"] if include else []), settings)
 
 
 @worker_process_init.connect

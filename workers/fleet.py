@@ -12,10 +12,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from schemas import Probe, ProbeCompleted, content_id
-from workers.app import app
-from workers.shell import Context, Outcome, context, fleet_task, publish, redeliver_lost, relay_outbox
-from workers.triggers import fire
+from ouroboros_gates.schemas import Probe, ProbeCompleted, content_id
+from ouroboros_gates.workers.app import app
+from ouroboros_gates.workers.shell import Context, Outcome, context, fleet_task, publish, redeliver_lost, relay_outbox
+from ouroboros_gates.workers.triggers import fire
 
 
 def follow_up(message: Probe) -> Probe | None:

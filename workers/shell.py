@@ -20,11 +20,11 @@ from celery import Celery
 from celery.exceptions import SoftTimeLimitExceeded
 from pydantic import ValidationError
 
-from events import DEAD_LETTER, REJECTED, Metadata, OutboxEntry, SqlEventStore, StreamWrite, open_store
-from schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
-from schemas.errors import OuroError, PermanentError, TransientError
-from schemas.settings import Settings, load_settings
-from workers.app import DEAD_LETTER_QUEUE, app, queue_for
+from ouroboros_gates.events import DEAD_LETTER, REJECTED, Metadata, OutboxEntry, SqlEventStore, StreamWrite, open_store
+from ouroboros_gates.schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
+from ouroboros_gates.schemas.errors import OuroError, PermanentError, TransientError
+from ouroboros_gates.schemas.settings import Settings, load_settings
+from ouroboros_gates.workers.app import DEAD_LETTER_QUEUE, app, queue_for
 
 __all__ = [
     "Context",

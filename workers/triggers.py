@@ -44,11 +44,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
-from events import ensure_schema, settling
-from events import tables as t
-from events.tables import trigger_locks
-from schemas import MESSAGE_TYPES, Message, content_id
-from schemas.errors import PermanentError
+from ouroboros_gates.events import ensure_schema, settling
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.tables import trigger_locks
+from ouroboros_gates.schemas import MESSAGE_TYPES, Message, content_id
+from ouroboros_gates.schemas.errors import PermanentError
 
 __all__ = [
     "NOT_BUILT",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from decider.instruments.bandit_tool import BanditIssue, bandit_scan, bandit_version
-from decider.instruments.base import Signal
-from decider.instruments.delta import DeltaFacts, delta_facts, delta_state
-from decider.instruments.facts import CallGraph, FunctionFacts, build_call_graph
-from decider.instruments.families import Families, families, lexicon, untagged_symbols
-from decider.instruments.roles import FunctionRoles, RoleEntry, RoleUse, infer_roles, vocabulary
-from decider.instruments.rules import (
+from ouroboros_gates.decider.instruments.bandit_tool import BanditIssue, bandit_scan, bandit_version
+from ouroboros_gates.decider.instruments.base import Signal
+from ouroboros_gates.decider.instruments.delta import DeltaFacts, delta_facts, delta_state
+from ouroboros_gates.decider.instruments.facts import CallGraph, FunctionFacts, build_call_graph
+from ouroboros_gates.decider.instruments.families import Families, families, lexicon, untagged_symbols
+from ouroboros_gates.decider.instruments.roles import FunctionRoles, RoleEntry, RoleUse, infer_roles, vocabulary
+from ouroboros_gates.decider.instruments.rules import (
     Priors,
     QuickHit,
     QuickRule,

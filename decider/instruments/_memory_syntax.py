@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from tree_sitter import Node
 
-from decider.instruments._taint_model import node_text
+from ouroboros_gates.decider.instruments._taint_model import node_text
 
 __all__ = [
     "CONSTANT",

@@ -26,8 +26,8 @@ from collections.abc import Iterable
 
 from tree_sitter import Node
 
-from decider.instruments import _memory_syntax as c
-from decider.instruments._taint_model import PARAMETER, Flow, TaintVocabulary, node_text
+from ouroboros_gates.decider.instruments import _memory_syntax as c
+from ouroboros_gates.decider.instruments._taint_model import PARAMETER, Flow, TaintVocabulary, node_text
 
 __all__ = ["memory_flows"]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from decider.instruments._taint_model import TaintVocabulary, node_text, operator_of
+from ouroboros_gates.decider.instruments._taint_model import TaintVocabulary, node_text, operator_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

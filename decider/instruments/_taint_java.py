@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from tree_sitter import Node
 
-from decider.instruments._taint_model import Taint, node_text, simple_type
-from decider.instruments._taint_tracker import Expression, Statement, Tracker
+from ouroboros_gates.decider.instruments._taint_model import Taint, node_text, simple_type
+from ouroboros_gates.decider.instruments._taint_tracker import Expression, Statement, Tracker
 
 __all__ = ["JavaTracker"]
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from tree_sitter import Node
 
-from decider.instruments._taint_model import Taint, join_taints, node_text
-from decider.instruments._taint_tracker import Expression, Statement, Tracker
+from ouroboros_gates.decider.instruments._taint_model import Taint, join_taints, node_text
+from ouroboros_gates.decider.instruments._taint_tracker import Expression, Statement, Tracker
 
 __all__ = ["JavaScriptTracker", "pattern_names"]
 

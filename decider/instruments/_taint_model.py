@@ -11,7 +11,7 @@ from functools import cache
 
 from tree_sitter import Node
 
-from decider.instruments.base import RULESET, digest_files
+from ouroboros_gates.decider.instruments.base import RULESET, digest_files
 
 __all__ = [
     "LITERALS", "PARAMETER", "SKIP", "TAINT_LANGUAGES", "UNHANDLED", "Entry", "Flow", "Summary", "Taint",

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 from tree_sitter import Node
 
-from decider.instruments._taint_guards import exits, is_element, is_path_of, validated
-from decider.instruments._taint_model import (
+from ouroboros_gates.decider.instruments._taint_guards import exits, is_element, is_path_of, validated
+from ouroboros_gates.decider.instruments._taint_model import (
     LITERALS,
     SKIP,
     UNHANDLED,

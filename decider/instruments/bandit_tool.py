@@ -16,9 +16,9 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
-from decider.instruments.base import state
-from decider.instruments.families import families
-from schemas import InstrumentState, State
+from ouroboros_gates.decider.instruments.base import state
+from ouroboros_gates.decider.instruments.families import families
+from ouroboros_gates.schemas import InstrumentState, State
 
 __all__ = ["BanditIssue", "bandit_scan", "bandit_version"]
 

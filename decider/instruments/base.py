@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from schemas import InstrumentState, State
+from ouroboros_gates.schemas import InstrumentState, State
 
 __all__ = ["RULESET", "Signal", "digest_files", "ran", "state"]
 
-RULESET = Path(str(files("ruleset")))
+RULESET = Path(str(files("ouroboros_gates.ruleset")))
 """The packaged ruleset folder: quick rules, semantic vocabularies, families, frameworks."""
 
 

@@ -16,11 +16,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from decider.instruments.base import state
-from decider.instruments.guards import count_tests
-from decider.instruments.roles import RoleEntry
-from decider.languages import Function, ParsedFile
-from schemas import InstrumentState, State
+from ouroboros_gates.decider.instruments.base import state
+from ouroboros_gates.decider.instruments.guards import count_tests
+from ouroboros_gates.decider.instruments.roles import RoleEntry
+from ouroboros_gates.decider.languages import Function, ParsedFile
+from ouroboros_gates.schemas import InstrumentState, State
 
 __all__ = ["DELTA_VERSION", "DeltaFacts", "delta_facts", "delta_state", "find_function"]
 

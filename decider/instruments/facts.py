@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from decider.languages import Function, ParsedFile, simple_name
+from ouroboros_gates.decider.languages import Function, ParsedFile, simple_name
 
 __all__ = ["CallGraph", "FunctionFacts", "build_call_graph"]
 

@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 
-from decider.instruments.base import RULESET
+from ouroboros_gates.decider.instruments.base import RULESET
 
 __all__ = ["Families", "families", "lexicon", "untagged_symbols"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from decider.languages import syntax_tree
+from ouroboros_gates.decider.languages import syntax_tree
 
 __all__ = ["count_tests"]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-from decider.instruments.base import RULESET, digest_files
-from decider.instruments.rules import Priors, RulesetError, prior_active
-from decider.languages import Call, Function, ParsedFile
+from ouroboros_gates.decider.instruments.base import RULESET, digest_files
+from ouroboros_gates.decider.instruments.rules import Priors, RulesetError, prior_active
+from ouroboros_gates.decider.languages import Call, Function, ParsedFile
 
 __all__ = [
     "MAX_DEPTH",

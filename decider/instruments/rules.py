@@ -15,10 +15,10 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from decider.instruments.base import RULESET, digest_files, state
-from decider.instruments.families import families
-from schemas import InstrumentState, State
-from schemas.errors import PermanentError
+from ouroboros_gates.decider.instruments.base import RULESET, digest_files, state
+from ouroboros_gates.decider.instruments.families import families
+from ouroboros_gates.schemas import InstrumentState, State
+from ouroboros_gates.schemas.errors import PermanentError
 
 __all__ = [
     "Priors",

@@ -23,11 +23,11 @@ from collections.abc import Iterable, Iterator
 
 from tree_sitter import Node
 
-from decider._syntax import simple_name
-from decider.instruments._memory_tracker import memory_flows
-from decider.instruments._taint_java import JavaTracker
-from decider.instruments._taint_javascript import JavaScriptTracker, pattern_names
-from decider.instruments._taint_model import (
+from ouroboros_gates.decider._syntax import simple_name
+from ouroboros_gates.decider.instruments._memory_tracker import memory_flows
+from ouroboros_gates.decider.instruments._taint_java import JavaTracker
+from ouroboros_gates.decider.instruments._taint_javascript import JavaScriptTracker, pattern_names
+from ouroboros_gates.decider.instruments._taint_model import (
     PARAMETER,
     TAINT_LANGUAGES,
     Flow,
@@ -38,9 +38,9 @@ from decider.instruments._taint_model import (
     taint_version,
     vocabulary_of,
 )
-from decider.instruments._taint_php import PhpTracker, php_parameter
-from decider.instruments._taint_python import PythonTracker
-from decider.instruments._taint_tracker import Tracker
+from ouroboros_gates.decider.instruments._taint_php import PhpTracker, php_parameter
+from ouroboros_gates.decider.instruments._taint_python import PythonTracker
+from ouroboros_gates.decider.instruments._taint_tracker import Tracker
 
 __all__ = ["TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version", "vocabulary_of"]
 

@@ -3,20 +3,32 @@ compile, cross-fitted calibration, operating points, experiments and learning cu
 
 from __future__ import annotations
 
-from decider.learn.calibrate import CalibrationCheck, CalibrationMap, calibration_check, fit_map, fit_platt
-from decider.learn.errors import CatalogError, LearnError, RegistrationError, SourceNotAllowed, Unfinished
-from decider.learn.evaluate import Evaluation, Score, Scorer, cross_fit, evaluate, score_folds
-from decider.learn.folds import Fold, FoldPlan, assert_disjoint, plan_folds
-from decider.learn.groups import merge_groups, normalise_repo
-from decider.learn.labels import LabelledUnit, LabelSet, build_labels
-from decider.learn.materialise import analyse_units
-from decider.learn.metrics import Prediction, summarise
-from decider.learn.operating import OperatingPoints, choose_points, wilson_interval
-from decider.learn.pairs import Pair, load_pairs
-from decider.learn.programs import ProgramScorer, build_memory
-from decider.learn.report import render_markdown
-from decider.learn.sources import default_allow_list, load_sources, resolve_source
-from decider.learn.workspace import Workspace
+from ouroboros_gates.decider.learn.calibrate import (
+    CalibrationCheck,
+    CalibrationMap,
+    calibration_check,
+    fit_map,
+    fit_platt,
+)
+from ouroboros_gates.decider.learn.errors import (
+    CatalogError,
+    LearnError,
+    RegistrationError,
+    SourceNotAllowed,
+    Unfinished,
+)
+from ouroboros_gates.decider.learn.evaluate import Evaluation, Score, Scorer, cross_fit, evaluate, score_folds
+from ouroboros_gates.decider.learn.folds import Fold, FoldPlan, assert_disjoint, plan_folds
+from ouroboros_gates.decider.learn.groups import merge_groups, normalise_repo
+from ouroboros_gates.decider.learn.labels import LabelledUnit, LabelSet, build_labels
+from ouroboros_gates.decider.learn.materialise import analyse_units
+from ouroboros_gates.decider.learn.metrics import Prediction, summarise
+from ouroboros_gates.decider.learn.operating import OperatingPoints, choose_points, wilson_interval
+from ouroboros_gates.decider.learn.pairs import Pair, load_pairs
+from ouroboros_gates.decider.learn.programs import ProgramScorer, build_memory
+from ouroboros_gates.decider.learn.report import render_markdown
+from ouroboros_gates.decider.learn.sources import default_allow_list, load_sources, resolve_source
+from ouroboros_gates.decider.learn.workspace import Workspace
 
 __all__ = [
     "CalibrationCheck",

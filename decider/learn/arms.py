@@ -14,17 +14,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from decider.analyse import Analysed
-from decider.decide import Decided
-from decider.learn.artifacts import load_program_file
-from decider.learn.errors import RegistrationError
-from decider.learn.experiments import Outcome, analyse, arm_order
-from decider.learn.labels import LabelledUnit
-from decider.learn.programs import decide_units
-from decider.learn.registration import Manifest
-from decider.memory import Memory
-from decider.program import Program
-from llm import MeteredClient
+from ouroboros_gates.decider.analyse import Analysed
+from ouroboros_gates.decider.decide import Decided
+from ouroboros_gates.decider.learn.artifacts import load_program_file
+from ouroboros_gates.decider.learn.errors import RegistrationError
+from ouroboros_gates.decider.learn.experiments import Outcome, analyse, arm_order
+from ouroboros_gates.decider.learn.labels import LabelledUnit
+from ouroboros_gates.decider.learn.programs import decide_units
+from ouroboros_gates.decider.learn.registration import Manifest
+from ouroboros_gates.decider.memory import Memory
+from ouroboros_gates.decider.program import Program
+from ouroboros_gates.llm import MeteredClient
 
 __all__ = ["METRICS", "load_outcomes", "outcome_of", "run_arms", "write_result"]
 

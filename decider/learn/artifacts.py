@@ -15,11 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from decider.learn.errors import LearnError
-from decider.learn.labels import LabelledUnit
-from decider.learn.pairs import PERMISSIVE
-from decider.program import OperatingPoint, Program
-from llm import canonical_json
+from ouroboros_gates.decider.learn.errors import LearnError
+from ouroboros_gates.decider.learn.labels import LabelledUnit
+from ouroboros_gates.decider.learn.pairs import PERMISSIVE
+from ouroboros_gates.decider.program import OperatingPoint, Program
+from ouroboros_gates.llm import canonical_json
 
 __all__ = ["ProgramShelf", "canonical", "exportable", "load_program_file", "with_evaluation"]
 

@@ -24,17 +24,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decider.analyse import Analysed, analyse_folder
-from decider.decide import Engine, decide_all
-from decider.embed import HashingEmbedder
-from decider.folder import read_folder
-from decider.instruments import families
-from decider.languages import language_of
-from decider.learn.folds import seeded_order
-from decider.memory import Memory, MemoryExample, MemoryRefused, example_from_record
-from decider.program import Program
-from decider.retrieve import Boundary
-from schemas.errors import OuroError
+from ouroboros_gates.decider.analyse import Analysed, analyse_folder
+from ouroboros_gates.decider.decide import Engine, decide_all
+from ouroboros_gates.decider.embed import HashingEmbedder
+from ouroboros_gates.decider.folder import read_folder
+from ouroboros_gates.decider.instruments import families
+from ouroboros_gates.decider.languages import language_of
+from ouroboros_gates.decider.learn.folds import seeded_order
+from ouroboros_gates.decider.memory import Memory, MemoryExample, MemoryRefused, example_from_record
+from ouroboros_gates.decider.program import Program
+from ouroboros_gates.decider.retrieve import Boundary
+from ouroboros_gates.schemas.errors import OuroError
 
 __all__ = [
     "Case",
@@ -194,7 +194,7 @@ def _scores(
 
 
 def _columns() -> Any:
-    from decider.learn.programs import default_columns
+    from ouroboros_gates.decider.learn.programs import default_columns
 
     return default_columns()
 

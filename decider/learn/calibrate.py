@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from decider.learn.metrics import cluster_bootstrap
+from ouroboros_gates.decider.learn.metrics import cluster_bootstrap
 
 __all__ = [
     "PER_FAMILY_FLOOR",

@@ -27,18 +27,25 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from decider.analyse import Analysed
-from decider.decide import Decided
-from decider.features import feature_set_digest
-from decider.learn.errors import LearnError, Unfinished
-from decider.learn.folds import plan_folds, seeded_order
-from decider.learn.groups import ADVISORY
-from decider.learn.labels import LabelledUnit, LabelSet
-from decider.learn.metrics import balanced_brier
-from decider.learn.programs import decide_units
-from decider.memory import Memory
-from decider.program import ANSWER_FORMAT, BASELINE_INSTRUCTION, Demo, Program, render_prefix, render_signals
-from llm import BudgetExhausted, Chat, ChatRequest, LlmError
+from ouroboros_gates.decider.analyse import Analysed
+from ouroboros_gates.decider.decide import Decided
+from ouroboros_gates.decider.features import feature_set_digest
+from ouroboros_gates.decider.learn.errors import LearnError, Unfinished
+from ouroboros_gates.decider.learn.folds import plan_folds, seeded_order
+from ouroboros_gates.decider.learn.groups import ADVISORY
+from ouroboros_gates.decider.learn.labels import LabelledUnit, LabelSet
+from ouroboros_gates.decider.learn.metrics import balanced_brier
+from ouroboros_gates.decider.learn.programs import decide_units
+from ouroboros_gates.decider.memory import Memory
+from ouroboros_gates.decider.program import (
+    ANSWER_FORMAT,
+    BASELINE_INSTRUCTION,
+    Demo,
+    Program,
+    render_prefix,
+    render_signals,
+)
+from ouroboros_gates.llm import BudgetExhausted, Chat, ChatRequest, LlmError
 
 __all__ = ["CompileSpec", "compile_program", "identity_free", "load_spec"]
 

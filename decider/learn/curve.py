@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from decider.analyse import Analysed
-from decider.learn.evaluate import Score, Scorer
-from decider.learn.folds import FoldPlan, seeded_order
-from decider.learn.labels import LabelledUnit
-from decider.learn.metrics import average_precision, balanced_brier, cluster_bootstrap
-from decider.memory import Memory
+from ouroboros_gates.decider.analyse import Analysed
+from ouroboros_gates.decider.learn.evaluate import Score, Scorer
+from ouroboros_gates.decider.learn.folds import FoldPlan, seeded_order
+from ouroboros_gates.decider.learn.labels import LabelledUnit
+from ouroboros_gates.decider.learn.metrics import average_precision, balanced_brier, cluster_bootstrap
+from ouroboros_gates.decider.memory import Memory
 
 __all__ = ["fit_power_law", "learning_curve", "projection"]
 

@@ -9,7 +9,7 @@ LearnError (schemas.errors.PermanentError)   bad input to labels, folds, compile
 
 from __future__ import annotations
 
-from schemas.errors import PermanentError
+from ouroboros_gates.schemas.errors import PermanentError
 
 __all__ = ["CatalogError", "LearnError", "RegistrationError", "SourceNotAllowed", "Unfinished"]
 

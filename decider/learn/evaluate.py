@@ -15,11 +15,11 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from decider.learn.calibrate import CalibrationMap, calibration_check, fit_map
-from decider.learn.folds import Fold, FoldPlan
-from decider.learn.labels import LabelledUnit, LabelSet
-from decider.learn.metrics import Interval, Prediction, average_precision, cluster_bootstrap, summarise
-from decider.learn.operating import OperatingPoints, Scored, choose_points
+from ouroboros_gates.decider.learn.calibrate import CalibrationMap, calibration_check, fit_map
+from ouroboros_gates.decider.learn.folds import Fold, FoldPlan
+from ouroboros_gates.decider.learn.labels import LabelledUnit, LabelSet
+from ouroboros_gates.decider.learn.metrics import Interval, Prediction, average_precision, cluster_bootstrap, summarise
+from ouroboros_gates.decider.learn.operating import OperatingPoints, Scored, choose_points
 
 __all__ = ["ALL", "Evaluation", "Score", "Scorer", "cross_fit", "evaluate", "score_folds"]
 

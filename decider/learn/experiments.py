@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from decider.learn.folds import seeded_order
-from decider.learn.metrics import cluster_bootstrap
+from ouroboros_gates.decider.learn.folds import seeded_order
+from ouroboros_gates.decider.learn.metrics import cluster_bootstrap
 
 __all__ = [
     "Decision",

@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from decider.learn.errors import LearnError
-from decider.learn.labels import LabelledUnit
+from ouroboros_gates.decider.learn.errors import LearnError
+from ouroboros_gates.decider.learn.labels import LabelledUnit
 
 __all__ = [
     "FRAMEWORK_FLOOR",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from decider.repos import normalise_repo
+from ouroboros_gates.decider.repos import normalise_repo
 
 __all__ = ["ADVISORY", "advisory_ids", "merge_groups", "normalise_repo"]
 

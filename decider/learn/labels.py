@@ -21,11 +21,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from decider.learn.errors import LearnError
-from decider.learn.groups import merge_groups, normalise_repo
-from decider.learn.pairs import Pair, load_pairs
-from decider.learn.sources import Source, resolve_source
-from schemas import Candidate, Label, LabelTier, Provenance, Unit
+from ouroboros_gates.decider.learn.errors import LearnError
+from ouroboros_gates.decider.learn.groups import merge_groups, normalise_repo
+from ouroboros_gates.decider.learn.pairs import Pair, load_pairs
+from ouroboros_gates.decider.learn.sources import Source, resolve_source
+from ouroboros_gates.schemas import Candidate, Label, LabelTier, Provenance, Unit
 
 __all__ = [
     "Direction",
@@ -181,7 +181,7 @@ def load_source(directory: Path, allow_list: Path, *, include_title: bool = Fals
         units, excluded = units_from_pairs(load_pairs(directory), source.id, include_title=include_title)
         return source, units, excluded
     if source.kind == "sven":
-        from decider.learn.sven import load_sven
+        from ouroboros_gates.decider.learn.sven import load_sven
 
         units, excluded = units_from_pairs(load_sven(directory), source.id, include_title=include_title)
         return source, units, excluded

@@ -17,8 +17,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from decider.analyse import Analysed
-from decider.learn.labels import LabelledUnit
+from ouroboros_gates.decider.analyse import Analysed
+from ouroboros_gates.decider.learn.labels import LabelledUnit
 
 __all__ = ["FLAG", "audit_leaks"]
 

@@ -16,12 +16,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from decider.analyse import Analysed, analyse
-from decider.instruments import Signal
-from decider.learn.errors import LearnError
-from decider.learn.labels import LabelledUnit
-from forge.git import git
-from schemas import Candidate, FeatureRecord
+from ouroboros_gates.decider.analyse import Analysed, analyse
+from ouroboros_gates.decider.instruments import Signal
+from ouroboros_gates.decider.learn.errors import LearnError
+from ouroboros_gates.decider.learn.labels import LabelledUnit
+from ouroboros_gates.forge.git import git
+from ouroboros_gates.schemas import Candidate, FeatureRecord
 
 __all__ = ["EXTENSIONS", "analyse_units", "from_json", "history", "to_json"]
 

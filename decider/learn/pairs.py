@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from decider.learn.errors import CatalogError
-from decider.learn.groups import normalise_repo
-from schemas import LabelTier, Provenance
+from ouroboros_gates.decider.learn.errors import CatalogError
+from ouroboros_gates.decider.learn.groups import normalise_repo
+from ouroboros_gates.schemas import LabelTier, Provenance
 
 __all__ = ["KINDS", "PERMISSIVE", "Pair", "Side", "load_catalog", "load_pairs"]
 

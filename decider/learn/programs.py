@@ -11,17 +11,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from decider.analyse import Analysed
-from decider.decide import Decided, Engine, decide_all
-from decider.embed import Embedder
-from decider.features import FEATURES, validate_record
-from decider.learn.evaluate import Score
-from decider.learn.folds import Fold
-from decider.learn.labels import LabelledUnit
-from decider.memory import Memory, MemoryExample, MemoryRefused, example_from_record
-from decider.program import Program
-from decider.retrieve import Boundary, Column, Index, columns_from_specs
-from llm import Chat
+from ouroboros_gates.decider.analyse import Analysed
+from ouroboros_gates.decider.decide import Decided, Engine, decide_all
+from ouroboros_gates.decider.embed import Embedder
+from ouroboros_gates.decider.features import FEATURES, validate_record
+from ouroboros_gates.decider.learn.evaluate import Score
+from ouroboros_gates.decider.learn.folds import Fold
+from ouroboros_gates.decider.learn.labels import LabelledUnit
+from ouroboros_gates.decider.memory import Memory, MemoryExample, MemoryRefused, example_from_record
+from ouroboros_gates.decider.program import Program
+from ouroboros_gates.decider.retrieve import Boundary, Column, Index, columns_from_specs
+from ouroboros_gates.llm import Chat
 
 __all__ = ["ProgramScorer", "build_memory", "decide_units", "default_columns"]
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from decider.learn.errors import RegistrationError
-from events import EventStore, Metadata, StreamWrite
-from forge.git import git
-from schemas import ExperimentRegistered
+from ouroboros_gates.decider.learn.errors import RegistrationError
+from ouroboros_gates.events import EventStore, Metadata, StreamWrite
+from ouroboros_gates.forge.git import git
+from ouroboros_gates.schemas import ExperimentRegistered
 
 __all__ = [
     "Manifest",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from decider.learn.metrics import Interval
+from ouroboros_gates.decider.learn.metrics import Interval
 
 __all__ = ["render_markdown"]
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from decider.instruments.base import RULESET
-from decider.learn.errors import LearnError, SourceNotAllowed
+from ouroboros_gates.decider.instruments.base import RULESET
+from ouroboros_gates.decider.learn.errors import LearnError, SourceNotAllowed
 
 __all__ = ["SOURCE_KINDS", "STATUSES", "Source", "default_allow_list", "load_sources", "resolve_source"]
 

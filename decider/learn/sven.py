@@ -19,10 +19,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from decider.languages import parse_source, simple_name
-from decider.learn.errors import CatalogError
-from decider.learn.pairs import Pair, Side
-from schemas import LabelTier, Provenance
+from ouroboros_gates.decider.languages import parse_source, simple_name
+from ouroboros_gates.decider.learn.errors import CatalogError
+from ouroboros_gates.decider.learn.pairs import Pair, Side
+from ouroboros_gates.schemas import LabelTier, Provenance
 
 __all__ = ["CWE_FAMILY", "language_of", "load_sven", "sven_pair"]
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from decider.analyse import Analysed
-from decider.learn.errors import LearnError
-from decider.learn.labels import LabelSet, build_labels
-from decider.learn.materialise import from_json, to_json
+from ouroboros_gates.decider.analyse import Analysed
+from ouroboros_gates.decider.learn.errors import LearnError
+from ouroboros_gates.decider.learn.labels import LabelSet, build_labels
+from ouroboros_gates.decider.learn.materialise import from_json, to_json
 
 __all__ = ["Workspace"]
 

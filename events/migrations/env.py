@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from events.migrate import target_metadata
-from events.sql import make_engine
+from ouroboros_gates.events.migrate import target_metadata
+from ouroboros_gates.events.sql import make_engine
 
 
 def _run(connection: Connection) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from events.projections import decisions, faults, findings, labels, loop, proposals, runs
-from events.projections.base import RowProjection
+from ouroboros_gates.events.projections import decisions, faults, findings, labels, loop, proposals, runs
+from ouroboros_gates.events.projections.base import RowProjection
 
 __all__ = ["PROJECTIONS", "RowProjection"]
 

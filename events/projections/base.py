@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 from sqlalchemy import JSON, Connection, Table, and_, delete, insert
 
-from events.store import StoredEvent
+from ouroboros_gates.events.store import StoredEvent
 
 __all__ = ["RowProjection", "iso"]
 

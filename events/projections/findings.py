@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 from sqlalchemy import JSON, BigInteger, Column, String, Table
 
-from events.projections.base import RowProjection
-from events.store import StoredEvent
-from events.tables import metadata
+from ouroboros_gates.events.projections.base import RowProjection
+from ouroboros_gates.events.store import StoredEvent
+from ouroboros_gates.events.tables import metadata
 
 findings = Table(
     "ouro_findings",

@@ -6,9 +6,9 @@ from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Boolean, Column, Integer, String, Table, Text
 
-from events.projections.base import RowProjection
-from events.store import StoredEvent
-from events.tables import metadata
+from ouroboros_gates.events.projections.base import RowProjection
+from ouroboros_gates.events.store import StoredEvent
+from ouroboros_gates.events.tables import metadata
 
 label_requests = Table(
     "ouro_label_requests",

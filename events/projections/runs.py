@@ -6,9 +6,9 @@ from typing import Any
 
 from sqlalchemy import BigInteger, Column, Float, Integer, String, Table
 
-from events.projections.base import RowProjection
-from events.store import StoredEvent
-from events.tables import metadata
+from ouroboros_gates.events.projections.base import RowProjection
+from ouroboros_gates.events.store import StoredEvent
+from ouroboros_gates.events.tables import metadata
 
 runs = Table(
     "ouro_runs",

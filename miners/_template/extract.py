@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from miners.corpus import CorpusItem
-from schemas import Fact, HarnessEvent, HarnessKind, Number, Text
+from ouroboros_gates.miners.corpus import CorpusItem
+from ouroboros_gates.schemas import Fact, HarnessEvent, HarnessKind, Number, Text
 
 NAME = "draft-pr-late"
-PACKAGE = "miners._template"
+PACKAGE = "ouroboros_gates.miners._template"
 VERDICTS = ("invisible",)
 SCOPE = "generic"
 CORPUS = ("jsonl",)

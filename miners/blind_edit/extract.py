@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from miners.corpus import CorpusItem
-from schemas import Fact, HarnessEvent, HarnessKind, Span, Text
+from ouroboros_gates.miners.corpus import CorpusItem
+from ouroboros_gates.schemas import Fact, HarnessEvent, HarnessKind, Span, Text
 
 NAME = "blind-edit"
-PACKAGE = "miners.blind_edit"
+PACKAGE = "ouroboros_gates.miners.blind_edit"
 VERDICTS = ("blind_edit",)
 SCOPE = "generic"
 CORPUS = ("jsonl",)

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from miners.corpus import CorpusItem
-from schemas import Fact, HarnessKind, Number, Span, Text
+from ouroboros_gates.miners.corpus import CorpusItem
+from ouroboros_gates.schemas import Fact, HarnessKind, Number, Span, Text
 
 NAME = "cache-floor"
-PACKAGE = "miners.cache_floor"
+PACKAGE = "ouroboros_gates.miners.cache_floor"
 VERDICTS = ("below_floor",)
 SCOPE = "generic"
 CORPUS = ("jsonl",)

@@ -13,9 +13,9 @@ Pure: the standard library only.
 
 from __future__ import annotations
 
-from miners.datalog.check import CheckedProgram, CheckedRule, check, check_defined
-from miners.datalog.engine import InputFact, evaluate
-from miners.datalog.errors import (
+from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule, check, check_defined
+from ouroboros_gates.miners.datalog.engine import InputFact, evaluate
+from ouroboros_gates.miners.datalog.errors import (
     ArityError,
     ContractError,
     DatalogError,
@@ -27,10 +27,10 @@ from miners.datalog.errors import (
     UnsafeRuleError,
     UnstratifiedError,
 )
-from miners.datalog.model import Condition, GroundAtom, Model, ProofNode
-from miners.datalog.parser import parse
-from miners.datalog.strata import Stratum
-from miners.datalog.syntax import (
+from ouroboros_gates.miners.datalog.model import Condition, GroundAtom, Model, ProofNode
+from ouroboros_gates.miners.datalog.parser import parse
+from ouroboros_gates.miners.datalog.strata import Stratum
+from ouroboros_gates.miners.datalog.syntax import (
     BUILTINS,
     Atom,
     Comparison,

@@ -11,15 +11,15 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
-from miners.datalog.errors import (
+from ouroboros_gates.miners.datalog.errors import (
     ArityError,
     ContractError,
     DeclarationError,
     UndefinedPredicateError,
     UnsafeRuleError,
 )
-from miners.datalog.strata import Stratum, stratify
-from miners.datalog.syntax import (
+from ouroboros_gates.miners.datalog.strata import Stratum, stratify
+from ouroboros_gates.miners.datalog.syntax import (
     Atom,
     Comparison,
     Constant,

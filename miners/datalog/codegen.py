@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
 
-from miners.datalog.plan import Join, Plan, Test
-from miners.datalog.syntax import BUILTINS, Atom, Comparison, Constant, Negation, Term, Value, Variable
+from ouroboros_gates.miners.datalog.plan import Join, Plan, Test
+from ouroboros_gates.miners.datalog.syntax import BUILTINS, Atom, Comparison, Constant, Negation, Term, Value, Variable
 
 __all__ = ["CompiledPlan", "Source", "compile_plan"]
 

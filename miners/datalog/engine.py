@@ -18,14 +18,14 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import cast
 
-from miners.datalog.check import CheckedProgram, CheckedRule, value_has_type
-from miners.datalog.codegen import CompiledPlan, compile_plan
-from miners.datalog.errors import FactError
-from miners.datalog.model import GroundAtom, Model
-from miners.datalog.plan import plan_rule
-from miners.datalog.relation import Derivation, Given, Relation, Row
-from miners.datalog.strata import Stratum
-from miners.datalog.syntax import Atom, Value
+from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule, value_has_type
+from ouroboros_gates.miners.datalog.codegen import CompiledPlan, compile_plan
+from ouroboros_gates.miners.datalog.errors import FactError
+from ouroboros_gates.miners.datalog.model import GroundAtom, Model
+from ouroboros_gates.miners.datalog.plan import plan_rule
+from ouroboros_gates.miners.datalog.relation import Derivation, Given, Relation, Row
+from ouroboros_gates.miners.datalog.strata import Stratum
+from ouroboros_gates.miners.datalog.syntax import Atom, Value
 
 __all__ = ["InputFact", "evaluate"]
 

@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from miners.datalog.errors import ParseError
-from miners.datalog.syntax import Value
+from ouroboros_gates.miners.datalog.errors import ParseError
+from ouroboros_gates.miners.datalog.syntax import Value
 
 __all__ = ["Kind", "Token", "tokenize"]
 

@@ -11,10 +11,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from miners.datalog.check import CheckedProgram, CheckedRule
-from miners.datalog.errors import UnknownFactError
-from miners.datalog.relation import Derivation, Given, Relation, Row
-from miners.datalog.syntax import Atom, Comparison, Constant, Program, Rule, Term, Value, format_value
+from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule
+from ouroboros_gates.miners.datalog.errors import UnknownFactError
+from ouroboros_gates.miners.datalog.relation import Derivation, Given, Relation, Row
+from ouroboros_gates.miners.datalog.syntax import Atom, Comparison, Constant, Program, Rule, Term, Value, format_value
 
 __all__ = ["Condition", "GroundAtom", "Model", "ProofNode"]
 

@@ -13,9 +13,9 @@ checker can name its unbound head variables instead of the parser guessing.
 
 from __future__ import annotations
 
-from miners.datalog.errors import ParseError
-from miners.datalog.lexer import Kind, Token, tokenize
-from miners.datalog.syntax import (
+from ouroboros_gates.miners.datalog.errors import ParseError
+from ouroboros_gates.miners.datalog.lexer import Kind, Token, tokenize
+from ouroboros_gates.miners.datalog.syntax import (
     BUILTINS,
     Atom,
     Comparison,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from miners.datalog.check import CheckedRule
-from miners.datalog.syntax import Atom, Comparison, Constant, Negation, Variable
+from ouroboros_gates.miners.datalog.check import CheckedRule
+from ouroboros_gates.miners.datalog.syntax import Atom, Comparison, Constant, Negation, Variable
 
 __all__ = ["Join", "Plan", "Step", "Test", "plan_rule"]
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 
-from miners.datalog.syntax import Value
+from ouroboros_gates.miners.datalog.syntax import Value
 
 __all__ = ["Derivation", "Given", "Index", "Relation", "Row"]
 

@@ -11,8 +11,8 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from miners.datalog.errors import UnstratifiedError
-from miners.datalog.syntax import Atom, Negation, Rule
+from ouroboros_gates.miners.datalog.errors import UnstratifiedError
+from ouroboros_gates.miners.datalog.syntax import Atom, Negation, Rule
 
 __all__ = ["Stratum", "stratify"]
 

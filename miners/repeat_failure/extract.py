@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from harness import is_tool_error
-from miners.corpus import CorpusItem
-from schemas import Fact, HarnessKind, Number, Span, Text
+from ouroboros_gates.harness import is_tool_error
+from ouroboros_gates.miners.corpus import CorpusItem
+from ouroboros_gates.schemas import Fact, HarnessKind, Number, Span, Text
 
 NAME = "repeat-failure"
-PACKAGE = "miners.repeat_failure"
+PACKAGE = "ouroboros_gates.miners.repeat_failure"
 VERDICTS = ("repeat_failure",)
 SCOPE = "generic"
 CORPUS = ("jsonl",)

@@ -28,12 +28,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from miners.corpus import CorpusItem
-from miners.shell import SimpleCommand, invocations
-from schemas import Fact, HarnessEvent, HarnessKind, Span, Text
+from ouroboros_gates.miners.corpus import CorpusItem
+from ouroboros_gates.miners.shell import SimpleCommand, invocations
+from ouroboros_gates.schemas import Fact, HarnessEvent, HarnessKind, Span, Text
 
 NAME = "self-match"
-PACKAGE = "miners.self_match"
+PACKAGE = "ouroboros_gates.miners.self_match"
 VERDICTS = ("self_match",)
 SCOPE = "generic"
 CORPUS = ("jsonl",)

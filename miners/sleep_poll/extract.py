@@ -21,12 +21,12 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from miners.corpus import CorpusItem
-from miners.shell import program, simple_commands
-from schemas import Fact, HarnessEvent, HarnessKind, Number, Span, Text
+from ouroboros_gates.miners.corpus import CorpusItem
+from ouroboros_gates.miners.shell import program, simple_commands
+from ouroboros_gates.schemas import Fact, HarnessEvent, HarnessKind, Number, Span, Text
 
 NAME = "sleep-poll"
-PACKAGE = "miners.sleep_poll"
+PACKAGE = "ouroboros_gates.miners.sleep_poll"
 VERDICTS = ("sleep_poll",)
 SCOPE = "generic"
 CORPUS = ("jsonl",)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from ops.cli._table import COMMANDS, ROOT_HELP, Entry, usage
+from ouroboros_gates.ops.cli._table import COMMANDS, ROOT_HELP, Entry, usage
 
 if TYPE_CHECKING:
-    from ops.cli._root import LazyGroup, app, load
+    from ouroboros_gates.ops.cli._root import LazyGroup, app, load
 
 __all__ = ["COMMANDS", "ROOT_HELP", "Entry", "LazyGroup", "app", "load", "main", "usage"]
 
@@ -29,7 +29,7 @@ def main() -> None:
         raise SystemExit(2)
     import typer
 
-    from ops.cli._root import app
+    from ouroboros_gates.ops.cli._root import app
 
     try:
         code = app(standalone_mode=False)
@@ -39,7 +39,7 @@ def main() -> None:
         raise SystemExit(130) from None
     except Exception as exc:
         # Imported only now: an OuroError raised has loaded it already.
-        from schemas.errors import OuroError
+        from ouroboros_gates.schemas.errors import OuroError
 
         if isinstance(exc, OuroError):
             print(f"ouro: error: {exc}", file=sys.stderr)
@@ -56,7 +56,7 @@ def __getattr__(name: str) -> object:
     """``app``, ``load`` and ``LazyGroup`` live with typer in ``ops.cli._root``, imported on first use (not
     ``schemas._lazy``: a command's help loads no contract)."""
     if name in {"LazyGroup", "app", "load"}:
-        from ops.cli import _root
+        from ouroboros_gates.ops.cli import _root
 
         return getattr(_root, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
-from schemas.errors import OuroError
+from ouroboros_gates.schemas.errors import OuroError
 
 if TYPE_CHECKING:
-    from events import SqlEventStore
-    from schemas.settings import Settings
+    from ouroboros_gates.events import SqlEventStore
+    from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["UsageError", "event_store", "instant"]
 
@@ -31,7 +31,7 @@ def instant(text: str, option: str = "--as-of", zone: tzinfo = UTC) -> datetime:
 
 def event_store(settings: Settings | None = None) -> SqlEventStore:
     """The event store the settings name (``OURO_DATABASE_URL``, else the embedded SQLite log), at head."""
-    from events import open_store
-    from schemas.settings import load_settings
+    from ouroboros_gates.events import open_store
+    from ouroboros_gates.schemas.settings import load_settings
 
     return open_store((settings or load_settings()).event_log_url)

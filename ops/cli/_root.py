@@ -9,7 +9,7 @@ import typer
 from typer import _click as click
 from typer.core import TyperGroup
 
-from ops.cli._table import COMMANDS, ROOT_HELP, usage
+from ouroboros_gates.ops.cli._table import COMMANDS, ROOT_HELP, usage
 
 __all__ = ["LazyGroup", "app", "load"]
 

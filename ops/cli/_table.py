@@ -22,102 +22,122 @@ class Entry(NamedTuple):
 
 COMMANDS: dict[str, Entry] = {
     "loop": Entry(
-        "ops.cli.loop", "loop", "Run the whole loop once on the embedded default over CORPUS and print the summary."
+        "ouroboros_gates.ops.cli.loop",
+        "loop",
+        "Run the whole loop once on the embedded default over CORPUS and print the summary.",
     ),
     "ingest": Entry(
-        "ops.cli.log",
+        "ouroboros_gates.ops.cli.log",
         "ingest",
         "Queue one IngestRun per run through the event log's outbox and publish it; workers record them.",
     ),
     "hook": Entry(
-        "ops.cli.hooks",
+        "ouroboros_gates.ops.cli.hooks",
         "hook",
         "Claude Code's hook: the payload on stdin; records it, spools it, decides PreToolUse (see ops/hook.py).",
     ),
-    "hooks": Entry("ops.cli.hooks", "hooks_app", "Claude Code and git hooks; the gate cache and server."),
+    "hooks": Entry(
+        "ouroboros_gates.ops.cli.hooks", "hooks_app", "Claude Code and git hooks; the gate cache and server."
+    ),
     "publish": Entry(
-        "ops.cli.fleet",
+        "ouroboros_gates.ops.cli.fleet",
         "publish_cmd",
         "Validate a message against its schema and publish it; a missing message_id is generated.",
     ),
-    "worker": Entry("ops.cli.fleet", "worker", "Start a Celery worker on the given queues (all of them by default)."),
-    "beat": Entry("ops.cli.fleet", "beat", "Start Celery beat (the cron triggers)."),
+    "worker": Entry(
+        "ouroboros_gates.ops.cli.fleet", "worker", "Start a Celery worker on the given queues (all of them by default)."
+    ),
+    "beat": Entry("ouroboros_gates.ops.cli.fleet", "beat", "Start Celery beat (the cron triggers)."),
     "flower": Entry(
-        "ops.cli.fleet",
+        "ouroboros_gates.ops.cli.fleet",
         "flower",
         "Start Flower on the broker, with basic auth from OURO_FLOWER_BASIC_AUTH (refused without it).",
     ),
     "triggers": Entry(
-        "ops.cli.fleet",
+        "ouroboros_gates.ops.cli.fleet",
         "triggers",
         "The cron triggers: next occurrences, last outcome, and the measurement each cadence was derived from.",
     ),
-    "serve": Entry("ops.cli.fleet", "serve", "Serve the API on 127.0.0.1 with the embedded workers in the background."),
+    "serve": Entry(
+        "ouroboros_gates.ops.cli.fleet",
+        "serve",
+        "Serve the API on 127.0.0.1 with the embedded workers in the background.",
+    ),
     "status": Entry(
-        "ops.cli.fleet", "status", "Queue depths, dead letters, rejected messages, outbox, projection lag."
+        "ouroboros_gates.ops.cli.fleet",
+        "status",
+        "Queue depths, dead letters, rejected messages, outbox, projection lag.",
     ),
     "replay": Entry(
-        "ops.cli.log",
+        "ouroboros_gates.ops.cli.log",
         "replay",
         "Catch the projections up with the log (or rebuild them, now or as of a past time) and print the digest.",
     ),
-    "events": Entry("ops.cli.log", "events_app", "Read the event log."),
-    "db": Entry("ops.cli.log", "db_app", "Schema migrations."),
-    "schema": Entry("ops.cli.log", "schema", "Print a contract type's JSON Schema (or list the types)."),
-    "corpus": Entry("ops.cli.corpus", "app", "Read harness logs: CSF envelopes, stream-json, transcripts, hooks."),
-    "measure": Entry("ops.cli.measure", "measure_app", "Measure the loop's series (and h_fleet from run files)."),
+    "events": Entry("ouroboros_gates.ops.cli.log", "events_app", "Read the event log."),
+    "db": Entry("ouroboros_gates.ops.cli.log", "db_app", "Schema migrations."),
+    "schema": Entry(
+        "ouroboros_gates.ops.cli.log", "schema", "Print a contract type's JSON Schema (or list the types)."
+    ),
+    "corpus": Entry(
+        "ouroboros_gates.ops.cli.corpus", "app", "Read harness logs: CSF envelopes, stream-json, transcripts, hooks."
+    ),
+    "measure": Entry(
+        "ouroboros_gates.ops.cli.measure", "measure_app", "Measure the loop's series (and h_fleet from run files)."
+    ),
     "miner": Entry(
-        "ops.cli.miner",
+        "ouroboros_gates.ops.cli.miner",
         "miner_app",
         "Miners: list, new, test, and `ouro miner NAME facts|findings|backtest|mutate|scope …`.",
     ),
-    "datalog": Entry("ops.cli.miner", "datalog_app", "The Datalog engine: check a rules file, run it over facts."),
-    "learn": Entry("ops.cli.learn", "learn_app", "Labels, memory, evaluation, compile and curves."),
-    "experiment": Entry("ops.cli.experiment", "experiment_app", "Pre-registered paired experiments."),
+    "datalog": Entry(
+        "ouroboros_gates.ops.cli.miner", "datalog_app", "The Datalog engine: check a rules file, run it over facts."
+    ),
+    "learn": Entry("ouroboros_gates.ops.cli.learn", "learn_app", "Labels, memory, evaluation, compile and curves."),
+    "experiment": Entry("ouroboros_gates.ops.cli.experiment", "experiment_app", "Pre-registered paired experiments."),
     "precheck": Entry(
-        "ops.cli.precheck",
+        "ouroboros_gates.ops.cli.precheck",
         "precheck_cmd",
         "Pre-check the latest proposal of each ticket (every open mining ticket by default): no model call.",
     ),
     "propose": Entry(
-        "ops.cli.precheck",
+        "ouroboros_gates.ops.cli.precheck",
         "propose_cmd",
         "Ask the model for a proposal per open mining ticket (one call per batch) and post each as the ticket's"
         " proposal comment; --census counts the proposals an existing extractor reaches TP > 0 with; --costs prints"
         " the cost row of every call recorded, and their sums.",
     ),
     "label": Entry(
-        "ops.cli.label",
+        "ouroboros_gates.ops.cli.label",
         "label",
         "Label tickets with the local model: prefilter, label in batches, accept only what reproduces.",
     ),
     "scan": Entry(
-        "ops.cli.decider",
+        "ouroboros_gates.ops.cli.decider",
         "scan",
         "Decide every candidate of the files under PATH… and write the reports (findings.json, SARIF, ...).",
     ),
     "pre-push": Entry(
-        "ops.cli.decider",
+        "ouroboros_gates.ops.cli.decider",
         "pre_push",
         "git's pre-push hook: decide the pushed refs (stdin lines) through the decider worker.",
     ),
     "dismiss": Entry(
-        "ops.cli.decider",
+        "ouroboros_gates.ops.cli.decider",
         "dismiss",
         "Dismiss a finding: kept in your repository (OURO_DECIDER_ADAPT=1 reads it), never in the store.",
     ),
     "close-ticket": Entry(
-        "ops.cli.loop",
+        "ouroboros_gates.ops.cli.loop",
         "close_ticket_cmd",
         "Close TICKET only when PR is merged, its body has | Backtest FN | 0 | and every check row exited 0.",
     ),
     "train": Entry(
-        "ops.cli.loop",
+        "ouroboros_gates.ops.cli.loop",
         "train_cmd",
         "Run the merge train once over the configured forge (in this process) and print what it did.",
     ),
     "fix": Entry(
-        "ops.cli.loop",
+        "ouroboros_gates.ops.cli.loop",
         "fix_cmd",
         "Launch one fixer session per ticket whose latest pre-check verdict is launch, under the daily cap.",
     ),

@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from harness import TOOL_ERROR_DEFINITION, AgentStats, CorpusStats, RunStats, collect
+from ouroboros_gates.harness import TOOL_ERROR_DEFINITION, AgentStats, CorpusStats, RunStats, collect
 
 __all__ = ["app"]
 

@@ -25,11 +25,11 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from events import SqlEventStore, open_store
-from forge.git import git
-from schemas import Action, Decision, DecisionMade, content_id
-from schemas.errors import GitError, OuroError
-from schemas.settings import load_settings
+from ouroboros_gates.events import SqlEventStore, open_store
+from ouroboros_gates.forge.git import git
+from ouroboros_gates.schemas import Action, Decision, DecisionMade, content_id
+from ouroboros_gates.schemas.errors import GitError, OuroError
+from ouroboros_gates.schemas.settings import load_settings
 
 __all__ = ["register"]
 
@@ -103,14 +103,14 @@ def scan(
     PATH, dependencies and caches (node_modules, virtualenvs…), what git ignores, what --exclude names and,
     unless --tests, test code are left out, each with its reason in manifest.json; a path given as PATH is
     always scanned."""
-    from decider.analyse import analyse, analyse_folder
-    from decider.folder import LeaveOut, Skipped, read_folder, scan_root
-    from decider.memory import MemoryStore
-    from decider.push import decide_repository
-    from decider.report import compact_lines, manifest, write_reports
-    from events.projections import PROJECTIONS
-    from events.projector import catch_up
-    from events.store import Metadata, StreamWrite
+    from ouroboros_gates.decider.analyse import analyse, analyse_folder
+    from ouroboros_gates.decider.folder import LeaveOut, Skipped, read_folder, scan_root
+    from ouroboros_gates.decider.memory import MemoryStore
+    from ouroboros_gates.decider.push import decide_repository
+    from ouroboros_gates.decider.report import compact_lines, manifest, write_reports
+    from ouroboros_gates.events.projections import PROJECTIONS
+    from ouroboros_gates.events.projector import catch_up
+    from ouroboros_gates.events.store import Metadata, StreamWrite
 
     for given in paths:
         if not given.exists() and not given.is_symlink():
@@ -213,10 +213,10 @@ def pre_push(
     repo: Annotated[Path, typer.Option(help="The checkout being pushed.")] = Path("."),
 ) -> None:
     """git's pre-push hook: decide the pushed refs (stdin lines) through the decider worker."""
-    from events.projections import PROJECTIONS
-    from events.projector import catch_up
-    from ops.embedded import EmbeddedFleet
-    from ops.pushes import new_ref_base, parse_pre_push, push_message, record_push, relay, wait_decided
+    from ouroboros_gates.events.projections import PROJECTIONS
+    from ouroboros_gates.events.projector import catch_up
+    from ouroboros_gates.ops.embedded import EmbeddedFleet
+    from ouroboros_gates.ops.pushes import new_ref_base, parse_pre_push, push_message, record_push, relay, wait_decided
 
     settings = load_settings()
     store = open_store(settings.event_log_url)
@@ -250,7 +250,7 @@ def pre_push(
 
 
 def _report(store: SqlEventStore, messages: list[Any], left: set[str], mode: Mode) -> int:
-    from ops.pushes import decisions_of
+    from ouroboros_gates.ops.pushes import decisions_of
 
     blocked = 0
     for message in messages:
@@ -277,7 +277,7 @@ def dismiss(
     repo: Annotated[Path, typer.Option(help="Your repository.")] = Path("."),
 ) -> None:
     """Dismiss a finding: kept in your repository (OURO_DECIDER_ADAPT=1 reads it), never in the store."""
-    from decider.adapt import dismiss as keep
+    from ouroboros_gates.decider.adapt import dismiss as keep
 
     source = findings or repo / ".ouroboros" / "scan" / "findings.json"
     try:

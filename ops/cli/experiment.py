@@ -16,8 +16,8 @@ from typing import Annotated
 
 import typer
 
-from ops.cli.learn import metered_client, workspace
-from schemas.errors import OuroError
+from ouroboros_gates.ops.cli.learn import metered_client, workspace
+from ouroboros_gates.schemas.errors import OuroError
 
 __all__ = ["experiment_app"]
 
@@ -27,8 +27,8 @@ experiment_app = typer.Typer(no_args_is_help=True, help="Pre-registered paired e
 @experiment_app.command("register")
 def experiment_register(manifest: Annotated[Path, typer.Argument(help="experiments/<id>.toml")]) -> None:
     """Register an experiment whose manifest and units file are committed at HEAD (digests as an event)."""
-    from decider.learn.registration import register
-    from ops.cli._common import event_store
+    from ouroboros_gates.decider.learn.registration import register
+    from ouroboros_gates.ops.cli._common import event_store
 
     event = register(manifest, event_store())
     print(f"registered {event.experiment}: manifest {event.manifest_sha256[:12]}, units {event.units_sha256[:12]}, "
@@ -46,11 +46,16 @@ def experiment_run(
     resamples: Annotated[int, typer.Option(min=100)] = 10000,
 ) -> None:
     """Run both arms on every frozen unit (paired, seeded arm order), then analyse."""
-    from decider.learn import build_memory
-    from decider.learn.arms import run_arms, write_result
-    from decider.learn.artifacts import ProgramShelf
-    from decider.learn.registration import find_registration, load_manifest, load_units, verify_registered
-    from ops.cli._common import event_store
+    from ouroboros_gates.decider.learn import build_memory
+    from ouroboros_gates.decider.learn.arms import run_arms, write_result
+    from ouroboros_gates.decider.learn.artifacts import ProgramShelf
+    from ouroboros_gates.decider.learn.registration import (
+        find_registration,
+        load_manifest,
+        load_units,
+        verify_registered,
+    )
+    from ouroboros_gates.ops.cli._common import event_store
 
     spec = load_manifest(manifest)
     registered = find_registration(event_store(), spec.id)
@@ -78,9 +83,9 @@ def experiment_analyse(
     resamples: Annotated[int, typer.Option(min=100)] = 10000,
 ) -> None:
     """Analyse recorded outcomes again ($0): looks, McNemar, TOST and the decision."""
-    from decider.learn.arms import write_result
-    from decider.learn.registration import find_registration, load_manifest
-    from ops.cli._common import event_store
+    from ouroboros_gates.decider.learn.arms import write_result
+    from ouroboros_gates.decider.learn.registration import find_registration, load_manifest
+    from ouroboros_gates.ops.cli._common import event_store
 
     spec = load_manifest(manifest)
     registered = find_registration(event_store(), spec.id)

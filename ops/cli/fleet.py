@@ -15,8 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ops.cli._common import UsageError, event_store
-from schemas.settings import load_settings
+from ouroboros_gates.ops.cli._common import UsageError, event_store
+from ouroboros_gates.schemas.settings import load_settings
 
 __all__ = ["beat", "flower", "publish_cmd", "serve", "status", "triggers", "worker"]
 
@@ -31,8 +31,8 @@ def publish_cmd(
     """Validate a message against its schema and publish it; a missing message_id is generated."""
     from pydantic import ValidationError
 
-    from schemas import MESSAGE_TYPES
-    from workers import publish
+    from ouroboros_gates.schemas import MESSAGE_TYPES
+    from ouroboros_gates.workers import publish
 
     cls = MESSAGE_TYPES.get(type_name)
     if cls is None:
@@ -62,13 +62,13 @@ def worker(
     loglevel: Annotated[str, typer.Option("-l", "--loglevel")] = "INFO",
 ) -> None:
     """Start a Celery worker on the given queues (all of them by default)."""
-    from workers import QUEUES
+    from ouroboros_gates.workers import QUEUES
 
     names = queues or ",".join(dict.fromkeys(QUEUES.values()))
     role = next((r for r, q in QUEUES.items() if q == names.split(",")[0]), None)
     if role and len(names.split(",")) == 1:
         os.environ.setdefault("OURO_ROLE", role)
-    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", names, "-l", loglevel]
+    argv = [sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker", "-Q", names, "-l", loglevel]
     argv += ["--autoscale", autoscale] if autoscale else ["-c", str(concurrency)]
     os.execv(sys.executable, argv)
 
@@ -76,7 +76,18 @@ def worker(
 def beat(loglevel: Annotated[str, typer.Option("-l", "--loglevel")] = "INFO") -> None:
     """Start Celery beat (the cron triggers)."""
     state = load_settings().state_dir / "celerybeat-schedule"
-    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "beat", "-l", loglevel, "-s", str(state)]
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "ouroboros_gates.workers.app",
+        "beat",
+        "-l",
+        loglevel,
+        "-s",
+        str(state),
+    ]
     os.execv(sys.executable, argv)
 
 
@@ -88,7 +99,16 @@ def flower(
     auth = load_settings().flower_basic_auth
     if not auth or ":" not in auth:
         raise UsageError("OURO_FLOWER_BASIC_AUTH: set user:password; Flower never runs without auth")
-    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "flower", f"--port={port}", f"--address={address}"]
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "ouroboros_gates.workers.app",
+        "flower",
+        f"--port={port}",
+        f"--address={address}",
+    ]
     # The credentials go through the environment, not argv, so `ps` never shows them.
     os.environ["FLOWER_BASIC_AUTH"] = auth
     os.execv(sys.executable, argv)
@@ -101,8 +121,8 @@ def triggers(
     """The cron triggers: next occurrences, last outcome, and the measurement each cadence was derived from."""
     from zoneinfo import ZoneInfo
 
-    from ops.triggers import plan
-    from workers.triggers import lock_rows
+    from ouroboros_gates.ops.triggers import plan
+    from ouroboros_gates.workers.triggers import lock_rows
 
     settings = load_settings()
     shown = plan(ZoneInfo(settings.timezone), datetime.now(UTC), count, lock_rows(event_store().engine))
@@ -126,8 +146,8 @@ def serve(
     """Serve the API on 127.0.0.1 with the embedded workers in the background."""
     import uvicorn
 
-    from ops.api import create_app
-    from ops.embedded import EmbeddedFleet
+    from ouroboros_gates.ops.api import create_app
+    from ouroboros_gates.ops.embedded import EmbeddedFleet
 
     settings = load_settings()
     bind, bind_port = host or settings.api_host, port or settings.api_port
@@ -142,7 +162,7 @@ def serve(
 
 def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Queue depths, dead letters, rejected messages, outbox, projection lag."""
-    from ops.status import fleet_status
+    from ouroboros_gates.ops.status import fleet_status
 
     snap = fleet_status(event_store())
     if as_json:

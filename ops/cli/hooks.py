@@ -28,7 +28,7 @@ def hook(
     timeout: Annotated[float | None, typer.Option(help="Seconds after which the call is allowed.")] = None,
 ) -> None:
     """Claude Code's hook: the payload on stdin; records it, spools it, decides PreToolUse (see ops/hook.py)."""
-    from ops.hook import main as hook_main
+    from ouroboros_gates.ops.hook import main as hook_main
 
     argv = ["--flush"] if flush else []
     argv += ["--state", state] if state else []
@@ -37,8 +37,8 @@ def hook(
 
 
 def _git_dir(given: Path | None) -> Path | None:
-    from forge.git import git_text
-    from schemas.errors import GitError
+    from ouroboros_gates.forge.git import git_text
+    from ouroboros_gates.schemas.errors import GitError
 
     if given is not None:
         return given
@@ -49,7 +49,7 @@ def _git_dir(given: Path | None) -> Path | None:
 
 
 def _state(given: Path | None) -> Path:
-    from schemas.settings import load_settings
+    from ouroboros_gates.schemas.settings import load_settings
 
     return (given or load_settings().state_dir).expanduser().absolute()
 
@@ -65,7 +65,7 @@ def install(
     refresh_gates: Annotated[bool, typer.Option("--refresh/--no-refresh", help="Compile gates.json now.")] = True,
 ) -> None:
     """Merge the hook into Claude Code's settings and install the git pre-push hook."""
-    from ops.hooks_install import EVENTS, hook_command, install_pre_push, install_settings
+    from ouroboros_gates.ops.hooks_install import EVENTS, hook_command, install_pre_push, install_settings
 
     where = _state(state)
     where.mkdir(parents=True, exist_ok=True)
@@ -86,7 +86,7 @@ def refresh(
     state: StateOption = None,
 ) -> None:
     """Judge every miner and write the accepted ones to <state>/gates.json (binds from the next call)."""
-    from ops.gate.cache import compile_gates
+    from ouroboros_gates.ops.gate.cache import compile_gates
 
     where = _state(state)
     compiled = compile_gates(where, miner or ())
@@ -98,8 +98,8 @@ def refresh(
 @hooks_app.command("status")
 def status(state: StateOption = None) -> None:
     """The compiled gates, and the gate server when it runs."""
-    from ops.gate.cache import read_gates
-    from ops.gate.client import GateUnavailable, ask
+    from ouroboros_gates.ops.gate.cache import read_gates
+    from ouroboros_gates.ops.gate.client import GateUnavailable, ask
 
     where = _state(state)
     compiled = read_gates(where)
@@ -120,7 +120,7 @@ def status(state: StateOption = None) -> None:
 @hooks_app.command("serve")
 def serve(state: StateOption = None) -> None:
     """Run the gate server in the foreground (the hook starts one by itself when none runs)."""
-    from ops.gate.server import main as server_main
+    from ouroboros_gates.ops.gate.server import main as server_main
 
     raise typer.Exit(server_main(["--state", str(_state(state))]))
 
@@ -128,7 +128,7 @@ def serve(state: StateOption = None) -> None:
 @hooks_app.command("stop")
 def stop(state: StateOption = None) -> None:
     """Stop the gate server of the state directory."""
-    from ops.gate.client import notify
+    from ouroboros_gates.ops.gate.client import notify
 
     stopped = notify(str(_state(state)), {"op": "stop"}, wait_s=2.0)
     typer.echo("gate server stopped" if stopped else "no gate server was running")

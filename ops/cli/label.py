@@ -20,17 +20,17 @@ from rich.table import Table
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from events import Metadata, SqlEventStore, open_store
-from events.projections.labels import label_requests
-from forge.factory import open_forge
-from harness import expand
-from ops.cli._common import UsageError
-from schemas import LabelRequest, content_id
-from schemas.errors import OuroError
-from schemas.settings import Settings, load_settings
+from ouroboros_gates.events import Metadata, SqlEventStore, open_store
+from ouroboros_gates.events.projections.labels import label_requests
+from ouroboros_gates.forge.factory import open_forge
+from ouroboros_gates.harness import expand
+from ouroboros_gates.ops.cli._common import UsageError
+from ouroboros_gates.schemas import LabelRequest, content_id
+from ouroboros_gates.schemas.errors import OuroError
+from ouroboros_gates.schemas.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from workers.labeler import RunResult
+    from ouroboros_gates.workers.labeler import RunResult
 
 __all__ = ["label", "read_tickets_file"]
 
@@ -83,7 +83,7 @@ def _queued(store: SqlEventStore) -> dict[int, LabelRequest]:
 
 
 def _runs(settings: Settings, store: SqlEventStore, patterns: list[str]) -> dict[str, Path]:
-    from workers.labeler import known_runs
+    from ouroboros_gates.workers.labeler import known_runs
 
     if not patterns:
         return known_runs(settings, store)
@@ -128,7 +128,10 @@ def label(
     ] = None,
 ) -> None:
     """Label tickets with the local model: prefilter, label in batches, accept only what reproduces."""
-    from workers.labeler import label_tickets, run_events  # the fleet is imported only when a command runs
+    from ouroboros_gates.workers.labeler import (  # the fleet is imported only when a command runs
+        label_tickets,
+        run_events,
+    )
 
     settings = load_settings("labeler")
     store = open_store(settings.event_log_url)

@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from schemas.errors import OuroError
-from schemas.settings import load_settings
+from ouroboros_gates.schemas.errors import OuroError
+from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from decider.learn import Workspace
-    from llm import MeteredClient
+    from ouroboros_gates.decider.learn import Workspace
+    from ouroboros_gates.llm import MeteredClient
 
 __all__ = ["learn_app", "metered_client", "workspace"]
 
-RULESET = Path(str(files("ruleset")))
+RULESET = Path(str(files("ouroboros_gates.ruleset")))
 SEEDED = RULESET / "pairs"
 learn_app = typer.Typer(no_args_is_help=True, help="Labels, memory, evaluation, compile and curves.")
 memory_app = typer.Typer(no_args_is_help=True, help="The example memory.")
@@ -43,7 +43,7 @@ learn_app.add_typer(memory_app, name="memory")
 
 def workspace() -> Workspace:
     """The learning workspace under the state directory."""
-    from decider.learn import Workspace
+    from ouroboros_gates.decider.learn import Workspace
 
     return Workspace(load_settings().state_dir / "learn")
 
@@ -64,7 +64,7 @@ def labels_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Build the label set from allow-listed sources (a source not listed is never opened)."""
-    from decider.learn import build_labels, default_allow_list
+    from ouroboros_gates.decider.learn import build_labels, default_allow_list
 
     dirs = list(corpus or [SEEDED])
     allow = sources or default_allow_list()
@@ -100,7 +100,7 @@ def memory_build(
 
     With --benchmark and --expected, the benchmark's cases become examples in the decider's store instead
     (one group per case, labelled by the expected results; read in place, never copied into the package)."""
-    from decider.learn import analyse_units, build_memory
+    from ouroboros_gates.decider.learn import analyse_units, build_memory
 
     if benchmark is not None or expected is not None:
         if benchmark is None or expected is None:
@@ -121,8 +121,8 @@ def memory_build(
         print(f"  {key}: {n}")
     print(f"  written: {path}")
     if store:
-        from decider.memory import MemoryStore
-        from events import ensure_schema, make_engine
+        from ouroboros_gates.decider.memory import MemoryStore
+        from ouroboros_gates.events import ensure_schema, make_engine
 
         engine = make_engine(load_settings().event_log_url)
         ensure_schema(engine)
@@ -133,9 +133,9 @@ def _store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
     import hashlib
     from dataclasses import replace
 
-    from decider.learn.benchmark import analyse_cases, benchmark_memory, load_cases
-    from decider.memory import Memory, MemoryStore
-    from events import ensure_schema, make_engine
+    from ouroboros_gates.decider.learn.benchmark import analyse_cases, benchmark_memory, load_cases
+    from ouroboros_gates.decider.memory import Memory, MemoryStore
+    from ouroboros_gates.events import ensure_schema, make_engine
 
     cases = load_cases(benchmark, expected)
     analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
@@ -178,10 +178,10 @@ def evaluate_cmd(
         _evaluate_benchmark(benchmark, expected, jobs=jobs, seed=seed, resamples=resamples, name=name,
                             with_memory=with_memory)  # fmt: skip
         return
-    from decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
-    from decider.learn.artifacts import load_program_file
-    from decider.learn.programs import ProgramScorer
-    from decider.program import Program
+    from ouroboros_gates.decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
+    from ouroboros_gates.decider.learn.artifacts import load_program_file
+    from ouroboros_gates.decider.learn.programs import ProgramScorer
+    from ouroboros_gates.decider.program import Program
 
     ws = workspace()
     labels = ws.labels()
@@ -189,7 +189,7 @@ def evaluate_cmd(
     memory, _ = build_memory(labels.units, analysed, labels.digest)
     chosen = load_program_file(program) if program is not None else Program(kind="memory-vote")
     client = metered_client(usd, None) if chosen.kind == "llm-program" else None
-    from decider.embed import HashingEmbedder
+    from ouroboros_gates.decider.embed import HashingEmbedder
 
     scorer = ProgramScorer(chosen, memory, analysed, client=client, embedder=HashingEmbedder() if embed_local else None)
     plan = plan_folds(labels.units, seed)
@@ -207,8 +207,8 @@ def _evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int
                         with_memory: bool) -> None:  # fmt: skip
     import time
 
-    from decider.assemble import packaged_program
-    from decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
+    from ouroboros_gates.decider.assemble import packaged_program
+    from ouroboros_gates.decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
 
     cases = load_cases(benchmark, expected)
     started = time.monotonic()
@@ -216,7 +216,7 @@ def _evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int
     analysed_s = time.monotonic() - started
     extra = None
     if with_memory:
-        from decider.learn import build_memory
+        from ouroboros_gates.decider.learn import build_memory
 
         ws = workspace()
         labels = ws.labels()
@@ -240,7 +240,7 @@ def _evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int
 
 def metered_client(usd: float | None, calls: int | None) -> MeteredClient:
     """The configured chat model, metered under the given ceilings, replaying from ``<state>/responses``."""
-    from llm import ChatClient, MeteredClient, ResponseCache, endpoint_from_settings, load_manifest
+    from ouroboros_gates.llm import ChatClient, MeteredClient, ResponseCache, endpoint_from_settings, load_manifest
 
     settings = load_settings()
     endpoint = endpoint_from_settings(settings)
@@ -256,13 +256,13 @@ def compile_cmd(
     profile: Annotated[str, typer.Option(help="static or plane.")] = "static",
 ) -> None:
     """Compile a language-model program (bootstrap few-shot, instruction search) within the spec's ceiling."""
-    from decider.learn import build_memory
-    from decider.learn.artifacts import ProgramShelf
-    from decider.learn.compile import compile_program, load_spec
+    from ouroboros_gates.decider.learn import build_memory
+    from ouroboros_gates.decider.learn.artifacts import ProgramShelf
+    from ouroboros_gates.decider.learn.compile import compile_program, load_spec
 
     if profile not in ("static", "plane"):
         raise OuroError(f"--profile: {profile!r} is not static or plane")
-    from decider.learn.registration import committed
+    from ouroboros_gates.decider.learn.registration import committed
 
     committed(spec)  # pre-registration: the spec is committed before the compile runs
     settings = load_spec(spec)
@@ -290,9 +290,9 @@ def adopt_cmd(
     ] = False,
 ) -> None:
     """Adopt a compiled program: adopted.json, the decider's store, and optionally the package."""
-    from decider.learn.artifacts import ProgramShelf, exportable, with_evaluation
-    from decider.memory import MemoryStore
-    from events import ensure_schema, make_engine
+    from ouroboros_gates.decider.learn.artifacts import ProgramShelf, exportable, with_evaluation
+    from ouroboros_gates.decider.memory import MemoryStore
+    from ouroboros_gates.events import ensure_schema, make_engine
 
     ws = workspace()
     sha, program = ProgramShelf(ws.root / "programs").adopt(program_id)
@@ -321,10 +321,10 @@ def curve_cmd(
     resamples: Annotated[int, typer.Option(min=50, help="Bootstrap resamples for the interval on c.")] = 200,
 ) -> None:
     """Learning curve of the memory-vote program over memory size and sources, with the power-law fit."""
-    from decider.learn import build_memory, plan_folds
-    from decider.learn.curve import learning_curve
-    from decider.learn.programs import ProgramScorer
-    from decider.program import Program
+    from ouroboros_gates.decider.learn import build_memory, plan_folds
+    from ouroboros_gates.decider.learn.curve import learning_curve
+    from ouroboros_gates.decider.learn.programs import ProgramScorer
+    from ouroboros_gates.decider.program import Program
 
     ws = workspace()
     labels = ws.labels()
@@ -347,7 +347,7 @@ def curve_cmd(
 @learn_app.command("audit-leaks")
 def audit_leaks_cmd() -> None:
     """Signals that alone separate the two sides of a pair, functions and changes (flagged above 0.20)."""
-    from decider.learn.leaks import audit_leaks
+    from ouroboros_gates.decider.learn.leaks import audit_leaks
 
     ws = workspace()
     labels = ws.labels()

@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ops.cli._common import UsageError, event_store, instant
-from schemas.settings import load_settings
+from ouroboros_gates.ops.cli._common import UsageError, event_store, instant
+from ouroboros_gates.schemas.settings import load_settings
 
 __all__ = ["db_app", "events_app", "ingest", "replay", "schema"]
 
@@ -23,7 +23,7 @@ def ingest(
     items: Annotated[list[str], typer.Argument(metavar="PATH...", help="Run directories, files or quoted globs.")],
 ) -> None:
     """Queue one IngestRun per run through the event log's outbox and publish it; workers record them."""
-    from ops.ingest import expand_runs, ingest_messages, send_runs
+    from ouroboros_gates.ops.ingest import expand_runs, ingest_messages, send_runs
 
     settings = load_settings()
     report = send_runs(ingest_messages(expand_runs(items), settings), settings)
@@ -47,8 +47,8 @@ def replay(
     ] = None,
 ) -> None:
     """Catch the projections up with the log (or rebuild them, now or as of a past time) and print the digest."""
-    from events.projections import PROJECTIONS
-    from events.projector import catch_up, digest, rebuild
+    from ouroboros_gates.events.projections import PROJECTIONS
+    from ouroboros_gates.events.projector import catch_up, digest, rebuild
 
     store = event_store()
     if as_of is not None:
@@ -71,7 +71,7 @@ def replay(
 
 def schema(name: Annotated[str | None, typer.Argument(help="A type; omit to list them.")] = None) -> None:
     """Print a contract type's JSON Schema (or list the types)."""
-    from schemas import RECORD_TYPES, schema_for
+    from ouroboros_gates.schemas import RECORD_TYPES, schema_for
 
     if name is None:
         for known in sorted(RECORD_TYPES):
@@ -86,7 +86,7 @@ def schema(name: Annotated[str | None, typer.Argument(help="A type; omit to list
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Take the database to the newest schema."""
-    from events import current_revision
+    from ouroboros_gates.events import current_revision
 
     store = event_store()
     console.print(f"database at revision {current_revision(store.engine)}")

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ops.cli._common import event_store
+from ouroboros_gates.ops.cli._common import event_store
 
 __all__ = ["close_ticket_cmd", "fix_cmd", "loop", "train_cmd"]
 
@@ -30,7 +30,7 @@ def loop(
     fixers: Annotated[bool, typer.Option("--fixers", help="Launch fixer sessions (sandboxed, under the cap).")] = False,
 ) -> None:
     """Run the whole loop once on the embedded default over CORPUS and print the summary."""
-    from ops.loop import run_loop
+    from ouroboros_gates.ops.loop import run_loop
 
     raise typer.Exit(run_loop(corpus, console, fixers=fixers))
 
@@ -43,11 +43,11 @@ def close_ticket_cmd(
     ] = False,
 ) -> None:
     """Close TICKET only when PR is merged, its body has | Backtest FN | 0 | and every check row exited 0."""
-    from events import Metadata, StreamWrite
-    from forge.factory import open_forge
-    from schemas import content_id
-    from schemas.settings import load_settings
-    from workers.merger import close_ticket, closed_event
+    from ouroboros_gates.events import Metadata, StreamWrite
+    from ouroboros_gates.forge.factory import open_forge
+    from ouroboros_gates.schemas import content_id
+    from ouroboros_gates.schemas.settings import load_settings
+    from ouroboros_gates.workers.merger import close_ticket, closed_event
 
     settings = load_settings()
     forge = open_forge(settings)
@@ -58,7 +58,9 @@ def close_ticket_cmd(
     if not verdict.ok:
         print(f"#{ticket} stays open (commented): {verdict.reason}")
         raise typer.Exit(1)
-    meta = Metadata(producer="ops.close_ticket", message_id=content_id("close-ticket", str(ticket), str(pull)))
+    meta = Metadata(
+        producer="ouroboros_gates.ops.close_ticket", message_id=content_id("close-ticket", str(ticket), str(pull))
+    )
     store = event_store(settings)
     store.commit([StreamWrite(f"ticket/{ticket}", [closed_event(ticket, pull, verdict)])], meta)
     print(f"#{ticket} closed on #{pull}: {verdict.reason}")
@@ -66,14 +68,14 @@ def close_ticket_cmd(
 
 def train_cmd() -> None:
     """Run the merge train once over the configured forge (in this process) and print what it did."""
-    from events import Metadata
-    from events.projections import PROJECTIONS
-    from events.projector import catch_up
-    from forge.factory import open_forge
-    from ops.loop_steps import print_train
-    from schemas import MergeAttempted
-    from schemas.settings import load_settings
-    from workers.merger import train_writes
+    from ouroboros_gates.events import Metadata
+    from ouroboros_gates.events.projections import PROJECTIONS
+    from ouroboros_gates.events.projector import catch_up
+    from ouroboros_gates.forge.factory import open_forge
+    from ouroboros_gates.ops.loop_steps import print_train
+    from ouroboros_gates.schemas import MergeAttempted
+    from ouroboros_gates.schemas.settings import load_settings
+    from ouroboros_gates.workers.merger import train_writes
 
     settings = load_settings()
     store = event_store(settings)
@@ -90,10 +92,10 @@ def fix_cmd(
     ticket: Annotated[list[int] | None, typer.Option("--ticket", help="Only this ticket (repeatable).")] = None,
 ) -> None:
     """Launch one fixer session per ticket whose latest pre-check verdict is launch, under the daily cap."""
-    from events.projections import PROJECTIONS
-    from events.projector import catch_up
-    from ops.loop_steps import fixers_refusal, fixers_through_queue, launch_verdicts, print_fixers
-    from schemas.settings import load_settings
+    from ouroboros_gates.events.projections import PROJECTIONS
+    from ouroboros_gates.events.projector import catch_up
+    from ouroboros_gates.ops.loop_steps import fixers_refusal, fixers_through_queue, launch_verdicts, print_fixers
+    from ouroboros_gates.schemas.settings import load_settings
 
     settings = load_settings()
     if fixers:

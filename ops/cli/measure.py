@@ -20,8 +20,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ops.cli._common import UsageError, instant
-from schemas.errors import ConfigurationError, CorpusError
+from ouroboros_gates.ops.cli._common import UsageError, instant
+from ouroboros_gates.schemas.errors import ConfigurationError, CorpusError
 
 __all__ = ["measure_app"]
 
@@ -79,10 +79,10 @@ def measure(
     """Measure every series from the event log as of --at (default now) and write the snapshot."""
     if ctx.invoked_subcommand is not None:
         return
-    from events import utcnow
-    from ops.cli._common import event_store
-    from schemas.settings import load_settings
-    from workers.measurer import measure_log, snapshot_path, write_snapshot
+    from ouroboros_gates.events import utcnow
+    from ouroboros_gates.ops.cli._common import event_store
+    from ouroboros_gates.schemas.settings import load_settings
+    from ouroboros_gates.workers.measurer import measure_log, snapshot_path, write_snapshot
 
     settings = load_settings()
     zone = _zone(settings.timezone)
@@ -124,8 +124,8 @@ def h_fleet(
     unknown = [arg for arg in paths if arg.startswith("-")]
     if unknown:
         raise UsageError(f"{unknown[0]}: no such option (h-fleet takes --json and PATH...)")
-    from harness.paths import expand
-    from workers.measurer.hfleet import FLOOR, offenders, read_h_fleet_runs
+    from ouroboros_gates.harness.paths import expand
+    from ouroboros_gates.workers.measurer.hfleet import FLOOR, offenders, read_h_fleet_runs
 
     try:  # the runs every reader sees: run directories, files, a Claude Code session with its subagents
         result = read_h_fleet_runs([(run.name, run.files) for run in expand(paths)])

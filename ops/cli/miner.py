@@ -36,8 +36,8 @@ import typer
 from typer.core import TyperGroup
 
 if TYPE_CHECKING:
-    from miners import CorpusItem, Labels, Rules
-    from miners.datalog import InputFact
+    from ouroboros_gates.miners import CorpusItem, Labels, Rules
+    from ouroboros_gates.miners.datalog import InputFact
 
 __all__ = ["datalog_app", "miner_app"]
 
@@ -64,7 +64,7 @@ def _fail(rows: list[str]) -> None:
 
 def _verbs(name: str) -> TyperGroup:
     """The verbs of one miner, bound to it."""
-    from miners import DEFAULT_BLOCKS, find_miner
+    from ouroboros_gates.miners import DEFAULT_BLOCKS, find_miner
 
     miner = find_miner(name)
     verbs = typer.Typer(no_args_is_help=True, help=f"The verbs of the miner {miner.name} ({miner.folder.name}).")
@@ -72,7 +72,7 @@ def _verbs(name: str) -> TyperGroup:
     @verbs.command()
     def facts(items: Items) -> None:
         """Print the facts the extractor emits, one JSON line each, with their spans."""
-        from miners import compact_json, corpus_items, extract_facts
+        from ouroboros_gates.miners import compact_json, corpus_items, extract_facts
 
         found = corpus_items(items)
         for facts_of in extract_facts(miner, found).facts.values():
@@ -85,7 +85,7 @@ def _verbs(name: str) -> TyperGroup:
         items: Items, knee: Annotated[float | None, typer.Option(help="The knee K (none: empty knee relation).")] = None
     ) -> None:
         """Print the findings at knee K, one JSON line each, with the facts of their proofs."""
-        from miners import compact_json, corpus_items, extract_facts, find
+        from ouroboros_gates.miners import compact_json, corpus_items, extract_facts, find
 
         found = corpus_items(items)
         value = None if knee is None else (int(knee) if knee.is_integer() else knee)
@@ -107,7 +107,14 @@ def _verbs(name: str) -> TyperGroup:
         ] = None,
     ) -> None:
         """Walk-forward backtest against LABELS (a labels.tsv, or the ledger's labels), with the PBO guard."""
-        from miners import MinerUsageError, backtest, compact_json, corpus_items, extract_facts, read_labels
+        from ouroboros_gates.miners import (
+            MinerUsageError,
+            backtest,
+            compact_json,
+            corpus_items,
+            extract_facts,
+            read_labels,
+        )
 
         if labels == "ledger":
             judged, found = _from_ledger(miner.name, items, as_of)
@@ -126,7 +133,7 @@ def _verbs(name: str) -> TyperGroup:
     @verbs.command("mutate")
     def mutate_cmd(labels: LabelsArg, items: Items, as_json: AsJson = False) -> None:
         """Mutation-test the miner's checks against LABELS."""
-        from miners import compact_json, corpus_items, extract_facts, mutate, read_labels
+        from ouroboros_gates.miners import compact_json, corpus_items, extract_facts, mutate, read_labels
 
         found = corpus_items(items)
         extracted = extract_facts(miner, found)
@@ -149,12 +156,12 @@ def _verbs(name: str) -> TyperGroup:
 
 def _from_ledger(miner: str, items: list[str] | None, as_of: str | None) -> tuple[Labels, list[CorpusItem]]:
     """The labels the event log held for ``miner`` by ``as_of``, and the runs named (or recorded by then)."""
-    from events import open_store
-    from events.recorded import recorded_labels, recorded_runs
-    from miners import Labels, MinerUsageError, corpus_items
-    from ops.cli._common import instant
-    from schemas import LabelRow
-    from schemas.settings import load_settings
+    from ouroboros_gates.events import open_store
+    from ouroboros_gates.events.recorded import recorded_labels, recorded_runs
+    from ouroboros_gates.miners import Labels, MinerUsageError, corpus_items
+    from ouroboros_gates.ops.cli._common import instant
+    from ouroboros_gates.schemas import LabelRow
+    from ouroboros_gates.schemas.settings import load_settings
 
     moment = None if as_of is None else instant(as_of)
     store = open_store(load_settings().event_log_url)
@@ -199,7 +206,7 @@ miner_app = typer.Typer(
 @miner_app.command("list")
 def list_cmd() -> None:
     """Every discovered miner: name, folder, scope, verdicts, gate, severity and where it came from."""
-    from miners import discover
+    from ouroboros_gates.miners import discover
 
     miners, broken = discover()
     print("\t".join(("NAME", "FOLDER", "SCOPE", "VERDICTS", "GATE", "SEVERITY", "ORIGIN")))
@@ -220,7 +227,7 @@ def new_cmd(
     ] = None,
 ) -> None:
     """Copy _template to a new miner folder and rename it; it fails its test until you label fixtures."""
-    from miners import miner_folders, new_miner
+    from ouroboros_gates.miners import miner_folders, new_miner
 
     target = new_miner(name, directory)
     print(f"created {target.resolve()}")
@@ -243,7 +250,7 @@ def test_cmd(
     ] = None,
 ) -> None:
     """The miner test: check_rules, fixtures vs labels at κ*, FN = 0, knee binds, mutation gate, files current."""
-    from miners import find_miner, miner_test
+    from ouroboros_gates.miners import find_miner, miner_test
 
     report = miner_test(find_miner(name), write=write, runs=runs or ())
     for line in report.lines():
@@ -257,7 +264,7 @@ datalog_app = typer.Typer(no_args_is_help=True, help="The Datalog engine: check 
 
 def _checked(rules: Path) -> Rules:
     """The rules, or their one error line ``file:line:col: message`` on stderr and exit 2."""
-    from miners import RulesError, check_rules
+    from ouroboros_gates.miners import RulesError, check_rules
 
     try:
         return check_rules(rules, require_doc=False)
@@ -269,7 +276,7 @@ def _checked(rules: Path) -> Rules:
 @datalog_app.command("check")
 def datalog_check(rules: Annotated[Path, typer.Argument(metavar="RULES", help="A .dl file.")]) -> None:
     """Parse and check RULES (safety, stratification, arities): a summary, or one error line and exit 2."""
-    from miners import derived_predicates
+    from ouroboros_gates.miners import derived_predicates
 
     checked = _checked(rules)
     program = checked.program
@@ -285,7 +292,7 @@ def datalog_check(rules: Annotated[Path, typer.Argument(metavar="RULES", help="A
 def _read_facts(paths: list[Path], arities: dict[str, int]) -> list[InputFact]:
     """Every fact of the files; ``FactsError`` naming file:line at the first line that is not a fact
     or a fact whose arity disagrees with the rules or with an earlier fact."""
-    from miners import FactLineProblem, FactsError, MinerUsageError, input_fact, read_fact_lines
+    from ouroboros_gates.miners import FactLineProblem, FactsError, MinerUsageError, input_fact, read_fact_lines
 
     given: list[InputFact] = []
     for path in paths:
@@ -313,7 +320,7 @@ def datalog_run(
     """Evaluate RULES over FACTS; print every derived atom of every non-input predicate with its proof:
     its last step (rule, conditions, premises; a derived premise's own line continues the proof), or
     with --trees the whole tree."""
-    from miners import ProofJson, RulesError, check_sources, derived_line, derived_predicates, run_rules
+    from ouroboros_gates.miners import ProofJson, RulesError, check_sources, derived_line, derived_predicates, run_rules
 
     checked = _checked(rules)
     given = _read_facts(facts, dict(checked.checked.arities))

@@ -23,7 +23,7 @@ def precheck_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per ticket.")] = False,
 ) -> None:
     """Pre-check the latest proposal of each ticket (every open mining ticket by default): no model call."""
-    from ops.precheck_run import precheck_main
+    from ouroboros_gates.ops.precheck_run import precheck_main
 
     precheck_main(ticket or (), as_json)
 
@@ -42,6 +42,6 @@ def propose_cmd(
     """Ask the model for a proposal per open mining ticket (one call per batch) and post each as the ticket's
     proposal comment; --census counts the proposals an existing extractor reaches TP > 0 with; --costs prints
     the cost row of every call recorded, and their sums."""
-    from ops.precheck_run import propose_main
+    from ouroboros_gates.ops.precheck_run import propose_main
 
     propose_main(ticket or (), census, batch, costs)

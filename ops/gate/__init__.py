@@ -81,4 +81,4 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'ops.gate' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(f"ops.gate.{home}"), name)
+    return getattr(importlib.import_module(f"ouroboros_gates.ops.gate.{home}"), name)

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ops.gate.paths import GATES_FILE, gates_path
+from ouroboros_gates.ops.gate.paths import GATES_FILE, gates_path
 
 __all__ = [
     "DIGESTED",
@@ -123,8 +123,8 @@ def write_gates(state: Path | str, gates: Iterable[GateEntry], tenant: str, writ
 def compile_gates(state: Path | str, only: Iterable[str] = (), tenant: str | None = None) -> GateFile:
     """Judge every discovered miner (``accepted_gates``) and write the accepted ones to the cache;
     ``only`` keeps the named miners (NAME or folder). Imports the miner worker: never on the hot path."""
-    from ops.gate.record import now_iso
-    from workers.miner.mine import accepted_gates
+    from ouroboros_gates.ops.gate.record import now_iso
+    from ouroboros_gates.workers.miner.mine import accepted_gates
 
     wanted = set(only)
     entries = []

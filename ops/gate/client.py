@@ -13,8 +13,8 @@ import os
 import sys
 import time
 
-from ops.gate.paths import gates_path, log_path, pid_path, socket_path
-from ops.gate.protocol import MAX_MESSAGE, decode, encode
+from ouroboros_gates.ops.gate.paths import gates_path, log_path, pid_path, socket_path
+from ouroboros_gates.ops.gate.protocol import MAX_MESSAGE, decode, encode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook never imports typing at run time
@@ -62,7 +62,7 @@ def background(argv: list[str], state: str) -> None:
 
 def start_server(state: str) -> None:
     """Start a gate server for ``state`` in the background."""
-    background(module_argv("ops.gate.server", "--state", state), state)
+    background(module_argv("ouroboros_gates.ops.gate.server", "--state", state), state)
 
 
 def _exchange(path: str, request: dict[str, Any], deadline: float) -> dict[str, Any]:

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from miners import Miner, Rules, extract_facts, proof_facts, run_rules, to_arg
-from miners.corpus import JSONL, EventsItem
-from miners.datalog import InputFact, Model, Value
-from ops.gate.cache import GateEntry
-from schemas import Arg, Fact, Finding, HarnessEvent, Number, Span
+from ouroboros_gates.miners import Miner, Rules, extract_facts, proof_facts, run_rules, to_arg
+from ouroboros_gates.miners.corpus import JSONL, EventsItem
+from ouroboros_gates.miners.datalog import InputFact, Model, Value
+from ouroboros_gates.ops.gate.cache import GateEntry
+from ouroboros_gates.schemas import Arg, Fact, Finding, HarnessEvent, Number, Span
 
 __all__ = [
     "Atom",

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from miners.datalog import InputFact
-from ops.gate.evaluate import LoadedGate, events_facts
-from ops.gate.session import Line, SessionLog, read_events
-from schemas import HarnessEvent
+from ouroboros_gates.miners.datalog import InputFact
+from ouroboros_gates.ops.gate.evaluate import LoadedGate, events_facts
+from ouroboros_gates.ops.gate.session import Line, SessionLog, read_events
+from ouroboros_gates.schemas import HarnessEvent
 
 __all__ = ["DecisionFacts", "SessionFacts"]
 

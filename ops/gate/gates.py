@@ -18,18 +18,18 @@ import sys
 import time
 from pathlib import Path
 
-from miners import MinerError, load_miner
-from ops.gate.cache import GateEntry, folder_stamp, read_gates
-from ops.gate.client import background, module_argv
-from ops.gate.evaluate import LoadedGate
-from ops.gate.paths import gates_path
+from ouroboros_gates.miners import MinerError, load_miner
+from ouroboros_gates.ops.gate.cache import GateEntry, folder_stamp, read_gates
+from ouroboros_gates.ops.gate.client import background, module_argv
+from ouroboros_gates.ops.gate.evaluate import LoadedGate
+from ouroboros_gates.ops.gate.paths import gates_path
 
 __all__ = ["STAMP_EVERY_S", "GateSet"]
 
 STAMP_EVERY_S = 1.0
 """How often the gate folders' stamps are checked (the cache file itself: on every call)."""
 
-log = logging.getLogger("ops.gate")
+log = logging.getLogger("ouroboros_gates.ops.gate")
 
 
 class GateSet:
@@ -96,7 +96,7 @@ class GateSet:
             if gate is None or stamp == self._stamps.get(entry.name):
                 continue
             self._stamps[entry.name] = stamp
-            from workers.miner.mine import miner_digest  # rare: only when a miner's files moved
+            from ouroboros_gates.workers.miner.mine import miner_digest  # rare: only when a miner's files moved
 
             digest = miner_digest(gate.miner) if stamp[0] >= 0 else "missing"
             if digest == entry.digest:
@@ -110,14 +110,14 @@ class GateSet:
         if f"{name}:{digest}" in self._recompiling:
             return
         self._recompiling.add(f"{name}:{digest}")
-        background(module_argv("ops.gate.cache", "--state", str(self.state)), str(self.state))
+        background(module_argv("ouroboros_gates.ops.gate.cache", "--state", str(self.state)), str(self.state))
 
 
 def _purge(entry: GateEntry) -> None:
     """Drop a miner's modules so that loading it again imports its files as they are now."""
     folder = Path(entry.folder)
     if entry.origin == "installed":
-        package = f"miners.{folder.name}"
+        package = f"ouroboros_gates.miners.{folder.name}"
     else:  # the private name ``miners.registry`` imports a miner outside the package under
         package = f"_ouro_miner_{folder.name}_{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]}"
     for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from schemas._child import Child, fork_child
+from ouroboros_gates.schemas._child import Child, fork_child
 
 __all__ = ["NICE", "REST_FACTOR", "REST_MAX_S", "Later"]
 
@@ -36,7 +36,7 @@ REST_MAX_S = 30.0
 NICE = 10
 """The children's scheduling niceness: the hook processes the agent waits for come first for a core."""
 
-log = logging.getLogger("ops.gate")
+log = logging.getLogger("ouroboros_gates.ops.gate")
 
 Compute = Callable[[], Any]
 Apply = Callable[[Any], None]

@@ -39,20 +39,20 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from miners import MinerError
-from ops.gate.cache import compile_gates, read_gates
-from ops.gate.evaluate import Atom, Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render
-from ops.gate.facts import DecisionFacts, SessionFacts
-from ops.gate.gates import GateSet
-from ops.gate.later import Later
-from ops.gate.paths import lock_path, pid_path, socket_path
-from ops.gate.protocol import MAX_MESSAGE, context_output, decode, deny_output, encode
-from ops.gate.session import SessionLog
-from schemas import Span
+from ouroboros_gates.miners import MinerError
+from ouroboros_gates.ops.gate.cache import compile_gates, read_gates
+from ouroboros_gates.ops.gate.evaluate import Atom, Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render
+from ouroboros_gates.ops.gate.facts import DecisionFacts, SessionFacts
+from ouroboros_gates.ops.gate.gates import GateSet
+from ouroboros_gates.ops.gate.later import Later
+from ouroboros_gates.ops.gate.paths import lock_path, pid_path, socket_path
+from ouroboros_gates.ops.gate.protocol import MAX_MESSAGE, context_output, decode, deny_output, encode
+from ouroboros_gates.ops.gate.session import SessionLog
+from ouroboros_gates.schemas import Span
 
 __all__ = ["GateServer", "main"]
 
-log = logging.getLogger("ops.gate")
+log = logging.getLogger("ouroboros_gates.ops.gate")
 SESSION_IDLE_S = 3600.0
 
 

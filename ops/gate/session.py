@@ -23,10 +23,10 @@ from pathlib import Path
 
 import orjson
 
-from harness.context import LineContext, ReadState
-from harness.line import Where
-from harness.reader import line_events
-from schemas import HarnessEvent, Span
+from ouroboros_gates.harness.context import LineContext, ReadState
+from ouroboros_gates.harness.line import Where
+from ouroboros_gates.harness.reader import line_events
+from ouroboros_gates.schemas import HarnessEvent, Span
 
 __all__ = ["Line", "SessionLog", "read_events"]
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ops.gate.paths import SPOOL_DIR, spool_path
+from ouroboros_gates.ops.gate.paths import SPOOL_DIR, spool_path
 
 if TYPE_CHECKING:
-    from schemas import IngestRun
+    from ouroboros_gates.schemas import IngestRun
 
 __all__ = ["FlushReport", "flush"]
 
@@ -66,8 +66,8 @@ def _runs(files: list[Path]) -> tuple[dict[str, Path], int]:
 
 def flush(state: Path, publish: Callable[[IngestRun], None] | None = None) -> FlushReport:
     """Publish an ``IngestRun`` for every spooled run; keep the spool when the broker refuses."""
-    from ops.ingest import ingest_messages
-    from schemas.settings import load_settings
+    from ouroboros_gates.ops.ingest import ingest_messages
+    from ouroboros_gates.schemas.settings import load_settings
 
     spool = state / SPOOL_DIR
     spool.mkdir(parents=True, exist_ok=True)
@@ -95,6 +95,6 @@ def flush(state: Path, publish: Callable[[IngestRun], None] | None = None) -> Fl
 
 
 def _publisher() -> Callable[[IngestRun], None]:
-    from workers import publish
+    from ouroboros_gates.workers import publish
 
     return publish

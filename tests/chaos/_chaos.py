@@ -19,15 +19,15 @@ import redis
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
-from events.projections import PROJECTIONS
-from events.projector import catch_up
-from schemas import IngestRun, Message, MessageDeadLettered, Probe, content_id
-from schemas.errors import PermanentError
-from schemas.settings import Settings
-from workers.fleet import probe
-from workers.miner.tasks import ingest, mine
-from workers.shell import Context, reject
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, ensure_schema
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projector import catch_up
+from ouroboros_gates.schemas import IngestRun, Message, MessageDeadLettered, Probe, content_id
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.fleet import probe
+from ouroboros_gates.workers.miner.tasks import ingest, mine
+from ouroboros_gates.workers.shell import Context, reject
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "runs"
 REDIS_SERVER = shutil.which("redis-server")

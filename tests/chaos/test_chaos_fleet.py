@@ -33,10 +33,10 @@ from _chaos import (
 from _fleet import Fleet
 from sqlalchemy import text
 
-from events.projections import PROJECTIONS
-from events.projector import catch_up, digest, rebuild
-from schemas import content_id
-from schemas.settings import Settings
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projector import catch_up, digest, rebuild
+from ouroboros_gates.schemas import content_id
+from ouroboros_gates.schemas.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.chaos, pytest.mark.timeout(900)]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from _fleet import Fleet, wait_for
 
-from events import Metadata
-from schemas import Probe, ProbeCompleted, content_id
-from workers.shell import Outcome
+from ouroboros_gates.events import Metadata
+from ouroboros_gates.schemas import Probe, ProbeCompleted, content_id
+from ouroboros_gates.workers.shell import Outcome
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.chaos]
 

@@ -9,7 +9,7 @@ import pytest
 from _chaos import drop_pg_sessions
 from _fleet import Fleet, wait_for
 
-from schemas import IngestRun, Probe, content_id
+from ouroboros_gates.schemas import IngestRun, Probe, content_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.chaos]
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import sqlalchemy
 
-from events import (
+from ouroboros_gates.events import (
     DEAD_LETTER,
     REJECTED,
     ConcurrencyError,
@@ -20,8 +20,8 @@ from events import (
     ensure_schema,
     iter_all,
 )
-from events.sql import normalise_url
-from schemas import Probe, ProbeCompleted
+from ouroboros_gates.events.sql import normalise_url
+from ouroboros_gates.schemas import Probe, ProbeCompleted
 
 
 def _event(n: int) -> ProbeCompleted:
@@ -165,7 +165,7 @@ def test_an_append_that_waits_for_a_held_position_lock_fails_as_transient_after_
     lock timeout (60 s by default; the URL's own ``options`` here, 0.3 s) as an error the worker retries."""
     import psycopg
 
-    from schemas.errors import TransientError
+    from ouroboros_gates.schemas.errors import TransientError
 
     default = SqlEventStore.from_url(pg_url)
     ensure_schema(default.engine)

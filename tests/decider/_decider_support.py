@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from decider.memory import Memory, MemoryExample
-from decider.retrieve import Column
-from schemas import Candidate, Example, FeatureRecord, InstrumentState, State
+from ouroboros_gates.decider.memory import Memory, MemoryExample
+from ouroboros_gates.decider.retrieve import Column
+from ouroboros_gates.schemas import Candidate, Example, FeatureRecord, InstrumentState, State
 
 GIT_ENV = {
     **os.environ,

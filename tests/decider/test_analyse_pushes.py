@@ -10,8 +10,8 @@ import pytest
 from _decider_support import GIT_ENV
 from test_instruments_memory import FIXED, VULNERABLE
 
-from decider import Analysed, analyse
-from schemas import State
+from ouroboros_gates.decider import Analysed, analyse
+from ouroboros_gates.schemas import State
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ENV = GIT_ENV

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from _decider_support import GIT_ENV
 
-from decider import analyse, candidates
-from decider.candidates import GitError, GitRepo
+from ouroboros_gates.decider import analyse, candidates
+from ouroboros_gates.decider.candidates import GitError, GitRepo
 
 ENV = GIT_ENV
 

@@ -12,10 +12,18 @@ from typing import Any
 import pytest
 from _decider_support import item
 
-from decider.classify import classify_all, majority, vote_score
-from decider.excerpt import make_excerpt
-from decider.program import Answer, CandidateView, OperatingPoint, Program, render_signals
-from llm import ChatClient, ChatReply, ChatRequest, Endpoint, MeteredClient, ResponseCache, load_manifest
+from ouroboros_gates.decider.classify import classify_all, majority, vote_score
+from ouroboros_gates.decider.excerpt import make_excerpt
+from ouroboros_gates.decider.program import Answer, CandidateView, OperatingPoint, Program, render_signals
+from ouroboros_gates.llm import (
+    ChatClient,
+    ChatReply,
+    ChatRequest,
+    Endpoint,
+    MeteredClient,
+    ResponseCache,
+    load_manifest,
+)
 
 PROGRAM = Program(kind="llm-program", k=3, operating_points={"*": OperatingPoint(advisory=0.3, block=0.9,
                                                                                    block_offered=True)})  # fmt: skip

@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from _decider_support import COLUMNS, item, memory
 
-from decider.adapt import MIN_USER_EXAMPLES, dismiss, dismissals, user_memory
-from decider.assemble import find_program, repo_group
-from decider.decide import Engine, decide_all, fallback_line, operating_point, platt
-from decider.memory import Memory, MemoryRefused, MemoryStore
-from decider.program import OperatingPoint, Program
-from decider.repos import normalise_repo
-from events import ensure_schema, make_engine
-from llm import ChatClient, Endpoint, MeteredClient, load_manifest
-from schemas import Action, Undecided
-from schemas.settings import Settings
+from ouroboros_gates.decider.adapt import MIN_USER_EXAMPLES, dismiss, dismissals, user_memory
+from ouroboros_gates.decider.assemble import find_program, repo_group
+from ouroboros_gates.decider.decide import Engine, decide_all, fallback_line, operating_point, platt
+from ouroboros_gates.decider.memory import Memory, MemoryRefused, MemoryStore
+from ouroboros_gates.decider.program import OperatingPoint, Program
+from ouroboros_gates.decider.repos import normalise_repo
+from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.llm import ChatClient, Endpoint, MeteredClient, load_manifest
+from ouroboros_gates.schemas import Action, Undecided
+from ouroboros_gates.schemas.settings import Settings
 
 BLOCKING = Program(kind="llm-program", k=1,
                    operating_points={"*": OperatingPoint(advisory=0.4, block=0.85, block_offered=True)})  # fmt: skip
@@ -147,7 +147,7 @@ def test_lookup_order_setting_then_store_then_packaged(tmp_path: Path, sqlite_ur
 
 
 def test_dismissals_stay_in_the_repository_and_form_a_user_memory_at_ten(tmp_path: Path, sqlite_url: str) -> None:
-    from decider.report import finding
+    from ouroboros_gates.decider.report import finding
 
     vote = Program(kind="memory-vote", operating_points={"*": OperatingPoint(advisory=0.1)})
     run = decide_all([item(f"f{i}") for i in range(MIN_USER_EXAMPLES)], Engine(vote, memory(), COLUMNS))
@@ -162,7 +162,7 @@ def test_dismissals_stay_in_the_repository_and_form_a_user_memory_at_ten(tmp_pat
     ensure_schema(engine)
     with pytest.raises(MemoryRefused):
         MemoryStore(engine).save(local)
-    from decider.decide import dismiss as suppress
+    from ouroboros_gates.decider.decide import dismiss as suppress
 
     kept = suppress(run, {d["fingerprint"] for d in dismissals(tmp_path)})
     assert all(d.dismissed and d.decision.action is Action.DROP for d in kept.decided)
@@ -171,8 +171,8 @@ def test_dismissals_stay_in_the_repository_and_form_a_user_memory_at_ten(tmp_pat
 def test_embeddings_from_the_endpoint_rerank_and_a_failure_says_signals_only(
     model_server: Any, sqlite_url: str
 ) -> None:
-    from decider.embed import CachedEmbedder, ModelEmbedder
-    from llm import EmbeddingClient
+    from ouroboros_gates.decider.embed import CachedEmbedder, ModelEmbedder
+    from ouroboros_gates.llm import EmbeddingClient
 
     engine = make_engine(sqlite_url)
     ensure_schema(engine)
@@ -195,7 +195,7 @@ def test_embeddings_from_the_endpoint_rerank_and_a_failure_says_signals_only(
 def test_build_engine_reads_the_embedding_endpoint_from_the_settings(
     model_server: Any, tmp_path: Path, sqlite_url: str
 ) -> None:
-    from decider.assemble import build_engine
+    from ouroboros_gates.decider.assemble import build_engine
 
     engine = make_engine(sqlite_url)
     ensure_schema(engine)

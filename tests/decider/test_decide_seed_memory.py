@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import tomllib
 
-from decider.memory import MemoryStore
-from decider.seed import SEED_DIR, build_seed_memory, corpus_memory
-from events import ensure_schema, make_engine
+from ouroboros_gates.decider.memory import MemoryStore
+from ouroboros_gates.decider.seed import SEED_DIR, build_seed_memory, corpus_memory
+from ouroboros_gates.events import ensure_schema, make_engine
 
 
 def test_every_seed_label_matches_a_candidate_and_both_labels_are_present() -> None:
@@ -31,8 +31,8 @@ def test_the_store_keeps_the_seed_once(sqlite_url: str) -> None:
 
 
 def test_the_packaged_vote_threshold_still_reaches_its_recall_on_the_seed() -> None:
-    from decider.assemble import packaged_program
-    from decider.seed import leave_one_group_out
+    from ouroboros_gates.decider.assemble import packaged_program
+    from ouroboros_gates.decider.seed import leave_one_group_out
 
     program = packaged_program("memory-vote")
     assert program is not None

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from _decider_support import GIT_ENV
 
-from decider import FEATURES, analyse, feature_set_digest, validate_record
-from decider.features import (
+from ouroboros_gates.decider import FEATURES, analyse, feature_set_digest, validate_record
+from ouroboros_gates.decider.features import (
     EXCLUDED_FIELDS,
     INSTRUMENTS,
     SCHEMA_VERSION,
@@ -18,7 +18,7 @@ from decider.features import (
     build_record,
     canonical_x,
 )
-from schemas import Candidate, InstrumentState, State
+from ouroboros_gates.schemas import Candidate, InstrumentState, State
 
 ENV = GIT_ENV
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from decider.folder import is_test_code
+from ouroboros_gates.decider.folder import is_test_code
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from decider.instruments import bandit_scan
-from schemas import State
+from ouroboros_gates.decider.instruments import bandit_scan
+from ouroboros_gates.schemas import State
 
 SHELL = b"""import subprocess
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from decider.instruments.guards import count_tests
-from decider.languages import parse_source
+from ouroboros_gates.decider.instruments.guards import count_tests
+from ouroboros_gates.decider.languages import parse_source
 
 VULNERABLE = """#include <string.h>
 

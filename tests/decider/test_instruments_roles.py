@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from decider.instruments import build_call_graph, infer_roles
-from decider.languages import GLOBAL, ParsedFile, parse_source
+from ouroboros_gates.decider.instruments import build_call_graph, infer_roles
+from ouroboros_gates.decider.languages import GLOBAL, ParsedFile, parse_source
 
 CHAIN = b"""import os
 

@@ -6,10 +6,10 @@ import tomllib
 
 import pytest
 
-from decider.instruments import families, load_rules, quick_scan, untagged_symbols, vocabulary
-from decider.instruments.base import RULESET
-from decider.languages import LANGUAGES
-from schemas import State
+from ouroboros_gates.decider.instruments import families, load_rules, quick_scan, untagged_symbols, vocabulary
+from ouroboros_gates.decider.instruments.base import RULESET
+from ouroboros_gates.decider.languages import LANGUAGES
+from ouroboros_gates.schemas import State
 
 # One vulnerable line per language and the family its rules must report.
 SNIPPETS = {

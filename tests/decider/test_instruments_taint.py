@@ -7,10 +7,10 @@ import tomllib
 
 import pytest
 
-from decider.instruments import untagged_symbols
-from decider.instruments.base import RULESET
-from decider.instruments.taint import Flow
-from decider.languages import parse_source
+from ouroboros_gates.decider.instruments import untagged_symbols
+from ouroboros_gates.decider.instruments.base import RULESET
+from ouroboros_gates.decider.instruments.taint import Flow
+from ouroboros_gates.decider.languages import parse_source
 
 _SERVLET = """package bench;
 
@@ -401,8 +401,8 @@ def test_php_superglobals_and_parameters_reach_its_sinks_in_functions_and_in_the
 
 
 def test_the_languages_the_parser_hands_to_the_taint_step_are_the_ones_it_reads() -> None:
-    from decider import languages
-    from decider.instruments import _taint_model
+    from ouroboros_gates.decider import languages
+    from ouroboros_gates.decider.instruments import _taint_model
 
     assert languages.TAINT_LANGUAGES == _taint_model.TAINT_LANGUAGES
     assert all(_taint_model.vocabulary_of(language) is not None for language in _taint_model.TAINT_LANGUAGES)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from decider.embed import CachedEmbedder, HashingEmbedder
-from decider.excerpt import EXAMPLE_BOUNDS, make_excerpt, normalise, normalised_sha, redact_comments
-from decider.memory import Memory, MemoryRefused, MemoryStore, example_from_record
-from events import ensure_schema, make_engine
-from schemas import Candidate, FeatureRecord, InstrumentState, State
+from ouroboros_gates.decider.embed import CachedEmbedder, HashingEmbedder
+from ouroboros_gates.decider.excerpt import EXAMPLE_BOUNDS, make_excerpt, normalise, normalised_sha, redact_comments
+from ouroboros_gates.decider.memory import Memory, MemoryRefused, MemoryStore, example_from_record
+from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.schemas import Candidate, FeatureRecord, InstrumentState, State
 
 SHA = "a" * 40
 RAN = InstrumentState(state=State.RAN, version="v1")

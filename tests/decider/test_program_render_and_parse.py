@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from _decider_support import item
 
-from decider.excerpt import make_excerpt
-from decider.features import EXCLUDED_FIELDS
-from decider.program import (
+from ouroboros_gates.decider.excerpt import make_excerpt
+from ouroboros_gates.decider.features import EXCLUDED_FIELDS
+from ouroboros_gates.decider.program import (
     Answer,
     AnswerError,
     CandidateView,
@@ -24,7 +24,7 @@ from decider.program import (
     render_messages,
     render_signals,
 )
-from schemas import InstrumentState, State
+from ouroboros_gates.schemas import InstrumentState, State
 
 PROGRAM = Program(
     kind="llm-program", k=3,
@@ -104,7 +104,7 @@ def test_program_json_round_trips_to_the_same_id(tmp_path: Path) -> None:
 
 
 def test_packaged_programs_load() -> None:
-    from decider.assemble import packaged_program
+    from ouroboros_gates.decider.assemble import packaged_program
 
     vote, llm = packaged_program("memory-vote"), packaged_program("llm-program")
     assert vote is not None and vote.kind == "memory-vote" and vote.point("xss") is not None

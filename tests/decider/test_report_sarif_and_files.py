@@ -9,9 +9,9 @@ from pathlib import Path
 import jsonschema
 from _decider_support import COLUMNS, item, memory
 
-from decider.decide import Engine, Run, decide_all
-from decider.program import OperatingPoint, Program
-from decider.report import compact_lines, manifest, write_reports
+from ouroboros_gates.decider.decide import Engine, Run, decide_all
+from ouroboros_gates.decider.program import OperatingPoint, Program
+from ouroboros_gates.decider.report import compact_lines, manifest, write_reports
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
 DECISION_KEYS = {"p", "operating_point", "program_id", "verdict", "rationale", "cited_lines", "signals", "offered"}

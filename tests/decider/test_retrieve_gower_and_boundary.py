@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from decider.memory import Memory, MemoryExample
-from decider.retrieve import (
+from ouroboros_gates.decider.memory import Memory, MemoryExample
+from ouroboros_gates.decider.retrieve import (
     Boundary,
     Column,
     Index,
@@ -26,7 +26,7 @@ from decider.retrieve import (
     gower,
     retrieve,
 )
-from schemas import Example, InstrumentState, State
+from ouroboros_gates.schemas import Example, InstrumentState, State
 
 COLUMNS = (Column("qr.hits", "qr", 20.0), Column("qr.kind", "qr"), Column("facts.callers", "facts", 40.0),
            Column("lang.python", "lang"))  # fmt: skip

@@ -6,8 +6,8 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from events import current_revision, head_revision, make_engine, upgrade
-from events.migrate import target_metadata
+from ouroboros_gates.events import current_revision, head_revision, make_engine, upgrade
+from ouroboros_gates.events.migrate import target_metadata
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -24,6 +24,6 @@ def test_upgrade_from_empty_to_head_matches_metadata(backend: str, request: pyte
 
 
 def test_the_cheap_head_check_agrees_with_alembic() -> None:
-    from events.migrate import _head_from_files
+    from ouroboros_gates.events.migrate import _head_from_files
 
     assert _head_from_files() == head_revision()

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import BigInteger, Column, Connection, MetaData, String, Table, func, insert, select
 
-from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
-from events.projections import PROJECTIONS
-from events.projector import catch_up, digest, rebuild, status
-from schemas import ProbeCompleted, RunRecorded, RunSummary, Usage
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, ensure_schema
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projector import catch_up, digest, rebuild, status
+from ouroboros_gates.schemas import ProbeCompleted, RunRecorded, RunSummary, Usage
 
 _meta = MetaData()
 applied = Table(

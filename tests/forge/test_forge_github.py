@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from forge import ForgeError, NotFoundError, WritableForge
-from forge.github import GitHubForge, RateLimitedError
-from schemas.errors import ConfigurationError
+from ouroboros_gates.forge import ForgeError, NotFoundError, WritableForge
+from ouroboros_gates.forge.github import GitHubForge, RateLimitedError
+from ouroboros_gates.schemas.errors import ConfigurationError
 
 RECORDED = json.loads((Path(__file__).parent / "recorded" / "github_api.json").read_text())
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from forge import Commit, Forge, ForgeError, LocalForge, NotFoundError, parse_trailers
-from schemas.errors import PermanentError
+from ouroboros_gates.forge import Commit, Forge, ForgeError, LocalForge, NotFoundError, parse_trailers
+from ouroboros_gates.schemas.errors import PermanentError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PUSHES = [json.loads(line) for line in (EXAMPLES / "pushes.jsonl").read_text().splitlines() if line.strip()]
@@ -23,7 +23,7 @@ def forge(tmp_path_factory: pytest.TempPathFactory) -> LocalForge:
 
 
 def test_public_surface_is_pinned() -> None:
-    import forge
+    from ouroboros_gates import forge
 
     assert forge.__all__ == [
         "Check",

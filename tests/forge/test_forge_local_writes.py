@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from forge import ForgeError, LocalForge, NotFoundError, WritableForge
+from ouroboros_gates.forge import ForgeError, LocalForge, NotFoundError, WritableForge
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from forge.git import git, git_text
-from schemas.errors import GitError, PermanentError
+from ouroboros_gates.forge.git import git, git_text
+from ouroboros_gates.schemas.errors import GitError, PermanentError
 
 
 @pytest.fixture

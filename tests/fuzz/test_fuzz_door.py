@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from events import SqlEventStore, ensure_schema
-from ops import hook
-from schemas import MESSAGE_TYPES, MessageRejected, Probe, content_id
-from schemas.settings import Settings
-from workers import shell
-from workers.fleet import probe
+from ouroboros_gates.events import SqlEventStore, ensure_schema
+from ouroboros_gates.ops import hook
+from ouroboros_gates.schemas import MESSAGE_TYPES, MessageRejected, Probe, content_id
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers import shell
+from ouroboros_gates.workers.fleet import probe
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = settings(
@@ -132,7 +132,7 @@ def test_the_hook_process_allows_the_call_on_garbage_stdin(tmp_path: Path) -> No
     env = {**os.environ, "OURO_STATE": str(tmp_path / "state"), "OURO_HOOK_AUTOFLUSH": "0"}
     for stdin in (b"", b"\xff\xfe garbage", b"[1, 2", b'{"hook_event_name": 7}', b'"just a string"'):
         done = subprocess.run(
-            [sys.executable, "-P", "-m", "ops.hook"],
+            [sys.executable, "-P", "-m", "ouroboros_gates.ops.hook"],
             input=stdin,
             capture_output=True,
             env=env,

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llm import ReplyParseError, parse_json_reply
-from ops.pushes import parse_pre_push
-from schemas import Proposal
-from schemas.errors import OuroError
-from workers.prechecker import ProposalFormatError, parse_proposal, render_proposal
+from ouroboros_gates.llm import ReplyParseError, parse_json_reply
+from ouroboros_gates.ops.pushes import parse_pre_push
+from ouroboros_gates.schemas import Proposal
+from ouroboros_gates.schemas.errors import OuroError
+from ouroboros_gates.workers.prechecker import ProposalFormatError, parse_proposal, render_proposal
 
 QUICK = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 WHEN = datetime(2026, 10, 2, 18, 4, 45, tzinfo=UTC)

@@ -10,9 +10,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from miners.datalog import DatalogError, ParseError, check, parse
-from miners.errors import LabelsError
-from miners.labels import parse_labels
+from ouroboros_gates.miners.datalog import DatalogError, ParseError, check, parse
+from ouroboros_gates.miners.errors import LabelsError
+from ouroboros_gates.miners.labels import parse_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = sorted(ROOT.glob("miners/*/rules.dl"))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import harness as corpus
-from harness import Format, classify, detect_format
+from ouroboros_gates import harness as corpus
+from ouroboros_gates.harness import Format, classify, detect_format
 
 PACKAGE = Path(corpus.__file__).resolve().parent
 
@@ -33,9 +33,9 @@ def test_modules_are_pure_small_and_documented() -> None:
         tree = ast.parse(text)
         names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         names |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-        assert {name.split(".")[0] for name in names} <= allowed, module.name
-        assert {name for name in names if name.startswith("harness.")} <= {
-            f"harness.{m.stem}" for m in PACKAGE.glob("*.py")
+        assert {name.removeprefix("ouroboros_gates.").split(".")[0] for name in names} <= allowed, module.name
+        assert {name for name in names if name.startswith("ouroboros_gates.harness.")} <= {
+            f"ouroboros_gates.harness.{m.stem}" for m in PACKAGE.glob("*.py")
         }, module.name
         assert len(text.splitlines()) < 400, module.name
         assert ast.get_docstring(tree), f"{module.name} has no docstring"

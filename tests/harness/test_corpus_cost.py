@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import SessionCosts, fold_cumulative
+from ouroboros_gates.harness import SessionCosts, fold_cumulative
 
 costs = st.floats(min_value=0.0, max_value=1e4, allow_nan=False, allow_infinity=False)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import Format, collect, detect_format, is_tool_error, pair_tool_uses, read
-from harness.hooks import is_turn_end
-from schemas import HarnessKind
+from ouroboros_gates.harness import Format, collect, detect_format, is_tool_error, pair_tool_uses, read
+from ouroboros_gates.harness.hooks import is_turn_end
+from ouroboros_gates.schemas import HarnessKind
 
 
 def test_hook_lines_typed_by_event(fixtures: Path) -> None:

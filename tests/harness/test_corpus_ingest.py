@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from schemas import IngestRun
-from schemas.settings import Settings
-from workers.miner.ingest import ingest_run
+from ouroboros_gates.schemas import IngestRun
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.miner.ingest import ingest_run
 
 
 def _settings(tmp_path: Path) -> Settings:
@@ -36,8 +36,8 @@ def test_a_run_directory_is_still_its_events_jsonl(fixtures: Path, tmp_path: Pat
 
 
 def test_a_project_folder_of_transcripts_is_one_run_per_session(fixtures: Path, tmp_path: Path) -> None:
-    from ops.ingest import expand_runs, ingest_messages
-    from workers.miner.ingest import run_digest
+    from ouroboros_gates.ops.ingest import expand_runs, ingest_messages
+    from ouroboros_gates.workers.miner.ingest import run_digest
 
     project = tmp_path / "projects" / "-home-user-shop"
     project.mkdir(parents=True)

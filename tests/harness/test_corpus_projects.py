@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from harness import MAIN_AGENT, collect, expand, read
-from harness.line import Tokens
-from schemas import HarnessKind, Usage
+from ouroboros_gates.harness import MAIN_AGENT, collect, expand, read
+from ouroboros_gates.harness.line import Tokens
+from ouroboros_gates.schemas import HarnessKind, Usage
 
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
@@ -129,7 +129,7 @@ def test_bad_lines_in_a_session_are_skipped_counted_and_named(tmp_path: Path) ->
 def test_stats_print_each_session_and_its_agents(project: Path) -> None:
     from typer.testing import CliRunner
 
-    from ops.cli.corpus import app
+    from ouroboros_gates.ops.cli.corpus import app
 
     table = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["stats", str(project)])
     assert table.exit_code == 0, table.output

@@ -12,7 +12,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import read, summarise
+from ouroboros_gates.harness import read, summarise
 
 scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text()
 values = st.recursive(

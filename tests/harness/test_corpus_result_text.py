@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness import read
-from schemas import HarnessKind
+from ouroboros_gates.harness import read
+from ouroboros_gates.schemas import HarnessKind
 
 
 def _results(path: Path) -> list[tuple[str | None, str | None, bool]]:

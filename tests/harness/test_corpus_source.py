@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import Layout, read, summarise
-from harness.source import Source
-from schemas.errors import CorpusError
+from ouroboros_gates.harness import Layout, read, summarise
+from ouroboros_gates.harness.source import Source
+from ouroboros_gates.schemas.errors import CorpusError
 
 
 def _lines_of(path: Path) -> tuple[list[int], list[tuple[int, str]], Source]:
@@ -149,7 +149,7 @@ def test_an_unreadable_path_is_one_corpus_error(tmp_path: Path) -> None:
 
 
 def test_every_bad_line_is_counted_but_reports_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.source.MAX_REPORTED", 3)
+    monkeypatch.setattr("ouroboros_gates.harness.source.MAX_REPORTED", 3)
     path = tmp_path / "garbage.jsonl"
     path.write_bytes(b"".join(b"nope %d\n" % n for n in range(5)) + b'{"type": "result", "session_id": "s"}\n')
     reader = read(path)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness import TOOL_ERROR_DEFINITION, collect, expand
-from ops.cli.corpus import app
-from schemas.errors import CorpusError
+from ouroboros_gates.harness import TOOL_ERROR_DEFINITION, collect, expand
+from ouroboros_gates.ops.cli.corpus import app
+from ouroboros_gates.schemas.errors import CorpusError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,7 +109,7 @@ def test_table_shows_runs_total_tools_and_malformed_lines(fixtures: Path) -> Non
 
 def test_ouro_corpus_stats_is_registered_and_errors_are_one_line(fixtures: Path, tmp_path: Path) -> None:
     env = {**os.environ, "OURO_STATE": str(tmp_path / "state"), "COLUMNS": "200"}
-    run = [sys.executable, "-c", "from ops.cli import main; main()", "corpus", "stats"]
+    run = [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", "corpus", "stats"]
     ok = subprocess.run([*run, str(fixtures / "hook_single.json"), "--json"], cwd=ROOT, env=env,
                         capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert ok.returncode == 0, ok.stderr

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness import Format, collect, detect_format, fold_cumulative, pair_tool_uses, read, summarise
-from schemas import HarnessKind, Usage
+from ouroboros_gates.harness import Format, collect, detect_format, fold_cumulative, pair_tool_uses, read, summarise
+from ouroboros_gates.schemas import HarnessKind, Usage
 
 Jq = Callable[..., list[Any]]
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from harness import Format, detect_format, read, summarise
-from harness.stats import collect
-from schemas import HarnessKind, Usage
+from ouroboros_gates.harness import Format, detect_format, read, summarise
+from ouroboros_gates.harness.stats import collect
+from ouroboros_gates.schemas import HarnessKind, Usage
 
 Jq = Callable[..., list[Any]]
 

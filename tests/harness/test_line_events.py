@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from harness import Reader, collect
-from harness.line import MODEL_FIELDS, LineEvent, Tokens, Where, valid_run_id
-from schemas import HarnessEvent, HarnessKind, RunId, Usage
+from ouroboros_gates.harness import Reader, collect
+from ouroboros_gates.harness.line import MODEL_FIELDS, LineEvent, Tokens, Where, valid_run_id
+from ouroboros_gates.schemas import HarnessEvent, HarnessKind, RunId, Usage
 
 
 def test_a_line_event_has_the_models_fields_and_no_other() -> None:
@@ -65,7 +65,7 @@ def test_the_run_id_rule_is_the_contracts(run: str) -> None:
 
 
 def test_counting_a_log_is_the_typed_summary(agent_logs: Path) -> None:
-    from harness import read, summarise
+    from ouroboros_gates.harness import read, summarise
 
     path = agent_logs / "claude_code_transcripts" / "subagent.jsonl"
     summary = summarise(read(path))

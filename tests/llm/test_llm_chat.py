@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fake_model_server import MALFORMED
 
-from llm import (
+from ouroboros_gates.llm import (
     AccountError,
     ChatClient,
     ChatRequest,
@@ -22,7 +22,7 @@ from llm import (
     parse_json_reply,
     usage_from_openai,
 )
-from schemas.errors import TransientError
+from ouroboros_gates.schemas.errors import TransientError
 
 VERDICT = {
     "type": "object",

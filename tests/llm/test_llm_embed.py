@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from llm import (
+from ouroboros_gates.llm import (
     AccountError,
     Budget,
     BudgetExhausted,

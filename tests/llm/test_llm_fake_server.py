@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fake_model_server import FakeModelServer, example_for
 
-from llm import ChatClient, ChatRequest, Endpoint
+from ouroboros_gates.llm import ChatClient, ChatRequest, Endpoint
 
 SERVER = Path(__file__).resolve().parents[1] / "fake_model_server.py"
 

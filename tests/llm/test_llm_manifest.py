@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-import llm
-from llm import (
+from ouroboros_gates import llm
+from ouroboros_gates.llm import (
     MANIFEST_DIR,
     ChatClient,
     ChatRequest,
@@ -25,8 +25,8 @@ from llm import (
     metered_from_settings,
     run_bounded,
 )
-from schemas.errors import ConfigurationError
-from schemas.settings import load_settings
+from ouroboros_gates.schemas.errors import ConfigurationError
+from ouroboros_gates.schemas.settings import load_settings
 
 
 @pytest.fixture(autouse=True)

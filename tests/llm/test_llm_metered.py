@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from llm import (
+from ouroboros_gates.llm import (
     AccountError,
     BudgetExhausted,
     ChatClient,

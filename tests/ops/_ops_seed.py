@@ -14,10 +14,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
-from events.projections import PROJECTIONS
-from events.projector import catch_up
-from schemas import (
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, ensure_schema
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projector import catch_up
+from ouroboros_gates.schemas import (
     BacktestSummary,
     Event,
     Fact,
@@ -45,8 +45,8 @@ from schemas import (
     Span,
     Text,
 )
-from schemas.settings import Settings
-from workers.measurer import measure_log, series_stream, snapshot_path, write_snapshot
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.measurer import measure_log, series_stream, snapshot_path, write_snapshot
 
 LA = ZoneInfo("America/Los_Angeles")
 DIGEST = "0" * 64

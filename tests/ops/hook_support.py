@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from miners import load_miner, miner_test, new_miner
+from ouroboros_gates.miners import load_miner, miner_test, new_miner
 
 FORCE_PUSH_EXTRACT = '''"""FORCE-PUSH (a test miner): Bash calls that push to a remote, and calls that force."""
 
@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from miners.corpus import CorpusItem
-from schemas import Fact, HarnessKind, Text
+from ouroboros_gates.miners.corpus import CorpusItem
+from ouroboros_gates.schemas import Fact, HarnessKind, Text
 
 NAME = "force-push"
 PACKAGE = "force_push"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from ops.api import LEDGER, _redact, create_app
-from schemas.settings import Settings
+from ouroboros_gates.ops.api import LEDGER, _redact, create_app
+from ouroboros_gates.schemas.settings import Settings
 
 
 def _client(tmp_path: Path, token: str | None) -> TestClient:

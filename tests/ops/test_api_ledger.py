@@ -10,8 +10,8 @@ import pytest
 from _ops_seed import REFUSAL, Seeded, seed
 from fastapi.testclient import TestClient
 
-from ops.api import LEDGER, create_app
-from schemas.settings import Settings
+from ouroboros_gates.ops.api import LEDGER, create_app
+from ouroboros_gates.schemas.settings import Settings
 
 
 @pytest.fixture

@@ -10,10 +10,18 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
-from schemas import Acceptance, IngestRun, LabelProposed, LabelRequest, LabelRequested, ProposedLabel, Span
-from schemas.settings import Settings
-from workers.miner.ingest import ingest_run
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, ensure_schema
+from ouroboros_gates.schemas import (
+    Acceptance,
+    IngestRun,
+    LabelProposed,
+    LabelRequest,
+    LabelRequested,
+    ProposedLabel,
+    Span,
+)
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.miner.ingest import ingest_run
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "miners" / "_template" / "fixtures"
@@ -27,7 +35,7 @@ LABELS = {  # the template's labels.tsv, as the labeler would have proposed them
 def _ouro(url: str, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OURO_DATABASE_URL": url, "OURO_STATE": str(state)}
     return subprocess.run(
-        [sys.executable, "-c", "from ops.cli import main; main()", *args],
+        [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 

@@ -18,7 +18,7 @@ def ouro(*args: str, state: Path, stdin: str | None = None, **env: str) -> subpr
     full_env.pop("OURO_DATABASE_URL", None)
     full_env.pop("OURO_BROKER_URL", None)
     return subprocess.run(
-        [sys.executable, "-c", "from ops.cli import main; main()", *args],
+        [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
         cwd=ROOT, env=full_env, input=stdin, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from ops.cli import COMMANDS, app, load, usage
+from ouroboros_gates.ops.cli import COMMANDS, app, load, usage
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = {
@@ -36,7 +36,7 @@ def _loaded(*argv: str, stdin: str = "") -> set[str]:
         "import atexit, sys\n"
         "atexit.register(lambda: print('\\n'.join(sorted(sys.modules)), file=sys.stderr))\n"
         f"sys.argv = ['ouro', *{list(argv)!r}]\n"
-        "from ops.cli import main\n"
+        "from ouroboros_gates.ops.cli import main\n"
         "main()\n"
     )
     done = subprocess.run(
@@ -56,13 +56,17 @@ def test_each_help_line_is_the_commands_own(name: str) -> None:
 def test_help_loads_no_command_module_and_nothing_heavy() -> None:
     loaded = _loaded("--help")
     # not even the command-line library: the root help is the command table itself
-    assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY | {"typer", "click", "rich"})
-    assert {m for m in loaded if m.startswith("ops.cli.")} == {"ops.cli._table"}  # the table, no command's module
+    assert {m.removeprefix("ouroboros_gates.").split(".")[0] for m in loaded}.isdisjoint(
+        HEAVY | {"typer", "click", "rich"}
+    )
+    assert {m for m in loaded if m.startswith("ouroboros_gates.ops.cli.")} == {
+        "ouroboros_gates.ops.cli._table"
+    }  # the table, no command's module
 
 
 def test_help_lists_every_command_with_its_whole_help_line_and_the_group_says_the_same() -> None:
     env = {**os.environ, "COLUMNS": "100"}
-    done = subprocess.run([sys.executable, "-c", "from ops.cli import main; main()", "--help"], env=env,
+    done = subprocess.run([sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", "--help"], env=env,
                           capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
     assert done.stdout == usage(100)
     assert done.stdout.startswith("Usage: ouro [OPTIONS] COMMAND [ARGS]...\n")
@@ -81,7 +85,7 @@ def test_help_lists_every_command_with_its_whole_help_line_and_the_group_says_th
 
 
 def test_no_command_is_the_table_as_a_usage_error() -> None:
-    done = subprocess.run([sys.executable, "-c", "from ops.cli import main; main()"],
+    done = subprocess.run([sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()"],
                           capture_output=True, text=True, cwd=ROOT, check=False)  # fmt: skip
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("Usage: ouro [OPTIONS] COMMAND [ARGS]...") and "\n  scan  " in done.stderr
@@ -89,34 +93,45 @@ def test_no_command_is_the_table_as_a_usage_error() -> None:
 
 def test_a_command_loads_only_its_own_module() -> None:
     loaded = _loaded("hooks", "--help")
-    assert {m for m in loaded if m.startswith("ops.cli.")} == {"ops.cli._root", "ops.cli._table", "ops.cli.hooks"}
+    assert {m for m in loaded if m.startswith("ouroboros_gates.ops.cli.")} == {
+        "ouroboros_gates.ops.cli._root",
+        "ouroboros_gates.ops.cli._table",
+        "ouroboros_gates.ops.cli.hooks",
+    }
     # typer from 0.29 loads pydantic with itself (requirements.lock holds it below that).
-    assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY | {"schemas"})
+    assert {m.removeprefix("ouroboros_gates.").split(".")[0] for m in loaded}.isdisjoint(HEAVY | {"schemas"})
 
 
 def test_h_fleet_loads_its_measure_and_nothing_heavy() -> None:
     run = next(iter(sorted((ROOT / "examples" / "runs").glob("*/events.jsonl"))))
     loaded = _loaded("measure", "h-fleet", str(run), "--json")
-    assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY - {"workers"})
-    assert {m for m in loaded if m.startswith("workers.")} == {"workers.measurer", "workers.measurer.hfleet"}
-    assert {m for m in loaded if m.startswith("schemas.")} == {
-        "schemas._child", "schemas._lazy", "schemas.errors", "schemas.kinds"
-    }  # fmt: skip
+    assert {m.removeprefix("ouroboros_gates.").split(".")[0] for m in loaded}.isdisjoint(HEAVY - {"workers"})
+    assert {m for m in loaded if m.startswith("ouroboros_gates.workers.")} == {
+        "ouroboros_gates.workers.measurer",
+        "ouroboros_gates.workers.measurer.hfleet",
+    }
+    assert {m for m in loaded if m.startswith("ouroboros_gates.schemas.")} == {
+        f"ouroboros_gates.schemas.{name}" for name in ("_child", "_lazy", "errors", "kinds")
+    }
 
 
 def test_corpus_stats_counts_without_a_model_and_nothing_of_the_fleet() -> None:
     run = next(iter(sorted((ROOT / "examples" / "runs").glob("*/events.jsonl"))))
     loaded = _loaded("corpus", "stats", str(run), "--json")
     # the readers' plain events are counted: no pydantic, no event log, broker or worker is loaded
-    assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY)
-    assert "harness.reader" in loaded and "harness.stats" in loaded
+    assert {m.removeprefix("ouroboros_gates.").split(".")[0] for m in loaded}.isdisjoint(HEAVY)
+    assert "ouroboros_gates.harness.reader" in loaded and "ouroboros_gates.harness.stats" in loaded
     # of the contract, the readers' light modules alone: no model at all
-    assert {m for m in loaded if m.startswith("schemas.")} == {"schemas._lazy", "schemas.errors", "schemas.kinds"}
+    assert {m for m in loaded if m.startswith("ouroboros_gates.schemas.")} == {
+        "ouroboros_gates.schemas._lazy",
+        "ouroboros_gates.schemas.errors",
+        "ouroboros_gates.schemas.kinds",
+    }
 
 
 def test_an_unknown_command_is_one_usage_error() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "from ops.cli import main; main()", "no-such-command"],
+        [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", "no-such-command"],
         capture_output=True, text=True, cwd=ROOT, check=False,
     )  # fmt: skip
     assert done.returncode == 2
@@ -126,7 +141,9 @@ def test_an_unknown_command_is_one_usage_error() -> None:
 @pytest.mark.parametrize("group", ["miner", "datalog"])
 def test_a_miner_group_help_loads_no_miner(group: str) -> None:
     loaded = _loaded(group, "--help")
-    assert {m.split(".")[0] for m in loaded}.isdisjoint(HEAVY | {"miners", "harness", "schemas"})
+    assert {m.removeprefix("ouroboros_gates.").split(".")[0] for m in loaded}.isdisjoint(
+        HEAVY | {"miners", "harness", "schemas"}
+    )
 
 
 def _commands(command: Any, path: str) -> Iterator[tuple[str, Any]]:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from test_cli import ouro
 
-from events import SqlEventStore
-from forge import LocalForge, PullRequest
-from workers.merger import close_verdict
+from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.forge import LocalForge, PullRequest
+from ouroboros_gates.workers.merger import close_verdict
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from test_cli import ouro
 
-from ops.loop_steps import fixers_refusal
-from schemas.settings import Settings
-from workers.fixer import find_sandbox
+from ouroboros_gates.ops.loop_steps import fixers_refusal
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.fixer import find_sandbox
 
 
 def test_fix_without_fixers_refuses_and_says_why(tmp_path: Path) -> None:

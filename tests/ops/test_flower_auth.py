@@ -26,7 +26,7 @@ def _free_port() -> int:
 def _ouro(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         return subprocess.Popen(
-            [sys.executable, "-c", "from ops.cli import main; main()", *args],
+            [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ops.gate.later import Later
+from ouroboros_gates.ops.gate.later import Later
 
 
 def test_the_latest_job_of_each_key_runs_in_a_child_and_its_result_is_applied_here(
@@ -19,7 +19,7 @@ def test_the_latest_job_of_each_key_runs_in_a_child_and_its_result_is_applied_he
     later.submit("s1", lambda: ("newer", os.getpid()), applied.append)  # replaces the one not yet started
     later.submit("s2", lambda: 1 / 0, applied.append)  # fails in its child: logged, never applied
     assert later.pending == 2 and later.fds() == []
-    with caplog.at_level(logging.WARNING, logger="ops.gate"):
+    with caplog.at_level(logging.WARNING, logger="ouroboros_gates.ops.gate"):
         later.drain()
     assert later.pending == 0
     assert len(applied) == 1

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from hook_support import build_force_push, hook_line, post_tool, pre_tool, run_hook, wait_for
 
-from ops.gate.cache import compile_gates
-from ops.gate.client import notify, server_pid, start_server
-from ops.gate.paths import lock_path
-from ops.hooks_install import hook_command, merge_settings
+from ouroboros_gates.ops.gate.cache import compile_gates
+from ouroboros_gates.ops.gate.client import notify, server_pid, start_server
+from ouroboros_gates.ops.gate.paths import lock_path
+from ouroboros_gates.ops.hooks_install import hook_command, merge_settings
 
 pytestmark = pytest.mark.slow
 
@@ -231,6 +231,10 @@ def test_the_hot_path_imports_neither_celery_nor_sqlalchemy_nor_alembic(gated: t
     _state, command = gated
     traced = run_hook(command.replace(" -P ", " -X importtime -P "), pre_tool("sess-imports", "git push -f", "t1"))
     assert json.loads(traced.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"  # the whole path ran
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in traced.stderr.splitlines() if "|" in line}
+    imported = {
+        line.split("|")[-1].strip().removeprefix("ouroboros_gates.").split(".")[0]
+        for line in traced.stderr.splitlines()
+        if "|" in line
+    }
     assert "ops" in imported
     assert not imported & {"celery", "kombu", "sqlalchemy", "alembic", "pydantic", "schemas", "events", "miners"}

@@ -12,16 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from ops import hooks_install
-from ops.hooks_install import EVENTS, hook_command, install_pre_push, install_settings, merge_settings, pre_push_script
-from schemas.errors import ConfigurationError
+from ouroboros_gates.ops import hooks_install
+from ouroboros_gates.ops.hooks_install import (
+    EVENTS,
+    hook_command,
+    install_pre_push,
+    install_settings,
+    merge_settings,
+    pre_push_script,
+)
+from ouroboros_gates.schemas.errors import ConfigurationError
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_command_is_this_environments_interpreter_running_the_stdlib_hook(tmp_path: Path) -> None:
     command = hook_command(tmp_path / "state")
-    script = ROOT / "ops" / "hook_script.py"
+    script = ROOT / "ouroboros_gates" / "ops" / "hook_script.py"
     assert command == f"{sys.executable} -S -P {script} --state {tmp_path / 'state'}"
     assert "/shims/" not in command
     # without site, from anywhere: the payload is recorded under the state, the call allowed (no gate)
@@ -132,7 +139,7 @@ def test_ouro_hooks_install_writes_both_and_refuses_nothing_of_the_users(tmp_pat
     argv = ["hooks", "install", "--settings", str(settings), "--git-dir", str(tmp_path / "repo" / ".git")]
     argv += ["--state", str(tmp_path / "state"), "--no-refresh"]
     result = subprocess.run(
-        [sys.executable, "-c", "from ops.cli import main; main()", *argv],
+        [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *argv],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

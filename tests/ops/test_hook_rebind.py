@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 from hook_support import build_force_push, pre_tool
 
-from harness import read
-from ops.gate import evaluate as evaluate_module
-from ops.gate import gates as gates_module
-from ops.gate import server as server_module
-from ops.gate.cache import compile_gates, read_gates, write_gates
-from ops.gate.evaluate import events_facts
-from ops.gate.facts import SessionFacts
-from ops.gate.paths import session_name
-from ops.gate.record import append_line, envelope
-from ops.gate.server import GateServer
-from ops.gate.session import Line, SessionLog, read_events
+from ouroboros_gates.harness import read
+from ouroboros_gates.ops.gate import evaluate as evaluate_module
+from ouroboros_gates.ops.gate import gates as gates_module
+from ouroboros_gates.ops.gate import server as server_module
+from ouroboros_gates.ops.gate.cache import compile_gates, read_gates, write_gates
+from ouroboros_gates.ops.gate.evaluate import events_facts
+from ouroboros_gates.ops.gate.facts import SessionFacts
+from ouroboros_gates.ops.gate.paths import session_name
+from ouroboros_gates.ops.gate.record import append_line, envelope
+from ouroboros_gates.ops.gate.server import GateServer
+from ouroboros_gates.ops.gate.session import Line, SessionLog, read_events
 
 
 @pytest.fixture
@@ -165,15 +165,18 @@ def test_ops_gate_surface_resolves_lazily() -> None:
     import subprocess
     import sys
 
-    import ops.gate
+    from ouroboros_gates.ops import gate
 
-    assert ops.gate.__all__ == sorted(ops.gate.__all__)
-    assert all(callable(getattr(ops.gate, name)) for name in ops.gate.__all__)
-    probe = "import sys, ops.gate; print(sorted(m for m in sys.modules if m.startswith('ops.gate.')))"
+    assert gate.__all__ == sorted(gate.__all__)
+    assert all(callable(getattr(gate, name)) for name in gate.__all__)
+    probe = (
+        "import sys, ouroboros_gates.ops.gate; "
+        "print(sorted(m for m in sys.modules if m.startswith('ouroboros_gates.ops.gate.')))"
+    )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"  # importing the package imports none of its modules
     with pytest.raises(AttributeError):
-        _ = ops.gate.no_such_name  # type: ignore[attr-defined]
+        _ = gate.no_such_name  # type: ignore[attr-defined]
 
 
 def test_a_local_gate_keeps_the_facts_the_whole_run_gives_line_by_line(

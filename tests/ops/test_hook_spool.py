@@ -15,13 +15,13 @@ from pathlib import Path
 import redis
 from hook_support import closed_port, pre_tool, run_hook
 
-from ops.hooks_install import hook_command
+from ouroboros_gates.ops.hooks_install import hook_command
 
 
 def _flush(state: Path, broker: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OURO_BROKER_URL": broker, "OURO_STATE": str(state), "OURO_ROOTS": str(state)}
     return subprocess.run(
-        [sys.executable, "-P", "-m", "ops.hook", "--flush", "--state", str(state)],
+        [sys.executable, "-P", "-m", "ouroboros_gates.ops.hook", "--flush", "--state", str(state)],
         capture_output=True, text=True, timeout=120, env=env, check=False,
     )  # fmt: skip
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import redis
 
-from events import open_store
-from workers.app import build_app
-from workers.shell import relay_outbox
+from ouroboros_gates.events import open_store
+from ouroboros_gates.workers.app import build_app
+from ouroboros_gates.workers.shell import relay_outbox
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "examples" / "runs" / "d2f0a8c6-7e3b-4c51-9b28-1a4e6d0f3c95"
@@ -25,7 +25,7 @@ RUN = ROOT / "examples" / "runs" / "d2f0a8c6-7e3b-4c51-9b28-1a4e6d0f3c95"
 def ingest(run: Path, database: str, broker: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OURO_STATE": str(run.parents[1] / "s"), "OURO_ROOTS": str(run.parents[1]),
            "OURO_DATABASE_URL": database, "OURO_BROKER_URL": broker, "COLUMNS": "200"}  # fmt: skip
-    return subprocess.run([sys.executable, "-c", "from ops.cli import main; main()", "ingest", str(run)],
+    return subprocess.run([sys.executable, "-m", "ouroboros_gates.ops.cli", "ingest", str(run)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
 
 
@@ -67,7 +67,7 @@ def test_a_broker_that_is_down_leaves_the_message_in_the_outbox_for_the_sweep(tm
     store = open_store(database)
     [pending] = store.pending_outbox()
     assert pending.task == "miner.ingest" and pending.attempts == 1  # one refused try, recorded
-    from schemas.settings import Settings
+    from ouroboros_gates.schemas.settings import Settings
 
     sweep = build_app(Settings(broker_url=redis_url, database_url=database, state=tmp_path / "s"), include=False)
     assert relay_outbox(store, publisher=sweep) == 1  # what beat's fleet.relay_outbox does

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from events import SqlEventStore
-from forge import LocalForge
-from ops.cli._common import UsageError
-from ops.cli.label import read_tickets_file
-from workers.labeler import CUT, complete, prefilter, sources_for, terms_of
+from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.forge import LocalForge
+from ouroboros_gates.ops.cli._common import UsageError
+from ouroboros_gates.ops.cli.label import read_tickets_file
+from ouroboros_gates.workers.labeler import CUT, complete, prefilter, sources_for, terms_of
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = {path.parent.name: path for path in sorted((ROOT / "examples" / "runs").glob("*/events.jsonl"))}
@@ -28,7 +28,7 @@ def _ouro(*args: str, state: Path, **env: str) -> subprocess.CompletedProcess[st
     for key in ("OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_MODEL", "OURO_MODEL_URL", "OURO_MODEL_API"):
         full.pop(key, None)
     return subprocess.run(
-        [sys.executable, "-c", "from ops.cli import main; main()", *args],
+        [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
         cwd=ROOT, env={**full, **env}, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from decider.program import Program
-from ops.cli import app
+from ouroboros_gates.decider.program import Program
+from ouroboros_gates.ops.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS = [
@@ -94,7 +94,7 @@ def test_labels_memory_evaluate_at_zero_cost(env: Path) -> None:
 def test_an_unlisted_corpus_is_one_error_line(env: Path) -> None:
     (env / "elsewhere").mkdir()
     full = {**os.environ, "COLUMNS": "200"}
-    done = subprocess.run([sys.executable, "-c", "from ops.cli import main; main()", "learn", "labels", "--corpus",
+    done = subprocess.run([sys.executable, "-m", "ouroboros_gates.ops.cli", "learn", "labels", "--corpus",
                            str(env / "elsewhere"), "--sources", str(env / "sources.toml")],
                           cwd=ROOT, env=full, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert done.returncode == 2

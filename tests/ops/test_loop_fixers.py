@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_cli import ouro
 
-from events import SqlEventStore
-from workers.fixer import find_sandbox
+from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.workers.fixer import find_sandbox
 
 pytestmark = [
     pytest.mark.slow,
@@ -25,7 +25,7 @@ RUN = "2f8c4d1e-6a3b-4c7d-9e21-5b0a7f3c8d14"
 AGENT = """
 import json, os, subprocess, sys
 sys.path.insert(0, {root!r})
-from forge import LocalForge
+from ouroboros_gates.forge import LocalForge
 ticket, branch = int(os.environ["OURO_FIXER_TICKET"]), os.environ["OURO_FIXER_BRANCH"]
 def say(cost):
     print(json.dumps({{"type": "result", "subtype": "success", "session_id": branch, "total_cost_usd": cost,

@@ -10,13 +10,13 @@ from _ops_seed import Seeded, seed
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from events import Metadata, StreamWrite
-from ops.api import create_app
-from schemas import FieldError, MessageDeadLettered, MessageRejected, Probe
-from schemas.errors import ConfigurationError
-from schemas.settings import Settings, load_settings
-from workers import build_app, declare_queues
-from workers.triggers import fire
+from ouroboros_gates.events import Metadata, StreamWrite
+from ouroboros_gates.ops.api import create_app
+from ouroboros_gates.schemas import FieldError, MessageDeadLettered, MessageRejected, Probe
+from ouroboros_gates.schemas.errors import ConfigurationError
+from ouroboros_gates.schemas.settings import Settings, load_settings
+from ouroboros_gates.workers import build_app, declare_queues
+from ouroboros_gates.workers.triggers import fire
 
 CAP_KEY = "OURO_FIXER_DAILY_CAP_USD"
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]

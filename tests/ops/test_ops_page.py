@@ -21,9 +21,9 @@ import pytest
 import uvicorn
 from _ops_seed import REFUSAL, Seeded, seed
 
-from ops.api import create_app
-from schemas import LabelerRun, LabelerStatus
-from schemas.settings import Settings
+from ouroboros_gates.ops.api import create_app
+from ouroboros_gates.schemas import LabelerRun, LabelerStatus
+from ouroboros_gates.schemas.settings import Settings
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 CHROMIUM_ARGS = [

@@ -9,7 +9,7 @@ from typing import Any
 
 from test_cli import ROOT, ouro
 
-from events import SqlEventStore
+from ouroboros_gates.events import SqlEventStore
 
 EXAMPLES = ROOT / "examples"
 FORGE = {"OURO_FORGE": str(EXAMPLES)}

@@ -14,12 +14,12 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from decider.program import OperatingPoint, Program
-from events import SqlEventStore
-from events.projections.decisions import decisions
-from ops.cli import app
-from ops.pushes import NEW, parse_pre_push
-from schemas.errors import OuroError
+from ouroboros_gates.decider.program import OperatingPoint, Program
+from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events.projections.decisions import decisions
+from ouroboros_gates.ops.cli import app
+from ouroboros_gates.ops.pushes import NEW, parse_pre_push
+from ouroboros_gates.schemas.errors import OuroError
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE, HEAD = "d2c05fd5733b717d6cedfc14f763d00fbdb94b92", "374fdc42a6f08d4e0d87c07a7921acd59048b00e"
@@ -86,7 +86,7 @@ def test_a_real_git_push_is_refused_on_a_block_from_the_lm_program(
 
 
 def test_a_new_ref_is_decided_from_the_parent_of_its_first_commit_no_remote_has(pushing: Path) -> None:
-    from ops.pushes import new_ref_base
+    from ouroboros_gates.ops.pushes import new_ref_base
 
     assert new_ref_base(pushing, HEAD) == BASE
     assert new_ref_base(pushing, BASE) == BASE  # nothing new: nothing to decide
@@ -112,10 +112,10 @@ def test_the_main_jobs_example_pushes_are_decided_once_through_the_queue(
 ) -> None:
     from rich.console import Console
 
-    from events import ensure_schema
-    from ops.pushes import decide_through_queue, forge_pushes
-    from ops.summary import print_decisions
-    from schemas.settings import Settings
+    from ouroboros_gates.events import ensure_schema
+    from ouroboros_gates.ops.pushes import decide_through_queue, forge_pushes
+    from ouroboros_gates.ops.summary import print_decisions
+    from ouroboros_gates.schemas.settings import Settings
 
     for name in ("OURO_MODEL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_DECIDER_PROGRAM"):
         monkeypatch.delenv(name, raising=False)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
-from events.projections.runs import runs
-from schemas import RunRecorded, RunSummary, Usage
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, ensure_schema
+from ouroboros_gates.events.projections.runs import runs
+from ouroboros_gates.schemas import RunRecorded, RunSummary, Usage
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,7 +30,7 @@ def _recorded(run: str) -> RunRecorded:
 def _ouro(url: str, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OURO_DATABASE_URL": url, "OURO_STATE": str(state), "COLUMNS": "200"}
     return subprocess.run(
-        [sys.executable, "-c", "from ops.cli import main; main()", *args],
+        [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 

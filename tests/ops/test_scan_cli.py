@@ -13,12 +13,12 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from decider.folder import TEST_REASON
-from decider.program import OperatingPoint, Program
-from events import SqlEventStore
-from events.projections.decisions import decisions
-from ops.cli import app
-from schemas.errors import OuroError
+from ouroboros_gates.decider.folder import TEST_REASON
+from ouroboros_gates.decider.program import OperatingPoint, Program
+from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events.projections.decisions import decisions
+from ouroboros_gates.ops.cli import app
+from ouroboros_gates.schemas.errors import OuroError
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "tests" / "decider" / "data" / "sarif-schema-2.1.0.json").read_text())

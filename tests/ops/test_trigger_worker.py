@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from events import SqlEventStore, ensure_schema
-from schemas.settings import Settings
-from workers import build_app, declare_queues
-from workers.triggers import NOT_BUILT, PUBLISHED, ensure_lock_table, lock_rows, locks
+from ouroboros_gates.events import SqlEventStore, ensure_schema
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers import build_app, declare_queues
+from ouroboros_gates.workers.triggers import NOT_BUILT, PUBLISHED, ensure_lock_table, lock_rows, locks
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -38,7 +38,8 @@ def worker(tmp_path: Path, redis_url: str, pg_url: str) -> Iterator[tuple[Any, S
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", "fleet,measurer", "-c", "2",
+            [sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker", "-Q", "fleet,measurer",
+             "-c", "2",
              "-n", "triggers@%h", "-l", "INFO", "--without-gossip", "--without-mingle"],
             env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip

@@ -16,12 +16,22 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import Engine, delete
 
-from events import Metadata, SqlEventStore, ensure_schema
-from ops.triggers import next_occurrences
-from schemas import Measure, Message, PrecheckSweep, RunMergeTrain
-from schemas.errors import PermanentError
-from workers.app import app
-from workers.triggers import NOT_BUILT, PUBLISHED, RUNNING, TRIGGERS, Fired, ensure_lock_table, fire, lock_rows, locks
+from ouroboros_gates.events import Metadata, SqlEventStore, ensure_schema
+from ouroboros_gates.ops.triggers import next_occurrences
+from ouroboros_gates.schemas import Measure, Message, PrecheckSweep, RunMergeTrain
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.workers.app import app
+from ouroboros_gates.workers.triggers import (
+    NOT_BUILT,
+    PUBLISHED,
+    RUNNING,
+    TRIGGERS,
+    Fired,
+    ensure_lock_table,
+    fire,
+    lock_rows,
+    locks,
+)
 
 LA = ZoneInfo("America/Los_Angeles")
 T0 = datetime(2026, 10, 5, 7, 5, tzinfo=UTC)
@@ -119,7 +129,7 @@ def test_a_trigger_whose_task_is_not_built_records_it(store: SqlEventStore, name
 
 
 def test_the_precheck_trigger_publishes_a_sweep_of_the_mining_tickets(store: SqlEventStore) -> None:
-    import workers.tasks  # noqa: F401  (registers every task, as a worker does)
+    import ouroboros_gates.workers.tasks  # noqa: F401  (registers every task, as a worker does)
 
     sent: list[Message] = []
     fired = fire("precheck", store.engine, registered=set(app.tasks), publish=sent.append, now=T0)
@@ -129,7 +139,7 @@ def test_the_precheck_trigger_publishes_a_sweep_of_the_mining_tickets(store: Sql
 
 
 def test_the_merge_train_trigger_publishes_a_run_of_the_train(store: SqlEventStore) -> None:
-    import workers.tasks  # noqa: F401  (registers every task, as a worker does)
+    import ouroboros_gates.workers.tasks  # noqa: F401  (registers every task, as a worker does)
 
     sent: list[Message] = []
     fired = fire("merge_train", store.engine, registered=set(app.tasks), publish=sent.append, now=T0)
@@ -199,7 +209,7 @@ def test_next_occurrences_skip_the_missing_hour_and_fire_the_repeated_one_once()
 def test_ouro_triggers_prints_next_occurrences_and_derivations(tmp_path: Path) -> None:
     env = {**os.environ, "OURO_STATE": str(tmp_path / "state"), "COLUMNS": "200"}
     env.pop("OURO_DATABASE_URL", None)
-    run = [sys.executable, "-c", "from ops.cli import main; main()", "triggers"]
+    run = [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", "triggers"]
     shown = subprocess.run(
         [*run, "--json", "-n", "2"], check=False, env=env, capture_output=True, text=True, timeout=120
     )

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-import schemas as s
+from ouroboros_gates import schemas as s
 
 T0 = datetime(2026, 10, 2, 18, 4, 45, tzinfo=UTC)
 SHA = "6c1f2a103b7e4d6a9e510a1b2c3d4e316c1f2a10"
@@ -322,7 +322,7 @@ def contract_type_names() -> list[str]:
 
 def _ours(registry: Mapping[str, type[s.Record]]) -> list[str]:
     # Other packages' tests may register throw-away types; only the contract's own are checked here.
-    return sorted(name for name, cls in registry.items() if cls.__module__.startswith("schemas."))
+    return sorted(name for name, cls in registry.items() if cls.__module__.startswith("ouroboros_gates.schemas."))
 
 
 @pytest.fixture

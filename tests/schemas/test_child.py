@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from schemas._child import fork_child
+from ouroboros_gates.schemas._child import fork_child
 
 
 def _fail() -> bytes:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from pydantic import ValidationError
 
-from schemas import Fact, Finding, LabelRow, Number, Scope, Severity, Span, Text, utc
+from ouroboros_gates.schemas import Fact, Finding, LabelRow, Number, Scope, Severity, Span, Text, utc
 
 SEED_FINDING = (
     '{"miner":"draft-pr-late","rule":"invisible","subject":[{"text":"6c1f2a10-3b7e-4d6a-9e51-0a1b2c3d4e31"}],'

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from schemas import Candidate, Decision, Example, FeatureRecord, Label, Record
+from ouroboros_gates.schemas import Candidate, Decision, Example, FeatureRecord, Label, Record
 
 Examples = dict[str, Callable[[], Record]]
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from schemas import (
+from ouroboros_gates.schemas import (
     EVENT_TYPES,
     LabelTicket,
     Merged,

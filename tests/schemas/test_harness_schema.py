@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from pydantic import ValidationError
 
-from schemas import HarnessEvent, Record, RunSummary, Usage
+from ouroboros_gates.schemas import HarnessEvent, Record, RunSummary, Usage
 
 Examples = dict[str, Callable[[], Record]]
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from schemas import (
+from ouroboros_gates.schemas import (
     FixerSession,
     LabelerRun,
     MergeResult,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from schemas import IngestRun, LabelTicket, LaunchFixer, Message, Probe, Record, content_id
+from ouroboros_gates.schemas import IngestRun, LabelTicket, LaunchFixer, Message, Probe, Record, content_id
 
 Examples = dict[str, Callable[[], Record]]
 

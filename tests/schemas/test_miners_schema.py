@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from schemas import Backtest, Finding, MinerAcceptance, MutantOutcome, MutantResult, MutationReport, Record
+from ouroboros_gates.schemas import (
+    Backtest,
+    Finding,
+    MinerAcceptance,
+    MutantOutcome,
+    MutantResult,
+    MutationReport,
+    Record,
+)
 
 Examples = dict[str, Callable[[], Record]]
 

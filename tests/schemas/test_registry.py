@@ -14,8 +14,8 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-import schemas
-from schemas import EVENT_TYPES, MESSAGE_TYPES, RECORD_TYPES, Event, Message, Record
+from ouroboros_gates import schemas
+from ouroboros_gates.schemas import EVENT_TYPES, MESSAGE_TYPES, RECORD_TYPES, Event, Message, Record
 
 Examples = dict[str, Callable[[], Record]]
 
@@ -117,7 +117,7 @@ def test_public_surface_is_pinned_and_sorted() -> None:
 
 @pytest.mark.parametrize("module_name", MODULES)
 def test_every_module_is_re_exported(module_name: str) -> None:
-    module = importlib.import_module(f"schemas.{module_name}")
+    module = importlib.import_module(f"ouroboros_gates.schemas.{module_name}")
     assert module.__all__ == sorted(module.__all__, key=_isort_key)
     assert set(module.__all__) <= set(schemas.__all__)
     for name in module.__all__:
@@ -126,7 +126,7 @@ def test_every_module_is_re_exported(module_name: str) -> None:
 
 @pytest.mark.parametrize("module_name", MODULES)
 def test_every_public_class_has_a_one_line_docstring(module_name: str) -> None:
-    module = importlib.import_module(f"schemas.{module_name}")
+    module = importlib.import_module(f"ouroboros_gates.schemas.{module_name}")
     for name in module.__all__:
         obj = getattr(module, name)
         if inspect.isclass(obj) and obj.__module__ == module.__name__:
@@ -143,7 +143,11 @@ def test_event_types_are_unique_and_equal_to_class_names(event_type: str, exampl
 
 
 def test_every_event_class_is_registered() -> None:
-    declared = [cls for cls in RECORD_TYPES.values() if issubclass(cls, Event) and cls.__module__ == "schemas.events"]
+    declared = [
+        cls
+        for cls in RECORD_TYPES.values()
+        if issubclass(cls, Event) and cls.__module__ == "ouroboros_gates.schemas.events"
+    ]
     assert len(declared) == 22
     assert all(EVENT_TYPES[cls.TYPE] is cls for cls in declared)
     assert len({cls.TYPE for cls in declared}) == len(declared)
@@ -153,12 +157,14 @@ def test_message_tasks_are_well_formed_and_unique(message_type: str) -> None:
     cls = MESSAGE_TYPES[message_type]
     assert issubclass(cls, Message)
     assert re.fullmatch(r"[a-z]+\.[a-z_]+", cls.TASK), cls.TASK
-    ours = [c.TASK for c in MESSAGE_TYPES.values() if c.__module__ == "schemas.messages"]
+    ours = [c.TASK for c in MESSAGE_TYPES.values() if c.__module__ == "ouroboros_gates.schemas.messages"]
     assert ours.count(cls.TASK) == 1
 
 
 def test_message_tasks() -> None:
-    tasks = {name: cls.TASK for name, cls in MESSAGE_TYPES.items() if cls.__module__ == "schemas.messages"}
+    tasks = {
+        name: cls.TASK for name, cls in MESSAGE_TYPES.items() if cls.__module__ == "ouroboros_gates.schemas.messages"
+    }
     assert tasks == {
         "IngestRun": "miner.ingest",
         "MineRun": "miner.mine",
@@ -217,14 +223,25 @@ def _fresh(code: str) -> list[str]:
 def test_a_name_loads_its_own_family_and_a_registry_is_always_whole() -> None:
     code = (
         "import sys\n"
-        "from schemas import HarnessEvent, content_id\n"
-        "print(' '.join(sorted(m for m in sys.modules if m.startswith('schemas.'))))\n"
-        "from schemas import EVENT_TYPES\n"
+        "from ouroboros_gates.schemas import HarnessEvent, content_id\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('ouroboros_gates.schemas.'))))\n"
+        "from ouroboros_gates.schemas import EVENT_TYPES\n"
         "print('RunRecorded' in EVENT_TYPES, 'DecisionMade' in EVENT_TYPES, 'LabelProposed' in EVENT_TYPES)\n"
     )
     families, whole = _fresh(code)[:-3], _fresh(code)[-3:]
     # HarnessEvent's own module (and what it imports), not the messages, events, loop or decider families
-    assert {"schemas.harness", "schemas._base", "schemas.common"} <= set(families)
-    assert set(families).isdisjoint({"schemas.events", "schemas.messages", "schemas.loop", "schemas.decider"})
+    assert {
+        "ouroboros_gates.schemas.harness",
+        "ouroboros_gates.schemas._base",
+        "ouroboros_gates.schemas.common",
+    } <= set(families)
+    assert set(families).isdisjoint(
+        {
+            "ouroboros_gates.schemas.events",
+            "ouroboros_gates.schemas.messages",
+            "ouroboros_gates.schemas.loop",
+            "ouroboros_gates.schemas.decider",
+        }
+    )
     # _base, loaded for content_id, holds the registries; they are bound only once every family has filled them
     assert whole == ["True", "True", "True"]

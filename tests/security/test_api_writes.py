@@ -10,8 +10,8 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from ops.api import create_app
-from schemas.settings import Settings
+from ouroboros_gates.ops.api import create_app
+from ouroboros_gates.schemas.settings import Settings
 
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from forge import Commit, PullRequest
-from workers.merger import merger_identity, self_merge_lines
+from ouroboros_gates.forge import Commit, PullRequest
+from ouroboros_gates.workers.merger import merger_identity, self_merge_lines
 
 ME = merger_identity(4242)
 SUBJECT = "miner: flag late draft pull requests\n\nBody of the change.\n\n"

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemas import IngestRun, content_id
-from schemas.errors import PermanentError
-from schemas.settings import Settings
-from workers.miner.ingest import confine, ingest_run
+from ouroboros_gates.schemas import IngestRun, content_id
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.miner.ingest import confine, ingest_run
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from forge import ForgeError, LocalForge, NotFoundError
+from ouroboros_gates.forge import ForgeError, LocalForge, NotFoundError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

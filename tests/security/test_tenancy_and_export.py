@@ -10,13 +10,13 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from events import Metadata, SqlEventStore, StreamWrite, ensure_schema
-from events.projections import PROJECTIONS
-from events.projector import catch_up
-from ops.api import create_app
-from ops.redact import Gate
-from schemas import Fact, Finding, FindingDerived, Number, Scope, Severity, Span, Text
-from schemas.settings import Settings
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, ensure_schema
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projector import catch_up
+from ouroboros_gates.ops.api import create_app
+from ouroboros_gates.ops.redact import Gate
+from ouroboros_gates.schemas import Fact, Finding, FindingDerived, Number, Scope, Severity, Span, Text
+from ouroboros_gates.schemas.settings import Settings
 
 WRITE = {"Authorization": "Bearer tok"}
 # What an operator's run really carries: their home, e-mail, hosts, and their own name in a command.

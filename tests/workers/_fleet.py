@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from events import SqlEventStore, ensure_schema
-from schemas.settings import Settings
-from workers import build_app, declare_queues
+from ouroboros_gates.events import SqlEventStore, ensure_schema
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers import build_app, declare_queues
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ class Fleet:
     ) -> subprocess.Popen[bytes]:
         """A real worker process, in its own process group so it can be killed whole."""
         log = (self.tmp / f"{name}-{len(self.workers)}.log").open("ab")
-        argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", queues,
+        argv = [sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker", "-Q", queues,
                 "-c", str(concurrency), "-n", f"{name}{len(self.workers)}@%h", "-l", "INFO",
                 "--without-gossip", "--without-mingle"]  # fmt: skip
         process = subprocess.Popen(argv, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,

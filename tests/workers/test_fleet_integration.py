@@ -12,7 +12,7 @@ import pytest
 import redis
 from _fleet import Fleet, wait_for
 
-from schemas import IngestRun, Probe, content_id
+from ouroboros_gates.schemas import IngestRun, Probe, content_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from events import SqlEventStore, ensure_schema
-from schemas import MinerAccepted, MinerRefused
-from workers.miner import mine
+from ouroboros_gates.events import SqlEventStore, ensure_schema
+from ouroboros_gates.schemas import MinerAccepted, MinerRefused
+from ouroboros_gates.workers.miner import mine
 
 
 def test_a_recorded_run_that_cannot_be_read_does_not_stop_acceptance(

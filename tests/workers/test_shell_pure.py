@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from events import DEAD_LETTER, SqlEventStore, ensure_schema
-from schemas import Probe, ProbeCompleted
-from schemas.errors import PermanentError
-from schemas.settings import Settings
-from workers import shell
+from ouroboros_gates.events import DEAD_LETTER, SqlEventStore, ensure_schema
+from ouroboros_gates.schemas import Probe, ProbeCompleted
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers import shell
 
 
 @pytest.fixture

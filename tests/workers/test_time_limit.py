@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.errors import ConfigurationError
-from schemas.settings import Settings, load_settings
-from workers.app import build_app
+from ouroboros_gates.schemas.errors import ConfigurationError
+from ouroboros_gates.schemas.settings import Settings, load_settings
+from ouroboros_gates.workers.app import build_app
 
 
 def test_the_limit_is_just_inside_the_visibility_timeout_unless_set() -> None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from decider.memory import MemoryStore
-from decider.push import decide_repository
-from forge import LocalForge, open_forge
-from schemas import DecidePush, DecisionMade
-from schemas.errors import PermanentError
-from schemas.settings import Settings
-from workers.miner.ingest import confine
-from workers.shell import Context, Outcome, fleet_task
+from ouroboros_gates.decider.memory import MemoryStore
+from ouroboros_gates.decider.push import decide_repository
+from ouroboros_gates.forge import LocalForge, open_forge
+from ouroboros_gates.schemas import DecidePush, DecisionMade
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.miner.ingest import confine
+from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 
 NEW_REF = "0" * 40
 

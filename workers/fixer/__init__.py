@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from workers.fixer.budget import LiveCost, budget_for, folded_cost
-from workers.fixer.sandbox import AGENT_SECRETS, Sandbox, find_sandbox
-from workers.fixer.session import SessionPlan, SessionRun, brief_for, outcome_of, plan_session, run_session
+from ouroboros_gates.workers.fixer.budget import LiveCost, budget_for, folded_cost
+from ouroboros_gates.workers.fixer.sandbox import AGENT_SECRETS, Sandbox, find_sandbox
+from ouroboros_gates.workers.fixer.session import (
+    SessionPlan,
+    SessionRun,
+    brief_for,
+    outcome_of,
+    plan_session,
+    run_session,
+)
 
 __all__ = [
     "AGENT_SECRETS",

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 
 from sqlalchemy import Engine
 
-from events.budget import Budget
-from harness.cost import SessionCosts
-from schemas.settings import Settings
+from ouroboros_gates.events.budget import Budget
+from ouroboros_gates.harness.cost import SessionCosts
+from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["LiveCost", "budget_for", "folded_cost"]
 

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from events.budget import Budget
-from forge import PullRequest, WritableForge
-from forge.git import git
-from schemas import FixerOutcome, FixerSession, PrecheckVerdict, content_id
-from schemas.errors import PermanentError
-from schemas.settings import Settings
-from workers.fixer.budget import LiveCost, folded_cost
-from workers.fixer.sandbox import Sandbox
+from ouroboros_gates.events.budget import Budget
+from ouroboros_gates.forge import PullRequest, WritableForge
+from ouroboros_gates.forge.git import git
+from ouroboros_gates.schemas import FixerOutcome, FixerSession, PrecheckVerdict, content_id
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.fixer.budget import LiveCost, folded_cost
+from ouroboros_gates.workers.fixer.sandbox import Sandbox
 
 __all__ = ["SessionPlan", "SessionRun", "brief_for", "outcome_of", "plan_session", "run_session"]
 

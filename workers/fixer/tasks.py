@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import logging
 
-from events import utcnow
-from forge import LocalForge
-from forge.factory import open_forge
-from schemas import FixerSessionEnded, IngestRun, LaunchFixer, content_id
-from workers.fixer.budget import budget_for
-from workers.fixer.sandbox import find_sandbox
-from workers.fixer.session import SessionRun, run_session
-from workers.shell import Context, Outcome, fleet_task
+from ouroboros_gates.events import utcnow
+from ouroboros_gates.forge import LocalForge
+from ouroboros_gates.forge.factory import open_forge
+from ouroboros_gates.schemas import FixerSessionEnded, IngestRun, LaunchFixer, content_id
+from ouroboros_gates.workers.fixer.budget import budget_for
+from ouroboros_gates.workers.fixer.sandbox import find_sandbox
+from ouroboros_gates.workers.fixer.session import SessionRun, run_session
+from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 
 log = logging.getLogger(__name__)
 

@@ -12,16 +12,23 @@ the ``gpu`` queue's pool. Pure modules; ``tasks`` holds the Celery task ``labele
 
 from __future__ import annotations
 
-from workers.labeler.acceptance import Verdict, decode_escapes, fragments, judge, lifted
-from workers.labeler.autoscale import GPU_QUEUE, GpuAutoscaler, target_processes
-from workers.labeler.core import known_runs, label_tickets, run_events
-from workers.labeler.gpu import DockerEngine, DockerError, GpuSharing, has_gpu, keep_alive_s, sharing_from_settings
-from workers.labeler.prefilter import CUT, Candidate, Prefiltered, Source, prefilter, read_line
-from workers.labeler.prompt import SCHEMA, request_for
-from workers.labeler.request import Job, complete, proposal_fields
-from workers.labeler.run import LABELS, RECORD, Labeler, Plan, RunResult
-from workers.labeler.sources import miner_reproducer, sources_for
-from workers.labeler.terms import Term, terms_of
+from ouroboros_gates.workers.labeler.acceptance import Verdict, decode_escapes, fragments, judge, lifted
+from ouroboros_gates.workers.labeler.autoscale import GPU_QUEUE, GpuAutoscaler, target_processes
+from ouroboros_gates.workers.labeler.core import known_runs, label_tickets, run_events
+from ouroboros_gates.workers.labeler.gpu import (
+    DockerEngine,
+    DockerError,
+    GpuSharing,
+    has_gpu,
+    keep_alive_s,
+    sharing_from_settings,
+)
+from ouroboros_gates.workers.labeler.prefilter import CUT, Candidate, Prefiltered, Source, prefilter, read_line
+from ouroboros_gates.workers.labeler.prompt import SCHEMA, request_for
+from ouroboros_gates.workers.labeler.request import Job, complete, proposal_fields
+from ouroboros_gates.workers.labeler.run import LABELS, RECORD, Labeler, Plan, RunResult
+from ouroboros_gates.workers.labeler.sources import miner_reproducer, sources_for
+from ouroboros_gates.workers.labeler.terms import Term, terms_of
 
 __all__ = [
     "CUT",

@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from schemas import Acceptance, Span
-from workers.labeler.prefilter import CUT
+from ouroboros_gates.schemas import Acceptance, Span
+from ouroboros_gates.workers.labeler.prefilter import CUT
 
 __all__ = ["Reproducer", "Verdict", "decode_escapes", "fragments", "in_order", "judge", "lifted"]
 

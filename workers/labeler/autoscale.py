@@ -88,9 +88,9 @@ class GpuAutoscaler(Autoscaler):  # type: ignore[misc]  # celery is untyped
 
 
 def _docker_holders() -> list[str]:
-    from llm import endpoint_from_settings
-    from schemas.settings import load_settings
-    from workers.labeler.gpu import sharing_from_settings
+    from ouroboros_gates.llm import endpoint_from_settings
+    from ouroboros_gates.schemas.settings import load_settings
+    from ouroboros_gates.workers.labeler.gpu import sharing_from_settings
 
     settings = load_settings("labeler")
     endpoint = endpoint_from_settings(settings)

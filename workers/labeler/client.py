@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from llm import (
+from ouroboros_gates.llm import (
     ChatClient,
     ChatReply,
     ChatRequest,
@@ -17,8 +17,8 @@ from llm import (
     endpoint_from_settings,
     find_manifest,
 )
-from schemas.settings import Settings
-from workers.labeler.run import ChatFn
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.labeler.run import ChatFn
 
 __all__ = ["KeepAliveChat", "chat_from_settings"]
 

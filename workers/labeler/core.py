@@ -13,16 +13,16 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from events import SqlEventStore, StreamWrite
-from events.projections.runs import runs as runs_table
-from forge import Forge
-from schemas import Event, LabelerRunCompleted, LabelProposed, LabelRequest
-from schemas.settings import Settings
-from workers.labeler.client import chat_from_settings
-from workers.labeler.gpu import sharing_from_settings
-from workers.labeler.request import complete
-from workers.labeler.run import Labeler, Plan, RunResult
-from workers.labeler.sources import miner_reproducer, sources_for
+from ouroboros_gates.events import SqlEventStore, StreamWrite
+from ouroboros_gates.events.projections.runs import runs as runs_table
+from ouroboros_gates.forge import Forge
+from ouroboros_gates.schemas import Event, LabelerRunCompleted, LabelProposed, LabelRequest
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.labeler.client import chat_from_settings
+from ouroboros_gates.workers.labeler.gpu import sharing_from_settings
+from ouroboros_gates.workers.labeler.request import complete
+from ouroboros_gates.workers.labeler.run import Labeler, Plan, RunResult
+from ouroboros_gates.workers.labeler.sources import miner_reproducer, sources_for
 
 __all__ = ["known_runs", "label_tickets", "run_events"]
 

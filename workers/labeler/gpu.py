@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from schemas.errors import TransientError
-from schemas.settings import Settings
+from ouroboros_gates.schemas.errors import TransientError
+from ouroboros_gates.schemas.settings import Settings
 
 __all__ = [
     "DEFAULT_LOOK_S",

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from workers.labeler.scan import MAX_TERMS, Hit, Scan, scan_file, scan_lines
-from workers.labeler.terms import Term, search_forms
+from ouroboros_gates.workers.labeler.scan import MAX_TERMS, Hit, Scan, scan_file, scan_lines
+from ouroboros_gates.workers.labeler.terms import Term, search_forms
 
 __all__ = ["CUT", "EXCERPT_CHARS", "Candidate", "Prefiltered", "Source", "prefilter", "read_line"]
 

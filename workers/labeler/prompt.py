@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm import ChatRequest, Message
-from workers.labeler.prefilter import CUT, Candidate
-from workers.labeler.request import Job
+from ouroboros_gates.llm import ChatRequest, Message
+from ouroboros_gates.workers.labeler.prefilter import CUT, Candidate
+from ouroboros_gates.workers.labeler.request import Job
 
 __all__ = ["INSTRUCTIONS", "SCHEMA", "Answer", "read_answers", "request_for"]
 

@@ -15,8 +15,8 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from forge import Ticket
-from schemas import CorpusKind, LabelRequest
+from ouroboros_gates.forge import Ticket
+from ouroboros_gates.schemas import CorpusKind, LabelRequest
 
 __all__ = ["Job", "complete", "proposal_fields"]
 

@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from llm import AccountError, BudgetExhausted, ChatReply, ChatRequest, LlmError
-from schemas import LabelerRun, LabelerStatus, ProposedLabel, Span
-from workers.labeler.acceptance import Reproducer, judge
-from workers.labeler.gpu import DEFAULT_LOOK_S, GpuSharing, keep_alive_s
-from workers.labeler.prefilter import Candidate, Source, prefilter, read_line
-from workers.labeler.prompt import read_answers, request_for
-from workers.labeler.request import Job
-from workers.labeler.terms import terms_of
+from ouroboros_gates.llm import AccountError, BudgetExhausted, ChatReply, ChatRequest, LlmError
+from ouroboros_gates.schemas import LabelerRun, LabelerStatus, ProposedLabel, Span
+from ouroboros_gates.workers.labeler.acceptance import Reproducer, judge
+from ouroboros_gates.workers.labeler.gpu import DEFAULT_LOOK_S, GpuSharing, keep_alive_s
+from ouroboros_gates.workers.labeler.prefilter import Candidate, Source, prefilter, read_line
+from ouroboros_gates.workers.labeler.prompt import read_answers, request_for
+from ouroboros_gates.workers.labeler.request import Job
+from ouroboros_gates.workers.labeler.terms import terms_of
 
 __all__ = ["LABELS", "RECORD", "ChatFn", "Labeler", "Plan", "RunResult"]
 

@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from forge import Commit, Forge, NotFoundError, PullRequest, Ticket
-from forge.base import COMMIT_NAME
-from harness import run_at
-from miners import CorpusItem, MinerError, extract_facts, find_miner
-from miners.corpus import JSONL
-from schemas import CorpusKind, Span, Text
-from workers.labeler.acceptance import Reproducer
-from workers.labeler.prefilter import Source
-from workers.labeler.request import Job
+from ouroboros_gates.forge import Commit, Forge, NotFoundError, PullRequest, Ticket
+from ouroboros_gates.forge.base import COMMIT_NAME
+from ouroboros_gates.harness import run_at
+from ouroboros_gates.miners import CorpusItem, MinerError, extract_facts, find_miner
+from ouroboros_gates.miners.corpus import JSONL
+from ouroboros_gates.schemas import CorpusKind, Span, Text
+from ouroboros_gates.workers.labeler.acceptance import Reproducer
+from ouroboros_gates.workers.labeler.prefilter import Source
+from ouroboros_gates.workers.labeler.request import Job
 
 __all__ = ["MAX_FILE_BYTES", "miner_reproducer", "sources_for"]
 

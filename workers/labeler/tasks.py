@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from forge.factory import open_forge
-from schemas import LabelTicket
-from workers.labeler.core import known_runs, label_tickets, run_events
-from workers.shell import Context, Outcome, fleet_task
+from ouroboros_gates.forge.factory import open_forge
+from ouroboros_gates.schemas import LabelTicket
+from ouroboros_gates.workers.labeler.core import known_runs, label_tickets, run_events
+from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 
 
 @fleet_task(LabelTicket)

@@ -9,15 +9,37 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from schemas._lazy import reexport
+from ouroboros_gates.schemas._lazy import reexport
 
 if TYPE_CHECKING:
-    from workers.measurer.hfleet import FLOOR, HFleet, RunRatio, offenders, read_h_fleet, read_h_fleet_runs, run_name
-    from workers.measurer.inputs import EVENT_TYPES, MeasureInput, RunCounts, SessionCost, Structure, fold
-    from workers.measurer.log import SNAPSHOT, logged, measure_log, read_input, series_stream, snapshot_path
-    from workers.measurer.series import SERIES, ZONE, measure, period_of, period_start
-    from workers.measurer.snapshot import build_snapshot, write_snapshot
-    from workers.measurer.stats import Fit, ols, t_975
+    from ouroboros_gates.workers.measurer.hfleet import (
+        FLOOR,
+        HFleet,
+        RunRatio,
+        offenders,
+        read_h_fleet,
+        read_h_fleet_runs,
+        run_name,
+    )
+    from ouroboros_gates.workers.measurer.inputs import (
+        EVENT_TYPES,
+        MeasureInput,
+        RunCounts,
+        SessionCost,
+        Structure,
+        fold,
+    )
+    from ouroboros_gates.workers.measurer.log import (
+        SNAPSHOT,
+        logged,
+        measure_log,
+        read_input,
+        series_stream,
+        snapshot_path,
+    )
+    from ouroboros_gates.workers.measurer.series import SERIES, ZONE, measure, period_of, period_start
+    from ouroboros_gates.workers.measurer.snapshot import build_snapshot, write_snapshot
+    from ouroboros_gates.workers.measurer.stats import Fit, ols, t_975
 
 
 __all__ = [

@@ -34,8 +34,8 @@ from typing import Any
 
 import orjson
 
-from harness.paths import session_id
-from schemas._child import Child, fork_child
+from ouroboros_gates.harness.paths import session_id
+from ouroboros_gates.schemas._child import Child, fork_child
 
 __all__ = ["FLOOR", "HFleet", "RunRatio", "offenders", "read_h_fleet", "read_h_fleet_runs", "run_name"]
 
@@ -176,8 +176,8 @@ def _files(part: _Part) -> tuple[Path, ...]:
 
 def _read_session(files: tuple[Path, ...]) -> _FileSums:
     """A session's one result: its usage as the corpus readers count it (none when no line reports usage)."""
-    from harness.reader import Reader  # the readers: only a session needs them
-    from harness.stats import Tally
+    from ouroboros_gates.harness.reader import Reader  # the readers: only a session needs them
+    from ouroboros_gates.harness.stats import Tally
 
     reader = Reader(files, "session")
     tally = Tally.of(reader)

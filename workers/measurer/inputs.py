@@ -15,7 +15,7 @@ from datetime import datetime
 
 import orjson
 
-from schemas import (
+from ouroboros_gates.schemas import (
     Event,
     FindingDerived,
     FixerOutcome,

@@ -10,12 +10,12 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
-from events import EventStore
-from schemas import Event, SeriesPoint
-from schemas.settings import Settings
-from workers.measurer.inputs import EVENT_TYPES, MeasureInput, fold
-from workers.measurer.series import measure
-from workers.measurer.snapshot import build_snapshot
+from ouroboros_gates.events import EventStore
+from ouroboros_gates.schemas import Event, SeriesPoint
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.measurer.inputs import EVENT_TYPES, MeasureInput, fold
+from ouroboros_gates.workers.measurer.series import measure
+from ouroboros_gates.workers.measurer.snapshot import build_snapshot
 
 __all__ = ["SNAPSHOT", "PointKey", "logged", "measure_log", "point_key", "read_input", "series_stream", "snapshot_path"]
 

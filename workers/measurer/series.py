@@ -51,10 +51,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from schemas import Scope, SeriesPoint
-from workers.measurer.hfleet import FLOOR, RunRatio, offenders
-from workers.measurer.inputs import MeasureInput, RunCounts
-from workers.measurer.stats import Fit, ols
+from ouroboros_gates.schemas import Scope, SeriesPoint
+from ouroboros_gates.workers.measurer.hfleet import FLOOR, RunRatio, offenders
+from ouroboros_gates.workers.measurer.inputs import MeasureInput, RunCounts
+from ouroboros_gates.workers.measurer.stats import Fit, ols
 
 __all__ = [
     "SERIES",

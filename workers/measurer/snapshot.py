@@ -25,10 +25,10 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
-from schemas import Scope, SeriesPoint
-from workers.measurer.hfleet import FLOOR, RunRatio, offenders
-from workers.measurer.inputs import MeasureInput
-from workers.measurer.series import ZONE, h_fleet
+from ouroboros_gates.schemas import Scope, SeriesPoint
+from ouroboros_gates.workers.measurer.hfleet import FLOOR, RunRatio, offenders
+from ouroboros_gates.workers.measurer.inputs import MeasureInput
+from ouroboros_gates.workers.measurer.series import ZONE, h_fleet
 
 __all__ = ["build_snapshot", "write_snapshot"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
-from schemas import Measure, SeriesPointRecorded
-from workers.measurer.log import measure_log, series_stream, snapshot_path
-from workers.measurer.snapshot import write_snapshot
-from workers.shell import Context, Outcome, fleet_task
+from ouroboros_gates.schemas import Measure, SeriesPointRecorded
+from ouroboros_gates.workers.measurer.log import measure_log, series_stream, snapshot_path
+from ouroboros_gates.workers.measurer.snapshot import write_snapshot
+from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 
 __all__ = ["measure"]
 

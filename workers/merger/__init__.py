@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from workers.merger.close import CloseVerdict, close_ticket, close_verdict, closed_event, closes_ticket
-from workers.merger.core import train_writes, tried_heads
-from workers.merger.gate import checks_gate, command_gate, default_gate, make_gate
-from workers.merger.train import (
+from ouroboros_gates.workers.merger.close import CloseVerdict, close_ticket, close_verdict, closed_event, closes_ticket
+from ouroboros_gates.workers.merger.core import train_writes, tried_heads
+from ouroboros_gates.workers.merger.gate import checks_gate, command_gate, default_gate, make_gate
+from ouroboros_gates.workers.merger.train import (
     MERGER,
     GateResult,
     TrainStep,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from forge import PullRequest, WritableForge
-from schemas import TicketClosed
+from ouroboros_gates.forge import PullRequest, WritableForge
+from ouroboros_gates.schemas import TicketClosed
 
 __all__ = ["CloseVerdict", "close_ticket", "close_verdict", "closed_event", "closes_ticket"]
 

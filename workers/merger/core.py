@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from events import SqlEventStore, StreamWrite, utcnow
-from forge import WritableForge
-from forge.local import LocalForge
-from schemas import Event, MergeAttempted, Merged, MergeOutcome, MergeRefused
-from schemas.settings import Settings
-from workers.merger.close import close_ticket, closed_event, closes_ticket
-from workers.merger.gate import make_gate
-from workers.merger.train import merger_identity, ready_pulls, run_train
+from ouroboros_gates.events import SqlEventStore, StreamWrite, utcnow
+from ouroboros_gates.forge import WritableForge
+from ouroboros_gates.forge.local import LocalForge
+from ouroboros_gates.schemas import Event, MergeAttempted, Merged, MergeOutcome, MergeRefused
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.merger.close import close_ticket, closed_event, closes_ticket
+from ouroboros_gates.workers.merger.gate import make_gate
+from ouroboros_gates.workers.merger.train import merger_identity, ready_pulls, run_train
 
 __all__ = ["train_writes", "tried_heads"]
 

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
 
-from forge import PullRequest
-from forge.git import git
-from schemas.errors import ConfigurationError, GitError
-from workers.merger.train import Gate, GateResult
+from ouroboros_gates.forge import PullRequest
+from ouroboros_gates.forge.git import git
+from ouroboros_gates.schemas.errors import ConfigurationError, GitError
+from ouroboros_gates.workers.merger.train import Gate, GateResult
 
 __all__ = ["checks_gate", "command_gate", "default_gate", "make_gate"]
 
@@ -48,7 +48,14 @@ def default_gate(repository: Path | None) -> Gate:
         match = _MINER_BRANCH.match(pull.head_ref)
         if not checks.passed or repository is None or "miner" not in pull.labels or match is None:
             return checks
-        argv = [sys.executable, "-c", "from ops.cli import main; main()", "miner", "test", match.group(1)]
+        argv = [
+            sys.executable,
+            "-c",
+            "from ouroboros_gates.ops.cli import main; main()",
+            "miner",
+            "test",
+            match.group(1),
+        ]
         return _run_in_checkout(argv, repository, pull)
 
     return gate

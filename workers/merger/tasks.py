@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from forge.factory import open_forge
-from schemas import RunMergeTrain
-from workers.merger.core import train_writes
-from workers.shell import Context, Outcome, fleet_task
+from ouroboros_gates.forge.factory import open_forge
+from ouroboros_gates.schemas import RunMergeTrain
+from ouroboros_gates.workers.merger.core import train_writes
+from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 
 
 @fleet_task(RunMergeTrain)

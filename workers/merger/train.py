@@ -17,8 +17,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from forge import ForgeError, PullRequest, WritableForge
-from schemas import MergeOutcome, MergeResult
+from ouroboros_gates.forge import ForgeError, PullRequest, WritableForge
+from ouroboros_gates.schemas import MergeOutcome, MergeResult
 
 __all__ = [
     "MERGER",

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from workers.miner.ingest import ingest_run
+from ouroboros_gates.workers.miner.ingest import ingest_run
 
 __all__ = ["ingest_run"]

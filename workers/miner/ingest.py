@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from harness import read, run_at, summarise
-from schemas import IngestRun, MineRun, RunRecorded, content_id
-from schemas.errors import PermanentError
-from schemas.settings import Settings
+from ouroboros_gates.harness import read, run_at, summarise
+from ouroboros_gates.schemas import IngestRun, MineRun, RunRecorded, content_id
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["confine", "file_digest", "ingest_run", "mine_message", "run_digest", "run_paths"]
 

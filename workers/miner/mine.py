@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from events import Metadata, SqlEventStore, StreamWrite
-from events.recorded import recorded_runs
-from miners import CorpusItem, Miner, MinerError, Rules, discover, extract_facts, find, miner_test
-from miners.corpus import JSONL
-from miners.datalog import Value
-from schemas import Finding, MinerAcceptance, MinerAccepted, MinerRefused
-from schemas.errors import CorpusError
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite
+from ouroboros_gates.events.recorded import recorded_runs
+from ouroboros_gates.miners import CorpusItem, Miner, MinerError, Rules, discover, extract_facts, find, miner_test
+from ouroboros_gates.miners.corpus import JSONL
+from ouroboros_gates.miners.datalog import Value
+from ouroboros_gates.schemas import Finding, MinerAcceptance, MinerAccepted, MinerRefused
+from ouroboros_gates.schemas.errors import CorpusError
 
 __all__ = ["Gate", "Verdict", "accepted_gates", "finding_key", "fleet_gates", "mine_run", "miner_digest"]
 

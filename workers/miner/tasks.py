@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from miners import CorpusItem
-from miners.corpus import JSONL
-from schemas import FindingDerived, IngestRun, MineRun
-from schemas.errors import PermanentError
-from workers.miner.ingest import confine, ingest_run, mine_message, run_paths
-from workers.miner.mine import finding_key, fleet_gates, mine_run
-from workers.shell import Context, Outcome, fleet_task
+from ouroboros_gates.miners import CorpusItem
+from ouroboros_gates.miners.corpus import JSONL
+from ouroboros_gates.schemas import FindingDerived, IngestRun, MineRun
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.workers.miner.ingest import confine, ingest_run, mine_message, run_paths
+from ouroboros_gates.workers.miner.mine import finding_key, fleet_gates, mine_run
+from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 
 
 @fleet_task(IngestRun, pure=True)

@@ -7,8 +7,15 @@ labeler write it, the pre-check reads it); ``check`` is the pure verdict; ``reco
 
 from __future__ import annotations
 
-from workers.prechecker.check import MINING_LABEL, Precheck, instance_problem, is_mining, latest_proposal, precheck
-from workers.prechecker.proposal import (
+from ouroboros_gates.workers.prechecker.check import (
+    MINING_LABEL,
+    Precheck,
+    instance_problem,
+    is_mining,
+    latest_proposal,
+    precheck,
+)
+from ouroboros_gates.workers.prechecker.proposal import (
     FENCE,
     ProposalBlock,
     ProposalFormatError,
@@ -17,8 +24,8 @@ from workers.prechecker.proposal import (
     parse_proposal,
     render_proposal,
 )
-from workers.prechecker.record import label_message, new_events, precheck_message, ticket_stream
-from workers.prechecker.sources import RunIndex, registered_kinds
+from ouroboros_gates.workers.prechecker.record import label_message, new_events, precheck_message, ticket_stream
+from ouroboros_gates.workers.prechecker.sources import RunIndex, registered_kinds
 
 __all__ = [
     "FENCE",

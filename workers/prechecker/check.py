@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from forge import Comment, Forge, Ticket
-from forge.base import COMMIT_NAME
-from schemas import CorpusKind, LabelRequest, PrecheckOutcome, PrecheckVerdict, Proposal
-from workers.prechecker.proposal import ProposalFormatError, has_block, parse_proposal
+from ouroboros_gates.forge import Comment, Forge, Ticket
+from ouroboros_gates.forge.base import COMMIT_NAME
+from ouroboros_gates.schemas import CorpusKind, LabelRequest, PrecheckOutcome, PrecheckVerdict, Proposal
+from ouroboros_gates.workers.prechecker.proposal import ProposalFormatError, has_block, parse_proposal
 
 __all__ = ["MINING_LABEL", "Precheck", "instance_problem", "is_mining", "latest_proposal", "precheck"]
 

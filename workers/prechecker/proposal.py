@@ -27,8 +27,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from schemas import CorpusKind, Proposal
-from schemas.errors import PermanentError
+from ouroboros_gates.schemas import CorpusKind, Proposal
+from ouroboros_gates.schemas.errors import PermanentError
 
 __all__ = [
     "FENCE",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from events import StoredEvent
-from schemas import (
+from ouroboros_gates.events import StoredEvent
+from ouroboros_gates.schemas import (
     Event,
     LabelRequested,
     LabelTicket,
@@ -21,7 +21,7 @@ from schemas import (
     ProposalPosted,
     content_id,
 )
-from workers.prechecker.check import Precheck
+from ouroboros_gates.workers.prechecker.check import Precheck
 
 __all__ = ["label_message", "new_events", "precheck_message", "ticket_stream"]
 

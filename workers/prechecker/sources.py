@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from events import EventStore
-from miners import discover
+from ouroboros_gates.events import EventStore
+from ouroboros_gates.miners import discover
 
 __all__ = ["RunIndex", "registered_kinds"]
 

@@ -7,9 +7,9 @@ calls, their cost rows and the comments; ``census`` whether an existing extracto
 
 from __future__ import annotations
 
-from workers.proposer.census import TEMPLATE, CensusRow, census_row, count
-from workers.proposer.prompt import SCHEMA, batch_message, build_request, shared_prefix
-from workers.proposer.propose import BATCH_SIZE, Batch, Draft, draft, post, propose
+from ouroboros_gates.workers.proposer.census import TEMPLATE, CensusRow, census_row, count
+from ouroboros_gates.workers.proposer.prompt import SCHEMA, batch_message, build_request, shared_prefix
+from ouroboros_gates.workers.proposer.propose import BATCH_SIZE, Batch, Draft, draft, post, propose
 
 __all__ = [
     "BATCH_SIZE",

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import run_at
-from miners import CorpusItem, Miner, MinerError, extract_facts, judge
-from miners.corpus import JSONL
-from schemas import Proposal
+from ouroboros_gates.harness import run_at
+from ouroboros_gates.miners import CorpusItem, Miner, MinerError, extract_facts, judge
+from ouroboros_gates.miners.corpus import JSONL
+from ouroboros_gates.schemas import Proposal
 
 __all__ = ["TEMPLATE", "CensusRow", "census_row", "count"]
 

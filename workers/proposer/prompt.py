@@ -12,10 +12,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from forge import Ticket
-from llm import ChatRequest
-from schemas import CorpusKind
-from workers.prechecker import has_block
+from ouroboros_gates.forge import Ticket
+from ouroboros_gates.llm import ChatRequest
+from ouroboros_gates.schemas import CorpusKind
+from ouroboros_gates.workers.prechecker import has_block
 
 __all__ = ["SCHEMA", "batch_message", "build_request", "shared_prefix"]
 

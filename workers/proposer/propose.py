@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from forge import Ticket, WritableForge
-from llm import Chat, ChatReply, ReplyParseError
-from schemas import CorpusKind, Proposal, ProposerCall
-from workers.prechecker import latest_proposal, parse_proposal, render_proposal
-from workers.proposer.prompt import build_request
+from ouroboros_gates.forge import Ticket, WritableForge
+from ouroboros_gates.llm import Chat, ChatReply, ReplyParseError
+from ouroboros_gates.schemas import CorpusKind, Proposal, ProposerCall
+from ouroboros_gates.workers.prechecker import latest_proposal, parse_proposal, render_proposal
+from ouroboros_gates.workers.proposer.prompt import build_request
 
 __all__ = ["BATCH_SIZE", "Batch", "Draft", "draft", "post", "propose"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from decider.learn.labels import LabelledUnit
+from ouroboros_gates.decider.learn.labels import LabelledUnit
 
 SOURCES = """
 [[source]]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from decider.assemble import packaged_program
-from decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
-from ops.cli import app
-from schemas.errors import OuroError
+from ouroboros_gates.decider.assemble import packaged_program
+from ouroboros_gates.decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
+from ouroboros_gates.ops.cli import app
+from ouroboros_gates.schemas.errors import OuroError
 
 _SQL = """package bench;
 
@@ -103,8 +103,8 @@ def test_the_command_writes_its_report(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_the_benchmark_becomes_memory_in_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from decider.memory import MemoryStore
-    from events import make_engine
+    from ouroboros_gates.decider.memory import MemoryStore
+    from ouroboros_gates.events import make_engine
 
     code, expected = _benchmark(tmp_path / "bench", per_cell=3)
     monkeypatch.setenv("OURO_STATE", str(tmp_path / "state"))

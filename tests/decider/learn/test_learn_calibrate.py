@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from _learn_fixtures import unit
 
-from decider.learn.calibrate import calibration_check, fit_map, fit_platt, logit
-from decider.learn.evaluate import Raw, Score, cross_fit, evaluate
-from decider.learn.folds import plan_folds
-from decider.learn.labels import LabelSet
+from ouroboros_gates.decider.learn.calibrate import calibration_check, fit_map, fit_platt, logit
+from ouroboros_gates.decider.learn.evaluate import Raw, Score, cross_fit, evaluate
+from ouroboros_gates.decider.learn.folds import plan_folds
+from ouroboros_gates.decider.learn.labels import LabelSet
 
 
 def _sample(n: int, a: float, b: float, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -85,7 +85,7 @@ def test_failed_check_withholds_block(monkeypatch: pytest.MonkeyPatch) -> None:
     assert held.data["families"]["fam"]["block_offered"] is True
     assert any(p.action == "BLOCK" for p in held.predictions)
 
-    evaluation = importlib.import_module("decider.learn.evaluate")  # the module, not the function
+    evaluation = importlib.import_module("ouroboros_gates.decider.learn.evaluate")  # the module, not the function
 
     failing = calibration_check([0.9, 0.1, 0.9, 0.1], [0, 1, 0, 1], ["a", "a", "b", "b"], resamples=10)
     assert not failing.holds

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from _learn_fixtures import small_corpus, unit
 
-from decider.learn.artifacts import ProgramShelf, canonical
-from decider.learn.compile import CompileSpec, _best, compile_program, identity_free, load_spec
-from decider.learn.errors import LearnError, Unfinished
-from decider.learn.folds import plan_folds
-from decider.learn.labels import build_labels
-from decider.learn.materialise import analyse_units
-from decider.learn.programs import build_memory
-from decider.program import ANSWER_FORMAT
-from llm import ChatClient, Endpoint, MeteredClient, Prices, ResponseCache, load_manifest
+from ouroboros_gates.decider.learn.artifacts import ProgramShelf, canonical
+from ouroboros_gates.decider.learn.compile import CompileSpec, _best, compile_program, identity_free, load_spec
+from ouroboros_gates.decider.learn.errors import LearnError, Unfinished
+from ouroboros_gates.decider.learn.folds import plan_folds
+from ouroboros_gates.decider.learn.labels import build_labels
+from ouroboros_gates.decider.learn.materialise import analyse_units
+from ouroboros_gates.decider.learn.programs import build_memory
+from ouroboros_gates.decider.program import ANSWER_FORMAT
+from ouroboros_gates.llm import ChatClient, Endpoint, MeteredClient, Prices, ResponseCache, load_manifest
 
 ANSWER = {"verdict": "vulnerable", "family": "sql_injection", "confidence": 0.9,
           "rationale": "Line 2 builds the statement from the caller's value.", "cited_lines": [2]}  # fmt: skip
@@ -105,8 +105,8 @@ def test_spec_is_checked(tmp_path: Path) -> None:
 
 
 def test_export_keeps_permissive_demos_and_adoption_carries_the_evaluation() -> None:
-    from decider.learn.artifacts import exportable, with_evaluation
-    from decider.program import Demo, Program
+    from ouroboros_gates.decider.learn.artifacts import exportable, with_evaluation
+    from ouroboros_gates.decider.program import Demo, Program
 
     mine, theirs = unit("a/b", "xss", 1, n=1), replace(unit("c/d", "xss", 0, n=2), licence="unknown")
     demos = tuple(Demo(example_id=u.uid, code="1  f()", signals="", roles=(), family="xss", verdict="vulnerable",

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from _learn_fixtures import unit
 
-from decider.learn.curve import fit_power_law, learning_curve, projection
-from decider.learn.evaluate import Score
-from decider.learn.folds import Fold, plan_folds
-from decider.learn.labels import LabelledUnit
-from decider.memory import Memory, MemoryExample
-from schemas import Example
+from ouroboros_gates.decider.learn.curve import fit_power_law, learning_curve, projection
+from ouroboros_gates.decider.learn.evaluate import Score
+from ouroboros_gates.decider.learn.folds import Fold, plan_folds
+from ouroboros_gates.decider.learn.labels import LabelledUnit
+from ouroboros_gates.decider.memory import Memory, MemoryExample
+from ouroboros_gates.schemas import Example
 
 
 def test_power_law_recovers_known_parameters() -> None:

@@ -7,10 +7,10 @@ import hashlib
 
 from _learn_fixtures import unit
 
-from decider.learn.evaluate import Score, evaluate
-from decider.learn.folds import Fold, plan_folds
-from decider.learn.labels import LabelledUnit, LabelSet
-from decider.learn.report import render_markdown
+from ouroboros_gates.decider.learn.evaluate import Score, evaluate
+from ouroboros_gates.decider.learn.folds import Fold, plan_folds
+from ouroboros_gates.decider.learn.labels import LabelledUnit, LabelSet
+from ouroboros_gates.decider.learn.report import render_markdown
 
 
 def _noise(uid: str) -> float:

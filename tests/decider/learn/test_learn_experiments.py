@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from decider.learn.errors import RegistrationError
-from decider.learn.experiments import (
+from ouroboros_gates.decider.learn.errors import RegistrationError
+from ouroboros_gates.decider.learn.experiments import (
     Outcome,
     analyse,
     arm_order,
@@ -19,8 +19,8 @@ from decider.learn.experiments import (
     obrien_fleming,
     paired_bootstrap,
 )
-from decider.learn.registration import find_registration, load_manifest, register, verify_registered
-from events import MemoryEventStore
+from ouroboros_gates.decider.learn.registration import find_registration, load_manifest, register, verify_registered
+from ouroboros_gates.events import MemoryEventStore
 
 
 def _outcomes(b_only: int, a_only: int, both: int = 0, neither: int = 0) -> list[Outcome]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from _learn_fixtures import unit
 
-from decider.learn.errors import LearnError
-from decider.learn.folds import Fold, FoldPlan, assert_disjoint, plan_folds
+from ouroboros_gates.decider.learn.errors import LearnError
+from ouroboros_gates.decider.learn.folds import Fold, FoldPlan, assert_disjoint, plan_folds
 
 
 def _units() -> list:  # type: ignore[type-arg]

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from _learn_fixtures import corpus, write_pair
 
-from decider.learn.errors import CatalogError, LearnError, SourceNotAllowed
-from decider.learn.groups import advisory_ids, merge_groups, normalise_repo
-from decider.learn.labels import adjudication_label, build_labels
-from decider.learn.sources import load_sources
+from ouroboros_gates.decider.learn.errors import CatalogError, LearnError, SourceNotAllowed
+from ouroboros_gates.decider.learn.groups import advisory_ids, merge_groups, normalise_repo
+from ouroboros_gates.decider.learn.labels import adjudication_label, build_labels
+from ouroboros_gates.decider.learn.sources import load_sources
 
 
 def test_normalise_and_merge_groups() -> None:

@@ -9,10 +9,10 @@ from typing import Any
 
 from _learn_fixtures import small_corpus, unit
 
-from decider.learn.labels import build_labels
-from decider.learn.leaks import audit_leaks
-from decider.learn.materialise import analyse_units, from_json, history, to_json
-from schemas import InstrumentState, State
+from ouroboros_gates.decider.learn.labels import build_labels
+from ouroboros_gates.decider.learn.leaks import audit_leaks
+from ouroboros_gates.decider.learn.materialise import analyse_units, from_json, history, to_json
+from ouroboros_gates.schemas import InstrumentState, State
 
 
 def _record(x: dict[str, Any], engine: State = State.RAN) -> Any:

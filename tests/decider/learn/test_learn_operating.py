@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from decider.learn.metrics import Prediction, average_precision, balanced_brier, summarise
-from decider.learn.operating import Scored, choose_points, wilson_interval
+from ouroboros_gates.decider.learn.metrics import Prediction, average_precision, balanced_brier, summarise
+from ouroboros_gates.decider.learn.operating import Scored, choose_points, wilson_interval
 
 
 def test_wilson_against_hand_values() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from decider.learn.errors import CatalogError
-from decider.learn.labels import build_labels
-from decider.learn.sources import default_allow_list
-from decider.learn.sven import load_sven, sven_pair
+from ouroboros_gates.decider.learn.errors import CatalogError
+from ouroboros_gates.decider.learn.labels import build_labels
+from ouroboros_gates.decider.learn.sources import default_allow_list
+from ouroboros_gates.decider.learn.sven import load_sven, sven_pair
 
 ROW = {
     "func_name": "lookup", "file_name": "app/db.py", "vul_type": "cwe-089",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ops.cli import main
+from ouroboros_gates.ops.cli import main
 
 
 def run_ouro(

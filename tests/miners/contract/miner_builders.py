@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from miners import Extracted, Labels
-from schemas import Fact, LabelRow, Number, Span, Text
+from ouroboros_gates.miners import Extracted, Labels
+from ouroboros_gates.schemas import Fact, LabelRow, Number, Span, Text
 
 DRAFT_PR_LATE = """\
 /* predicate invisible(R): run R stayed invisible for longer than the knee. */

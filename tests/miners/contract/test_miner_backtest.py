@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from miner_builders import DRAFT_PR_LATE, facts_for, labels_for
 
-from miners import Extracted, Rules, backtest, best_knee, check_rules, split
-from miners.knee import confusion
-from schemas import Fact, Number, Span, Text
+from ouroboros_gates.miners import Extracted, Rules, backtest, best_knee, check_rules, split
+from ouroboros_gates.miners.knee import confusion
+from ouroboros_gates.schemas import Fact, Number, Span, Text
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from miners import RulesError, check_rules, run_rules
-from miners.datalog import Value
-from miners.facts import (
+from ouroboros_gates.miners import RulesError, check_rules, run_rules
+from ouroboros_gates.miners.datalog import Value
+from ouroboros_gates.miners.facts import (
     FactLineProblem,
     ProofJson,
     compact_json,
@@ -24,7 +24,7 @@ from miners.facts import (
     read_fact_lines,
     to_arg,
 )
-from schemas import Fact, Finding, Number, Scope, Severity, Span, Text
+from ouroboros_gates.schemas import Fact, Finding, Number, Scope, Severity, Span, Text
 
 
 def test_numbers_are_one_type() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from miners import LabelsError, MinerUsageError, parse_labels, read_labels
+from ouroboros_gates.miners import LabelsError, MinerUsageError, parse_labels, read_labels
 
 GOOD = (
     "# instance\t+/-\tstart\tflagged\tsource\n"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from miner_builders import facts_for, labels_for
 
-from miners import CHECKS, TEMPLATE_FLOOR, Extracted, Labels, check_rules, mutants, mutate, run_checks
-from miners.checks import KNEE_BINDS
-from miners.mutate import mutant_text
-from schemas import Fact, MutantOutcome, MutationOperator, Span, Text
+from ouroboros_gates.miners import CHECKS, TEMPLATE_FLOOR, Extracted, Labels, check_rules, mutants, mutate, run_checks
+from ouroboros_gates.miners.checks import KNEE_BINDS
+from ouroboros_gates.miners.mutate import mutant_text
+from ouroboros_gates.schemas import Fact, MutantOutcome, MutationOperator, Span, Text
 
 TOY = """\
 /* predicate flagged(R): a slow run that is not excused. */

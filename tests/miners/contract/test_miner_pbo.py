@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from miners import WAITS_FOR_LABELS, MinerUsageError, pbo
-from miners.pbo import blocks_of
+from ouroboros_gates.miners import WAITS_FOR_LABELS, MinerUsageError, pbo
+from ouroboros_gates.miners.pbo import blocks_of
 
 # Eight labels in start order, four blocks of two (+, -). Knee 1 flags every positive and a2 (a false
 # alarm in block 1), knee 2 every positive and nothing else, knee 3 only a1 and a3.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from miners import (
+from ouroboros_gates.miners import (
     MINERS_PATH_ENV,
     MinerDefinitionError,
     MinerNotFoundError,
@@ -18,11 +18,11 @@ from miners import (
     miner_test,
     new_miner,
 )
-from miners.registry import MINERS_DIR, miner_folders
+from ouroboros_gates.miners.registry import MINERS_DIR, miner_folders
 
 EXTRACT = """
-from miners.corpus import CorpusItem
-from schemas import Fact, Text
+from ouroboros_gates.miners.corpus import CorpusItem
+from ouroboros_gates.schemas import Fact, Text
 
 NAME = "{name}"
 PACKAGE = "{package}"
@@ -56,7 +56,7 @@ def test_the_template_is_installed_and_found_by_name_or_folder() -> None:
     template = find_miner("_template", extra="")
     assert template == find_miner("draft-pr-late", extra="")
     assert (template.package, template.verdicts, template.gate, template.origin) == (
-        "miners._template",
+        "ouroboros_gates.miners._template",
         ("invisible",),
         "warn",
         "installed",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import miners
+from ouroboros_gates import miners
 
 
 def test_all_is_sorted_and_complete() -> None:

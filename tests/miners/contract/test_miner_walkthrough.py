@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cli_support import run_ouro as ouro
 
-from harness import read, summarise
+from ouroboros_gates.harness import read, summarise
 
 REPO = Path(__file__).resolve().parents[3]
 SECTION = re.search(r"## Writing a miner\n(.*?)\n## ", (REPO / "README.md").read_text(), re.DOTALL)
@@ -42,7 +42,7 @@ def test_the_readme_names_the_commands_run_here() -> None:
 
 def accepted(miners: Path, projects: Path) -> set[str]:
     """The miners the fleet accepts as gates when its event log holds the sessions under ``projects``."""
-    from workers.miner.mine import accepted_gates
+    from ouroboros_gates.workers.miner.mine import accepted_gates
 
     return {gate.miner.name for gate in accepted_gates(str(miners), max_age_s=0, runs=lambda: [projects])}
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import clingo
 
-from miners.datalog import Atom, Comparison, Constant, Negation, Program, Term, Value
+from ouroboros_gates.miners.datalog import Atom, Comparison, Constant, Negation, Program, Term, Value
 
 Database = dict[str, set[tuple[Value, ...]]]
 

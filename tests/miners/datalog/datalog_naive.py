@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from miners.datalog import Atom, Comparison, Constant, Negation, Program, Rule, Term, Value
+from ouroboros_gates.miners.datalog import Atom, Comparison, Constant, Negation, Program, Rule, Term, Value
 
 Database = dict[str, set[tuple[Value, ...]]]
 Binding = dict[str, Value]

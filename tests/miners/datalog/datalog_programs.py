@@ -16,8 +16,8 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
-from miners.datalog import BUILTINS, Program, Value, parse
-from miners.datalog.syntax import format_value
+from ouroboros_gates.miners.datalog import BUILTINS, Program, Value, parse
+from ouroboros_gates.miners.datalog.syntax import format_value
 
 INTS: tuple[Value, ...] = (0, 1, 2, 3, -1)
 STRINGS: tuple[Value, ...] = ("a", "b", 'q"x\\y')

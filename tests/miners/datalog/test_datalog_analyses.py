@@ -9,7 +9,7 @@ import pytest
 from benchmark_support import load_benchmark
 from datalog_clingo import clingo_model
 
-from miners.datalog import check, evaluate, parse
+from ouroboros_gates.miners.datalog import check, evaluate, parse
 
 MODULE = load_benchmark("_analyses")
 

@@ -6,9 +6,9 @@ import ast
 import sys
 from pathlib import Path
 
-import miners.datalog
+from ouroboros_gates.miners import datalog as miners_datalog
 
-PACKAGE = Path(miners.datalog.__file__).parent
+PACKAGE = Path(miners_datalog.__file__).parent
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -17,8 +17,8 @@ def _isort_key(name: str) -> tuple[int, str]:
 
 
 def test_the_public_surface_is_pinned_and_sorted() -> None:
-    assert miners.datalog.__all__ == sorted(miners.datalog.__all__, key=_isort_key)
-    assert miners.datalog.__all__ == [
+    assert miners_datalog.__all__ == sorted(miners_datalog.__all__, key=_isort_key)
+    assert miners_datalog.__all__ == [
         "BUILTINS",
         "ArityError",
         "Atom",
@@ -56,12 +56,12 @@ def test_the_public_surface_is_pinned_and_sorted() -> None:
         "evaluate",
         "parse",
     ]
-    for name in miners.datalog.__all__:
-        assert getattr(miners.datalog, name) is not None
+    for name in miners_datalog.__all__:
+        assert getattr(miners_datalog, name) is not None
 
 
 def test_the_error_tree() -> None:
-    from miners.datalog import errors
+    from ouroboros_gates.miners.datalog import errors
 
     contract = (
         errors.UnsafeRuleError,
@@ -96,4 +96,7 @@ def test_the_engine_imports_nothing_but_the_standard_library_and_itself() -> Non
     for source in sources:
         for module in _imported_modules(source):
             top = module.split(".")[0]
-            assert top in sys.stdlib_module_names or module.startswith("miners.datalog"), (source.name, module)
+            assert top in sys.stdlib_module_names or module.startswith("ouroboros_gates.miners.datalog"), (
+                source.name,
+                module,
+            )

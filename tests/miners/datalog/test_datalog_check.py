@@ -12,7 +12,7 @@ from datalog_naive import NotStratified, levels
 from datalog_programs import Generated, programs
 from hypothesis import given, settings
 
-from miners.datalog import (
+from ouroboros_gates.miners.datalog import (
     ArityError,
     Atom,
     ContractError,
@@ -25,7 +25,7 @@ from miners.datalog import (
     check_defined,
     parse,
 )
-from miners.datalog.check import MAX_POSITIVE_ATOMS
+from ouroboros_gates.miners.datalog.check import MAX_POSITIVE_ATOMS
 
 
 def _refusal(text: str, error: type[ContractError] = ContractError) -> str:

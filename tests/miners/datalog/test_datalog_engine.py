@@ -9,10 +9,10 @@ from enum import Enum, IntEnum
 
 import pytest
 
-from miners.datalog import FactError, InputFact, Model, Value, check, evaluate, parse
-from miners.datalog.codegen import compile_plan
-from miners.datalog.plan import Join, plan_rule
-from miners.datalog.syntax import format_value
+from ouroboros_gates.miners.datalog import FactError, InputFact, Model, Value, check, evaluate, parse
+from ouroboros_gates.miners.datalog.codegen import compile_plan
+from ouroboros_gates.miners.datalog.plan import Join, plan_rule
+from ouroboros_gates.miners.datalog.syntax import format_value
 
 
 def run(text: str, facts: Iterable[InputFact] = ()) -> Model:

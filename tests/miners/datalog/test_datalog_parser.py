@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from miners.datalog import (
+from ouroboros_gates.miners.datalog import (
     Atom,
     Comparison,
     Constant,
@@ -16,7 +16,7 @@ from miners.datalog import (
     Variable,
     parse,
 )
-from miners.datalog.syntax import format_value
+from ouroboros_gates.miners.datalog.syntax import format_value
 
 TEMPLATE = """\
 /* predicate

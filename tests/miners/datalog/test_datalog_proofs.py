@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from miners.datalog import (
+from ouroboros_gates.miners.datalog import (
     Condition,
     GroundAtom,
     InputFact,

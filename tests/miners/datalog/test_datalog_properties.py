@@ -13,7 +13,17 @@ from datalog_naive import Database, holds, naive_model, unify
 from datalog_programs import Generated, programs
 from hypothesis import HealthCheck, given, settings
 
-from miners.datalog import Atom, Comparison, Constant, Model, Negation, ProofNode, check, evaluate, parse
+from ouroboros_gates.miners.datalog import (
+    Atom,
+    Comparison,
+    Constant,
+    Model,
+    Negation,
+    ProofNode,
+    check,
+    evaluate,
+    parse,
+)
 
 PROOFS_CHECKED_PER_PROGRAM = 12
 

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from miners import Miner, MinerTestReport, corpus_items, extract_facts, find, find_miner, miner_test
-from miners.datalog import Value
-from schemas import Finding, Text
+from ouroboros_gates.miners import Miner, MinerTestReport, corpus_items, extract_facts, find, find_miner, miner_test
+from ouroboros_gates.miners.datalog import Value
+from ouroboros_gates.schemas import Finding, Text
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = str(REPO / "examples" / "runs" / "*" / "events.jsonl")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from generic_miner_support import EXAMPLES, findings, installed, passing, tool_result, tool_use, write_run
 
-from miners import Miner, corpus_items, extract_facts
+from ouroboros_gates.miners import Miner, corpus_items, extract_facts
 
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 MISS = "<tool_use_error>String to replace not found in file.\nString: x = 1</tool_use_error>"

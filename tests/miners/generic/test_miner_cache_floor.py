@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from generic_miner_support import EXAMPLES, REPO, findings, installed, passing, result, tool_use, write_run
 
-from miners import Miner, corpus_items, extract_facts
-from miners.cache_floor.extract import basis_points
-from schemas import Number
+from ouroboros_gates.miners import Miner, corpus_items, extract_facts
+from ouroboros_gates.miners.cache_floor.extract import basis_points
+from ouroboros_gates.schemas import Number
 
 BELOW = {  # h_r in basis points, rounded down, of the sample runs below the floor
     "d2f0a8c6-7e3b-4c51-9b28-1a4e6d0f3c95": 875,  # the loop's run: its prompt opens with a timestamp

@@ -18,9 +18,9 @@ from generic_miner_support import (
     write_run,
 )
 
-from miners import Miner, corpus_items, extract_facts
-from miners.repeat_failure.extract import digest
-from schemas import Number
+from ouroboros_gates.miners import Miner, corpus_items, extract_facts
+from ouroboros_gates.miners.repeat_failure.extract import digest
+from ouroboros_gates.schemas import Number
 
 REPEATED = "7a2c5f9e-1d3b-4e8a-9c64-0f5b3e7d2a19"  # the same failing pytest four times in a row
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from generic_miner_support import EXAMPLES, REPO, bash_calls, findings, installed, passing, write_run
 
-from miners import Miner
-from miners.self_match.extract import Selection, selection
-from miners.shell import invocations
+from ouroboros_gates.miners import Miner
+from ouroboros_gates.miners.self_match.extract import Selection, selection
+from ouroboros_gates.miners.shell import invocations
 
 SAMPLE = "3e7b1f5d-9c2a-4d84-a6f3-8b0e5d2c7a41"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from generic_miner_support import EXAMPLES, REPO, bash_calls, findings, fitted_knee, installed, write_run
 
-from miners import Miner, corpus_items, extract_facts
-from miners.sleep_poll.extract import sleeping_loop
-from schemas import Number
+from ouroboros_gates.miners import Miner, corpus_items, extract_facts
+from ouroboros_gates.miners.sleep_poll.extract import sleeping_loop
+from ouroboros_gates.schemas import Number
 
 LOOP_RUN = "b5d8e3c1-4f6a-4b29-8d07-2e9c1a5f3b86"  # the sample corpus's sleep/poll run
 PGREP_RUN = "3e7b1f5d-9c2a-4d84-a6f3-8b0e5d2c7a41"  # polls `pgrep -f …` four times after a sleep

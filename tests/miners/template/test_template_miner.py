@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from miners import (
+from ouroboros_gates.miners import (
     TEMPLATE_FLOOR,
     Miner,
     backtest,
@@ -19,8 +19,8 @@ from miners import (
     mutate,
     read_labels,
 )
-from miners.checks import KNEE_BINDS
-from schemas import MutantOutcome, Number, Text
+from ouroboros_gates.miners.checks import KNEE_BINDS
+from ouroboros_gates.schemas import MutantOutcome, Number, Text
 
 REPO = Path(__file__).resolve().parents[3]
 RUN = "6c1f2a10-3b7e-4d6a-9e51-0a1b2c3d4e"

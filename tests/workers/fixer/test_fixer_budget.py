@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import ensure_schema, make_engine
-from events.budget import Budget, budget_day
-from workers.fixer import LiveCost, folded_cost
+from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.events.budget import Budget, budget_day
+from ouroboros_gates.workers.fixer import LiveCost, folded_cost
 
 NOON = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)  # 12:00 in Los Angeles
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from events import ensure_schema, make_engine
-from events.budget import Budget
-from forge import LocalForge
-from schemas import FixerOutcome, PrecheckOutcome, PrecheckVerdict
-from schemas.settings import Settings
-from workers.fixer import SessionRun, find_sandbox, plan_session, run_session
+from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.events.budget import Budget
+from ouroboros_gates.forge import LocalForge
+from ouroboros_gates.schemas import FixerOutcome, PrecheckOutcome, PrecheckVerdict
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.fixer import SessionRun, find_sandbox, plan_session, run_session
 
 ROOT = Path(__file__).resolve().parents[3]
 NOON = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)
@@ -25,7 +25,7 @@ NOON = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)
 AGENT = """
 import json, os, subprocess, sys
 sys.path.insert(0, {root!r})
-from forge import LocalForge
+from ouroboros_gates.forge import LocalForge
 state_visible = os.path.exists({state_probe!r})
 def say(cost, **more):
     print(json.dumps({{"type": "result", "subtype": "success", "session_id": "s1", "total_cost_usd": cost, **more}}),
@@ -143,7 +143,7 @@ def test_without_fixers_or_a_sandbox_nothing_launches(world: dict[str, object]) 
 
 
 def test_the_brief_names_the_instances_the_pre_check_found(world: dict[str, object]) -> None:
-    from workers.fixer import brief_for
+    from ouroboros_gates.workers.fixer import brief_for
 
     state = world["state"]
     assert isinstance(state, Path)

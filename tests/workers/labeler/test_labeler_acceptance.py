@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from schemas import Acceptance, CorpusKind, Span
-from workers.labeler import CUT, decode_escapes, fragments, judge, lifted, miner_reproducer
-from workers.labeler.request import Job
+from ouroboros_gates.schemas import Acceptance, CorpusKind, Span
+from ouroboros_gates.workers.labeler import CUT, decode_escapes, fragments, judge, lifted, miner_reproducer
+from ouroboros_gates.workers.labeler.request import Job
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "runs"
 LINE = (

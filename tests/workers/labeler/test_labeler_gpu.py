@@ -15,9 +15,16 @@ from typing import Any
 
 import pytest
 
-from schemas.settings import Settings
-from workers.labeler import DockerEngine, GpuAutoscaler, GpuSharing, has_gpu, keep_alive_s, sharing_from_settings
-from workers.labeler.gpu import FIRST_KEEP_ALIVE_S
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.labeler import (
+    DockerEngine,
+    GpuAutoscaler,
+    GpuSharing,
+    has_gpu,
+    keep_alive_s,
+    sharing_from_settings,
+)
+from ouroboros_gates.workers.labeler.gpu import FIRST_KEEP_ALIVE_S
 
 
 class FakeDocker(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -189,9 +196,9 @@ def test_the_autoscaler_follows_queue_depth_and_does_not_grow_while_the_gpu_is_y
 def test_celery_uses_it_and_it_reads_the_gpu_queues_depth_from_the_broker(tmp_path: Path) -> None:
     from celery.utils.imports import symbol_by_name
 
-    from schemas import LabelTicket
-    from workers.app import app, build_app, declare_queues
-    from workers.shell import publish
+    from ouroboros_gates.schemas import LabelTicket
+    from ouroboros_gates.workers.app import app, build_app, declare_queues
+    from ouroboros_gates.workers.shell import publish
 
     assert symbol_by_name(app.conf.worker_autoscaler) is GpuAutoscaler
     broker = build_app(Settings(state=tmp_path), include=False)

@@ -13,15 +13,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forge import LocalForge
-from schemas import CorpusKind, LabelRequest
-from workers.labeler import CUT, Source, complete, prefilter, proposal_fields, read_line, terms_of
-from workers.labeler.prefilter import EXCERPT_CHARS
-from workers.labeler.scan import scan_file
-from workers.labeler.terms import Term
+from ouroboros_gates.forge import LocalForge
+from ouroboros_gates.schemas import CorpusKind, LabelRequest
+from ouroboros_gates.workers.labeler import CUT, Source, complete, prefilter, proposal_fields, read_line, terms_of
+from ouroboros_gates.workers.labeler.prefilter import EXCERPT_CHARS
+from ouroboros_gates.workers.labeler.scan import scan_file
+from ouroboros_gates.workers.labeler.terms import Term
 
 # The package exports the function ``prefilter``, which hides the module of that name.
-prefilter_module = importlib.import_module("workers.labeler.prefilter")
+prefilter_module = importlib.import_module("ouroboros_gates.workers.labeler.prefilter")
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
@@ -180,8 +180,8 @@ def test_every_line_carrying_a_form_is_found_with_exactly_its_terms(
 
 
 def test_file_at_searches_each_commit_message_and_the_files_it_changed_as_they_stood(tmp_path: Path) -> None:
-    from workers.labeler import sources_for
-    from workers.labeler.request import Job
+    from ouroboros_gates.workers.labeler import sources_for
+    from ouroboros_gates.workers.labeler.request import Job
 
     forge = LocalForge.from_examples(EXAMPLES, tmp_path)
     job = Job(ticket=44, proposal=None, miner=None, corpus=(CorpusKind.FILE_AT,), instances=("bd0245e", "f" * 40),
@@ -204,8 +204,8 @@ def test_file_at_searches_each_commit_message_and_the_files_it_changed_as_they_s
 
 
 def test_jsonl_searches_every_file_of_a_session_its_subagents_too(tmp_path: Path) -> None:
-    from workers.labeler import sources_for
-    from workers.labeler.request import Job
+    from ouroboros_gates.workers.labeler import sources_for
+    from ouroboros_gates.workers.labeler.request import Job
 
     def line(text: str, **extra: Any) -> str:
         doc = {"type": "user", "sessionId": "s-1", "uuid": text, "message": {"role": "user", "content": text}}

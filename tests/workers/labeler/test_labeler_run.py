@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from schemas import Acceptance, CorpusKind, LabelerRun, LabelerStatus, ProposedLabel
-from schemas.settings import Settings
-from workers.labeler import CUT, GpuSharing, Labeler, Plan, Source
-from workers.labeler.client import chat_from_settings
-from workers.labeler.request import Job
+from ouroboros_gates.schemas import Acceptance, CorpusKind, LabelerRun, LabelerStatus, ProposedLabel
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.labeler import CUT, GpuSharing, Labeler, Plan, Source
+from ouroboros_gates.workers.labeler.client import chat_from_settings
+from ouroboros_gates.workers.labeler.request import Job
 
 LINES = [
     '{"type": "user", "content": "ran pytest"}',

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from events import SqlEventStore, ensure_schema
-from schemas import CorpusKind, LabelRequest, LabelTicket
-from schemas.settings import Settings
-from workers.app import app, queue_for
-from workers.labeler import tasks
-from workers.shell import Context
+from ouroboros_gates.events import SqlEventStore, ensure_schema
+from ouroboros_gates.schemas import CorpusKind, LabelRequest, LabelTicket
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.app import app, queue_for
+from ouroboros_gates.workers.labeler import tasks
+from ouroboros_gates.workers.shell import Context
 
 ROOT = Path(__file__).resolve().parents[3]
 

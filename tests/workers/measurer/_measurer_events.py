@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from schemas import (
+from ouroboros_gates.schemas import (
     BacktestSummary,
     Fact,
     Finding,
@@ -23,7 +23,7 @@ from schemas import (
     TicketClosed,
     Usage,
 )
-from workers.measurer import MeasureInput, RunCounts, SessionCost, Structure
+from ouroboros_gates.workers.measurer import MeasureInput, RunCounts, SessionCost, Structure
 
 DIGEST = "0" * 64
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from workers import measurer
+from ouroboros_gates.workers import measurer
 
 CORE = ("series", "stats", "inputs", "hfleet", "snapshot")
-FORBIDDEN = ("celery", "kombu", "sqlalchemy", "events", "workers.shell", "workers.app")
+FORBIDDEN = ("celery", "kombu", "sqlalchemy", "events", "ouroboros_gates.workers.shell", "ouroboros_gates.workers.app")
 PUBLIC = [
     "EVENT_TYPES", "FLOOR", "SERIES", "SNAPSHOT", "ZONE",
     "Fit", "HFleet", "MeasureInput", "RunCounts", "RunRatio", "SessionCost", "Structure",
@@ -43,4 +43,8 @@ def test_core_imports_no_celery_and_no_sqlalchemy(module: str) -> None:
             else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
         )
     ]  # fmt: skip
-    assert not [name for name in imported if name.split(".")[0] in FORBIDDEN or name in FORBIDDEN]
+    assert not [
+        name
+        for name in imported
+        if name.removeprefix("ouroboros_gates.").split(".")[0] in FORBIDDEN or name in FORBIDDEN
+    ]

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from ops.cli import app
-from workers.measurer import FLOOR, RunRatio, hfleet, offenders, read_h_fleet, run_name
+from ouroboros_gates.ops.cli import app
+from ouroboros_gates.workers.measurer import FLOOR, RunRatio, hfleet, offenders, read_h_fleet, run_name
 
 JQ = shutil.which("jq")
 JQ_PROGRAM = (
@@ -138,7 +138,13 @@ def test_h_fleet_names_a_file_a_reader_process_could_not_read(tmp_path: Path, mo
 HEAVY = ("sqlalchemy", "celery", "kombu", "pydantic_settings", "schemas", "numpy")
 """What ``ouro measure h-fleet`` must not load (typer itself imports pydantic to coerce a typed option); of
 ``schemas`` only the error tree, the forked child and the harness line kinds (standard library alone)."""
-LIGHT = ("schemas", "schemas._child", "schemas._lazy", "schemas.errors", "schemas.kinds")
+LIGHT = (
+    "schemas",
+    "ouroboros_gates.schemas._child",
+    "ouroboros_gates.schemas._lazy",
+    "ouroboros_gates.schemas.errors",
+    "ouroboros_gates.schemas.kinds",
+)
 
 
 def test_h_fleet_command_imports_no_heavy_library(tmp_path: Path) -> None:
@@ -146,7 +152,7 @@ def test_h_fleet_command_imports_no_heavy_library(tmp_path: Path) -> None:
     script = (
         "import sys\n"
         "from typer.testing import CliRunner\n"
-        "from ops.cli.measure import measure_app\n"
+        "from ouroboros_gates.ops.cli.measure import measure_app\n"
         f"out = CliRunner().invoke(measure_app, ['h-fleet', '--json', {str(files[0])!r}])\n"
         "assert out.exit_code == 0, out.output\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} and m not in {LIGHT!r}))\n"
@@ -263,7 +269,7 @@ def test_a_session_is_read_the_same_alone_and_by_several_processes(
 
 
 def test_a_real_session_counts_the_usage_corpus_stats_counts(shared_corpora: Path) -> None:
-    from harness import collect
+    from ouroboros_gates.harness import collect
 
     projects = shared_corpora / "agent_logs" / "claude_code_projects"
     out = CliRunner().invoke(app, ["measure", "h-fleet", "--json", str(projects)])

@@ -13,8 +13,8 @@ from _measurer_events import (
     ticket_closed,
 )
 
-from schemas import ProbeCompleted, Scope
-from workers.measurer import EVENT_TYPES, RunCounts, Structure, fold
+from ouroboros_gates.schemas import ProbeCompleted, Scope
+from ouroboros_gates.workers.measurer import EVENT_TYPES, RunCounts, Structure, fold
 
 AT = t("2026-10-10T00:00:00Z")
 EARLY = t("2026-10-06T12:00:00Z")

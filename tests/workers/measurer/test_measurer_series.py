@@ -12,9 +12,9 @@ from _measurer_events import runs_input, session, structure, t
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemas import Scope, SeriesPoint
-from workers.measurer import SERIES, MeasureInput, RunCounts, measure
-from workers.measurer.series import (
+from ouroboros_gates.schemas import Scope, SeriesPoint
+from ouroboros_gates.workers.measurer import SERIES, MeasureInput, RunCounts, measure
+from ouroboros_gates.workers.measurer.series import (
     compounding,
     findings,
     fixer_economics,

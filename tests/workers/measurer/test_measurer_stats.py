@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workers.measurer import Fit, ols, t_975
+from ouroboros_gates.workers.measurer import Fit, ols, t_975
 
 
 def t_cdf(x: float, df: int, steps: int = 4000) -> float:

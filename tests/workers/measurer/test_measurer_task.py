@@ -10,13 +10,13 @@ import pytest
 from _measurer_events import finding_derived, miner_accepted, run_recorded, session_ended, t
 from typer.testing import CliRunner
 
-from events import Metadata, SqlEventStore, StreamWrite, ensure_schema, utcnow
-from ops.cli import app
-from schemas import Event, Measure, Scope, SeriesPointRecorded
-from schemas.settings import Settings
-from workers.measurer import SERIES, series_stream
-from workers.measurer.tasks import measure
-from workers.shell import Context, Outcome
+from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, ensure_schema, utcnow
+from ouroboros_gates.ops.cli import app
+from ouroboros_gates.schemas import Event, Measure, Scope, SeriesPointRecorded
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.measurer import SERIES, series_stream
+from ouroboros_gates.workers.measurer.tasks import measure
+from ouroboros_gates.workers.shell import Context, Outcome
 
 PRODUCER = "measurer.measure"
 

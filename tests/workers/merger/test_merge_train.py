@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from forge import Commit, LocalForge, PullRequest
-from schemas import MergeOutcome
-from workers.merger import GateResult, checks_gate, ready_pulls, run_train, self_merge_lines
+from ouroboros_gates.forge import Commit, LocalForge, PullRequest
+from ouroboros_gates.schemas import MergeOutcome
+from ouroboros_gates.workers.merger import GateResult, checks_gate, ready_pulls, run_train, self_merge_lines
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 T0 = datetime(2026, 10, 5, 12, 0, tzinfo=UTC)

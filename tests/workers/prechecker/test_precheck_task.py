@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from events import SqlEventStore, ensure_schema
-from events.projections import PROJECTIONS
-from events.projections.labels import label_requests
-from events.projections.proposals import proposals, verdicts
-from events.projector import catch_up
-from events.tables import outbox
-from ops.embedded import EmbeddedFleet, wait_handled
-from schemas import PrecheckSweep
-from schemas.settings import Settings
-from workers import build_app, declare_queues, publish
-from workers.prechecker import precheck_message
+from ouroboros_gates.events import SqlEventStore, ensure_schema
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projections.labels import label_requests
+from ouroboros_gates.events.projections.proposals import proposals, verdicts
+from ouroboros_gates.events.projector import catch_up
+from ouroboros_gates.events.tables import outbox
+from ouroboros_gates.ops.embedded import EmbeddedFleet, wait_handled
+from ouroboros_gates.schemas import PrecheckSweep
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers import build_app, declare_queues, publish
+from ouroboros_gates.workers.prechecker import precheck_message
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 MINING = (38, 41, 44, 47, 48, 50, 53)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from events import MemoryEventStore, Metadata, StreamWrite
-from forge import Comment, LocalForge, Ticket
-from schemas import CorpusKind, LabelTicket, PrecheckOutcome, PrecheckTicket, Proposal
-from workers.prechecker import (
+from ouroboros_gates.events import MemoryEventStore, Metadata, StreamWrite
+from ouroboros_gates.forge import Comment, LocalForge, Ticket
+from ouroboros_gates.schemas import CorpusKind, LabelTicket, PrecheckOutcome, PrecheckTicket, Proposal
+from ouroboros_gates.workers.prechecker import (
     RunIndex,
     is_mining,
     label_message,
@@ -148,9 +148,9 @@ def test_needs_labels_asks_the_labeler(forge: LocalForge, registered: dict[str, 
 
 
 def test_the_public_surface_is_pinned() -> None:
-    import workers.prechecker
+    from ouroboros_gates.workers import prechecker
 
-    assert workers.prechecker.__all__ == [
+    assert prechecker.__all__ == [
         "FENCE", "MINING_LABEL", "Precheck", "ProposalBlock", "ProposalFormatError", "RunIndex", "find_block",
         "has_block", "instance_problem", "is_mining", "label_message", "latest_proposal", "new_events",
         "parse_proposal", "precheck", "precheck_message", "registered_kinds", "render_proposal", "ticket_stream",

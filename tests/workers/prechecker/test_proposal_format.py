@@ -11,8 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemas import CorpusKind, Proposal
-from workers.prechecker import FENCE, ProposalFormatError, find_block, has_block, parse_proposal, render_proposal
+from ouroboros_gates.schemas import CorpusKind, Proposal
+from ouroboros_gates.workers.prechecker import (
+    FENCE,
+    ProposalFormatError,
+    find_block,
+    has_block,
+    parse_proposal,
+    render_proposal,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "forge" / "tickets"
 T0 = datetime(2026, 10, 3, 9, 0, tzinfo=UTC)

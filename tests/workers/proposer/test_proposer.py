@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from forge import LocalForge
-from llm import ChatClient, Endpoint, MeteredClient, load_manifest
-from miners import discover
-from schemas import Proposal
-from workers.prechecker import latest_proposal, parse_proposal, precheck, registered_kinds
-from workers.proposer import census_row, count, post, propose, shared_prefix
+from ouroboros_gates.forge import LocalForge
+from ouroboros_gates.llm import ChatClient, Endpoint, MeteredClient, load_manifest
+from ouroboros_gates.miners import discover
+from ouroboros_gates.schemas import Proposal
+from ouroboros_gates.workers.prechecker import latest_proposal, parse_proposal, precheck, registered_kinds
+from ouroboros_gates.workers.proposer import census_row, count, post, propose, shared_prefix
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 RUNS = sorted(p.name for p in (EXAMPLES / "runs").iterdir())
@@ -136,9 +136,9 @@ def test_the_census_counts_proposals_an_existing_extractor_reaches(forge: LocalF
 
 
 def test_the_public_surface_is_pinned() -> None:
-    import workers.proposer
+    from ouroboros_gates.workers import proposer
 
-    assert workers.proposer.__all__ == [
+    assert proposer.__all__ == [
         "BATCH_SIZE", "SCHEMA", "TEMPLATE", "Batch", "CensusRow", "Draft", "batch_message", "build_request",
         "census_row", "count", "draft", "post", "propose", "shared_prefix",
     ]  # fmt: skip
