@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from ouroboros_gates.events.errors import ConcurrencyError, UnknownEventType
+from ouroboros_gates.events.errors import ConcurrencyError, MigrationError, UnknownEventType
 from ouroboros_gates.events.memory import MemoryEventStore
-from ouroboros_gates.events.migrate import current_revision, ensure_schema, head_revision, open_store, upgrade
+from ouroboros_gates.events.migrate import (
+    Revision,
+    current_revision,
+    downgrade,
+    ensure_schema,
+    head_revision,
+    history,
+    open_store,
+    upgrade,
+)
 from ouroboros_gates.events.sql import SqlEventStore, make_engine
 from ouroboros_gates.events.store import (
     DEAD_LETTER,
@@ -29,15 +38,19 @@ __all__ = [
     "EventStore",
     "MemoryEventStore",
     "Metadata",
+    "MigrationError",
     "OutboxEntry",
+    "Revision",
     "SqlEventStore",
     "StoredEvent",
     "StreamWrite",
     "UnknownEventType",
     "current_revision",
     "decode",
+    "downgrade",
     "ensure_schema",
     "head_revision",
+    "history",
     "iter_all",
     "make_engine",
     "open_store",

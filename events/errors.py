@@ -3,6 +3,7 @@
 OuroError                      (schemas.errors) root of every error Ouroboros raises on purpose
 └── PermanentError             (schemas.errors) retrying cannot help
     ├── ConcurrencyError       optimistic concurrency: the stream moved on
+    ├── MigrationError         a schema migration asked for cannot run (unknown revision, odd stamp)
     └── UnknownEventType       a stored type no class is registered for
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from ouroboros_gates.schemas.errors import PermanentError
 
-__all__ = ["ConcurrencyError", "UnknownEventType"]
+__all__ = ["ConcurrencyError", "MigrationError", "UnknownEventType"]
 
 
 class ConcurrencyError(PermanentError):
@@ -21,6 +22,10 @@ class ConcurrencyError(PermanentError):
         self.stream = stream
         self.expected = expected
         self.actual = actual
+
+
+class MigrationError(PermanentError):
+    """A migration asked for cannot run: an unknown revision, or a database stamped in a state no release left."""
 
 
 class UnknownEventType(PermanentError):

@@ -3,20 +3,35 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, MetaData, inspect, text
+from sqlalchemy import Connection, Engine, MetaData, inspect, text
+
+from ouroboros_gates.events.errors import MigrationError
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
     from ouroboros_gates.events.sql import SqlEventStore
 
-__all__ = ["current_revision", "ensure_schema", "head_revision", "open_store", "target_metadata", "upgrade"]
+__all__ = [
+    "Revision",
+    "current_revision",
+    "downgrade",
+    "ensure_schema",
+    "head_revision",
+    "history",
+    "open_store",
+    "target_metadata",
+    "upgrade",
+]
 
-# Each worker's tables may sit on a branch of their own off the shared trunk: "head" is the set of heads,
-# written as their sorted, comma-joined revisions.
+# One linear chain from 0001 to the head. Releases before 0.2.0 kept three heads (0008, 0010 and 0011 each
+# off 0004) and upgraded to all of them: such a database is the linear chain's 0011, restamped so on upgrade.
+_LEGACY_HEADS = frozenset({"0008", "0010", "0011"})
 
 _HERE = Path(__file__).parent / "migrations"
 _ADVISORY_KEY = 0x6F75726F  # "ouro": one migrator at a time on PostgreSQL
@@ -37,15 +52,36 @@ def _config() -> Config:
     return config
 
 
+@dataclass(frozen=True)
+class Revision:
+    """One migration of the chain: its id, the one it follows, and the first line of its docstring."""
+
+    revision: str
+    down_revision: str | None
+    doc: str
+
+
 def head_revision() -> str:
-    """The heads' revision ids (sorted, comma-joined)."""
+    """The head's revision id."""
     from alembic.script import ScriptDirectory
 
     return ",".join(sorted(ScriptDirectory.from_config(_config()).get_heads()))
 
 
+def history() -> list[Revision]:
+    """Every migration, oldest first."""
+    from alembic.script import ScriptDirectory
+
+    walked = ScriptDirectory.from_config(_config()).walk_revisions()
+    return [Revision(r.revision, _one(r.down_revision), (r.doc or "").strip()) for r in reversed(list(walked))]
+
+
+def _one(down: str | Sequence[str] | None) -> str | None:
+    return down if down is None or isinstance(down, str) else ",".join(down)
+
+
 def current_revision(engine: Engine) -> str | None:
-    """The database's revisions, sorted and comma-joined (None for an empty database)."""
+    """The database's revision (None for an empty database)."""
     from alembic.runtime.migration import MigrationContext
 
     with engine.connect() as conn:
@@ -53,16 +89,42 @@ def current_revision(engine: Engine) -> str | None:
     return ",".join(sorted(heads)) or None
 
 
-def upgrade(engine: Engine, revision: str = "heads") -> None:
+def upgrade(engine: Engine, revision: str = "head") -> None:
     """Run every migration up to ``revision``."""
+    _migrate(engine, "upgrade", revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Undo migrations down to ``revision`` (``base``: an empty schema; the event log's rows go with it)."""
+    _migrate(engine, "downgrade", revision)
+
+
+def _migrate(engine: Engine, direction: str, revision: str) -> None:
     from alembic import command
+    from alembic.util import CommandError
 
     config = _config()
     with engine.begin() as conn:
         if engine.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
+        _restamp_legacy_heads(conn)
         config.attributes["connection"] = conn
-        command.upgrade(config, revision)
+        try:
+            getattr(command, direction)(config, revision)
+        except CommandError as exc:
+            raise MigrationError(f"{direction} to {revision!r}: {exc}") from exc
+
+
+def _restamp_legacy_heads(conn: Connection) -> None:
+    """A database stamped with the three heads of releases before 0.2.0 is stamped 0011, the chain's same state."""
+    if not inspect(conn).has_table("alembic_version"):
+        return
+    stamped = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
+    if len(stamped) <= 1:
+        return
+    if stamped != _LEGACY_HEADS:
+        raise MigrationError(f"the database is stamped {','.join(sorted(stamped))}: not a state any release left")
+    conn.execute(text("DELETE FROM alembic_version WHERE version_num <> '0011'"))
 
 
 def ensure_schema(engine: Engine) -> None:

@@ -92,6 +92,49 @@ def db_upgrade() -> None:
     console.print(f"database at revision {current_revision(store.engine)}")
 
 
+@db_app.command("current")
+def db_current() -> None:
+    """Print the database's schema revision and the head (changes nothing)."""
+    from ouroboros_gates.events import current_revision, head_revision, make_engine
+
+    engine = make_engine(load_settings().event_log_url)
+    current = current_revision(engine)
+    engine.dispose()
+    where = "at head" if current == head_revision() else f"head is {head_revision()}"
+    console.print(f"database at revision {current or 'none (empty)'} ({where})")
+
+
+@db_app.command("history")
+def db_history() -> None:
+    """Print every migration, oldest first, marking the database's revision."""
+    from ouroboros_gates.events import current_revision, history, make_engine
+
+    engine = make_engine(load_settings().event_log_url)
+    current = current_revision(engine)
+    engine.dispose()
+    for step in history():
+        mark = "  <- database" if step.revision == current else ""
+        console.print(
+            f"{step.down_revision or 'base'} -> {step.revision}  {step.doc.splitlines()[0]}{mark}", soft_wrap=True
+        )
+
+
+@db_app.command("downgrade")
+def db_downgrade(
+    revision: Annotated[str, typer.Argument(help="The revision to go down to (`base`: an empty schema).")],
+) -> None:
+    """Undo migrations down to REVISION (what the undone ones created is dropped, rows included)."""
+    from ouroboros_gates.events import MigrationError, current_revision, downgrade, make_engine
+
+    engine = make_engine(load_settings().event_log_url)
+    try:
+        downgrade(engine, revision)
+    except MigrationError as exc:
+        raise UsageError(f"REVISION: {exc}") from exc
+    console.print(f"database at revision {current_revision(engine) or 'none (empty)'}")
+    engine.dispose()
+
+
 @events_app.command("tail")
 def events_tail(
     n: Annotated[int, typer.Option("-n", help="How many of the last events.")] = 20,

@@ -70,3 +70,18 @@ def test_db_upgrade_replay_and_events_on_an_empty_log(tmp_path: Path) -> None:
     replayed = ouro("replay", "--rebuild", state=state)
     assert replayed.returncode == 0 and "ledger digest" in replayed.stdout
     assert ouro("events", "tail", state=state).stdout == ""
+
+
+def test_db_current_history_and_downgrade(tmp_path: Path) -> None:
+    state = tmp_path / "s"
+    assert "none (empty)" in ouro("db", "current", state=state).stdout
+    upgraded = ouro("db", "upgrade", state=state).stdout.split()[-1]
+    assert ouro("db", "current", state=state).stdout.strip() == f"database at revision {upgraded} (at head)"
+    history = ouro("db", "history", state=state).stdout.splitlines()
+    assert history[0].startswith("base -> 0001  ")
+    assert history[-1].split()[2] == upgraded and history[-1].endswith("<- database")
+    down = ouro("db", "downgrade", "0004", state=state)
+    assert down.returncode == 0 and down.stdout.strip() == "database at revision 0004"
+    assert "(head is " in ouro("db", "current", state=state).stdout
+    bad = ouro("db", "downgrade", "nope", state=state)
+    assert bad.returncode == 2 and bad.stderr.startswith("ouro: error: REVISION: downgrade to 'nope'")

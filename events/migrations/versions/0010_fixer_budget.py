@@ -1,7 +1,7 @@
 """The fixers' daily budget: one row per budget day, one reservation per ticket.
 
 Revision ID: 0010
-Revises: 0004
+Revises: 0008
 Create Date: 2026-11-30
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010"
-down_revision = "0004"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

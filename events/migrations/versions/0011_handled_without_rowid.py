@@ -1,7 +1,7 @@
 """SQLite: the handled-message table keyed by its primary key alone (WITHOUT ROWID).
 
 Revision ID: 0011
-Revises: 0004
+Revises: 0010
 Create Date: 2026-11-30
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0011"
-down_revision = "0004"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
