@@ -17,7 +17,7 @@ from ouroboros_gates.decider.memory import Memory, MemoryStore
 from ouroboros_gates.decider.program import Program
 from ouroboros_gates.decider.repos import normalise_repo
 from ouroboros_gates.decider.retrieve import Boundary, columns_from_specs
-from ouroboros_gates.decider.seed import corpus_memory
+from ouroboros_gates.decider.seed import corpus_memory, seed_digest
 from ouroboros_gates.llm import (
     ChatClient,
     EmbeddingClient,
@@ -31,7 +31,15 @@ from ouroboros_gates.llm import (
 from ouroboros_gates.schemas import Profile
 from ouroboros_gates.schemas.settings import Settings
 
-__all__ = ["PROGRAMS_DIR", "Lookup", "build_engine", "find_program", "packaged_program", "repo_group"]
+__all__ = [
+    "PROGRAMS_DIR",
+    "Lookup",
+    "build_engine",
+    "find_program",
+    "packaged_program",
+    "repo_group",
+    "shipped_digests",
+]
 
 PROGRAMS_DIR = RULESET / "programs"
 LOCAL_EMBEDDER = "local/hashed-ngrams"
@@ -50,6 +58,12 @@ def packaged_program(kind: str, profile: str = "static") -> Program | None:
     """``ruleset/programs/<kind>-<profile>.json``, or None when not shipped."""
     path = PROGRAMS_DIR / f"{kind}-{profile}.json"
     return Program.load(path) if path.exists() else None
+
+
+def shipped_digests() -> dict[str, str]:
+    """What the package decides with, by name: each packaged program's id and the shipped memory's digest."""
+    programs = {f"program {path.stem}": Program.load(path).program_id for path in sorted(PROGRAMS_DIR.glob("*.json"))}
+    return {**programs, "memory": seed_digest()}
 
 
 def find_program(settings: Settings, store: MemoryStore | None, chat: bool, profile: str = "static") -> Lookup:

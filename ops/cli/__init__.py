@@ -8,6 +8,7 @@ the command table itself (``usage``) and import no command-line library at all.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -21,10 +22,11 @@ __all__ = ["COMMANDS", "ROOT_HELP", "Entry", "LazyGroup", "app", "load", "main",
 
 def main() -> None:
     """Entry point: run the CLI; our errors and usage errors are one line on stderr and exit status 2."""
+    completing = "_OURO_COMPLETE" in os.environ  # the shell asks for completions: the words are in the environment
     if sys.argv[1:] == ["--help"]:  # the command table, before any command-line library is loaded
         sys.stdout.write(usage())
         raise SystemExit(0)
-    if not sys.argv[1:]:  # no command: the same table, as the usage error it is
+    if not sys.argv[1:] and not completing:  # no command: the same table, as the usage error it is
         sys.stderr.write(usage())
         raise SystemExit(2)
     import typer
@@ -32,7 +34,7 @@ def main() -> None:
     from ouroboros_gates.ops.cli._root import app
 
     try:
-        code = app(standalone_mode=False)
+        code = app(prog_name="ouro", standalone_mode=False)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except (typer.Abort, KeyboardInterrupt):

@@ -4,6 +4,7 @@ command's module only when that command runs. Loaded only for a command: ``ouro 
 from __future__ import annotations
 
 from importlib import import_module
+from typing import Annotated
 
 import typer
 from typer import _click as click
@@ -42,9 +43,24 @@ class LazyGroup(TyperGroup):
         return usage(ctx.terminal_width).rstrip("\n")
 
 
-app = typer.Typer(cls=LazyGroup, no_args_is_help=True, add_completion=False, rich_markup_mode=None, help=ROOT_HELP)
+app = typer.Typer(cls=LazyGroup, no_args_is_help=True, rich_markup_mode=None, help=ROOT_HELP)
+
+
+def _version(asked: bool) -> None:
+    if asked:
+        from ouroboros_gates import __version__
+        from ouroboros_gates.decider.assemble import shipped_digests
+
+        typer.echo(f"ouro {__version__}")
+        for name, digest in shipped_digests().items():
+            typer.echo(f"{name} {digest}")
+        raise typer.Exit()
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", is_eager=True, callback=_version, help="Show the version and exit.")
+    ] = False,
+) -> None:
     """Ouroboros: gates from agents' mistakes."""

@@ -153,7 +153,10 @@ def usage(width: int | None = None) -> str:
     width = max(60, min(width or _terminal_columns(), 100))
     column = max(map(len, COMMANDS)) + 4
     lines = ["Usage: ouro [OPTIONS] COMMAND [ARGS]...", "", f"  {ROOT_HELP}", "", "Options:",
-             "  --help  Show this message and exit.", "", "Commands:"]  # fmt: skip
+             "  -V, --version         Show the version and the shipped program and memory digests, and exit.",
+             "  --install-completion  Install completion for the current shell.",
+             "  --show-completion     Show completion for the current shell, to copy it or customize it.",
+             "  --help                Show this message and exit.", "", "Commands:"]  # fmt: skip
     for name, entry in COMMANDS.items():
         wrapped = wrap(entry.help, width - column) or [""]
         lines.append(f"  {name:<{column - 2}}{wrapped[0]}")

@@ -85,3 +85,25 @@ def test_db_current_history_and_downgrade(tmp_path: Path) -> None:
     assert "(head is " in ouro("db", "current", state=state).stdout
     bad = ouro("db", "downgrade", "nope", state=state)
     assert bad.returncode == 2 and bad.stderr.startswith("ouro: error: REVISION: downgrade to 'nope'")
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_names_the_release_and_what_it_decides_with(tmp_path: Path, flag: str) -> None:
+    from ouroboros_gates import __version__
+
+    shown = ouro(flag, state=tmp_path / "s")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"ouro {__version__}"
+    named = dict(line.rsplit(" ", 1) for line in lines[1:])
+    assert {"program memory-vote-static", "memory"} <= set(named)
+    assert all(len(digest) == 64 and int(digest, 16) >= 0 for digest in named.values())
+
+
+def test_the_shell_completes_commands_and_options(tmp_path: Path) -> None:
+    commands = ouro(state=tmp_path / "s", _OURO_COMPLETE="complete_bash", COMP_WORDS="ouro sc", COMP_CWORD="1")
+    assert commands.returncode == 0 and commands.stdout.split() == ["schema", "scan"]
+    options = ouro(state=tmp_path / "s", _OURO_COMPLETE="complete_bash", COMP_WORDS="ouro scan --fa", COMP_CWORD="2")
+    assert options.stdout.split() == ["--fail-on"]
+    script = ouro("--show-completion", "bash", state=tmp_path / "s")
+    assert script.returncode == 0 and "_OURO_COMPLETE=complete_bash" in script.stdout
