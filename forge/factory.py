@@ -1,16 +1,15 @@
-"""The configured forge: ``OURO_FORGE`` names a local forge folder or ``github:OWNER/NAME``."""
+"""The configured forge: ``OURO_FORGE`` names a local forge folder, ``github:OWNER/NAME`` or ``sample``."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ouroboros_gates.forge.base import WritableForge
 from ouroboros_gates.forge.local import LocalForge
 from ouroboros_gates.schemas.errors import ConfigurationError
 from ouroboros_gates.schemas.settings import Settings
 
-__all__ = ["open_forge"]
+__all__ = ["open_forge", "sample_note"]
 
 
 def open_forge(settings: Settings) -> WritableForge:
@@ -22,8 +21,15 @@ def open_forge(settings: Settings) -> WritableForge:
         if not owner or not name:
             raise ConfigurationError(f"OURO_FORGE: {settings.forge!r} is not github:OWNER/NAME")
         return GitHubForge.from_environment(owner, name, os.environ)
-    folder = Path(settings.forge).expanduser()
+    folder = settings.forge_folder
     if not (folder / "forge").is_dir():
         raise ConfigurationError(f"OURO_FORGE: {folder} has no forge/ folder (tickets/, pulls/)")
     state = settings.state_dir
     return LocalForge.from_examples(folder, state / "forge-cache", writes_dir=state / "forge")
+
+
+def sample_note(settings: Settings) -> str | None:
+    """The line a command prints when it works on the sample forge because ``OURO_FORGE`` names none."""
+    if settings.forge != "sample":
+        return None
+    return "forge: the sample forge shipped with the package (OURO_FORGE=DIR or github:OWNER/NAME names yours)"

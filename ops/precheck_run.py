@@ -26,6 +26,7 @@ from ouroboros_gates.forge import Forge, Ticket, WritableForge
 from ouroboros_gates.forge.factory import open_forge
 from ouroboros_gates.llm import endpoint_from_settings, metered_from_settings
 from ouroboros_gates.miners import discover
+from ouroboros_gates.ops.cli._common import opened_forge
 from ouroboros_gates.ops.embedded import SharedFleet, fleet_for, wait_handled
 from ouroboros_gates.schemas import LabelTicket, ProposalPosted, ProposerCall, ProposerCallCompleted, content_id
 from ouroboros_gates.schemas.errors import ConfigurationError
@@ -98,7 +99,7 @@ def precheck_main(ticket: Sequence[int], as_json: bool) -> None:
     """``ouro precheck``: one row (or JSON object) per ticket."""
     settings = load_settings()
     store = open_store(settings.event_log_url)
-    rows = precheck_rows(open_forge(settings), store, settings, ticket)
+    rows = precheck_rows(opened_forge(settings), store, settings, ticket)
     if as_json:
         for row in rows:
             print(json.dumps(row, sort_keys=True))
@@ -194,7 +195,7 @@ def propose_main(ticket: Sequence[int], census: bool, batch: int | None, costs: 
         for line in [*cost_lines(recorded), cost_summary(recorded)]:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         return
-    forge = open_forge(settings)
+    forge = opened_forge(settings)
     chosen = [forge.ticket(n) for n in ticket] if ticket else [t for t in forge.tickets() if is_mining(t)]
     if census:
         _census(chosen, store, settings)

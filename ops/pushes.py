@@ -128,7 +128,7 @@ def forge_pushes(settings: Settings) -> list[Push]:
     """The pushes of the local forge's repository (``pushes.jsonl`` beside ``repo.bundle``)."""
     import json
 
-    path = Path(settings.forge) / "pushes.jsonl"
+    path = settings.forge_folder / "pushes.jsonl"
     if not path.exists():
         return []
     pushes = []

@@ -16,9 +16,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ouroboros_gates.schemas.errors import ConfigurationError
 
-__all__ = ["ROLES", "Settings", "load_settings"]
+__all__ = ["ROLES", "SAMPLE", "Settings", "load_settings"]
 
 ROLES = ("miner", "prechecker", "labeler", "fixer", "decider", "merger", "measurer")
+
+SAMPLE = Path(__file__).resolve().parent.parent / "examples"
+"""The sample corpus and its forge, shipped with the package: what ``ouro loop`` and ``OURO_FORGE=sample`` read."""
 
 
 class Settings(BaseSettings):
@@ -59,7 +62,11 @@ class Settings(BaseSettings):
     )
     fixers: bool = Field(default=False, description="Launch fixer sessions (needs a sandbox and a cap > 0).")
     merge_gate: str | None = Field(default=None, description="Merge gate command; the checks + miner test if unset.")
-    forge: str = Field(default="examples", description="Local forge folder (forge/, repo.bundle) or github:OWNER/NAME.")
+    forge: str = Field(
+        default="sample",
+        description="Local forge folder (forge/, repo.bundle), github:OWNER/NAME, or `sample`: the sample forge "
+        "shipped with the package.",
+    )
     repository: Path | None = Field(default=None, description="Checkout fixers branch from with a GitHub forge.")
     tenant: str = Field(default="default", min_length=1, description="Tenant recorded on every message.")
     timezone: str = Field(default="America/Los_Angeles", description="Zone of days, weeks and cron.")
@@ -137,7 +144,12 @@ class Settings(BaseSettings):
         """The state directory and the configured roots: paths in messages must lie under one (resolved once:
         every message with a path asks)."""
         named = [Path(p).expanduser().resolve() for p in (self.roots or "").split(os.pathsep) if p]
-        return (self.state_dir, *(named or [Path.cwd().resolve()]))
+        return (self.state_dir, *(named or [Path.cwd().resolve()]), SAMPLE)
+
+    @property
+    def forge_folder(self) -> Path:
+        """The local forge's folder (``sample``: the one shipped with the package)."""
+        return SAMPLE if self.forge == "sample" else Path(self.forge).expanduser()
 
     @property
     def event_log_url(self) -> str:

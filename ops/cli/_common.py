@@ -3,6 +3,7 @@ the event store, and the consoles. Importing it loads neither SQLAlchemy nor the
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
@@ -10,9 +11,10 @@ from ouroboros_gates.schemas.errors import OuroError
 
 if TYPE_CHECKING:
     from ouroboros_gates.events import SqlEventStore
+    from ouroboros_gates.forge import WritableForge
     from ouroboros_gates.schemas.settings import Settings
 
-__all__ = ["UsageError", "event_store", "instant"]
+__all__ = ["UsageError", "event_store", "instant", "opened_forge"]
 
 
 class UsageError(OuroError):
@@ -35,3 +37,12 @@ def event_store(settings: Settings | None = None) -> SqlEventStore:
     from ouroboros_gates.schemas.settings import load_settings
 
     return open_store((settings or load_settings()).event_log_url)
+
+
+def opened_forge(settings: Settings) -> WritableForge:
+    """The configured forge; on stderr, a line saying so when it is the sample forge the package ships."""
+    from ouroboros_gates.forge.factory import open_forge, sample_note
+
+    if (note := sample_note(settings)) is not None:
+        print(note, file=sys.stderr)
+    return open_forge(settings)

@@ -22,9 +22,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ouroboros_gates.events import Metadata, SqlEventStore, open_store
 from ouroboros_gates.events.projections.labels import label_requests
-from ouroboros_gates.forge.factory import open_forge
 from ouroboros_gates.harness import expand
-from ouroboros_gates.ops.cli._common import UsageError
+from ouroboros_gates.ops.cli._common import UsageError, opened_forge
 from ouroboros_gates.schemas import LabelRequest, content_id
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import Settings, load_settings
@@ -144,7 +143,7 @@ def label(
     if not tickets:
         raise UsageError("no tickets: give --ticket N or --tickets-file F (the labeler's queue is empty)")
     tickets = list(dict.fromkeys(tickets))
-    forge = open_forge(settings)
+    forge = opened_forge(settings)
     result = label_tickets(settings, tickets, forge, _runs(settings, store, list(runs or [])), queued)
     message_id = content_id("label", tickets, result.record.started.isoformat())
     store.commit(run_events(result), Metadata(producer="labeler.label", message_id=message_id, tenant=settings.tenant))

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ouroboros_gates.ops.cli._common import event_store
+from ouroboros_gates.ops.cli._common import event_store, opened_forge
 
 __all__ = ["close_ticket_cmd", "fix_cmd", "loop", "train_cmd"]
 
@@ -26,13 +26,22 @@ console = Console()
 
 
 def loop(
-    corpus: Annotated[Path, typer.Argument(help="Directory of runs (<run>/events.jsonl).")] = Path("examples"),
+    corpus: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Directory of runs (<run>/events.jsonl); default: the sample corpus shipped with the package.",
+            show_default=False,
+        ),
+    ] = None,
     fixers: Annotated[bool, typer.Option("--fixers", help="Launch fixer sessions (sandboxed, under the cap).")] = False,
 ) -> None:
     """Run the whole loop once on the embedded default over CORPUS and print the summary."""
     from ouroboros_gates.ops.loop import run_loop
+    from ouroboros_gates.schemas.settings import SAMPLE
 
-    raise typer.Exit(run_loop(corpus, console, fixers=fixers))
+    if corpus is None:
+        console.print("corpus: the sample corpus shipped with the package (give a folder of runs for yours)")
+    raise typer.Exit(run_loop(corpus or SAMPLE, console, fixers=fixers))
 
 
 def close_ticket_cmd(
@@ -44,13 +53,12 @@ def close_ticket_cmd(
 ) -> None:
     """Close TICKET only when PR is merged, its body has | Backtest FN | 0 | and every check row exited 0."""
     from ouroboros_gates.events import Metadata, StreamWrite
-    from ouroboros_gates.forge.factory import open_forge
     from ouroboros_gates.schemas import content_id
     from ouroboros_gates.schemas.settings import load_settings
     from ouroboros_gates.workers.merger import close_ticket, closed_event
 
     settings = load_settings()
-    forge = open_forge(settings)
+    forge = opened_forge(settings)
     verdict = close_ticket(forge, ticket, pull, dry_run=dry_run)
     if dry_run:
         print(verdict.reason)
@@ -71,7 +79,6 @@ def train_cmd() -> None:
     from ouroboros_gates.events import Metadata
     from ouroboros_gates.events.projections import PROJECTIONS
     from ouroboros_gates.events.projector import catch_up
-    from ouroboros_gates.forge.factory import open_forge
     from ouroboros_gates.ops.loop_steps import print_train
     from ouroboros_gates.schemas import MergeAttempted
     from ouroboros_gates.schemas.settings import load_settings
@@ -79,7 +86,7 @@ def train_cmd() -> None:
 
     settings = load_settings()
     store = event_store(settings)
-    writes = train_writes(open_forge(settings), store, settings)
+    writes = train_writes(opened_forge(settings), store, settings)
     if writes:
         store.commit(writes, Metadata(producer="merger.train", message_id=uuid.uuid4().hex, tenant=settings.tenant))
     catch_up(store, PROJECTIONS)
