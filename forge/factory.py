@@ -15,7 +15,15 @@ __all__ = ["open_forge", "sample_note"]
 def open_forge(settings: Settings) -> WritableForge:
     """The forge the settings name; a local one writes into ``<state>/forge`` and clones into its cache."""
     if settings.forge.startswith("github:"):
-        from ouroboros_gates.forge.github import GitHubForge
+        try:
+            from ouroboros_gates.forge.github import GitHubForge
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").partition(".")[0] not in {"githubkit", "hishel"}:
+                raise
+            raise ConfigurationError(
+                f"OURO_FORGE: {settings.forge} needs the GitHub forge, an optional part: "
+                "pip install 'ouroboros-gates[github]'"
+            ) from exc
 
         owner, _, name = settings.forge.removeprefix("github:").partition("/")
         if not owner or not name:

@@ -96,6 +96,10 @@ def flower(
     address: Annotated[str, typer.Option(help="Bind address (0.0.0.0 to expose it beyond this host).")] = "127.0.0.1",
 ) -> None:
     """Start Flower on the broker, with basic auth from OURO_FLOWER_BASIC_AUTH (refused without it)."""
+    from importlib.util import find_spec
+
+    if find_spec("flower") is None:
+        raise UsageError("ouro flower needs Flower, an optional part: pip install 'ouroboros-gates[flower]'")
     auth = load_settings().flower_basic_auth
     if not auth or ":" not in auth:
         raise UsageError("OURO_FLOWER_BASIC_AUTH: set user:password; Flower never runs without auth")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -156,3 +157,13 @@ def test_a_primary_limit_longer_than_the_wait_ceiling_is_transient() -> None:
     with pytest.raises(RateLimitedError, match="rate limit") as caught:
         _forge(served, sleep=sleep).ticket(41)
     assert slept == [] and caught.value.retry_after_s > 3000
+
+
+def test_without_the_github_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ouroboros_gates.forge.factory import open_forge
+    from ouroboros_gates.schemas.settings import Settings
+
+    monkeypatch.delitem(sys.modules, "ouroboros_gates.forge.github", raising=False)
+    monkeypatch.setitem(sys.modules, "githubkit", None)  # as if the extra were not installed
+    with pytest.raises(ConfigurationError, match=r"pip install 'ouroboros-gates\[github\]'"):
+        open_forge(Settings(forge="github:octo/repo"))

@@ -79,3 +79,16 @@ def test_flower_never_starts_without_auth(tmp_path: Path) -> None:
     process = _ouro("flower", f"--port={_free_port()}", env=env, log=log)
     assert process.wait(timeout=60) == 2
     assert "OURO_FLOWER_BASIC_AUTH" in log.read_text()
+
+
+def test_without_the_flower_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from ouroboros_gates.ops.cli import app
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "flower" else real(name, *a))
+    result = CliRunner().invoke(app, ["flower"])
+    assert result.exit_code == 1 and "pip install 'ouroboros-gates[flower]'" in str(result.exception)
