@@ -25,78 +25,257 @@ SAMPLE = Path(__file__).resolve().parent.parent / "examples"
 
 
 class Settings(BaseSettings):
-    """Every setting of Ouroboros, with its default; see the README's configuration table."""
+    """Every setting of Ouroboros, with its default and meaning (docs/reference/configuration.md is made from them).
+
+    ``ouro hook`` runs on every tool call and reads its own settings (``hook_*``) from the environment without
+    this model, by the same names; the model is where they are declared and documented."""
 
     model_config = SettingsConfigDict(env_prefix="OURO_", extra="ignore", frozen=True)
 
-    state: Path = Field(default=Path(".ouroboros"), description="State directory: runs, SQLite log, snapshot.")
-    database_url: str | None = Field(default=None, description="Event log URL; SQLite under the state dir.")
-    broker_url: str | None = Field(default=None, description="Celery broker; kombu's SQLite transport.")
-    visibility_timeout_s: int = Field(default=3600, ge=1, description="Redis redelivery of unacked tasks.")
-    restore_interval_s: float = Field(default=10.0, gt=0, description="How often Redis unacked are checked.")
+    state: Path = Field(
+        default=Path(".ouroboros"), description="state directory: runs, the SQLite log, the embedded broker, snapshots"
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="the event log (`postgresql+psycopg://…` at scale); unset: `sqlite:///<state>/events.sqlite`",
+    )
+    broker_url: str | None = Field(
+        default=None,
+        description="the Celery broker (`redis://…` at scale); unset: `sqla+sqlite:///<state>/broker.sqlite`",
+    )
+    visibility_timeout_s: int = Field(
+        default=3600,
+        ge=1,
+        description="Redis: seconds before an unacknowledged task is redelivered (longer than the longest task)",
+    )
+    restore_interval_s: float = Field(
+        default=10.0, gt=0, description="Redis: how often workers look for unacknowledged tasks past the timeout"
+    )
     task_time_limit_s: float | None = Field(
         default=None,
         ge=0,
         allow_inf_nan=False,
-        description="Seconds a task may run before it is stopped and dead-lettered; unset: 0.9 times the visibility "
-        "timeout; 0: no limit.",
+        description=(
+            "seconds a task may run; past it the task is stopped (its pool child gets Celery's soft time limit) "
+            "and its message dead-lettered with the reason, not retried; `0`: no limit; it must be below the "
+            "visibility timeout; unset: 0.9 x the visibility timeout"
+        ),
     )
     outbox_redeliver_s: float = Field(
-        default=3600.0, gt=0, description="A published follow-up no worker recorded this long is published again."
+        default=3600.0,
+        gt=0,
+        description=(
+            "a follow-up published this long ago that no worker has recorded (a message the broker lost) is "
+            "published again by the outbox sweep"
+        ),
     )
-    max_retries: int = Field(default=5, ge=0, le=50, description="Retries of a failing task before DLQ.")
-    retry_backoff_s: float = Field(default=2.0, gt=0, description="First retry delay; doubles each time.")
-    retry_backoff_max_s: float = Field(default=300.0, gt=0, description="Ceiling of the retry delay.")
-    api_host: str = Field(default="127.0.0.1", description="Address the API binds to.")
-    api_port: int = Field(default=14120, ge=1, le=65535, description="Port of the API and ops page.")
-    api_token: str | None = Field(default=None, description="Bearer token required by API writes.")
-    flower_basic_auth: str | None = Field(default=None, description="user:password for Flower.")
+    max_retries: int = Field(
+        default=5, ge=0, le=50, description="retries of a failing task before the dead-letter queue"
+    )
+    retry_backoff_s: float = Field(default=2.0, gt=0, description="first retry delay; doubles each retry")
+    retry_backoff_max_s: float = Field(default=300.0, gt=0, description="ceiling of the retry delay")
+    api_host: str = Field(default="127.0.0.1", description="API bind address")
+    api_port: int = Field(default=14120, ge=1, le=65535, description="API port")
+    api_token: str | None = Field(
+        default=None, description="bearer token every API write requires (writes are refused without it)"
+    )
+    flower_basic_auth: str | None = Field(default=None, description="`user:password` for Flower (required)")
     fixer_daily_cap_usd: float = Field(
-        default=0.0, ge=0, allow_inf_nan=False, description="Fixers' daily spend cap (USD); 0 keeps fixers off."
+        default=0.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="fixers' daily spend cap in USD (the day is an `OURO_TIMEZONE` day); 0 keeps fixers off",
     )
     fixer_session_usd: float = Field(
-        default=1.5, gt=0, allow_inf_nan=False, description="Reserved per fixer session (~2x $79.37/107)."
+        default=1.5,
+        gt=0,
+        allow_inf_nan=False,
+        description=(
+            "what each session reserves from the day's cap before it starts (about twice the $0.74 mean of 107 "
+            "sessions, $79.37, on 2026-10-03); the agent is stopped when its folded cost reaches it"
+        ),
     )
     fixer_command: str = Field(
-        default="claude -p --output-format stream-json --verbose", description="Fixer agent command (brief last)."
+        default="claude -p --output-format stream-json --verbose",
+        description=(
+            "the fixer agent, run by argument list with the brief as its last argument, its stream-json recorded "
+            "as a run"
+        ),
     )
-    fixers: bool = Field(default=False, description="Launch fixer sessions (needs a sandbox and a cap > 0).")
-    merge_gate: str | None = Field(default=None, description="Merge gate command; the checks + miner test if unset.")
+    fixers: bool = Field(
+        default=False,
+        description=(
+            "`1` (or `--fixers`): launch fixer sessions on launch verdicts; they refuse unattended launch without"
+            " a sandbox (bubblewrap)"
+        ),
+    )
+    merge_gate: str | None = Field(
+        default=None,
+        description=(
+            "the merge train's gate command (`{pr}`, `{head}`, `{base}` substituted; exit 0 passes); unset: every"
+            " check on the head exited 0, plus `ouro miner test NAME` for a `miner` pull request"
+        ),
+    )
     forge: str = Field(
         default="sample",
-        description="Local forge folder (forge/, repo.bundle), github:OWNER/NAME, or `sample`: the sample forge "
-        "shipped with the package.",
+        description=(
+            "`sample` (the sample forge shipped with the package), a local forge folder (`forge/tickets`, "
+            "`forge/pulls`, `repo.bundle`; writes go to `<state>/forge`) or `github:OWNER/NAME` (the `github` "
+            "extra; token from `GH_TOKEN`/`GITHUB_TOKEN`); `ouro loop CORPUS` uses `CORPUS/forge` when it exists"
+        ),
     )
-    repository: Path | None = Field(default=None, description="Checkout fixers branch from with a GitHub forge.")
-    tenant: str = Field(default="default", min_length=1, description="Tenant recorded on every message.")
-    timezone: str = Field(default="America/Los_Angeles", description="Zone of days, weeks and cron.")
+    repository: Path | None = Field(
+        default=None,
+        description="with a GitHub forge: the checkout fixers make their worktrees from and the merge gate runs in",
+    )
+    tenant: str = Field(default="default", min_length=1, description="tenant recorded on every message")
+    timezone: str = Field(default="America/Los_Angeles", description="zone of days, weeks and cron triggers")
     roots: str | None = Field(
-        default=None, description="Paths a message may name, separated by ':'; the working directory if unset."
+        default=None,
+        description=(
+            "`:`-separated roots that paths in messages must lie under (the state directory and the sample corpus "
+            "always are); unset: the working directory"
+        ),
     )
-    polling_interval_s: float = Field(default=0.1, gt=0, description="How often an idle worker polls Redis.")
-    model_api: Literal["openai", "ollama"] | None = Field(default=None, description="Chat API; the manifest's.")
-    model_url: str | None = Field(default=None, description="Chat server URL (OpenAI: up to /v1).")
-    model: str | None = Field(default=None, description="Chat model id (ruleset/models); unset: no chat model.")
-    model_api_key: SecretStr | None = Field(default=None, description="Bearer key of the chat server.")
-    model_timeout_s: float = Field(default=60.0, gt=0, description="Seconds a model call may take.")
-    model_keep_alive_s: float | None = Field(default=None, description="Ollama keep_alive in seconds.")
-    model_usd_ceiling: float | None = Field(default=None, ge=0, allow_inf_nan=False, description="USD per run.")
-    model_call_ceiling: int | None = Field(default=None, ge=0, description="Model calls per run.")
-    embed_api: Literal["openai", "ollama"] | None = Field(default=None, description="Embedding API.")
-    embed_url: str | None = Field(default=None, description="Embedding server URL (OpenAI: up to /v1).")
-    embed_model: str | None = Field(default=None, description="Embedding model id; unset: no embeddings.")
-    embed_api_key: SecretStr | None = Field(default=None, description="Bearer key of the embedding server.")
-    decider_program: Path | None = Field(default=None, description="Compiled decision program (first in lookup).")
-    decider_deadline_s: float = Field(default=30.0, gt=0, description="Seconds a push waits for its decisions.")
-    decider_push_usd: float = Field(default=0.10, ge=0, allow_inf_nan=False, description="Decide budget per push.")
-    decider_push_calls: int = Field(default=120, ge=0, description="Model calls per push.")
-    decider_adapt: bool = Field(default=False, description="Opt-in user adaptation from dismissals in the repo.")
+    polling_interval_s: float = Field(default=0.1, gt=0, description="Redis: how often an idle worker polls")
+    model_api: Literal["openai", "ollama"] | None = Field(
+        default=None,
+        description=(
+            "`openai` (`/v1/chat/completions`: DeepSeek, OpenRouter, vLLM, llama.cpp) or `ollama` (`/api/chat`); "
+            "unset: the manifest's, else `openai`"
+        ),
+    )
+    model_url: str | None = Field(
+        default=None,
+        description=(
+            "the chat server: up to `/v1` for `openai` (`https://api.deepseek.com/v1`), the root for `ollama` "
+            "(`http://127.0.0.1:11434`); unset: the manifest's, else a local server"
+        ),
+    )
+    model: str | None = Field(
+        default=None,
+        description=(
+            "chat model id, a manifest in `ruleset/models/` (`deepseek-chat`, `qwen3:8b`, `local`, …) or a name "
+            "the server knows; unset: no chat model (the decider votes from memory at $0). `OURO_LABELER_MODEL`, "
+            "`OURO_DECIDER_MODEL`… pick one per role"
+        ),
+    )
+    model_api_key: SecretStr | None = Field(
+        default=None, description="bearer key of the chat server; never printed or logged"
+    )
+    model_timeout_s: float = Field(
+        default=60.0, gt=0, description="seconds one model call may take before it counts as a transient failure"
+    )
+    model_keep_alive_s: float | None = Field(
+        default=None, description="Ollama `keep_alive`: seconds the model stays loaded after a call"
+    )
+    model_usd_ceiling: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        description=(
+            "USD one run may spend on model calls; each call reserves its worst case first, so concurrent calls "
+            "never pass it"
+        ),
+    )
+    model_call_ceiling: int | None = Field(default=None, ge=0, description="model calls one run may make")
+    embed_api: Literal["openai", "ollama"] | None = Field(
+        default=None,
+        description="`openai` (`/v1/embeddings`) or `ollama` (`/api/embed`); unset: the manifest's, else `openai`",
+    )
+    embed_url: str | None = Field(
+        default=None,
+        description="the embedding server, as for `OURO_MODEL_URL`; unset: the manifest's, else a local server",
+    )
+    embed_model: str | None = Field(
+        default=None,
+        description=(
+            "embedding model id (`nomic-embed-text`, `openrouter/openai/text-embedding-3-small`); unset: "
+            "retrieval runs on signals only"
+        ),
+    )
+    embed_api_key: SecretStr | None = Field(
+        default=None, description="bearer key of the embedding server (a chat key is never sent to it)"
+    )
+    decider_program: Path | None = Field(
+        default=None,
+        description=(
+            "a compiled decision program (JSON); first in the lookup: this file, the store's adopted program, the"
+            " packaged `ruleset/programs/` one"
+        ),
+    )
+    decider_deadline_s: float = Field(
+        default=30.0,
+        gt=0,
+        description=(
+            "seconds `ouro pre-push` waits for decisions; a candidate not decided by then is `undecided: "
+            "deadline` (ADVISORY, unscored)"
+        ),
+    )
+    decider_push_usd: float = Field(
+        default=0.10,
+        ge=0,
+        allow_inf_nan=False,
+        description=(
+            "model spend ceiling per push or scan (USD); reaching it falls back to the rule output for the rest"
+        ),
+    )
+    decider_push_calls: int = Field(default=120, ge=0, description="model calls per push or scan")
+    decider_adapt: bool = Field(
+        default=False,
+        description=(
+            "`1`: keep your dismissals in `.ouroboros/decisions/dismissals.jsonl` in your repository; at 10 or "
+            "more they form a user-local memory (never written to the store)"
+        ),
+    )
     docker_socket: Path | None = Field(
-        default=Path("/var/run/docker.sock"), description="Docker Engine API socket for GPU sharing; absent: off."
+        default=Path("/var/run/docker.sock"),
+        description=(
+            "the Docker Engine API the labeler asks before each batch whether another container holds the GPU; "
+            "empty or absent: GPU sharing off (the run says so)"
+        ),
     )
-    model_container: str | None = Field(default=None, description="The model server's container (GPU sharing).")
-    labeler_batch: int = Field(default=8, ge=1, le=64, description="Candidates per labelling call.")
-    labeler_candidates: int = Field(default=48, ge=1, description="Candidates labelled per ticket, best first.")
+    model_container: str | None = Field(
+        default=None,
+        description=(
+            "the model server's container, which never counts as another GPU user; unset: the container "
+            "publishing the model endpoint's port"
+        ),
+    )
+    labeler_batch: int = Field(default=8, ge=1, le=64, description="candidate lines per labelling call")
+    hook_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="`ouro hook` allows the call (one warning line) when no decision comes in time: it never blocks "
+        "the agent",
+    )
+    hook_autoflush: bool = Field(
+        default=True, description="`0` stops `Stop`/`SessionEnd` hooks from flushing the spool to the broker"
+    )
+    hook_trace: bool = Field(
+        default=False, description="`1`: the hook writes the gate server's decision and timing on one stderr line"
+    )
+    hook_warn: Literal["next", "sync"] = Field(
+        default="next",
+        description="`next`: warn gates answer on the session's next call (off the call's path); `sync`: on the "
+        "same call (slower: a warn gate whose miner is not `LOCAL` reads the whole run again)",
+    )
+    gate_idle_s: float = Field(
+        default=1800.0, gt=0, allow_inf_nan=False, description="seconds an idle gate server waits before it exits"
+    )
+    miners_path: str | None = Field(
+        default=None, description="`:`-separated directories of a tenant's own miners, outside the package"
+    )
+    role: str | None = Field(
+        default=None,
+        description="which role's overrides (`OURO_<ROLE>_<KEY>`) apply; set by `ouro worker -Q <one queue>`",
+    )
+    labeler_candidates: int = Field(
+        default=48,
+        ge=1,
+        description="candidate lines sent to the model per ticket, best IDF score first, interleaved across instances",
+    )
 
     @field_validator("database_url", "broker_url")
     @classmethod
