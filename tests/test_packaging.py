@@ -98,6 +98,9 @@ def test_installed_beside_llm_it_imports_its_own(installed: tuple[Path, Path], t
     assert done.returncode == 0 and theirs.startswith(str(venv)) and flag == "True" and ok == "True"
     version = _run(venv, "ouro", "--version", cwd=tmp_path)
     assert version.returncode == 0 and version.stdout.splitlines()[0] == f"ouro {__version__}"
+    triggers = _run(venv, "ouro", "triggers", "-n", "1", cwd=tmp_path, OURO_STATE=str(tmp_path / "state"))
+    cited = Path(triggers.stdout.rsplit("installed at ", 1)[1].strip())  # the guide it cites is installed
+    assert triggers.returncode == 0 and cited.is_file() and cited.is_relative_to(venv)
 
 
 def test_loop_and_scan_from_an_empty_folder(installed: tuple[Path, Path], tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from datetime import UTC, datetime, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ouroboros_gates.schemas.errors import OuroError
@@ -14,7 +15,10 @@ if TYPE_CHECKING:
     from ouroboros_gates.forge import WritableForge
     from ouroboros_gates.schemas.settings import Settings
 
-__all__ = ["UsageError", "event_store", "instant", "opened_forge"]
+__all__ = ["DOCS", "UsageError", "event_store", "instant", "opened_forge"]
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+"""The guides, installed with the package: where a command that cites ``docs/…`` points."""
 
 
 class UsageError(OuroError):

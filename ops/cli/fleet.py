@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ouroboros_gates.ops.cli._common import UsageError, event_store
+from ouroboros_gates.ops.cli._common import DOCS, UsageError, event_store
 from ouroboros_gates.schemas.settings import load_settings
 
 __all__ = ["beat", "flower", "publish_cmd", "serve", "status", "triggers", "worker"]
@@ -140,6 +140,7 @@ def triggers(
         for moment in item.next:
             console.print(f"  next {moment.isoformat()}")
         console.print(f"  derived from: {item.derived_from}")
+    console.print(f"docs/loop.md, cited above, is installed at {DOCS / 'loop.md'}", soft_wrap=True)
 
 
 def serve(
