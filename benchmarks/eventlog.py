@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 import orjson
 import psycopg
 from _databases import fresh_pg_database
+from _markdown import add_markdown_option, write_block
 from eventsourcing import postgres as es_postgres
 from eventsourcing import sqlite as es_sqlite
 from eventsourcing.persistence import StoredEvent as TheirEvent
@@ -174,7 +175,7 @@ class PostgresRunsView(_RunsView, es_postgres.PostgresTrackingRecorder):
 def _stored(event: Event, stream: str, version: int, message_id: str) -> TheirEvent:
     meta = Metadata(producer=PRODUCER, message_id=message_id).as_dict()
     state = orjson.dumps({"payload": event.to_json_dict(), "meta": meta})
-    return TheirEvent(stream, version, f"schemas.events:{type(event).TYPE}", state)
+    return TheirEvent(stream, version, f"ouroboros_gates.schemas.events:{type(event).TYPE}", state)
 
 
 class Theirs:
@@ -294,6 +295,14 @@ def run_postgres(n: int, url: str) -> list[Measure]:
             datastore.close()
 
 
+def _rows(results: list[Measure]) -> list[list[str]]:
+    return [[r.backend, LABELS[r.key], f"{r.ours:,.0f}", f"{r.theirs:,.0f}", f"{r.ours / r.theirs:.2f}x"]
+            for r in results]  # fmt: skip
+
+
+HEADER = ["backend", "measure", "ours / s", "eventsourcing / s", "ratio"]
+
+
 def _report(results: list[Measure]) -> str:
     print(f"{'backend':<9} {'measure':<28} {'ours/s':>10} {'theirs/s':>10} {'ours/theirs':>12}")
     for r in results:
@@ -311,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test",
                         help="a PostgreSQL server (a fresh database is created on it and dropped)")  # fmt: skip
     parser.add_argument("--skip-pg", action="store_true", help="measure SQLite only")
+    add_markdown_option(parser)
     args = parser.parse_args(argv)
     n = max(BATCH * ROUNDS, args.events // (BATCH * ROUNDS) * BATCH * ROUNDS)
     print(__doc__.split("\n\nRun:")[0].split("\n\n", 1)[1])
@@ -323,7 +333,9 @@ def main(argv: list[str] | None = None) -> int:
             results += run_postgres(n, args.pg_url)
         except psycopg.OperationalError as exc:
             print(f"postgres: skipped, server unreachable at {args.pg_url}: {' '.join(str(exc).split())}")
-    print(_report(results))
+    last = _report(results)
+    write_block(args.markdown, "eventlog", HEADER, _rows(results), last)
+    print(last)
     return 0
 
 
