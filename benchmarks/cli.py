@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from _markdown import add_markdown_option, write_block
+
 BIN = Path(sys.executable).parent
 OURO = BIN / "ouro"
 RUN = sorted((Path(__file__).resolve().parents[1] / "examples" / "runs").glob("*/events.jsonl"))[0]
@@ -48,6 +50,7 @@ def _row(name: str, seconds: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
+    add_markdown_option(parser)
     options = parser.parse_args()
     commands = {
         "python -c pass (peer)": [sys.executable, "-c", "pass"],
@@ -66,10 +69,15 @@ def main() -> None:
         print(_row(name, seconds))
     help_ms = statistics.median(samples["ouro --help"]) * 1000
     floor_ms = statistics.median(samples["python -c pass (peer)"]) * 1000
-    print(
+    last = (
         f"ouro --help median {help_ms:.0f} ms (target < 150 ms), interpreter alone {floor_ms:.0f} ms: "
         f"{help_ms / floor_ms:.2f}x the interpreter"
     )
+    rows = [[f"`{name}`", f"{statistics.median(seconds) * 1000:.0f} ms", f"{floor_ms:.0f} ms",
+             f"{statistics.median(seconds) * 1000 / floor_ms:.2f}x"] for name, seconds in samples.items()]  # fmt: skip
+    write_block(options.markdown, "cli", ["command (whole process, median)", "time", "python -c pass", "ratio"],
+                rows, last)  # fmt: skip
+    print(last)
 
 
 if __name__ == "__main__":

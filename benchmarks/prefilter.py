@@ -33,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from _markdown import add_markdown_option, write_block  # noqa: E402
+
 from ouroboros_gates.forge import LocalForge  # noqa: E402  (after the path is set)
 from ouroboros_gates.workers.labeler import Prefiltered, Source, Term, complete, prefilter, terms_of  # noqa: E402
 from ouroboros_gates.workers.labeler.terms import search_forms  # noqa: E402
@@ -111,6 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=20, help="run files it is split into")
     parser.add_argument("--repeat", type=int, default=3, help="timed repetitions, alternated (best kept)")
     parser.add_argument("--seed", type=int, default=7)
+    add_markdown_option(parser)
     args = parser.parse_args(argv)
     rg = shutil.which("rg")
     with tempfile.TemporaryDirectory(prefix="ouro-prefilter-") as folder:
@@ -143,7 +146,11 @@ def main(argv: list[str] | None = None) -> None:
         if rg_lines != found.found:
             print(f"void: rg counts {rg_lines} lines, ours {found.found}")
             return
-        print(f"ratio ours/rg prefilter: {ours_s / rg_s:.2f}")
+        last = f"ratio ours/rg prefilter: {ours_s / rg_s:.2f}"
+        row = [f"{len(paths)} runs, {size / 1e6:.0f} MB, {found.found:,} matching lines", f"{ours_s:.2f} s",
+               f"{rg_s:.2f} s", f"{ours_s / rg_s:.2f}x"]  # fmt: skip
+        write_block(args.markdown, "prefilter", ["corpus", "ours", "rg -F -f terms", "ratio"], [row], last)
+        print(last)
 
 
 if __name__ == "__main__":

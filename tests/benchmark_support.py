@@ -15,7 +15,10 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 @contextmanager
 def benchmark(name: str) -> Iterator[ModuleType]:
     """``benchmarks/<name>.py`` as a module, registered in ``sys.modules`` while the block runs (its
-    dataclasses look their module up there) and taken out after."""
+    dataclasses look their module up there) and taken out after; its folder is on ``sys.path``, as when it
+    runs as a script (its shared ``_modules`` import that way)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.append(str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(f"benchmarks_{name.lstrip('_')}", BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
