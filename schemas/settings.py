@@ -58,6 +58,10 @@ class Settings(BaseSettings):
         default="claude -p --output-format stream-json --verbose", description="Fixer agent command (brief last)."
     )
     fixers: bool = Field(default=False, description="Launch fixer sessions (needs a sandbox and a cap > 0).")
+    fixer_hosts: str | None = Field(
+        default=None,
+        description="host[:port] a fixer agent may reach through its proxy; empty: none; unset: its model's.",
+    )
     merge_gate: str | None = Field(default=None, description="Merge gate command; the checks + miner test if unset.")
     forge: str = Field(default="examples", description="Local forge folder (forge/, repo.bundle) or github:OWNER/NAME.")
     repository: Path | None = Field(default=None, description="Checkout fixers branch from with a GitHub forge.")
