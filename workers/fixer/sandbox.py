@@ -33,7 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ouroboros_gates.schemas.errors import PermanentError
+import ouroboros_gates
+from ouroboros_gates.workers.fixer.layout import Layout, SandboxError
 from ouroboros_gates.workers.fixer.seccomp import SeccompUnavailable, compiled_filter
 
 __all__ = ["AGENT_SECRETS", "AGENT_UID", "HIDDEN", "Mounts", "Sandbox", "SandboxError", "find_sandbox"]
@@ -49,10 +50,6 @@ _SCRATCH = {Path("/tmp"), Path("/var/tmp")}
 _TMP_BYTES = 1 << 30
 _ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # setpriv's, dropped by setpriv itself
 _BRIDGE = Path(__file__).with_name("bridge.py")
-
-
-class SandboxError(PermanentError):
-    """A session's paths cannot be laid out in the sandbox (the message names the path)."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +91,8 @@ class Sandbox:
             command += ["--cap-drop", "ALL", *(a for cap in _ROOT_CAPS for a in ("--cap-add", cap))]
         else:
             command += ["--unshare-user", "--disable-userns"]
-        command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/dev/shm"]
         command += self._layout(mounts)
+        command += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/dev/shm"]
         command += ["--chdir", str(mounts.worktree), "--clearenv"]
         for key, value in sorted(env.items()):
             command += ["--setenv", key, value]
@@ -108,36 +105,25 @@ class Sandbox:
         return [*command, *argv]
 
     def _layout(self, mounts: Mounts) -> list[str]:
-        """Empty the hidden places, then bind each session path at its own path, parents made reachable."""
-        emptied = [root for root in HIDDEN if root.is_dir() and not root.is_symlink()]
-        emptied += [p for p in map(_resolved, mounts.hidden) if not _under(p, emptied)]
-        layout: list[str] = []
-        for root in emptied:
-            size = ["--size", str(_TMP_BYTES)] if root in _SCRATCH else []
-            layout += ["--perms", "1777" if root in _SCRATCH else "0755", *size, "--tmpfs", str(root)]
-        made: set[Path] = set()
-        binds = [(mounts.worktree, "--bind"), *((p, "--bind") for p in mounts.writable)]
-        binds += [(p, "--ro-bind") for p in (*mounts.readable, *_revealed(emptied))]
-        for given, how in binds:
-            path = _resolved(given)
-            layout += self._parents(path, emptied, made)
-            layout += [how, str(path), str(path)]
-        return layout
-
-    def _parents(self, path: Path, emptied: Sequence[Path], made: set[Path]) -> list[str]:
-        """``--dir`` for each parent of ``path`` inside an emptied place; those outside must be reachable."""
-        made_here: list[str] = []
-        for parent in reversed(path.parents):
-            if parent in emptied or parent in made:
-                continue
-            if _under(parent, emptied):
-                made.add(parent)
-                made_here += ["--perms", "0755", "--dir", str(parent)]
-            elif not _reachable(parent, self.agent_uid):
-                raise SandboxError(
-                    f"{path}: the fixer agent (uid {self.agent_uid}) cannot reach it: {parent} is closed"
-                )
-        return made_here
+        """Empty the hidden places, show the worker's installation again, hide the state, then bind the
+        session's paths: each at its own path, its parents made reachable (``layout.Layout``)."""
+        layout = Layout(self.agent_uid)
+        for root in HIDDEN:
+            if root.is_dir() and not root.is_symlink():
+                scratch = root in _SCRATCH
+                layout.tmpfs(root, "1777" if scratch else "0755", _TMP_BYTES if scratch else None)
+        for path in _installation():
+            if layout.covered(path):
+                layout.bind(path, writable=False)
+        for path in map(_resolved, mounts.hidden):
+            if not layout.covered(path) and path.is_dir():
+                layout.tmpfs(path, "0755")
+        layout.bind(_resolved(mounts.worktree), writable=True)
+        for path in mounts.writable:
+            layout.bind(_resolved(path), writable=True)
+        for path in mounts.readable:
+            layout.bind(_resolved(path), writable=False)
+        return layout.args
 
 
 def agent_environment(
@@ -201,24 +187,13 @@ def _interpreter() -> str:
     return os.path.realpath(sys.executable)
 
 
-def _revealed(emptied: Sequence[Path]) -> list[Path]:
-    """The bridge's interpreter installation, bound back when it lies in an emptied place."""
-    prefix = _resolved(Path(sys.base_prefix))
-    return [prefix] if _under(prefix, emptied) else []
+def _installation() -> list[Path]:
+    """The worker's own Python and Ouroboros (shown read-only when they lie in an emptied place): the
+    bridge runs on that interpreter, and an agent runs the miner's test with that package."""
+    package = Path(ouroboros_gates.__file__).resolve().parent.parent
+    found = {_resolved(Path(sys.base_prefix)), _resolved(Path(sys.prefix)), package}
+    return sorted(found, key=lambda path: len(path.parts))
 
 
 def _resolved(path: Path) -> Path:
     return Path(os.path.realpath(path))
-
-
-def _under(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == root or root in path.parents for root in roots)
-
-
-def _reachable(folder: Path, uid: int) -> bool:
-    """Whether ``uid`` may pass through ``folder`` (other-execute, or its owner's)."""
-    try:
-        found = folder.stat()
-    except OSError:
-        return False
-    return bool(found.st_mode & stat.S_IXOTH) or (found.st_uid == uid and bool(found.st_mode & stat.S_IXUSR))
