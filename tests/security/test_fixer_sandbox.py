@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -165,12 +166,19 @@ def test_item3_the_agent_reaches_the_allow_listed_model_and_nothing_of_the_fleet
     world: dict[str, Any], redis_server: str, pg_server: str
 ) -> None:
     redis, pg = urlsplit(redis_server), urlsplit(pg_server)
-    with FakeModelServer() as model:
+    # A fleet service on a Unix socket the sandbox can see (the forge's folder is shown read-only, and a
+    # read-only mount does not stop a connect): only the seccomp program keeps the agent from it.
+    visible = world["forge"].forge_dir / "fleet.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(visible))
+    visible.chmod(0o777)
+    listener.listen()
+    with listener, FakeModelServer() as model:
         allowed = urlsplit(model.url).netloc
         config = {
             "try": ["network"],
             "forbidden": {"redis": [redis.hostname, redis.port], "postgres": ["127.0.0.1", pg.port or 5432]},
-            "unix": ["/var/run/postgresql/.s.PGSQL.5432", "/run/postgresql/.s.PGSQL.5432"],
+            "unix": ["/var/run/postgresql/.s.PGSQL.5432", "/run/postgresql/.s.PGSQL.5432", str(visible)],
             "via_proxy": {"redis": f"127.0.0.1:{redis.port}", "redis by name": f"localhost:{redis.port}",
                           "redis v6": f"[::1]:{redis.port}", "redis short": f"127.1:{redis.port}",
                           "postgres": f"127.0.0.1:{pg.port or 5432}", "model": allowed},
@@ -181,6 +189,7 @@ def test_item3_the_agent_reaches_the_allow_listed_model_and_nothing_of_the_fleet
     got = _got(report, "network")
     for name in ("tcp redis", "tcp postgres", "unix abstract", "dns", *(f"unix {p}" for p in config["unix"])):
         assert not got[name]["ok"], (name, got[name])
+    assert "Address family not supported" in got[f"unix {visible}"]["error"]  # refused by seccomp, not by a path
     assert not got["psql"]["ok"] or got["psql"]["got"]["rc"] != 0
     for name in ("redis", "redis by name", "redis v6", "redis short", "postgres"):
         assert got[f"CONNECT {name}"] == {"ok": True, "got": "HTTP/1.1 403 Forbidden"}, name

@@ -72,7 +72,10 @@ def parse_hosts(text: str) -> tuple[AllowedHost, ...]:
     """``host[:port]`` entries separated by commas or spaces; ValueError naming the first bad entry."""
     hosts = []
     for entry in text.replace(",", " ").split():
-        host, port = _split_target(entry, default=None)
+        try:
+            host, port = _split_target(entry, default=None)
+        except ValueError:
+            host, port = "", None
         if not host or any(c in host for c in "/@?#") or (port is not None and not 0 < port < 65536):
             raise ValueError(f"{entry!r} is not host or host:port")
         hosts.append(AllowedHost(host.lower().rstrip("."), port))
