@@ -12,8 +12,10 @@ What the agent gets (``Sandbox.command``):
   bridge and no way out at all;
 - **a read-only machine with the sensitive places emptied**: ``/`` bound read-only; ``/tmp``, ``/var/tmp``,
   ``/run`` (database and Docker sockets), ``/root``, ``/home`` and the state directory replaced by empty
-  tmpfs; a new ``/dev`` and ``/proc``; only the worktree and the paths named writable are bound back
-  read-write, and the paths named readable read-only, each at its own path;
+  tmpfs (the worker's own Python and Ouroboros shown again read-only when they lie there: the bridge runs
+  on that interpreter, an agent runs the miner's test with that package); a new ``/dev`` and ``/proc``;
+  only the worktree and the paths named writable are bound back read-write (``grant`` hands them to the
+  agent's uid), and the paths named readable read-only, each at its own path;
 - **an allow-listed environment**: ``PATH``, the locale, ``TERM``, ``TZ``, the secrets named for the agent,
   ``HOME`` (the worktree), ``TMPDIR`` (``/tmp``), the proxy variables, and what the session adds.
 
@@ -37,7 +39,17 @@ import ouroboros_gates
 from ouroboros_gates.workers.fixer.layout import Layout, SandboxError
 from ouroboros_gates.workers.fixer.seccomp import SeccompUnavailable, compiled_filter
 
-__all__ = ["AGENT_SECRETS", "AGENT_UID", "HIDDEN", "Mounts", "Sandbox", "SandboxError", "find_sandbox"]
+__all__ = [
+    "AGENT_SECRETS",
+    "AGENT_UID",
+    "HIDDEN",
+    "Mounts",
+    "Sandbox",
+    "SandboxError",
+    "agent_environment",
+    "find_sandbox",
+    "grant",
+]
 
 #: The only variables of the worker's environment an agent receives (when they are set).
 AGENT_SECRETS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
