@@ -41,6 +41,8 @@ def check_out(git_dir: Path, worktree: Path, branch: str, base: str = "main") ->
 
 def bring_back(git_dir: Path, worktree: Path, branch: str) -> str:
     """Fetch ``branch`` from the session's clone into ``git_dir`` (objects checked); what happened."""
+    if (outside := _points_outside(worktree / ".git")) is not None:
+        return f"branch {branch} not brought back: the clone's {outside} points outside it"
     config = sealed_config(git_dir, worktree)
     refspec = f"+refs/heads/{branch}:refs/heads/{branch}"
     done = git("fetch", "--quiet", "--no-tags", str(worktree), refspec, cwd=git_dir, check=False, sealed=config)
@@ -48,3 +50,16 @@ def bring_back(git_dir: Path, worktree: Path, branch: str) -> str:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return f"branch {branch} not brought back: {said[-1] if said else f'exit {done.returncode}'}"
     return f"branch {branch} brought back"
+
+
+def _points_outside(git_dir: Path) -> str | None:
+    """What of a clone's git directory would make ``upload-pack`` read objects elsewhere (a link in place of
+    the directory, its object store or its folders, or an alternates file), or None. Checked once the
+    sandbox is gone, so nothing can change it after."""
+    for path in (git_dir, git_dir / "objects", git_dir / "objects" / "info", git_dir / "objects" / "pack"):
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            return path.name
+    for name in ("alternates", "http-alternates"):
+        if (git_dir / "objects" / "info" / name).exists():
+            return f"objects/info/{name}"
+    return None
