@@ -3,19 +3,22 @@
 Two tables in the event log's own database (migration 0010):
 
 - ``ouro_fixer_budget_days``: one row per budget day (a date in ``OURO_TIMEZONE``), with what is reserved
-  by sessions still running and what settled sessions spent.
+  by sessions still running, what settled sessions were charged, and what they spent past their
+  reservations (migration 0012).
 - ``ouro_fixer_reservations``: one row per ticket (at most one session per ticket, by its primary key),
-  with the amount reserved and, once settled, the amount spent.
+  with the amount reserved and, once settled, the amount charged and the overrun.
 
 A reservation is one conditional statement on the day's row::
 
     UPDATE ouro_fixer_budget_days SET reserved_usd = reserved_usd + :amount
-     WHERE day = :day AND spent_usd + reserved_usd + :amount <= :cap
+     WHERE day = :day AND spent_usd + overrun_usd + reserved_usd + :amount <= :cap
 
 On PostgreSQL the row lock serialises concurrent reservations and the condition is re-read after the
 wait; on SQLite the write transaction begins IMMEDIATE. Either way N concurrent launches can never
-reserve more than the cap. A session is stopped at the first cost reading that reaches its reservation
-and settles what it really spent (at most one reading's step over), which frees the rest of the day.
+reserve more than the cap. A session is stopped at the first cost reading that reaches its reservation;
+its settle charges the cap what it spent up to its reservation and never more, which frees the rest of
+the day, and records anything past the reservation as its overrun, a figure of its own (the agent's
+last reading can jump past the reservation at once; the day's charges never pass the cap for it).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Column, Connection, Engine, Float, Integer, String, Table, select, update
+from sqlalchemy import Column, Connection, Engine, Float, Integer, String, Table, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Executable
@@ -36,6 +39,7 @@ from ouroboros_gates.events.tables import metadata
 __all__ = [
     "Budget",
     "Reservation",
+    "Settlement",
     "budget_day",
     "budget_days",
     "reservations",
@@ -47,6 +51,7 @@ budget_days = Table(
     Column("day", String(10), primary_key=True),
     Column("reserved_usd", Float, nullable=False),
     Column("spent_usd", Float, nullable=False),
+    Column("overrun_usd", Float, nullable=False, server_default=text("0")),
 )
 
 reservations = Table(
@@ -57,6 +62,7 @@ reservations = Table(
     Column("amount_usd", Float, nullable=False),
     Column("spent_usd", Float, nullable=True),
     Column("reserved_at", String(40), nullable=False),
+    Column("overrun_usd", Float, nullable=False, server_default=text("0")),
 )
 
 
@@ -75,6 +81,14 @@ class Reservation:
     amount_usd: float
     granted: bool
     reason: str
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """What a settled session was charged against the cap (at most its reservation) and spent past it."""
+
+    charged_usd: float
+    overrun_usd: float
 
 
 class Budget:
@@ -107,7 +121,8 @@ class Budget:
                     update(budget_days)
                     .where(
                         budget_days.c.day == day,
-                        budget_days.c.spent_usd + budget_days.c.reserved_usd + amount_usd <= self.cap_usd,
+                        budget_days.c.spent_usd + budget_days.c.overrun_usd + budget_days.c.reserved_usd + amount_usd
+                        <= self.cap_usd,  # an overrun was really spent: no launch on a day already past its cap
                     )
                     .values(reserved_usd=budget_days.c.reserved_usd + amount_usd)
                 ).rowcount
@@ -122,21 +137,32 @@ class Budget:
             return _why(refused, f"ticket #{ticket} already had its fixer session")
         return Reservation(ticket, day, amount_usd, True, f"reserved ${amount_usd:.2f} of ${self.cap_usd:.2f}")
 
-    def settle(self, ticket: int, spent_usd: float) -> None:
-        """Replace ``ticket``'s reservation by what its session spent (once; a second settle is a no-op)."""
+    def settle(self, ticket: int, spent_usd: float) -> Settlement:
+        """Replace ``ticket``'s reservation by what its session spent, charging the cap at most the
+        reservation and recording the rest as the overrun (once; a second settle changes nothing)."""
         with self._writing() as conn:
             row = conn.execute(select(reservations).where(reservations.c.ticket == ticket)).mappings().first()
-            if row is None or row["spent_usd"] is not None:
-                return
-            conn.execute(update(reservations).where(reservations.c.ticket == ticket).values(spent_usd=spent_usd))
+            if row is None:
+                return Settlement(0.0, 0.0)
+            if row["spent_usd"] is not None:
+                return Settlement(float(row["spent_usd"]), float(row["overrun_usd"]))
+            charged = min(max(spent_usd, 0.0), row["amount_usd"])
+            overrun = max(spent_usd - row["amount_usd"], 0.0)
+            conn.execute(
+                update(reservations)
+                .where(reservations.c.ticket == ticket)
+                .values(spent_usd=charged, overrun_usd=overrun)
+            )
             conn.execute(
                 update(budget_days)
                 .where(budget_days.c.day == row["day"])
                 .values(
                     reserved_usd=budget_days.c.reserved_usd - row["amount_usd"],
-                    spent_usd=budget_days.c.spent_usd + spent_usd,
+                    spent_usd=budget_days.c.spent_usd + charged,
+                    overrun_usd=budget_days.c.overrun_usd + overrun,
                 )
             )
+        return Settlement(charged, overrun)
 
     def unsettled(self, ticket: int) -> datetime | None:
         """When ``ticket``'s reservation was made, if its session never settled (its worker was lost)."""
@@ -147,10 +173,16 @@ class Budget:
         return datetime.fromisoformat(row["reserved_at"])
 
     def day_totals(self, day: str) -> tuple[float, float]:
-        """(reserved, spent) on ``day``; zeros before its first reservation."""
+        """(reserved, charged) on ``day``; zeros before its first reservation. Never past the cap."""
         with self.engine.connect() as conn:
             row = conn.execute(select(budget_days).where(budget_days.c.day == day)).mappings().first()
         return (0.0, 0.0) if row is None else (float(row["reserved_usd"]), float(row["spent_usd"]))
+
+    def day_overrun(self, day: str) -> float:
+        """What sessions of ``day`` spent past their reservations, beside the cap (0 before any)."""
+        with self.engine.connect() as conn:
+            found = conn.execute(select(budget_days.c.overrun_usd).where(budget_days.c.day == day)).scalar()
+        return 0.0 if found is None else float(found)
 
 
 def _why(refused: Reservation, reason: str) -> Reservation:
@@ -158,7 +190,7 @@ def _why(refused: Reservation, reason: str) -> Reservation:
 
 
 def _insert_day(dialect: str, day: str) -> Executable:
-    values = {"day": day, "reserved_usd": 0.0, "spent_usd": 0.0}
+    values = {"day": day, "reserved_usd": 0.0, "spent_usd": 0.0, "overrun_usd": 0.0}
     if dialect == "postgresql":
         return postgresql.insert(budget_days).values(**values).on_conflict_do_nothing(index_elements=["day"])
     return sqlite.insert(budget_days).values(**values).on_conflict_do_nothing(index_elements=["day"])

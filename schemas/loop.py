@@ -207,6 +207,10 @@ class FixerSession(Record):
     started: Timestamp = Field(description="When the session started.")
     ended: Timestamp = Field(description="When the session was closed.")
     cost_usd: float = Field(ge=0.0, allow_inf_nan=False, description="Cost folded from its event log.")
+    overrun_usd: float = Field(
+        default=0.0, ge=0.0, allow_inf_nan=False,
+        description="What it spent past its reservation: in cost_usd, never charged to the day's cap.",
+    )  # fmt: skip
     outcome: FixerOutcome = Field(description="ready, draft or no_pull_request.")
     pull_request: int | None = Field(default=None, ge=1, description="Its pull request, if any.")
 

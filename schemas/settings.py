@@ -109,6 +109,14 @@ class Settings(BaseSettings):
             " a sandbox (bubblewrap)"
         ),
     )
+    fixer_hosts: str | None = Field(
+        default=None,
+        description=(
+            "`host[:port]` entries (commas or spaces) a fixer agent may reach through the sandbox's proxy; empty: "
+            "no network at all; unset: `api.anthropic.com:443`, plus `github.com:443 api.github.com:443` with a "
+            "GitHub forge"
+        ),
+    )
     merge_gate: str | None = Field(
         default=None,
         description=(

@@ -15,7 +15,7 @@ from ouroboros_gates.schemas.settings import Settings
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("schemas", "harness", "forge", "llm", "events", "miners", "decider", "workers", "ops")
 # Variables the fleet sets for the processes it starts, not settings a user gives.
-INTERNAL = {"OURO_FORGE_WRITES", "OURO_FIXER_TICKET", "OURO_FIXER_BRANCH", "OURO_COMPLETE"}
+INTERNAL = {"OURO_FORGE_DIR", "OURO_FORGE_WRITES", "OURO_FIXER_TICKET", "OURO_FIXER_BRANCH", "OURO_COMPLETE"}
 
 
 def test_the_reference_pages_are_current() -> None:

@@ -3,6 +3,7 @@ request -> merge train -> merged -> ticket closed, every step an event, through 
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -52,9 +53,9 @@ def test_ticket_to_closed_through_a_fake_fixer_every_step_an_event(tmp_path: Pat
     shutil.copytree(ROOT / "examples" / "forge", corpus / "forge")
     shutil.copy(ROOT / "examples" / "repo.bundle", corpus / "repo.bundle")
     shutil.copytree(ROOT / "examples" / "runs" / RUN, corpus / "runs" / RUN)
-    agent = tmp_path / "agent.py"
-    agent.write_text(AGENT.format(root=str(ROOT), forge=str(corpus / "forge"), bundle=str(corpus / "repo.bundle")))
-    env = {"OURO_FIXER_COMMAND": f"{sys.executable} {agent}", "OURO_FIXER_DAILY_CAP_USD": "5"}
+    agent = AGENT.format(root=str(ROOT), forge=str(corpus / "forge"), bundle=str(corpus / "repo.bundle"))
+    # The agent's code travels in its argument list: the sandbox empties /tmp, where tmp_path lies.
+    env = {"OURO_FIXER_COMMAND": f"{sys.executable} -c {shlex.quote(agent)}", "OURO_FIXER_DAILY_CAP_USD": "5"}
     first = ouro("loop", str(corpus), "--fixers", state=tmp_path / "state", **env)
     assert first.returncode == 0, first.stdout + first.stderr
     store = SqlEventStore.from_url(f"sqlite:///{tmp_path / 'state' / 'events.sqlite'}")

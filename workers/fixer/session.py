@@ -1,37 +1,48 @@
-"""One fixer session: reserve, branch and worktree, brief, run the agent sandboxed, settle, read the PR.
+"""One fixer session: reserve, check out, brief, run the agent sandboxed, bring its branch back, settle.
 
 The session's stdout (the agent's stream-json) is written line by line to
 ``<state>/fixers/<slug>/events.jsonl``, where the miner ingests it as a run, and folded as it arrives:
-the agent is stopped at the first reading whose folded cost reaches the session's reservation, so a
-session overruns its reservation by at most one reading's step, and settles what it really spent.
-After its one turn the outcome is read from its pull request: the one opened from its branch, ready or
-draft, or none.
+the agent is stopped at the first reading whose folded cost reaches the session's reservation, and the
+budget charges the cap at most the reservation, the rest recorded as the session's overrun. The agent
+works in a clone of its own (``checkout``), in the sandbox (``sandbox``), reaching only the allow-listed
+hosts (``OURO_FIXER_HOSTS``) through the worker's proxy. After its one turn the outcome is read from its
+pull request: the one opened from its branch, ready or draft, or none.
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import shlex
-import subprocess
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ouroboros_gates.events.budget import Budget
+from ouroboros_gates.events.budget import Budget, Settlement
 from ouroboros_gates.forge import PullRequest, WritableForge
-from ouroboros_gates.forge.git import git
 from ouroboros_gates.schemas import FixerOutcome, FixerSession, PrecheckVerdict, content_id
-from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.errors import ConfigurationError
 from ouroboros_gates.schemas.settings import Settings
-from ouroboros_gates.workers.fixer.budget import LiveCost, folded_cost
-from ouroboros_gates.workers.fixer.sandbox import Sandbox
+from ouroboros_gates.workers.fixer.agent import run_agent
+from ouroboros_gates.workers.fixer.budget import folded_cost
+from ouroboros_gates.workers.fixer.checkout import bring_back, check_out
+from ouroboros_gates.workers.fixer.proxy import AllowedHost, allowed_hosts
+from ouroboros_gates.workers.fixer.sandbox import Mounts, Sandbox, agent_environment, grant
 
-__all__ = ["SessionPlan", "SessionRun", "brief_for", "outcome_of", "plan_session", "run_session"]
+__all__ = ["ForgePaths", "SessionPlan", "SessionRun", "brief_for", "outcome_of", "plan_session", "run_session"]
 
-_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ForgePaths:
+    """A local forge's folders the agent works with: its documents (read) and its writes directory."""
+
+    reads: Path
+    writes: Path
 
 
 @dataclass(frozen=True)
@@ -77,25 +88,6 @@ def brief_for(verdict: PrecheckVerdict, plan: SessionPlan) -> str:
     )
 
 
-def _git(git_dir: Path, *args: str) -> None:
-    git(*args, cwd=git_dir, user_config=True)
-
-
-def _common_dir(git_dir: Path) -> Path:
-    """Where a worktree's commits land: the repository's git directory (not a checkout's work tree)."""
-    done = git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=git_dir, check=False, user_config=True)
-    if done.returncode != 0:
-        raise PermanentError(f"{git_dir}: not a git repository: {done.stderr.decode('utf-8', 'replace').strip()}")
-    return Path(done.stdout.decode().strip())
-
-
-def _worktree(git_dir: Path, plan: SessionPlan, base: str) -> None:
-    if plan.worktree.is_dir():
-        raise PermanentError(f"ticket #{plan.ticket} already has a worktree at {plan.worktree}")
-    plan.worktree.parent.mkdir(parents=True, exist_ok=True)
-    _git(git_dir, "worktree", "add", "--quiet", "-b", plan.branch, str(plan.worktree), base)
-
-
 def outcome_of(forge: WritableForge, branch: str) -> tuple[FixerOutcome, PullRequest | None]:
     """The session's pull request (opened from ``branch``; the newest if several) and its state."""
     pulls = [p for p in forge.pull_requests() if p.head_ref == branch]
@@ -103,44 +95,6 @@ def outcome_of(forge: WritableForge, branch: str) -> tuple[FixerOutcome, PullReq
         return FixerOutcome.NO_PULL_REQUEST, None
     pull = max(pulls, key=lambda p: p.number)
     return (FixerOutcome.DRAFT if pull.draft else FixerOutcome.READY), pull
-
-
-def _spawn(argv: list[str], cwd: Path, env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
-    try:
-        return subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-        )
-    except OSError as exc:
-        raise PermanentError(f"cannot start the fixer agent {argv[0]!r}: {exc}") from exc
-
-
-def _run_agent(
-    argv: list[str], plan: SessionPlan, env: Mapping[str, str] | None, limit_usd: float
-) -> tuple[float, str]:
-    """Run the agent, logging and folding its stdout; stop it at the reservation. (cost, how it stopped)"""
-    cost, stopped = LiveCost(), "its turn ended"
-    process = _spawn(argv, plan.worktree, env)
-    assert process.stdout is not None
-    try:
-        with plan.log.open("ab") as log:
-            for line in process.stdout:
-                log.write(line if line.endswith(b"\n") else line + b"\n")
-                log.flush()
-                cost.feed(line)
-                if cost.total >= limit_usd:
-                    stopped = f"stopped at its reservation (${cost.total:.2f} of ${limit_usd:.2f})"
-                    process.terminate()
-                    break
-    except BaseException:  # the task's time limit, a stop: the agent does not outlive its task
-        process.kill()
-        process.wait()
-        raise
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    return cost.total, stopped  # what the last reading said, even past the reservation: the ledger is honest
 
 
 def run_session(
@@ -152,13 +106,17 @@ def run_session(
     budget: Budget,
     sandbox: Sandbox | None,
     now: Callable[[], datetime],
-    forge_writes: Path | None = None,
+    forge_paths: ForgePaths | None = None,
 ) -> SessionRun | str:
     """Run one session on a launched ticket; the refusal reason when it may not start."""
     if not settings.fixers:
         return "fixers are off: launch them with --fixers (OURO_FIXERS=1)"
     if sandbox is None:
         return "no sandbox: fixers launch unattended only when sandboxed launch is available"
+    try:
+        hosts = allowed_hosts(settings)
+    except ConfigurationError as exc:
+        return str(exc)
     started = now()
     reservation = budget.reserve(verdict.ticket, settings.fixer_session_usd, started)
     plan = plan_session(verdict, settings.state_dir)
@@ -170,15 +128,16 @@ def run_session(
             if not held:
                 return f"ticket #{verdict.ticket}'s fixer session is running"
             # A redelivered launch whose worker died mid-session: close that session from its log, once.
-            spent, stopped = folded_cost(plan.log.read_bytes().splitlines()), "closed after its worker was lost"
-            budget.settle(verdict.ticket, spent)
-            return _closed(verdict, plan, forge, lost, now(), spent, stopped)
+            spent = folded_cost(plan.log.read_bytes().splitlines())
+            settled = budget.settle(verdict.ticket, spent)
+            _bring_back(git_dir, plan)
+            return _closed(verdict, plan, forge, lost, now(), spent, settled, "closed after its worker was lost")
     with _held(plan) as held:
         if not held:
             return f"ticket #{verdict.ticket}'s fixer session is running"
-        limit = reservation.amount_usd
-        spent, stopped = _launch(verdict, plan, settings, git_dir, budget, sandbox, forge_writes, limit)
-    return _closed(verdict, plan, forge, started, now(), spent, stopped)
+        session = _Session(verdict, plan, settings, sandbox, hosts, forge_paths)
+        spent, stopped, settled = _launch(session, git_dir, budget, reservation.amount_usd)
+    return _closed(verdict, plan, forge, started, now(), spent, settled, stopped)
 
 
 @contextmanager
@@ -194,40 +153,64 @@ def _held(plan: SessionPlan) -> Iterator[bool]:
         yield True
 
 
-def _launch(
-    verdict: PrecheckVerdict, plan: SessionPlan, settings: Settings, git_dir: Path, budget: Budget,
-    sandbox: Sandbox, forge_writes: Path | None, limit_usd: float,
-) -> tuple[float, str]:  # fmt: skip
-    """Worktree, brief, sandboxed agent; the budget is settled whatever happens. (spent, how it stopped)"""
-    spent = 0.0
+@dataclass(frozen=True)
+class _Session:
+    """What one launch runs with."""
+
+    verdict: PrecheckVerdict
+    plan: SessionPlan
+    settings: Settings
+    sandbox: Sandbox
+    hosts: tuple[AllowedHost, ...]
+    forge_paths: ForgePaths | None
+
+
+def _launch(session: _Session, git_dir: Path, budget: Budget, limit_usd: float) -> tuple[float, str, Settlement]:
+    """Checkout, brief, sandboxed agent, branch brought back; the budget is settled whatever happens."""
+    spent, stopped = 0.0, "it never started"
     try:
-        _worktree(git_dir, plan, "main")
-        argv = [*shlex.split(settings.fixer_command), brief_for(verdict, plan)]
-        scratch = plan.worktree.parent / "tmp"
-        scratch.mkdir(exist_ok=True)
-        extra = {"OURO_FIXER_BRANCH": plan.branch, "OURO_FIXER_TICKET": str(verdict.ticket), "TMPDIR": str(scratch)}
-        if forge_writes is not None:
-            forge_writes.mkdir(parents=True, exist_ok=True)
-            extra["OURO_FORGE_WRITES"] = str(forge_writes)
-        writable = [scratch, _common_dir(git_dir), *([forge_writes] if forge_writes is not None else [])]
-        wrapped = sandbox.wrap(
-            argv, worktree=plan.worktree, writable=writable, hidden=[settings.state_dir],
-            environ=os.environ, extra_env=extra,
-        )  # fmt: skip
-        spent, stopped = _run_agent(wrapped, plan, None, limit_usd)
+        plan = session.plan
+        check_out(git_dir, plan.worktree, plan.branch)
+        mounts, extra = _mounts(session)
+        grant(session.sandbox, plan.worktree, *mounts.writable)
+        argv = [*shlex.split(session.settings.fixer_command), brief_for(session.verdict, plan)]
+        env = agent_environment(os.environ, plan.worktree, extra)
+        ran = run_agent(session.sandbox, argv, mounts, env, hosts=session.hosts, log=plan.log, limit_usd=limit_usd)
+        spent, stopped = ran.cost_usd, ran.stopped
+        _bring_back(git_dir, plan)
     finally:
-        budget.settle(verdict.ticket, spent)
-    return spent, stopped
+        settled = budget.settle(session.verdict.ticket, spent)
+    return spent, stopped, settled
+
+
+def _mounts(session: _Session) -> tuple[Mounts, dict[str, str]]:
+    """The session's mounts and the variables it adds to the agent's environment."""
+    plan, paths = session.plan, session.forge_paths
+    extra = {"OURO_FIXER_BRANCH": plan.branch, "OURO_FIXER_TICKET": str(session.verdict.ticket)}
+    if paths is None:
+        return Mounts(plan.worktree, hidden=(session.settings.state_dir,)), extra
+    paths.writes.mkdir(parents=True, exist_ok=True)
+    extra |= {"OURO_FORGE_WRITES": str(paths.writes), "OURO_FORGE_DIR": str(paths.reads)}
+    mounts = Mounts(
+        plan.worktree, writable=(paths.writes,), readable=(paths.reads,), hidden=(session.settings.state_dir,)
+    )
+    return mounts, extra
+
+
+def _bring_back(git_dir: Path, plan: SessionPlan) -> None:
+    if plan.worktree.is_dir():
+        log.info("fixer #%d: %s", plan.ticket, bring_back(git_dir, plan.worktree, plan.branch))
 
 
 def _closed(
     verdict: PrecheckVerdict, plan: SessionPlan, forge: WritableForge, started: datetime, ended: datetime,
-    spent: float, stopped: str,
+    spent: float, settled: Settlement, stopped: str,
 ) -> SessionRun:  # fmt: skip
     """The closed session, its outcome read from its pull request."""
     outcome, pull = outcome_of(forge, plan.branch)
     session = FixerSession(
         ticket=verdict.ticket, branch=plan.branch, worktree=str(plan.worktree), started=started, ended=ended,
-        cost_usd=round(spent, 6), outcome=outcome, pull_request=None if pull is None else pull.number,
+        cost_usd=round(spent, 6), overrun_usd=round(settled.overrun_usd, 6), outcome=outcome,
+        pull_request=None if pull is None else pull.number,
     )  # fmt: skip
     return SessionRun(session, plan.slug, plan.log, stopped)

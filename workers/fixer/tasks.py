@@ -10,7 +10,7 @@ from ouroboros_gates.forge.factory import open_forge
 from ouroboros_gates.schemas import FixerSessionEnded, IngestRun, LaunchFixer, content_id
 from ouroboros_gates.workers.fixer.budget import budget_for
 from ouroboros_gates.workers.fixer.sandbox import find_sandbox
-from ouroboros_gates.workers.fixer.session import SessionRun, run_session
+from ouroboros_gates.workers.fixer.session import ForgePaths, SessionRun, run_session
 from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ def launch(message: LaunchFixer, ctx: Context) -> Outcome:
     budget = budget_for(ctx.store.engine, ctx.settings)
     result = run_session(
         message.verdict, settings=ctx.settings, forge=forge, git_dir=git_dir, budget=budget, sandbox=sandbox,
-        now=utcnow, forge_writes=local.writes_dir if local is not None else None,
+        now=utcnow, forge_paths=_forge_paths(local),
     )  # fmt: skip
     if not isinstance(result, SessionRun):
         log.warning("fixer.launch #%d not started: %s", message.ticket, result)
@@ -39,6 +39,13 @@ def launch(message: LaunchFixer, ctx: Context) -> Outcome:
         FixerSessionEnded(session=result.session),
         follow_ups=(ingest_message(message, result),),
     )
+
+
+def _forge_paths(local: LocalForge | None) -> ForgePaths | None:
+    """A local forge's folders, shown to the agent (it opens its pull request by writing one there)."""
+    if local is None or local.writes_dir is None:
+        return None
+    return ForgePaths(reads=local.forge_dir, writes=local.writes_dir)
 
 
 def ingest_message(message: LaunchFixer, result: SessionRun) -> IngestRun:

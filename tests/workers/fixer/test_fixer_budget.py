@@ -102,3 +102,39 @@ def test_cost_folding_over_any_interleaving_of_restarts(sessions: list[list[list
     for line in [*lines, "not json", "[1]", '{"total_cost_usd": true}']:
         live.feed(line)
     assert live.total == pytest.approx(expected)
+
+
+def test_an_overrun_is_recorded_apart_and_never_charged_to_the_cap(sqlite_url: str) -> None:
+    budget = _budget(sqlite_url, cap=2.0)
+    assert budget.reserve(1, 1.5, NOON).granted
+    settled = budget.settle(1, 5.0)  # its only cost line was its last: $5.00 on a $1.50 reservation
+    assert (settled.charged_usd, settled.overrun_usd) == (1.5, 3.5)
+    assert budget.day_totals("2026-10-05") == pytest.approx((0.0, 1.5)) and budget.day_overrun("2026-10-05") == 3.5
+    assert budget.settle(1, 9.0) == settled  # settled once
+    refused = budget.reserve(2, 0.25, NOON)  # $1.50 charged + $0.25 fits the cap, but $5.00 was really spent
+    assert not refused.granted and "would pass the cap of $2.00" in refused.reason
+
+
+_SESSIONS = st.lists(st.tuples(st.integers(1, 300), st.integers(0, 900)), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sessions=_SESSIONS)
+def test_the_cap_is_never_charged_more_than_it_allows_whatever_sessions_spend(
+    sessions: list[tuple[int, int]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    budget = _budget(f"sqlite:///{tmp_path_factory.mktemp('budget') / 'events.sqlite'}", cap=5.0)
+    spent_total = 0.0
+    for ticket, (reserve_cents, spent_cents) in enumerate(sessions, start=1):
+        if not budget.reserve(ticket, reserve_cents / 100, NOON).granted:
+            continue
+        settled = budget.settle(ticket, spent_cents / 100)
+        assert (
+            settled.charged_usd <= reserve_cents / 100
+            and settled.charged_usd + settled.overrun_usd == pytest.approx(spent_cents / 100)
+        )
+        spent_total += spent_cents / 100
+        reserved, charged = budget.day_totals("2026-10-05")
+        assert reserved == pytest.approx(0.0) and charged <= 5.0 + 1e-9  # the charges never pass the cap
+        assert charged + budget.day_overrun("2026-10-05") == pytest.approx(spent_total)  # nothing hidden
+    budget.engine.dispose()

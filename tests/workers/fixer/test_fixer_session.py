@@ -4,6 +4,7 @@ it emits stream-json with total_cost_usd, commits on its branch and opens a pull
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from ouroboros_gates.events.budget import Budget
 from ouroboros_gates.forge import LocalForge
 from ouroboros_gates.schemas import FixerOutcome, PrecheckOutcome, PrecheckVerdict
 from ouroboros_gates.schemas.settings import Settings
-from ouroboros_gates.workers.fixer import SessionRun, find_sandbox, plan_session, run_session
+from ouroboros_gates.workers.fixer import ForgePaths, SessionRun, find_sandbox, plan_session, run_session
 
 ROOT = Path(__file__).resolve().parents[3]
 NOON = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)
@@ -78,15 +79,16 @@ def _run(world: dict[str, object], *, steps: int = 0, draft: bool = False, cap: 
          reserve: float = 1.5, fixers: bool = True, sandboxed: bool = True) -> SessionRun | str:  # fmt: skip
     state, forge = world["state"], world["forge"]
     assert isinstance(state, Path) and isinstance(forge, LocalForge)
-    script = state.parent / "agent.py"
-    script.write_text(AGENT.format(root=str(ROOT), state_probe=str(state / "events.sqlite"), steps=steps,
-                                   forge=str(forge.forge_dir), bundle=str(forge.repository), draft=draft))  # fmt: skip
+    script = AGENT.format(root=str(ROOT), state_probe=str(state / "events.sqlite"), steps=steps,
+                          forge=str(forge.forge_dir), bundle=str(forge.repository), draft=draft)  # fmt: skip
     settings = Settings(state=state, fixers=fixers, fixer_daily_cap_usd=cap, fixer_session_usd=reserve,
-                        fixer_command=f"{sys.executable} {script}")  # fmt: skip
+                        fixer_command=f"{sys.executable} -c {shlex.quote(script)}", fixer_hosts="")  # fmt: skip
     sandbox, _why = find_sandbox()
+    assert forge.writes_dir is not None
     return run_session(
         _verdict(), settings=settings, forge=forge, git_dir=forge.git_dir(), budget=Budget(world["engine"], cap),  # type: ignore[arg-type]
-        sandbox=sandbox if sandboxed else None, now=lambda: NOON, forge_writes=forge.writes_dir,
+        sandbox=sandbox if sandboxed else None, now=lambda: NOON,
+        forge_paths=ForgePaths(reads=forge.forge_dir, writes=forge.writes_dir),
     )  # fmt: skip
 
 

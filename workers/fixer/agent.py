@@ -1,0 +1,100 @@
+"""One agent process in its sandbox: its network proxy, its stdout logged and folded, stopped at its limit.
+
+The agent's stdout (stream-json) is written line by line to the session's log and its cost folded as it
+arrives; at the first reading whose folded cost reaches the session's reservation the sandbox is
+terminated (bwrap takes every process of the session with it). What the proxy saw, allowed or refused,
+is written beside the log (``network.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.workers.fixer.budget import LiveCost
+from ouroboros_gates.workers.fixer.proxy import AllowedHost, ProxyServer
+from ouroboros_gates.workers.fixer.sandbox import Mounts, Sandbox
+from ouroboros_gates.workers.fixer.seccomp import compiled_filter
+
+__all__ = ["AgentRun", "run_agent"]
+
+_GRACE_S = 30
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """What one agent process cost (its last folded reading) and how it stopped."""
+
+    cost_usd: float
+    stopped: str
+
+
+def run_agent(
+    sandbox: Sandbox, argv: Sequence[str], mounts: Mounts, env: Mapping[str, str], *, hosts: Sequence[AllowedHost],
+    log: Path, limit_usd: float,
+) -> AgentRun:  # fmt: skip
+    """Run ``argv`` sandboxed with a network only to ``hosts``; log, fold and stop it at ``limit_usd``."""
+    with ExitStack() as stack:
+        program = stack.enter_context(compiled_filter())
+        theirs = None
+        if hosts:
+            ours, theirs = socket.socketpair()
+            stack.callback(theirs.close)
+            stack.callback(_record, ProxyServer(ours, hosts).start(), log.with_name("network.jsonl"))
+        control_fd = None if theirs is None else theirs.fileno()
+        command = sandbox.command(argv, mounts, env, seccomp_fd=program.fileno(), control_fd=control_fd)
+        process = _spawn(command, mounts.worktree, [fd for fd in (program.fileno(), control_fd) if fd is not None])
+        if theirs is not None:
+            theirs.close()  # the sandbox holds its end now: the proxy sees it close when the sandbox ends
+        ran = _fold(process, log, limit_usd)
+    return ran
+
+
+def _spawn(argv: list[str], cwd: Path, fds: Sequence[int]) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
+            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            pass_fds=tuple(fds),
+        )  # fmt: skip
+    except OSError as exc:
+        raise PermanentError(f"cannot start the fixer sandbox {argv[0]!r}: {exc}") from exc
+
+
+def _fold(process: subprocess.Popen[bytes], log: Path, limit_usd: float) -> AgentRun:
+    """Log and fold the agent's stdout; stop it at the reservation. The last reading is what it cost,
+    even past the reservation: the ledger is honest (the budget charges the cap at most the reservation)."""
+    cost, stopped = LiveCost(), "its turn ended"
+    assert process.stdout is not None
+    try:
+        with log.open("ab") as written:
+            for line in process.stdout:
+                written.write(line if line.endswith(b"\n") else line + b"\n")
+                written.flush()
+                cost.feed(line)
+                if cost.total >= limit_usd:
+                    stopped = f"stopped at its reservation (${cost.total:.2f} of ${limit_usd:.2f})"
+                    process.terminate()
+                    break
+    except BaseException:  # the task's time limit, a stop: the agent does not outlive its task
+        process.kill()
+        process.wait()
+        raise
+    try:
+        process.wait(timeout=_GRACE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    return AgentRun(cost.total, stopped)
+
+
+def _record(proxy: ProxyServer, path: Path) -> None:
+    proxy.close()
+    with path.open("a", encoding="utf-8") as out:
+        for attempt in proxy.attempts:
+            out.write(json.dumps(asdict(attempt)) + "\n")
