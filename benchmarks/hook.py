@@ -139,7 +139,7 @@ def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> tuple
     wall, server, floor, denied = [], [], [], 0
     try:
         grown = grow(state, events, rng)
-        lines = sum(1 for _ in (state / SESSION / "events.jsonl").open("rb"))
+        lines = sum(1 for _ in (state / "runs" / SESSION / "events.jsonl").open("rb"))
         for n in range(calls):
             tool = "Bash" if n % 10 == 5 else _pick(rng)
             innocent = {"command": rng.choice(BASH)} if tool == "Bash" else _tool_input(rng, tool)

@@ -5,8 +5,10 @@ command hook: the settings' command through a shell, the payload on stdin, stdou
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -14,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ouroboros_gates.miners import load_miner, miner_test, new_miner
+from ouroboros_gates.ops.gate.cache import compile_gates
+from ouroboros_gates.ops.gate.client import notify, server_pid, start_server
+from ouroboros_gates.ops.hooks_install import hook_command, merge_settings
 
 FORCE_PUSH_EXTRACT = '''"""FORCE-PUSH (a test miner): Bash calls that push to a remote, and calls that force."""
 
@@ -141,3 +146,34 @@ def post_tool(session: str, command: str, call: str, failed: bool = False) -> di
     else:
         payload["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
     return payload
+
+
+def gate_command(state: Path, names: list[str], start: bool = True) -> str:
+    """Compile the named accepted miners into ``state``'s gate cache, start its server (unless ``start`` is
+    false), and return the command Claude Code would run (read from the merged settings)."""
+    compiled = compile_gates(state, names)
+    settings = merge_settings({}, hook_command(state))
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert isinstance(command, str)
+    if compiled.gates and start:
+        start_server(str(state))
+        wait_for(lambda: notify(str(state), {"op": "ping"}, wait_s=1.0))
+    return command
+
+
+def stop_server(state: Path) -> None:
+    """Stop ``state``'s gate server, if one runs."""
+    pid = server_pid(str(state))
+    notify(str(state), {"op": "stop"}, wait_s=2.0)
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+
+def decision(result: subprocess.CompletedProcess[str]) -> str:
+    """``deny`` or ``allow`` from a PreToolUse hook's output (exit 0 asserted)."""
+    assert result.returncode == 0, result.stderr
+    if not result.stdout.strip():
+        return "allow"
+    output = json.loads(result.stdout)["hookSpecificOutput"]
+    return str(output.get("permissionDecision", "allow"))
