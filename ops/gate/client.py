@@ -146,11 +146,17 @@ def notify(state: str, request: dict[str, Any], wait_s: float = 0.2) -> bool:
 
 
 def server_pid(state: str) -> int | None:
-    """The pid a gate server of ``state`` recorded, if that process exists."""
+    """The pid a gate server of ``state`` recorded, if that process exists and has not ended (a server
+    that ended and whose parent has not reaped it yet is a zombie: ended)."""
     try:
         with open(pid_path(state)) as handle:
             pid = int(handle.read().strip())
         os.kill(pid, 0)
     except (OSError, ValueError):
         return None
-    return pid
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            ended = handle.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        ended = False  # no /proc here: the signal's answer is all there is
+    return None if ended else pid

@@ -81,10 +81,25 @@ def hook_line(ts: str, payload: dict[str, Any]) -> str:
     return json.dumps({"ts": ts, "event_type": "hook", "event": payload})
 
 
-def build_force_push(directory: Path) -> Path:
-    """A deny miner in ``directory/force_push`` that passes its own test; returns its folder."""
+WEDGE = """
+        if {marker!r} in command:  # stuck where no signal reaches: SIGALRM blocked, then a long sleep
+            import signal
+            import time
+
+            signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGALRM}})
+            time.sleep(600)
+"""
+
+
+def build_force_push(directory: Path, wedge_on: str = "") -> Path:
+    """A deny miner in ``directory/force_push`` that passes its own test; returns its folder. With
+    ``wedge_on``, its extractor never returns on a command holding that text, and blocks ``SIGALRM``."""
     folder = new_miner("force_push", directory)
-    (folder / "extract.py").write_text(FORCE_PUSH_EXTRACT)
+    anchor = '        call = Text(text=event.tool_use_id or f"line {event.span.line}")\n'
+    extract = (
+        FORCE_PUSH_EXTRACT.replace(anchor, anchor + WEDGE.format(marker=wedge_on)) if wedge_on else FORCE_PUSH_EXTRACT
+    )
+    (folder / "extract.py").write_text(extract)
     (folder / "rules.dl").write_text(FORCE_PUSH_RULES)
     labels = [(folder / "fixtures" / "labels.tsv").read_text()]
     for instance, label, start, command in FORCE_PUSH_RUNS:
