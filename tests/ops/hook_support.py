@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,34 @@ def decision(result: subprocess.CompletedProcess[str]) -> str:
         return "allow"
     output = json.loads(result.stdout)["hookSpecificOutput"]
     return str(output.get("permissionDecision", "allow"))
+
+
+@contextlib.contextmanager
+def miners_path(folder: Path | None) -> Iterator[None]:
+    """``OURO_MINERS_PATH`` set to ``folder`` (None: unset) for the block, as it was after it."""
+    previous = os.environ.pop("OURO_MINERS_PATH", None)
+    if folder is not None:
+        os.environ["OURO_MINERS_PATH"] = str(folder)
+    try:
+        yield
+    finally:
+        os.environ.pop("OURO_MINERS_PATH", None)
+        if previous is not None:
+            os.environ["OURO_MINERS_PATH"] = previous
+
+
+@contextlib.contextmanager
+def self_match_gate(state: Path, start: bool = True) -> Iterator[str]:
+    """``state`` gated by the installed self-match alone, its server started unless ``start`` is false;
+    yields the hook command, and stops the server after (skips when self-match is not accepted)."""
+    import pytest
+
+    state.mkdir(parents=True, exist_ok=True)
+    with miners_path(None):
+        try:
+            command = gate_command(state, ["self-match"], start=start)
+            if not json.loads((state / "gates.json").read_text())["gates"]:
+                pytest.skip("self-match does not pass its own test yet, so it is not a gate")
+            yield command
+        finally:
+            stop_server(state)

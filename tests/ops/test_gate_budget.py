@@ -5,12 +5,21 @@ reaches ends itself and the next call starts a fresh one. Driven as Claude Code 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hook_support import build_force_push, decision, gate_command, pre_tool, run_hook, stop_server, wait_for
+from hook_support import (
+    build_force_push,
+    decision,
+    gate_command,
+    miners_path,
+    pre_tool,
+    run_hook,
+    self_match_gate,
+    stop_server,
+    wait_for,
+)
 
 from ouroboros_gates.ops.gate.client import server_pid
 from ouroboros_gates.ops.gate.paths import log_path
@@ -25,18 +34,9 @@ TRACE = {"OURO_HOOK_TRACE": "1", "OURO_HOOK_TIMEOUT_S": "120"}  # the server's o
 @pytest.fixture(scope="module")
 def self_match(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """A state whose one gate is the installed self-match, its server up."""
-    previous = os.environ.pop("OURO_MINERS_PATH", None)
     state = tmp_path_factory.mktemp("budget") / "state"
-    state.mkdir()
-    try:
-        command = gate_command(state, ["self-match"])
-        if not json.loads((state / "gates.json").read_text())["gates"]:
-            pytest.skip("self-match does not pass its own test yet, so it is not a gate")
+    with self_match_gate(state) as command:
         yield state, command
-    finally:
-        stop_server(state)
-        if previous is not None:
-            os.environ["OURO_MINERS_PATH"] = previous
 
 
 def _decided_by_the_server(result: object) -> None:
@@ -90,23 +90,18 @@ def test_a_server_stuck_where_no_signal_reaches_ends_and_the_next_call_starts_an
     build_force_push(miners, wedge_on="wedge-the-gate")
     state = tmp_path / "state"
     state.mkdir()
-    previous = os.environ.get("OURO_MINERS_PATH")
-    os.environ["OURO_MINERS_PATH"] = str(miners)
-    try:
-        command = gate_command(state, ["force-push"])
-        stuck_pid = server_pid(str(state))
-        stuck = run_hook(command, pre_tool("a", "echo wedge-the-gate", "t1"), env={"OURO_HOOK_TIMEOUT_S": "2"})
-        assert decision(stuck) == "allow" and "the call is allowed" in stuck.stderr
-        wait_for(lambda: server_pid(str(state)) is None, seconds=WEDGED_S + 60)
-        log = Path(log_path(str(state))).read_text()
-        assert f"Timeout (0:00:{WEDGED_S:02.0f})!" in log and "in extract" in log  # faulthandler's traceback
-        pushed = pre_tool("b", "git push --force origin main", "t2")
-        fresh = run_hook(command, pushed, env={"OURO_HOOK_TIMEOUT_S": "60"})
-        assert decision(fresh) == "deny"
-        assert server_pid(str(state)) not in (None, stuck_pid)
-    finally:
-        stop_server(state)
-        if previous is None:
-            os.environ.pop("OURO_MINERS_PATH", None)
-        else:
-            os.environ["OURO_MINERS_PATH"] = previous
+    with miners_path(miners):
+        try:
+            command = gate_command(state, ["force-push"])
+            stuck_pid = server_pid(str(state))
+            stuck = run_hook(command, pre_tool("a", "echo wedge-the-gate", "t1"), env={"OURO_HOOK_TIMEOUT_S": "2"})
+            assert decision(stuck) == "allow" and "the call is allowed" in stuck.stderr
+            wait_for(lambda: server_pid(str(state)) is None, seconds=WEDGED_S + 60)
+            log = Path(log_path(str(state))).read_text()
+            assert f"Timeout (0:00:{WEDGED_S:02.0f})!" in log and "in extract" in log  # faulthandler's traceback
+            pushed = pre_tool("b", "git push --force origin main", "t2")
+            fresh = run_hook(command, pushed, env={"OURO_HOOK_TIMEOUT_S": "60"})
+            assert decision(fresh) == "deny"
+            assert server_pid(str(state)) not in (None, stuck_pid)
+        finally:
+            stop_server(state)

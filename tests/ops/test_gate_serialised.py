@@ -6,14 +6,13 @@ against a gate server that is not running yet and then against the one they star
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hook_support import build_force_push, decision, gate_command, pre_tool, run_hook, stop_server
+from hook_support import build_force_push, decision, pre_tool, run_hook, self_match_gate
 
 from ouroboros_gates.ops.gate.cache import compile_gates
 from ouroboros_gates.ops.gate.record import append_line, envelope
@@ -57,18 +56,9 @@ def test_a_later_call_decided_first_never_hides_an_earlier_offense(force_push: P
 @pytest.fixture(scope="module")
 def self_match(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """A state whose one gate is the installed self-match, compiled, no server running yet."""
-    previous = os.environ.pop("OURO_MINERS_PATH", None)
     state = tmp_path_factory.mktemp("parallel") / "state"
-    state.mkdir()
-    try:
-        command = gate_command(state, ["self-match"], start=False)
-        if not json.loads((state / "gates.json").read_text())["gates"]:
-            pytest.skip("self-match does not pass its own test yet, so it is not a gate")
+    with self_match_gate(state, start=False) as command:
         yield state, command
-    finally:
-        stop_server(state)
-        if previous is not None:
-            os.environ["OURO_MINERS_PATH"] = previous
 
 
 def _twenty_at_once(command: str, session: str) -> list[tuple[str, str]]:
