@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["UnsafeFolder", "socket_dir", "socket_path"]
+__all__ = ["UnsafeFolder", "socket_dir", "socket_name", "socket_path"]
 
 _SOCKET_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 _FNV_OFFSET = 0xCBF29CE484222325
@@ -80,6 +80,11 @@ def socket_dir() -> str:
     return folder
 
 
+def socket_name(state: str) -> str:
+    """The file name of the gate server's socket for the state directory ``state``."""
+    return f"gate-{_digest(os.path.abspath(state))}.sock"
+
+
 def socket_path(state: str) -> str:
     """The gate server's socket for the state directory ``state`` (see the module docstring)."""
-    return os.path.join(socket_dir(), f"gate-{_digest(os.path.abspath(state))}.sock")
+    return os.path.join(socket_dir(), socket_name(state))
