@@ -57,7 +57,7 @@ from ouroboros_gates.ops.gate.paths import RUNS_DIR, pid_path
 from ouroboros_gates.ops.gate.protocol import MAX_MESSAGE, context_output, decode, deny_output, encode
 from ouroboros_gates.ops.gate.session import SessionLog
 from ouroboros_gates.ops.gate.settings import server_settings
-from ouroboros_gates.ops.gate.sockdir import socket_path
+from ouroboros_gates.ops.gate.sockdir import UnsafeFolder, socket_path
 from ouroboros_gates.schemas import Span
 
 __all__ = ["GATE_BUDGET_S", "WEDGED_S", "GateServer", "run"]
@@ -339,6 +339,9 @@ def run(state: Path, lock: IO[str], environ: Mapping[str, str]) -> int:
     log.info("gate server for %s (warn gates: %s)", state, settings.warn)
     try:
         serve(GateServer(state, settings.warn), settings.idle_s)
+    except UnsafeFolder as exc:  # never bound where another user could answer: the hooks say it too
+        log.error("not serving: %s", exc)
+        return 1
     finally:
         pid.unlink(missing_ok=True)
     return 0
