@@ -1,6 +1,7 @@
 """Hook benchmark: the installed ``ouro hook`` command's PreToolUse latency as a session grows.
 
     .venv/bin/python benchmarks/hook.py [--sizes 100,5000,50000] [--calls 20] [--gap 1] [--warn next]
+                                        [--long-mb 10] [--long-rounds 6]
 
 For each size, one Claude Code session is grown to that many events through the hook itself: every
 payload of a generated session (``SessionStart``, prompts, ``PreToolUse`` and ``PostToolUse`` or
@@ -18,7 +19,15 @@ resident memory, and a hook process with no gate beside it (the interpreter and 
 Bytecode is cached as in a user's environment (``PYTHONPYCACHEPREFIX`` under the temporary folder).
 ``--warn sync`` decides warn gates with each call instead of on the session's next one.
 
-The last line is p50/p95 at each size (target: p95 under 60 ms at 5,000 and at 50,000 events).
+Then a long command (``--long-mb``, 10 MB: one word, as an agent's pasted blob is) goes through the same
+installed hook, alternately innocent and after a self-matching ``pkill -f`` (denied), beside a small
+command (the peer) on the same server, and a self-matching call after them must still be denied; printed:
+the medians, whole process and the server's own decision, and their ratio to the peer's. Last, the shell
+word splitter alone (``miners.shell.split_words``) on one long word of 4 and 8 MB, and ``shlex`` (what it
+replaced) on 128 and 256 KiB: the 2x/1x time ratios (2 is linear, 4 quadratic).
+
+The last line is p50/p95 at each size (target: p95 under 60 ms at 5,000 and at 50,000 events), then the
+long command's whole-process median and its ratio to the peer's, and the two splitters' ratios.
 """
 
 from __future__ import annotations
@@ -139,7 +148,7 @@ def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> tuple
     wall, server, floor, denied = [], [], [], 0
     try:
         grown = grow(state, events, rng)
-        lines = sum(1 for _ in (state / SESSION / "events.jsonl").open("rb"))
+        lines = sum(1 for _ in (state / "runs" / SESSION / "events.jsonl").open("rb"))
         for n in range(calls):
             tool = "Bash" if n % 10 == 5 else _pick(rng)
             innocent = {"command": rng.choice(BASH)} if tool == "Bash" else _tool_input(rng, tool)
@@ -174,6 +183,75 @@ def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> tuple
     return _pct(wall, 0.5), _pct(wall, 0.95)
 
 
+def _call(session: str, command: str, call: str) -> dict[str, Any]:
+    return {"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command}, "tool_use_id": call}  # fmt: skip
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2] * 1000
+
+
+def measure_long(root: Path, megabytes: int, rounds: int) -> tuple[float, float]:
+    """A ``megabytes`` MB command through the installed hook beside a small one; (long, small) medians, ms."""
+    from ouroboros_gates.ops.gate.cache import compile_gates
+    from ouroboros_gates.ops.gate.client import notify
+
+    state = root / "state-long"
+    state.mkdir()
+    compile_gates(state)
+    env = {**os.environ, "OURO_HOOK_TRACE": "1", "OURO_HOOK_TIMEOUT_S": "600"}  # decided, never timed out
+    blob = "echo '" + "a" * (megabytes << 20) + "'"
+    timed: dict[str, list[float]] = {"long": [], "small": [], "long server": [], "small server": []}
+    try:
+        _hook(state, _call("long", "true", "warm"), env)  # the server started, off the clock
+        for n in range(rounds):
+            offends = n % 2 == 1
+            for kind, command in (("long", f"{PKILL['command']}; {blob}" if offends else blob), ("small", "ls")):
+                elapsed, server, deny = _hook(state, _call("long", command, f"{kind}{n}"), env)
+                if deny != (offends and kind == "long"):
+                    raise SystemExit(f"{kind} call {n} was {'denied' if deny else 'allowed'} (benchmark void)")
+                timed[kind].append(elapsed)
+                timed[f"{kind} server"].append(server or 0.0)
+        if not _hook(state, _call("long", PKILL["command"], "after"), env)[2]:
+            raise SystemExit("a self-matching call after the long ones was allowed (benchmark void)")
+    finally:
+        notify(str(state), {"op": "stop"}, wait_s=2.0)
+    long_ms, small_ms = _median(timed["long"]), _median(timed["small"])
+    print(
+        f"{megabytes} MB command ({rounds} calls, every other one denied) beside a small one: whole process "
+        f"median {long_ms:.0f} ms against {small_ms:.0f} ms ({long_ms / small_ms:.1f}x); the gate server's "
+        f"decision {_median(timed['long server']):.1f} ms against {_median(timed['small server']):.1f} ms; "
+        "the next self-matching call denied"
+    )
+    return long_ms, small_ms
+
+
+def measure_split() -> tuple[float, float]:
+    """``split_words`` on one word of 4 and 8 MB (the best of 9, the two sizes taking turns: a few milliseconds
+    each), ``shlex`` on 128 and 256 KiB (once each: seconds): each one's 2x/1x ratio of CPU time."""
+    from ouroboros_gates.miners.shell import split_words
+
+    def timed(work: Any, text: str) -> float:  # CPU time: on a shared machine, wall time is mostly waiting
+        started = time.process_time()
+        work(text)
+        return time.process_time() - started
+
+    def word(size: int) -> str:
+        return "echo '" + "a" * size + "'"
+
+    texts = [word(mb << 20) for mb in (4, 8)]
+    turns = [[timed(split_words, text) for text in texts] for _ in range(9)]
+    ours = [min(turn[n] for turn in turns) for n in range(2)]
+    peer = [timed(lambda text: list(shlex.shlex(text, posix=True)), word(kb << 10)) for kb in (128, 256)]
+    print(
+        f"shell words of one long word, CPU time: split_words 4 MB {ours[0] * 1000:.1f} ms, "
+        f"8 MB {ours[1] * 1000:.1f} ms; "
+        f"shlex 128 KiB {peer[0] * 1000:.0f} ms, 256 KiB {peer[1] * 1000:.0f} ms"
+    )
+    return ours[1] / ours[0], peer[1] / peer[0]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,5000,50000", help="session sizes in events, comma-separated")
@@ -181,6 +259,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--gap", type=float, default=1.0, help="seconds between two timed calls")
     parser.add_argument("--warn", choices=("next", "sync"), default="next", help="OURO_HOOK_WARN")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--long-mb", type=int, default=10, help="the long command's size in MB")
+    parser.add_argument("--long-rounds", type=int, default=6, help="long (and small) calls timed")
     options = parser.parse_args(argv)
     sizes = [int(size) for size in options.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="ouro-bench-hook-"))
@@ -196,7 +276,14 @@ def main(argv: list[str] | None = None) -> None:
 
         print(f"hook PreToolUse, warn gates {options.warn}, whole processes ({hook_command(root / 'state-N')})")
         found = [(size, *measure(root, size, options.calls, options.gap, options.seed)) for size in sizes]
-        print("hook p50/p95: " + ", ".join(f"{size:,} events {p50:.1f}/{p95:.1f} ms" for size, p50, p95 in found))
+        long_ms, small_ms = measure_long(root, options.long_mb, options.long_rounds)
+        ours, peer = measure_split()
+        print(
+            "hook p50/p95: "
+            + ", ".join(f"{size:,} events {p50:.1f}/{p95:.1f} ms" for size, p50, p95 in found)
+            + f"; {options.long_mb} MB command {long_ms:.0f} ms ({long_ms / small_ms:.1f}x a small one's)"
+            + f"; words 2x/1x: split_words {ours:.2f}x, shlex {peer:.2f}x"
+        )
     finally:
         os.environ.clear()
         os.environ.update(saved)

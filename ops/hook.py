@@ -4,7 +4,7 @@
     <venv>/bin/python -P -m ops.hook [--state DIR] [--timeout S]               the same
     <venv>/bin/python -P -m ops.hook --flush [--state DIR]                     hand the spooled runs to the fleet
 
-For every payload it (1) appends it to ``<state>/<session>/events.jsonl`` in the CSF envelope
+For every payload it (1) appends it to ``<state>/runs/<session>/events.jsonl`` in the CSF envelope
 (``{"ts", "event_type": "hook", "event": <payload>}``, every field kept), (2) spools the run for the
 fleet (``ops.gate.spool``: a later flush publishes the ``IngestRun``; the hook itself never talks to
 the broker), and (3) on ``PreToolUse`` asks the gate server (``ops.gate.server``) whether an accepted
@@ -18,8 +18,12 @@ time). ``Stop`` and ``SessionEnd`` start a flush in the background
 
 It never blocks or fails the agent: it always exits 0. Unreadable stdin, any internal error, or no
 answer in time allows the call with one warning line on stderr; a hard timer (``--timeout``,
-``OURO_HOOK_TIMEOUT_S``, 5 s) ends the process and allows. This module imports only the standard
-library and ``ops.gate``'s stdlib-only modules: no Celery, SQLAlchemy, pydantic or miners here.
+``OURO_HOOK_TIMEOUT_S``, 5 s) ends the process and allows. With ``OURO_GATE_FAIL=closed`` (asked for by
+the operator; ``open`` is the default) a ``PreToolUse`` call that gates bind but that no gate server
+judged in time, or that a deny gate could not judge, is denied instead, saying why. Every setting is
+checked (``ops.gate.settings``): a value it cannot use is replaced by its default, with one warning line.
+This module imports only the standard library and ``ops.gate``'s stdlib-only modules: no Celery,
+SQLAlchemy, pydantic or miners here.
 """
 
 from __future__ import annotations
@@ -35,11 +39,18 @@ if TYPE_CHECKING:  # the hook never imports typing at run time
     from types import FrameType
     from typing import Any
 
+    from ouroboros_gates.ops.gate.settings import HookSettings
+
 __all__ = ["main", "run"]
 
-DEFAULT_TIMEOUT_S = 5.0
 MARGIN_S = 0.3
 """The answer is waited for until this long before the hard timer, so a late one still allows cleanly."""
+
+
+class _Closed:
+    """What the hard timer prints when it ends a decision that fails closed (None: nothing, which allows)."""
+
+    output: dict[str, Any] | None = None
 
 
 def _warn(message: str) -> None:
@@ -52,7 +63,11 @@ def _warn(message: str) -> None:
 
 
 def _expire(signum: int, frame: FrameType | None) -> None:
-    _warn("no decision within the hook's timeout; the call is allowed")
+    if _Closed.output is None:
+        _warn("no decision within the hook's timeout; the call is allowed")
+    else:
+        _warn("no decision within the hook's timeout; OURO_GATE_FAIL=closed denies the call")
+        _print(_Closed.output)
     os._exit(0)
 
 
@@ -66,26 +81,32 @@ def main(argv: list[str] | None = None) -> int:
     if "--flush" in args:
         return _flush(_arg(args, "--state"))
     started = time.monotonic()
-    try:
-        timeout = float(_arg(args, "--timeout") or os.environ.get("OURO_HOOK_TIMEOUT_S") or DEFAULT_TIMEOUT_S)
-    except ValueError:
-        timeout = DEFAULT_TIMEOUT_S
+    from ouroboros_gates.ops.gate.settings import hook_settings
+
+    settings, warnings = hook_settings(os.environ, _arg(args, "--timeout"))
+    for warning in warnings:
+        _warn(warning)
     signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, max(timeout, 0.1))
+    signal.setitimer(signal.ITIMER_REAL, settings.timeout_s)
     output = None
     try:
-        output = run(sys.stdin.buffer.read(), _arg(args, "--state"), started + timeout - MARGIN_S)
-    except Exception as exc:  # the agent must never see the hook fail: allow, and say why once
-        _warn(f"internal error, the call is allowed: {type(exc).__name__}: {exc}")
+        output = run(sys.stdin.buffer.read(), _arg(args, "--state"), started + settings.timeout_s - MARGIN_S, settings)
+    except Exception as exc:  # the agent must never see the hook fail: allow (or deny, closed), and say why once
+        output = _Closed.output
+        _warn(f"internal error, the call is {'allowed' if output is None else 'denied'}: {type(exc).__name__}: {exc}")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)  # a decision is never cut half-printed
     if output is not None:
-        try:
-            sys.stdout.write(json.dumps(output) + "\n")
-            sys.stdout.flush()
-        except (OSError, ValueError) as exc:
-            _warn(f"could not print the decision ({exc}); the call is allowed")
+        _print(output)
     return 0
+
+
+def _print(output: dict[str, Any]) -> None:
+    try:
+        sys.stdout.write(json.dumps(output) + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        _warn(f"could not print the decision ({exc}); the call is allowed")
 
 
 def _payload(data: bytes) -> dict[str, Any] | None:
@@ -100,14 +121,23 @@ def _payload(data: bytes) -> dict[str, Any] | None:
     return payload
 
 
-def run(data: bytes, state_arg: str | None, deadline: float) -> dict[str, Any] | None:
-    """Record one payload, spool its run, and on PreToolUse return Claude Code's answer (None: allow)."""
+def run(
+    data: bytes, state_arg: str | None, deadline: float, settings: HookSettings | None = None
+) -> dict[str, Any] | None:
+    """Record one payload, spool its run, and on PreToolUse return Claude Code's answer (None: allow).
+    ``settings``: the hook's, read from the environment when not given."""
     from ouroboros_gates.ops.gate.paths import run_file, session_name, spool_path, state_dir
     from ouroboros_gates.ops.gate.record import append_line, envelope, spool_entry
 
+    if settings is None:
+        from ouroboros_gates.ops.gate.settings import hook_settings
+
+        settings = hook_settings(os.environ)[0]
     payload = _payload(data)
     if payload is None:
         return None
+    if settings.fail_closed and payload["hook_event_name"] == "PreToolUse":  # until a gate judges it
+        _Closed.output = _unjudged_output("the hook failed before its gates could judge the call")
     state = state_dir(state_arg)
     session = session_name(payload.get("session_id"))
     event = payload["hook_event_name"]
@@ -115,10 +145,10 @@ def run(data: bytes, state_arg: str | None, deadline: float) -> dict[str, Any] |
     start, end = append_line(log, envelope(payload))
     append_line(spool_path(state), spool_entry(session, log, event))
     if event == "PreToolUse":
-        return _decide(state, log, session, payload, (start, end), deadline)
+        return _decide(state, log, session, payload, (start, end), deadline, settings)
     if event == "SessionStart" and time.monotonic() < deadline:  # a hook out of time starts nothing
         _warm(state)
-    elif event in ("Stop", "SessionEnd") and os.environ.get("OURO_HOOK_AUTOFLUSH", "1") != "0":
+    elif event in ("Stop", "SessionEnd") and settings.autoflush:
         from ouroboros_gates.ops.gate.client import background, module_argv
 
         background(module_argv("ouroboros_gates.ops.hook", "--flush", "--state", state), state)
@@ -126,31 +156,64 @@ def run(data: bytes, state_arg: str | None, deadline: float) -> dict[str, Any] |
 
 
 def _decide(
-    state: str, log: str, session: str, payload: dict[str, Any], span: tuple[int, int], deadline: float
+    state: str,
+    log: str,
+    session: str,
+    payload: dict[str, Any],
+    span: tuple[int, int],
+    deadline: float,
+    settings: HookSettings,
 ) -> dict[str, Any] | None:
     from ouroboros_gates.ops.gate.client import GateUnavailable, ask, gate_count
 
     if gate_count(state) == 0:  # compiled, and nothing binds: no server to ask
+        _Closed.output = None
         return None
+    if settings.fail_closed:  # until an answer comes, what the hard timer prints
+        _Closed.output = _unjudged_output("no gate server answered within the hook's timeout", state)
     tenant = os.environ.get("OURO_TENANT") or "default"
     request = {"op": "decide", "file": log, "run": session, "start": span[0], "end": span[1], "tenant": tenant}
     try:
         answer = ask(state, request, deadline, start=time.monotonic() < deadline)
     except GateUnavailable as exc:
-        _warn(f"{exc}; the call is allowed")
-        return None
+        return _undecided(str(exc), state, settings)
+    finally:
+        _Closed.output = None  # from here the call's answer is decided below
     if answer.get("error"):
-        _warn(f"the gate server could not decide ({answer['error']}); the call is allowed")
-        return None
+        return _undecided(f"the gate server could not decide ({answer['error']})", state, settings)
     problems = answer.get("problems")
     if isinstance(problems, dict) and problems:
         _warn("gate(s) left out of this decision: " + "; ".join(f"{k}: {v}" for k, v in problems.items()))
-    if os.environ.get("OURO_HOOK_TRACE"):
+    if settings.trace:
         _warn(f"trace decision={answer.get('decision')} server_ms={answer.get('ms')}")
     output = answer.get("output")
     if answer.get("decision") == "deny" and isinstance(output, dict):
         _record_denial(log, payload, answer)
+        return output
+    unjudged = answer.get("unjudged")
+    if settings.fail_closed and isinstance(unjudged, list) and unjudged:
+        return _undecided(f"deny gate(s) {', '.join(map(str, unjudged))} could not judge this call", state, settings)
     return output if isinstance(output, dict) else None
+
+
+def _undecided(why: str, state: str, settings: HookSettings) -> dict[str, Any] | None:
+    """No gate judged the call: allow with a warning, or deny saying why when the operator asked for it."""
+    if not settings.fail_closed:
+        _warn(f"{why}; the call is allowed")
+        return None
+    _warn(f"{why}; OURO_GATE_FAIL=closed denies the call")
+    return _unjudged_output(why, state)
+
+
+def _unjudged_output(why: str, state: str | None = None) -> dict[str, Any]:
+    from ouroboros_gates.ops.gate.paths import log_path
+    from ouroboros_gates.ops.gate.protocol import deny_output
+
+    where = f"; the gate server's log is {log_path(state)}" if state else ""
+    return deny_output(
+        f"Ouroboros could not judge this call with its deny gates: {why}. This installation refuses what its "
+        f"gates cannot judge (OURO_GATE_FAIL=closed){where}. Retry the call."
+    )
 
 
 def _record_denial(log: str, payload: dict[str, Any], answer: dict[str, Any]) -> None:

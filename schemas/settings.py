@@ -253,7 +253,8 @@ class Settings(BaseSettings):
     labeler_batch: int = Field(default=8, ge=1, le=64, description="candidate lines per labelling call")
     hook_timeout_s: float = Field(
         default=5.0,
-        gt=0,
+        ge=0.1,
+        le=600,
         allow_inf_nan=False,
         description="`ouro hook` allows the call (one warning line) when no decision comes in time: it never blocks "
         "the agent",
@@ -270,7 +271,16 @@ class Settings(BaseSettings):
         "same call (slower: a warn gate whose miner is not `LOCAL` reads the whole run again)",
     )
     gate_idle_s: float = Field(
-        default=1800.0, gt=0, allow_inf_nan=False, description="seconds an idle gate server waits before it exits"
+        default=1800.0,
+        ge=1,
+        le=604_800,
+        allow_inf_nan=False,
+        description="seconds an idle gate server waits before it exits",
+    )
+    gate_fail: Literal["open", "closed"] = Field(
+        default="open",
+        description="what a PreToolUse call the deny gates could not judge gets: `open` allows it with a warning "
+        "line, `closed` denies it saying why",
     )
     miners_path: str | None = Field(
         default=None, description="`:`-separated directories of a tenant's own miners, outside the package"

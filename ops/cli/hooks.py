@@ -120,9 +120,9 @@ def status(state: StateOption = None) -> None:
 @hooks_app.command("serve")
 def serve(state: StateOption = None) -> None:
     """Run the gate server in the foreground (the hook starts one by itself when none runs)."""
-    from ouroboros_gates.ops.gate.server import main as server_main
+    from ouroboros_gates.ops.gate.start import main as start_main
 
-    raise typer.Exit(server_main(["--state", str(_state(state))]))
+    raise typer.Exit(start_main(["--state", str(_state(state))]))
 
 
 @hooks_app.command("stop")

@@ -1,8 +1,9 @@
 """Gates at the tool-call boundary: accepted miners decide Claude Code's pending tool calls.
 
-    hook (ops.hook, stdlib only)  ──record──▶ <state>/<session>/events.jsonl   (CSF envelope lines)
+    hook (ops.hook, stdlib only)  ──record──▶ <state>/runs/<session>/events.jsonl   (CSF envelope lines)
                                   ──spool───▶ <state>/spool/hooks.jsonl        (flush ▶ IngestRun)
-                                  ──decide──▶ gate server (Unix socket)        (PreToolUse only)
+                                  ──decide──▶ gate server (Unix socket)        (PreToolUse only; in a
+                                                                                folder only the user enters)
     gate server (ops.gate.server) ──reads───▶ <state>/gates.json               (ouro hooks refresh; a
                                                                                 fresh state: compiled first)
                                   ──loads───▶ accepted miners; each session's new lines read once,
@@ -41,7 +42,7 @@ _HOMES = {
     "run_file": "paths",
     "server_pid": "client",
     "session_name": "paths",
-    "socket_path": "paths",
+    "socket_path": "sockdir",
     "spool_path": "paths",
     "start_server": "client",
     "state_dir": "paths",

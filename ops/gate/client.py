@@ -2,19 +2,24 @@
 
 The server holds the miners loaded and each session's events parsed, which a fresh process cannot
 afford on every call (importing the schemas alone takes longer than a tool call should wait). When
-no server answers, the client starts one in its own session (detached, so it outlives the hook) and
-waits for it within the hook's deadline; a second server for one state directory exits at once.
+no server answers (none was started, or it died: a server stuck on one request ends itself), the client
+starts one in its own session (detached, so it outlives the hook) and waits for it within the hook's
+deadline; while another process holds the state's lock (a server starting), it only waits, and a second
+server for one state directory exits at once. The socket is found in a folder only the user can enter
+(``ops.gate.sockdir``), checked before every connection: an unsafe one is never connected to.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
 import time
 
-from ouroboros_gates.ops.gate.paths import gates_path, log_path, pid_path, socket_path
+from ouroboros_gates.ops.gate.paths import gates_path, lock_path, log_path, pid_path
 from ouroboros_gates.ops.gate.protocol import MAX_MESSAGE, decode, encode
+from ouroboros_gates.ops.gate.sockdir import UnsafeFolder, socket_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook never imports typing at run time
@@ -62,7 +67,22 @@ def background(argv: list[str], state: str) -> None:
 
 def start_server(state: str) -> None:
     """Start a gate server for ``state`` in the background."""
-    background(module_argv("ouroboros_gates.ops.gate.server", "--state", state), state)
+    background(module_argv("ouroboros_gates.ops.gate.start", "--state", state), state)
+
+
+def _starting(state: str) -> bool:
+    """Whether a process holds the state's lock: a server that runs, or is starting and not listening yet."""
+    try:
+        fd = os.open(lock_path(state), os.O_RDONLY | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here (a server that lost it to this probe: see ask)
+    return False
 
 
 def _exchange(path: str, request: dict[str, Any], deadline: float) -> dict[str, Any]:
@@ -93,7 +113,10 @@ def _exchange(path: str, request: dict[str, Any], deadline: float) -> dict[str, 
 def ask(state: str, request: dict[str, Any], deadline: float, start: bool = True) -> dict[str, Any]:
     """The server's answer to ``request`` before ``deadline`` (``time.monotonic``), starting a server
     when none listens and ``start`` is set; ``GateUnavailable`` when none answers in time."""
-    path = socket_path(state)
+    try:
+        path = socket_path(state)
+    except UnsafeFolder as exc:
+        raise GateUnavailable(f"no gate server asked: {exc}") from exc
     started = False
     while True:
         try:
@@ -102,8 +125,10 @@ def ask(state: str, request: dict[str, Any], deadline: float, start: bool = True
             if not start:
                 raise GateUnavailable(f"no gate server on {path}") from exc
             if not started:
-                start_server(state)
+                # A server that finds the lock held by this probe exits; the probe then starts one itself.
                 started = True
+                if not _starting(state):
+                    start_server(state)
         except (OSError, ValueError) as exc:  # TimeoutError is an OSError
             raise GateUnavailable(f"gate server on {path}: {type(exc).__name__}: {exc}") from exc
         if time.monotonic() + 0.05 >= deadline:
@@ -121,11 +146,17 @@ def notify(state: str, request: dict[str, Any], wait_s: float = 0.2) -> bool:
 
 
 def server_pid(state: str) -> int | None:
-    """The pid a gate server of ``state`` recorded, if that process exists."""
+    """The pid a gate server of ``state`` recorded, if that process exists and has not ended (a server
+    that ended and whose parent has not reaped it yet is a zombie: ended)."""
     try:
         with open(pid_path(state)) as handle:
             pid = int(handle.read().strip())
         os.kill(pid, 0)
     except (OSError, ValueError):
         return None
-    return pid
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            ended = handle.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        ended = False  # no /proc here: the signal's answer is all there is
+    return None if ended else pid

@@ -4,11 +4,13 @@ Every gate is evaluated on the run so far plus the pending call (its facts over 
 at the fitted κ*): where the facts come from (kept line by line for a local miner, extracted from the
 log read afresh for any other) is the caller's ``FactSource``. A verdict fires when it is new:
 
-- a **deny** gate fires when a verdict holds with the pending call and not on the run so far. A
-  verdict the session's previous decision had already seen is not new; an unseen one whose proof
-  rests on the pending call's line is; any other unseen one is checked against an evaluation of the
-  run so far. So a call that changes nothing costs one evaluation per gate, and a verdict that
-  already held (an earlier offense, even one denied and recorded) never refuses an innocent call.
+- a **deny** gate fires when a verdict holds with the pending call and not on the run so far (the
+  lines before the call's own, whatever order the calls' decisions are asked in: parallel tool calls
+  append their lines in one order and may reach the server in another). A verdict that a decision on
+  an earlier line had already seen is not new; an unseen one whose proof rests on the pending call's
+  line is; any other unseen one is checked against an evaluation of the run so far. So a call that
+  changes nothing costs one evaluation per gate, and a verdict that already held (an earlier offense,
+  even one denied and recorded) never refuses an innocent call.
 - a **warn** gate's verdict is about the run, not the call: each one is told once per session, the
   first time a decision sees it (a late draft pull request is context for the agent, never a reason
   to refuse ``ls``).
@@ -63,9 +65,10 @@ class LoadedGate:
 
 @dataclass
 class SessionMemory:
-    """What one session's decisions have seen: each gate's last verdicts, and the warnings told."""
+    """What one session's decisions have seen: each deny gate's verdicts on the latest line it decided
+    (the line, the verdicts), and each warn gate's verdicts told."""
 
-    last: dict[str, frozenset[Atom]] = field(default_factory=dict)
+    last: dict[str, tuple[int, frozenset[Atom]]] = field(default_factory=dict)
     told: dict[str, set[Atom]] = field(default_factory=dict)
 
 
@@ -124,20 +127,23 @@ def _order(atom: Atom) -> tuple[str, tuple[tuple[bool, str], ...]]:
 
 def new_findings(gate: LoadedGate, memory: SessionMemory, call: PendingCall) -> list[Fired]:
     """The gate's verdicts that are new with the pending call (deny) or not yet told (warn)."""
-    name = gate.entry.name
-    model, atoms = evaluate(gate, call.source.facts(gate, call.line.line))
+    name, line = gate.entry.name, call.line.line
+    model, atoms = evaluate(gate, call.source.facts(gate, line))
     if gate.entry.gate != "deny":
         told = memory.told.setdefault(name, set())
-        unseen = atoms - told
+        found = [Fired(gate, _finding(gate, model, atom)) for atom in sorted(atoms - told, key=_order)]
         told |= atoms
-        return [Fired(gate, _finding(gate, model, atom)) for atom in sorted(unseen, key=_order)]
-    seen = memory.last.get(name)
-    memory.last[name] = atoms
+        return found
+    last = memory.last.get(name)
+    # Only a decision on an earlier line saw the run so far alone; a later line's has seen this call too.
+    seen = last[1] if last is not None and last[0] < line else None
     fired = [(atom, _finding(gate, model, atom)) for atom in sorted(atoms - (seen or frozenset()), key=_order)]
     # A verdict whose proof rests on the pending call is new with it; any other one the previous decision
     # had not seen is checked against the run so far (a second evaluation, only then).
     doubtful = {atom for atom, f in fired if seen is None or call.line not in {fact.span for fact in f.proof}}
-    before = evaluate(gate, call.source.facts(gate, call.line.line - 1))[1] if doubtful else frozenset()
+    before = evaluate(gate, call.source.facts(gate, line - 1))[1] if doubtful else frozenset()
+    if last is None or last[0] <= line:  # written last: a decision cut short leaves the memory as it was
+        memory.last[name] = (line, atoms)
     return [Fired(gate, finding) for atom, finding in fired if atom not in doubtful or atom not in before]
 
 

@@ -8,19 +8,31 @@ calls, not the session's events). Any other gate reads the session's log afresh 
 decision asks about and extracts the whole run: its cost grows with the session (a warn gate pays it in
 a forked child, off the request path, whose memory goes with it; a deny gate that is not local pays it on
 every call, in the server).
+
+Each line's facts for a local gate are extracted within ``LINE_BUDGET_S`` (``ops.gate.budget``): a line that
+takes longer (a pattern that backtracks without end, a gate's code that loops) is left out for that gate,
+once and for all, and named: a decision on that very line cannot judge the call with that gate
+(``skipped``), and every other decision goes on with the line's facts missing.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ouroboros_gates.miners.datalog import InputFact
+from ouroboros_gates.ops.gate.budget import OverBudget, budget
 from ouroboros_gates.ops.gate.evaluate import LoadedGate, events_facts
 from ouroboros_gates.ops.gate.session import Line, SessionLog, read_events
 from ouroboros_gates.schemas import HarnessEvent
 
-__all__ = ["DecisionFacts", "SessionFacts"]
+__all__ = ["LINE_BUDGET_S", "DecisionFacts", "SessionFacts"]
+
+LINE_BUDGET_S = 0.5
+"""The longest one line's facts may take for one local gate (a line takes well under a millisecond)."""
+
+log = logging.getLogger("ouroboros_gates.ops.gate")
 
 GateKey = tuple[str, str]
 """A gate's name and the digest of the files it was accepted with."""
@@ -36,6 +48,7 @@ class SessionFacts:
     def __init__(self, log: SessionLog) -> None:
         self.log = log
         self._kept: dict[GateKey, list[tuple[int, InputFact]]] = {}
+        self._skipped: dict[GateKey, set[int]] = {}
         self._generation = log.generation
 
     def add(self, gates: Sequence[LoadedGate], lines: list[Line]) -> None:
@@ -43,6 +56,7 @@ class SessionFacts:
         whole log, and a gate no longer bound is forgotten."""
         if self._generation != self.log.generation:  # the log was replaced: its old facts mean nothing
             self._kept.clear()
+            self._skipped.clear()
             self._generation = self.log.generation
         local = {_key(gate): gate for gate in gates if gate.miner.local}
         for key in [k for k in self._kept if k not in local]:
@@ -53,11 +67,34 @@ class SessionFacts:
                 continue  # nothing read: a decision that asks for the gate builds its facts from the log
             try:
                 if kept is not None:
-                    kept.extend(self._extract(gate, lines))
+                    kept.extend(self._bounded(gate, lines))
                 else:  # from these lines when they start the log, else from the whole log, once
-                    self._kept[key] = self._extract(gate, lines if lines[0][0] == 1 else self._all_lines())
+                    self._kept[key] = self._bounded(gate, lines if lines[0][0] == 1 else self._all_lines())
             except Exception:  # the gate's own code failed: a decision that asks for it names it
                 self._kept.pop(key, None)
+
+    def skipped(self, gate: LoadedGate, line: int) -> bool:
+        """Whether line ``line``'s facts for ``gate`` were left out, over its budget."""
+        return line in self._skipped.get(_key(gate), ())
+
+    def _bounded(self, gate: LoadedGate, lines: list[Line]) -> list[tuple[int, InputFact]]:
+        """The facts of ``lines``, each line's within ``LINE_BUDGET_S`` (over it: left out, and named)."""
+        found: list[tuple[int, InputFact]] = []
+        for number, event in lines:
+            mine = False
+            try:
+                with budget(LINE_BUDGET_S) as mine:
+                    facts = events_facts(gate, self.log.run, self.log.path, [event])
+            except OverBudget:
+                if not mine:
+                    raise
+                self._skipped.setdefault(_key(gate), set()).add(number)
+                log.warning(
+                    "gate %s: %s:%d took over %.1fs: left out", gate.entry.name, self.log.path, number, LINE_BUDGET_S
+                )
+                continue
+            found += [(number, fact) for fact in facts]
+        return found
 
     def _all_lines(self) -> list[Line]:
         return [(e.span.line, e) for e in read_events(self.log.path, self.log.run, self.log.read_to)]

@@ -10,13 +10,18 @@ however fast its calls come. One child runs at a time, at a lower priority (``NI
 processes the agent waits for; after a job that took t seconds the next starts no sooner than 2t later
 (``REST_FACTOR``, at most ``REST_MAX_S``), so warn gates use at most about a third of a core. While a child
 runs, the server's objects are frozen for its collector, so the pages it shares with the child stay shared.
+A child still running after ``CHILD_LIMIT_S`` is killed (its job is dropped, and logged), so one stuck job
+never stops the warn gates of every session.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+import os
 import pickle
+import signal
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -25,7 +30,10 @@ from typing import Any
 
 from ouroboros_gates.schemas._child import Child, fork_child
 
-__all__ = ["NICE", "REST_FACTOR", "REST_MAX_S", "Later"]
+__all__ = ["CHILD_LIMIT_S", "NICE", "REST_FACTOR", "REST_MAX_S", "Later"]
+
+CHILD_LIMIT_S = 120.0
+"""The longest a child may run; past it, it is killed."""
 
 REST_FACTOR = 2.0
 """After a job that took t seconds the next starts no sooner than this many times t later."""
@@ -92,6 +100,15 @@ class Later:
         """Wait for the running child, and apply its result here (call it when its pipe is readable)."""
         if self._running is not None:
             self._collect(self._running)
+
+    def stop_overdue(self) -> None:
+        """Kill the running child when it has run past ``CHILD_LIMIT_S`` (``collect`` then drops its job)."""
+        job = self._running
+        if job is not None and time.monotonic() - job.started > CHILD_LIMIT_S:
+            log.warning("deferred work ran past %.0fs: its child %d is killed", CHILD_LIMIT_S, job.child.pid)
+            with contextlib.suppress(ProcessLookupError):  # it ended meanwhile: collected as usual
+                os.kill(job.child.pid, signal.SIGKILL)
+            self._collect(job)
 
     def drain(self) -> None:
         """Run every job submitted so far to its end, here and now (no rest between them)."""

@@ -1,10 +1,15 @@
 """Where the hook and the gate server keep things under the state directory.
 
-    <state>/<session>/events.jsonl   one Claude Code session, one CSF envelope line per hook payload
+    <state>/runs/<session>/events.jsonl   one Claude Code session, one CSF envelope line per hook payload
     <state>/spool/hooks.jsonl        runs waiting to be handed to the fleet (``ouro hook --flush``)
     <state>/gates.json               the compiled gate cache (``ouro hooks refresh``)
-    <state>/gate.sock                the gate server's socket (a short path under /tmp when too long)
     <state>/gate.pid, gate.lock, gate.log   the gate server's pid, its single-instance lock, its log
+
+Sessions live in their own folder, so no session id can name one of the state's own files (a session
+``gates.json`` or ``events.sqlite`` is ``runs/gates.json``, not the gate cache or the event log). A session
+recorded by an earlier version at ``<state>/<session>/events.jsonl`` goes on there, so one run is never
+split in two. The gate server's socket is not here: ``ops.gate.sockdir`` keeps it in a folder only the user
+can enter.
 
 The hook imports this module in a fresh process on every tool call: it uses ``os.path`` strings and
 imports nothing beyond what the interpreter has loaded at start-up (``pathlib`` alone would cost a
@@ -19,6 +24,7 @@ import re  # already loaded by json, which the hook imports anyway
 __all__ = [
     "GATES_FILE",
     "RESERVED",
+    "RUNS_DIR",
     "SPOOL_DIR",
     "SPOOL_FILE",
     "gates_path",
@@ -27,19 +33,19 @@ __all__ = [
     "pid_path",
     "run_file",
     "session_name",
-    "socket_path",
     "spool_path",
     "state_dir",
 ]
 
 GATES_FILE = "gates.json"
+RUNS_DIR = "runs"
 SPOOL_DIR = "spool"
 SPOOL_FILE = "hooks.jsonl"
 RESERVED = frozenset({SPOOL_DIR, "gates", "runs"})
-"""Names a session directory may not take (they are the state directory's own)."""
+"""Session ids that become ``session-<id>``: the state's own folders when sessions lay beside them (kept, so
+that a session's run id is the same in both layouts)."""
 
 _NOT_IN_RUN_ID = re.compile(r"[^A-Za-z0-9_.:-]+")
-_SOCKET_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
 
 def state_dir(given: str | None = None) -> str:
@@ -58,8 +64,12 @@ def session_name(session_id: object) -> str:
 
 
 def run_file(state: str, session: str) -> str:
-    """The session's harness log: ``<state>/<session>/events.jsonl``."""
-    return os.path.join(state, session, "events.jsonl")
+    """The session's harness log: ``<state>/runs/<session>/events.jsonl``, or where an earlier version began it."""
+    path = os.path.join(state, RUNS_DIR, session, "events.jsonl")
+    if os.path.exists(path):
+        return path
+    earlier = os.path.join(state, session, "events.jsonl")
+    return earlier if os.path.isfile(earlier) else path
 
 
 def spool_path(state: str) -> str:
@@ -70,18 +80,6 @@ def spool_path(state: str) -> str:
 def gates_path(state: str) -> str:
     """The compiled gate cache."""
     return os.path.join(state, GATES_FILE)
-
-
-def socket_path(state: str) -> str:
-    """The gate server's socket: in the state directory, or in the temp directory when that path is too long."""
-    inside = os.path.join(state, "gate.sock")
-    if len(os.fsencode(inside)) <= _SOCKET_MAX:
-        return inside
-    import hashlib
-    import tempfile
-
-    digest = hashlib.sha256(os.fsencode(state)).hexdigest()[:16]
-    return os.path.join(tempfile.gettempdir(), f"ouro-gate-{os.getuid()}-{digest}.sock")
 
 
 def pid_path(state: str) -> str:

@@ -1,6 +1,6 @@
 """The gate server: one resident process per state directory that decides PreToolUse calls.
 
-    python -m ops.gate.server --state DIR [--idle-s 1800]      (the hook starts it; ``ouro hooks serve``)
+    python -m ops.gate.start --state DIR [--idle-s 1800]      (the hook starts it; ``ouro hooks serve``)
 
 It keeps what a fresh hook process cannot afford on every call: the miners imported, their rules
 checked, and each session's state (``Session``): where its log has been read to (``SessionLog``: only
@@ -10,7 +10,9 @@ its events, so a session's memory grows with its gates' matches, not with its le
 for ``SESSION_IDLE_S`` is dropped. Requests come one JSON line per connection on a Unix socket that
 only its owner may open (``ops.gate.protocol``): ``decide`` (the pending call's byte range in its
 session log), ``ping`` (``"drain": true`` first waits for the deferred work) and ``stop``. Requests are
-served one at a time, in arrival order.
+served one at a time, in arrival order; a decision depends only on the lines before the call's own
+(``ops.gate.evaluate``), so parallel calls of one session are judged as if one after the other, in the
+order they were recorded, whatever order they arrive in.
 
 Deny gates are evaluated before the answer. Warn gates (a verdict about the run, not the call) are
 evaluated on the same run plus the pending call in a forked child (``ops.gate.later``: the latest call
@@ -18,15 +20,18 @@ of each session, one child at a time), and what they find rides on the session's
 (``OURO_HOOK_WARN=next``) only deny gates stand on the hot path; ``OURO_HOOK_WARN=sync`` evaluates warn
 gates before answering, at the cost of every warn gate's time on every call (``benchmarks/hook.py``
 measures the hook). A gate whose code raises is left out of that decision and named in the answer's
-``problems`` (the hook prints one warning line); the server never stops on it. It exits after
-``--idle-s`` seconds without a request, on SIGTERM, or on ``stop``. Started on a state with no compiled
-gates (a fresh install), it compiles them (``ops.gate.cache``) before it listens.
+``problems`` (the hook prints one warning line); the server never stops on it. No payload holds it either
+(``ops.gate.budget``): a line whose facts take over ``LINE_BUDGET_S`` for a gate is left out for it, a deny
+gate that takes over ``GATE_BUDGET_S`` on a decision is left out of that decision, and a request still
+running after ``WEDGED_S`` (stuck where no signal reaches) ends the server, which the next hook starts
+again. The deny gates a decision left out are named in its ``unjudged``: the hook allows the call, or
+denies it when the operator asked for ``OURO_GATE_FAIL=closed``. It exits after ``--idle-s`` seconds
+without a request, on SIGTERM, or on ``stop``. Started on a state with no compiled gates (a fresh
+install), it compiles them (``ops.gate.cache``) before it listens.
 """
 
 from __future__ import annotations
 
-import argparse
-import fcntl
 import logging
 import os
 import select
@@ -34,26 +39,35 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ouroboros_gates.miners import MinerError
+from ouroboros_gates.ops.gate.budget import OverBudget, budget, install, watchdog
 from ouroboros_gates.ops.gate.cache import compile_gates, read_gates
 from ouroboros_gates.ops.gate.evaluate import Atom, Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render
-from ouroboros_gates.ops.gate.facts import DecisionFacts, SessionFacts
+from ouroboros_gates.ops.gate.facts import LINE_BUDGET_S, DecisionFacts, SessionFacts
 from ouroboros_gates.ops.gate.gates import GateSet
 from ouroboros_gates.ops.gate.later import Later
-from ouroboros_gates.ops.gate.paths import lock_path, pid_path, socket_path
+from ouroboros_gates.ops.gate.paths import RUNS_DIR, pid_path
 from ouroboros_gates.ops.gate.protocol import MAX_MESSAGE, context_output, decode, deny_output, encode
 from ouroboros_gates.ops.gate.session import SessionLog
+from ouroboros_gates.ops.gate.settings import server_settings
+from ouroboros_gates.ops.gate.sockdir import UnsafeFolder, socket_path
 from ouroboros_gates.schemas import Span
 
-__all__ = ["GateServer", "main"]
+__all__ = ["GATE_BUDGET_S", "WEDGED_S", "GateServer", "run"]
 
 log = logging.getLogger("ouroboros_gates.ops.gate")
 SESSION_IDLE_S = 3600.0
+GATE_BUDGET_S = 1.0
+"""The longest a deny gate may take on one decision (a gate takes a few milliseconds)."""
+WEDGED_S = 10.0
+"""A request still running after this long is stuck where no signal reaches it: the server exits."""
 
 
 @dataclass
@@ -80,6 +94,7 @@ class Verdict:
     reason: str = ""
     context: str = ""
     fired: tuple[str, ...] = ()
+    unjudged: tuple[str, ...] = ()
 
     def output(self) -> dict[str, Any] | None:
         """What the hook prints (None: nothing, which allows)."""
@@ -89,7 +104,8 @@ class Verdict:
 
     def to_json(self) -> dict[str, Any]:
         """The answer's fields for this verdict."""
-        return {"decision": self.decision, "reason": self.reason, "fired": list(self.fired), "output": self.output()}
+        fields = {"decision": self.decision, "reason": self.reason, "fired": list(self.fired)}
+        return {**fields, "unjudged": list(self.unjudged), "output": self.output()}
 
 
 class GateServer:
@@ -119,7 +135,8 @@ class GateServer:
     def _session(self, request: dict[str, Any]) -> Session:
         path = Path(str(request["file"])).absolute()
         # Resolved for the check alone (``..`` and links cannot lead out); spans keep the path as the hook gave it.
-        if path.name != "events.jsonl" or path.resolve().parent.parent != self.state.resolve():
+        folders = (self.state.resolve(), self.state.resolve() / RUNS_DIR)  # the second: an earlier version's
+        if path.name != "events.jsonl" or path.resolve().parent.parent not in folders:
             raise ValueError(f"{path} is not a session log of {self.state}")
         now = time.monotonic()
         for key in [k for k, s in self.sessions.items() if now - s.used > SESSION_IDLE_S]:
@@ -133,9 +150,11 @@ class GateServer:
 
     def decide(self, request: dict[str, Any]) -> tuple[Verdict, dict[str, str]]:
         """Deny when a deny gate has a new verdict with the pending call; tell new warn verdicts."""
-        gates = self.gates.current(str(request.get("tenant") or "default"))
+        tenant = str(request.get("tenant") or "default")
+        gates = self.gates.current(tenant)
+        problems = dict(self.gates.problems)
         if not gates:
-            return Verdict(), dict(self.gates.problems)
+            return Verdict(unjudged=self._unjudged(tenant, problems)), problems
         session = self._session(request)
         start, end = int(request["start"]), int(request["end"])
         session.log.advance(end, partial(session.facts.add, gates))
@@ -143,8 +162,7 @@ class GateServer:
         span = Span(file=str(session.log.path), line=line)
         offsets = {line: end, line - 1: start}  # the pending call's line begins where the one before ends
         call = PendingCall(DecisionFacts(session.facts, offsets), span)
-        problems = dict(self.gates.problems)
-        deny = self._fire([g for g in gates if g.entry.gate == "deny"], session, call, problems)
+        deny = self._deny([g for g in gates if g.entry.gate == "deny"], session, call, problems)
         warns = [g for g in gates if g.entry.gate != "deny"]
         told = [render(f) for f in self._fire(warns, session, call, problems)] if self.warn_mode == "sync" else []
         context = "\n\n".join([*session.waiting, *told])
@@ -154,17 +172,49 @@ class GateServer:
             compute = partial(self._warn_compute, warns, session, later)
             self.later.submit(session.log.path, compute, partial(self._warn_apply, session))
         fired = tuple(dict.fromkeys(f.gate.entry.name for f in deny))
+        unjudged = self._unjudged(tenant, problems)
         if deny:
-            return Verdict("deny", "\n\n".join(render(f) for f in deny), context, fired), problems
-        return Verdict("allow", "", context, fired), problems
+            return Verdict("deny", "\n\n".join(render(f) for f in deny), context, fired, unjudged), problems
+        return Verdict("allow", "", context, fired, unjudged), problems
+
+    def _deny(
+        self, gates: list[LoadedGate], session: Session, call: PendingCall, problems: dict[str, str]
+    ) -> list[Fired]:
+        """The deny gates' new verdicts; a gate whose facts for the pending line were left out, or that runs
+        past ``GATE_BUDGET_S``, is named in ``problems`` instead."""
+        line = call.line.line
+        for gate in gates:
+            if session.facts.skipped(gate, line):
+                problems[gate.entry.name] = f"{call.line.file}:{line}: its facts took over {LINE_BUDGET_S}s"
+        judged = [g for g in gates if g.entry.name not in problems]
+        return self._fire(judged, session, call, problems, GATE_BUDGET_S)
+
+    def _unjudged(self, tenant: str, problems: dict[str, str]) -> tuple[str, ...]:
+        """The deny gates that bind ``tenant`` and could not judge this call (their names in ``problems``)."""
+        scoped = [e for e in self.gates.entries if e.scope == "generic" or self.gates.tenant == tenant]
+        bound = {e.name for e in scoped if e.gate == "deny"}
+        return tuple(sorted(bound & problems.keys()))
 
     def _fire(
-        self, gates: list[LoadedGate], session: Session, call: PendingCall, problems: dict[str, str]
+        self,
+        gates: list[LoadedGate],
+        session: Session,
+        call: PendingCall,
+        problems: dict[str, str],
+        budget_s: float | None = None,
     ) -> list[Fired]:
         fired: list[Fired] = []
         for gate in gates:
+            mine = False
+            limit: AbstractContextManager[bool] = budget(budget_s) if budget_s else nullcontext(False)
             try:
-                fired += new_findings(gate, session.memory, call)
+                with limit as mine:
+                    fired += new_findings(gate, session.memory, call)
+            except OverBudget:
+                if not mine:
+                    raise
+                problems[gate.entry.name] = f"took over {budget_s}s on this call"
+                log.warning("gate %s took over %ss on %s:%d", gate.entry.name, budget_s, call.line.file, call.line.line)
             except (MinerError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
                 problems[gate.entry.name] = f"{type(exc).__name__}: {exc}"[:300]
                 log.warning("gate %s failed: %s", gate.entry.name, exc)
@@ -173,7 +223,7 @@ class GateServer:
     def _warn_compute(self, gates: list[LoadedGate], session: Session, call: PendingCall) -> WarnResult:
         """In a child: the warn gates' new verdicts, rendered, and what each gate has told."""
         problems: dict[str, str] = {}
-        told = [render(f) for f in self._fire(gates, session, call, problems)]
+        told = [render(f) for f in self._fire(gates, session, call, problems)]  # no budget: a child, limited whole
         return told, {g.entry.name: session.memory.told.get(g.entry.name, set()) for g in gates}, problems
 
     def _warn_apply(self, session: Session, result: WarnResult) -> None:
@@ -196,7 +246,8 @@ def serve(server: GateServer, idle_s: float) -> None:
         listener.bind(str(path))
     finally:
         os.umask(old_mask)
-    listener.listen(64)
+    listener.listen(128)
+    log.info("listening on %s", path)
     listening = listener.fileno()
     last = time.monotonic()
     try:
@@ -207,6 +258,7 @@ def serve(server: GateServer, idle_s: float) -> None:
             ready, _, _ = select.select([listening, *children], [], [], wait if rest is None else min(wait, rest))
             if any(fd in ready for fd in children):
                 server.later.collect()
+            server.later.stop_overdue()
             if listening not in ready:
                 if time.monotonic() - last >= idle_s:
                     log.info("idle for %.0fs: exiting", idle_s)
@@ -231,10 +283,15 @@ def _answer(server: GateServer, conn: socket.socket) -> bool:
             if request.get("op") == "stop":
                 conn.sendall(encode({"ok": True, "pid": os.getpid()}))
                 return False
-            answer = server.handle(request)
+            # Only decisions are watched: a drained ping waits for deferred work as long as it takes.
+            with watchdog(WEDGED_S) if request.get("op") == "decide" else nullcontext():
+                answer = server.handle(request)
         except Exception as exc:  # one bad request never stops the server: it is answered and logged
             log.exception("request failed")
             answer = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+        except OverBudget:  # a budget's alarm that fell outside the work it limited: this request only
+            log.warning("a request ran out of time")
+            answer = {"error": "the request ran out of time"}
         try:
             conn.sendall(encode(answer))
         except OSError:
@@ -263,37 +320,28 @@ def _compile(state: Path) -> None:
     log.info("compiled %d gate(s) in %.1fs (a fresh state)", len(compiled.gates), time.monotonic() - started)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run a gate server for ``--state`` unless one already runs there."""
-    parser = argparse.ArgumentParser(prog="python -m ops.gate.server")
-    parser.add_argument("--state", required=True)
-    parser.add_argument("--idle-s", type=float, default=float(os.environ.get("OURO_GATE_IDLE_S", "1800")))
-    args = parser.parse_args(argv)
-    state = Path(args.state).absolute()
-    state.mkdir(parents=True, exist_ok=True)
+def run(state: Path, lock: IO[str], environ: Mapping[str, str]) -> int:
+    """Serve ``state`` with the settings in ``environ`` until idle; ``lock`` is its single-instance lock,
+    held by the caller (``ops.gate.start``), which releases it when this returns."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s gate[%(process)d] %(levelname)s %(message)s")
-    lock = open(lock_path(str(state)), "a")  # noqa: SIM115 (held for the server's lifetime)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return 0  # another server holds this state directory
     # A forked warn child must not hold the lock (it belongs to the open file) past this server's exit.
     os.register_at_fork(after_in_child=lock.close)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    install()
     os.chdir(state)  # not the agent's project directory, which the hook that started it ran in
     pid = Path(pid_path(str(state)))
     pid.write_text(f"{os.getpid()}\n")
+    settings, warnings = server_settings(environ)
+    for warning in warnings:
+        log.warning("%s", warning)
     if read_gates(state) is None:  # a fresh state: its first hook call started this server, and waits for it
         _compile(state)
-    warn_mode = "sync" if os.environ.get("OURO_HOOK_WARN") == "sync" else "next"
-    log.info("gate server for %s on %s (warn gates: %s)", state, socket_path(str(state)), warn_mode)
+    log.info("gate server for %s (warn gates: %s)", state, settings.warn)
     try:
-        serve(GateServer(state, warn_mode), args.idle_s)
+        serve(GateServer(state, settings.warn), settings.idle_s)
+    except UnsafeFolder as exc:  # never bound where another user could answer: the hooks say it too
+        log.error("not serving: %s", exc)
+        return 1
     finally:
         pid.unlink(missing_ok=True)
-        lock.close()
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """A session's log, read incrementally: each hook call reads only the lines appended since the last one.
 
-The gate server keeps one ``SessionLog`` per ``<state>/<session>/events.jsonl``. It holds no events:
+The gate server keeps one ``SessionLog`` per ``<state>/runs/<session>/events.jsonl``. It holds no events:
 ``advance`` types the new whole lines and hands their events to the caller, a batch at a time (which
 keeps what its gates need of them, and drops the rest), and keeps only where each line ends (8 bytes a line)
 and the readers' ``ReadState``. ``read_events`` reads a prefix of a log afresh, for a gate that needs the whole

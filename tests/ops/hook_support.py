@@ -5,15 +5,21 @@ command hook: the settings' command through a shell, the payload on stdin, stdou
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ouroboros_gates.miners import load_miner, miner_test, new_miner
+from ouroboros_gates.ops.gate.cache import compile_gates
+from ouroboros_gates.ops.gate.client import notify, server_pid, start_server
+from ouroboros_gates.ops.hooks_install import hook_command, merge_settings
 
 FORCE_PUSH_EXTRACT = '''"""FORCE-PUSH (a test miner): Bash calls that push to a remote, and calls that force."""
 
@@ -76,10 +82,25 @@ def hook_line(ts: str, payload: dict[str, Any]) -> str:
     return json.dumps({"ts": ts, "event_type": "hook", "event": payload})
 
 
-def build_force_push(directory: Path) -> Path:
-    """A deny miner in ``directory/force_push`` that passes its own test; returns its folder."""
+WEDGE = """
+        if {marker!r} in command:  # stuck where no signal reaches: SIGALRM blocked, then a long sleep
+            import signal
+            import time
+
+            signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGALRM}})
+            time.sleep(600)
+"""
+
+
+def build_force_push(directory: Path, wedge_on: str = "") -> Path:
+    """A deny miner in ``directory/force_push`` that passes its own test; returns its folder. With
+    ``wedge_on``, its extractor never returns on a command holding that text, and blocks ``SIGALRM``."""
     folder = new_miner("force_push", directory)
-    (folder / "extract.py").write_text(FORCE_PUSH_EXTRACT)
+    anchor = '        call = Text(text=event.tool_use_id or f"line {event.span.line}")\n'
+    extract = (
+        FORCE_PUSH_EXTRACT.replace(anchor, anchor + WEDGE.format(marker=wedge_on)) if wedge_on else FORCE_PUSH_EXTRACT
+    )
+    (folder / "extract.py").write_text(extract)
     (folder / "rules.dl").write_text(FORCE_PUSH_RULES)
     labels = [(folder / "fixtures" / "labels.tsv").read_text()]
     for instance, label, start, command in FORCE_PUSH_RUNS:
@@ -141,3 +162,65 @@ def post_tool(session: str, command: str, call: str, failed: bool = False) -> di
     else:
         payload["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
     return payload
+
+
+def gate_command(state: Path, names: list[str], start: bool = True) -> str:
+    """Compile the named accepted miners into ``state``'s gate cache, start its server (unless ``start`` is
+    false), and return the command Claude Code would run (read from the merged settings)."""
+    compiled = compile_gates(state, names)
+    settings = merge_settings({}, hook_command(state))
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert isinstance(command, str)
+    if compiled.gates and start:
+        start_server(str(state))
+        wait_for(lambda: notify(str(state), {"op": "ping"}, wait_s=1.0))
+    return command
+
+
+def stop_server(state: Path) -> None:
+    """Stop ``state``'s gate server, if one runs."""
+    pid = server_pid(str(state))
+    notify(str(state), {"op": "stop"}, wait_s=2.0)
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+
+def decision(result: subprocess.CompletedProcess[str]) -> str:
+    """``deny`` or ``allow`` from a PreToolUse hook's output (exit 0 asserted)."""
+    assert result.returncode == 0, result.stderr
+    if not result.stdout.strip():
+        return "allow"
+    output = json.loads(result.stdout)["hookSpecificOutput"]
+    return str(output.get("permissionDecision", "allow"))
+
+
+@contextlib.contextmanager
+def miners_path(folder: Path | None) -> Iterator[None]:
+    """``OURO_MINERS_PATH`` set to ``folder`` (None: unset) for the block, as it was after it."""
+    previous = os.environ.pop("OURO_MINERS_PATH", None)
+    if folder is not None:
+        os.environ["OURO_MINERS_PATH"] = str(folder)
+    try:
+        yield
+    finally:
+        os.environ.pop("OURO_MINERS_PATH", None)
+        if previous is not None:
+            os.environ["OURO_MINERS_PATH"] = previous
+
+
+@contextlib.contextmanager
+def self_match_gate(state: Path, start: bool = True) -> Iterator[str]:
+    """``state`` gated by the installed self-match alone, its server started unless ``start`` is false;
+    yields the hook command, and stops the server after (skips when self-match is not accepted)."""
+    import pytest
+
+    state.mkdir(parents=True, exist_ok=True)
+    with miners_path(None):
+        try:
+            command = gate_command(state, ["self-match"], start=start)
+            if not json.loads((state / "gates.json").read_text())["gates"]:
+                pytest.skip("self-match does not pass its own test yet, so it is not a gate")
+            yield command
+        finally:
+            stop_server(state)

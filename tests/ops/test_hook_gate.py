@@ -7,46 +7,22 @@ the installed ``self-match`` when it passes its test.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
-import signal
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hook_support import build_force_push, hook_line, post_tool, pre_tool, run_hook, wait_for
+from hook_support import build_force_push, gate_command, hook_line, post_tool, pre_tool, run_hook, stop_server
 
-from ouroboros_gates.ops.gate.cache import compile_gates
-from ouroboros_gates.ops.gate.client import notify, server_pid, start_server
-from ouroboros_gates.ops.gate.paths import lock_path
+from ouroboros_gates.ops.gate.client import notify
+from ouroboros_gates.ops.gate.paths import lock_path, run_file
 from ouroboros_gates.ops.hooks_install import hook_command, merge_settings
 
 pytestmark = pytest.mark.slow
-
-
-def _stop_server(state: Path) -> None:
-    pid = server_pid(str(state))
-    notify(str(state), {"op": "stop"}, wait_s=2.0)
-    if pid is not None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-
-
-def _gated(state: Path, names: list[str], extra: Path | None = None) -> str:
-    """Compile the named accepted miners into ``state``'s gate cache, start its server, and return the
-    command Claude Code would run (read from the merged settings)."""
-    compiled = compile_gates(state, names)
-    settings = merge_settings({}, hook_command(state))
-    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert isinstance(command, str)
-    if compiled.gates:
-        start_server(str(state))
-        wait_for(lambda: notify(str(state), {"op": "ping"}, wait_s=1.0))
-    return command
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +37,12 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]
     state = root / "state"
     state.mkdir()
     try:
-        command = _gated(state, ["force-push", "draft-pr-late"])
+        command = gate_command(state, ["force-push", "draft-pr-late"])
         gates = json.loads((state / "gates.json").read_text())["gates"]
         assert {(g["name"], g["gate"]) for g in gates} == {("force-push", "deny"), ("draft-pr-late", "warn")}
         yield state, command
     finally:
-        _stop_server(state)
+        stop_server(state)
         if previous is None:
             os.environ.pop("OURO_MINERS_PATH", None)
         else:
@@ -74,7 +50,7 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]
 
 
 def _lines(state: Path, session: str) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (state / session / "events.jsonl").read_text().splitlines()]
+    return [json.loads(line) for line in Path(run_file(str(state), session)).read_text().splitlines()]
 
 
 def test_deny_gate_refuses_the_offending_call_citing_its_proof(gated: tuple[Path, str]) -> None:
@@ -93,7 +69,7 @@ def test_deny_gate_refuses_the_offending_call_citing_its_proof(gated: tuple[Path
     assert output["hookEventName"] == "PreToolUse"
     assert output["permissionDecision"] == "deny"
     reason = output["permissionDecisionReason"]
-    log = state / session / "events.jsonl"
+    log = state / "runs" / session / "events.jsonl"
     pending = next(
         n for n, line in enumerate(_lines(state, session), 1) if line["event"].get("tool_use_id") == "toolu_2"
     )
@@ -165,7 +141,6 @@ def test_no_server_in_time_allows_within_the_timeout(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
     (state / "gates.json").write_text(json.dumps({"version": 1, "gates": [{"name": "x"}]}))
-    (state / "gate.sock").write_text("")  # not a socket: nothing answers
     command = hook_command(state)
     started = time.monotonic()
     held = open(lock_path(str(state)), "a")  # noqa: SIM115 (a server "already running" that never answers)
@@ -178,7 +153,7 @@ def test_no_server_in_time_allows_within_the_timeout(tmp_path: Path) -> None:
     finally:
         held.close()
         time.sleep(0.5)
-        _stop_server(state)  # the server the hook started in the background
+        stop_server(state)  # the server the hook started in the background
 
 
 def test_installed_self_match_denies_a_pending_pkill_f_that_matches_itself(tmp_path: Path) -> None:
@@ -186,7 +161,7 @@ def test_installed_self_match_denies_a_pending_pkill_f_that_matches_itself(tmp_p
     state.mkdir()
     previous = os.environ.pop("OURO_MINERS_PATH", None)
     try:
-        command = _gated(state, ["self-match"])
+        command = gate_command(state, ["self-match"])
         if not json.loads((state / "gates.json").read_text())["gates"]:
             pytest.skip("self-match does not pass its own test yet, so it is not a gate")
         session = "sess-self"
@@ -199,7 +174,7 @@ def test_installed_self_match_denies_a_pending_pkill_f_that_matches_itself(tmp_p
         reason = json.loads(pending.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
         assert 'self_match("sess-self", "toolu_s3")' in reason and "events.jsonl:" in reason
     finally:
-        _stop_server(state)
+        stop_server(state)
         if previous is not None:
             os.environ["OURO_MINERS_PATH"] = previous
 
@@ -222,7 +197,7 @@ def test_a_fresh_state_denies_a_self_matching_pkill_f_from_the_first_calls(tmp_p
         assert "Ouroboros gate self-match (deny" in output["permissionDecisionReason"]
         assert "self-match" in {g["name"] for g in json.loads((state / "gates.json").read_text())["gates"]}
     finally:
-        _stop_server(state)
+        stop_server(state)
         if previous is not None:
             os.environ["OURO_MINERS_PATH"] = previous
 

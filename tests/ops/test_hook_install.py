@@ -40,7 +40,7 @@ def test_the_command_is_this_environments_interpreter_running_the_stdlib_hook(tm
     done = subprocess.run(shlex.split(command), input=json.dumps(payload), capture_output=True, text=True,
                           cwd=tmp_path, env=env, check=False)  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    assert json.loads((tmp_path / "state" / "s-1" / "events.jsonl").read_text())["event"] == payload
+    assert json.loads((tmp_path / "state" / "runs" / "s-1" / "events.jsonl").read_text())["event"] == payload
 
 
 def test_an_earlier_installs_module_command_is_ours_and_replaced_in_place() -> None:

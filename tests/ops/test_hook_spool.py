@@ -44,7 +44,7 @@ def test_spooled_with_the_broker_down_then_flushed_when_it_is_up(tmp_path: Path,
     assert time.monotonic() - started < 8  # four whole processes; the broker is never contacted
     spooled = [json.loads(line) for line in (state / "spool" / "hooks.jsonl").read_text().splitlines()]
     assert [entry["run"] for entry in spooled] == ["run-a", "run-a", "run-b", "run-a"]
-    assert spooled[0]["path"] == str(state / "run-a" / "events.jsonl")
+    assert spooled[0]["path"] == str(state / "runs" / "run-a" / "events.jsonl")
 
     refused = _flush(state, down)
     assert refused.returncode == 1
@@ -64,7 +64,9 @@ def test_spooled_with_the_broker_down_then_flushed_when_it_is_up(tmp_path: Path,
     assert {m["headers"]["task"] for m in messages} == {"miner.ingest"}
     bodies = [json.loads(base64.b64decode(m["body"]))[0][0] for m in messages]
     assert sorted(b["run"] for b in bodies) == ["run-a", "run-b", "run-c"]
-    assert {b["path"] for b in bodies} == {str(state / r / "events.jsonl") for r in ("run-a", "run-b", "run-c")}
+    assert {b["path"] for b in bodies} == {
+        str(state / "runs" / r / "events.jsonl") for r in ("run-a", "run-b", "run-c")
+    }
 
 
 def test_a_flush_with_nothing_spooled_publishes_nothing(tmp_path: Path) -> None:

@@ -28,8 +28,10 @@ __all__ = ["known_runs", "label_tickets", "run_events"]
 
 
 def known_runs(settings: Settings, store: SqlEventStore | None = None) -> dict[str, Path]:
-    """Run id -> ``events.jsonl`` of every run under the state directory and every run the log recorded."""
-    found = {path.parent.name: path for path in sorted(settings.state_dir.glob("*/events.jsonl"))}
+    """Run id -> ``events.jsonl`` of every run under the state directory (``runs/<run>/``, where the hook
+    records sessions, and ``<run>/``, where it did before) and every run the log recorded."""
+    layouts = ("*/events.jsonl", "runs/*/events.jsonl")
+    found = {path.parent.name: path for pattern in layouts for path in sorted(settings.state_dir.glob(pattern))}
     if store is not None:
         try:
             with store.engine.connect() as conn:

@@ -4,13 +4,16 @@ shell reads them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from generic_miner_support import EXAMPLES, REPO, bash_calls, findings, fitted_knee, installed, write_run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ouroboros_gates.miners import Miner, corpus_items, extract_facts
-from ouroboros_gates.miners.sleep_poll.extract import sleeping_loop
+from ouroboros_gates.miners.sleep_poll.extract import SLEEP_ONLY, _poll, sleeping_loop
 from ouroboros_gates.schemas import Number
 
 LOOP_RUN = "b5d8e3c1-4f6a-4b29-8d07-2e9c1a5f3b86"  # the sample corpus's sleep/poll run
@@ -82,3 +85,26 @@ def test_polls_count_one_command_whatever_the_sleep_and_a_lone_sleep_call_counts
 )
 def test_sleeping_loops(command: str, loops: bool) -> None:
     assert sleeping_loop(command) is loops
+
+
+# The patterns before their runs of blanks were made possessive: the reference for what they match.
+LAZY_THEN = re.compile(r"^\s*sleep\s+[0-9.]+[smhd]?\s*(?:;|&&|\n)\s*(?P<poll>\S.*?)\s*$", re.DOTALL)
+LAZY_ONLY = re.compile(r"^\s*sleep\s+[0-9.]+[smhd]?\s*;?\s*$")
+PIECES = ["sleep", " ", "\n", "\t", "\r", "\x0b", ";", "&&", "&", "1", "2.5", "s", "x", "echo hi", "\n;", " sleep 3"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=12).map("".join), st.booleans())
+def test_polls_are_read_as_the_patterns_before_read_them(command: str, after_sleep: bool) -> None:
+    found = LAZY_THEN.match(command)
+    text = found.group("poll") if found else (command if after_sleep else None)
+    assert _poll(command, after_sleep) == (" ".join(text.split()) if text else None)
+    assert bool(SLEEP_ONLY.match(command)) == bool(LAZY_ONLY.match(command))
+
+
+def test_long_runs_of_blanks_cost_what_reading_them_does(miner: Miner, tmp_path: Path) -> None:
+    blanks = " " * (1 << 20)  # the patterns before took hours on these (40,000 blanks: 10 s)
+    commands = [f"sleep 1{blanks}x", f"sleep 1; pgrep -f x{blanks}y", "sleep 5", f"pgrep -f x{blanks}"]
+    path = write_run(tmp_path, "blanks", bash_calls("blanks", commands))
+    facts = extract_facts(miner, corpus_items([str(path)])).facts["blanks"]
+    assert [fact.predicate for fact in facts].count("polled") == 2
