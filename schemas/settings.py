@@ -47,6 +47,10 @@ class Settings(BaseSettings):
     api_host: str = Field(default="127.0.0.1", description="Address the API binds to.")
     api_port: int = Field(default=14120, ge=1, le=65535, description="Port of the API and ops page.")
     api_token: str | None = Field(default=None, description="Bearer token required by API writes.")
+    api_hosts: str | None = Field(
+        default=None,
+        description="Host names the API answers besides 127.0.0.1 and localhost, comma-separated (DNS rebinding).",
+    )
     flower_basic_auth: str | None = Field(default=None, description="user:password for Flower.")
     fixer_daily_cap_usd: float = Field(
         default=0.0, ge=0, allow_inf_nan=False, description="Fixers' daily spend cap (USD); 0 keeps fixers off."
@@ -138,6 +142,11 @@ class Settings(BaseSettings):
         every message with a path asks)."""
         named = [Path(p).expanduser().resolve() for p in (self.roots or "").split(os.pathsep) if p]
         return (self.state_dir, *(named or [Path.cwd().resolve()]))
+
+    @property
+    def api_host_names(self) -> tuple[str, ...]:
+        """``OURO_API_HOSTS`` as names (a trailing port is not part of a name)."""
+        return tuple(name.strip() for name in (self.api_hosts or "").split(",") if name.strip())
 
     @property
     def event_log_url(self) -> str:

@@ -18,12 +18,14 @@ from ouroboros_gates.schemas.settings import Settings, load_settings
 from ouroboros_gates.workers import build_app, declare_queues
 from ouroboros_gates.workers.triggers import fire
 
+LOCAL = "http://127.0.0.1"  # the API answers only the hosts it trusts
+
 CAP_KEY = "OURO_FIXER_DAILY_CAP_USD"
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 def _scrape(settings: Settings) -> Samples:
-    response = TestClient(create_app(settings, catch_up_every_s=None)).get("/metrics")
+    response = TestClient(create_app(settings, catch_up_every_s=None), base_url=LOCAL).get("/metrics")
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
