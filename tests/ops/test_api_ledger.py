@@ -113,7 +113,10 @@ def test_ledger_tables_filter_order_and_refuse_what_they_do_not_know(seeded: See
         105
     ]
     unknown = client.get("/api/ledger/csf_ouroboros_secrets")
-    assert unknown.status_code == 404 and "known: backtest_replays, closed_tickets, dead_letter_retries" in unknown.json()["detail"]
+    assert (
+        unknown.status_code == 404
+        and "known: backtest_replays, closed_tickets, dead_letter_retries" in unknown.json()["detail"]
+    )
     assert "unknown filter 'nope'" in client.get("/api/ledger/runs", params={"nope": 1}).json()["detail"]
     assert "'abc' is not a int" in client.get("/api/ledger/fixer_sessions", params={"ticket": "abc"}).json()["detail"]
     assert client.get("/api/ledger/merges", params={"refusal": "x"}).status_code == 400
