@@ -47,8 +47,8 @@ def queue_depths(broker: Celery = app) -> tuple[dict[str, int | None], str | Non
     return depths, None
 
 
-def fleet_status(store: SqlEventStore) -> FleetStatus:
-    """Read everything ``ouro status`` shows."""
+def fleet_status(store: SqlEventStore, broker: Celery = app) -> FleetStatus:
+    """Read everything ``ouro status`` shows (the queues on ``broker``: the API passes the one it was given)."""
     with store.reading() as conn:
         head = int(conn.execute(select(func.coalesce(func.max(t.events.c.position), 0))).scalar_one())
         counts: dict[str, int] = dict(
@@ -63,7 +63,7 @@ def fleet_status(store: SqlEventStore) -> FleetStatus:
                 select(func.count()).select_from(t.outbox).where(t.outbox.c.published_at.is_(None))
             ).scalar_one()
         )
-    depths, error = queue_depths()
+    depths, error = queue_depths(broker)
     return FleetStatus(
         head=head,
         queues=depths,

@@ -42,7 +42,7 @@ def fleet_routes(api: FastAPI, deps: Deps) -> None:
         """What ``ouro status`` shows: queue depths, dead letters, rejections, outbox, projection lag."""
         from ouroboros_gates.ops.status import fleet_status
 
-        snapshot = asdict(fleet_status(store))
+        snapshot = asdict(fleet_status(store, deps.broker))
         snapshot["broker_error"] = redact(snapshot["broker_error"])
         return snapshot
 

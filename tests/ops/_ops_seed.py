@@ -61,6 +61,7 @@ from ouroboros_gates.schemas import (
     Severity,
     Span,
     Text,
+    Usage,
 )
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.measurer import measure_log, series_stream, snapshot_path, write_snapshot
@@ -98,9 +99,13 @@ def _run(store: SqlEventStore, state: Path, run: str, started: datetime, calls: 
         {"event_type": "draft_pr", "event": {"seconds": 1259}},
     ]
     file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    # Most runs read their prompts from the cache; two of the first week's did not (h_fleet's offenders).
+    cold = run in ("run-w0d0", "run-w0d2")
+    usage = Usage(input_tokens=40_000 if cold else 30, cache_creation_input_tokens=200, cache_read_input_tokens=60_000)
     summary = RunSummary(
-        run=run, lines=3, malformed=0, tool_calls=calls, tool_errors=errors, started_at=started, cost_usd=0.5
-    )
+        run=run, lines=3, malformed=0, tool_calls=calls, tool_errors=errors, usage=usage, started_at=started,
+        cost_usd=0.5,
+    )  # fmt: skip
     _commit(store, f"run-{run}", f"run/{run}", RunRecorded(run=run, path=str(file), summary=summary, digest=DIGEST))
     return file
 
