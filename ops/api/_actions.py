@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Path, Query
-from pydantic import AwareDatetime, BaseModel, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
 from ouroboros_gates.events import Metadata, StreamWrite, utcnow
@@ -37,11 +37,15 @@ _NOTE = Field(default="", max_length=500, description="The operator's note, kept
 class RetryRequest(BaseModel):
     """Send a dead letter again."""
 
+    model_config = ConfigDict(extra="forbid")
+
     note: str = _NOTE
 
 
 class DismissRequest(BaseModel):
     """Dismiss the decision on a candidate."""
+
+    model_config = ConfigDict(extra="forbid")
 
     candidate: Candidate
     note: str = _NOTE
@@ -50,6 +54,8 @@ class DismissRequest(BaseModel):
 class ReviewRequest(BaseModel):
     """Accept or reject a proposed label."""
 
+    model_config = ConfigDict(extra="forbid")
+
     review: Review
     note: str = _NOTE
 
@@ -57,7 +63,11 @@ class ReviewRequest(BaseModel):
 class ReplayRequest(BaseModel):
     """Re-run a miner's backtest on the log as it stood at ``as_of``."""
 
-    as_of: AwareDatetime = Field(description="An instant with its offset, e.g. 2026-10-04T09:00:00-07:00.")
+    model_config = ConfigDict(extra="forbid")
+
+    as_of: AwareDatetime = Field(
+        description="An instant with its offset, e.g. 2026-10-04T09:00:00-07:00; a later one than now is now."
+    )
 
 
 def action_routes(api: FastAPI, deps: Deps) -> None:
@@ -67,8 +77,20 @@ def action_routes(api: FastAPI, deps: Deps) -> None:
     _operator_routes(api, deps, secured)
 
 
+_MISSING = {404: {"description": "What the action names does not exist.", "model": Problem}}
+_CONFLICT = {409: {"description": "Its message was not kept: it cannot be sent again.", "model": Problem}}
+
+
 def _responses() -> dict[int | str, dict[str, Any]]:
     return {code: {**entry, "model": Problem} for code, entry in WRITE_RESPONSES.items()}
+
+
+def _with(secured: dict[str, Any], *more: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """The write's options with the route's own error answers documented beside the shared ones."""
+    responses = dict(secured["responses"])
+    for answers in more:
+        responses.update(answers)
+    return {**secured, "responses": responses}
 
 
 def _record(deps: Deps, producer: str, action: Any) -> int | None:
@@ -92,7 +114,7 @@ def _refused(exc: OuroError) -> HTTPException:
 
 
 def _log_routes(api: FastAPI, deps: Deps, secured: dict[str, Any]) -> None:
-    @api.post("/api/publish/{type_name}", response_model=Published, **secured)
+    @api.post("/api/publish/{type_name}", response_model=Published, **_with(secured, _MISSING))
     def publish(type_name: Annotated[str, Path(max_length=100)], body: dict[str, Any]) -> dict[str, str]:
         """Publish a message of a contract type onto its worker's queue (422 names each invalid field)."""
         from ouroboros_gates.workers import publish as send
@@ -124,7 +146,9 @@ def _operator_routes(api: FastAPI, deps: Deps, secured: dict[str, Any]) -> None:
             raise _refused(exc) from None
         return action, (None if action is None else _record(deps, producer, action))
 
-    @api.post("/api/actions/dead_letters/{message_id}/retry", response_model=Retried, **secured)
+    @api.post(
+        "/api/actions/dead_letters/{message_id}/retry", response_model=Retried, **_with(secured, _MISSING, _CONFLICT)
+    )
     def retry(message_id: Annotated[str, Path(max_length=128)], body: RetryRequest) -> dict[str, Any]:
         """Send a dead-lettered message again, as a new message queued through the outbox."""
         from ouroboros_gates.ops.actions import retry as decide
@@ -139,7 +163,7 @@ def _operator_routes(api: FastAPI, deps: Deps, secured: dict[str, Any]) -> None:
         return {"position": position, "retry_message_id": sent.message_id, "attempt": attempt,
                 "published": published is not None}  # fmt: skip
 
-    @api.post("/api/actions/decisions/dismiss", response_model=DismissRecorded, **secured)
+    @api.post("/api/actions/decisions/dismiss", response_model=DismissRecorded, **_with(secured, _MISSING))
     def dismiss(body: DismissRequest) -> dict[str, Any]:
         """Dismiss the decision on a candidate; the ledger marks it dismissed with the note."""
         from ouroboros_gates.ops.actions import dismiss as decide
@@ -147,7 +171,7 @@ def _operator_routes(api: FastAPI, deps: Deps, secured: dict[str, Any]) -> None:
         _action, position = taken(lambda: decide(store, body.candidate, utcnow(), body.note), "ops.api.dismiss")
         return {"position": position, "candidate": body.candidate.to_json_dict()}
 
-    @api.post("/api/actions/labels/{label}/review", response_model=Reviewed, **secured)
+    @api.post("/api/actions/labels/{label}/review", response_model=Reviewed, **_with(secured, _MISSING))
     def review(label: Annotated[int, Path(ge=1, le=MAX_POSITION)], body: ReviewRequest) -> dict[str, Any]:
         """Accept or reject a proposed label (by its log position); the ledger's labels follow the review."""
         from ouroboros_gates.ops.actions import review as decide
@@ -155,7 +179,7 @@ def _operator_routes(api: FastAPI, deps: Deps, secured: dict[str, Any]) -> None:
         _action, position = taken(lambda: decide(store, label, body.review, utcnow(), body.note), "ops.api.review")
         return {"position": position, "label": label, "review": body.review.value}
 
-    @api.post("/api/actions/miners/{miner}/replay", response_model=ReplayRecorded, **secured)
+    @api.post("/api/actions/miners/{miner}/replay", response_model=ReplayRecorded, **_with(secured, _MISSING))
     def replay_backtest(miner: Annotated[str, Path(max_length=64)], body: ReplayRequest) -> dict[str, Any]:
         """Re-run a miner's backtest on the runs and labels the log had recorded by ``as_of``."""
         from ouroboros_gates.ops.actions import Action
@@ -163,13 +187,12 @@ def _operator_routes(api: FastAPI, deps: Deps, secured: dict[str, Any]) -> None:
         from ouroboros_gates.schemas import content_id
 
         now = utcnow()
-        if body.as_of > now:
-            raise HTTPException(400, f"as_of {body.as_of.isoformat()} is in the future")
+        as_of = min(body.as_of, now)  # the log holds nothing later than now
         head = store.head()  # the same replay of the same log is recorded once
 
         def decide() -> Action:
-            event = run(store, miner, body.as_of, now)
-            return Action(f"miner/{event.miner}", (event,), content_id("replay", event.miner, body.as_of, head))
+            event = run(store, miner, as_of, now)
+            return Action(f"miner/{event.miner}", (event,), content_id("replay", event.miner, as_of, head))
 
         action, position = taken(decide, "ops.api.replay")
         return {"position": position, "replay": action.events[0]}

@@ -138,7 +138,7 @@ def findings_routes(api: FastAPI, deps: Deps) -> None:
             "facets": _facets(deps, visible),
         }  # fmt: skip
 
-    @api.get("/api/export/findings", response_model=ExportPage, response_model_exclude_none=True, tags=["loop"])
+    @api.get("/api/export/findings", response_model=ExportPage, tags=["loop"])
     def export(after: After = 0, limit: Limit = 100) -> dict[str, Any]:
         """Generic findings of every tenant, re-keyed and gated (503 until the export key exists)."""
         generic = select(table).where(table.c.scope == "generic", table.c.position > after)

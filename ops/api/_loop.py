@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from fastapi import FastAPI, HTTPException, Query
 from pydantic import ValidationError
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, func, select, true
 
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.projections import actions, decisions, faults, labels
@@ -103,7 +103,7 @@ def _decision_routes(api: FastAPI, deps: Deps) -> None:
     ) -> dict[str, Any]:
         """The decider's decisions, newest first, each with its flows, rationale and dismissal."""
         by_repo = [table.c.repo == repo] if repo is not None else []
-        where = and_(*by_repo, *([table.c.action == operating_point.upper()] if operating_point else []))
+        where = and_(true(), *by_repo, *([table.c.action == operating_point.upper()] if operating_point else []))
         query = select(*columns).select_from(joined).where(where).order_by(table.c.position.desc(), *table.c[_KEY])
         rows = [_decision(row) for row in deps.rows(query.offset(offset).limit(limit))]
         total = int(deps.scalar(select(func.count()).select_from(table).where(where)))

@@ -156,11 +156,15 @@ class FindingsPage(BaseModel):
     facets: dict[str, list[str]] = Field(description="Values each filter can take (miner, rule, scope, severity).")
 
 
-class ExportedArg(BaseModel):
-    """An exported argument: text (re-keyed or gated) or a number."""
+def _absent(value: object) -> bool:
+    return value is None
 
-    text: str | None = None
-    number: float | None = None
+
+class ExportedArg(BaseModel):
+    """An exported argument: text (re-keyed or gated) or a number (the other is left out)."""
+
+    text: str | None = Field(default=None, exclude_if=_absent)
+    number: float | None = Field(default=None, exclude_if=_absent)
 
 
 class ExportedFact(BaseModel):
@@ -168,7 +172,7 @@ class ExportedFact(BaseModel):
 
     predicate: str
     args: list[ExportedArg]
-    span: SpanShown | None = None
+    span: SpanShown | None = Field(default=None, exclude_if=_absent)
 
 
 class ExportedFinding(BaseModel):

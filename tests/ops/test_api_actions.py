@@ -192,7 +192,9 @@ def test_a_backtest_replayed_as_of_a_time_sees_the_log_as_it_stood(seeded: Seede
     assert [(r["labels"], r["error"] is None) for r in rows] == [(3, True), (1, True), (0, False)]
 
     future = (datetime.now(UTC) + timedelta(days=1)).isoformat()
-    assert client.post(path, json={"as_of": future}, headers=TOKEN).status_code == 400
+    later = client.post(path, json={"as_of": future}, headers=TOKEN).json()["replay"]
+    assert datetime.fromisoformat(later["as_of"]) <= datetime.now(UTC) and later["labels"] == 3  # a later time is now
+    assert client.post(path, json={"as_of": future, "extra": 1}, headers=TOKEN).status_code == 400
     assert client.post(path, json={"as_of": "2026-10-04T09:00:00"}, headers=TOKEN).status_code == 400  # no zone
     unknown = client.post("/api/actions/miners/no-such/replay", json={"as_of": future}, headers=TOKEN)
     assert unknown.status_code in (400, 404)
