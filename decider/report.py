@@ -11,7 +11,7 @@ from typing import Any
 from ouroboros_gates.decider.decide import Decided, Run, fallback_line
 from ouroboros_gates.decider.sarif import to_sarif
 
-__all__ = ["compact_lines", "decision_fields", "finding", "manifest", "markdown", "write_reports"]
+__all__ = ["compact_lines", "decision_fields", "finding", "flows", "manifest", "markdown", "write_reports"]
 
 
 def decision_fields(d: Decided) -> dict[str, Any]:
@@ -26,6 +26,11 @@ def decision_fields(d: Decided) -> dict[str, Any]:
         "parse_failed": d.parse_failed, "undecided": dec.undecided.value if dec.undecided else None,
         "fallback": d.fallback, "dismissed": d.dismissed, "usd": dec.cost_usd, "model": dec.model,
     }  # fmt: skip
+
+
+def flows(d: Decided) -> tuple[str, ...]:
+    """The taint flows the instruments found in the candidate, one line each (source, sink and lines)."""
+    return tuple(s.message for s in d.analysed.signals if s.instrument == "taint")
 
 
 def _states(instruments: Any) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """What the log knew at a time: the runs recorded and the labels proposed, for a backtest as of then.
 
 A backtest judged "as of" a time must see only the corpus and the labels recorded by then, so both are
-read from the events themselves (their ``recorded_at``), not from the projections' current rows.
+read from the events themselves (their ``recorded_at``), not from the projections' current rows. An
+operator's review of a proposed label (``LabelReviewed``) recorded by then stands over the labeler's own check.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ouroboros_gates.events.sql import SqlEventStore
 __all__ = ["RecordedLabel", "RecordedRun", "recorded_labels", "recorded_runs"]
 
 _REJECTED = "ACCEPTANCE_REJECTED"
+_REVIEW_REJECTED = "rejected"
 
 
 @dataclass(frozen=True)
@@ -42,21 +44,24 @@ class RecordedLabel:
     source: str
 
 
-def _events(store: SqlEventStore, types: tuple[str, ...], as_of: datetime | None) -> Iterator[tuple[Any, datetime]]:
-    query = select(t.events.c.payload, t.events.c.recorded_at).where(t.events.c.type.in_(types))
+def _events(
+    store: SqlEventStore, types: tuple[str, ...], as_of: datetime | None
+) -> Iterator[tuple[int, Any, datetime]]:
+    ev = t.events.c
+    query = select(ev.position, ev.payload, ev.recorded_at).where(ev.type.in_(types))
     if as_of is not None:
-        query = query.where(t.events.c.recorded_at <= as_of)
+        query = query.where(ev.recorded_at <= as_of)
     with store.reading() as conn:
-        rows = conn.execute(query.order_by(t.events.c.position)).all()
-    for payload, at in rows:
+        rows = conn.execute(query.order_by(ev.position)).all()
+    for position, payload, at in rows:
         body = orjson.loads(payload) if isinstance(payload, str | bytes) else payload
-        yield body, (at if at.tzinfo else at.replace(tzinfo=UTC))
+        yield int(position), body, (at if at.tzinfo else at.replace(tzinfo=UTC))
 
 
 def recorded_runs(store: SqlEventStore, as_of: datetime | None = None) -> list[RecordedRun]:
     """Every run recorded by ``as_of`` (all when None), each once as last recorded, in run order."""
     runs: dict[str, RecordedRun] = {}
-    for body, _at in _events(store, ("RunRecorded",), as_of):
+    for _position, body, _at in _events(store, ("RunRecorded",), as_of):
         started = body["summary"].get("started_at")
         moment = datetime.fromisoformat(started.replace("Z", "+00:00")) if started else None
         runs[body["run"]] = RecordedRun(body["run"], Path(body["path"]), moment)
@@ -67,17 +72,21 @@ def recorded_labels(store: SqlEventStore, miner: str, as_of: datetime | None = N
     """The labels proposed by ``as_of`` for the tickets whose proposal or label request names ``miner``.
 
     A rejected positive is no label at all; an instance is + when an accepted positive was recorded for
-    it (flagged when the first was recorded), else - when a negative was.
+    it (flagged when the first was recorded), else - when a negative was. An operator's latest review by
+    then decides instead of the labeler's check: rejected is no label, accepted stands.
     """
     tickets = {
         body["proposal"]["ticket"] if "proposal" in body else body["request"]["ticket"]
-        for body, _at in _events(store, ("ProposalPosted", "LabelRequested"), as_of)
+        for _position, body, _at in _events(store, ("ProposalPosted", "LabelRequested"), as_of)
         if (body.get("proposal") or body.get("request") or {}).get("miner") == miner
     }
+    reviews = {body["label"]: body["review"] for _position, body, _at in _events(store, ("LabelReviewed",), as_of)}
     found: dict[str, RecordedLabel] = {}
-    for body, at in _events(store, ("LabelProposed",), as_of):
+    for position, body, at in _events(store, ("LabelProposed",), as_of):
         label = body["label"]
-        if label["ticket"] not in tickets or label["acceptance"] == _REJECTED:
+        review = reviews.get(position)
+        refused = review == _REVIEW_REJECTED if review else label["acceptance"] == _REJECTED
+        if label["ticket"] not in tickets or refused:
             continue
         before = found.get(label["instance"])
         if before is not None and (before.positive or not label["positive"]):

@@ -2,9 +2,10 @@
 
 A tenant-scope finding never appears. An exported finding carries no tenant, run id or subject: its
 instance is an HMAC of (tenant, run, subject) under this installation's export key (``<state>/export.key``,
-made on first use), so exports of the same finding agree while nobody outside can link one to a run. Every
-text argument is passed through the operator-identifier gate (``ops.redact``) and spans keep only the
-file's base name; an export that still holds an identifier is refused rather than served.
+made by ``export_key`` when the API starts; a read only reads it, ``read_export_key``), so exports of the
+same finding agree while nobody outside can link one to a run. Every text argument is passed through the
+operator-identifier gate (``ops.redact``) and spans keep only the file's base name; an export that still
+holds an identifier is refused rather than served.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ouroboros_gates.ops.redact import Gate, local_names
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import Settings
 
-__all__ = ["export_findings", "export_key", "export_one", "gate_for", "gate_row"]
+__all__ = ["export_findings", "export_key", "export_one", "gate_for", "gate_row", "read_export_key"]
 
 _KEY_FILE = "export.key"
 
@@ -38,6 +39,14 @@ def export_key(settings: Settings) -> bytes:
     with os.fdopen(fd, "wb") as handle:
         handle.write(secrets.token_bytes(32))
     return path.read_bytes()
+
+
+def read_export_key(settings: Settings) -> bytes | None:
+    """The re-keying secret if it exists (None if not): what a read uses, so that a read never writes."""
+    try:
+        return (settings.state_dir / _KEY_FILE).read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def gate_for(settings: Settings, tenants: Iterable[str] = ()) -> Gate:

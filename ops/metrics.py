@@ -22,6 +22,15 @@ liveness come from the workers' own Celery events, which Flower collects and exp
   0 meaning fixers are off.
 - ``ouro_trigger_occurrences_total{trigger,outcome}`` (counter): cron trigger occurrences that
   ``published``, were ``skipped_running`` or ``skipped_not_built``.
+- ``ouro_decisions{operating_point}`` (gauge): the decider's decisions in the ledger at ``block``,
+  ``advisory`` and ``drop``; ``ouro_decisions_dismissed`` (gauge): those an operator dismissed.
+- ``ouro_findings{miner,scope}`` (gauge): findings in the ledger, per miner and scope (every tenant's).
+- ``ouro_gate_denials_total{miner}`` (counter): tool calls a miner's deny gate refused, counted from the
+  refusal lines the hook wrote into the recorded runs (``ops.denials``).
+- From the measurer's snapshot (``/api/ouroboros``; absent until there is one, a value the measurer could
+  not take is absent too): ``ouro_struggle_rate_per_1k_tool_calls{period}`` (gauge, the latest ``day`` and
+  ``week``), ``ouro_compounding{period,bound}`` (gauge: ``value``, ``low``, ``high`` per ``week`` and
+  ``day``), ``ouro_h_fleet`` (gauge) and ``ouro_h_fleet_offenders`` (gauge: runs below the floor).
 """
 
 from __future__ import annotations
@@ -29,8 +38,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
+import orjson
 from celery import Celery
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -39,9 +51,10 @@ from sqlalchemy import func, select
 
 from ouroboros_gates.events import DEAD_LETTER, SqlEventStore
 from ouroboros_gates.events import tables as t
-from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projections import PROJECTIONS, actions, decisions, findings, runs
 from ouroboros_gates.events.projections.loop import fixer_sessions
 from ouroboros_gates.events.projector import status
+from ouroboros_gates.ops.denials import count_denials
 from ouroboros_gates.ops.status import queue_depths
 from ouroboros_gates.workers.triggers import lock_rows
 
@@ -97,8 +110,10 @@ def spend_today(store: SqlEventStore, zone: ZoneInfo, cap_usd: float, now: datet
 class FleetCollector(Collector):
     """Reads the broker and the event log at each scrape (see the module's table)."""
 
-    def __init__(self, store: SqlEventStore, broker: Celery, zone: ZoneInfo, cap_usd: float) -> None:
-        self.store, self.broker, self.zone, self.cap_usd = store, broker, zone, cap_usd
+    def __init__(
+        self, store: SqlEventStore, broker: Celery, zone: ZoneInfo, cap_usd: float, state: Path | None = None
+    ) -> None:
+        self.store, self.broker, self.zone, self.cap_usd, self.state = store, broker, zone, cap_usd, state
 
     def collect(self) -> Iterator[Metric]:
         """Every metric, freshly read."""
@@ -108,6 +123,9 @@ class FleetCollector(Collector):
         yield self._latency()
         yield from self._spend()
         yield self._triggers()
+        yield from self._ledger()
+        yield self._denials()
+        yield from self._snapshot()
 
     def _broker(self) -> Iterator[Metric]:
         depths, error = queue_depths(self.broker)
@@ -191,11 +209,94 @@ class FleetCollector(Collector):
                 family.add_metric([name, outcome], float(row[column]))
         return family
 
+    def _ledger(self) -> Iterator[Metric]:
+        table, dismissed, found = decisions.decisions, actions.dismissals, findings.findings
+        with self.store.reading() as conn:
+            actions_: dict[str, int] = dict(
+                conn.execute(select(table.c.action, func.count()).group_by(table.c.action)).all()
+            )
+            gone = int(conn.execute(select(func.count()).select_from(dismissed)).scalar_one())
+            by_miner = conn.execute(
+                select(found.c.miner, found.c.scope, func.count()).group_by(found.c.miner, found.c.scope)
+            ).all()
+        points = GaugeMetricFamily("ouro_decisions", "Decisions per operating point.", labels=["operating_point"])
+        for point in ("block", "advisory", "drop"):
+            points.add_metric([point], float(actions_.get(point.upper(), 0)))
+        yield points
+        yield GaugeMetricFamily("ouro_decisions_dismissed", "Decisions an operator dismissed.", value=float(gone))
+        family = GaugeMetricFamily("ouro_findings", "Findings per miner and scope.", labels=["miner", "scope"])
+        for miner, scope, count in sorted(by_miner):
+            family.add_metric([str(miner), str(scope)], float(count))
+        yield family
 
-def registry_for(store: SqlEventStore, broker: Celery, zone: ZoneInfo, cap_usd: float) -> CollectorRegistry:
-    """A registry holding only the fleet's collector (no process metrics of the API itself)."""
+    def _denials(self) -> Metric:
+        with self.store.reading() as conn:
+            paths = [Path(p) for p in conn.execute(select(runs.runs.c.path)).scalars()]
+        if self.state is not None:
+            paths = [p if p.is_absolute() else self.state / p for p in paths]
+        family = CounterMetricFamily("ouro_gate_denials", "Calls refused per miner's gate.", labels=["miner"])
+        for miner, count in sorted(count_denials(paths).items()):
+            family.add_metric([miner], float(count))
+        return family
+
+    def _snapshot(self) -> Iterator[Metric]:
+        snap = _read_snapshot(self.state)
+        if snap is None:
+            return
+        rate = GaugeMetricFamily(
+            "ouro_struggle_rate_per_1k_tool_calls", "Latest struggle rate per 1,000 tool calls.", labels=["period"]
+        )
+        compounding = GaugeMetricFamily(
+            "ouro_compounding",
+            "Compounding rate of the struggle rate, with its 95% interval.",
+            labels=["period", "bound"],
+        )
+        for period, suffix in (("day", ""), ("week", "_weekly")):
+            _add(rate, [period], _latest(snap, f"struggle_rate_per_1k_tool_calls{suffix}"))
+            point = _latest_point(snap, f"compounding_per_{period}")
+            for bound in ("value", "low", "high"):
+                _add(compounding, [period, bound], point.get(bound))
+        yield rate
+        yield compounding
+        fleet = snap.get("h_fleet") or {}
+        value = fleet.get("value")
+        if isinstance(value, int | float):
+            yield GaugeMetricFamily("ouro_h_fleet", "Cache reads over prompt tokens, all runs.", value=float(value))
+        offenders = fleet.get("offenders")
+        if isinstance(offenders, list):
+            yield GaugeMetricFamily("ouro_h_fleet_offenders", "Runs below the h_r floor.", value=float(len(offenders)))
+
+
+def _read_snapshot(state: Path | None) -> dict[str, Any] | None:
+    try:
+        found = orjson.loads((state / "ouroboros.json").read_bytes()) if state is not None else None
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _latest_point(snapshot: dict[str, Any], name: str) -> dict[str, Any]:
+    points = (snapshot.get("series") or {}).get(f"ouroboros.{name}") or []
+    dated = [p for p in points if isinstance(p, dict) and isinstance(p.get("at"), str)]
+    return max(dated, key=lambda p: str(p["at"])) if dated else {}
+
+
+def _latest(snapshot: dict[str, Any], name: str) -> Any:
+    return _latest_point(snapshot, name).get("value")
+
+
+def _add(family: GaugeMetricFamily, labels: list[str], value: Any) -> None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        family.add_metric(labels, float(value))
+
+
+def registry_for(
+    store: SqlEventStore, broker: Celery, zone: ZoneInfo, cap_usd: float, state: Path | None = None
+) -> CollectorRegistry:
+    """A registry holding only the fleet's collector (no process metrics of the API itself); ``state`` is
+    where the measurer's snapshot and the recorded runs lie."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(FleetCollector(store, broker, zone, cap_usd))
+    registry.register(FleetCollector(store, broker, zone, cap_usd, state))
     return registry
 
 

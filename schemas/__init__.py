@@ -11,6 +11,8 @@ when a registry is; other packages import only from ``schemas``):
 - ``decider``: ``Candidate``, ``FeatureRecord``, ``Label``, ``Example``, ``Decision``.
 - ``events``: domain and fleet events (``Event`` subclasses, ``TYPE`` = class name).
 - ``messages``: commands, one per worker task (``Message`` subclasses, ``TASK`` = ``"<worker>.<verb>"``).
+- ``operator``: what an operator did through the API (a dead letter retried, a decision dismissed, a label
+  reviewed, a backtest replayed), each an event.
 """
 
 from __future__ import annotations
@@ -136,6 +138,13 @@ if TYPE_CHECKING:
         MutationOperator,
         MutationReport,
     )
+    from ouroboros_gates.schemas.operator import (
+        BacktestReplayed,
+        DeadLetterRetried,
+        DecisionDismissed,
+        LabelReviewed,
+        Review,
+    )
 
 __all__ = [
     "EVENT_TYPES",
@@ -145,11 +154,14 @@ __all__ = [
     "Action",
     "Arg",
     "Backtest",
+    "BacktestReplayed",
     "BacktestSummary",
     "Candidate",
     "CorpusKind",
+    "DeadLetterRetried",
     "DecidePush",
     "Decision",
+    "DecisionDismissed",
     "DecisionMade",
     "Digest",
     "Event",
@@ -173,6 +185,7 @@ __all__ = [
     "LabelProposed",
     "LabelRequest",
     "LabelRequested",
+    "LabelReviewed",
     "LabelRow",
     "LabelTicket",
     "LabelTier",
@@ -216,6 +229,7 @@ __all__ = [
     "Provenance",
     "PushReceived",
     "Record",
+    "Review",
     "RunId",
     "RunMergeTrain",
     "RunRecorded",

@@ -7,7 +7,7 @@ a message refused at the door, a message sent to the dead-letter queue, and a he
 
 from __future__ import annotations
 
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import orjson
 from pydantic import Field, ValidationError, model_validator
@@ -227,6 +227,9 @@ class DecisionMade(Event):
     TYPE: ClassVar[str] = "DecisionMade"
 
     decision: Decision = Field(description="The decision.")
+    flows: tuple[str, ...] = Field(
+        default=(), description="The taint flows the instruments found in the candidate, one line each."
+    )
 
 
 class SeriesPointRecorded(Event):
@@ -286,6 +289,9 @@ class MessageDeadLettered(Event):
     attempts: int = Field(ge=1, description="Attempts made.")
     error_type: NonEmptyStr = Field(description="The last error's type name.")
     error: str = Field(description="The last error's text.")
+    message: dict[str, Any] | None = Field(
+        default=None, description="The message as it was sent (what a retry sends again); None before it was kept."
+    )
 
 
 class ProbeCompleted(Event):

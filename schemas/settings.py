@@ -79,6 +79,11 @@ class Settings(BaseSettings):
     api_token: str | None = Field(
         default=None, description="bearer token every API write requires (writes are refused without it)"
     )
+    api_hosts: str | None = Field(
+        default=None,
+        description="host names the API answers besides 127.0.0.1, localhost, [::1] and its bind address, "
+        "comma-separated (a request naming any other host is refused: DNS rebinding)",
+    )
     flower_basic_auth: str | None = Field(default=None, description="`user:password` for Flower (required)")
     fixer_daily_cap_usd: float = Field(
         default=0.0,
@@ -347,6 +352,11 @@ class Settings(BaseSettings):
     def forge_folder(self) -> Path:
         """The local forge's folder (``sample``: the one shipped with the package)."""
         return SAMPLE if self.forge == "sample" else Path(self.forge).expanduser()
+
+    @property
+    def api_host_names(self) -> tuple[str, ...]:
+        """``OURO_API_HOSTS`` as names (a trailing port is not part of a name)."""
+        return tuple(name.strip() for name in (self.api_hosts or "").split(",") if name.strip())
 
     @property
     def event_log_url(self) -> str:

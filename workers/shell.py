@@ -261,6 +261,7 @@ def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException) -
         attempts=attempts,
         error_type=type(exc).__name__,
         error=error,
+        message=message.to_json_dict(),  # what a retry from the ops page sends again
     )
     meta = Metadata(producer=DEAD_LETTER, message_id=message.message_id, tenant=message.tenant)
     for attempt in range(_RECORD_ATTEMPTS):  # a dropped session fails once; the next commit takes a new one

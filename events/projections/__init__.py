@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ouroboros_gates.events.projections import decisions, faults, findings, labels, loop, proposals, runs
+from ouroboros_gates.events.projections import actions, decisions, faults, findings, labels, loop, proposals, runs
 from ouroboros_gates.events.projections.base import RowProjection
 
 __all__ = ["PROJECTIONS", "RowProjection"]
@@ -22,4 +22,8 @@ PROJECTIONS: tuple[RowProjection, ...] = (
     loop.series_projection,
     decisions.projection,
     faults.projection,
+    actions.retries_projection,
+    actions.dismissals_projection,
+    actions.reviews_projection,
+    actions.replays_projection,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, Column, Float, String, Table, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Column, Float, String, Table, Text
 
 from ouroboros_gates.events.projections.base import RowProjection
 from ouroboros_gates.events.store import StoredEvent
@@ -27,6 +27,7 @@ decisions = Table(
     Column("cached", Boolean, nullable=False),
     Column("undecided", String(40), nullable=True),
     Column("position", BigInteger, nullable=False),
+    Column("flows", JSON, nullable=True),  # None: decided before the event carried its flows
 )
 
 
@@ -44,6 +45,7 @@ def _row(event: StoredEvent) -> dict[str, Any]:
         "cached": d.get("cached", False),
         "undecided": d.get("undecided"),
         "position": event.position,
+        "flows": event.payload.get("flows", []),
     }
 
 

@@ -107,7 +107,7 @@ def scan(
     from ouroboros_gates.decider.folder import LeaveOut, Skipped, read_folder, scan_root
     from ouroboros_gates.decider.memory import MemoryStore
     from ouroboros_gates.decider.push import decide_repository
-    from ouroboros_gates.decider.report import compact_lines, manifest, write_reports
+    from ouroboros_gates.decider.report import compact_lines, flows, manifest, write_reports
     from ouroboros_gates.events.projections import PROJECTIONS
     from ouroboros_gates.events.projector import catch_up
     from ouroboros_gates.events.store import Metadata, StreamWrite
@@ -146,7 +146,8 @@ def scan(
     meta["scanned"] = scanned
     written = write_reports(run, folder, meta, lookup.note)
     message_id = content_id("scan", key, head, base, run.program_id, run.memory_digest)
-    store.commit([StreamWrite(f"scan/{head}", [DecisionMade(decision=d.decision) for d in run.decided])],
+    store.commit([StreamWrite(f"scan/{head}", [DecisionMade(decision=d.decision, flows=flows(d))
+                                                for d in run.decided])],
                  Metadata(producer="ouro.scan", message_id=message_id, tenant=settings.tenant))  # fmt: skip
     catch_up(store, PROJECTIONS)
     for line in compact_lines(run, lookup.note):

@@ -151,18 +151,18 @@ def serve(
     """Serve the API on 127.0.0.1 with the embedded workers in the background."""
     import uvicorn
 
-    from ouroboros_gates.ops.api import create_app
+    from ouroboros_gates.ops.api.serve import server_options
     from ouroboros_gates.ops.embedded import EmbeddedFleet
 
     settings = load_settings()
     bind, bind_port = host or settings.api_host, port or settings.api_port
     console.print(f"ops page on http://{bind}:{bind_port}/  (API under /api, Prometheus metrics at /metrics)")
     if api_only:
-        uvicorn.run(create_app(settings), host=bind, port=bind_port, log_level="warning")
+        uvicorn.run(**server_options(settings), host=bind, port=bind_port, log_level="warning")
         return
     with EmbeddedFleet(settings):
         console.print(f"workers up; API on http://{bind}:{bind_port}/api/status")
-        uvicorn.run(create_app(settings), host=bind, port=bind_port, log_level="warning")
+        uvicorn.run(**server_options(settings), host=bind, port=bind_port, log_level="warning")
 
 
 def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:

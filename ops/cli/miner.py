@@ -157,36 +157,15 @@ def _verbs(name: str) -> TyperGroup:
 def _from_ledger(miner: str, items: list[str] | None, as_of: str | None) -> tuple[Labels, list[CorpusItem]]:
     """The labels the event log held for ``miner`` by ``as_of``, and the runs named (or recorded by then)."""
     from ouroboros_gates.events import open_store
-    from ouroboros_gates.events.recorded import recorded_labels, recorded_runs
-    from ouroboros_gates.miners import Labels, MinerUsageError, corpus_items
+    from ouroboros_gates.ops.backtests import ledger_labels
     from ouroboros_gates.ops.cli._common import instant
-    from ouroboros_gates.schemas import LabelRow
     from ouroboros_gates.schemas.settings import load_settings
 
     moment = None if as_of is None else instant(as_of)
-    store = open_store(load_settings().event_log_url)
-    runs = recorded_runs(store, moment)
-    found = corpus_items(items) if items else corpus_items(run.path for run in runs)
-    starts = {run.run: run.started for run in runs}
-    rows, lines = [], []
-    for number, label in enumerate(recorded_labels(store, miner, moment), start=1):
-        start = starts.get(label.instance)
-        if start is None:
-            print(f"ledger: {label.instance}: no recorded run with a start time; label left out", file=sys.stderr)
-            continue
-        rows.append(
-            LabelRow(
-                instance=label.instance,
-                positive=label.positive,
-                start=start,
-                flagged=label.flagged,
-                source=label.source,
-            )
-        )
-        lines.append(number)
-    if not rows:
-        raise MinerUsageError(f"ledger: no labels recorded for {miner}" + (f" by {as_of}" if as_of else ""))
-    return Labels("ledger", tuple(rows), tuple(lines)), found
+    judged = ledger_labels(open_store(load_settings().event_log_url), miner, moment, items)
+    for note in judged.left_out:
+        print(note, file=sys.stderr)
+    return judged.labels, judged.items
 
 
 class _MinerGroup(TyperGroup):

@@ -4,6 +4,8 @@ Six weeks of runs whose struggle rate falls, findings with proofs pointing at re
 (one finding per tenant scope, plus another tenant's), an accepted miner, a fixer session today, a merge
 train that refused one head and merged another, a labeler run, and the series measured by the measurer's
 own code (``measure_log``), appended as ``SeriesPointRecorded`` with the snapshot written beside them.
+Beside the loop: pre-check verdicts, a label request and its proposed labels, the decider's decisions on two
+repositories (with flows and rationales), and dead letters (one whose message was kept, one from before).
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, ensure_
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import catch_up
 from ouroboros_gates.schemas import (
+    Acceptance,
+    Action,
     BacktestSummary,
+    Candidate,
+    CorpusKind,
+    Decision,
+    DecisionMade,
     Event,
     Fact,
     Finding,
@@ -26,17 +34,26 @@ from ouroboros_gates.schemas import (
     FixerOutcome,
     FixerSession,
     FixerSessionEnded,
+    IngestRun,
     LabelerRun,
     LabelerRunCompleted,
     LabelerStatus,
+    LabelProposed,
+    LabelRequest,
+    LabelRequested,
     MergeAttempted,
     Merged,
     MergeOutcome,
     MergeRefused,
     MergeResult,
+    MessageDeadLettered,
     MinerAcceptance,
     MinerAccepted,
     Number,
+    PrecheckCompleted,
+    PrecheckOutcome,
+    PrecheckVerdict,
+    ProposedLabel,
     RunRecorded,
     RunSummary,
     Scope,
@@ -44,6 +61,7 @@ from ouroboros_gates.schemas import (
     Severity,
     Span,
     Text,
+    Usage,
 )
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.measurer import measure_log, series_stream, snapshot_path, write_snapshot
@@ -51,6 +69,10 @@ from ouroboros_gates.workers.measurer import measure_log, series_stream, snapsho
 LA = ZoneInfo("America/Los_Angeles")
 DIGEST = "0" * 64
 REFUSAL = "check row 'miner test' exited 1"
+PIN = "6c1f2a103b7e4d6a9e510a1b2c3d4e316c1f2a10"
+FLOW = "request.args (line 12) reaches os.system (command) at line 14"
+DEAD_KEPT = "dead-ingest-0001"
+DEAD_OLD = "dead-mine-0002"
 
 
 @dataclass(frozen=True)
@@ -77,9 +99,13 @@ def _run(store: SqlEventStore, state: Path, run: str, started: datetime, calls: 
         {"event_type": "draft_pr", "event": {"seconds": 1259}},
     ]
     file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    # Most runs read their prompts from the cache; two of the first week's did not (h_fleet's offenders).
+    cold = run in ("run-w0d0", "run-w0d2")
+    usage = Usage(input_tokens=40_000 if cold else 30, cache_creation_input_tokens=200, cache_read_input_tokens=60_000)
     summary = RunSummary(
-        run=run, lines=3, malformed=0, tool_calls=calls, tool_errors=errors, started_at=started, cost_usd=0.5
-    )
+        run=run, lines=3, malformed=0, tool_calls=calls, tool_errors=errors, usage=usage, started_at=started,
+        cost_usd=0.5,
+    )  # fmt: skip
     _commit(store, f"run-{run}", f"run/{run}", RunRecorded(run=run, path=str(file), summary=summary, digest=DIGEST))
     return file
 
@@ -130,6 +156,75 @@ def _loop_events(store: SqlEventStore, now: datetime) -> None:
     _commit(store, "labeler-1", "labeler/1", LabelerRunCompleted(labeler_run=run))
 
 
+def _candidate(repo: str, function: str, family: str = "injection") -> Candidate:
+    return Candidate(repo=repo, pin=PIN, path="app/views.py", function=function, family=family)
+
+
+def _decisions(store: SqlEventStore) -> None:
+    made = [
+        (_candidate("acme/shop", "checkout"), Action.BLOCK, 0.97, "user input reaches a shell unsanitised", (FLOW,)),
+        (_candidate("acme/shop", "search"), Action.ADVISORY, 0.62, "a query built from input; a guard may hold", ()),
+        (_candidate("acme/shop", "health"), Action.DROP, 0.04, "a constant command; nothing reaches it", ()),
+        (_candidate("acme/web", "upload", "path"), Action.ADVISORY, 0.55, "a path joined from a form field", ()),
+    ]
+    events = [
+        DecisionMade(
+            decision=Decision(candidate=c, action=a, p=p, rationale=why, program_id=DIGEST, variant="memory-vote"),
+            flows=flows,
+        )
+        for c, a, p, why, flows in made
+    ]
+    _commit(store, "decisions-1", f"push/{PIN}", *events)
+
+
+def _queue(store: SqlEventStore, run_file: Path, now: datetime) -> None:
+    launch = PrecheckVerdict(
+        ticket=105,
+        proposal=4001,
+        miner="draft-pr-late",
+        verdict=PrecheckOutcome.LAUNCH,
+        instances_named=("run-w5d4",),
+        instances_found=("run-w5d4",),
+        reason="1 of 1 found",
+    )
+    waits = PrecheckVerdict(ticket=71, proposal=4002, miner="draft-pr-late", verdict=PrecheckOutcome.NEEDS_LABELS,
+                            instances_named=("4e60",), reason="no instance named is a recorded run")  # fmt: skip
+    _commit(store, "precheck-105", "ticket/105", PrecheckCompleted(verdict=launch))
+    _commit(store, "precheck-71", "ticket/71", PrecheckCompleted(verdict=waits))
+    request = LabelRequest(ticket=71, proposal=4002, miner="draft-pr-late", corpus=(CorpusKind.JSONL,),
+                           instances=("4e60",), reason=waits.reason, at=now)  # fmt: skip
+    _commit(store, "request-71", "ticket/71", LabelRequested(request=request))
+    span = Span(file=str(run_file), line=3)
+    kept = ProposedLabel(
+        ticket=71,
+        instance="run-w5d4",
+        positive=True,
+        quote='"draft_pr"',
+        span=span,
+        acceptance=Acceptance.ACCEPTED,
+        why="the quote is on its line",
+    )
+    refused = ProposedLabel(ticket=71, instance="run-w5d2", positive=True, quote="gh pr create", span=span,
+                            acceptance=Acceptance.REJECTED, why="the quote is not on line 3")  # fmt: skip
+    _commit(store, "labels-71", "ticket/71", LabelProposed(label=kept), LabelProposed(label=refused))
+
+
+def _dead_letters(store: SqlEventStore, run_file: Path) -> None:
+    message = IngestRun(message_id=DEAD_KEPT, path=str(run_file), run="run-w5d4")
+    kept = MessageDeadLettered(
+        task="miner.ingest",
+        message_id=DEAD_KEPT,
+        attempts=6,
+        error_type="TransientError",
+        error="database is locked",
+        message=message.to_json_dict(),
+    )
+    old = MessageDeadLettered(task="miner.mine", message_id=DEAD_OLD, attempts=6, error_type="PermanentError",
+                              error="run not recorded")  # fmt: skip
+    for event in (kept, old):
+        store.commit([StreamWrite("fleet/dead-letter", [event])], Metadata("fleet.dead_letter", event.message_id))
+
+
 def seed(tmp: Path, tenant: str = "default", **settings_kwargs: object) -> Seeded:
     """Seed ``tmp/state`` and return its settings (tenant ``tenant``) and store, projections caught up."""
     settings = Settings(state=tmp / "state", tenant=tenant, broker_url="memory://", **settings_kwargs)  # type: ignore[arg-type]
@@ -174,6 +269,9 @@ def seed(tmp: Path, tenant: str = "default", **settings_kwargs: object) -> Seede
     _commit(store, "accepted-template", "miner/draft-pr-late", _acceptance("draft-pr-late", Scope.GENERIC))
     _commit(store, "accepted-acme", "miner/acme-only", _acceptance("acme-only", Scope.TENANT), tenant="acme")
     _loop_events(store, now)
+    _decisions(store)
+    _queue(store, file, now)
+    _dead_letters(store, file)
     at = datetime.now(UTC)
     points, snapshot = measure_log(store, at, LA)
     _commit(store, f"measure-{at.isoformat()}", series_stream(at), *(SeriesPointRecorded(point=p) for p in points))

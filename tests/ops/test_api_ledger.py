@@ -13,6 +13,8 @@ from fastapi.testclient import TestClient
 from ouroboros_gates.ops.api import LEDGER, create_app
 from ouroboros_gates.schemas.settings import Settings
 
+LOCAL = "http://127.0.0.1"  # the API answers only the hosts it trusts
+
 
 @pytest.fixture
 def seeded(tmp_path: Path) -> Seeded:
@@ -20,7 +22,7 @@ def seeded(tmp_path: Path) -> Seeded:
 
 
 def _client(settings: Settings) -> TestClient:
-    return TestClient(create_app(settings, catch_up_every_s=None))
+    return TestClient(create_app(settings, catch_up_every_s=None), base_url=LOCAL)
 
 
 def _as(seeded: Seeded, tenant: str) -> TestClient:
@@ -111,7 +113,10 @@ def test_ledger_tables_filter_order_and_refuse_what_they_do_not_know(seeded: See
         105
     ]
     unknown = client.get("/api/ledger/csf_ouroboros_secrets")
-    assert unknown.status_code == 404 and "known: closed_tickets, decisions, faults" in unknown.json()["detail"]
+    assert (
+        unknown.status_code == 404
+        and "known: backtest_replays, closed_tickets, dead_letter_retries" in unknown.json()["detail"]
+    )
     assert "unknown filter 'nope'" in client.get("/api/ledger/runs", params={"nope": 1}).json()["detail"]
     assert "'abc' is not a int" in client.get("/api/ledger/fixer_sessions", params={"ticket": "abc"}).json()["detail"]
     assert client.get("/api/ledger/merges", params={"refusal": "x"}).status_code == 400

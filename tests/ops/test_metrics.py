@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -18,12 +19,14 @@ from ouroboros_gates.schemas.settings import Settings, load_settings
 from ouroboros_gates.workers import build_app, declare_queues
 from ouroboros_gates.workers.triggers import fire
 
+LOCAL = "http://127.0.0.1"  # the API answers only the hosts it trusts
+
 CAP_KEY = "OURO_FIXER_DAILY_CAP_USD"
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 def _scrape(settings: Settings) -> Samples:
-    response = TestClient(create_app(settings, catch_up_every_s=None)).get("/metrics")
+    response = TestClient(create_app(settings, catch_up_every_s=None), base_url=LOCAL).get("/metrics")
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
@@ -94,7 +97,7 @@ def test_log_metrics_outcomes_latency_spend_and_triggers(tmp_path: Path, monkeyp
     samples = _scrape(_on(seeded, "memory://"))
     outcome = lambda task, kind: samples[("ouro_task_outcomes_total", (("outcome", kind), ("task", task)))]  # noqa: E731
     assert (outcome("fleet.probe", "handled"), outcome("miner.ingest", "rejected")) == (1.0, 1.0)
-    assert outcome("miner.ingest", "dead_lettered") == 1.0
+    assert outcome("miner.ingest", "dead_lettered") == 2.0  # the seed's and this one
     assert ("ouro_task_outcomes_total", (("outcome", "handled"), ("task", "fleet.dead_letter"))) not in samples
     assert samples[("ouro_task_latency_seconds_count", (("task", "fleet.probe"),))] == 1.0
     assert samples[("ouro_task_latency_seconds_bucket", (("le", "+Inf"), ("task", "fleet.probe")))] == 1.0
@@ -106,3 +109,38 @@ def test_log_metrics_outcomes_latency_spend_and_triggers(tmp_path: Path, monkeyp
     trigger = lambda name, kind: samples[("ouro_trigger_occurrences_total", (("outcome", kind), ("trigger", name)))]  # noqa: E731
     assert (trigger("measure", "published"), trigger("measure", "skipped_running")) == (1.0, 1.0)
     assert trigger("detector", "skipped_not_built") == 1.0
+
+
+def test_decisions_findings_denials_and_the_snapshots_figures(tmp_path: Path) -> None:
+    from ouroboros_gates.ops.gate.record import append_line, envelope
+
+    seeded = seed(tmp_path)
+    # Two refusals the hook wrote into a recorded run, one naming two gates; an allowed call is not one.
+    for gates, decision in ((["draft-pr-late"], "deny"), (["draft-pr-late", "self-match"], "deny"), ([], "allow")):
+        payload = {"hook_event_name": "OuroborosGate", "session_id": "s", "decision": decision, "gates": gates}
+        append_line(str(seeded.run_file), envelope(payload, event_type="gate"))
+    samples = _scrape(_on(seeded, "memory://"))
+    point = lambda name: samples[("ouro_decisions", (("operating_point", name),))]  # noqa: E731
+    assert (point("block"), point("advisory"), point("drop")) == (1.0, 2.0, 1.0)
+    assert samples[("ouro_decisions_dismissed", ())] == 0.0
+    found = lambda scope: samples[("ouro_findings", (("miner", "draft-pr-late"), ("scope", scope)))]  # noqa: E731
+    assert (found("generic"), found("tenant")) == (2.0, 2.0)  # every tenant's, as the ledger holds them
+    denials = lambda miner: samples[("ouro_gate_denials_total", (("miner", miner),))]  # noqa: E731
+    assert (denials("draft-pr-late"), denials("self-match")) == (2.0, 1.0)
+
+    snapshot = json.loads((seeded.settings.state_dir / "ouroboros.json").read_text())
+    weekly = snapshot["series"]["ouroboros.struggle_rate_per_1k_tool_calls_weekly"]
+    latest = max(weekly, key=lambda p: p["at"])["value"]
+    assert samples[("ouro_struggle_rate_per_1k_tool_calls", (("period", "week"),))] == pytest.approx(latest)
+    week = snapshot["series"]["ouroboros.compounding_per_week"][0]
+    for bound in ("value", "low", "high"):
+        assert samples[("ouro_compounding", (("bound", bound), ("period", "week")))] == pytest.approx(week[bound])
+    assert samples[("ouro_h_fleet_offenders", ())] == len(snapshot["h_fleet"]["offenders"])
+    assert (("ouro_h_fleet", ()) in samples) == (snapshot["h_fleet"]["value"] is not None)
+
+
+def test_without_a_snapshot_its_figures_are_absent_not_zero(tmp_path: Path) -> None:
+    seeded = seed(tmp_path)
+    (seeded.settings.state_dir / "ouroboros.json").write_text("{not json")
+    samples = _scrape(_on(seeded, "memory://"))
+    assert not [key for key in samples if key[0].startswith(("ouro_struggle", "ouro_compounding", "ouro_h_fleet"))]

@@ -21,7 +21,7 @@ import pytest
 import uvicorn
 from _ops_seed import REFUSAL, Seeded, seed
 
-from ouroboros_gates.ops.api import create_app
+from ouroboros_gates.ops.api.serve import server_options
 from ouroboros_gates.schemas import LabelerRun, LabelerStatus
 from ouroboros_gates.schemas.settings import Settings
 
@@ -60,9 +60,8 @@ def _free_port() -> int:
 def _serving(settings: Settings) -> Iterator[str]:
     """The API on ``settings`` behind a real uvicorn server on a free 127.0.0.1 port, in a background thread."""
     port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, catch_up_every_s=0.5), host="127.0.0.1", port=port, log_level="warning")
-    )
+    options = server_options(settings, catch_up_every_s=0.5)  # the protocol and bounds ``ouro serve`` uses
+    server = uvicorn.Server(uvicorn.Config(**options, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

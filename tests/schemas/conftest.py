@@ -299,6 +299,17 @@ EXAMPLES: dict[str, Callable[[], s.Record]] = {
         task="labeler.label", message_id="msg-00000002", attempts=5, error_type="LabelerError", error="boom"
     ),
     "ProbeCompleted": lambda: s.ProbeCompleted(probe="p-1", hostname="worker-3", held_s=1.5),
+    # the operator's actions
+    "DeadLetterRetried": lambda: s.DeadLetterRetried(
+        task="labeler.label", message_id="msg-00000002", retry_message_id="msg-00000003", attempt=1, at=T0
+    ),
+    "DecisionDismissed": lambda: s.DecisionDismissed(candidate=CANDIDATE, fingerprint="f" * 32, at=T0, note="fp"),
+    "LabelReviewed": lambda: s.LabelReviewed(
+        label=7, ticket=105, instance=RUN, review=s.Review.REJECTED, at=T0, note="not on that line"
+    ),
+    "BacktestReplayed": lambda: s.BacktestReplayed(
+        miner="draft-pr-late", as_of=T0, labels=3, runs=3, backtest=BACKTEST, at=T0 + timedelta(seconds=1)
+    ),
     # messages
     "IngestRun": lambda: s.IngestRun(**MID, path=f"{RUN}/events.jsonl", run=RUN),
     "MineRun": lambda: s.MineRun(**MID, run=RUN, correlation_id="c-1", causation_id="e-7"),

@@ -19,15 +19,16 @@ from ouroboros_gates.schemas import EVENT_TYPES, MESSAGE_TYPES, RECORD_TYPES, Ev
 
 Examples = dict[str, Callable[[], Record]]
 
-MODULES = ("common", "decider", "events", "harness", "loop", "messages", "miners")
+MODULES = ("common", "decider", "events", "harness", "loop", "messages", "miners", "operator")
 
 PUBLIC = [
     "EVENT_TYPES", "MESSAGE_TYPES", "RECORD_TYPES", "Acceptance", "Action", "Arg", "Backtest",
-    "BacktestSummary", "Candidate", "CorpusKind", "DecidePush", "Decision", "DecisionMade", "Digest",
+    "BacktestReplayed", "BacktestSummary", "Candidate", "CorpusKind", "DeadLetterRetried", "DecidePush", "Decision",
+    "DecisionDismissed", "DecisionMade", "Digest",
     "Event", "Example", "ExperimentRegistered", "Fact", "FeatureName", "FeatureRecord", "FieldError", "Finding",
     "FindingDerived", "FixerOutcome", "FixerSession", "FixerSessionEnded", "HarnessEvent",
     "HarnessKind", "Identifier", "IngestRun", "InstrumentState", "Label", "LabelProposed",
-    "LabelRequest", "LabelRequested", "LabelRow", "LabelTicket", "LabelTier", "LabelerRun",
+    "LabelRequest", "LabelRequested", "LabelReviewed", "LabelRow", "LabelTicket", "LabelTier", "LabelerRun",
     "LabelerRunCompleted", "LabelerStatus", "LaunchFixer", "Measure", "MergeAttempted",
     "MergeOutcome", "MergeRefused", "MergeResult", "Merged", "Message", "MessageDeadLettered",
     "MessageRejected", "MineRun", "MinerAcceptance", "MinerAccepted", "MinerName", "MinerRefused", "MutantOutcome",
@@ -35,7 +36,7 @@ PUBLIC = [
     "PrecheckCompleted", "PrecheckOutcome", "PrecheckSweep", "PrecheckTicket", "PrecheckVerdict", "Probe",
     "ProbeCompleted", "Profile", "Proposal", "ProposalPosted", "ProposedLabel", "ProposerCall",
     "ProposerCallCompleted", "Provenance",
-    "PushReceived", "Record", "RunId", "RunMergeTrain", "RunRecorded", "RunSummary", "Scalar",
+    "PushReceived", "Record", "Review", "RunId", "RunMergeTrain", "RunRecorded", "RunSummary", "Scalar",
     "Scope", "SeriesName", "SeriesPoint", "SeriesPointRecorded", "Severity", "Sha", "Span", "State",
     "Text", "TicketClosed", "Timestamp", "Undecided", "Unit", "Usage", "content_id",
     "event_from_stored", "schema_for", "utc",

@@ -1,5 +1,6 @@
-"""Every route of the API that writes answers 401 without the token, with a wrong one, and when no token is
-configured at all; the routes are read from the app itself, so a write added later is held to it too."""
+"""Every route of the API that writes answers 401 without the token or with a wrong one, and 403 when no token
+is configured at all (writes are off); the routes are read from the app itself, so a write added later is held
+to it too."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from fastapi.testclient import TestClient
 from ouroboros_gates.ops.api import create_app
 from ouroboros_gates.schemas.settings import Settings
 
+LOCAL = "http://127.0.0.1"  # the API answers only the hosts it trusts
+
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 
 def _app(tmp_path: Path, token: str | None) -> TestClient:
     settings = Settings(state=tmp_path / "s", api_token=token, broker_url="memory://")
-    return TestClient(create_app(settings, catch_up_every_s=None))
+    return TestClient(create_app(settings, catch_up_every_s=None), base_url=LOCAL)
 
 
 def _writes(client: TestClient) -> list[tuple[str, str]]:
@@ -59,7 +62,7 @@ def test_every_write_is_refused_when_no_token_is_configured(tmp_path: Path) -> N
     client = _app(tmp_path, None)
     for method, path in _writes(client):
         for headers in ({}, {"Authorization": "Bearer "}, {"Authorization": "Bearer None"}):
-            assert client.request(method, path, json={}, headers=headers).status_code == 401, (method, path)
+            assert client.request(method, path, json={}, headers=headers).status_code == 403, (method, path)
 
 
 def test_the_right_token_is_let_through(tmp_path: Path) -> None:

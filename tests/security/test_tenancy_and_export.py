@@ -18,6 +18,8 @@ from ouroboros_gates.ops.redact import Gate
 from ouroboros_gates.schemas import Fact, Finding, FindingDerived, Number, Scope, Severity, Span, Text
 from ouroboros_gates.schemas.settings import Settings
 
+LOCAL = "http://127.0.0.1"  # the API answers only the hosts it trusts
+
 WRITE = {"Authorization": "Bearer tok"}
 # What an operator's run really carries: their home, e-mail, hosts, and their own name in a command.
 LEAKY = (
@@ -68,7 +70,7 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def _client(settings: Settings, tenant: str) -> TestClient:
-    return TestClient(create_app(settings.model_copy(update={"tenant": tenant}), catch_up_every_s=None))
+    return TestClient(create_app(settings.model_copy(update={"tenant": tenant}), catch_up_every_s=None), base_url=LOCAL)
 
 
 def test_another_tenants_view_never_shows_a_tenant_scope_finding(settings: Settings) -> None:

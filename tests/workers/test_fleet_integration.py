@@ -90,6 +90,8 @@ def test_failing_message_goes_to_the_dead_letter_queue_and_is_recorded(fleet: Fl
     assert "outside the configured roots" in errors["ingest-outside-01"]
     assert "no harness log to ingest" in errors["ingest-missing-01"]
     assert redis.Redis.from_url(redis_url).llen("dead_letter") == 2
+    kept = {e.payload["message_id"]: e.payload["message"] for e in dead}  # what a retry from the ops page sends
+    assert kept["ingest-outside-01"] == outside.to_json_dict() and kept["ingest-missing-01"] == missing.to_json_dict()
 
 
 def test_outbox_follow_ups_are_published_after_commit(fleet: Fleet) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ouroboros_gates.decider.memory import MemoryStore
 from ouroboros_gates.decider.push import decide_repository
+from ouroboros_gates.decider.report import flows
 from ouroboros_gates.forge import LocalForge, open_forge
 from ouroboros_gates.schemas import DecidePush, DecisionMade
 from ouroboros_gates.schemas.errors import PermanentError
@@ -34,4 +35,5 @@ def decide(message: DecidePush, ctx: Context) -> Outcome:
         ctx.settings, locate(message, ctx.settings), message.repo, message.head, base,
         store=MemoryStore(ctx.store.engine), deadline_s=ctx.settings.decider_deadline_s,
     )  # fmt: skip
-    return Outcome.single(f"push/{message.head}", *(DecisionMade(decision=d.decision) for d in run.decided))
+    events = (DecisionMade(decision=d.decision, flows=flows(d)) for d in run.decided)
+    return Outcome.single(f"push/{message.head}", *events)
