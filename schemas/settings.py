@@ -15,6 +15,7 @@ from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_va
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ouroboros_gates.schemas.errors import ConfigurationError
+from ouroboros_gates.schemas.statedir import default_state_dir, make_state_dir
 
 __all__ = ["ROLES", "Settings", "load_settings"]
 
@@ -26,7 +27,11 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="OURO_", extra="ignore", frozen=True)
 
-    state: Path = Field(default=Path(".ouroboros"), description="State directory: runs, SQLite log, snapshot.")
+    state: Path = Field(
+        default_factory=lambda: Path(default_state_dir()),
+        description="State directory: runs, SQLite log, snapshot; the project's folder in the user's state directory.",
+    )
+    record_prompts: bool = Field(default=False, description="The hook records UserPromptSubmit's prompt text too.")
     database_url: str | None = Field(default=None, description="Event log URL; SQLite under the state dir.")
     broker_url: str | None = Field(default=None, description="Celery broker; kombu's SQLite transport.")
     visibility_timeout_s: int = Field(default=3600, ge=1, description="Redis redelivery of unacked tasks.")
@@ -127,10 +132,8 @@ class Settings(BaseSettings):
 
     @cached_property
     def state_dir(self) -> Path:
-        """The state directory as an absolute path (created on first use)."""
-        path = self.state.expanduser().resolve()
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        """The state directory as an absolute path (created on first use; git-ignored inside a checkout)."""
+        return Path(make_state_dir(str(self.state.expanduser().resolve())))
 
     @cached_property
     def allowed_roots(self) -> tuple[Path, ...]:
@@ -155,9 +158,10 @@ class Settings(BaseSettings):
         return self.celery_broker_url.startswith("sqla+")
 
 
-def load_settings(role: str | None = None) -> Settings:
-    """Read the settings, letting ``OURO_<ROLE>_<KEY>`` override ``OURO_<KEY>`` for one worker role."""
-    overrides: dict[str, str] = {}
+def load_settings(role: str | None = None, state: Path | None = None) -> Settings:
+    """Read the settings, letting ``OURO_<ROLE>_<KEY>`` override ``OURO_<KEY>`` for one worker role; ``state``
+    (a ``--state`` given on the command line) beats ``OURO_STATE``."""
+    overrides: dict[str, object] = {} if state is None else {"state": state}
     if role:
         prefix = f"OURO_{role.upper()}_"
         for key, value in os.environ.items():

@@ -6,6 +6,9 @@
     <state>/gate.sock                the gate server's socket (a short path under /tmp when too long)
     <state>/gate.pid, gate.lock, gate.log   the gate server's pid, its single-instance lock, its log
 
+The state directory is the one given (``--state``, ``OURO_STATE``), else the project's own folder in the user's
+state directory (``schemas.statedir``), never the user's repository.
+
 The hook imports this module in a fresh process on every tool call: it uses ``os.path`` strings and
 imports nothing beyond what the interpreter has loaded at start-up (``pathlib`` alone would cost a
 visible share of the hook's budget).
@@ -43,10 +46,17 @@ _SOCKET_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
 
 def state_dir(given: str | None = None) -> str:
-    """The state directory: ``given``, else ``$OURO_STATE``, else ``.ouroboros``; absolute, created."""
-    path = os.path.abspath(os.path.expanduser(given or os.environ.get("OURO_STATE") or ".ouroboros"))
-    os.makedirs(path, exist_ok=True)
-    return path
+    """The state directory: ``given``, else ``$OURO_STATE``, else the project's folder in the user's state
+    directory (``schemas.statedir``: never inside the repository); absolute, created (git-ignored when it is
+    made inside a checkout)."""
+    chosen = given or os.environ.get("OURO_STATE")
+    if chosen:
+        path = os.path.abspath(os.path.expanduser(chosen))
+        if os.path.isdir(path):  # the hook's every call: one stat, nothing imported
+            return path
+    from ouroboros_gates.schemas.statedir import default_state_dir, make_state_dir
+
+    return make_state_dir(path if chosen else default_state_dir())
 
 
 def session_name(session_id: object) -> str:
