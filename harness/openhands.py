@@ -4,7 +4,8 @@ A trajectory (``--save-trajectory-path``, the ``/trajectory`` API) is a JSON arr
 ``events/`` folder holds one per file; an evaluation's ``output.jsonl`` line holds them as ``history``. Every
 event has ``id``, ``timestamp`` and ``source`` (``agent``, ``user``, ``environment``); an **action** names
 itself in ``action`` (``run``, ``run_ipython``, ``read``, ``edit``, ``write``, ``browse``…, or ``message``,
-``finish``, ``think``, ``system`` that run nothing) with its ``args``; an **observation** names itself in
+``finish``, ``think``, ``system`` that run nothing) with its ``args`` (``timestamp`` is local time without a
+zone: read as UTC); an **observation** names itself in
 ``observation`` and answers the action whose ``id`` is its ``cause``, with ``content`` and ``extras`` (a
 command's ``extras.metadata.exit_code``). An action the model asked for carries ``tool_call_metadata``
 (``function_name``, ``tool_call_id``); events carry ``llm_metrics`` (``accumulated_cost``, and
@@ -23,6 +24,7 @@ command's ``extras.metadata.exit_code``). An action the model asked for carries 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from ouroboros_gates.harness.context import LineContext, ReadState, number, response_key, text, timestamp
@@ -62,8 +64,8 @@ def _failed(doc: dict[str, Any]) -> bool:
 
 def openhands_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
     """The events of one OpenHands event: a tool call or result (else one event for it), and its usage."""
-    moment = timestamp(doc.get("timestamp"))
-    if moment is not None and moment.utcoffset() is not None:
+    moment = _moment(doc.get("timestamp"))
+    if moment is not None:
         ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
     session = ctx.run
     metadata = doc.get("tool_call_metadata")
@@ -90,6 +92,14 @@ def openhands_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) ->
         return
     kind = HarnessKind.USER if doc.get("source") == "user" else HarnessKind.OTHER
     yield ctx.event(kind, subtype=action or observation, session=session, usage=usage, total_cost_usd=cost)
+
+
+def _moment(value: Any) -> datetime | None:
+    """An event's time: OpenHands writes the machine's local time without a zone; it is read as UTC (a run's
+    durations are exact, its hours off by the machine's offset), an instant with a zone as it says."""
+    if isinstance(value, str) and value and value[-1].isdigit() and "+" not in value[10:] and "-" not in value[10:]:
+        value += "Z"
+    return timestamp(value)
 
 
 def _usage(metrics: Any, state: ReadState) -> tuple[Tokens | None, float | None]:

@@ -84,6 +84,7 @@ def _session_row(run: RunStats) -> dict[str, object]:
 
 def _exit_on_unread(found: CorpusStats) -> None:
     """Name each file no reader could read on stderr; exit 1 when there is one."""
+    out.file.flush()  # the report first, then what it left out
     for bad in found.unread:
         err.print(f"ouro: {bad}", markup=False)
     if found.unread:
