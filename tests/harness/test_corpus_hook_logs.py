@@ -11,7 +11,7 @@ from typing import Any
 from ouroboros_gates.harness import collect, expand
 
 REFUSAL = (
-    "Ouroboros gate self-match (deny, SEVERITY_S2) refuses this call: self_match(\"s1\", \"t3\", \"node\").\n"
+    'Ouroboros gate self-match (deny, SEVERITY_S2) refuses this call: self_match("s1", "t3", "node").\n'
     "Rule: a pkill -f whose pattern matches its own command line\nProof:\n  full_line(...) at events.jsonl:3"
 )
 
@@ -94,8 +94,8 @@ def test_gate_denials_are_struggles_of_the_gate_that_fired(tmp_path: Path) -> No
 
 def test_a_stream_json_process_cut_before_its_result_is_noted(tmp_path: Path) -> None:
     usage = {"input_tokens": 3, "cache_read_input_tokens": 900, "output_tokens": 1}
-    assistant = {"type": "assistant", "session_id": "k1", "message": {"id": "m1", "role": "assistant", "usage": usage,
-                                                                      "content": [{"type": "text", "text": "hi"}]}}  # fmt: skip
+    message = {"id": "m1", "role": "assistant", "usage": usage, "content": [{"type": "text", "text": "hi"}]}
+    assistant = {"type": "assistant", "session_id": "k1", "message": message}
     cut = _write(tmp_path / "cut.ndjson", [{"type": "system", "subtype": "init", "session_id": "k1"}, assistant])
     [run] = collect([cut]).runs
     assert run.usage.prompt_tokens == 0 and run.cache is None

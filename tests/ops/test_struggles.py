@@ -4,7 +4,6 @@ and in ``/api/ouroboros`` (what the ops page plots)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -54,11 +53,8 @@ def denied_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
         yield state / SESSION / "events.jsonl"
     finally:
-        pid = server_pid(str(state))
-        notify(str(state), {"op": "stop"}, wait_s=2.0)
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
+        if not notify(str(state), {"op": "stop"}, wait_s=2.0) and (pid := server_pid(str(state))) is not None:
+            os.kill(pid, signal.SIGTERM)  # it did not answer: stop it anyway
         if previous is not None:
             os.environ["OURO_MINERS_PATH"] = previous
 
