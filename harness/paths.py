@@ -31,7 +31,7 @@ from itertools import islice
 from pathlib import Path
 
 from ouroboros_gates.harness.detect import Format, classify
-from ouroboros_gates.harness.source import Source
+from ouroboros_gates.harness.source import Layout, Source
 from ouroboros_gates.schemas.errors import CorpusError
 
 __all__ = [
@@ -39,6 +39,8 @@ __all__ = [
     "SUBAGENTS",
     "RunFiles",
     "expand",
+    "format_of",
+    "has_result_lines",
     "hook_session",
     "own_agents",
     "run_at",
@@ -101,6 +103,8 @@ class _Peek:
     session: str | None = None
     array: bool = False
     """The file is one JSON array (an event list), not lines or one object."""
+    lines: bool = True
+    """The file holds JSON lines (not one document spread over several lines)."""
 
 
 def _peek(path: Path) -> _Peek:
@@ -126,10 +130,10 @@ def _peek_version(path: Path, _mtime_ns: int, _size: int) -> _Peek:
             key = "sessionId" if first is Format.TRANSCRIPT else "session_id"
             session = inner.get(key) if isinstance(inner, dict) else None
             if isinstance(session, str) and session:
-                return _Peek(first, session, _is_array(path))
+                return _Peek(first, session, _is_array(path), source.layout is not Layout.DOCUMENT)
     finally:
         objects.close()
-    return _Peek(first, None, _is_array(path))
+    return _Peek(first, None, _is_array(path), source.layout is not Layout.DOCUMENT)
 
 
 def _is_array(path: Path) -> bool:
@@ -150,6 +154,22 @@ def hook_session(path: Path) -> str | None:
     """The ``session_id`` of a hook log (payloads, or the hook's own envelopes of them); None for another file."""
     found = _peek(path)
     return found.session if found.format is Format.HOOK else None
+
+
+_READ_BY_READERS = frozenset({Format.TRANSCRIPT, Format.HOOK, Format.SWE_AGENT, Format.OPENHANDS})
+
+
+def has_result_lines(path: Path) -> bool:
+    """Whether the file is JSON lines whose usage is in result lines (CSF envelopes, stream-json, or nothing known:
+    what jq reads line by line), rather than a transcript, a hook log, another agent's log or a JSON document
+    (what the readers read)."""
+    found = _peek(path)
+    return found.format not in _READ_BY_READERS and found.lines
+
+
+def format_of(path: Path) -> Format | None:
+    """The format of a log file's first object (None for an empty file or one that is no log)."""
+    return _peek(path).format
 
 
 def whole_run(path: Path) -> bool:

@@ -103,6 +103,15 @@ def shared_corpora() -> Path:
 
 
 @pytest.fixture
+def agent_logs(shared_corpora: Path) -> Path:
+    """The real agents' logs in ../shared/corpora/agent_logs, read in place (skips where the folder is absent)."""
+    path = shared_corpora / "agent_logs"
+    if not path.is_dir():
+        pytest.skip("../shared/corpora/agent_logs is absent")
+    return path
+
+
+@pytest.fixture
 def model_server() -> Iterator[Any]:
     """A scripted chat and embedding server on 127.0.0.1 (tests/fake_model_server.py), stopped afterwards."""
     from fake_model_server import FakeModelServer

@@ -16,10 +16,11 @@ PACKAGE = Path(corpus.__file__).resolve().parent
 def test_public_surface_is_pinned_and_sorted() -> None:
     assert corpus.__all__ == sorted(corpus.__all__, key=lambda name: (not name.isupper(), name))
     assert set(corpus.__all__) == {
-        "MAIN_AGENT", "TOOL_ERROR_DEFINITION", "AgentStats", "CorpusStats", "CostFold", "Format", "Layout",
-        "Malformed", "Reader", "RunFiles", "RunStats", "SessionCosts", "ToolUse", "call_key", "classify", "collect",
-        "detect_format", "expand", "fold_cumulative", "is_tool_error", "iter_events", "pair_tool_uses", "read",
-        "run_at", "run_files", "run_name", "summarise",
+        "CACHE_UNREPORTED", "MAIN_AGENT", "TOOL_ERROR_DEFINITION", "AgentStats", "CorpusStats", "CostFold",
+        "Format", "Layout", "Malformed", "Reader", "RunFiles", "RunStats", "SessionCosts", "ToolUse", "Unread",
+        "cache_ratio", "call_key", "classify", "collect", "denied_by", "detect_format", "expand", "fold_cumulative",
+        "format_of", "has_result_lines", "is_tool_error", "iter_events", "pair_tool_uses", "read", "run_at",
+        "run_files", "run_name", "summarise",
     }  # fmt: skip
     assert all(hasattr(corpus, name) for name in corpus.__all__)
 
