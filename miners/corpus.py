@@ -14,10 +14,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ouroboros_gates.harness import Malformed, Reader, expand
+from ouroboros_gates.harness import Malformed, Reader, expand, run_at, run_name
 from ouroboros_gates.schemas import HarnessEvent
 
-__all__ = ["JSONL", "READ_ONCE_BYTES", "CorpusItem", "EventsItem", "corpus_items"]
+__all__ = ["JSONL", "READ_ONCE_BYTES", "CorpusItem", "EventsItem", "corpus_items", "fixture_items"]
 
 READ_ONCE_BYTES = 256 * 1024 * 1024
 """Up to this size a run several miners read is read once and held (a larger one is streamed to each)."""
@@ -92,3 +92,16 @@ def corpus_items(patterns: Iterable[str | Path]) -> list[CorpusItem]:
     """The harness runs named by files, run directories, directories of runs or quoted globs, in
     order, each once. Raises ``CorpusError`` for a name that matches nothing."""
     return [CorpusItem(JSONL, run.name, run.path, run.files, run.notes) for run in expand(patterns)]
+
+
+def fixture_items(folder: Path) -> list[CorpusItem]:
+    """A miner's fixture runs: each folder in ``folder`` that holds a harness log, named by the folder (as
+    ``labels.tsv`` names it) whatever its log is: ``events.jsonl``, or a log file as it was captured (a Claude
+    Code transcript, JSON lines or a JSON array, a session with its subagents, another agent's trajectory)."""
+    items = []
+    for place in sorted(path for path in folder.iterdir() if path.is_dir()) if folder.is_dir() else []:
+        if not any(place.iterdir()):
+            continue
+        found = run_at(place)
+        items.append(CorpusItem(JSONL, run_name(place), place, found.files, found.notes))
+    return items
