@@ -126,6 +126,27 @@ def test_ouro_corpus_stats_is_registered_and_errors_are_one_line(fixtures: Path,
     assert bad.stderr.strip() == f"ouro: error: {tmp_path / 'missing'}: no such file or directory"
 
 
+def test_piped_output_is_never_cut_or_wrapped(tmp_path: Path) -> None:
+    # What an agent's Bash tool sees: a pipe, an 80-column default, a run name longer than any table could show.
+    run = tmp_path / ("a-run-whose-name-is-much-longer-than-eighty-columns-" + "x" * 60)
+    run.mkdir()
+    line = {"type": "result", "session_id": "s", "total_cost_usd": 0.123456,
+            "usage": {"input_tokens": 1234567890, "cache_read_input_tokens": 9876543210}}  # fmt: skip
+    (run / "events.jsonl").write_text(json.dumps(line) + "\n")
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "TERM")}
+    ouro = Path(sys.executable).with_name("ouro")
+    for argv in (["corpus", "stats", str(run)], ["corpus", "sessions", str(run)], ["measure", "h-fleet", str(run)]):
+        piped = subprocess.run([str(ouro), *argv], env=env, capture_output=True, text=True, timeout=120, check=False)
+        assert piped.returncode == 0, piped.stderr
+        assert "…" not in piped.stdout and "─" not in piped.stdout and "│" not in piped.stdout, piped.stdout
+        rows = [row.split("\t") for row in piped.stdout.splitlines() if "\t" in row]
+        assert any(run.name in row for row in rows), piped.stdout
+    stats = subprocess.run([str(ouro), "corpus", "stats", str(run)], env=env, capture_output=True, text=True,
+                           timeout=120, check=False).stdout  # fmt: skip
+    [row] = [row.split("\t") for row in stats.splitlines() if row.startswith(run.name)]
+    assert row[8] == "1234567890" and row[10] == "9876543210" and row[-1] == "0.1235"
+
+
 TRANSCRIPTS = {
     "short": "55604662-cf2a-4331-851a-ec234028f8ca",
     "tool_heavy": "d6e0bada-1959-4eec-a9d2-0bfade768d8f",
