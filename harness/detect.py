@@ -27,7 +27,13 @@ from ouroboros_gates.harness.openhands import is_openhands_event
 from ouroboros_gates.harness.source import Source
 from ouroboros_gates.harness.swe_agent import is_trajectory
 
-__all__ = ["AGENTS", "Format", "agent_of", "classify", "detect_format"]
+__all__ = ["AGENTS", "EXPECTED", "Format", "agent_of", "classify", "detect_format"]
+
+EXPECTED = (
+    "CSF envelope lines, Claude Code stream-json, a Claude Code transcript or hook payloads (JSON lines or JSON), "
+    "a SWE-agent trajectory (.traj) or OpenHands events"
+)
+"""What a harness log may hold: named when a file holds none of it."""
 
 _TRANSCRIPT_KEYS = ("sessionId", "parentUuid", "leafUuid", "isSidechain")
 _TRANSCRIPT_TYPES = frozenset({"summary", "file-history-snapshot", "queue-operation", "progress"})

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ouroboros_gates.harness.context import LineContext, ReadState
-from ouroboros_gates.harness.detect import Format, classify
+from ouroboros_gates.harness.detect import EXPECTED, Format, classify
 from ouroboros_gates.harness.envelope import unwrap
 from ouroboros_gates.harness.hooks import hook_events
 from ouroboros_gates.harness.line import LineEvent, Where, valid_run_id
@@ -31,12 +31,6 @@ if TYPE_CHECKING:
     from ouroboros_gates.schemas import HarnessEvent
 
 __all__ = ["EXPECTED", "Reader", "Unread", "iter_events", "line_events", "read"]
-
-EXPECTED = (
-    "CSF envelope lines, Claude Code stream-json, a Claude Code transcript or hook payloads (JSON lines or JSON), "
-    "a SWE-agent trajectory (.traj) or OpenHands events"
-)
-"""What a harness log may hold: named when a file holds none of it."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ouroboros_gates.harness import Malformed, Reader, expand, run_at, run_name
+from ouroboros_gates.harness import Malformed, Reader, Unread, expand, run_at, run_name
 from ouroboros_gates.schemas import HarnessEvent
 
 __all__ = ["JSONL", "READ_ONCE_BYTES", "CorpusItem", "EventsItem", "corpus_items", "fixture_items"]
@@ -48,13 +48,20 @@ class CorpusItem:
         """The lines the last pass of ``events()`` could not read, with file:line and why."""
         return [] if self._reader is None else self._reader.malformed
 
+    @property
+    def unread(self) -> list[Unread]:
+        """The files of the last pass that held nothing in a known format."""
+        return [] if self._reader is None else self._reader.unread
+
     def read_once(self) -> CorpusItem:
         """This item with its events read now, for several miners to share (one pass over the files, not
         one per miner); itself when its files are larger than ``READ_ONCE_BYTES``."""
         if sum(path.stat().st_size for path in self.files) > READ_ONCE_BYTES:
             return self
         events = list(self.events())
-        return EventsItem(self.kind, self.instance, self.path, self.files, events, tuple(self.malformed), self.notes)
+        item = EventsItem(self.kind, self.instance, self.path, self.files, events, tuple(self.malformed), self.notes)
+        item._unread = tuple(self.unread)
+        return item
 
     @property
     def file_names(self) -> tuple[str, ...]:
@@ -77,6 +84,7 @@ class EventsItem(CorpusItem):
     ) -> None:
         super().__init__(kind, instance, path, files, notes)
         self._events, self._malformed = events, malformed
+        self._unread: tuple[Unread, ...] = ()
 
     def events(self) -> Iterator[HarnessEvent]:
         """The events given, every time."""
@@ -86,6 +94,11 @@ class EventsItem(CorpusItem):
     def malformed(self) -> list[Malformed]:
         """The lines the one pass could not read."""
         return list(self._malformed)
+
+    @property
+    def unread(self) -> list[Unread]:
+        """The files the one pass could not read at all."""
+        return list(self._unread)
 
 
 def corpus_items(patterns: Iterable[str | Path]) -> list[CorpusItem]:

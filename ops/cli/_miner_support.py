@@ -13,13 +13,20 @@ if TYPE_CHECKING:
 __all__ = ["fail", "from_ledger", "knee_of", "miner_test_cmd", "report_malformed", "runs_given"]
 
 
-def report_malformed(items: list[CorpusItem]) -> None:
-    """The lines the readers skipped (file:line: why), and what a run's layout lacks, on stderr."""
+def report_malformed(items: list[CorpusItem], exit_on_unread: bool = False) -> None:
+    """The lines the readers skipped (file:line: why), what a run's layout lacks, and each file no reader could
+    read, on stderr; with ``exit_on_unread``, exit status 1 when there was such a file (the output stands)."""
+    unread = [bad for item in items for bad in item.unread]
     for item in items:
         for note in item.notes:
             print(f"note: {note}", file=sys.stderr)
-        for bad in item.malformed:
-            print(f"{bad}", file=sys.stderr)
+        for skipped in item.malformed:
+            print(f"{skipped}", file=sys.stderr)
+    for bad in unread:
+        print(f"ouro: {bad}", file=sys.stderr)
+    if exit_on_unread and unread:
+        sys.stdout.flush()
+        raise SystemExit(1)
 
 
 def fail(rows: list[str]) -> None:

@@ -12,7 +12,7 @@ event log is imported by ``measure`` alone.
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
@@ -22,6 +22,9 @@ from ouroboros_gates.ops.cli._common import UsageError, instant
 from ouroboros_gates.ops.cli._output import Report
 from ouroboros_gates.ops.cli._output import console as make_console
 from ouroboros_gates.schemas.errors import ConfigurationError, CorpusError
+
+if TYPE_CHECKING:
+    from ouroboros_gates.workers.measurer.hfleet import HFleet
 
 __all__ = ["measure_app"]
 
@@ -121,6 +124,7 @@ def h_fleet(
     unknown = [arg for arg in paths if arg.startswith("-")]
     if unknown:
         raise UsageError(f"{unknown[0]}: no such option (h-fleet takes --json and PATH...)")
+    from ouroboros_gates.harness.detect import EXPECTED
     from ouroboros_gates.harness.paths import expand
     from ouroboros_gates.workers.measurer.hfleet import FLOOR, offenders, read_h_fleet_runs
 
@@ -135,14 +139,25 @@ def h_fleet(
     if result.malformed:
         print(f"ouro: skipped {result.malformed} malformed line(s)", file=sys.stderr)
     if as_json:
-        doc = {"h_fleet": result.value, "floor": FLOOR, "runs": len(result.runs), "lines": result.lines,
-               "results": result.results, "malformed": result.malformed, "offenders": ranked,
-               "per_run": [{"run": r.run, "h_r": r.h, "cache_read": r.cache_read, "prompt_tokens": r.prompt_tokens}
-                           for r in result.runs], "notes": list(result.notes)}  # fmt: skip
-        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return
-    shown = "- (no prompt tokens)" if result.value is None else repr(result.value)
-    console.print(f"h_fleet {shown} over {len(result.runs)} run(s), {result.results} result(s)")
-    _offender_table(ranked, FLOOR).show(console)
-    for note in result.notes:
-        console.print(f"note: {note}", markup=False)
+        sys.stdout.write(orjson.dumps(_h_fleet_json(result, ranked), option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        shown = "- (no prompt tokens)" if result.value is None else repr(result.value)
+        console.print(f"h_fleet {shown} over {len(result.runs)} run(s), {result.results} result(s)")
+        _offender_table(ranked, FLOOR).show(console)
+        for note in result.notes:
+            console.print(f"note: {note}", markup=False)
+    sys.stdout.flush()
+    for file in result.unread:
+        print(f"ouro: {file}: not read: no object in a known format; expected {EXPECTED}", file=sys.stderr)
+    if result.unread:
+        raise typer.Exit(1)
+
+
+def _h_fleet_json(result: HFleet, ranked: list[dict[str, Any]]) -> dict[str, Any]:
+    from ouroboros_gates.workers.measurer.hfleet import FLOOR
+
+    per_run = [{"run": r.run, "h_r": r.h, "cache_read": r.cache_read, "prompt_tokens": r.prompt_tokens}
+               for r in result.runs]  # fmt: skip
+    return {"h_fleet": result.value, "floor": FLOOR, "runs": len(result.runs), "lines": result.lines,
+            "results": result.results, "malformed": result.malformed, "offenders": ranked, "per_run": per_run,
+            "notes": list(result.notes), "unread": list(result.unread)}  # fmt: skip

@@ -99,7 +99,7 @@ def _verbs(name: str) -> TyperGroup:
         for facts_of in extract_facts(miner, found).facts.values():
             for fact in facts_of:
                 print(compact_json(fact))
-        report_malformed(found)
+        report_malformed(found, exit_on_unread=True)
 
     @verbs.command()
     def findings(
@@ -115,7 +115,7 @@ def _verbs(name: str) -> TyperGroup:
         value = knee_of(miner) if knee is None else (int(knee) if knee.is_integer() else knee)
         for finding in find(miner, miner.rules(), extract_facts(miner, found), value):
             print(compact_json(finding))
-        report_malformed(found)
+        report_malformed(found, exit_on_unread=True)
 
     @verbs.command("backtest")
     def backtest_cmd(

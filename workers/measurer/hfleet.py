@@ -81,6 +81,8 @@ class HFleet:
     malformed: int
     notes: tuple[str, ...] = ()
     """The runs that have no h_r, and why."""
+    unread: tuple[str, ...] = ()
+    """The files read as result lines that hold nothing in a known format (and no result line)."""
 
     @property
     def value(self) -> float | None:
@@ -267,6 +269,7 @@ def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
     lines = results = malformed = 0
     ratios: list[RunRatio] = []
     notes: list[str] = []
+    unread: list[str] = []
     for name, parts in split:
         run_read = run_prompt = 0.0
         sums = [next(read_parts) for _ in parts]
@@ -277,7 +280,9 @@ def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
             lines, results, malformed = lines + found.lines, results + len(found.usages), malformed + found.malformed
         ratios.append(RunRatio(name, run_read, run_prompt))
         notes += _why_none(name, parts, sums)
-    return HFleet(total_read, total_prompt, tuple(ratios), lines, results, malformed, tuple(notes))
+        unread += [str(part) for part, found in zip(parts, sums, strict=True)
+                   if isinstance(part, Path) and not found.usages and format_of(part) is Format.UNKNOWN]  # fmt: skip
+    return HFleet(total_read, total_prompt, tuple(ratios), lines, results, malformed, tuple(notes), tuple(unread))
 
 
 def _why_none(name: str, parts: Sequence[_Part], sums: Sequence[_FileSums]) -> list[str]:

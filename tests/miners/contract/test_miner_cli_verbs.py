@@ -109,3 +109,10 @@ def test_a_json_array_transcript_is_a_fixture_as_it_is(tmp_path: Path) -> None:
     spans = {fact.span.file for facts in extracted.facts.values() for fact in facts if fact.span}
     assert spans and all(span.endswith("/transcript.json") for span in spans)
     assert f"| Backtest TP | 1: {RUN}60 |" in (folder / "backtest.md").read_text()
+
+
+def test_a_file_of_no_known_format_is_named_and_the_exit_status_says_so(run: Runner) -> None:
+    agents = str(REPO / "tests" / "harness" / "agents")
+    status, out, err = run("miner", "sleep-poll", "facts", agents)
+    assert status == 1 and '"fix-greeting"' in out  # the rest is still read and printed
+    assert err.startswith(f"ouro: {agents}/notes.json: not read: no object in a known format (its first has items")
