@@ -74,7 +74,8 @@ def sessions(paths: Paths, as_json: AsJson = False) -> None:
 
 
 def _session_row(run: RunStats) -> dict[str, object]:
-    start, end = run.to_json()["started_at"], run.to_json()["ended_at"]
+    shown = run.to_json()
+    start, end = shown["started_at"], shown["ended_at"]
     seconds = (run.ended_at - run.started_at).total_seconds() if run.started_at and run.ended_at else None
     return {
         "run": run.run, "start": start, "end": end, "seconds": seconds, "agent": run.agent,

@@ -192,3 +192,12 @@ def test_a_stop_flush_queues_into_the_state_it_was_given(tmp_path: Path) -> None
     assert queued == 1
     assert not (elsewhere / ".ouroboros").exists()
     assert [path for path in (tmp_path / "xdg").rglob("*") if path.is_file()] == []  # no broker, no log there
+
+
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", "yes", "on", "0", "false", "no", "off"])
+def test_the_hook_reads_ouro_record_prompts_as_the_settings_do(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ouroboros_gates.ops.hook import _record_prompts
+    from ouroboros_gates.schemas.settings import load_settings
+
+    monkeypatch.setenv("OURO_RECORD_PROMPTS", value)
+    assert _record_prompts() is load_settings().record_prompts
