@@ -262,25 +262,22 @@ def expand(items: Iterable[str | Path]) -> list[RunFiles]:
 def _joined(runs: list[RunFiles]) -> list[RunFiles]:
     """The runs, with each hook log whose payloads carry a session's id read in that session's run."""
     sessions = {run.name: index for index, run in enumerate(runs) if any(map(session_id, run.files))}
-    joined: dict[int, list[RunFiles]] = {}
-    kept: list[RunFiles] = []
-    for run in runs:
+    moved: dict[int, list[int]] = {}
+    for index, run in enumerate(runs):
         ids = {hook_session(file) for file in run.files}
         only = ids.pop() if len(ids) == 1 else None
         target = sessions.get(_cleaned(only)) if only is not None else None
-        if target is None:
-            kept.append(run)
-        else:
-            joined.setdefault(target, []).append(run)
-    if not joined:
-        return runs
-    return [_join(run, joined.get(index, [])) if index in sessions.values() else run for index, run in
-            enumerate(runs) if run in kept]  # fmt: skip
+        if target is not None and target != index:
+            moved.setdefault(target, []).append(index)
+    gone = {index for group in moved.values() for index in group}
+    return [
+        _join(run, [runs[other] for other in moved[index]]) if index in moved else run
+        for index, run in enumerate(runs)
+        if index not in gone
+    ]
 
 
 def _join(session: RunFiles, hooks: list[RunFiles]) -> RunFiles:
-    if not hooks:
-        return session
     files = session.files + tuple(file for run in hooks for file in run.files)
     logs = ", ".join(str(run.path) for run in hooks)
     note = (f"session {session.name} is read through two formats (its transcript and the hook log(s) {logs}): "
