@@ -38,7 +38,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-JQ_PROGRAM = """[inputs | select(.event_type == "result") | .event.usage // {}
+JQ_PROGRAM = """[inputs | if .event_type == "result" then .event.usage // {}
+  elif .type == "result" and (has("event_type") | not) then .usage // {} else empty end
   | {r: (.cache_read_input_tokens // 0),
      t: ((.input_tokens // 0) + (.cache_creation_input_tokens // 0) + (.cache_read_input_tokens // 0))}]
   | (map(.r) | add) / (map(.t) | add)"""

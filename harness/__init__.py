@@ -2,14 +2,17 @@
 
 Formats, detected per file and per line (``detect``), never by a flag: the CSF envelope
 (``envelope``), Claude Code ``--output-format stream-json`` (``streamjson``), Claude Code transcripts
-(``transcript``) and Claude Code hook payloads (``hooks``), as JSON lines or JSON documents (``source``).
+(``transcript``), Claude Code hook payloads (``hooks``), SWE-agent trajectories (``swe_agent``) and OpenHands
+event lists (``openhands``), as JSON lines or JSON documents (``source``). A file holding none of them is
+named (``Reader.unread``), never skipped in silence.
 Which files make a run is ``paths`` (``expand`` for command-line paths, ``run_at`` for one path), the one
 path reader every command uses: a harness run directory, a file, or Claude Code's projects layout, a run
 per session named by its ``sessionId`` and read with its subagents' transcripts. Everything is read
 lazily and bad input never stops a reader: malformed lines are reported with their file:line and
 counted; a session folder without its main transcript is read with a note saying so. ``tools`` holds
-the one definition of a tool error and the call/result pairing; ``stats`` the counts ``ouro corpus
-stats`` prints (per run and per agent) and ingest records; ``cost`` the folding of ``total_cost_usd``.
+the one definition of a tool error (a struggle: an error or a gate's denial) and the call/result pairing;
+``stats`` the counts ``ouro corpus stats`` prints (per run and per agent) and ingest records, with the one
+prompt-cache ratio h_r (``cache_ratio``); ``cost`` the folding of ``total_cost_usd``.
 Pure code: no Celery, no SQLAlchemy.
 
     reader = read("runs/r1")                     # a file of any format, or a run directory
@@ -29,13 +32,30 @@ from ouroboros_gates.schemas._lazy import reexport
 if TYPE_CHECKING:
     from ouroboros_gates.harness.cost import CostFold, SessionCosts, fold_cumulative
     from ouroboros_gates.harness.detect import Format, classify, detect_format
-    from ouroboros_gates.harness.paths import RunFiles, expand, run_at, run_files, run_name
-    from ouroboros_gates.harness.reader import Reader, iter_events, read
+    from ouroboros_gates.harness.paths import RunFiles, expand, format_of, has_result_lines, run_at, run_files, run_name
+    from ouroboros_gates.harness.reader import Reader, Unread, iter_events, read
     from ouroboros_gates.harness.source import Layout, Malformed
-    from ouroboros_gates.harness.stats import MAIN_AGENT, AgentStats, CorpusStats, RunStats, collect, summarise
-    from ouroboros_gates.harness.tools import TOOL_ERROR_DEFINITION, ToolUse, call_key, is_tool_error, pair_tool_uses
+    from ouroboros_gates.harness.stats import (
+        MAIN_AGENT,
+        AgentStats,
+        CorpusStats,
+        RunStats,
+        cache_ratio,
+        collect,
+        summarise,
+    )
+    from ouroboros_gates.harness.swe_agent import CACHE_UNREPORTED
+    from ouroboros_gates.harness.tools import (
+        TOOL_ERROR_DEFINITION,
+        ToolUse,
+        call_key,
+        denied_by,
+        is_tool_error,
+        pair_tool_uses,
+    )
 
 __all__ = [
+    "CACHE_UNREPORTED",
     "MAIN_AGENT",
     "TOOL_ERROR_DEFINITION",
     "AgentStats",
@@ -49,12 +69,17 @@ __all__ = [
     "RunStats",
     "SessionCosts",
     "ToolUse",
+    "Unread",
+    "cache_ratio",
     "call_key",
     "classify",
     "collect",
+    "denied_by",
     "detect_format",
     "expand",
     "fold_cumulative",
+    "format_of",
+    "has_result_lines",
     "is_tool_error",
     "iter_events",
     "pair_tool_uses",

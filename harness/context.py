@@ -93,6 +93,10 @@ class ReadState:
     ledger: UsageLedger = field(default_factory=UsageLedger)
     own_agents: frozenset[str] = frozenset()
     """The subagents whose own transcripts the run reads: their relayed lines repeat them."""
+    by_event: dict[int, str] = field(default_factory=dict)
+    """Tool call ids by the id of the event that made the call (OpenHands: an observation names its ``cause``)."""
+    open_turns: dict[tuple[str, str | None], Where] = field(default_factory=dict)
+    """Per file and session, the stream-json line of a turn that has no ``result`` line yet (a cut run)."""
 
     def name_of(self, tool_use_id: str | None) -> str | None:
         """The tool a result answers, when its call was seen earlier in the run."""

@@ -7,7 +7,9 @@ The rule, applied to every object on its own (so a file that mixes formats is re
 3. ``sessionId``/``parentUuid``/``leafUuid``/``isSidechain``, or a type only transcripts write
    (``summary``, ``file-history-snapshot``, ``queue-operation``, ``progress``) -> a Claude Code transcript line
 4. a string ``type`` with ``session_id``, or a stream-json ``type``   -> a ``--output-format stream-json`` line
-5. anything else                                        -> unknown (kept as an ``other`` event, never rejected)
+5. a SWE-agent trajectory (``trajectory``, or a ``history`` of role messages) -> ``swe-agent``
+6. an OpenHands event (``source`` with ``action`` or ``observation``), or a ``history`` of them -> ``openhands``
+7. anything else                                        -> unknown (kept as an ``other`` event, never rejected)
 
 A file's format is the one its first objects share, ``mixed`` when they differ, ``empty`` when it has
 none; the reader never needs it, it is what ``ouro corpus stats`` shows.
@@ -15,14 +17,23 @@ none; the reader never needs it, it is what ``ouro corpus stats`` shows.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from ouroboros_gates.harness.openhands import is_openhands_event
 from ouroboros_gates.harness.source import Source
+from ouroboros_gates.harness.swe_agent import is_trajectory
 
-__all__ = ["Format", "classify", "detect_format"]
+__all__ = ["AGENTS", "EXPECTED", "Format", "agent_of", "classify", "detect_format"]
+
+EXPECTED = (
+    "CSF envelope lines, Claude Code stream-json, a Claude Code transcript or hook payloads (JSON lines or JSON), "
+    "a SWE-agent trajectory (.traj) or OpenHands events"
+)
+"""What a harness log may hold: named when a file holds none of it."""
 
 _TRANSCRIPT_KEYS = ("sessionId", "parentUuid", "leafUuid", "isSidechain")
 _TRANSCRIPT_TYPES = frozenset({"summary", "file-history-snapshot", "queue-operation", "progress"})
@@ -37,9 +48,28 @@ class Format(StrEnum):
     STREAM_JSON = "stream-json"
     TRANSCRIPT = "transcript"
     HOOK = "hook"
+    SWE_AGENT = "swe-agent"
+    OPENHANDS = "openhands"
     UNKNOWN = "unknown"
     MIXED = "mixed"
     EMPTY = "empty"
+
+
+AGENTS = {
+    Format.ENVELOPE: "claude-code",
+    Format.STREAM_JSON: "claude-code",
+    Format.TRANSCRIPT: "claude-code",
+    Format.HOOK: "claude-code",
+    Format.SWE_AGENT: "swe-agent",
+    Format.OPENHANDS: "openhands",
+}
+"""The agent (harness) that writes each format."""
+
+
+def agent_of(formats: Iterable[str]) -> str:
+    """The agent that wrote a run's objects (``mixed`` for several, ``unknown`` for none known)."""
+    found = {AGENTS[Format(name)] for name in formats if Format(name) in AGENTS}
+    return found.pop() if len(found) == 1 else ("mixed" if found else "unknown")
 
 
 def classify(doc: dict[str, Any]) -> Format:
@@ -54,7 +84,17 @@ def classify(doc: dict[str, Any]) -> Format:
         return Format.TRANSCRIPT
     if kind is not None and ("session_id" in doc or kind in _STREAM_TYPES):
         return Format.STREAM_JSON
+    if is_openhands_event(doc) or _openhands_history(doc):
+        return Format.OPENHANDS
+    if is_trajectory(doc):
+        return Format.SWE_AGENT
     return Format.UNKNOWN
+
+
+def _openhands_history(doc: dict[str, Any]) -> bool:
+    history = doc.get("history")
+    return isinstance(history, list) and bool(history) and isinstance(history[0], dict) \
+        and is_openhands_event(history[0])  # fmt: skip
 
 
 def detect_format(path: Path | str) -> Format:

@@ -8,6 +8,9 @@ releases, ``permission_mode``; the rest depends on the event:
   whose ``result_text`` is the response's text (a Bash call's stdout and stderr)
 - ``PostToolUseFailure`` (adds ``error``, ``is_interrupt``)            -> a tool result that is an error,
   whose ``result_text`` is the ``error``
+- ``OuroborosGate`` with ``decision: deny`` (the line ``ouro hook`` writes after a call its gate refused, with
+  the ``gates`` that fired and the ``reason`` the agent was shown) -> a tool result that is an error, subtype
+  ``gate_denial``: the refused call's struggle (``tools.denied_by`` names the gates)
 - ``Stop``/``SubagentStop`` (``stop_hook_active``), ``SessionStart`` (``source``, ``model``),
   ``SessionEnd``, ``UserPromptSubmit``, ``Notification``, ``PreCompact``… -> a ``hook`` event
 
@@ -29,7 +32,12 @@ from ouroboros_gates.schemas.kinds import HarnessKind
 if TYPE_CHECKING:
     from ouroboros_gates.schemas import HarnessEvent
 
-__all__ = ["hook_events", "is_turn_end"]
+__all__ = ["GATE_DENIAL", "GATE_EVENT", "hook_events", "is_turn_end"]
+
+GATE_EVENT = "OuroborosGate"
+"""The ``hook_event_name`` of the line ``ouro hook`` writes when a gate refuses a call."""
+GATE_DENIAL = "gate_denial"
+"""The subtype of the tool result that line becomes."""
 
 _TOOL_KINDS = {
     "PreToolUse": HarnessKind.TOOL_CALL,
@@ -41,7 +49,8 @@ _TOOL_KINDS = {
 def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
     """The one event of a hook payload."""
     name = str(doc["hook_event_name"])
-    kind = _TOOL_KINDS.get(name, HarnessKind.HOOK)
+    denied = name == GATE_EVENT and doc.get("decision") == "deny"
+    kind = HarnessKind.TOOL_RESULT if denied else _TOOL_KINDS.get(name, HarnessKind.HOOK)
     call_id, tool = text(doc.get("tool_use_id")), text(doc.get("tool_name"))
     if kind is HarnessKind.TOOL_CALL:
         state.called(call_id, tool)
@@ -50,13 +59,13 @@ def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iter
         ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
     yield ctx.event(
         kind,
-        subtype=name,
+        subtype=GATE_DENIAL if denied else name,
         session=text(doc.get("session_id")),
         agent=text(doc.get("agent_id")),
         tool=tool or (state.name_of(call_id) if kind is HarnessKind.TOOL_RESULT else None),
         tool_use_id=call_id,
         tool_input=tool_input if isinstance(tool_input, dict) and kind is not HarnessKind.HOOK else None,
-        is_error=name == "PostToolUseFailure",
+        is_error=name == "PostToolUseFailure" or denied,
         result_text=_response_text(doc) if kind is HarnessKind.TOOL_RESULT else None,
     )
 
@@ -64,8 +73,9 @@ def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iter
 def _response_text(doc: dict[str, Any]) -> str | None:
     """A failure's ``error``; a success's ``tool_response``: a string, a Bash call's stdout and stderr (each
     when not empty), or the ``content`` a tool returned."""
-    if isinstance(error := doc.get("error"), str) and error:
-        return error
+    for key in ("error", "reason"):  # a failure's error; a gate's refusal
+        if isinstance(said := doc.get(key), str) and said:
+            return said
     response = doc.get("tool_response")
     if not isinstance(response, dict):
         return result_text(response)

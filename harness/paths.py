@@ -2,17 +2,22 @@
 
 A run is a file (any harness format), or a run directory: its ``events.jsonl`` when it has one (the
 harness layout ``<state>/<run>/events.jsonl``), otherwise the log files directly in it (``*.jsonl``,
-``*.ndjson``, ``*.json``: a folder of captured hook payloads). A directory of runs holds runs below it:
-``*/events.jsonl`` (or ``runs/*/events.jsonl``) when it is in the harness layout, and then only those;
-otherwise any folder with log files, at any depth.
+``*.ndjson``, ``*.json``, ``*.traj``: a folder of captured hook payloads, an OpenHands ``events/`` folder).
+A file that holds a whole run of its own (a SWE-agent trajectory, an OpenHands event list) is a run by itself
+wherever it lies. A directory of runs holds runs below it: ``*/events.jsonl`` (or ``runs/*/events.jsonl``)
+when it is in the harness layout, and then only those; otherwise any folder with log files, at any depth.
 
 Claude Code's projects layout (``~/.claude/projects/<project>/``) is read one run per session: a
 transcript ``<session>.jsonl`` (a file whose lines carry ``sessionId``; several when they carry the
 same one) with its subagents' transcripts ``<session>/subagents/agent-<id>.jsonl``, named by the
 ``sessionId`` its lines carry (not the file's stem). A session folder whose main transcript is absent is
-still a run, of its subagents, named by their ``sessionId``, with a note saying what is missing. The same
-holds whether the path named is ``~/.claude/projects``, one project folder, one session file or one
-session folder.
+still a run, of its subagents, named by their ``sessionId``, with a note saying what is missing. Naming a
+project folder or a session folder reads whole sessions; naming one transcript file reads that file alone
+(a note says what else its session holds).
+
+One session seen through two formats (its hook payloads and its transcript, named together) is one run: the
+hook logs whose payloads carry a session's id join that session's run, whose calls are then counted once (by
+``tool_use_id``), with a note.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from itertools import islice
 from pathlib import Path
 
 from ouroboros_gates.harness.detect import Format, classify
-from ouroboros_gates.harness.source import Source
+from ouroboros_gates.harness.source import Layout, Source
 from ouroboros_gates.schemas.errors import CorpusError
 
 __all__ = [
@@ -34,14 +39,18 @@ __all__ = [
     "SUBAGENTS",
     "RunFiles",
     "expand",
+    "format_of",
+    "has_result_lines",
+    "hook_session",
     "own_agents",
     "run_at",
     "run_files",
     "run_name",
     "session_id",
+    "whole_run",
 ]
 
-LOG_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json"})
+LOG_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json", ".traj"})
 SUBAGENTS = "subagents"
 """The folder beside a session's transcript that holds its subagents' (``<session>/subagents/``)."""
 _AGENT_FILE = "agent-"
@@ -86,29 +95,87 @@ def own_agents(files: Iterable[Path]) -> frozenset[str]:
     )
 
 
-def session_id(path: Path) -> str | None:
-    """The ``sessionId`` the first lines of a Claude Code transcript carry (a file whose first object is a
-    transcript line); None for any other file."""
-    if path.name == "events.jsonl" or path.suffix not in LOG_SUFFIXES:
-        return None  # a harness run keeps its folder's name, whatever its lines are
+@dataclass(frozen=True)
+class _Peek:
+    """What the first objects of a file say: the first one's format, its session, and its layout."""
+
+    format: Format | None = None
+    session: str | None = None
+    array: bool = False
+    """The file is one JSON array (an event list), not lines or one object."""
+    lines: bool = True
+    """The file holds JSON lines (not one document spread over several lines)."""
+
+
+def _peek(path: Path) -> _Peek:
+    if path.suffix not in LOG_SUFFIXES or not path.is_file():
+        return _Peek()
     stat = path.stat()
-    return _session_id(path, stat.st_mtime_ns, stat.st_size)
+    return _peek_version(path, stat.st_mtime_ns, stat.st_size)
 
 
 @lru_cache(maxsize=4096)
-def _session_id(path: Path, _mtime_ns: int, _size: int) -> str | None:
-    """``session_id`` for one version of a file (a folder's files are asked about once per listing)."""
-    objects = iter(Source(path))
+def _peek_version(path: Path, _mtime_ns: int, _size: int) -> _Peek:
+    """``_peek`` for one version of a file (a folder's files are asked about once per listing)."""
+    source = Source(path)
+    objects = iter(source)
+    first: Format | None = None
     try:
-        for number, (_line, doc) in enumerate(islice(objects, _PEEK)):
-            if number == 0 and classify(doc) is not Format.TRANSCRIPT:
-                return None
-            found = doc.get("sessionId")
-            if isinstance(found, str) and found:
-                return found
+        for _line, doc in islice(objects, _PEEK):
+            found = classify(doc)
+            inner = doc.get("event") if found is Format.ENVELOPE else doc
+            if found is Format.ENVELOPE and isinstance(inner, dict) and classify(inner) is Format.HOOK:
+                found = Format.HOOK  # the hook's own log: its payloads in envelopes
+            first = first or found
+            key = "sessionId" if first is Format.TRANSCRIPT else "session_id"
+            session = inner.get(key) if isinstance(inner, dict) else None
+            if isinstance(session, str) and session:
+                return _Peek(first, session, _is_array(path), source.layout is not Layout.DOCUMENT)
     finally:
         objects.close()
-    return None
+    return _Peek(first, None, _is_array(path), source.layout is not Layout.DOCUMENT)
+
+
+def _is_array(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"["
+
+
+def session_id(path: Path) -> str | None:
+    """The ``sessionId`` the first lines of a Claude Code transcript carry (a file whose first object is a
+    transcript line); None for any other file."""
+    if path.name == "events.jsonl":
+        return None  # a harness run keeps its folder's name, whatever its lines are
+    found = _peek(path)
+    return found.session if found.format is Format.TRANSCRIPT else None
+
+
+def hook_session(path: Path) -> str | None:
+    """The ``session_id`` of a hook log (payloads, or the hook's own envelopes of them); None for another file."""
+    found = _peek(path)
+    return found.session if found.format is Format.HOOK else None
+
+
+_READ_BY_READERS = frozenset({Format.TRANSCRIPT, Format.HOOK, Format.SWE_AGENT, Format.OPENHANDS})
+
+
+def has_result_lines(path: Path) -> bool:
+    """Whether the file is JSON lines whose usage is in result lines (CSF envelopes, stream-json, or nothing known:
+    what jq reads line by line), rather than a transcript, a hook log, another agent's log or a JSON document
+    (what the readers read)."""
+    found = _peek(path)
+    return found.format not in _READ_BY_READERS and found.lines
+
+
+def format_of(path: Path) -> Format | None:
+    """The format of a log file's first object (None for an empty file or one that is no log)."""
+    return _peek(path).format
+
+
+def whole_run(path: Path) -> bool:
+    """Whether the file holds a run on its own: a SWE-agent trajectory, or an OpenHands event list (one array)."""
+    found = _peek(path)
+    return found.format is Format.SWE_AGENT or (found.format is Format.OPENHANDS and found.array)
 
 
 def _subagent_files(folder: Path) -> tuple[Path, ...]:
@@ -117,13 +184,18 @@ def _subagent_files(folder: Path) -> tuple[Path, ...]:
 
 def _session(mains: tuple[Path, ...], known: str | None = None, folder: Path | None = None) -> RunFiles:
     """The run of one session: its transcripts (the files whose lines carry its ``sessionId``; none: only
-    its ``folder``), each with its subagents' transcripts."""
+    its ``folder``), each with its subagents' transcripts. Its path is its folder when it has one (naming the
+    folder reads the whole session back), else its transcript."""
     folders = [main.with_suffix("") for main in mains] or ([folder] if folder else [])
     subagents = tuple(file for place in folders for file in _subagent_files(place))
     files = mains + subagents
     found = known or next((sid for sid in map(session_id, files) if sid), None)
     if mains:
-        return RunFiles(_cleaned(found or mains[0].stem), files, mains[0])
+        # What names the whole session back (``run_at``): its folder, its one transcript, or, for resumed parts
+        # without a folder, ``<project>/<sessionId>``.
+        where = next((place for place in folders if place.is_dir()), None)
+        where = where or (mains[0] if len(mains) == 1 or found is None else mains[0].parent / found)
+        return RunFiles(_cleaned(found or mains[0].stem), files, where)
     assert folder is not None  # a session has a transcript or a folder
     note = f"{folder}.jsonl: the session's main transcript is absent; its {len(subagents)} subagent file(s) read alone"
     return RunFiles(_cleaned(found or folder.name), files, folder, (note,))
@@ -139,21 +211,38 @@ def _transcripts(directory: Path) -> dict[str, list[Path]]:
 
 
 def run_at(path: Path) -> RunFiles:
-    """The one run ``path`` names: a file (a transcript with its subagents), a session folder, a run directory."""
+    """The one run ``path`` names: a file (a transcript alone: its session is named by its folder), a session
+    folder or ``<project>/<sessionId>`` (the whole session), a run directory."""
     if path.is_file():
         known = session_id(path)
         if known is None:
             return RunFiles(run_name(path), (path,), path)
-        return _session(tuple(_transcripts(path.parent).get(known, [path])), known)  # its resumed parts too
+        return RunFiles(_cleaned(known), (path,), path, _left_out(path, known))
     if not path.is_dir():
+        group = _transcripts(path.parent).get(path.name) if path.parent.is_dir() else None
+        if group:  # ``<project>/<sessionId>``: a session of several transcripts and no folder
+            return _session(tuple(group), path.name)
         raise CorpusError(f"{path}: no such file or directory")
     if not (path / "events.jsonl").is_file() and _subagent_files(path):
         main = path.with_name(f"{path.name}.jsonl")
-        return run_at(main) if main.is_file() else _session((), folder=path)
+        if not main.is_file():
+            return _session((), folder=path)
+        known = session_id(main)
+        return _session(tuple(_transcripts(path.parent).get(known, [main]) if known else [main]), known)
     files = run_files(path)
     if not files:
-        raise CorpusError(f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson or *.json files)")
+        raise CorpusError(f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson, *.json or *.traj files)")
     return RunFiles(run_name(path), files, path)
+
+
+def _left_out(path: Path, known: str) -> tuple[str, ...]:
+    """A note naming what else the session of the transcript ``path`` holds, when it holds more."""
+    siblings = [file for file in _transcripts(path.parent).get(known, []) if file != path]
+    others = len(siblings) + len(_subagent_files(path.with_suffix("")))
+    if not others:
+        return ()
+    return (f"{path}: read alone; its session {known} has {others} other file(s) (subagents, resumed parts), "
+            f"read when the session's folder {path.with_suffix('')} or its project folder is named",)  # fmt: skip
 
 
 def expand(items: Iterable[str | Path]) -> list[RunFiles]:
@@ -167,7 +256,33 @@ def expand(items: Iterable[str | Path]) -> list[RunFiles]:
         for match in matches:
             found.extend(_runs_at(Path(match)))
     unique = {run.files: run for run in found}  # the same files named twice are one run
-    return list(unique.values())
+    return _joined(list(unique.values()))
+
+
+def _joined(runs: list[RunFiles]) -> list[RunFiles]:
+    """The runs, with each hook log whose payloads carry a session's id read in that session's run."""
+    sessions = {run.name: index for index, run in enumerate(runs) if any(map(session_id, run.files))}
+    moved: dict[int, list[int]] = {}
+    for index, run in enumerate(runs):
+        ids = {hook_session(file) for file in run.files}
+        only = ids.pop() if len(ids) == 1 else None
+        target = sessions.get(_cleaned(only)) if only is not None else None
+        if target is not None and target != index:
+            moved.setdefault(target, []).append(index)
+    gone = {index for group in moved.values() for index in group}
+    return [
+        _join(run, [runs[other] for other in moved[index]]) if index in moved else run
+        for index, run in enumerate(runs)
+        if index not in gone
+    ]
+
+
+def _join(session: RunFiles, hooks: list[RunFiles]) -> RunFiles:
+    files = session.files + tuple(file for run in hooks for file in run.files)
+    logs = ", ".join(str(run.path) for run in hooks)
+    note = (f"session {session.name} is read through two formats (its transcript and the hook log(s) {logs}): "
+            "one run, each call counted once by tool_use_id")  # fmt: skip
+    return RunFiles(session.name, files, session.path, (*session.notes, note))
 
 
 def _runs_at(path: Path) -> list[RunFiles]:
@@ -184,7 +299,7 @@ def _runs_at(path: Path) -> list[RunFiles]:
         path = path.parent  # a session's subagents folder: the session
     runs = [run_at(path)] if _subagent_files(path) else _runs_below(path, set())
     if not runs:
-        raise CorpusError(f"{path}: no harness logs (*.jsonl, *.ndjson, *.json) in it or below it")
+        raise CorpusError(f"{path}: no harness logs (*.jsonl, *.ndjson, *.json, *.traj) in it or below it")
     return runs
 
 
@@ -198,8 +313,10 @@ def _runs_below(directory: Path, seen: set[Path]) -> list[RunFiles]:
         return [RunFiles(run_name(directory), files, directory)]
     sessions = _transcripts(directory)
     mains = {file for group in sessions.values() for file in group}
-    rest = tuple(file for file in files if file not in mains)
+    alone = [file for file in files if file not in mains and whole_run(file)]
+    rest = tuple(file for file in files if file not in mains and file not in alone)
     runs = [_session(tuple(group), sid) for sid, group in sessions.items()]
+    runs += [RunFiles(run_name(file), (file,), file) for file in alone]
     runs += [RunFiles(run_name(directory), rest, directory)] if rest else []
     for child in sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if _subagent_files(child):  # a session folder: read with its transcript, or alone without one

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ouroboros_gates.harness.context import LineContext, ReadState
-from ouroboros_gates.harness.detect import Format, classify
+from ouroboros_gates.harness.detect import EXPECTED, Format, classify
 from ouroboros_gates.harness.envelope import unwrap
 from ouroboros_gates.harness.hooks import hook_events
 from ouroboros_gates.harness.line import LineEvent, Where, valid_run_id
+from ouroboros_gates.harness.openhands import openhands_events
 from ouroboros_gates.harness.paths import expand, own_agents, run_at
 from ouroboros_gates.harness.source import Malformed, Source
 from ouroboros_gates.harness.streamjson import stream_events
+from ouroboros_gates.harness.swe_agent import swe_agent_events
 from ouroboros_gates.harness.transcript import transcript_events
 from ouroboros_gates.schemas.errors import CorpusError
 from ouroboros_gates.schemas.kinds import HarnessKind
@@ -27,7 +30,20 @@ from ouroboros_gates.schemas.kinds import HarnessKind
 if TYPE_CHECKING:
     from ouroboros_gates.schemas import HarnessEvent
 
-__all__ = ["Reader", "iter_events", "line_events", "read"]
+__all__ = ["EXPECTED", "Reader", "Unread", "iter_events", "line_events", "read"]
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A file the readers could not read: none of its objects is in a known format."""
+
+    file: str
+    keys: list[str]
+    """The first object's keys (up to 12): what the file held instead."""
+
+    def __str__(self) -> str:
+        held = ", ".join(self.keys) or "no keys"
+        return f"{self.file}: not read: no object in a known format (its first has {held}); expected {EXPECTED}"
 
 
 class Reader:
@@ -47,6 +63,9 @@ class Reader:
         self.notes = tuple(notes)
         self.formats: Counter[Format] = Counter()
         self._sources: list[Source] = []
+        self._by_file: dict[str, Counter[Format]] = {}
+        self._first_keys: dict[str, list[str]] = {}
+        self._state = ReadState(own_agents=self.own_agents)
 
     @property
     def lines(self) -> int:
@@ -64,6 +83,26 @@ class Reader:
         """How many lines could not be read."""
         return sum(source.malformed_count for source in self._sources)
 
+    @property
+    def unread(self) -> list[Unread]:
+        """The files of the last pass that held JSON but nothing in a format the readers know, with what
+        they held and what was expected: nothing of them was counted."""
+        return [
+            Unread(name, self._first_keys.get(name, []))
+            for name, found in self._by_file.items()
+            if found and set(found) == {Format.UNKNOWN}
+        ]
+
+    @property
+    def cut(self) -> list[str]:
+        """The stream-json turns of the last pass that have no ``result`` line, as notes."""
+        return [
+            f"{where.file}:{where.line}: session {session or '(none)'} ends without a result line (a process killed "
+            "or still running): its last turn's usage and cost are not counted (assistant lines carry partial "
+            "snapshots)"
+            for (_file, session), where in self._state.open_turns.items()
+        ]
+
     def repeats(self, event: HarnessEvent | LineEvent) -> bool:
         """Whether ``event`` relays a subagent's line that this run also reads from the subagent's own
         transcript: counting it, or mining it, would count that work twice."""
@@ -78,7 +117,8 @@ class Reader:
             span = Span(file=source.name, line=line)
             try:
                 # A whole line's events or none: a value that cannot be typed marks the line malformed.
-                typed = [event.typed(span) for event in events]
+                # A trajectory's steps carry their own lines: only the line's own events share its Span.
+                typed = [event.typed(span if event.span.line == line else None) for event in events]
             except ValueError as exc:  # pydantic's ValidationError is one
                 source.report(line, f"could not be typed: {_first_line(exc)}")
                 continue
@@ -91,10 +131,12 @@ class Reader:
             yield from events
 
     def _lines(self) -> Iterator[tuple[Source, int, list[LineEvent]]]:
-        self._sources, self.formats, state = [], Counter(), ReadState(own_agents=self.own_agents)
+        self._sources, self.formats, self._by_file, self._first_keys = [], Counter(), {}, {}
+        self._state = state = ReadState(own_agents=self.own_agents)
         for path in self.files:
             source = Source(path)
             self._sources.append(source)
+            self._by_file[source.name] = Counter()
             for line, doc in source:
                 try:
                     events = list(self._dispatch(doc, LineContext(self.run, Where(source.name, line), doc), state))
@@ -106,6 +148,8 @@ class Reader:
     def _dispatch(self, doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
         found = classify(doc)
         self.formats[found] += 1
+        self._by_file[ctx.span.file][found] += 1
+        self._first_keys.setdefault(ctx.span.file, sorted(doc)[:12])
         return line_events(doc, ctx, state, found)
 
 
@@ -132,6 +176,13 @@ def line_events(
         return transcript_events(doc, ctx, state)
     if found is Format.STREAM_JSON:
         return stream_events(doc, ctx, state)
+    if found is Format.SWE_AGENT:
+        return swe_agent_events(doc, ctx, state)
+    if found is Format.OPENHANDS:
+        history = doc.get("history")
+        if isinstance(history, list):  # an evaluation's line: the conversation's events, on this line
+            return (event for item in history if isinstance(item, dict) for event in openhands_events(item, ctx, state))
+        return openhands_events(doc, ctx, state)
     return iter((ctx.event(HarnessKind.OTHER),))
 
 

@@ -15,10 +15,14 @@ is reported as ``Malformed`` with its file:line and the rest of the file is stil
 
 from __future__ import annotations
 
+import json
+import os
 import re
+from bisect import bisect_right
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,7 +31,7 @@ import orjson
 from ouroboros_gates.harness.line import Where
 from ouroboros_gates.schemas.errors import CorpusError
 
-__all__ = ["Layout", "Malformed", "Source"]
+__all__ = ["Layout", "Malformed", "Source", "element_lines"]
 
 # A value larger than this in a JSON document is reported, not buffered: a document whose first object
 # never closes must not pull a whole multi-gigabyte file into memory.
@@ -285,3 +289,67 @@ class _Scanner:
             yield start, b"", f"a JSON value of {size} bytes is over the {MAX_VALUE_BYTES}-byte limit"
         else:
             yield start, blob, None
+
+
+_SPACE = re.compile(r"\s*")
+_NEWLINE = re.compile("\n")
+_DECODER = json.JSONDecoder()
+
+
+def element_lines(file: str, line: int, key: str) -> list[int]:
+    """The line each element of the array ``key`` starts on, in the JSON object that starts on ``line`` of
+    ``file`` (a pretty-printed trajectory: one line per step; a one-line document: its line for all); empty
+    when the file cannot be read again (a pipe) or holds no such array there."""
+    try:
+        stat = os.stat(file)
+    except OSError:
+        return []
+    return list(_element_lines(file, line, key, stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=64)
+def _element_lines(file: str, line: int, key: str, _mtime_ns: int, _size: int) -> tuple[int, ...]:
+    try:
+        with open(file, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return ()
+    breaks = [match.start() for match in _NEWLINE.finditer(text)]
+    starts = [0, *(index + 1 for index in breaks)]
+    try:
+        offsets = _array_offsets(text, starts[line - 1] if 0 < line <= len(starts) else 0, key)
+    except (ValueError, IndexError):  # not the shape looked for: no lines, the caller keeps the document's
+        return ()
+    return tuple(bisect_right(breaks, offset) + 1 for offset in offsets)
+
+
+def _skip(text: str, at: int) -> int:
+    match = _SPACE.match(text, at)
+    return match.end() if match else at
+
+
+def _array_offsets(text: str, at: int, key: str) -> list[int]:
+    """The offsets of the elements of ``key``'s array in the object at ``at`` (``json``'s own scanner)."""
+    at = _skip(text, at)
+    if text[at] != "{":
+        raise ValueError("not an object")
+    at = _skip(text, at + 1)
+    while text[at] != "}":
+        name, at = _DECODER.raw_decode(text, at)
+        at = _skip(text, _skip(text, at) + 1)  # past the colon
+        if name == key and text[at] == "[":
+            return _elements(text, at)
+        _, at = _DECODER.raw_decode(text, at)
+        at = _skip(text, at)
+        at = _skip(text, at + 1) if text[at] == "," else at
+    return []
+
+
+def _elements(text: str, at: int) -> list[int]:
+    found, at = [], _skip(text, at + 1)
+    while text[at] != "]":
+        found.append(at)
+        _, at = _DECODER.raw_decode(text, at)
+        at = _skip(text, at)
+        at = _skip(text, at + 1) if text[at] == "," else at
+    return found

@@ -6,7 +6,9 @@ carries a partial snapshot taken while the response streamed (kept in ``raw``, n
 ``total_cost_usd`` is cumulative within one process and restarts from zero when the process is reopened;
 ``harness.cost`` folds it. A ``result``'s ``permission_denials`` become tool results that are
 errors (a gate denial), joined to their call by ``tool_use_id``. A line whose ``parent_tool_use_id`` is
-set is a subagent's: its events name that Task call as their ``agent``.
+set is a subagent's: its events name that Task call as their ``agent``. A turn whose ``assistant`` lines are
+followed by no ``result`` (a process killed, or still running) is remembered in ``ReadState.open_turns``: the
+reader notes it, since its usage is not counted anywhere.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ def stream_events(
         ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
     is_result = line_type == "result"
     kind = KINDS.get(line_type, HarnessKind.OTHER)
+    turn = (ctx.span.file, common["session"])
+    if is_result:
+        state.open_turns.pop(turn, None)
+    elif kind is HarnessKind.ASSISTANT and common["agent"] is None:
+        state.open_turns.setdefault(turn, ctx.span)
     yield ctx.event(
         kind,
         subtype=text(doc.get("subtype")) or (line_type if kind is HarnessKind.OTHER and line_type else None),

@@ -1,11 +1,16 @@
-"""Tool calls, their results, and the one definition of a tool error.
+"""Tool calls, their results, and the one definition of a tool error: a struggle.
 
-**A tool error** is a tool result that reports failure, in any format:
+**A tool error** (a *struggle*, in the measurer's series and on the ops page) is a tool call whose result
+reports failure or that a gate refused, in any format:
 
 - a ``tool_result`` block with ``"is_error": true`` (stream-json, transcripts; Claude Code writes a
-  user's or a permission rule's refusal this way too, e.g. "The user doesn't want to proceed…"),
+  user's or a permission rule's refusal this way too, e.g. "The user doesn't want to proceed…", and a
+  hook's denial, whose text is the hook's reason),
 - a ``PostToolUseFailure`` hook (``PostToolUse`` fires only on success),
-- a permission or gate denial (a stream-json ``result``'s ``permission_denials``).
+- a permission denial (a stream-json ``result``'s ``permission_denials``),
+- an Ouroboros gate's denial: the ``OuroborosGate`` line ``ouro hook`` writes after the refused call; it is
+  attributed to the gates that fired (``denied_by``), as is a transcript's error whose text is that refusal,
+- a failed step of another agent (a SWE-agent observation, an OpenHands error observation: their readers).
 
 Readers mark these events ``kind == tool_result`` with ``is_error``; ``is_tool_error`` is the test
 everything uses. A failed call can be reported more than once (a denial is both an ``is_error`` result
@@ -20,6 +25,7 @@ have no result (interrupted, or the log was cut) or several, and a result may ha
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict, deque
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
@@ -27,23 +33,48 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from ouroboros_gates.harness.hooks import GATE_DENIAL
 from ouroboros_gates.harness.line import LineEvent
 from ouroboros_gates.schemas.kinds import HarnessKind
 
 if TYPE_CHECKING:
     from ouroboros_gates.schemas import HarnessEvent
 
-__all__ = ["TOOL_ERROR_DEFINITION", "ToolUse", "call_key", "is_tool_error", "pair_tool_uses"]
+__all__ = [
+    "TOOL_ERROR_DEFINITION",
+    "ToolUse",
+    "by_input",
+    "call_key",
+    "denied_by",
+    "is_tool_error",
+    "pair_tool_uses",
+]
 
 TOOL_ERROR_DEFINITION = (
-    "a tool result that is an error: a tool_result with is_error true, a PostToolUseFailure hook, "
-    "or a permission/gate denial (stream-json permission_denials); counted once per tool_use_id"
+    "a struggle: a tool call whose result is an error or that a gate denied: a tool_result with is_error true, "
+    "a PostToolUseFailure hook, a permission denial (stream-json permission_denials), an Ouroboros gate's denial "
+    "(attributed to the gate that fired), a failed step of another agent; counted once per tool_use_id"
 )
+_REFUSAL = re.compile(r"Ouroboros gate (\S+) \(deny, [^)]*\) refuses this call")
+"""How the hook's deny reason names each gate (``ops.gate.evaluate.render``), as a transcript quotes it."""
 
 
 def is_tool_error(event: HarnessEvent | LineEvent) -> bool:
     """Whether ``event`` reports a failed tool call (see the module docstring: the only definition)."""
     return event.kind is HarnessKind.TOOL_RESULT and event.is_error
+
+
+def denied_by(event: HarnessEvent | LineEvent) -> tuple[str, ...]:
+    """The gates that refused the call ``event`` reports (none when no gate did): an ``OuroborosGate`` line's
+    ``gates``, or the gates its error text quotes from the hook's reason."""
+    if not is_tool_error(event):
+        return ()
+    inner = event.raw.get("event")
+    payload = inner if isinstance(inner, dict) and "event_type" in event.raw else event.raw  # a CSF envelope
+    gates = payload.get("gates") if event.subtype == GATE_DENIAL else None
+    if isinstance(gates, list) and gates:
+        return tuple(dict.fromkeys(str(gate) for gate in gates))
+    return tuple(dict.fromkeys(_REFUSAL.findall(event.result_text or "")))
 
 
 def call_key(event: HarnessEvent | LineEvent) -> tuple[str | None, str] | None:
@@ -94,7 +125,7 @@ def pair_tool_uses(events: Iterable[HarnessEvent]) -> list[ToolUse]:
                 by_id.setdefault(key, use)
         else:
             # Without ids a result answers the oldest unanswered call with the same session, tool and input.
-            similar = _by_input(event)
+            similar = by_input(event)
             mine, theirs = (calls_waiting, results_waiting) if is_call else (results_waiting, calls_waiting)
             use = theirs[similar].popleft() if theirs[similar] else None
             if use is None:
@@ -108,6 +139,7 @@ def pair_tool_uses(events: Iterable[HarnessEvent]) -> list[ToolUse]:
     return uses
 
 
-def _by_input(event: HarnessEvent) -> Hashable:
+def by_input(event: HarnessEvent | LineEvent) -> Hashable:
+    """What pairs a call and its result when they carry no id: their session, tool and input."""
     blob = orjson.dumps(event.tool_input, option=orjson.OPT_SORT_KEYS) if event.tool_input else b""
     return (event.session, event.tool, blob)

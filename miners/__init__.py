@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ouroboros_gates.miners.backtest import BacktestResult, backtest, split
 from ouroboros_gates.miners.checks import CHECKS, CheckRun, run_checks
-from ouroboros_gates.miners.corpus import JSONL, CorpusItem, corpus_items
+from ouroboros_gates.miners.corpus import JSONL, CorpusItem, corpus_items, fixture_items
 from ouroboros_gates.miners.errors import (
     FactsError,
     LabelsError,
@@ -103,6 +103,7 @@ __all__ = [
     "extract_facts",
     "find",
     "find_miner",
+    "fixture_items",
     "input_fact",
     "judge",
     "load_miner",

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ouroboros_gates.harness import Malformed, Reader, expand
+from ouroboros_gates.harness import Malformed, Reader, Unread, expand, run_at, run_name
 from ouroboros_gates.schemas import HarnessEvent
 
-__all__ = ["JSONL", "READ_ONCE_BYTES", "CorpusItem", "EventsItem", "corpus_items"]
+__all__ = ["JSONL", "READ_ONCE_BYTES", "CorpusItem", "EventsItem", "corpus_items", "fixture_items"]
 
 READ_ONCE_BYTES = 256 * 1024 * 1024
 """Up to this size a run several miners read is read once and held (a larger one is streamed to each)."""
@@ -48,13 +48,20 @@ class CorpusItem:
         """The lines the last pass of ``events()`` could not read, with file:line and why."""
         return [] if self._reader is None else self._reader.malformed
 
+    @property
+    def unread(self) -> list[Unread]:
+        """The files of the last pass that held nothing in a known format."""
+        return [] if self._reader is None else self._reader.unread
+
     def read_once(self) -> CorpusItem:
         """This item with its events read now, for several miners to share (one pass over the files, not
         one per miner); itself when its files are larger than ``READ_ONCE_BYTES``."""
         if sum(path.stat().st_size for path in self.files) > READ_ONCE_BYTES:
             return self
         events = list(self.events())
-        return EventsItem(self.kind, self.instance, self.path, self.files, events, tuple(self.malformed), self.notes)
+        item = EventsItem(self.kind, self.instance, self.path, self.files, events, tuple(self.malformed), self.notes)
+        item._unread = tuple(self.unread)
+        return item
 
     @property
     def file_names(self) -> tuple[str, ...]:
@@ -77,6 +84,7 @@ class EventsItem(CorpusItem):
     ) -> None:
         super().__init__(kind, instance, path, files, notes)
         self._events, self._malformed = events, malformed
+        self._unread: tuple[Unread, ...] = ()
 
     def events(self) -> Iterator[HarnessEvent]:
         """The events given, every time."""
@@ -87,8 +95,26 @@ class EventsItem(CorpusItem):
         """The lines the one pass could not read."""
         return list(self._malformed)
 
+    @property
+    def unread(self) -> list[Unread]:
+        """The files the one pass could not read at all."""
+        return list(self._unread)
+
 
 def corpus_items(patterns: Iterable[str | Path]) -> list[CorpusItem]:
     """The harness runs named by files, run directories, directories of runs or quoted globs, in
     order, each once. Raises ``CorpusError`` for a name that matches nothing."""
     return [CorpusItem(JSONL, run.name, run.path, run.files, run.notes) for run in expand(patterns)]
+
+
+def fixture_items(folder: Path) -> list[CorpusItem]:
+    """A miner's fixture runs: each folder in ``folder`` that holds a harness log, named by the folder (as
+    ``labels.tsv`` names it) whatever its log is: ``events.jsonl``, or a log file as it was captured (a Claude
+    Code transcript, JSON lines or a JSON array, a session with its subagents, another agent's trajectory)."""
+    items = []
+    for place in sorted(path for path in folder.iterdir() if path.is_dir()) if folder.is_dir() else []:
+        if not any(place.iterdir()):
+            continue
+        found = run_at(place)
+        items.append(CorpusItem(JSONL, run_name(place), place, found.files, found.notes))
+    return items

@@ -36,7 +36,7 @@ from ouroboros_gates.miners.checks import (
     CheckRun,
     run_checks,
 )
-from ouroboros_gates.miners.corpus import JSONL, EventsItem, corpus_items
+from ouroboros_gates.miners.corpus import JSONL, EventsItem, corpus_items, fixture_items
 from ouroboros_gates.miners.errors import LabelsError, MinerError, RulesError
 from ouroboros_gates.miners.findings import Extracted, extract_facts
 from ouroboros_gates.miners.labels import Labels, read_labels
@@ -134,7 +134,7 @@ def _fixtures(report: MinerTestReport) -> tuple[Labels, Extracted] | None:
     miner = report.miner
     try:
         labels = read_labels(miner.labels_path)
-        extracted = extract_facts(miner, corpus_items([miner.fixture_glob]))
+        extracted = extract_facts(miner, fixture_items(miner.fixtures))
     except (LabelsError, CorpusError, MinerError) as exc:
         report.add("fixtures_labelled", str(exc))
         return None
@@ -156,7 +156,7 @@ def _local(report: MinerTestReport) -> None:
     """A ``LOCAL`` miner's claim, checked on its fixtures: the run's facts are its events' facts, each
     event extracted alone (the same facts, each as often)."""
     miner = report.miner
-    for item in corpus_items([miner.fixture_glob]):
+    for item in fixture_items(miner.fixtures):
         events = list(item.events())
         whole = extract_facts(miner, [EventsItem(JSONL, item.instance, item.path, item.files, events)])
         alone = [

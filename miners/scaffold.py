@@ -27,7 +27,8 @@ _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 LABELS_HEADER = """\
 # instance<TAB>+|-<TAB>start (RFC 3339)<TAB>flagged (RFC 3339) or -<TAB>source, one labelled run per row;
-# each instance is a folder fixtures/<instance>/events.jsonl holding only the lines its facts need.
+# each instance is a folder fixtures/<instance>/ holding its log (events.jsonl, or a log file as captured:
+# a transcript as JSON lines or a JSON array, another agent's trajectory), only the lines its facts need.
 """
 
 README = """\

@@ -5,7 +5,9 @@
     <venv>/bin/python -P -m ops.hook --flush [--state DIR]                     hand the spooled runs to the fleet
 
 For every payload it (1) appends it to ``<state>/runs/<session>/events.jsonl`` in the CSF envelope
-(``{"ts", "event_type": "hook", "event": <payload>}``, every field kept), (2) spools the run for the
+(``{"ts", "event_type": "hook", "event": <payload>}``, every field kept but secrets, which are replaced by
+``<secret>`` first (``ops.gate.scrub``), and ``UserPromptSubmit``'s prompt, kept only with
+``OURO_RECORD_PROMPTS=1``), (2) spools the run for the
 fleet (``ops.gate.spool``: a later flush publishes the ``IngestRun``; the hook itself never talks to
 the broker), and (3) on ``PreToolUse`` asks the gate server (``ops.gate.server``) whether an accepted
 miner fires on the run so far plus this pending call (a state without compiled gates starts a server
@@ -128,6 +130,7 @@ def run(
     ``settings``: the hook's, read from the environment when not given."""
     from ouroboros_gates.ops.gate.paths import run_file, session_name, spool_path, state_dir
     from ouroboros_gates.ops.gate.record import append_line, envelope, spool_entry
+    from ouroboros_gates.ops.gate.scrub import scrub_payload
 
     if settings is None:
         from ouroboros_gates.ops.gate.settings import hook_settings
@@ -142,7 +145,7 @@ def run(
     session = session_name(payload.get("session_id"))
     event = payload["hook_event_name"]
     log = run_file(state, session)
-    start, end = append_line(log, envelope(payload))
+    start, end = append_line(log, envelope(scrub_payload(payload, _record_prompts())))
     append_line(spool_path(state), spool_entry(session, log, event))
     if event == "PreToolUse":
         return _decide(state, log, session, payload, (start, end), deadline, settings)
@@ -153,6 +156,11 @@ def run(
 
         background(module_argv("ouroboros_gates.ops.hook", "--flush", "--state", state), state)
     return None
+
+
+def _record_prompts() -> bool:
+    """``OURO_RECORD_PROMPTS`` as the settings read a boolean (``1``, ``true``, ``yes``, ``on``)."""
+    return os.environ.get("OURO_RECORD_PROMPTS", "").strip().lower() in ("1", "true", "t", "yes", "y", "on")
 
 
 def _decide(

@@ -5,12 +5,15 @@
     ouro hooks status                                                     the cache, and the server if up
     ouro hooks serve | stop                                               the gate server, by hand
 
-``install`` merges one command hook per event into Claude Code's settings (``.claude/settings.json``
-by default): the user's own hooks stay as they are, and a second install replaces its own entries
-instead of adding more. The command is the environment's real interpreter (``sys.executable``: the
-virtualenv's ``python``, never a pyenv shim) running ``ops/hook_script.py`` with ``-S -P`` and the state
-directory, so it does not depend on ``PATH`` or on the working directory and imports nothing heavy (an
-entry an earlier install wrote, ``-m ops.hook``, is recognised as ours and replaced). The git
+``install`` merges one command hook per event into Claude Code's local settings
+(``<repository>/.claude/settings.local.json`` by default, which git is told to ignore through
+``<git-dir>/info/exclude``): the command names this machine's interpreter and state directory, so it never
+goes into the committed ``.claude/settings.json`` (a settings file git tracks is refused, and the entries an
+earlier install left in ``settings.json`` are taken out). The user's own hooks stay as they are, and a second
+install replaces its own entries instead of adding more. The command is the environment's real interpreter
+(``sys.executable``: the virtualenv's ``python``, never a pyenv shim) running ``ops/hook_script.py`` with
+``-S -P`` and the state directory, so it does not depend on ``PATH`` or on the working directory and imports
+nothing heavy (an entry an earlier install wrote, ``-m ops.hook``, is recognised as ours and replaced). The git
 ``pre-push`` hook runs ``ouro pre-push`` when that command exists and passes the push through otherwise;
 a pre-push hook that was there before is kept beside it and run first.
 """
@@ -29,11 +32,16 @@ from ouroboros_gates.schemas.errors import ConfigurationError
 __all__ = [
     "EVENTS",
     "HOOK_TIMEOUT_S",
+    "LOCAL_SETTINGS",
     "PRE_PUSH_MARK",
+    "SHARED_SETTINGS",
     "hook_command",
     "install_pre_push",
+    "install_settings",
+    "keep_out_of_git",
     "merge_settings",
     "pre_push_script",
+    "remove_ours",
 ]
 
 EVENTS = (
@@ -50,6 +58,11 @@ EVENTS = (
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 HOOK_TIMEOUT_S = 10
 """Claude Code's own limit for the command (the hook allows on its own after 5 s)."""
+
+LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
+"""Claude Code's settings of this checkout on this machine: where the hook command goes."""
+SHARED_SETTINGS = Path(".claude") / "settings.json"
+"""Claude Code's settings a team commits: never given a command that names this machine's paths."""
 
 PRE_PUSH_MARK = "# ouroboros pre-push hook (ouro hooks install)"
 _SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook_script.py")
@@ -96,6 +109,25 @@ def merge_settings(settings: dict[str, Any], command: str, timeout: int = HOOK_T
     return settings
 
 
+def remove_ours(settings: dict[str, Any]) -> bool:
+    """Take every Ouroboros entry out of ``settings`` (an event left with none is removed); whether any was."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return False
+    changed = False
+    for event, entries in list(hooks.items()):
+        if isinstance(entries, list) and any(_is_ours(entry) for entry in entries):
+            kept = [entry for entry in entries if not _is_ours(entry)]
+            changed = True
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    if changed and not hooks:
+        del settings["hooks"]
+    return changed
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}")
@@ -103,18 +135,61 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(partial, path)
 
 
+def _read_settings(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        loaded = json.loads(path.read_text() or "{}")
+    except ValueError as exc:
+        raise ConfigurationError(f"{path}: not valid JSON ({exc}); nothing was changed") from exc
+    if not isinstance(loaded, dict):
+        raise ConfigurationError(f"{path}: not a JSON object; nothing was changed")
+    return loaded
+
+
 def install_settings(path: Path, state: Path) -> None:
     """Merge the Ouroboros hooks into the settings file at ``path`` (created when absent)."""
-    current: dict[str, Any] = {}
-    if path.exists():
-        try:
-            loaded = json.loads(path.read_text() or "{}")
-        except ValueError as exc:
-            raise ConfigurationError(f"{path}: not valid JSON ({exc}); nothing was changed") from exc
-        if not isinstance(loaded, dict):
-            raise ConfigurationError(f"{path}: not a JSON object; nothing was changed")
-        current = loaded
-    _write_json(path, merge_settings(current, hook_command(state)))
+    _write_json(path, merge_settings(_read_settings(path), hook_command(state)))
+
+
+def uninstall_settings(path: Path) -> bool:
+    """Take the Ouroboros hooks out of the settings file at ``path``; whether there were any."""
+    current = _read_settings(path)
+    if not remove_ours(current):
+        return False
+    _write_json(path, current)
+    return True
+
+
+def keep_out_of_git(path: Path) -> str:
+    """Make sure git never picks up the settings file ``path``: one git tracks is refused (its command would
+    name this machine's paths for everyone); one it would pick up gets a line in ``<git-dir>/info/exclude``.
+    What was done, in words ("" outside a repository)."""
+    from ouroboros_gates.forge.git import git, git_text
+    from ouroboros_gates.schemas.errors import GitError
+
+    folder = path.parent if path.parent.is_dir() else Path.cwd()
+    try:
+        top = Path(git_text("rev-parse", "--show-toplevel", cwd=folder, user_config=True))
+    except GitError:
+        return ""
+    relative = path.resolve().relative_to(top.resolve()).as_posix() if path.resolve().is_relative_to(top.resolve()) \
+        else None  # fmt: skip
+    if relative is None:
+        return ""
+    if git("ls-files", "--error-unmatch", "--", relative, cwd=top, check=False, user_config=True).returncode == 0:
+        raise ConfigurationError(
+            f"{path}: git tracks this file; the hook command names this machine's paths, so it goes to "
+            f"{LOCAL_SETTINGS} (the default) or ~/.claude/settings.json, never to a committed file"
+        )
+    if git("check-ignore", "-q", "--", relative, cwd=top, check=False, user_config=True).returncode == 0:
+        return f"{relative} is ignored by git"
+    exclude = Path(git_text("rev-parse", "--git-path", "info/exclude", cwd=top, user_config=True))
+    exclude = exclude if exclude.is_absolute() else top / exclude
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    before = exclude.read_text() if exclude.exists() else ""
+    exclude.write_text(before + ("" if before.endswith("\n") or not before else "\n") + f"/{relative}\n")
+    return f"{relative} added to {exclude}"
 
 
 def pre_push_script(ouro: str) -> str:

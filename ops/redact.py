@@ -2,7 +2,9 @@
 
 An operator identifier is an e-mail address, a host name (a dotted name ending in a letter label, or an
 IPv4 address), a home path (``/home/<user>``, ``/Users/<user>``, ``/root``, ``~user``, ``C:\\Users\\<user>``)
-or one of the operator's own names the caller knows (the tenant, the user and host the process runs as).
+or one of the operator's own names the caller knows (the tenant, the user and host the process runs as), and
+a secret (``ops.gate.scrub``: tokens, keys, ``Authorization`` credentials, ``export X=…`` values, the one
+definition the hook redacts recorded payloads with).
 ``find`` lists what a text holds; ``scrub`` replaces each with a placeholder, after which ``find`` finds
 nothing: the gate an export must pass.
 """
@@ -15,6 +17,8 @@ import re
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from ouroboros_gates.ops.gate.scrub import find_secrets, scrub_text
 
 __all__ = ["Gate", "Identifier", "local_names"]
 
@@ -67,7 +71,8 @@ class Gate:
 
     def find(self, text: str) -> list[Identifier]:
         """Every identifier in ``text``, in order of kind."""
-        found = [Identifier("email", m.group()) for m in _EMAIL.finditer(text)]
+        found = [Identifier("secret", secret) for secret in find_secrets(text)]
+        found += [Identifier("email", m.group()) for m in _EMAIL.finditer(text)]
         found += [Identifier("home", m.group()) for m in _HOME.finditer(text)]
         found += [Identifier("host", m.group()) for m in _IPV4.finditer(text)]
         found += [Identifier("host", m.group()) for m in _HOST.finditer(text)]
@@ -77,6 +82,7 @@ class Gate:
 
     def scrub(self, text: str) -> str:
         """``text`` with every identifier replaced by its placeholder (``<email>``, ``<home>``, …)."""
+        text = scrub_text(text)
         text = _EMAIL.sub(_PLACEHOLDERS["email"], text)
         text = _HOME.sub(_PLACEHOLDERS["home"], text)
         text = _IPV4.sub(_PLACEHOLDERS["host"], text)

@@ -98,6 +98,9 @@ class RunSummary(Record):
         ge=0, description="Tool results that were errors or gate denials (a truncated log may lack the call)."
     )
     usage: Usage = Field(default_factory=Usage, description="Usage summed over the run, each API response once.")
+    cache_reported: bool = Field(
+        default=True, description="False when the run's format reports no cache counts: its h_r is unknown, not 0."
+    )
     cost_usd: float | None = Field(
         default=None, ge=0.0, allow_inf_nan=False, description="Cost folded from total_cost_usd, if any."
     )

@@ -15,6 +15,7 @@ from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_va
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ouroboros_gates.schemas.errors import ConfigurationError
+from ouroboros_gates.schemas.statedir import default_state_dir, make_state_dir
 
 __all__ = ["ROLES", "SAMPLE", "Settings", "load_settings"]
 
@@ -33,7 +34,15 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="OURO_", extra="ignore", frozen=True)
 
     state: Path = Field(
-        default=Path(".ouroboros"), description="state directory: runs, the SQLite log, the embedded broker, snapshots"
+        default_factory=lambda: Path(default_state_dir()),
+        description="state directory: runs, the SQLite log, the embedded broker, snapshots; unset: the project's "
+        "folder in the user's state directory (`$XDG_STATE_HOME/ouroboros/<project>`, by default "
+        "`~/.local/state/ouroboros/<project>`), never inside the repository; one made inside a checkout is "
+        "git-ignored",
+    )
+    record_prompts: bool = Field(
+        default=False,
+        description="`1`: the hook records `UserPromptSubmit`'s prompt text too (otherwise only its length)",
     )
     database_url: str | None = Field(
         default=None,
@@ -336,10 +345,8 @@ class Settings(BaseSettings):
 
     @cached_property
     def state_dir(self) -> Path:
-        """The state directory as an absolute path (created on first use)."""
-        path = self.state.expanduser().resolve()
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        """The state directory as an absolute path (created on first use; git-ignored inside a checkout)."""
+        return Path(make_state_dir(str(self.state.expanduser().resolve())))
 
     @cached_property
     def allowed_roots(self) -> tuple[Path, ...]:
@@ -374,9 +381,10 @@ class Settings(BaseSettings):
         return self.celery_broker_url.startswith("sqla+")
 
 
-def load_settings(role: str | None = None) -> Settings:
-    """Read the settings, letting ``OURO_<ROLE>_<KEY>`` override ``OURO_<KEY>`` for one worker role."""
-    overrides: dict[str, str] = {}
+def load_settings(role: str | None = None, state: Path | None = None) -> Settings:
+    """Read the settings, letting ``OURO_<ROLE>_<KEY>`` override ``OURO_<KEY>`` for one worker role; ``state``
+    (a ``--state`` given on the command line) beats ``OURO_STATE``."""
+    overrides: dict[str, object] = {} if state is None else {"state": state}
     if role:
         prefix = f"OURO_{role.upper()}_"
         for key, value in os.environ.items():

@@ -7,6 +7,7 @@ CI (``CI=true``), where ``.ci/run`` has started them and a missing service is a 
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,11 @@ REDIS_HOST = os.environ.get("OURO_TEST_REDIS", "redis://127.0.0.1:6379")
 # while it is set (a CLI module's, at import) keeps that width whatever a test's own environment says later.
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
+
+
+# With no OURO_STATE the state lives in the user's state directory (``schemas.statedir``): a test run keeps
+# its own, never the developer's (subprocesses inherit it).
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="ouro-test-xdg-state-")
 
 
 def _unavailable(what: str, exc: Exception) -> None:
@@ -93,6 +99,15 @@ def shared_corpora() -> Path:
     path = Path(__file__).resolve().parents[2] / "shared" / "corpora"
     if not path.is_dir():
         pytest.skip("../shared/corpora is absent (only development machines have it)")
+    return path
+
+
+@pytest.fixture
+def agent_logs(shared_corpora: Path) -> Path:
+    """The real agents' logs in ../shared/corpora/agent_logs, read in place (skips where the folder is absent)."""
+    path = shared_corpora / "agent_logs"
+    if not path.is_dir():
+        pytest.skip("../shared/corpora/agent_logs is absent")
     return path
 
 

@@ -1,9 +1,11 @@
 """DRAFT-PR-LATE's extractor: one harness run in, ``gated(R)`` and ``score(R, S)`` out.
 
-``score`` is the number of seconds from the run's first timestamped event to the ``tool_result`` line
-of its first successful draft pull request (a Bash call running ``gh pr create … --draft …`` whose
-result is not an error), or to the run's last timestamped event when it opened none. Its span is
-that result line (or that last line); ``gated``'s is the run's first line.
+``score`` is the number of seconds from the run's first timestamp to the ``tool_result`` of its first
+successful draft pull request (a Bash call running ``gh pr create … --draft …`` whose result is not an
+error), or to the run's last timestamp when it opened none. First and last are by time, over **all** of the
+run's files (a Claude Code session's transcript and its subagents', read one after the other, interleave in
+time: the file read last need not end last). Its span is that result's line (or the line of the last
+timestamp); ``gated``'s is the line of the first timestamp.
 
 ``gated(R)`` holds for every harness run: our runs carry no marker of the session gates yet, and
 every run the harness records ran under them. The rule keeps the literal so that a miner copied from
@@ -14,15 +16,19 @@ A miner copied from this one reads the same events: besides ``kind``, ``tool``, 
 ``blind_edit`` reads ``String to replace not found``), ``agent`` names the subagent that made a call
 (None for the main agent), and ``item.events()`` leaves out the relayed lines a subagent's own
 transcript repeats, so a Claude Code session (an item named by its ``sessionId``) shows each call once.
+A miner that measures time takes first and last by timestamp, as ``extract`` below does, never by reading
+order.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import datetime
+from typing import NamedTuple
 
 from ouroboros_gates.miners.corpus import CorpusItem
-from ouroboros_gates.schemas import Fact, HarnessEvent, HarnessKind, Number, Text
+from ouroboros_gates.schemas import Fact, HarnessEvent, HarnessKind, Number, Span, Text
 
 NAME = "draft-pr-late"
 PACKAGE = "ouroboros_gates.miners._template"
@@ -41,29 +47,34 @@ def _opens_draft(event: HarnessEvent) -> bool:
     return event.tool == "Bash" and isinstance(command, str) and DRAFT_PR.search(command) is not None
 
 
+class _Moment(NamedTuple):
+    """When an event happened, and the line that says so."""
+
+    at: datetime
+    span: Span
+
+
 def extract(item: CorpusItem) -> Iterator[Fact]:
     """``gated(R)`` and ``score(R, S)`` for the run; nothing for a run without a timestamp."""
     run = Text(text=item.instance)
-    first: HarnessEvent | None = None
-    last: HarnessEvent | None = None
+    first = last = None
     drafts: set[str] = set()
+    # Successful results that may answer a draft call: a result may be read before its call (hook payloads kept
+    # in separate files), so which ones did is known only at the end. A hook's result carries its own input.
+    answers: list[tuple[str | None, bool, _Moment]] = []
     for event in item.events():
         if event.timestamp is None:
             continue
-        first = first or event
-        last = event
+        moment = _Moment(event.timestamp, event.span)
+        first = moment if first is None or moment.at < first.at else first  # ties: the one read first
+        last = moment if last is None or moment.at >= last.at else last  # ties: the one read last
         if event.kind is HarnessKind.TOOL_CALL and event.tool_use_id and _opens_draft(event):
             drafts.add(event.tool_use_id)
-        elif (
-            event.kind is HarnessKind.TOOL_RESULT
-            and not event.is_error
-            and (
-                event.tool_use_id in drafts or _opens_draft(event)  # a hook's result carries its own input
-            )
-        ):
-            break  # the first draft pull request: no later line can change the score
-    if first is None or last is None or first.timestamp is None or last.timestamp is None:
+        elif event.kind is HarnessKind.TOOL_RESULT and not event.is_error:
+            answers.append((event.tool_use_id, _opens_draft(event), moment))
+    if first is None or last is None:
         return
-    seconds = (last.timestamp - first.timestamp).total_seconds()
+    drafted = [moment for call, opens, moment in answers if opens or call in drafts]
+    end = min(drafted, key=lambda moment: moment.at) if drafted else last
     yield Fact(predicate="gated", args=(run,), span=first.span)
-    yield Fact(predicate="score", args=(run, Number(number=seconds)), span=last.span)
+    yield Fact(predicate="score", args=(run, Number(number=(end.at - first.at).total_seconds())), span=end.span)

@@ -1,13 +1,16 @@
 """``ouro corpus``: look at harness logs without the fleet (no broker, no event log).
 
-    ouro corpus stats PATH… [--json]
+    ouro corpus stats PATH… [--json]        lines, sessions, tool calls and struggles, usage, cost, h_r per run
+    ouro corpus sessions PATH… [--json]     each run's start, end, agent and counts (what labels.tsv needs)
 
 PATH is a harness log file of any format (CSF envelope, stream-json, a Claude Code transcript, hook
-payloads), a run directory, a directory of runs, Claude Code's ``~/.claude/projects`` (or one project
-folder, session file or session folder: one run per session, named by its ``sessionId``, read with its
-subagents), or a quoted glob. Formats are detected per file and per line. Each run's tool calls, errors
-and usage are shown per agent too (``main`` and each subagent). Errors are ``CorpusError``s, which
-``ouro`` prints as one line with exit status 2.
+payloads, a SWE-agent trajectory, OpenHands events), a run directory, a directory of runs, Claude Code's
+``~/.claude/projects`` (or one project folder or session folder: one run per session, named by its
+``sessionId``, read with its subagents; one transcript file: that file alone), or a quoted glob. Formats are
+detected per file and per line. A file holding nothing in a known format is named on stderr with what it
+held and what was expected, and the exit status is then 1 (the rest is still reported). Errors are
+``CorpusError``s, which ``ouro`` prints as one line with exit status 2. Piped, tables are tab-separated lines
+(every value whole); ``--json`` prints the stable document.
 """
 
 from __future__ import annotations
@@ -16,60 +19,95 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ouroboros_gates.harness import TOOL_ERROR_DEFINITION, AgentStats, CorpusStats, RunStats, collect
+from ouroboros_gates.ops.cli._output import Report, console, print_json
 
 __all__ = ["app"]
 
-app = typer.Typer(no_args_is_help=True, help="Read harness logs: CSF envelopes, stream-json, transcripts, hooks.")
-console = Console()
+app = typer.Typer(no_args_is_help=True, help="Read harness logs: Claude Code's, SWE-agent's, OpenHands'.")
+out = console()
+err = console(stderr=True)
 
 _SHOWN_MALFORMED = 20
+Paths = Annotated[
+    list[str], typer.Argument(metavar="PATH...", help="Files, run directories, directories of runs, quoted globs.")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print stable JSON instead of tables.")]
 
 
 @app.callback()
 def corpus() -> None:
-    """Read harness logs: CSF envelopes, stream-json, transcripts, hook payloads (formats detected)."""
-    # A callback keeps ``stats`` a subcommand even while it is the only one.
+    """Read harness logs: CSF envelopes, stream-json, transcripts, hook payloads, SWE-agent, OpenHands."""
+    # A callback keeps each verb a subcommand.
 
 
 @app.command()
-def stats(
-    paths: Annotated[
-        list[str], typer.Argument(metavar="PATH...", help="Files, run directories, directories of runs, quoted globs.")
-    ],
-    as_json: Annotated[bool, typer.Option("--json", help="Print stable JSON instead of tables.")] = False,
-) -> None:
-    """Per run, per agent and in total: lines, malformed lines, sessions, tool calls and errors, usage, cost."""
+def stats(paths: Paths, as_json: AsJson = False) -> None:
+    """Per run, per agent and in total: lines, malformed lines, sessions, tool calls and struggles, usage, cost."""
     found = collect(paths)
     if as_json:
-        print(json.dumps(found.to_json(), indent=2, sort_keys=True))
-        return
-    _print_runs(found)
-    _print_tools(found.total)
-    _print_malformed(found.total)
-    console.print(f"[dim]tool error: {TOOL_ERROR_DEFINITION}.[/]")
+        print_json(json.dumps(found.to_json(), indent=2, sort_keys=True))
+    else:
+        _print_runs(found)
+        _print_tools(found.total)
+        _print_gates(found.total)
+        _print_malformed(found.total)
+        out.print(f"[dim]struggle (tool error): {TOOL_ERROR_DEFINITION}.[/]")
+    _exit_on_unread(found)
+
+
+@app.command()
+def sessions(paths: Paths, as_json: AsJson = False) -> None:
+    """Each run with its first and last timestamp, agent and counts: the instance, start and source of labels.tsv."""
+    found = collect(paths)
+    rows = [_session_row(run) for run in found.runs]
+    if as_json:
+        print_json(json.dumps(rows, indent=2))
+    else:
+        report = Report("Runs", ("run", "start", "end", "seconds", "agent", "tool calls", "tool errors", "path"),
+                        right=("seconds", "tool calls", "tool errors"))  # fmt: skip
+        for row in rows:
+            report.add(*("-" if value is None else value for value in row.values()))
+        report.show(out)
+    _exit_on_unread(found)
+
+
+def _session_row(run: RunStats) -> dict[str, object]:
+    shown = run.to_json()
+    start, end = shown["started_at"], shown["ended_at"]
+    seconds = (run.ended_at - run.started_at).total_seconds() if run.started_at and run.ended_at else None
+    return {
+        "run": run.run, "start": start, "end": end, "seconds": seconds, "agent": run.agent,
+        "tool_calls": sum(run.tool_calls.values()), "tool_errors": sum(run.tool_errors.values()), "path": run.path,
+    }  # fmt: skip
+
+
+def _exit_on_unread(found: CorpusStats) -> None:
+    """Name each file no reader could read on stderr; exit 1 when there is one."""
+    out.file.flush()  # the report first, then what it left out
+    for bad in found.unread:
+        err.print(f"ouro: {bad}", markup=False)
+    if found.unread:
+        raise typer.Exit(1)
 
 
 def _print_runs(found: CorpusStats) -> None:
-    table = Table(title="Harness logs")
     counts = ("lines", "malformed", "sessions", "tool calls", "tool errors")
-    for name in ("run", "format", *counts, "input", "cache write", "cache read", "output", "cost USD"):
-        table.add_column(name, justify="left" if name in ("run", "format") else "right")
+    usage = ("input", "cache write", "cache read", "output", "h_r", "cost USD")
+    report = Report("Harness logs", ("run", "agent", "format", *counts, *usage), right=(*counts, *usage))
     for run in [*found.runs, found.total]:
         if run is found.total:
-            table.add_section()
-        table.add_row(*_row(run))
+            report.section()
+        report.add(*_row(run))
         if len(run.agents) > 1 or run.relays_skipped:
             for name, agent in run.agents.items():
-                table.add_row(*_agent_row(name, agent), style="dim")
-    console.print(table)
+                report.add(*_agent_row(name, agent), style="dim")
+    report.show(out)
     for note in found.total.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        out.print(f"[yellow]note:[/] {note}", highlight=False)
     if found.total.relays_skipped:
-        console.print(
+        out.print(
             f"[dim]{found.total.relays_skipped} relayed subagent event(s) skipped: their own transcripts count them.[/]"
         )
 
@@ -77,8 +115,8 @@ def _print_runs(found: CorpusStats) -> None:
 def _agent_row(name: str, agent: AgentStats) -> tuple[str, ...]:
     usage = agent.usage
     counts = (agent.tool_calls, agent.tool_errors, usage.input_tokens, usage.cache_creation_input_tokens)
-    return (f"  agent {name}", "", "", "", "", *(str(n) for n in counts), str(usage.cache_read_input_tokens),
-            str(usage.output_tokens), "")  # fmt: skip
+    return (f"  agent {name}", "", "", "", "", "", *(str(n) for n in counts), str(usage.cache_read_input_tokens),
+            str(usage.output_tokens), "", "")  # fmt: skip
 
 
 def _row(run: RunStats) -> tuple[str, ...]:
@@ -86,6 +124,7 @@ def _row(run: RunStats) -> tuple[str, ...]:
     cost = "-" if run.cost_usd is None else f"{run.cost_usd:.4f}"
     return (
         run.run,
+        run.agent,
         run.format,
         str(run.lines),
         str(run.malformed_count),
@@ -96,6 +135,7 @@ def _row(run: RunStats) -> tuple[str, ...]:
         str(usage.cache_creation_input_tokens),
         str(usage.cache_read_input_tokens),
         str(usage.output_tokens),
+        "-" if run.cache is None else f"{run.cache:.4f}",
         cost,
     )
 
@@ -103,19 +143,26 @@ def _row(run: RunStats) -> tuple[str, ...]:
 def _print_tools(total: RunStats) -> None:
     if not total.tool_calls and not total.tool_errors:
         return
-    table = Table(title="Tool calls by tool")
-    for name in ("tool", "calls", "errors"):
-        table.add_column(name, justify="left" if name == "tool" else "right")
+    report = Report("Tool calls by tool", ("tool", "calls", "errors"), right=("calls", "errors"))
     for tool in sorted(set(total.tool_calls) | set(total.tool_errors)):
-        table.add_row(tool, str(total.tool_calls.get(tool, 0)), str(total.tool_errors.get(tool, 0)))
-    console.print(table)
+        report.add(tool, total.tool_calls.get(tool, 0), total.tool_errors.get(tool, 0))
+    report.show(out)
+
+
+def _print_gates(total: RunStats) -> None:
+    if not total.tool_errors_by_gate:
+        return
+    report = Report("Struggles a gate's denial accounts for", ("gate", "denied calls"), right=("denied calls",))
+    for gate, denied in total.tool_errors_by_gate.items():
+        report.add(gate, denied)
+    report.show(out)
 
 
 def _print_malformed(total: RunStats) -> None:
     if not total.malformed_count:
         return
-    console.print(f"[yellow]{total.malformed_count} malformed line(s), skipped:[/]")
+    out.print(f"[yellow]{total.malformed_count} malformed line(s), skipped:[/]")
     for bad in total.malformed[:_SHOWN_MALFORMED]:
-        console.print(f"  {bad}", markup=False, highlight=False)
+        out.print(f"  {bad}", markup=False, highlight=False)
     if total.malformed_count > _SHOWN_MALFORMED:
-        console.print(f"  … and {total.malformed_count - _SHOWN_MALFORMED} more (--json lists them)")
+        out.print(f"  … and {total.malformed_count - _SHOWN_MALFORMED} more (--json lists them)")

@@ -1,6 +1,6 @@
 """``ouro hook`` and ``ouro hooks``: Claude Code's hook command, and wiring it into Claude Code and git.
 
-    ouro hooks install [--settings PATH] [--git-dir DIR] [--state DIR]   settings snippet + git pre-push
+    ouro hooks install [--settings PATH] [--git-dir DIR] [--state DIR]   local settings + git pre-push
     ouro hooks refresh [--miner NAME]…                                    recompile <state>/gates.json
     ouro hooks status                                                     the cache, and the server if up
     ouro hooks serve | stop                                               the gate server, by hand
@@ -59,18 +59,40 @@ StateOption = Annotated[Path | None, typer.Option("--state", help="State directo
 
 @hooks_app.command("install")
 def install(
-    settings: Annotated[Path, typer.Option(help="Claude Code settings file.")] = Path(".claude/settings.json"),
+    settings: Annotated[
+        Path | None,
+        typer.Option(help="Claude Code settings file (default: the repository's .claude/settings.local.json)."),
+    ] = None,
     git_dir: Annotated[Path | None, typer.Option(help="Git directory (default: this repository's).")] = None,
     state: StateOption = None,
     refresh_gates: Annotated[bool, typer.Option("--refresh/--no-refresh", help="Compile gates.json now.")] = True,
 ) -> None:
-    """Merge the hook into Claude Code's settings and install the git pre-push hook."""
-    from ouroboros_gates.ops.hooks_install import EVENTS, hook_command, install_pre_push, install_settings
+    """Merge the hook into Claude Code's local settings (kept out of git) and install the git pre-push hook."""
+    from ouroboros_gates.ops.hooks_install import (
+        EVENTS,
+        LOCAL_SETTINGS,
+        SHARED_SETTINGS,
+        hook_command,
+        install_pre_push,
+        install_settings,
+        keep_out_of_git,
+        uninstall_settings,
+    )
+    from ouroboros_gates.schemas.statedir import project_root
 
+    root = Path(project_root())
+    target = settings or root / LOCAL_SETTINGS
     where = _state(state)
     where.mkdir(parents=True, exist_ok=True)
-    install_settings(settings, where)
-    typer.echo(f"hooks for {', '.join(EVENTS)} in {settings}: {hook_command(where)}")
+    ignored = keep_out_of_git(target)  # before anything is written: a tracked file is refused
+    install_settings(target, where)
+    typer.echo(f"hooks for {', '.join(EVENTS)} in {target}: {hook_command(where)}")
+    if ignored:
+        typer.echo(ignored)
+    shared = root / SHARED_SETTINGS
+    if shared.resolve() != target.resolve() and uninstall_settings(shared):
+        typer.echo(f"removed the hook entries an earlier install wrote to {shared} (machine-specific paths)")
+    typer.echo(f"state (recorded payloads, secrets redacted): {where}")
     found = _git_dir(git_dir)
     if found is None:
         typer.echo("no git repository here: pre-push hook not installed (give --git-dir)")

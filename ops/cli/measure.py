@@ -12,21 +12,24 @@ event log is imported by ``measure`` alone.
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ouroboros_gates.ops.cli._common import UsageError, instant
+from ouroboros_gates.ops.cli._output import Report
+from ouroboros_gates.ops.cli._output import console as make_console
 from ouroboros_gates.schemas.errors import ConfigurationError, CorpusError
+
+if TYPE_CHECKING:
+    from ouroboros_gates.workers.measurer.hfleet import HFleet
 
 __all__ = ["measure_app"]
 
 measure_app = typer.Typer(help="Measure the loop's series (and h_fleet from run files).")
-console = Console()
+console = make_console()
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -43,31 +46,28 @@ def _cell(value: float | None) -> str:
     return "-" if value is None else f"{value:.6g}"
 
 
-def _series_table(snapshot: dict[str, Any]) -> Table:
-    table = Table(title=f"Ouroboros series as of {snapshot['generated_at']} ({snapshot['timezone']})")
-    table.add_column("series", no_wrap=True)
-    table.add_column("day / week / at", no_wrap=True)
-    table.add_column("value", justify="right", no_wrap=True)
-    table.add_column("95% interval", justify="right")
-    table.add_column("labels / reason")
+def _series_table(snapshot: dict[str, Any]) -> Report:
+    table = Report(f"Ouroboros series as of {snapshot['generated_at']} ({snapshot['timezone']})",
+                   ("series", "day / week / at", "value", "95% interval", "labels / reason"),
+                   right=("value", "95% interval"))  # fmt: skip
     for series, points in snapshot["series"].items():
         for point in points:
             labels = point["labels"]
             when = labels.get("day") or labels.get("week") or point["at"][:16]
             interval = "" if point["low"] is None else f"[{_cell(point['low'])}, {_cell(point['high'])}]"
             note = point["reason"] or ", ".join(f"{k}={v}" for k, v in labels.items() if k not in _QUIET)
-            table.add_row(series.removeprefix("ouroboros."), when, _cell(point["value"]), interval, note)
+            table.add(series.removeprefix("ouroboros."), when, _cell(point["value"]), interval, note)
     return table
 
 
-def _offender_table(offenders: list[dict[str, Any]], floor: float) -> Table:
-    table = Table(title=f"Runs below the h floor {floor} ({len(offenders)}), lowest first")
-    for name in ("rank", "run", "h_r", "cache read", "prompt tokens"):
-        table.add_column(name, justify="left" if name == "run" else "right")
+def _offender_table(offenders: list[dict[str, Any]], floor: float) -> Report:
+    report = Report(f"Runs below the h floor {floor} ({len(offenders)}), lowest first",
+                    ("rank", "run", "h_r", "cache read", "prompt tokens"),
+                    right=("rank", "h_r", "cache read", "prompt tokens"))  # fmt: skip
     for row in offenders:
-        table.add_row(str(row["rank"]), row["run"], f"{row['h_r']:.4f}", f"{row['cache_read']:,.0f}",
-                      f"{row['prompt_tokens']:,.0f}")  # fmt: skip
-    return table
+        report.add(row["rank"], row["run"], f"{row['h_r']:.4f}", f"{row['cache_read']:.0f}",
+                   f"{row['prompt_tokens']:.0f}")  # fmt: skip
+    return report
 
 
 @measure_app.callback(invoke_without_command=True)
@@ -93,10 +93,10 @@ def measure(
     if as_json:
         sys.stdout.write(orjson.dumps(snapshot, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n")
         return
-    console.print(_series_table(snapshot))
+    _series_table(snapshot).show(console)
     h = snapshot["h_fleet"]
     if h["offenders"]:
-        console.print(_offender_table(h["offenders"], h["floor"]))
+        _offender_table(h["offenders"], h["floor"]).show(console)
     miners = snapshot["accepted_miners"]
     console.print("accepted miners: " + ", ".join(f"{scope} {item['count']}" for scope, item in miners.items()))
     console.print(f"snapshot {'written to' if wrote else 'NOT written (a later one exists):'} {path}")
@@ -124,6 +124,7 @@ def h_fleet(
     unknown = [arg for arg in paths if arg.startswith("-")]
     if unknown:
         raise UsageError(f"{unknown[0]}: no such option (h-fleet takes --json and PATH...)")
+    from ouroboros_gates.harness.detect import EXPECTED
     from ouroboros_gates.harness.paths import expand
     from ouroboros_gates.workers.measurer.hfleet import FLOOR, offenders, read_h_fleet_runs
 
@@ -138,10 +139,25 @@ def h_fleet(
     if result.malformed:
         print(f"ouro: skipped {result.malformed} malformed line(s)", file=sys.stderr)
     if as_json:
-        doc = {"h_fleet": result.value, "floor": FLOOR, "runs": len(result.runs), "lines": result.lines,
-               "results": result.results, "malformed": result.malformed, "offenders": ranked}  # fmt: skip
-        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return
-    shown = "- (no prompt tokens)" if result.value is None else repr(result.value)
-    console.print(f"h_fleet {shown} over {len(result.runs)} run(s), {result.results} result(s)")
-    console.print(_offender_table(ranked, FLOOR))
+        sys.stdout.write(orjson.dumps(_h_fleet_json(result, ranked), option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        shown = "- (no prompt tokens)" if result.value is None else repr(result.value)
+        console.print(f"h_fleet {shown} over {len(result.runs)} run(s), {result.results} result(s)")
+        _offender_table(ranked, FLOOR).show(console)
+        for note in result.notes:
+            console.print(f"note: {note}", markup=False)
+    sys.stdout.flush()
+    for file in result.unread:
+        print(f"ouro: {file}: not read: no object in a known format; expected {EXPECTED}", file=sys.stderr)
+    if result.unread:
+        raise typer.Exit(1)
+
+
+def _h_fleet_json(result: HFleet, ranked: list[dict[str, Any]]) -> dict[str, Any]:
+    from ouroboros_gates.workers.measurer.hfleet import FLOOR
+
+    per_run = [{"run": r.run, "h_r": r.h, "cache_read": r.cache_read, "prompt_tokens": r.prompt_tokens}
+               for r in result.runs]  # fmt: skip
+    return {"h_fleet": result.value, "floor": FLOOR, "runs": len(result.runs), "lines": result.lines,
+            "results": result.results, "malformed": result.malformed, "offenders": ranked, "per_run": per_run,
+            "notes": list(result.notes), "unread": list(result.unread)}  # fmt: skip

@@ -1,17 +1,21 @@
 """``ouro miner`` and ``ouro datalog``: the miner contract from the command line (no broker, no log).
 
-    ouro miner list                                   every discovered miner: scope, verdicts, gate, origin
+    ouro miner list [--json]                          every discovered miner: scope, verdicts, gate, origin
     ouro miner new NAME [--dir DIR]                   a new miner folder copied from _template, in DIR, else
                                                       the first OURO_MINERS_PATH folder, else miners/
-    ouro miner test NAME [--write] [--runs ITEM…]     the miner test (exit 1 when a check fails); --runs: the
+    ouro miner test NAME [--write] [--json] [--runs ITEM…]
+                                                      the miner test (exit 1 when a check fails); --runs: the
                                                       real runs a rule mutant must not change to be equivalent
+    ouro miner NAME test [--write] [--json] [--runs ITEM…]   the same
     ouro miner NAME facts ITEM…                       extracted facts, JSON lines
-    ouro miner NAME findings [--knee K] ITEM…         findings with proofs, JSON lines
+    ouro miner NAME findings [--knee K] ITEM…         findings with proofs, JSON lines; without --knee a knee
+                                                      miner uses the κ* its backtest fits on its fixtures
     ouro miner NAME backtest [--json] LABELS ITEM…    the walk-forward backtest block (or record)
     ouro miner NAME backtest ledger [--as-of T] [ITEM…]
                                                       the same on the labels (and, with no ITEM, the runs)
                                                       the event log had recorded by T
-    ouro miner NAME mutate [--json] LABELS ITEM…      the mutation block (or report)
+    ouro miner NAME mutate [--json] LABELS ITEM…      the mutation block (or report); a rule mutant is
+                                                      equivalent only if no ITEM's verdicts change
     ouro miner NAME scope                             generic | tenant
     ouro datalog check RULES                          a summary, or file:line:col: message (exit 2)
     ouro datalog run RULES FACTS… [--trees]           derived atoms with their proofs' last steps (whole
@@ -28,6 +32,7 @@ mutation gate fails.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -35,31 +40,47 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from ouroboros_gates.ops.cli._miner_support import (
+    fail,
+    from_ledger,
+    knee_of,
+    miner_test_cmd,
+    report_malformed,
+    runs_given,
+)
+
 if TYPE_CHECKING:
-    from ouroboros_gates.miners import CorpusItem, Labels, Rules
+    from ouroboros_gates.miners import Miner, Rules
     from ouroboros_gates.miners.datalog import InputFact
 
 __all__ = ["datalog_app", "miner_app"]
 
 Items = Annotated[list[str], typer.Argument(metavar="ITEM...", help="Run files, run directories or quoted globs.")]
+WriteOption = Annotated[bool, typer.Option("--write", help="Regenerate backtest.md, mutation.md, README block.")]
+RunsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--runs",
+        metavar="ITEM…",
+        help="The miner's corpus (several values, or repeated): a rule mutant that changes a verdict on one is "
+        "not equivalent.",
+    ),
+]
+MoreRuns = Annotated[list[str] | None, typer.Argument(metavar="", hidden=True, show_default=False)]
 LabelsArg = Annotated[Path, typer.Argument(metavar="LABELS", help="A labels.tsv file.")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the record as JSON instead of the markdown block.")]
+JsonReport = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
-def _report_malformed(items: list[CorpusItem]) -> None:
-    """The lines the readers skipped (file:line: why), and what a run's layout lacks, on stderr."""
-    for item in items:
-        for note in item.notes:
-            print(f"note: {note}", file=sys.stderr)
-        for bad in item.malformed:
-            print(f"{bad}", file=sys.stderr)
+def _test_verb(verbs: typer.Typer, miner: Miner) -> None:
+    """``ouro miner NAME test``: the miner test, as ``ouro miner test NAME``."""
 
-
-def _fail(rows: list[str]) -> None:
-    """The failing rows of a report on stderr, and exit status 1."""
-    for row in rows:
-        print(row, file=sys.stderr)
-    raise SystemExit(1)
+    @verbs.command("test")
+    def test_verb(
+        write: WriteOption = False, as_json: JsonReport = False, runs: RunsOption = None, more: MoreRuns = None
+    ) -> None:
+        """The miner test (as `ouro miner test NAME`)."""
+        miner_test_cmd(miner, write, as_json, runs_given(runs, more))
 
 
 def _verbs(name: str) -> TyperGroup:
@@ -78,20 +99,23 @@ def _verbs(name: str) -> TyperGroup:
         for facts_of in extract_facts(miner, found).facts.values():
             for fact in facts_of:
                 print(compact_json(fact))
-        _report_malformed(found)
+        report_malformed(found, exit_on_unread=True)
 
     @verbs.command()
     def findings(
-        items: Items, knee: Annotated[float | None, typer.Option(help="The knee K (none: empty knee relation).")] = None
+        items: Items,
+        knee: Annotated[
+            float | None, typer.Option(help="The knee K (default: the one the miner's backtest fits on its fixtures).")
+        ] = None,
     ) -> None:
         """Print the findings at knee K, one JSON line each, with the facts of their proofs."""
         from ouroboros_gates.miners import compact_json, corpus_items, extract_facts, find
 
         found = corpus_items(items)
-        value = None if knee is None else (int(knee) if knee.is_integer() else knee)
+        value = knee_of(miner) if knee is None else (int(knee) if knee.is_integer() else knee)
         for finding in find(miner, miner.rules(), extract_facts(miner, found), value):
             print(compact_json(finding))
-        _report_malformed(found)
+        report_malformed(found, exit_on_unread=True)
 
     @verbs.command("backtest")
     def backtest_cmd(
@@ -117,7 +141,7 @@ def _verbs(name: str) -> TyperGroup:
         )
 
         if labels == "ledger":
-            judged, found = _from_ledger(miner.name, items, as_of)
+            judged, found = from_ledger(miner.name, items, as_of)
         elif as_of is not None or not items:
             raise MinerUsageError("--as-of and an empty ITEM list go with LABELS = ledger; a labels file needs ITEM…")
         else:
@@ -125,10 +149,10 @@ def _verbs(name: str) -> TyperGroup:
         extracted = extract_facts(miner, found)
         result = backtest(miner.name, miner.rules(), miner.verdicts, judged, extracted, blocks)
         print(compact_json(result.record()) if as_json else result.markdown(), end="\n" if as_json else "")
-        _report_malformed(found)
+        report_malformed(found)
         if not result.missed_nothing:
             failing = [(name, value) for name, value in result.rows() if name == "Backtest FN" or "kappa" in name]
-            _fail([f"| {name} | {value} |" for name, value in failing])
+            fail([f"| {name} | {value} |" for name, value in failing])
 
     @verbs.command("mutate")
     def mutate_cmd(labels: LabelsArg, items: Items, as_json: AsJson = False) -> None:
@@ -137,35 +161,23 @@ def _verbs(name: str) -> TyperGroup:
 
         found = corpus_items(items)
         extracted = extract_facts(miner, found)
-        result = mutate(miner.name, miner.rules().program, miner.verdicts, read_labels(labels), extracted)
+        # The runs given are the corpus a rule mutant must leave unchanged to be equivalent.
+        result = mutate(miner.name, miner.rules().program, miner.verdicts, read_labels(labels), extracted, extracted)
         print(compact_json(result.report) if as_json else result.markdown(), end="\n" if as_json else "")
-        _report_malformed(found)
+        report_malformed(found)
         if not result.holds:
-            _fail([f"| Mutation gate | fails: {'; '.join(result.rejections())} |"])
+            fail([f"| Mutation gate | fails: {'; '.join(result.rejections())} |"])
 
     @verbs.command()
     def scope() -> None:
         """Print the miner's scope: generic or tenant."""
         print(miner.scope.value)
 
+    _test_verb(verbs, miner)
     command = typer.main.get_command(verbs)
     assert isinstance(command, TyperGroup)  # several commands make a group
     command.name = name
     return command
-
-
-def _from_ledger(miner: str, items: list[str] | None, as_of: str | None) -> tuple[Labels, list[CorpusItem]]:
-    """The labels the event log held for ``miner`` by ``as_of``, and the runs named (or recorded by then)."""
-    from ouroboros_gates.events import open_store
-    from ouroboros_gates.ops.backtests import ledger_labels
-    from ouroboros_gates.ops.cli._common import instant
-    from ouroboros_gates.schemas.settings import load_settings
-
-    moment = None if as_of is None else instant(as_of)
-    judged = ledger_labels(open_store(load_settings().event_log_url), miner, moment, items)
-    for note in judged.left_out:
-        print(note, file=sys.stderr)
-    return judged.labels, judged.items
 
 
 class _MinerGroup(TyperGroup):
@@ -183,16 +195,21 @@ miner_app = typer.Typer(
 
 
 @miner_app.command("list")
-def list_cmd() -> None:
+def list_cmd(as_json: JsonReport = False) -> None:
     """Every discovered miner: name, folder, scope, verdicts, gate, severity and where it came from."""
     from ouroboros_gates.miners import discover
 
     miners, broken = discover()
-    print("\t".join(("NAME", "FOLDER", "SCOPE", "VERDICTS", "GATE", "SEVERITY", "ORIGIN")))
-    for miner in miners.values():
-        verdicts = ",".join(miner.verdicts)
-        row = (miner.name, miner.folder.name, miner.scope.value, verdicts, miner.gate, miner.severity.value)
-        print("\t".join((*row, f"{miner.origin} {miner.folder}")))
+    rows = [{"name": miner.name, "folder": miner.folder.name, "scope": miner.scope.value,
+             "verdicts": list(miner.verdicts), "gate": miner.gate, "severity": miner.severity.value,
+             "origin": miner.origin, "path": str(miner.folder)} for miner in miners.values()]  # fmt: skip
+    if as_json:
+        print(json.dumps({"miners": rows, "broken": {str(k): v for k, v in broken.items()}}, indent=2))
+    else:
+        print("\t".join(("NAME", "FOLDER", "SCOPE", "VERDICTS", "GATE", "SEVERITY", "ORIGIN")))
+        for row in rows:
+            cells = (row["name"], row["folder"], row["scope"], ",".join(row["verdicts"]), row["gate"], row["severity"])
+            print("\t".join((*map(str, cells), f"{row['origin']} {row['path']}")))
     for folder, error in broken.items():
         print(f"broken\t{folder.name}\t{error}", file=sys.stderr)
 
@@ -218,24 +235,15 @@ def new_cmd(
 @miner_app.command("test")
 def test_cmd(
     name: Annotated[str, typer.Argument(help="A miner's NAME or folder.")],
-    write: Annotated[bool, typer.Option("--write", help="Regenerate backtest.md, mutation.md, README block.")] = False,
-    runs: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--runs",
-            metavar="ITEM",
-            help="The miner's corpus (repeatable): a rule mutant that changes a verdict on one is not equivalent.",
-        ),
-    ] = None,
+    write: WriteOption = False,
+    as_json: JsonReport = False,
+    runs: RunsOption = None,
+    more: MoreRuns = None,
 ) -> None:
     """The miner test: check_rules, fixtures vs labels at κ*, FN = 0, knee binds, mutation gate, files current."""
-    from ouroboros_gates.miners import find_miner, miner_test
+    from ouroboros_gates.miners import find_miner
 
-    report = miner_test(find_miner(name), write=write, runs=runs or ())
-    for line in report.lines():
-        print(line)
-    if not report.passed:
-        raise SystemExit(1)
+    miner_test_cmd(find_miner(name), write, as_json, runs_given(runs, more))
 
 
 datalog_app = typer.Typer(no_args_is_help=True, help="The Datalog engine: check a rules file, run it over facts.")

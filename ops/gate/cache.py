@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ouroboros_gates.ops.gate.paths import GATES_FILE, gates_path
+from ouroboros_gates.ops.gate.paths import GATES_FILE, gates_path, state_dir
 
 __all__ = [
     "DIGESTED",
@@ -155,9 +155,8 @@ def compile_gates(state: Path | str, only: Iterable[str] = (), tenant: str | Non
 def main(argv: list[str] | None = None) -> int:
     """``python -m ops.gate.cache --state DIR``: recompile the cache (what the gate server starts)."""
     args = sys.argv[1:] if argv is None else argv
-    given = args[args.index("--state") + 1] if "--state" in args else os.environ.get("OURO_STATE", ".ouroboros")
-    state = Path(given)
-    compiled = compile_gates(state.absolute())
+    state = Path(state_dir(args[args.index("--state") + 1] if "--state" in args else None))
+    compiled = compile_gates(state)
     print(f"{len(compiled.gates)} gate(s) written to {state / GATES_FILE}")
     return 0
 

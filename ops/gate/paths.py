@@ -5,11 +5,12 @@
     <state>/gates.json               the compiled gate cache (``ouro hooks refresh``)
     <state>/gate.pid, gate.lock, gate.log   the gate server's pid, its single-instance lock, its log
 
-Sessions live in their own folder, so no session id can name one of the state's own files (a session
-``gates.json`` or ``events.sqlite`` is ``runs/gates.json``, not the gate cache or the event log). A session
-recorded by an earlier version at ``<state>/<session>/events.jsonl`` goes on there, so one run is never
-split in two. The gate server's socket is not here: ``ops.gate.sockdir`` keeps it in a folder only the user
-can enter.
+The state directory is the one given (``--state``, ``OURO_STATE``), else the project's own folder in the user's
+state directory (``schemas.statedir``), never the user's repository. Sessions live in their own folder, so no
+session id can name one of the state's own files (a session ``gates.json`` or ``events.sqlite`` is
+``runs/gates.json``, not the gate cache or the event log). A session recorded by an earlier version at
+``<state>/<session>/events.jsonl`` goes on there, so one run is never split in two. The gate server's socket
+is not here: ``ops.gate.sockdir`` keeps it in a folder only the user can enter.
 
 The hook imports this module in a fresh process on every tool call: it uses ``os.path`` strings and
 imports nothing beyond what the interpreter has loaded at start-up (``pathlib`` alone would cost a
@@ -49,10 +50,17 @@ _NOT_IN_RUN_ID = re.compile(r"[^A-Za-z0-9_.:-]+")
 
 
 def state_dir(given: str | None = None) -> str:
-    """The state directory: ``given``, else ``$OURO_STATE``, else ``.ouroboros``; absolute, created."""
-    path = os.path.abspath(os.path.expanduser(given or os.environ.get("OURO_STATE") or ".ouroboros"))
-    os.makedirs(path, exist_ok=True)
-    return path
+    """The state directory: ``given``, else ``$OURO_STATE``, else the project's folder in the user's state
+    directory (``schemas.statedir``: never inside the repository); absolute, created (git-ignored when it is
+    made inside a checkout)."""
+    chosen = given or os.environ.get("OURO_STATE")
+    if chosen:
+        path = os.path.abspath(os.path.expanduser(chosen))
+        if os.path.isdir(path):  # the hook's every call: one stat, nothing imported
+            return path
+    from ouroboros_gates.schemas.statedir import default_state_dir, make_state_dir
+
+    return make_state_dir(path if chosen else default_state_dir())
 
 
 def session_name(session_id: object) -> str:

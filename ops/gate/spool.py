@@ -7,7 +7,8 @@ flush renames that file to ``draining-<ns>-<pid>.jsonl`` (under its lock, so a h
 it writes to the next file), publishes one ``IngestRun`` per run named in every draining file (its
 message id follows the run's content, so a repeat is recognised by the fleet), and deletes the files
 only when every publish went through. When the broker is down nothing is lost: the files stay and
-the next flush publishes them.
+the next flush publishes them. Every run is queued into the state it was recorded in: the embedded broker
+and event log of ``<state>`` (``--state`` as the hook was given it), never those of the working directory.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ouroboros_gates.ops.gate.paths import SPOOL_DIR, spool_path
 
 if TYPE_CHECKING:
     from ouroboros_gates.schemas import IngestRun
+    from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["FlushReport", "flush"]
 
@@ -80,8 +82,9 @@ def flush(state: Path, publish: Callable[[IngestRun], None] | None = None) -> Fl
         files = sorted(spool.glob("draining-*.jsonl"))
         runs, lines = _runs(files)
         present = [path for path in runs.values() if path.is_file()]
-        messages = ingest_messages(present, load_settings())
-        send = publish or _publisher()
+        settings = load_settings(state=state)
+        messages = ingest_messages(present, settings)
+        send = publish or _publisher(settings)
         published: list[str] = []
         for message in messages:
             try:
@@ -94,7 +97,9 @@ def flush(state: Path, publish: Callable[[IngestRun], None] | None = None) -> Fl
         return FlushReport(tuple(published), 0)
 
 
-def _publisher() -> Callable[[IngestRun], None]:
-    from ouroboros_gates.workers import publish
+def _publisher(settings: Settings) -> Callable[[IngestRun], None]:
+    """Publishing on the broker of ``settings`` (the state's own), not the process's default app."""
+    from ouroboros_gates.workers import build_app, publish
 
-    return publish
+    via = build_app(settings, include=False)
+    return lambda message: publish(message, via=via)

@@ -20,15 +20,6 @@ def fixtures() -> Path:
     return FIXTURES
 
 
-@pytest.fixture
-def agent_logs(shared_corpora: Path) -> Path:
-    """The real captures in ../shared/corpora/agent_logs (skips where the folder is absent)."""
-    path = shared_corpora / "agent_logs"
-    if not path.is_dir():
-        pytest.skip("../shared/corpora/agent_logs is absent")
-    return path
-
-
 Jq = Callable[..., list[Any]]
 
 

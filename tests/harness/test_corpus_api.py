@@ -16,18 +16,20 @@ PACKAGE = Path(corpus.__file__).resolve().parent
 def test_public_surface_is_pinned_and_sorted() -> None:
     assert corpus.__all__ == sorted(corpus.__all__, key=lambda name: (not name.isupper(), name))
     assert set(corpus.__all__) == {
-        "MAIN_AGENT", "TOOL_ERROR_DEFINITION", "AgentStats", "CorpusStats", "CostFold", "Format", "Layout",
-        "Malformed", "Reader", "RunFiles", "RunStats", "SessionCosts", "ToolUse", "call_key", "classify", "collect",
-        "detect_format", "expand", "fold_cumulative", "is_tool_error", "iter_events", "pair_tool_uses", "read",
-        "run_at", "run_files", "run_name", "summarise",
+        "CACHE_UNREPORTED", "MAIN_AGENT", "TOOL_ERROR_DEFINITION", "AgentStats", "CorpusStats", "CostFold",
+        "Format", "Layout", "Malformed", "Reader", "RunFiles", "RunStats", "SessionCosts", "ToolUse", "Unread",
+        "cache_ratio", "call_key", "classify", "collect", "denied_by", "detect_format", "expand", "fold_cumulative",
+        "format_of", "has_result_lines", "is_tool_error", "iter_events", "pair_tool_uses", "read", "run_at",
+        "run_files", "run_name", "summarise",
     }  # fmt: skip
     assert all(hasattr(corpus, name) for name in corpus.__all__)
 
 
 def test_modules_are_pure_small_and_documented() -> None:
     # The package's own imports: the contract and the standard library, never the event log.
-    allowed = {"__future__", "collections", "dataclasses", "datetime", "enum", "functools", "glob", "itertools",
-               "pathlib", "re", "typing", "orjson", "pydantic", "schemas", "harness"}  # fmt: skip
+    allowed = {"__future__", "bisect", "collections", "dataclasses", "datetime", "enum", "functools", "glob",
+               "itertools", "json", "os", "pathlib", "re", "typing", "orjson", "pydantic", "schemas",
+               "harness"}  # fmt: skip
     for module in PACKAGE.glob("*.py"):
         text = module.read_text()
         tree = ast.parse(text)

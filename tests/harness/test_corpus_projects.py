@@ -73,11 +73,18 @@ def test_a_real_session_counts_each_call_and_token_once_by_agent(project: Path) 
 
 
 def test_every_way_of_naming_the_session_is_the_same_run(project: Path) -> None:
-    named = [project.parent, project, project / f"{SESSION}.jsonl", project / SESSION, project / SESSION / "subagents"]
+    named = [project.parent, project, project / SESSION, project / SESSION / "subagents"]
     for path in named:
         [run] = expand([path])
-        assert (run.name, len(run.files)) == (SESSION, 3), path
-    assert read(project / SESSION).files == read(project / f"{SESSION}.jsonl").files
+        assert (run.name, len(run.files), run.path) == (SESSION, 3, project / SESSION), path
+    assert read(project / SESSION).files == expand([project])[0].files
+    # Naming the transcript file reads that file: a note says what else its session holds.
+    [alone] = expand([project / f"{SESSION}.jsonl"])
+    assert (alone.name, alone.files) == (SESSION, (project / f"{SESSION}.jsonl",))
+    assert alone.notes == (
+        f"{project / SESSION}.jsonl: read alone; its session {SESSION} has 2 other file(s) (subagents, resumed "
+        f"parts), read when the session's folder {project / SESSION} or its project folder is named",
+    )
 
 
 def test_a_session_folder_without_its_main_transcript_is_a_run_with_a_note(project: Path, tmp_path: Path) -> None:
@@ -99,7 +106,7 @@ def test_a_main_transcript_alone_counts_its_relays_as_the_subagents_only_record(
 
 
 def test_events_carry_relay_and_result_text(project: Path) -> None:
-    reader = read(project / f"{SESSION}.jsonl")
+    reader = read(project / SESSION)
     events = list(reader)
     relayed = [e for e in events if e.relay]
     assert relayed and {e.agent for e in relayed} == {"aac57f5"} and all(reader.repeats(e) for e in relayed)
@@ -131,11 +138,12 @@ def test_stats_print_each_session_and_its_agents(project: Path) -> None:
 
     from ouroboros_gates.ops.cli.corpus import app
 
-    table = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["stats", str(project)])
+    table = CliRunner().invoke(app, ["stats", str(project)])  # not a terminal: tab-separated, every value whole
     assert table.exit_code == 0, table.output
-    rows = {line.split("│")[1].strip(): line for line in table.stdout.splitlines() if line.startswith("│")}
+    rows = {line.split("\t")[0].strip(): line.split("\t") for line in table.stdout.splitlines() if "\t" in line}
     assert {SESSION, "agent main", "agent aac57f5", "agent acompact-946d2b", "total"} <= set(rows)
-    assert [cell.strip() for cell in rows["agent main"].split("│")[6:8]] == ["242", "12"]
+    header = rows["run"]
+    assert [rows["agent main"][header.index(name)] for name in ("tool calls", "tool errors")] == ["242", "12"]
     assert "49 relayed subagent event(s) skipped" in table.stdout
     document = json.loads(CliRunner().invoke(app, ["stats", "--json", str(project)]).stdout)
     [run] = document["runs"]
@@ -160,8 +168,10 @@ def test_transcripts_of_one_session_are_one_run_and_repeated_lines_count_once(tm
     assert {name: (run.files, sum(run.tool_calls.values()), run.usage.input_tokens) for name, run in runs.items()} == {
         "s1": (2, 2, 10), "s2": (1, 1, 5),
     }  # fmt: skip
-    # Naming either file names the whole session, and the run reads back from the path it gives.
-    [named] = expand([project / "resumed.jsonl"])
-    assert (named.name, named.files, named.path) == ("s1", (project / "first.jsonl", project / "resumed.jsonl"),
-                                                     project / "first.jsonl")  # fmt: skip
+    # The folder's session reads back from the path it gives (<project>/<sessionId>: it has no folder of its own).
+    named = next(run for run in expand([project]) if run.name == "s1")
+    assert (named.files, named.path) == ((project / "first.jsonl", project / "resumed.jsonl"), project / "s1")
     assert read(named.path).files == named.files
+    # Naming one file reads that file, with a note.
+    [alone] = expand([project / "resumed.jsonl"])
+    assert (alone.name, alone.files) == ("s1", (project / "resumed.jsonl",)) and "read alone" in alone.notes[0]

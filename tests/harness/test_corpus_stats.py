@@ -7,14 +7,19 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from ouroboros_gates.harness import TOOL_ERROR_DEFINITION, collect, expand
+from ouroboros_gates.harness import TOOL_ERROR_DEFINITION, collect, expand, read
 from ouroboros_gates.ops.cli.corpus import app
+from ouroboros_gates.schemas import HarnessKind
 from ouroboros_gates.schemas.errors import CorpusError
+
+Jq = Callable[..., list[Any]]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,7 +82,8 @@ def test_json_is_stable_and_complete(fixtures: Path) -> None:
     assert set(total) == {
         "run", "path", "files", "format", "formats", "lines", "malformed", "malformed_lines", "sessions",
         "tool_calls", "tool_calls_by_tool", "subagent_tool_calls", "tool_errors", "tool_errors_by_tool",
-        "usage", "cost_usd", "turns", "agents", "relays_skipped", "notes",
+        "usage", "cost_usd", "turns", "agents", "relays_skipped", "notes", "agent", "tool_errors_by_gate", "h_r",
+        "started_at", "ended_at", "unread",
     }  # fmt: skip
     assert total["malformed"] == 5 and total["files"] == 10
     where = {(Path(m["file"]).name, m["line"]) for m in total["malformed_lines"]}
@@ -104,7 +110,7 @@ def test_table_shows_runs_total_tools_and_malformed_lines(fixtures: Path) -> Non
     assert "envelope_run" in out and "hooks_session" in out and "total" in out
     assert "Tool calls by tool" in out
     assert "events.jsonl:8: not UTF-8 (byte 0xe9 at column 76)" in out
-    assert "tool error:" in out
+    assert "struggle (tool error):" in out
 
 
 def test_ouro_corpus_stats_is_registered_and_errors_are_one_line(fixtures: Path, tmp_path: Path) -> None:
@@ -120,6 +126,27 @@ def test_ouro_corpus_stats_is_registered_and_errors_are_one_line(fixtures: Path,
     assert bad.stderr.strip() == f"ouro: error: {tmp_path / 'missing'}: no such file or directory"
 
 
+def test_piped_output_is_never_cut_or_wrapped(tmp_path: Path) -> None:
+    # What an agent's Bash tool sees: a pipe, an 80-column default, a run name longer than any table could show.
+    run = tmp_path / ("a-run-whose-name-is-much-longer-than-eighty-columns-" + "x" * 60)
+    run.mkdir()
+    line = {"type": "result", "session_id": "s", "total_cost_usd": 0.123456,
+            "usage": {"input_tokens": 1234567890, "cache_read_input_tokens": 9876543210}}  # fmt: skip
+    (run / "events.jsonl").write_text(json.dumps(line) + "\n")
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "TERM")}
+    ouro = Path(sys.executable).with_name("ouro")
+    for argv in (["corpus", "stats", str(run)], ["corpus", "sessions", str(run)], ["measure", "h-fleet", str(run)]):
+        piped = subprocess.run([str(ouro), *argv], env=env, capture_output=True, text=True, timeout=120, check=False)
+        assert piped.returncode == 0, piped.stderr
+        assert "…" not in piped.stdout and "─" not in piped.stdout and "│" not in piped.stdout, piped.stdout
+        rows = [row.split("\t") for row in piped.stdout.splitlines() if "\t" in row]
+        assert any(run.name in row for row in rows), piped.stdout
+    stats = subprocess.run([str(ouro), "corpus", "stats", str(run)], env=env, capture_output=True, text=True,
+                           timeout=120, check=False).stdout  # fmt: skip
+    [row] = [row.split("\t") for row in stats.splitlines() if row.startswith(run.name)]
+    assert row[8] == "1234567890" and row[10] == "9876543210" and row[-1] == "0.1235"
+
+
 TRANSCRIPTS = {
     "short": "55604662-cf2a-4331-851a-ec234028f8ca",
     "tool_heavy": "d6e0bada-1959-4eec-a9d2-0bfade768d8f",
@@ -128,19 +155,70 @@ TRANSCRIPTS = {
 MAROT = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 
 
+SWE_AGENT = {  # the trajectories' steps, failed steps and instance_cost, as jq counts them in the test below
+    "demo__ctf__crypto__BabyEncryption": (16, 5, 0.0),
+    "demo__function_calling_simple": (5, 0, None),
+    "demo__replay__marshmallow-code__marshmallow-1867__function_calling_replace__install-1__marshmallow-code__"
+    "marshmallow-1867": (11, 1, 0.0),
+    "gpt4__swe-agent-test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1__6e44b9__sweagenttestrepo-1c2844":
+    (5, 0, 0.01952),
+    "gpt4__swe-agent__test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1__swe-agent__test-repo-i1":
+    (5, 0, 0.53839),
+    "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1__pydicom__pydicom-1458":
+    (12, 4, 1.26719),
+}  # fmt: skip
+UNREAD = {  # files of the captures that are no harness log: fragments of one message, SWE-agent's predictions
+    "permission_denial.json", "tool_result_block.json", "usage_stats.json",
+    "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1__all_preds.jsonl",
+}  # fmt: skip
+
+
 def test_real_captures_in_one_go(agent_logs: Path) -> None:
-    found = _stats_json(str(agent_logs))
-    runs = {run["run"]: run for run in found["runs"]}  # type: ignore[union-attr, index]
+    result = CliRunner().invoke(app, ["stats", str(agent_logs), "--json"])
+    assert result.exit_code == 1, result.output  # some input was not read: named below, the rest reported
+    found = json.loads(result.stdout)
+    runs = {run["run"]: run for run in found["runs"]}
     assert set(runs) == {
         "chrisbarrett_deno-claude-code-hook", "ranaroussi_quantstats", "charlieyou_claude-agent-sdk-gleam",
-        "golden", *TRANSCRIPTS.values(), MAROT,
+        "golden", *TRANSCRIPTS.values(), MAROT, *SWE_AGENT, "swe_agent_traj",
     }  # fmt: skip
     transcripts = [runs[session] for session in TRANSCRIPTS.values()]
     assert {run["format"] for run in transcripts} == {"transcript"}
     assert [(run["tool_calls"], run["tool_errors"]) for run in transcripts] == [(2, 2), (6, 0), (25, 3)]
     assert runs["ranaroussi_quantstats"]["tool_calls"] == 20 and runs["ranaroussi_quantstats"]["format"] == "hook"
     assert runs["golden"]["cost_usd"] == 0.1354875
-    assert found["total"]["malformed"] == 0  # type: ignore[index]
+    assert {name: (runs[name]["tool_calls"], runs[name]["tool_errors"], runs[name]["cost_usd"]) for name in SWE_AGENT} \
+        == SWE_AGENT  # fmt: skip
+    assert {runs[name]["agent"] for name in SWE_AGENT} == {"swe-agent"}
+    assert found["total"]["malformed"] == 0
+    assert {Path(bad["file"]).name for bad in found["total"]["unread"]} == UNREAD
+    assert runs["swe_agent_traj"]["files"] == 1 and runs["swe_agent_traj"]["unread"]
+    for name in UNREAD:
+        assert f"{name}: not read: no object in a known format" in result.stderr
+
+
+def test_swe_agent_counts_equal_an_independent_count(agent_logs: Path, jq: Jq) -> None:
+    # jq reads each trajectory as SWE-agent writes it: a step per action, a failure by the observation's text.
+    failed = "|".join([
+        "^Traceback [(]most recent call last[)]", "^Your proposed edit has introduced new syntax error",
+        "^(/bin/)?(ba)?sh: .*(command not found|No such file or directory|syntax error)", ": command not found$",
+        "^Usage: ", "^Error: ", "^ERROR: ", "^EXECUTION TIMED OUT", "^The command .* was cancelled",
+    ])  # fmt: skip
+    program = (
+        "(if (.trajectory // []) | length > 0 then [.trajectory[].observation] else [.history[] | "
+        "select(.role == \"tool\") | .content] end) as $seen | {calls: ($seen | length), errors: ([$seen[] | "
+        f'select(type == "string" and test("{failed}"))] | length), cost: .info.model_stats.instance_cost}}'
+    )  # fmt: skip
+    for name, counted in SWE_AGENT.items():
+        [independent] = jq(program, agent_logs / "swe_agent_traj" / f"{name}.traj")
+        calls, errors, cost = counted
+        assert (independent["calls"], independent["errors"]) == (calls, errors), name
+        assert independent["cost"] == (None if cost is None else pytest.approx(cost, abs=1e-10)), name
+    # Each step is at the line its object starts on in the pretty-printed file.
+    traj = agent_logs / "swe_agent_traj" / "demo__ctf__crypto__BabyEncryption.traj"
+    steps = [line for line, text in enumerate(traj.read_text().splitlines(), start=1) if text == "    {"][:16]
+    calls = [event.span.line for event in read(traj) if event.kind is HarnessKind.TOOL_CALL]
+    assert calls == steps and len(set(calls)) == 16
 
 
 def test_each_file_is_its_own_cost_counter(fixtures: Path, tmp_path: Path) -> None:

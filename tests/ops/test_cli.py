@@ -44,7 +44,7 @@ def test_schema_lists_and_prints_json_schema(tmp_path: Path) -> None:
         (
             ("ingest", str(ROOT / "miners" / "datalog")),
             None,
-            "no harness logs (*.jsonl, *.ndjson, *.json) in it or below it",
+            "no harness logs (*.jsonl, *.ndjson, *.json, *.traj) in it or below it",
         ),
     ],
 )

@@ -2,25 +2,29 @@
 
     h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read)
 
-over the usage of every CSF envelope line ``{"event_type": "result", "event": {…, "usage": {…}}}``: the jq
+over the usage of every result line, a CSF envelope's ``{"event_type": "result", "event": {…, "usage": {…}}}`` or
+a bare stream-json ``{"type": "result", "usage": {…}}`` (``claude -p --output-format stream-json``): the jq
 command (docs/loop.md, "The h_fleet floor"), line for line. Sums are kept as floats and added in file order,
 then line order, as jq adds its doubles, so the ratio is the same double jq prints. Each run (one file) has
 its own ratio h_r; an *offender* is a run whose h_r is below the floor 0.9867, and offenders are ranked
 ascending (ties by run). A run that read no prompt tokens has no h_r and is never an offender.
 
 Files are read as bytes first, as the labeler's prefilter reads: the lines are counted, and only a line
-that holds the string ``"result"`` (every result envelope's does) is parsed, with orjson. Such a line jq
+that holds the string ``"result"`` (every result line's does) is parsed, with orjson. Such a line jq
 could not read (not JSON, not an object, a result whose ``event`` or ``usage`` is not an object, a count
 that is not a number) is skipped and counted as malformed; any other line is never parsed (jq would stop
 at an unreadable one; this reader reads on). A ``result`` spelt with ``\\u`` escapes is not looked for: no
 JSON writer we know of escapes a plain letter. Many files (``PARALLEL_FILES``, ``PARALLEL_BYTES``) are read
 by one forked process per core, each a contiguous share, and their sums added in file order here.
 
-A Claude Code session (``~/.claude/projects``: a transcript with its subagents' transcripts, as
-``harness.paths`` finds it) writes no result line; the whole session is one result, whose usage is what
-the corpus readers count for it (``harness.stats``: each response once, by ``message.id``/``requestId``,
-a subagent's work once though its parent relays it). Its files are read by those readers, not as bytes,
-and a line they cannot read is counted as malformed.
+Every other file of a run (a Claude Code session's transcripts with its subagents', a SWE-agent trajectory,
+OpenHands events, hook logs) writes no result line; they are read together by the corpus readers as one
+result whose usage is what those readers count for them (``harness.stats``: each response once, by
+``message.id``/``requestId``, a subagent's work once though its parent relays it), and a line they cannot
+read is counted as malformed. So each run's h_r here is ``harness.stats.cache_ratio`` of the run, as
+``ouro corpus stats``, the ``cache-floor`` miner and the ops page compute it. A run whose format reports no
+cache counts (SWE-agent) has no h_r, and a run of result-line files that holds no result line (a process
+killed before it wrote one) has none either: each is named in ``notes``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from typing import Any
 
 import orjson
 
-from ouroboros_gates.harness.paths import session_id
+from ouroboros_gates.harness import Format, format_of, has_result_lines
 from ouroboros_gates.schemas._child import Child, fork_child
 
 __all__ = ["FLOOR", "HFleet", "RunRatio", "offenders", "read_h_fleet", "read_h_fleet_runs", "run_name"]
@@ -75,6 +79,10 @@ class HFleet:
     lines: int
     results: int
     malformed: int
+    notes: tuple[str, ...] = ()
+    """The runs that have no h_r, and why."""
+    unread: tuple[str, ...] = ()
+    """The files read as result lines that hold nothing in a known format (and no result line)."""
 
     @property
     def value(self) -> float | None:
@@ -95,13 +103,16 @@ def _usage(line: bytes) -> tuple[float, float] | bool:
         return False
     if not isinstance(doc, dict):
         return False
-    if doc.get("event_type") != "result":
+    if doc.get("event_type") == "result":
+        event = doc.get("event")
+        if event is None:
+            return (0.0, 0.0)
+        if not isinstance(event, dict):
+            return False
+    elif doc.get("type") == "result" and "event_type" not in doc:
+        event = doc  # a bare stream-json result line
+    else:
         return True
-    event = doc.get("event")
-    if event is None:
-        return (0.0, 0.0)
-    if not isinstance(event, dict):
-        return False
     usage = event.get("usage")
     if usage is None or usage is False:
         return (0.0, 0.0)
@@ -125,11 +136,13 @@ def _count(value: Any) -> float | None:
 
 @dataclass(frozen=True)
 class _FileSums:
-    """One file read: its lines, its malformed result lines, and (cache_read, prompt) per result line."""
+    """One file read: its lines, its malformed result lines, and (cache_read, prompt) per result line; for a
+    part the readers read, whether its format reports the cache."""
 
     lines: int
     malformed: int
     usages: list[tuple[float, float]]
+    unreported: bool = False
 
 
 _NEEDLE = b'"result"'
@@ -155,18 +168,18 @@ def _read_file(path: Path) -> _FileSums:
 
 
 _Part = Path | tuple[Path, ...]
-"""What is read as one: a file, read as bytes, or a Claude Code session's transcripts, read by the corpus readers."""
+"""What is read as one: a file of result lines, read as bytes, or the run's other files, read by the corpus readers."""
 
 
 def _parts(paths: Sequence[Path]) -> list[_Part]:
-    """A run's files, each a part but the transcripts of a session, which are one, where the first of them is."""
-    transcripts = tuple(path for path in paths if session_id(path) is not None)
+    """A run's files: each file of result lines a part, the others one part, where the first of them is."""
+    others = tuple(path for path in paths if not has_result_lines(path))
     parts: list[_Part] = []
     for path in paths:
-        if path not in transcripts:
+        if path not in others:
             parts.append(path)
-        elif path == transcripts[0]:
-            parts.append(transcripts)
+        elif path == others[0]:
+            parts.append(others)
     return parts
 
 
@@ -175,15 +188,17 @@ def _files(part: _Part) -> tuple[Path, ...]:
 
 
 def _read_session(files: tuple[Path, ...]) -> _FileSums:
-    """A session's one result: its usage as the corpus readers count it (none when no line reports usage)."""
-    from ouroboros_gates.harness.reader import Reader  # the readers: only a session needs them
+    """The one result of files with no result line: their usage as the corpus readers count it (none when no
+    line reports usage)."""
+    from ouroboros_gates.harness.reader import Reader  # the readers: only such files need them
     from ouroboros_gates.harness.stats import Tally
 
     reader = Reader(files, "session")
     tally = Tally.of(reader)
     usage = tally.usage
     found = [(float(usage.cache_read_input_tokens), float(usage.prompt_tokens))] if tally.agent_usage else []
-    return _FileSums(reader.lines, reader.malformed_count, found)
+    return _FileSums(reader.lines, reader.malformed_count, [] if tally.cache_unreported else found,
+                     tally.cache_unreported)  # fmt: skip
 
 
 def _read_part(part: _Part) -> _FileSums:
@@ -225,14 +240,15 @@ def _read_all(parts: Sequence[_Part]) -> list[_FileSums]:
         doc = orjson.loads(answer) if answer else died
         if isinstance(doc, dict):  # the child's error, as it would have been raised here
             raise OSError(doc["errno"], doc["strerror"], doc["filename"])
-        found += [_FileSums(lines, malformed, [(r, p) for r, p in usages]) for lines, malformed, usages in doc]
+        found += [_FileSums(lines, malformed, [(r, p) for r, p in usages], unreported)
+                  for lines, malformed, usages, unreported in doc]  # fmt: skip
     return found
 
 
 def _share_sums(parts: Sequence[_Part]) -> bytes:
     """In a child: the sums of ``parts`` (or the ``OSError`` it met) as JSON."""
     try:
-        doc: Any = [[f.lines, f.malformed, f.usages] for f in map(_read_part, parts)]
+        doc: Any = [[f.lines, f.malformed, f.usages, f.unreported] for f in map(_read_part, parts)]
     except OSError as exc:
         doc = {"errno": exc.errno, "strerror": exc.strerror, "filename": exc.filename}
     except Exception as exc:  # anything else, named in the parent's error
@@ -252,12 +268,30 @@ def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
     total_read = total_prompt = 0.0
     lines = results = malformed = 0
     ratios: list[RunRatio] = []
+    notes: list[str] = []
+    unread: list[str] = []
     for name, parts in split:
         run_read = run_prompt = 0.0
-        for found in (next(read_parts) for _ in parts):
+        sums = [next(read_parts) for _ in parts]
+        for found in sums:
             for read, prompt in found.usages:  # summed in file order, then line order, as jq adds them
                 total_read, total_prompt = total_read + read, total_prompt + prompt
                 run_read, run_prompt = run_read + read, run_prompt + prompt
             lines, results, malformed = lines + found.lines, results + len(found.usages), malformed + found.malformed
         ratios.append(RunRatio(name, run_read, run_prompt))
-    return HFleet(total_read, total_prompt, tuple(ratios), lines, results, malformed)
+        notes += _why_none(name, parts, sums)
+        unread += [str(part) for part, found in zip(parts, sums, strict=True)
+                   if isinstance(part, Path) and not found.usages and format_of(part) is Format.UNKNOWN]  # fmt: skip
+    return HFleet(total_read, total_prompt, tuple(ratios), lines, results, malformed, tuple(notes), tuple(unread))
+
+
+def _why_none(name: str, parts: Sequence[_Part], sums: Sequence[_FileSums]) -> list[str]:
+    """Why a run has no h_r: its format reports no cache, or its result-line files hold no result line."""
+    if any(found.unreported for found in sums):
+        return [f"{name}: its log reports no cache counts (SWE-agent): no h_r"]
+    cut = [part for part, found in zip(parts, sums, strict=True) if isinstance(part, Path) and not found.usages
+           and format_of(part) in (Format.ENVELOPE, Format.STREAM_JSON)]  # fmt: skip
+    if cut and not any(found.usages for found in sums):
+        return [f"{name}: no result line in {', '.join(map(str, cut))} (a process killed before its result, or no "
+                "usage reported): no h_r"]  # fmt: skip
+    return []

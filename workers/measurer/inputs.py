@@ -120,13 +120,14 @@ class _Fold:
 
 def _run_counts(event: RunRecorded) -> RunCounts:
     summary, usage = event.summary, event.summary.usage
+    reported = summary.cache_reported  # a run whose log reports no cache counts has no h_r, and adds none to h_fleet
     return RunCounts(
         run=event.run,
         started_at=summary.started_at,
         tool_calls=summary.tool_calls,
         tool_errors=summary.tool_errors,
-        cache_read=usage.cache_read_input_tokens,
-        prompt_tokens=usage.prompt_tokens,
+        cache_read=usage.cache_read_input_tokens if reported else 0,
+        prompt_tokens=usage.prompt_tokens if reported else 0,
     )
 
 

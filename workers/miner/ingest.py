@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ouroboros_gates.harness import read, run_at, summarise
 from ouroboros_gates.schemas import IngestRun, MineRun, RunRecorded, content_id
-from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.errors import CorpusError, PermanentError
 from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["confine", "file_digest", "ingest_run", "mine_message", "run_digest", "run_paths"]
@@ -57,7 +57,10 @@ def confine(path: str, settings: Settings) -> Path:
 def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
     """Read the run the message names and return the event that records it."""
     path = confine(message.path, settings)
-    files = run_paths(path) if path.exists() else ()
+    try:  # ``<project>/<sessionId>`` names a session of several transcripts: a path that is no file
+        files = run_paths(path)
+    except CorpusError:
+        files = ()
     for file in files:  # a session folder's main transcript lies beside it: every file read is confined too
         confine(str(file), settings)
     if not files:

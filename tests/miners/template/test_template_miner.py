@@ -3,6 +3,10 @@ and its measured mutation score is the floor (``TEMPLATE_FLOOR`` moves only when
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -92,7 +96,7 @@ def test_the_seeds_worked_example(template: Miner) -> None:
     ]
 
 
-def test_a_failed_draft_does_not_count_and_the_first_success_stops_the_reading(template: Miner) -> None:
+def test_a_failed_draft_does_not_count_and_the_first_success_ends_the_score(template: Miner) -> None:
     extracted = extract_facts(template, corpus_items([template.fixture_glob]))
     late = {f.predicate: f for f in extracted.facts[RUN + "60"]}
     assert late["score"].span is not None and late["score"].span.line == 4  # the last line: the draft failed
@@ -107,3 +111,47 @@ def test_the_sample_corpus(template: Miner) -> None:
     )
     assert result.kappa_star == 610 and result.counts.fp == () and result.counts.fn == ()
     assert sorted(result.lead.values()) == [410.0, 680.0] and result.pbo.status == "computed"
+
+
+def _line(moment: str, kind: str = "user", **extra: object) -> str:
+    return json.dumps({"type": kind, "sessionId": "s1", "uuid": moment, "timestamp": moment,
+                       "message": {"role": kind, "content": "x"}, **extra})  # fmt: skip
+
+
+def test_a_session_lasts_from_its_first_to_its_last_timestamp_over_all_of_its_files(
+    template: Miner, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / "s1" / "subagents").mkdir(parents=True)
+    # The main transcript, read first, ends last; its subagent, read last, starts and ends in between; and a line
+    # out of order in the main file does not end the session.
+    main = ["2026-03-01T10:00:00Z", "2026-03-01T11:10:00Z", "2026-03-01T10:30:00Z"]
+    (project / "s1.jsonl").write_text("".join(_line(moment) + "\n" for moment in main))
+    side = ["2026-03-01T10:05:00Z", "2026-03-01T10:20:00Z"]
+    (project / "s1" / "subagents" / "agent-a1.jsonl").write_text(
+        "".join(_line(moment, isSidechain=True, agentId="a1") + "\n" for moment in side)
+    )
+    [facts] = extract_facts(template, corpus_items([project])).facts.values()
+    score = next(fact for fact in facts if fact.predicate == "score")
+    assert score.args[1] == Number(number=70 * 60) and score.span is not None and score.span.line == 2
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed: the independent count is jq's")
+def test_real_sessions_last_from_first_to_last_timestamp(template: Miner, agent_logs: Path) -> None:
+    items = corpus_items([agent_logs / "claude_code_projects", agent_logs / "claude_code_transcripts"])
+    scores = {
+        instance: next(f.args[1].number for f in facts if f.predicate == "score")  # type: ignore[union-attr]
+        for instance, facts in extract_facts(template, items).facts.items()
+    }
+    program = "[inputs | .timestamp? // empty | strings] | (max, min)"  # every line's, over all the session's files
+    for item in items:
+        argv = ["jq", "-n", "-r", program, *map(str, item.files)]
+        latest, earliest = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
+        assert scores[item.instance] == pytest.approx(_seconds(latest, earliest)), item.instance
+    assert len(items) == 4
+    assert scores["ae4a77f8-aedd-4bc1-888f-c94edc91af04"] == 3184.627  # main, subagent and compaction files
+
+
+def _seconds(latest: str, earliest: str) -> float:
+    return (datetime.fromisoformat(latest.replace("Z", "+00:00")) -
+            datetime.fromisoformat(earliest.replace("Z", "+00:00"))).total_seconds()  # fmt: skip

@@ -218,7 +218,7 @@ def test_jsonl_searches_every_file_of_a_session_its_subagents_too(tmp_path: Path
     (agents / "agent-a1.jsonl").write_text(line("make", isSidechain=True) + line("pkill -f worker", isSidechain=True))
     job = Job(ticket=7, proposal=None, miner=None, corpus=(CorpusKind.JSONL,), instances=(), reason="",
               predicate="`pkill`", facts=(), words="")  # fmt: skip
-    sources, notes = sources_for(job, {"s-1": main}, None)
+    sources, notes = sources_for(job, {"s-1": tmp_path / "s-1"}, None)  # the session, as ingest records it
     assert [(s.instance, s.path) for s in sources] == [("s-1", main), ("s-1", agents / "agent-a1.jsonl")]
     found = prefilter(sources, [Term("pkill", "backticked")])
     assert [(c.file, c.line) for c in found.candidates] == [(str(agents / "agent-a1.jsonl"), 2)]

@@ -23,7 +23,8 @@ from ouroboros_gates.workers.measurer import FLOOR, RunRatio, hfleet, offenders,
 
 JQ = shutil.which("jq")
 JQ_PROGRAM = (
-    '[inputs | select(.event_type == "result") | .event.usage // {}'
+    '[inputs | if .event_type == "result" then .event.usage // {}'
+    ' elif .type == "result" and (has("event_type") | not) then .usage // {} else empty end'
     " | {r: (.cache_read_input_tokens // 0),"
     " t: ((.input_tokens // 0) + (.cache_creation_input_tokens // 0) + (.cache_read_input_tokens // 0))}]"
     " | (map(.r) | add) / (map(.t) | add)"
@@ -57,7 +58,7 @@ def _envelope(kind: str, usage: Any) -> dict[str, Any]:
 LINE = st.one_of(
     USAGE.map(lambda u: _envelope("result", u)),
     USAGE.map(lambda u: _envelope("assistant", u)),  # usage on another line type is not counted
-    USAGE.map(lambda u: {"type": "result", "usage": u}),  # bare stream-json: no envelope, not counted
+    USAGE.map(lambda u: {"type": "result", "usage": u}),  # bare stream-json (claude -p): counted as well
     st.just({"event_type": "result"}),  # no event at all: counts as zeros
     st.just({"event_type": "result", "event": None}),
 )
