@@ -45,9 +45,10 @@ class EmbeddedFleet:
         if self.settings.database_url:
             env["OURO_DATABASE_URL"] = self.settings.database_url
         env["OURO_BROKER_URL"] = self.settings.celery_broker_url
-        for name in ("forge", "fixers", "fixer_command", "fixer_daily_cap_usd", "fixer_session_usd", "merge_gate"):
+        names = ("forge", "fixers", "fixer_command", "fixer_daily_cap_usd", "fixer_session_usd", "merge_gate", "roots")
+        for name in names:
             value = getattr(self.settings, name)
-            if value is not None:  # the worker sees the forge and fixer settings the CLI was given
+            if value is not None:  # the worker sees the forge, fixer and roots settings the CLI was given
                 env[f"OURO_{name.upper()}"] = str(int(value) if isinstance(value, bool) else value)
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(self.command(), env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -155,8 +155,8 @@ class Settings(BaseSettings):
     roots: str | None = Field(
         default=None,
         description=(
-            "`:`-separated roots that paths in messages must lie under (the state directory and the sample corpus "
-            "always are); unset: the working directory"
+            "`:`-separated roots that paths in messages must lie under (the state directory always is; `ouro loop` "
+            "adds the sample corpus it runs on); unset: the working directory"
         ),
     )
     polling_interval_s: float = Field(default=0.1, gt=0, description="Redis: how often an idle worker polls")
@@ -353,7 +353,7 @@ class Settings(BaseSettings):
         """The state directory and the configured roots: paths in messages must lie under one (resolved once:
         every message with a path asks)."""
         named = [Path(p).expanduser().resolve() for p in (self.roots or "").split(os.pathsep) if p]
-        return (self.state_dir, *(named or [Path.cwd().resolve()]), SAMPLE)
+        return (self.state_dir, *(named or [Path.cwd().resolve()]))
 
     @property
     def forge_folder(self) -> Path:

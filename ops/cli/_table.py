@@ -79,7 +79,7 @@ COMMANDS: dict[str, Entry] = {
         "ouroboros_gates.ops.cli.log", "schema", "Print a contract type's JSON Schema (or list the types)."
     ),
     "corpus": Entry(
-        "ouroboros_gates.ops.cli.corpus", "app", "Read harness logs: CSF envelopes, stream-json, transcripts, hooks."
+        "ouroboros_gates.ops.cli.corpus", "app", "Read harness logs: Claude Code's, SWE-agent's, OpenHands'."
     ),
     "measure": Entry(
         "ouroboros_gates.ops.cli.measure", "measure_app", "Measure the loop's series (and h_fleet from run files)."

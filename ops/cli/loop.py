@@ -10,6 +10,7 @@ Every step is an event: the train appends ``MergeAttempted`` then ``Merged``/``M
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
 from pathlib import Path
@@ -37,11 +38,14 @@ def loop(
 ) -> None:
     """Run the whole loop once on the embedded default over CORPUS and print the summary."""
     from ouroboros_gates.ops.loop import run_loop
-    from ouroboros_gates.schemas.settings import SAMPLE
+    from ouroboros_gates.schemas.settings import SAMPLE, load_settings
 
-    if corpus is None:
+    settings = load_settings()
+    if corpus is None:  # the sample corpus, wherever the package lies, is a root its messages may name
         console.print("corpus: the sample corpus shipped with the package (give a folder of runs for yours)")
-    raise typer.Exit(run_loop(corpus or SAMPLE, console, fixers=fixers))
+        roots = os.pathsep.join([settings.roots or os.getcwd(), str(SAMPLE)])
+        settings = settings.model_copy(update={"roots": roots})
+    raise typer.Exit(run_loop(corpus or SAMPLE, console, settings, fixers=fixers))
 
 
 def close_ticket_cmd(

@@ -160,6 +160,6 @@ def test_every_many_valued_argument_shows_its_metavar_in_capitals() -> None:
         for name in COMMANDS
         for path, command in _commands(load(name), name)
         for param in command.params
-        if param.param_type_name == "argument" and param.nargs == -1
+        if param.param_type_name == "argument" and param.nargs == -1 and not getattr(param, "hidden", False)
     }
     assert found and all(metavar and metavar.isupper() for metavar in found.values()), found

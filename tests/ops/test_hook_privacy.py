@@ -72,7 +72,7 @@ def test_a_hook_installed_in_a_checkout_leaves_nothing_git_would_pick_up(tmp_pat
                               cwd=repo, env=env, timeout=30, check=False)  # fmt: skip
     assert (answered.returncode, answered.stderr) == (0, "")
     assert _git("status", "--porcelain", "--untracked-files=all", cwd=repo) == ""
-    recorded = (state / "s-1" / "events.jsonl").read_text()
+    recorded = (state / "runs" / "s-1" / "events.jsonl").read_text()
     assert SECRET not in recorded and "abc123" not in recorded
     command_text = json.loads(recorded)["event"]["tool_input"]["command"]
     assert command_text == "export API_KEY=<secret> && curl -H 'Authorization: Bearer <secret>' api"
@@ -115,7 +115,7 @@ def test_a_state_put_inside_a_checkout_ignores_itself(tmp_path: Path) -> None:
     fresh = repo / "sub" / "state"
     assert run_hook(command, pre_tool("s-3", "ls", "toolu_3"), env={"OURO_STATE": str(fresh)}).returncode == 0
     assert (fresh / ".gitignore").read_text() == "*\n"  # made by the hook: ignored from the start
-    assert (fresh / "s-3" / "events.jsonl").is_file()
+    assert (fresh / "runs" / "s-3" / "events.jsonl").is_file()
     earlier = repo / ".ouroboros"  # a state an older version made, without the file
     (earlier / "r1").mkdir(parents=True)
     (earlier / "r1" / "events.jsonl").write_text("{}\n")
@@ -137,7 +137,7 @@ def test_the_prompt_is_recorded_only_when_asked(tmp_path: Path) -> None:
     prompt = {"session_id": "s-4", "hook_event_name": "UserPromptSubmit", "prompt": f"use key {SECRET} please"}
     assert run_hook(command, prompt).returncode == 0
     assert run_hook(command, prompt, env={"OURO_RECORD_PROMPTS": "1"}).returncode == 0
-    log = tmp_path / "state" / "s-4" / "events.jsonl"
+    log = tmp_path / "state" / "runs" / "s-4" / "events.jsonl"
     lines = [json.loads(line)["event"] for line in log.read_text().splitlines()]
     assert "prompt" not in lines[0] and lines[0]["prompt_chars"] == len(prompt["prompt"])
     assert lines[1]["prompt"] == "use key <secret> please"  # recorded, and still redacted

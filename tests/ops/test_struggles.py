@@ -51,7 +51,7 @@ def denied_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         for number in range(1, 6):
             answer = json.loads(run_hook(command, pre_tool(SESSION, DENIED, f"toolu_deny{number}")).stdout)
             assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
-        yield state / SESSION / "events.jsonl"
+        yield state / "runs" / SESSION / "events.jsonl"
     finally:
         if not notify(str(state), {"op": "stop"}, wait_s=2.0) and (pid := server_pid(str(state))) is not None:
             os.kill(pid, signal.SIGTERM)  # it did not answer: stop it anyway
@@ -78,7 +78,8 @@ def test_the_measurer_and_the_api_count_the_same_five(denied_run: Path, tmp_path
     ensure_schema(store.engine)
     store.commit([StreamWrite(f"run/{SESSION}", [recorded])], Metadata(producer="test", message_id="run-1"))
     store.close()
-    snapshot = TestClient(create_app(settings, catch_up_every_s=None)).get("/api/ouroboros").json()
+    app = create_app(settings, catch_up_every_s=None)
+    snapshot = TestClient(app, base_url="http://127.0.0.1").get("/api/ouroboros").json()
     day = utcnow().astimezone(ZoneInfo(settings.timezone)).date().isoformat()
     [point] = [p for p in snapshot["series"]["ouroboros.struggle_rate_per_1k_tool_calls"] if p["labels"]["day"] == day]
     assert point["value"] == pytest.approx(1000 * 5 / 8)

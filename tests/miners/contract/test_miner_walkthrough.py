@@ -1,5 +1,5 @@
-"""The README's "Writing a miner", end to end: a miner kept outside the package, created with `ouro miner
-new` in OURO_MINERS_PATH, written from the README's own code blocks, run on a real projects folder (the
+"""The guide "Writing a miner" (docs/miners.md), end to end: a miner kept outside the package, created with `ouro miner
+new` in OURO_MINERS_PATH, written from the guide's own code blocks, run on a real projects folder (the
 sessions in ../shared/corpora/agent_logs, read in place through symlinks) and labelled by session id;
 backtest and mutate exit 1 when they fail; the miner test, and the fleet accepting gates, judge equivalence on
 the real sessions."""
@@ -16,15 +16,15 @@ from cli_support import run_ouro as ouro
 from ouroboros_gates.harness import read, summarise
 
 REPO = Path(__file__).resolve().parents[3]
-SECTION = re.search(r"## Writing a miner\n(.*?)\n## ", (REPO / "README.md").read_text(), re.DOTALL)
+SECTION = re.search(r"# Writing a miner\n(.*)", (REPO / "docs" / "miners.md").read_text(), re.DOTALL)
 MAROT = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 MISSES = ["toolu_01NkiH6UJoP8DhVQCaout4Wo", "toolu_01WWrDx5fzMNaU9jDJzyFTBx"]
 
 
 def block(language: str) -> str:
-    assert SECTION is not None, "README.md has no 'Writing a miner' section"
+    assert SECTION is not None, "docs/miners.md is not the 'Writing a miner' guide"
     found = re.search(rf"```{language}\n(.*?)```", SECTION[1], re.DOTALL)
-    assert found is not None, f"no {language} block in the README's miner section"
+    assert found is not None, f"no {language} block in the miner guide"
     return found[1]
 
 
