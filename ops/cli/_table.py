@@ -119,7 +119,7 @@ COMMANDS: dict[str, Entry] = {
     "pre-push": Entry(
         "ouroboros_gates.ops.cli.decider",
         "pre_push",
-        "git's pre-push hook: decide the pushed refs (stdin lines) through the decider worker.",
+        "git's pre-push hook: decide the pushed refs (git's stdin, or pre-commit's PRE_COMMIT_* variables).",
     ),
     "dismiss": Entry(
         "ouroboros_gates.ops.cli.decider",

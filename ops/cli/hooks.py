@@ -36,15 +36,16 @@ def hook(
     raise typer.Exit(hook_main(argv))
 
 
-def _git_dir(given: Path | None) -> Path | None:
-    from ouroboros_gates.forge.git import git_text
-    from ouroboros_gates.schemas.errors import GitError
+def _hooks_folder(git_dir: Path | None) -> Path | None:
+    """Where git runs this repository's hooks (``core.hooksPath`` respected); None outside a repository."""
+    from ouroboros_gates.ops.hooks_install import hooks_folder
+    from ouroboros_gates.schemas.errors import ConfigurationError
 
-    if given is not None:
-        return given
     try:
-        return Path(git_text("rev-parse", "--absolute-git-dir", user_config=True))
-    except GitError:
+        return hooks_folder(git_dir)
+    except ConfigurationError:
+        if git_dir is not None:
+            raise  # a git directory given that is none: say so
         return None
 
 
@@ -65,19 +66,34 @@ def install(
     refresh_gates: Annotated[bool, typer.Option("--refresh/--no-refresh", help="Compile gates.json now.")] = True,
 ) -> None:
     """Merge the hook into Claude Code's settings and install the git pre-push hook."""
-    from ouroboros_gates.ops.hooks_install import EVENTS, hook_command, install_pre_push, install_settings
+    from ouroboros_gates.ops.hooks_install import EVENTS, hook_command, install_settings
 
     where = _state(state)
     where.mkdir(parents=True, exist_ok=True)
     install_settings(settings, where)
     typer.echo(f"hooks for {', '.join(EVENTS)} in {settings}: {hook_command(where)}")
-    found = _git_dir(git_dir)
-    if found is None:
-        typer.echo("no git repository here: pre-push hook not installed (give --git-dir)")
-    else:
-        typer.echo(f"pre-push hook: {install_pre_push(found)}")
+    refused = _install_git_hook(git_dir)
     if refresh_gates:
         refresh(miner=None, state=where)
+    if refused:
+        raise typer.Exit(1)
+
+
+def _install_git_hook(git_dir: Path | None) -> bool:
+    """Install the pre-push hook where git runs it; True when it was refused (the reason on stderr)."""
+    from ouroboros_gates.ops.hooks_install import install_pre_push
+    from ouroboros_gates.schemas.errors import ConfigurationError
+
+    folder = _hooks_folder(git_dir)
+    if folder is None:
+        typer.echo("no git repository here: pre-push hook not installed (give --git-dir)")
+        return False
+    try:
+        typer.echo(f"pre-push hook: {install_pre_push(folder)} (where git runs this repository's hooks)")
+    except ConfigurationError as exc:
+        typer.echo(f"pre-push hook not installed: {exc}", err=True)
+        return True
+    return False
 
 
 @hooks_app.command("refresh")
