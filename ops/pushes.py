@@ -198,7 +198,7 @@ class Decided:
     failed: Mapping[str, str] = field(default_factory=dict)
 
 
-def worker_serves(settings: Settings, queue: str = "decider", timeout_s: float = 1.0) -> bool:
+def worker_serves(settings: Settings, queue: str = "decider", timeout_s: float = 0.5) -> bool:
     """Whether a running worker consumes ``queue``: asked over the broker's broadcast, answered within
     ``timeout_s``. The embedded transport has no broadcast, so there no worker can say it runs: False."""
     if settings.embedded:
