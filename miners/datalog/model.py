@@ -7,8 +7,8 @@ proves, so proofs are finite trees, built here without recursion because chains 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule
@@ -77,8 +77,30 @@ class ProofNode:
     def __repr__(self) -> str:
         return f"ProofNode({self.atom}, rule={None if self.rule is None else self.rule.index})"
 
-    def __str__(self) -> str:
-        """The tree, indented; a subproof already shown is not expanded again."""
+    def cut(self, depth: int) -> ProofNode:
+        """This proof with each derived node ``depth`` steps below the root left unexpanded (its rule kept,
+        its premises not shown): ``ouro datalog explain --depth``."""
+        built: dict[tuple[GroundAtom, int], ProofNode] = {}
+        stack: list[tuple[ProofNode, int, bool]] = [(self, 0, False)]
+        while stack:
+            node, level, ready = stack.pop()
+            key = (node.atom, level)
+            if key in built and not ready:
+                continue
+            if node.rule is None or not node.expanded:
+                built[key] = node
+            elif level >= depth:
+                built[key] = replace(node, children=(), conditions=(), expanded=False)
+            elif not ready:
+                stack.append((node, level, True))
+                stack.extend((child, level + 1, False) for child in node.children)
+            else:
+                built[key] = replace(node, children=tuple(built[(c.atom, level + 1)] for c in node.children))
+        return built[(self.atom, 0)]
+
+    def render(self, span: Callable[[object], str] = str) -> str:
+        """The tree, indented, each leaf with its span as ``span`` writes it; a subproof already shown is not
+        expanded again."""
         lines: list[str] = []
         shown: set[GroundAtom] = set()
         stack: list[tuple[ProofNode | Condition, int]] = [(self, 0)]
@@ -88,7 +110,7 @@ class ProofNode:
             if isinstance(item, Condition):
                 lines.append(f"{pad}{item}  [checked]")
             elif item.rule is None:
-                lines.append(f"{pad}{item.atom}  [fact at {item.span}]")
+                lines.append(f"{pad}{item.atom}  [fact at {span(item.span)}]")
             elif item.atom in shown:
                 lines.append(f"{pad}{item.atom}  [shown above]")
             elif not item.expanded:
@@ -99,6 +121,9 @@ class ProofNode:
                 below: list[ProofNode | Condition] = [*item.children, *item.conditions]
                 stack.extend((child, depth + 1) for child in reversed(below))
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.render()
 
 
 class Model:
