@@ -135,3 +135,10 @@ def test_plain_fact_lines_are_read_as_the_records_would_read_them(tmp_path: Path
     assert fast[0] == ("p", ("a", 1, 2, 2.5, -3), (str(facts), 1))  # read without records
     assert fast[1][:2] == ("p", ("a", float(2**60), "t", 4))  # type: ignore[index]
     assert str(fast[4]).startswith(f"{facts}:5: not a fact") and str(fast[5]).startswith(f"{facts}:6: not valid")
+
+
+def test_a_directive_naming_no_predicate_is_refused_at_its_line(run: Runner, tmp_path: Path) -> None:
+    rules = tmp_path / "typo.dl"
+    rules.write_text("path(X, Y) :- edge(X, Y).\n.output paths\n")
+    status, out, err = run("datalog", "check", str(rules))
+    assert (status, out) == (2, "") and err == f"{rules}:2:1: .output paths: no rule, fact or .decl names paths\n"

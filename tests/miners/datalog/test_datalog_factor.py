@@ -71,6 +71,9 @@ def test_the_points_to_rules_join_load_and_store_away_and_prove_as_written() -> 
     )
     children = model.proof("pointsTo", loaded).children
     assert [child.atom.predicate for child in children] == ["load", "pointsTo", "heapPointsTo"]
+    step = model.step("pointsTo", loaded)  # the last step alone: the same premises, derived ones unexpanded
+    assert [child.atom for child in step.children] == [child.atom for child in children]
+    assert step.children[1].rule in checked.program.rules and not step.children[1].expanded
 
 
 def test_a_chain_is_factored_twice_and_its_proof_keeps_all_four_atoms() -> None:
