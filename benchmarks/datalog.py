@@ -1,7 +1,7 @@
 """The Datalog engine against clingo on transitive closure, same program and facts, same run.
 
     .venv/bin/python benchmarks/datalog.py [--nodes 2000] [--edges 4000] [--seed 7] [--repeat 1]
-        [--sizes small,medium,large] [--runs 10000]
+        [--sizes small,medium,large] [--runs 10000] [--whole large]
 
 The graph is seeded and random (distinct directed edges, no self-loops). Our time is parse + check +
 evaluate (facts given as Python tuples with spans); clingo's is building the control, adding the
@@ -25,7 +25,10 @@ stretched by a seeded random factor (so scores differ), read by the corpus reade
 outside the timings. Both engines then evaluate the miner's rules over the same facts, with ``knee``
 set to the median score: ours is parse + check + evaluate, clingo's is building the control, adding
 the rules (translated) and the facts as text, grounding and solving. Every verdict is compared. The
-last line prints every ratio: closure, miners, and each program at the largest size run.
+last line prints every ratio: closure, miners, each program at the largest size run, and each program as a
+whole process (``--whole``, ``benchmarks/_whole.py``: ``ouro datalog run --output P`` against clingo printing
+P, CPU seconds and peak memory of each process, the outputs compared; and the time ``explain`` takes on one
+atom after evaluation).
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
 
 from _analyses import ANALYSES, SIZES, Analysis
+from _whole import whole_process
 
 RULES = """\
 path(X, Y) :- edge(X, Y).
@@ -170,10 +174,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each engine; the best counts")
     parser.add_argument("--runs", type=int, default=10_000, help="generated runs per miner (0: skip the miners)")
     parser.add_argument("--sizes", default=",".join(SIZES), help="real-program sizes, comma-separated ('': skip)")
+    parser.add_argument("--whole", default="large", help="the size of the whole-process workload ('': skip)")
     options = parser.parse_args(argv)
     sizes = [size for size in options.sizes.split(",") if size]
-    if unknown := sorted(set(sizes) - set(SIZES)):
-        parser.error(f"--sizes: unknown size(s) {', '.join(unknown)}; the sizes are {', '.join(SIZES)}")
+    if unknown := sorted(set([*sizes, options.whole]) - set(SIZES) - {""}):
+        parser.error(f"--sizes/--whole: unknown size(s) {', '.join(unknown)}; the sizes are {', '.join(SIZES)}")
     graph = random_graph(options.nodes, options.edges, options.seed)
     rows, model, control = measure(graph, max(1, options.repeat))
     paths = cast(set[Edge], model.facts("path"))
@@ -189,8 +194,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     ratio = rows["ours (parse+check+evaluate)"].cpu / rows["clingo (ground+solve)"].cpu
     programs = programs_workload([s for s in SIZES if s in sizes], options.seed) if sizes else {}
     miners_ratio = miners_workload(options.runs, options.seed) if options.runs else None
+    whole = whole_process(ANALYSES, options.whole, options.seed, to_asp, _asp_value) if options.whole else {}
     shown = "not run (--runs 0)" if miners_ratio is None else f"{miners_ratio:.2f}"
     others = "".join(f", {name}: {value:.2f}" for name, value in programs.items())
+    others += "".join(f", whole {name} {options.whole}: {value:.2f}" for name, value in whole.items())
     print(f"ratio ours/clingo closure: {ratio:.2f}, miners: {shown}{others}")
 
 

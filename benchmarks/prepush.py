@@ -1,23 +1,35 @@
-"""``ouro pre-push`` on a 5-candidate push against the scripted model server answering every call after
-300 ms: decided inside the deadline, the wall time printed beside the sequential sum of the calls.
+"""``ouro pre-push`` as git runs it: the push decided in the hook's own process against the same push decided
+through a decider worker, in the same run, wall time of the whole command each.
 
-    .venv/bin/python benchmarks/prepush.py [--delay 0.3] [--k 3]
+    .venv/bin/python benchmarks/prepush.py [--repeat 3] [--redis URL] [--llm] [--delay 0.3] [--k 3]
 
-A throwaway repository gets a base commit and a head commit adding five functions that our instruments
-flag (five candidates). The LM program (``--k`` samples, at most 8 requests in flight) decides them twice:
-in process (``decide`` alone), and through ``ouro pre-push`` as git would run it (the push recorded, the
-decider worker started on the embedded broker, the decisions read back). The last line is the ratio of
-the in-process decide wall time to the sequential sum.
+A throwaway repository gets a base commit and head commits adding five functions our instruments flag (five
+candidates each); every run pushes a head of its own, so nothing is decided twice. The ways:
+
+- ``here``: ``--via here``, the decider worker's core in the hook's process (the default on the embedded
+  broker, and wherever no running worker serves the decider queue);
+- ``worker started``: ``--via queue`` on the embedded broker: the push through the outbox to a decider worker
+  that the command starts for it and stops afterwards (what every push paid before);
+- ``running worker`` (with ``--redis URL``): ``--via auto`` while a worker started beforehand serves the decider
+  queue on that Redis (the command asks the broker which queues are served, then waits for the worker).
+
+The program is the $0 default (memory vote) unless ``--llm``: the LM program over the scripted model server
+answering every call after ``--delay`` seconds, ``--k`` samples (also timed alone, in process, beside the
+sequential sum of its calls). Each way's decisions are compared with the others' (same lines). The last line
+is the ratio of the median ``here`` time to each worker way's.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +39,7 @@ from fake_model_server import FakeModelServer  # noqa: E402
 
 from ouroboros_gates.decider.program import OperatingPoint, Program  # noqa: E402
 
+OURO = str(Path(sys.executable).parent / "ouro")
 HEAD_CODE = """import os
 import subprocess
 
@@ -63,7 +76,8 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def make_repo(root: Path) -> tuple[Path, str, str]:
+def make_repo(root: Path, heads: int) -> tuple[Path, str, list[str]]:
+    """The repository, its base commit, and ``heads`` head commits on top of it (one per push)."""
     repo = root / "bench"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -71,48 +85,129 @@ def make_repo(root: Path) -> tuple[Path, str, str]:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     base = git(repo, "rev-parse", "HEAD")
-    (repo / "app.py").write_text(HEAD_CODE)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "head")
-    return repo, base, git(repo, "rev-parse", "HEAD")
+    found = []
+    for number in range(heads):
+        git(repo, "checkout", "-q", "--detach", base)
+        (repo / "app.py").write_text(HEAD_CODE + f"\n# push {number}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"head {number}")
+        found.append(git(repo, "rev-parse", "HEAD"))
+    return repo, base, found
+
+
+BY = {"here": "this process", "queue": "a decider worker started for the push", "auto": "the decider worker"}
+"""Who decides the push, by ``--via``, as ``ouro pre-push`` says it."""
+
+
+def pre_push(repo: Path, base: str, head: str, via: str) -> tuple[float, str]:
+    """Wall seconds of ``ouro pre-push --via VIA`` on one ref, and what it printed; exits unless the push was
+    decided the way ``BY`` expects."""
+    line = f"refs/heads/main {head} refs/heads/main {base}\n"
+    argv = [OURO, "pre-push", "origin", "x", "--repo", str(repo), "--via", via, "--mode", "advisory"]
+    start = time.perf_counter()
+    done = subprocess.run(argv, input=line, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0 or f"1 of 1 ref(s) decided by {BY[via]}" not in done.stderr:
+        raise SystemExit(f"ouro pre-push --via {via} failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    return seconds, done.stderr
+
+
+def decisions(output: str) -> list[str]:
+    """The decision lines, without their rationale (the same decision, wherever it was made)."""
+    return sorted(" ".join(line.split()[:5]) for line in output.splitlines() if line.startswith(("BLOCK", "ADVISORY")))
+
+
+@contextmanager
+def running_worker(root: Path) -> Iterator[None]:
+    """A decider worker on the broker of ``OURO_BROKER_URL``, serving before the block starts."""
+    from ouroboros_gates.ops.pushes import worker_serves
+    from ouroboros_gates.schemas.settings import load_settings
+
+    log = (root / "worker.log").open("ab")
+    argv = [sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker", "-Q", "decider",
+            "-c", "1", "-n", "bench-decider@%h", "-l", "WARNING", "--without-gossip", "--without-mingle"]  # fmt: skip
+    worker = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    try:
+        settings, end = load_settings(), time.monotonic() + 60
+        while not worker_serves(settings):
+            if time.monotonic() > end or worker.poll() is not None:
+                raise SystemExit(f"the decider worker did not start: see {root / 'worker.log'}")
+        yield
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+
+
+def measure(ways: dict[str, str], repo: Path, base: str, heads: list[str], repeat: int) -> dict[str, list[float]]:
+    """Each way ``repeat`` times, interleaved (a busy machine disturbs every way alike); exits if two ways
+    decide differently."""
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    seen: dict[str, list[str]] = {}
+    pending = iter(heads)
+    for _ in range(repeat):
+        for name, via in ways.items():
+            seconds, output = pre_push(repo, base, next(pending), via)
+            times[name].append(seconds)
+            seen[name] = decisions(output)
+    first = next(iter(seen.values()))
+    if any(found != first for found in seen.values()):
+        raise SystemExit(f"the ways decided differently: {seen} (benchmark void)")
+    print(f"decisions, the same each way: {len(first)} ({', '.join(line.split()[0] for line in first)})")
+    return times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--delay", type=float, default=0.3)
-    parser.add_argument("--k", type=int, default=3, choices=(1, 3, 5))
+    parser.add_argument("--repeat", type=int, default=3, help="pushes per way; the median counts")
+    parser.add_argument("--redis", help="a Redis URL: add the way through a worker already running on it")
+    parser.add_argument("--llm", action="store_true", help="the LM program over the scripted model server")
+    parser.add_argument("--delay", type=float, default=0.3, help="--llm: seconds the model takes per call")
+    parser.add_argument("--k", type=int, default=3, choices=(1, 3, 5), help="--llm: samples per candidate")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as server:
+        root = Path(tmp)
+        ways = {"here": "here", "worker started": "queue"}
+        repo, base, heads = make_repo(root, args.repeat * (len(ways) + bool(args.redis)))
+        os.environ.update({"OURO_STATE": str(root / "state"), "OURO_ROOTS": str(root)})
+        for name in ("OURO_MODEL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_BROKER_URL"):
+            os.environ.pop(name, None)
+        if args.llm:
+            llm_program(root, server, args.delay, args.k, repo, base, heads[0])
+        times = measure(ways, repo, base, heads[: len(ways) * args.repeat], args.repeat)
+        if args.redis:
+            os.environ["OURO_BROKER_URL"] = args.redis
+            with running_worker(root):
+                times |= measure({"running worker": "auto"}, repo, base, heads[-args.repeat :], args.repeat)
+    program = f"LM program (k = {args.k}, {args.delay * 1000:.0f} ms a call)" if args.llm else "memory vote ($0)"
+    print(f"ouro pre-push, one ref, five candidates, {program}; wall s, median of {args.repeat} (all runs)")
+    for name, seconds in times.items():
+        print(f"  {name:<16}{statistics.median(seconds):>8.2f}   ({', '.join(f'{s:.2f}' for s in seconds)})")
+    here = statistics.median(times["here"])
+    ratios = ", ".join(
+        f"here / {name}: {here / statistics.median(s):.2f}" for name, s in times.items() if name != "here"
+    )
+    print(f"ratio {ratios}")
+
+
+def llm_program(root: Path, server: FakeModelServer, delay: float, k: int, repo: Path, base: str, head: str) -> None:
+    """Switch to the LM program over the scripted server; print its in-process decide time beside the sequential
+    sum of its calls (the calls run 8 at a time)."""
+    from ouroboros_gates.decider.push import decide_repository
+    from ouroboros_gates.schemas.settings import load_settings
+
     answer = {"verdict": "vulnerable", "family": "x", "confidence": 0.9, "rationale": "Line 6 runs it.",
               "cited_lines": [6, 10, 14, 18, 22]}  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as server:
-        server.script([], default={"content": answer, "delay_s": args.delay})
-        root = Path(tmp)
-        repo, base, head = make_repo(root)
-        program = Program(kind="llm-program", k=args.k, operating_points={"*": OperatingPoint(advisory=0.5)})
-        (root / "program.json").write_text(program.to_json())
-        env = {"OURO_STATE": str(root / "state"), "OURO_ROOTS": str(root), "OURO_MODEL": "local",
-               "OURO_MODEL_URL": server.url + "/v1", "OURO_DECIDER_PROGRAM": str(root / "program.json")}  # fmt: skip
-        os.environ.update(env)
-        from ouroboros_gates.decider.push import decide_repository
-        from ouroboros_gates.schemas.settings import load_settings
-
-        start = time.perf_counter()
-        run, _ = decide_repository(load_settings(), repo, "bench/repo", head, base, store=None)
-        decide_s = time.perf_counter() - start
-        calls = len([r for r in server.requests if r["method"] == "POST"])
-        line = f"refs/heads/main {head} refs/heads/main {base}\n"
-        start = time.perf_counter()
-        ouro = [str(Path(sys.executable).parent / "ouro"), "pre-push", "origin", "x", "--repo", str(repo)]
-        done = subprocess.run(ouro, input=line, capture_output=True, text=True, env={**os.environ, **env}, check=False)
-        push_s = time.perf_counter() - start
-    undecided = sum(d.decision.undecided is not None for d in run.decided)
-    print(f"candidates: {len(run.decided)} ({undecided} undecided); model calls: {calls} at {args.delay * 1000:.0f} ms "
-          f"each, k = {args.k}")  # fmt: skip
-    print(f"sequential sum of the calls: {calls * args.delay:.2f} s")
-    print(f"decide in process (8 in flight): {decide_s:.2f} s")
-    print(f"ouro pre-push end to end (push recorded, worker started, decisions read back): {push_s:.2f} s, "
-          f"exit {done.returncode}, {done.stderr.count('ADVISORY')} ADVISORY line(s); deadline 30 s")  # fmt: skip
-    print(f"ratio decide / sequential sum: {decide_s / (calls * args.delay):.2f}")
+    server.script([], default={"content": answer, "delay_s": delay})
+    program = Program(kind="llm-program", k=k, operating_points={"*": OperatingPoint(advisory=0.5)})
+    (root / "program.json").write_text(program.to_json())
+    os.environ.update({"OURO_MODEL": "local", "OURO_MODEL_URL": server.url + "/v1",
+                       "OURO_DECIDER_PROGRAM": str(root / "program.json")})  # fmt: skip
+    start = time.perf_counter()
+    run, _ = decide_repository(load_settings(), repo, "bench/repo", head, base, store=None)
+    seconds = time.perf_counter() - start
+    calls = len([r for r in server.requests if r["method"] == "POST"])
+    print(f"decide in process: {len(run.decided)} candidates, {calls} model calls, {seconds:.2f} s against a "
+          f"sequential sum of {calls * delay:.2f} s (ratio {seconds / (calls * delay):.2f})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -113,12 +113,13 @@ def derived_predicates(program: Program) -> tuple[str, ...]:
     return tuple(dict.fromkeys(rule.head.predicate for rule in program.rules))
 
 
-def run_rules(rules: Rules, facts: Iterable[InputFact], knee: Value | None = None) -> Model:
-    """Evaluate over ``facts``, with ``knee(knee)`` added as an input fact when a knee is set."""
+def run_rules(rules: Rules, facts: Iterable[InputFact], knee: Value | None = None, proofs: bool = True) -> Model:
+    """Evaluate over ``facts``, with ``knee(knee)`` added as an input fact when a knee is set (without
+    ``proofs``: no derivations kept, ``evaluate``'s)."""
     given: list[InputFact] = list(facts)
     if knee is not None:
         given.append((KNEE, (knee,), None))
     try:
-        return evaluate(rules.checked, given)
+        return evaluate(rules.checked, given, proofs)
     except ContractError as exc:  # an input fact of the wrong arity or type
         raise FactsError(f"{rules.program.file}: the facts do not fit the rules: {exc.message}") from exc

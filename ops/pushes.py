@@ -1,13 +1,23 @@
-"""Pushes for the decider: git's pre-push lines, ``PushReceived`` + ``DecidePush`` through the outbox, and
-the decisions read back from ``push/<head>`` (used by ``ouro pre-push`` and the main job)."""
+"""Pushes for the decider: the refs of a push (git's pre-push lines, or the variables pre-commit sets), the
+push decided in this process or through the decider's queue, and the decisions read back from ``push/<head>``
+(used by ``ouro pre-push`` and the main job).
+
+Either way the log holds the same events: ``PushReceived`` on ``push/<head>`` (written by ``ouro.pre-push``),
+then one ``DecisionMade`` per candidate written as the decider's answer to the push's ``DecidePush`` (so
+``is_handled`` knows it, and a worker given the same message later appends nothing). In this process the
+decider worker's own core runs (``workers.decider.tasks``); through the queue the message goes out through the
+outbox and a worker answers it.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite
 from ouroboros_gates.forge.git import git
@@ -20,19 +30,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NEW",
+    "Decided",
     "Push",
+    "Via",
+    "decide_pushes",
     "decide_through_queue",
     "decisions_of",
     "forge_pushes",
     "parse_pre_push",
+    "pre_commit_pushes",
     "push_message",
+    "read_pushes",
     "record_push",
     "relay",
     "wait_decided",
+    "worker_serves",
 ]
 
 NEW = "0" * 40
 TASK = DecidePush.TASK
+PRODUCER = "ouro.pre-push"
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,51 @@ def parse_pre_push(lines: Iterable[str], repo: str, path: str | None) -> list[Pu
     return pushes
 
 
+def pre_commit_pushes(env: Mapping[str, str], top: Path, repo: str) -> list[Push] | None:
+    """The push pre-commit describes in its variables, or None when pre-commit did not run this command.
+
+    pre-commit reads git's stdin itself and passes on the first ref that pushes commits: the commits as
+    ``PRE_COMMIT_FROM_REF``/``PRE_COMMIT_TO_REF`` (before 2.2, ``PRE_COMMIT_ORIGIN``/``PRE_COMMIT_SOURCE``),
+    and only ``PRE_COMMIT_LOCAL_BRANCH`` when every commit of the branch is new to the remote (its root
+    included). Names of refs are accepted as well as commits (``pre-commit run --from-ref origin/main
+    --to-ref HEAD``). Nothing named (a run with no refs) is an empty list."""
+    head_given = env.get("PRE_COMMIT_TO_REF") or env.get("PRE_COMMIT_SOURCE")
+    local = env.get("PRE_COMMIT_LOCAL_BRANCH")
+    if env.get("PRE_COMMIT") != "1" and not head_given and not local:
+        return None
+    ref = env.get("PRE_COMMIT_REMOTE_BRANCH") or local or "HEAD"
+    if head_given:
+        base_given = env.get("PRE_COMMIT_FROM_REF") or env.get("PRE_COMMIT_ORIGIN")
+        base = _commit(top, base_given, "PRE_COMMIT_FROM_REF") if base_given else NEW
+        return [Push(repo, ref, base, _commit(top, head_given, "PRE_COMMIT_TO_REF"), str(top))]
+    if local:
+        return [Push(repo, ref, NEW, _commit(top, local, "PRE_COMMIT_LOCAL_BRANCH"), str(top))]
+    return []
+
+
+def _commit(top: Path, name: str, variable: str) -> str:
+    """The commit ``name`` (a sha or a ref) names in the checkout; an error naming the variable otherwise."""
+    found = git("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", cwd=top, check=False, user_config=True)
+    sha = found.stdout.decode("utf-8", "replace").strip()
+    if found.returncode != 0 or len(sha) != 40:
+        raise OuroError(f"{variable}={name!r}: not a commit of {top}")
+    return sha
+
+
+def read_pushes(top: Path, repo: str, env: Mapping[str, str], stdin: TextIO) -> list[Push]:
+    """The refs being pushed from the checkout ``top``: pre-commit's variables when pre-commit runs this, else
+    git's stdin lines. A new ref is decided from the parent of its first commit no remote has; a ref that
+    pushes nothing new is left out."""
+    given = pre_commit_pushes(env, top, repo)
+    if given is None:
+        if stdin.isatty():
+            raise OuroError("stdin: no refs; git gives a pre-push hook '<local ref> <local sha> <remote ref> "
+                            "<remote sha>' lines there (install the hook with `ouro hooks install`)")  # fmt: skip
+        given = parse_pre_push(stdin.read().splitlines(), repo, str(top))
+    pushes = [push if push.base != NEW else replace(push, base=new_ref_base(top, push.head)) for push in given]
+    return [push for push in pushes if push.base != push.head]
+
+
 def new_ref_base(repo: Path, head: str) -> str:
     """For a new ref, the parent of the oldest commit no remote has (zeros when every commit is new)."""
     unpushed = git("rev-list", "--reverse", head, "--not", "--remotes", cwd=repo, check=False, user_config=True)
@@ -80,12 +142,12 @@ def push_message(push: Push, tenant: str) -> DecidePush:
     )  # fmt: skip
 
 
-def record_push(store: SqlEventStore, push: Push, message: DecidePush) -> bool:
-    """Append ``PushReceived`` on ``push/<head>`` with the ``DecidePush`` in the same transaction (outbox).
-    Returns False when this push was recorded before."""
+def record_push(store: SqlEventStore, push: Push, message: DecidePush, queued: bool = True) -> bool:
+    """Append ``PushReceived`` on ``push/<head>``, with the ``DecidePush`` in the same transaction (outbox)
+    when ``queued``. Returns False when this push was recorded before."""
     event = PushReceived(repo=push.repo, base=push.base, head=push.head, ref=push.ref)
-    meta = Metadata(producer="ouro.pre-push", message_id=message.message_id, tenant=message.tenant)
-    result = store.commit([StreamWrite(f"push/{push.head}", [event])], meta, [message])
+    meta = Metadata(producer=PRODUCER, message_id=message.message_id, tenant=message.tenant)
+    result = store.commit([StreamWrite(f"push/{push.head}", [event])], meta, [message] if queued else [])
     return not result.duplicate
 
 
@@ -113,6 +175,117 @@ def wait_decided(store: SqlEventStore, message_ids: list[str], deadline_s: float
         time.sleep(0.1)
         left = [m for m in left if not handled(store, m)]
     return left
+
+
+class Via(StrEnum):
+    """Where ``ouro pre-push`` has a push decided."""
+
+    AUTO = "auto"
+    """Through the queue when a running worker serves it (on a broker that can say so), else here."""
+    HERE = "here"
+    """In this process, with the decider worker's own core: no worker to start."""
+    QUEUE = "queue"
+    """Through the decider's queue; on the embedded default a worker is started for the push when none runs."""
+
+
+@dataclass(frozen=True)
+class Decided:
+    """How a push's refs went: who decided them, the messages not decided by the deadline, and those whose
+    decision failed (with why)."""
+
+    by: str
+    late: frozenset[str] = frozenset()
+    failed: Mapping[str, str] = field(default_factory=dict)
+
+
+def worker_serves(settings: Settings, queue: str = "decider", timeout_s: float = 0.5) -> bool:
+    """Whether a running worker consumes ``queue``: asked over the broker's broadcast, answered within
+    ``timeout_s``. The embedded transport has no broadcast, so there no worker can say it runs: False."""
+    if settings.embedded:
+        return False
+    from ouroboros_gates.workers import build_app
+
+    app = build_app(settings, include=False)
+    app.conf.broker_connection_retry = False  # a broker that is down is an answer (no), not a wait
+    app.conf.broker_connection_timeout = timeout_s
+    try:
+        replies = app.control.inspect(timeout=timeout_s).active_queues() or {}
+    except Exception:  # the broker's own error types vary by transport: none answered
+        return False
+    return any(entry.get("name") == queue for queues in replies.values() for entry in queues or ())
+
+
+def decide_pushes(
+    store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float, via: Via
+) -> Decided:
+    """Decide each push within ``deadline_s``: in this process, or through the queue (``via``)."""
+    if via is Via.QUEUE or (via is Via.AUTO and worker_serves(settings)):
+        return _through_queue(store, settings, pairs, deadline_s)
+    return _here(store, settings, pairs, deadline_s)
+
+
+def _through_queue(
+    store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float
+) -> Decided:
+    from ouroboros_gates.ops.embedded import EmbeddedFleet
+
+    for push, message in pairs:
+        record_push(store, push, message)
+    relay(store, settings)
+    ids = [message.message_id for _push, message in pairs]
+    if settings.embedded and wait_decided(store, ids, 0.0):
+        with EmbeddedFleet(settings, queues=["decider"], concurrency=1) as fleet:
+            late = wait_decided(store, ids, deadline_s, fleet.alive)
+        return Decided("a decider worker started for the push", frozenset(late))
+    return Decided("the decider worker", frozenset(wait_decided(store, ids, deadline_s)))
+
+
+def _here(store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float) -> Decided:
+    """The decider worker's core run here on each push, its events appended as the worker appends them. A push
+    not decided by the deadline (or whose decision failed) is queued for the decider worker instead: the push
+    goes on, and whichever worker runs next decides it (or dead-letters it, with the reason)."""
+    end = time.monotonic() + deadline_s
+    late: set[str] = set()
+    failed: dict[str, str] = {}
+    for push, message in pairs:
+        record_push(store, push, message, queued=False)
+        if handled(store, message.message_id):
+            continue  # the same push decided before
+        result = _decide_by(message, settings, store, end)
+        if isinstance(result, tuple):
+            stream, decisions = result
+            store.commit([StreamWrite(stream, decisions)], Metadata.for_message(TASK, message))
+            continue
+        if result is None:
+            late.add(message.message_id)
+        else:
+            failed[message.message_id] = f"{type(result).__name__}: {result}"
+        store.commit([], Metadata(producer=PRODUCER, tenant=message.tenant), [message])
+    return Decided("this process", frozenset(late), failed)
+
+
+def _decide_by(
+    message: DecidePush, settings: Settings, store: SqlEventStore, end: float
+) -> tuple[str, list[DecisionMade]] | Exception | None:
+    """The core's answer by the monotonic time ``end``, or the exception it raised, or None when it is still
+    deciding then (its thread is left behind: a daemon, it ends with the process)."""
+    from ouroboros_gates.workers.decider.core import decide_push
+
+    wait_s = end - time.monotonic()
+    if wait_s <= 0:
+        return None
+    found: list[tuple[str, list[DecisionMade]] | Exception] = []
+
+    def work() -> None:
+        try:
+            found.append(decide_push(message, settings.model_copy(update={"decider_deadline_s": wait_s}), store))
+        except Exception as exc:  # as a worker's dead letter would: the decider failing does not hold the push
+            found.append(exc)
+
+    thread = threading.Thread(target=work, name=f"decide {message.head[:12]}", daemon=True)
+    thread.start()
+    thread.join(wait_s)
+    return found[0] if found else None
 
 
 def decisions_of(store: SqlEventStore, head: str, message_id: str | None = None) -> list[Decision]:

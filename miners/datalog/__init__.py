@@ -4,6 +4,7 @@
     checked = check(program)                      # CheckedProgram: safe, stratified, or ContractError
     check_defined(checked, given_predicates)      # every predicate a rule reads has a source
     model = evaluate(checked, facts)              # Model: facts(pred), proof(pred, args)
+    explain(model, checked.rules, atom)           # the atom's proof, or WhyNot: the literal that fails
 
 Stratified programs are evaluated bottom-up, semi-naively, with join plans compiled to Python and
 hash indexes on bound argument positions. Every fact keeps the first derivation found, from which
@@ -22,11 +23,13 @@ from ouroboros_gates.miners.datalog.errors import (
     DeclarationError,
     FactError,
     ParseError,
+    ProofsNotKeptError,
     UndefinedPredicateError,
     UnknownFactError,
     UnsafeRuleError,
     UnstratifiedError,
 )
+from ouroboros_gates.miners.datalog.explain import Attempt, WhyNot, explain
 from ouroboros_gates.miners.datalog.model import Condition, GroundAtom, Model, ProofNode
 from ouroboros_gates.miners.datalog.parser import parse
 from ouroboros_gates.miners.datalog.strata import Stratum
@@ -36,6 +39,7 @@ from ouroboros_gates.miners.datalog.syntax import (
     Comparison,
     Constant,
     Declaration,
+    Directive,
     Fact,
     Literal,
     Location,
@@ -51,6 +55,7 @@ __all__ = [
     "BUILTINS",
     "ArityError",
     "Atom",
+    "Attempt",
     "CheckedProgram",
     "CheckedRule",
     "Comparison",
@@ -60,6 +65,7 @@ __all__ = [
     "DatalogError",
     "Declaration",
     "DeclarationError",
+    "Directive",
     "Fact",
     "FactError",
     "GroundAtom",
@@ -71,6 +77,7 @@ __all__ = [
     "ParseError",
     "Program",
     "ProofNode",
+    "ProofsNotKeptError",
     "Rule",
     "Stratum",
     "Term",
@@ -80,8 +87,10 @@ __all__ = [
     "UnstratifiedError",
     "Value",
     "Variable",
+    "WhyNot",
     "check",
     "check_defined",
     "evaluate",
+    "explain",
     "parse",
 ]

@@ -69,6 +69,10 @@ def check(program: Program) -> CheckedProgram:
     ``UnstratifiedError`` (all ``ContractError``) naming the file and line at fault."""
     types = _declared_types(program)
     arities = _arities(program)
+    for directive in program.directives:
+        if directive.predicate not in arities:
+            message = f"{directive}: no rule, fact or .decl names {directive.predicate}"
+            raise DeclarationError(message, directive.location.file, directive.location.line)
     for atom in _atoms(program):
         if atom.predicate in types:
             _check_constants(atom, types[atom.predicate])
@@ -85,13 +89,14 @@ _DOCUMENTED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 def check_defined(checked: CheckedProgram, given: Collection[str]) -> None:
     """Raise ``UndefinedPredicateError`` at the first rule that reads a predicate with no source: no
-    rule derives it, no fact or ``.decl`` of the program names it, the ``/* predicate */`` block does
+    rule derives it, no fact, ``.decl`` or ``.input`` of the program names it, the ``/* predicate */`` block does
     not document it (``name(`` there), and it is not in ``given`` (the predicates of the input facts).
     Not part of ``check``: an input predicate may have no facts in one run, so only a caller holding
     the input knows what is given."""
     program = checked.program
     defined = {rule.head.predicate for rule in program.rules} | {fact.atom.predicate for fact in program.facts}
     defined |= {declaration.predicate for declaration in program.declarations}
+    defined |= set(program.directed("input"))
     defined |= set(_DOCUMENTED.findall(program.predicate_doc or ""))
     for rule in program.rules:
         for literal in rule.body:

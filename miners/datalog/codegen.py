@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any, cast
 
 from ouroboros_gates.miners.datalog.plan import Join, Plan, Test
-from ouroboros_gates.miners.datalog.syntax import BUILTINS, Atom, Comparison, Constant, Negation, Term, Value, Variable
+from ouroboros_gates.miners.datalog.syntax import BUILTINS, Atom, Comparison, Constant, Negation, Term, Variable
 
 __all__ = ["CompiledPlan", "Source", "compile_plan"]
 
@@ -27,10 +27,12 @@ __all__ = ["CompiledPlan", "Source", "compile_plan"]
 @dataclass(frozen=True, slots=True)
 class Source:
     """What a compiled plan reads: a relation's rows (``positions`` is None) or its index on
-    ``positions`` (keyed by the value, or by a tuple of values for several positions)."""
+    ``positions`` (keyed by the value, or by a tuple of values for several positions), holding rows or,
+    ``projected``, each row's value at that one other position."""
 
     predicate: str
     positions: tuple[int, ...] | None
+    projected: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,16 +41,17 @@ class CompiledPlan:
 
     function: Callable[..., None]
     head: str
-    constants: tuple[Value, ...]
+    constants: tuple[object, ...]
     sources: tuple[Source, ...]
     text: str
 
 
-def compile_plan(plan: Plan) -> CompiledPlan:
-    """Generate, compile and return the function that runs ``plan``."""
+def compile_plan(plan: Plan, proofs: bool = True) -> CompiledPlan:
+    """Generate, compile and return the function that runs ``plan``; without ``proofs`` a derivation is
+    the rule index alone, one tuple shared by every fact the plan derives."""
     rule = plan.rule.rule
     name = f"rule_{rule.index}" if plan.delta is None else f"rule_{rule.index}_delta_{plan.delta}"
-    compiler = _Compiler(plan)
+    compiler = _Compiler(plan, proofs)
     text = compiler.generate(name)
     return CompiledPlan(
         _define(text, name), rule.head.predicate, tuple(compiler.constants), tuple(compiler.sources), text
@@ -75,12 +78,13 @@ def _ordering_guard(left: str, right: str, left_term: Term, right_term: Term) ->
 class _Compiler:
     """Writes the body of one plan's function, line by line, tracking indentation and names."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, proofs: bool) -> None:
         self.plan = plan
+        self.proofs = proofs
         self.lines: list[str] = []
         self.depth = 1
         self.locals: dict[str, str] = {}
-        self.constants: list[Value] = []
+        self.constants: list[object] = []
         self.sources: list[Source] = []
         self.pending: list[str] = []
         self.rows: dict[tuple[Term, ...], str] = {}
@@ -111,12 +115,12 @@ class _Compiler:
             self.open(f"if {' and '.join(self.pending)}:")
             self.pending = []
 
-    def constant(self, value: Value) -> str:
+    def constant(self, value: object) -> str:
         self.constants.append(value)
         return f"c{len(self.constants) - 1}"
 
-    def source(self, predicate: str, positions: tuple[int, ...] | None) -> str:
-        source = Source(predicate, positions)
+    def source(self, predicate: str, positions: tuple[int, ...] | None, projected: int | None = None) -> str:
+        source = Source(predicate, positions, projected)
         if source not in self.sources:
             self.sources.append(source)
         return f"a{self.sources.index(source)}"
@@ -145,8 +149,13 @@ class _Compiler:
             self.open(f"for {name} in {self.source(atom.predicate, None)}:")
             self.bind(atom, name, matched=set(), compared=set())
         else:
-            index = self.source(atom.predicate, step.bound)
             key = self.key([atom.terms[position] for position in step.bound])
+            free = [position for position in range(atom.arity) if position not in bound]
+            if len(free) == 1:  # one value to bind: the index holds it, not the row
+                local = self.locals[cast(Variable, atom.terms[free[0]]).name] = f"v{len(self.locals)}"
+                self.open(f"for {local} in {self.source(atom.predicate, step.bound, free[0])}.get({key}, ()):")
+                return
+            index = self.source(atom.predicate, step.bound)
             self.open(f"for {name} in {index}.get({key}, ()):")
             self.bind(atom, name, matched=bound, compared=set())
 
@@ -200,5 +209,8 @@ class _Compiler:
         terms = rule.rule.head.terms
         self.line(f"h = {self.rows.get(terms) or self.row(terms)}")
         self.open("if h not in F and h not in N:")
+        if not self.proofs:
+            self.line(f"N[h] = {self.constant((rule.rule.index,))}")
+            return
         witness = [str(rule.rule.index), *(self.locals[name] for name in rule.witnesses)]
         self.line(f"N[h] = ({', '.join(witness)},)")

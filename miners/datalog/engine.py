@@ -21,6 +21,7 @@ from typing import cast
 from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule, value_has_type
 from ouroboros_gates.miners.datalog.codegen import CompiledPlan, compile_plan
 from ouroboros_gates.miners.datalog.errors import FactError
+from ouroboros_gates.miners.datalog.factor import Evaluation, factor
 from ouroboros_gates.miners.datalog.model import GroundAtom, Model
 from ouroboros_gates.miners.datalog.plan import plan_rule
 from ouroboros_gates.miners.datalog.relation import Derivation, Given, Relation, Row
@@ -35,21 +36,24 @@ InputFact = tuple[str, tuple[Value, ...], object]
 _New = dict[str, dict[Row, Derivation]]
 
 
-def evaluate(checked: CheckedProgram, facts: Iterable[InputFact] = ()) -> Model:
+def evaluate(checked: CheckedProgram, facts: Iterable[InputFact] = (), proofs: bool = True) -> Model:
     """The model of ``checked`` over its own facts and ``facts``. A fact given twice keeps its first
     span, the program's facts (span ``(file, line)``) coming before the input's. Raises
-    ``FactError`` for an input fact of the wrong arity or type."""
+    ``FactError`` for an input fact of the wrong arity or type. Without ``proofs`` a derived fact keeps
+    only the rule that derived it (less memory and time; the model then answers no ``proof``)."""
+    evaluation = factor(checked)
     relations = {predicate: Relation() for predicate in checked.arities}
+    relations.update((predicate, Relation()) for predicate in sorted(evaluation.hidden))
     program = checked.program
     for fact in program.facts:
         relations[fact.atom.predicate].add(fact.args, Given((program.file, fact.atom.location.line)))
     with _collector_paused():
         _load(checked, relations, facts)
-        for stratum in checked.strata:
-            _evaluate_stratum(checked, stratum, relations)
+        for stratum in evaluation.strata:
+            _evaluate_stratum(_Planner(checked, evaluation, stratum, relations, proofs))
     for relation in relations.values():
         relation.drop_indexes()
-    return Model(checked, relations)
+    return Model(checked, evaluation, relations, proofs)
 
 
 @contextmanager
@@ -115,7 +119,9 @@ class _Unit:
 
     def __init__(self, compiled: CompiledPlan, relations: Mapping[str, Relation]) -> None:
         sources = [
-            relations[s.predicate].rows if s.positions is None else relations[s.predicate].index(s.positions)
+            relations[s.predicate].rows
+            if s.positions is None
+            else relations[s.predicate].index(s.positions, s.projected)
             for s in compiled.sources
         ]
         self.function = compiled.function
@@ -132,31 +138,41 @@ class _Planner:
     plans are made again every round, from that round's sizes (a plan already compiled for the same
     join order is reused)."""
 
-    def __init__(self, checked: CheckedProgram, stratum: Stratum, relations: Mapping[str, Relation]) -> None:
+    def __init__(
+        self,
+        checked: CheckedProgram,
+        evaluation: Evaluation,
+        stratum: Stratum,
+        relations: Mapping[str, Relation],
+        proofs: bool,
+    ) -> None:
         self.checked = checked
+        self.rules = evaluation.rules
         self.relations = relations
+        self.proofs = proofs
+        self.predicates = stratum.predicates
         members = set(stratum.predicates)
         self.base: list[int] = []
         self.recursive: list[tuple[int, int, str]] = []
         for index in stratum.rules:
             inside = [
                 (position, literal.predicate)
-                for position, literal in enumerate(checked.rules[index].body)
+                for position, literal in enumerate(self.rules[index].body)
                 if isinstance(literal, Atom) and literal.predicate in members
             ]
             if not inside:
                 self.base.append(index)
             self.recursive += [(index, position, predicate) for position, predicate in inside]
-        self.compiled: dict[tuple[int, int | None, tuple[int, ...]], _Unit] = {}
+        self.compiled: dict[tuple[int, int | None, tuple[int, ...], bool], _Unit] = {}
 
     def unit(self, index: int, delta: int | None, sizes: Mapping[str, int]) -> _Unit:
-        rule = self.checked.rules[index]
-        key = (index, delta, _size_order(rule, sizes))
+        rule = self.rules[index]
+        key = (index, delta, _size_order(rule, sizes), self.proofs)
         unit = self.compiled.get(key)
         if unit is None:
             compiled = cast(CompiledPlan | None, self.checked.plans.get(key))
             if compiled is None:  # the program keeps its plans: the next evaluation of it plans nothing again
-                compiled = self.checked.plans[key] = compile_plan(plan_rule(rule, delta, sizes))
+                compiled = self.checked.plans[key] = compile_plan(plan_rule(rule, delta, sizes), self.proofs)
             unit = self.compiled[key] = _Unit(compiled, self.relations)
         return unit
 
@@ -188,17 +204,17 @@ def _merge(relations: Mapping[str, Relation], new: _New) -> None:
             relations[predicate].extend(rows)
 
 
-def _evaluate_stratum(checked: CheckedProgram, stratum: Stratum, relations: Mapping[str, Relation]) -> None:
-    planner = _Planner(checked, stratum, relations)
-    new: _New = {predicate: {} for predicate in stratum.predicates}
+def _evaluate_stratum(planner: _Planner) -> None:
+    relations = planner.relations
+    new: _New = {predicate: {} for predicate in planner.predicates}
     for unit in planner.base_units():
         unit.run(None, new)
     _merge(relations, new)
     if not planner.recursive:
         return
-    delta: Mapping[str, Collection[Row]] = {p: list(relations[p].rows) for p in stratum.predicates}
+    delta: Mapping[str, Collection[Row]] = {p: list(relations[p].rows) for p in planner.predicates}
     while any(delta.values()):
-        new = {predicate: {} for predicate in stratum.predicates}
+        new = {predicate: {} for predicate in planner.predicates}
         for predicate, unit in planner.delta_units():
             rows = delta[predicate]
             if rows:

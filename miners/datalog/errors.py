@@ -24,6 +24,7 @@ __all__ = [
     "DeclarationError",
     "FactError",
     "ParseError",
+    "ProofsNotKeptError",
     "UndefinedPredicateError",
     "UnknownFactError",
     "UnsafeRuleError",
@@ -84,3 +85,7 @@ class UndefinedPredicateError(ContractError):
 
 class UnknownFactError(DatalogError, LookupError):
     """A proof was asked for an atom that the model does not hold."""
+
+
+class ProofsNotKeptError(DatalogError):
+    """A proof was asked of a model evaluated with ``proofs=False``, which keeps no derivations."""

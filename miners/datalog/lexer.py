@@ -31,6 +31,7 @@ class Kind(Enum):
     IF = "':-'"
     BANG = "'!'"
     COLON = "':'"
+    EQUALS = "'='"  # no clause has one: read so that Soufflé's `.output p(IO=file)` gets a clear refusal
     END = "end of input"
 
 
@@ -45,7 +46,7 @@ class Token:
     column: int
 
 
-_PUNCTUATION = {"(": Kind.LPAREN, ")": Kind.RPAREN, ",": Kind.COMMA, "!": Kind.BANG}
+_PUNCTUATION = {"(": Kind.LPAREN, ")": Kind.RPAREN, ",": Kind.COMMA, "!": Kind.BANG, "=": Kind.EQUALS}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _STRING_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}

@@ -7,12 +7,13 @@ proves, so proofs are finite trees, built here without recursion because chains 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule
-from ouroboros_gates.miners.datalog.errors import UnknownFactError
+from ouroboros_gates.miners.datalog.errors import ProofsNotKeptError, UnknownFactError
+from ouroboros_gates.miners.datalog.factor import Evaluation
 from ouroboros_gates.miners.datalog.relation import Derivation, Given, Relation, Row
 from ouroboros_gates.miners.datalog.syntax import Atom, Comparison, Constant, Program, Rule, Term, Value, format_value
 
@@ -76,8 +77,30 @@ class ProofNode:
     def __repr__(self) -> str:
         return f"ProofNode({self.atom}, rule={None if self.rule is None else self.rule.index})"
 
-    def __str__(self) -> str:
-        """The tree, indented; a subproof already shown is not expanded again."""
+    def cut(self, depth: int) -> ProofNode:
+        """This proof with each derived node ``depth`` steps below the root left unexpanded (its rule kept,
+        its premises not shown): ``ouro datalog explain --depth``."""
+        built: dict[tuple[GroundAtom, int], ProofNode] = {}
+        stack: list[tuple[ProofNode, int, bool]] = [(self, 0, False)]
+        while stack:
+            node, level, ready = stack.pop()
+            key = (node.atom, level)
+            if key in built and not ready:
+                continue
+            if node.rule is None or not node.expanded:
+                built[key] = node
+            elif level >= depth:
+                built[key] = replace(node, children=(), conditions=(), expanded=False)
+            elif not ready:
+                stack.append((node, level, True))
+                stack.extend((child, level + 1, False) for child in node.children)
+            else:
+                built[key] = replace(node, children=tuple(built[(c.atom, level + 1)] for c in node.children))
+        return built[(self.atom, 0)]
+
+    def render(self, span: Callable[[object], str] = str) -> str:
+        """The tree, indented, each leaf with its span as ``span`` writes it; a subproof already shown is not
+        expanded again."""
         lines: list[str] = []
         shown: set[GroundAtom] = set()
         stack: list[tuple[ProofNode | Condition, int]] = [(self, 0)]
@@ -87,7 +110,7 @@ class ProofNode:
             if isinstance(item, Condition):
                 lines.append(f"{pad}{item}  [checked]")
             elif item.rule is None:
-                lines.append(f"{pad}{item.atom}  [fact at {item.span}]")
+                lines.append(f"{pad}{item.atom}  [fact at {span(item.span)}]")
             elif item.atom in shown:
                 lines.append(f"{pad}{item.atom}  [shown above]")
             elif not item.expanded:
@@ -99,14 +122,22 @@ class ProofNode:
                 stack.extend((child, depth + 1) for child in reversed(below))
         return "\n".join(lines)
 
+    def __str__(self) -> str:
+        return self.render()
+
 
 class Model:
     """The facts a checked program derives from its input, each with one derivation (the first
     found) from which ``proof`` rebuilds a proof tree."""
 
-    def __init__(self, checked: CheckedProgram, relations: Mapping[str, Relation]) -> None:
+    def __init__(
+        self, checked: CheckedProgram, evaluation: Evaluation, relations: Mapping[str, Relation], proofs: bool = True
+    ) -> None:
         self._checked = checked
+        self._evaluation = evaluation
         self._relations = relations
+        self.proofs = proofs
+        """Whether derivations were kept (``evaluate(..., proofs=False)`` keeps none: no ``proof``, no ``step``)."""
 
     @property
     def program(self) -> Program:
@@ -114,7 +145,13 @@ class Model:
 
     def predicates(self) -> tuple[str, ...]:
         """Every predicate of the program or the input, in order of first appearance."""
-        return tuple(self._relations)
+        return tuple(p for p in self._relations if p not in self._evaluation.hidden)
+
+    def rows(self, predicate: str) -> Collection[Row]:
+        """The facts of ``predicate`` in the order they were found, without a copy (empty for a predicate
+        never seen): for writing a large relation out in one pass."""
+        relation = self._relations.get(predicate)
+        return () if relation is None else relation.rows.keys()
 
     def facts(self, predicate: str) -> set[Row]:
         """The facts of ``predicate`` (empty for a predicate never seen)."""
@@ -170,7 +207,8 @@ class Model:
             if isinstance(derivation, Given):
                 nodes.append(ProofNode(child, None, derivation.span))
             else:
-                nodes.append(ProofNode(child, self._checked.rules[int(derivation[0])].rule, None, expanded=False))
+                written = self._checked.rules[self._evaluation.origin[int(derivation[0])]]
+                nodes.append(ProofNode(child, written.rule, None, expanded=False))
         return ProofNode(root, rule, None, tuple(nodes), conditions)
 
     def _derivation(self, atom: GroundAtom) -> Derivation:
@@ -186,12 +224,16 @@ class Model:
         return derivation
 
     def _premises(self, atom: GroundAtom) -> tuple[list[GroundAtom], tuple[Condition, ...], Rule] | None:
-        """The body facts and checked conditions of ``atom``'s derivation; None if it is given."""
+        """The body facts and checked conditions of ``atom``'s derivation, as the rule is written; None if
+        it is given."""
         derivation = self._derivation(atom)
         if isinstance(derivation, Given):
             return None
-        rule = self._checked.rules[int(derivation[0])]
-        binding = _binding(rule, atom.args, derivation[1:])
+        if not self.proofs:
+            raise ProofsNotKeptError(f"no proof of {atom}: the model was evaluated without proofs")
+        index = int(derivation[0])
+        binding = self._joined_binding(self._evaluation.rules[index], atom.args, derivation[1:])
+        rule = self._checked.rules[self._evaluation.origin[index]]
         children: list[GroundAtom] = []
         conditions: list[Condition] = []
         for literal in rule.body:
@@ -204,6 +246,22 @@ class Model:
                 args_or_none = tuple(_value_or_none(t, binding) for t in literal.atom.terms)
                 conditions.append(Condition(literal.atom.predicate, args_or_none, negated=True))
         return children, tuple(conditions), rule.rule
+
+    def _joined_binding(self, rule: CheckedRule, head: Row, witnesses: tuple[Value, ...]) -> dict[str, Value]:
+        """The binding of a derivation by ``rule``, joined with those of its hidden premises (the joins
+        factoring took out of it, ``factor.py``): every variable of the rule as written."""
+        binding = _binding(rule, head, witnesses)
+        pending = [rule]
+        while pending:
+            for literal in pending.pop().body:
+                if isinstance(literal, Atom) and literal.predicate in self._evaluation.hidden:
+                    args = tuple(_value(term, binding) for term in literal.terms)
+                    derivation = self._derivation(GroundAtom(literal.predicate, args))
+                    assert not isinstance(derivation, Given)
+                    hidden = self._evaluation.rules[int(derivation[0])]
+                    binding.update(_binding(hidden, args, derivation[1:]))
+                    pending.append(hidden)
+        return binding
 
 
 def _binding(rule: CheckedRule, head: Row, witnesses: tuple[Value, ...]) -> dict[str, Value]:

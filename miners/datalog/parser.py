@@ -1,7 +1,8 @@
 """The parser: dialect text to a ``Program``.
 
-    program     := (declaration | clause)*
+    program     := (declaration | directive | clause)*
     declaration := ".decl" name "(" [attribute ("," attribute)*] ")"      attribute := name ":" type
+    directive   := (".input" | ".output") name ("," name)*
     clause      := atom [":-" literal ("," literal)*] "."
     literal     := "!" atom | atom                 (an atom named gt ge lt le eq ne is a comparison)
     atom        := name ["(" [term ("," term)*] ")"]
@@ -21,6 +22,7 @@ from ouroboros_gates.miners.datalog.syntax import (
     Comparison,
     Constant,
     Declaration,
+    Directive,
     Fact,
     Literal,
     Location,
@@ -31,7 +33,10 @@ from ouroboros_gates.miners.datalog.syntax import (
     Variable,
 )
 
-__all__ = ["TYPES", "parse"]
+__all__ = ["DIRECTIVES", "TYPES", "parse"]
+
+DIRECTIVES = ("decl", "input", "output")
+"""The words a ``.`` may start: a declaration, or Soufflé's input and output directives."""
 
 TYPES = ("symbol", "number")
 """The argument types a ``.decl`` may name: strings, and numbers (ints and floats)."""
@@ -80,25 +85,48 @@ class _Parser:
         rules: list[Rule] = []
         facts: list[Fact] = []
         declarations: list[Declaration] = []
+        directives: list[Directive] = []
         while self.peek().kind is not Kind.END:
             if self.peek().kind is Kind.DOT:
-                declarations.append(self.declaration())
+                dot, word = self.directive_word()
+                if word.text == "decl":
+                    declarations.append(self.declaration(dot))
+                else:
+                    directives += self.directive(dot, word.text)
                 continue
             clause = self.clause(len(rules))
             if isinstance(clause, Rule):
                 rules.append(clause)
             else:
                 facts.append(clause)
-        return Program(self.file, tuple(rules), tuple(facts), tuple(declarations), predicate_doc)
+        return Program(self.file, tuple(rules), tuple(facts), tuple(declarations), predicate_doc, tuple(directives))
 
-    def declaration(self) -> Declaration:
+    def directive_word(self) -> tuple[Token, Token]:
+        """The ``.`` and the word right after it: ``decl``, ``input`` or ``output``."""
         dot = self.next()
         word = self.next()
         adjacent = word.line == dot.line and word.column == dot.column + 1
         if word.kind is not Kind.NAME or not adjacent:
             raise self.error(dot, f"expected a clause, found {_describe(dot)}")
-        if word.text != "decl":
-            raise self.error(dot, f"unsupported directive .{word.text} (only .decl is known)")
+        if word.text not in DIRECTIVES:
+            raise self.error(dot, f"unsupported directive .{word.text} (known: .decl, .input, .output)")
+        return dot, word
+
+    def directive(self, dot: Token, kind: str) -> list[Directive]:
+        """``.input`` or ``.output`` and the predicates it names (Soufflé's I/O parameters are refused:
+        ``ouro datalog run`` reads JSON-lines facts and chooses the output with ``--format``/``--out``)."""
+        found = []
+        while True:
+            name = self.expect(Kind.NAME, f"a predicate name after .{kind}")
+            found.append(Directive(kind, name.text, self.location(name)))
+            if self.peek().kind is Kind.LPAREN:
+                raise self.error(self.peek(), f"parameters of .{kind} are not supported (the command line's "
+                                 "--format and --out choose the output; facts come as JSON lines)")  # fmt: skip
+            if self.peek().kind is not Kind.COMMA:
+                return found
+            self.next()
+
+    def declaration(self, dot: Token) -> Declaration:
         name = self.expect(Kind.NAME, "a predicate name after .decl")
         self.expect(Kind.LPAREN, f"'(' after .decl {name.text}")
         attributes: list[tuple[str, str]] = []

@@ -15,8 +15,9 @@ __all__ = ["Derivation", "Given", "Index", "Relation", "Row"]
 Row = tuple[Value, ...]
 """A fact's arguments."""
 
-Index = defaultdict[object, list[Row]]
-"""Rows grouped by their values at some positions: the value for one position, a tuple for more."""
+Index = defaultdict[object, list[object]]
+"""Rows grouped by their values at some positions (the value for one position, a tuple for more): the
+rows themselves, or, in a projected index, each row's value at its one other position."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,17 +38,22 @@ class Relation:
 
     def __init__(self) -> None:
         self.rows: dict[Row, Derivation] = {}
-        self._indexes: dict[tuple[int, ...], tuple[Callable[[Row], object], Index]] = {}
+        self._indexes: dict[
+            tuple[tuple[int, ...], int | None], tuple[Callable[[Row], object], Index, Callable[[Row], object]]
+        ] = {}
 
-    def index(self, positions: tuple[int, ...]) -> Index:
-        """The index on ``positions``, built now if no plan asked for it before."""
-        entry = self._indexes.get(positions)
+    def index(self, positions: tuple[int, ...], projected: int | None = None) -> Index:
+        """The index on ``positions``, built now if no plan asked for it before; with ``projected``, each
+        entry holds the row's value at that position instead of the row (a join reading one more value
+        saves a subscript per row it meets)."""
+        entry = self._indexes.get((positions, projected))
         if entry is None:
             key: Callable[[Row], object] = itemgetter(*positions)
+            value: Callable[[Row], object] = _whole if projected is None else itemgetter(projected)
             index: Index = defaultdict(list)
             for row in self.rows:
-                index[key(row)].append(row)
-            entry = self._indexes[positions] = (key, index)
+                index[key(row)].append(value(row))
+            entry = self._indexes[(positions, projected)] = (key, index, value)
         return entry[1]
 
     def add(self, row: Row, derivation: Derivation) -> None:
@@ -62,6 +68,14 @@ class Relation:
     def extend(self, new: dict[Row, Derivation]) -> None:
         """Add facts none of which is known yet, updating every index built so far."""
         self.rows.update(new)
-        for key, index in self._indexes.values():
-            for row in new:
-                index[key(row)].append(row)
+        for key, index, value in self._indexes.values():
+            if value is _whole:
+                for row in new:
+                    index[key(row)].append(row)
+            else:
+                for row in new:
+                    index[key(row)].append(value(row))
+
+
+def _whole(row: Row) -> Row:
+    return row

@@ -15,6 +15,7 @@ __all__ = [
     "Comparison",
     "Constant",
     "Declaration",
+    "Directive",
     "Fact",
     "Literal",
     "Location",
@@ -191,8 +192,21 @@ class Declaration:
 
 
 @dataclass(frozen=True, slots=True)
+class Directive:
+    """Soufflé's ``.input P`` (P's facts come from the input) or ``.output P`` (P is what the program is
+    run for: ``ouro datalog run`` writes it)."""
+
+    kind: str
+    predicate: str
+    location: Location = field(compare=False)
+
+    def __str__(self) -> str:
+        return f".{self.kind} {self.predicate}"
+
+
+@dataclass(frozen=True, slots=True)
 class Program:
-    """A parsed ``.dl`` text: rules, facts and declarations in source order, and the leading
+    """A parsed ``.dl`` text: rules, facts, declarations and directives in source order, and the leading
     ``/* predicate */`` comment that says in words what the program derives."""
 
     file: str
@@ -200,10 +214,16 @@ class Program:
     facts: tuple[Fact, ...]
     declarations: tuple[Declaration, ...]
     predicate_doc: str | None
+    directives: tuple[Directive, ...] = ()
+
+    def directed(self, kind: str) -> tuple[str, ...]:
+        """The predicates of the ``.input`` or ``.output`` directives (``kind``), in written order, once each."""
+        return tuple(dict.fromkeys(d.predicate for d in self.directives if d.kind == kind))
 
     def __str__(self) -> str:
         lines = [f"/* {self.predicate_doc} */"] if self.predicate_doc is not None else []
         lines += [str(declaration) for declaration in self.declarations]
+        lines += [str(directive) for directive in self.directives]
         lines += [str(fact) for fact in self.facts]
         lines += [str(rule) for rule in self.rules]
         return "\n".join(lines) + "\n"

@@ -90,7 +90,7 @@ COMMANDS: dict[str, Entry] = {
         "Miners: list, new, test, and `ouro miner NAME facts|findings|backtest|mutate|scope …`.",
     ),
     "datalog": Entry(
-        "ouroboros_gates.ops.cli.miner", "datalog_app", "The Datalog engine: check a rules file, run it over facts."
+        "ouroboros_gates.ops.cli.datalog", "datalog_app", "The Datalog engine: check a rules file, run it over facts."
     ),
     "learn": Entry("ouroboros_gates.ops.cli.learn", "learn_app", "Labels, memory, evaluation, compile and curves."),
     "experiment": Entry("ouroboros_gates.ops.cli.experiment", "experiment_app", "Pre-registered paired experiments."),
@@ -119,7 +119,7 @@ COMMANDS: dict[str, Entry] = {
     "pre-push": Entry(
         "ouroboros_gates.ops.cli.decider",
         "pre_push",
-        "git's pre-push hook: decide the pushed refs (stdin lines) through the decider worker.",
+        "git's pre-push hook: decide the pushed refs (git's stdin, or pre-commit's PRE_COMMIT_* variables).",
     ),
     "dismiss": Entry(
         "ouroboros_gates.ops.cli.decider",

@@ -1,15 +1,18 @@
 """``ouro scan PATH`` and ``ouro pre-push``: the decider from the command line.
 
     ouro scan PATH… [--out DIR] [--fail-on blocked|findings|never] [--rev REV] [--base REV]
-    ouro pre-push [REMOTE] [URL] [--mode blocking|advisory] [--deadline S] [--repo PATH]   (git's stdin)
+    ouro pre-push [REMOTE] [URL] [--mode blocking|advisory] [--deadline S] [--repo PATH] [--via auto|here|queue]
     ouro dismiss FINGERPRINT [--findings FILE] [--repo PATH]
 
 ``scan`` reads exactly the folders and files it is given from disk (a git checkout or a plain folder;
 ``--rev``/``--base`` read the checkout's commits instead), decides in this process and writes
 findings.json (each finding with its ``decision``), SARIF
-2.1.0, findings.md, dropped_by_engine.json and manifest.json. ``pre-push`` records ``PushReceived`` and
-hands a ``DecidePush`` to the decider worker through the outbox, waits up to the deadline, and prints one
-line per decision; a push not decided in time is ``undecided: deadline`` (ADVISORY, unscored, never blocks).
+2.1.0, findings.md, dropped_by_engine.json and manifest.json. ``pre-push`` reads the pushed refs (git's
+stdin, or pre-commit's ``PRE_COMMIT_*`` variables), records ``PushReceived``, has each ref decided within the
+deadline (in this process with the decider worker's core, or by a running worker through the queue:
+``ops.pushes``) and prints one line per decision; a push not decided in time is ``undecided: deadline``
+(ADVISORY, unscored, never blocks). Defaults: ``--mode blocking``, ``--deadline`` 30 s, ``--via auto``;
+``scan --fail-on never``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from rich.console import Console
 
 from ouroboros_gates.events import SqlEventStore, open_store
 from ouroboros_gates.forge.git import git
+from ouroboros_gates.ops.pushes import Decided, Via
 from ouroboros_gates.schemas import Action, Decision, DecisionMade, content_id
 from ouroboros_gates.schemas.errors import GitError, OuroError
 from ouroboros_gates.schemas.settings import load_settings
@@ -212,52 +216,59 @@ def pre_push(
     mode: Annotated[Mode, typer.Option(help="blocking: refuse on BLOCK; advisory: list only.")] = Mode.BLOCKING,
     deadline: Annotated[float | None, typer.Option(help="Seconds to wait (default OURO_DECIDER_DEADLINE_S).")] = None,
     repo: Annotated[Path, typer.Option(help="The checkout being pushed.")] = Path("."),
+    via: Annotated[
+        Via,
+        typer.Option(
+            help="here: decide in this process; queue: through the decider's queue; "
+            "auto: the queue when a running worker serves it, else here."
+        ),
+    ] = Via.AUTO,
 ) -> None:
-    """git's pre-push hook: decide the pushed refs (stdin lines) through the decider worker."""
+    """git's pre-push hook: decide the pushed refs (git's stdin, or pre-commit's PRE_COMMIT_* variables).
+
+    Each ref is decided in this process (the decider worker's own code, on the embedded default or when no
+    running worker serves the decider queue) or by a running worker through the queue; either way the log
+    gets PushReceived and the DecisionMade events. Defaults: --mode blocking, --deadline 30 s, --via auto."""
     from ouroboros_gates.events.projections import PROJECTIONS
     from ouroboros_gates.events.projector import catch_up
-    from ouroboros_gates.ops.embedded import EmbeddedFleet
-    from ouroboros_gates.ops.pushes import new_ref_base, parse_pre_push, push_message, record_push, relay, wait_decided
+    from ouroboros_gates.ops.pushes import decide_pushes, push_message, read_pushes
 
+    top = Path(_git(repo, "rev-parse", "--show-toplevel")).resolve()
     settings = load_settings()
+    if not any(top.is_relative_to(root) for root in settings.allowed_roots):
+        # the decider may read the checkout this command was given (a remote worker has its own roots)
+        os.environ["OURO_ROOTS"] = os.pathsep.join(filter(None, [settings.roots, str(top)]))
+        settings = load_settings()
     store = open_store(settings.event_log_url)
-    top = Path(_git(repo, "rev-parse", "--show-toplevel"))
-    pushes = parse_pre_push(sys.stdin.read().splitlines(), repo_key(top), str(top))
-    pushes = [p if p.base != "0" * 40 else p.__class__(p.repo, p.ref, new_ref_base(top, p.head), p.head, p.path)
-              for p in pushes]  # fmt: skip
-    pairs = [(p, push_message(p, settings.tenant)) for p in pushes if p.base != p.head]
-    for push, message in pairs:
-        record_push(store, push, message)
-    messages = [message for _push, message in pairs]
-    relay(store, settings)
+    pushes = read_pushes(top, repo_key(top), os.environ, sys.stdin)
+    pairs = [(push, push_message(push, settings.tenant)) for push in pushes]
     wait_s = deadline if deadline is not None else settings.decider_deadline_s
-    ids = [m.message_id for m in messages]
-    if settings.embedded and wait_decided(store, ids, 0.0):
-        if not any(top.resolve().is_relative_to(root) for root in settings.allowed_roots):
-            # the embedded worker may read the checkout this command was given (a remote worker has its roots)
-            os.environ["OURO_ROOTS"] = os.pathsep.join(filter(None, [settings.roots, str(top.resolve())]))
-        with EmbeddedFleet(settings, queues=["decider"], concurrency=1) as fleet:
-            left = wait_decided(store, ids, wait_s, fleet.alive)
-    else:
-        left = wait_decided(store, ids, wait_s)
+    decided = decide_pushes(store, settings, pairs, wait_s, via)
     catch_up(store, PROJECTIONS)
-    blocked = _report(store, messages, set(left), mode)
-    decided = len(messages) - len(left)
-    console.print(f"ouro pre-push ({mode.value}): {decided} of {len(messages)} ref(s) decided by the decider worker",
+    messages = [message for _push, message in pairs]
+    blocked = _report(store, messages, decided, mode)
+    done = len(messages) - len(decided.late) - len(decided.failed)
+    console.print(f"ouro pre-push ({mode.value}): {done} of {len(messages)} ref(s) decided by {decided.by}",
                   markup=False)  # fmt: skip
     if blocked and mode is Mode.BLOCKING:
         console.print(f"push refused: {blocked} BLOCK decision(s)", markup=False)
         raise typer.Exit(1)
 
 
-def _report(store: SqlEventStore, messages: list[Any], left: set[str], mode: Mode) -> int:
+def _report(store: SqlEventStore, messages: list[Any], decided: Decided, mode: Mode) -> int:
     from ouroboros_gates.ops.pushes import decisions_of
 
     blocked = 0
     for message in messages:
         where = f"{message.ref} {message.base[:7]}..{message.head[:7]}"
-        if message.message_id in left:
+        if message.message_id in decided.late:
             console.print(f"ADVISORY     -  {where}  (undecided: deadline)", markup=False)
+            continue
+        if message.message_id in decided.failed:
+            why = decided.failed[message.message_id]
+            console.print(
+                f"ADVISORY     -  {where}  (undecided: the decider failed: {why}; not blocking)", markup=False
+            )
             continue
         found = decisions_of(store, message.head, message.message_id)
         if not found:

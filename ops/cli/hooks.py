@@ -36,15 +36,16 @@ def hook(
     raise typer.Exit(hook_main(argv))
 
 
-def _git_dir(given: Path | None) -> Path | None:
-    from ouroboros_gates.forge.git import git_text
-    from ouroboros_gates.schemas.errors import GitError
+def _hooks_folder(git_dir: Path | None) -> Path | None:
+    """Where git runs this repository's hooks (``core.hooksPath`` respected); None outside a repository."""
+    from ouroboros_gates.ops.hooks_install import hooks_folder
+    from ouroboros_gates.schemas.errors import ConfigurationError
 
-    if given is not None:
-        return given
     try:
-        return Path(git_text("rev-parse", "--absolute-git-dir", user_config=True))
-    except GitError:
+        return hooks_folder(git_dir)
+    except ConfigurationError:
+        if git_dir is not None:
+            raise  # a git directory given that is none: say so
         return None
 
 
@@ -73,7 +74,6 @@ def install(
         LOCAL_SETTINGS,
         SHARED_SETTINGS,
         hook_command,
-        install_pre_push,
         install_settings,
         keep_out_of_git,
         uninstall_settings,
@@ -93,13 +93,28 @@ def install(
     if shared.resolve() != target.resolve() and uninstall_settings(shared):
         typer.echo(f"removed the hook entries an earlier install wrote to {shared} (machine-specific paths)")
     typer.echo(f"state (recorded payloads, secrets redacted): {where}")
-    found = _git_dir(git_dir)
-    if found is None:
-        typer.echo("no git repository here: pre-push hook not installed (give --git-dir)")
-    else:
-        typer.echo(f"pre-push hook: {install_pre_push(found)}")
+    refused = _install_git_hook(git_dir)
     if refresh_gates:
         refresh(miner=None, state=where)
+    if refused:
+        raise typer.Exit(1)
+
+
+def _install_git_hook(git_dir: Path | None) -> bool:
+    """Install the pre-push hook where git runs it; True when it was refused (the reason on stderr)."""
+    from ouroboros_gates.ops.hooks_install import install_pre_push
+    from ouroboros_gates.schemas.errors import ConfigurationError
+
+    folder = _hooks_folder(git_dir)
+    if folder is None:
+        typer.echo("no git repository here: pre-push hook not installed (give --git-dir)")
+        return False
+    try:
+        typer.echo(f"pre-push hook: {install_pre_push(folder)} (where git runs this repository's hooks)")
+    except ConfigurationError as exc:
+        typer.echo(f"pre-push hook not installed: {exc}", err=True)
+        return True
+    return False
 
 
 @hooks_app.command("refresh")

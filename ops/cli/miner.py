@@ -1,4 +1,5 @@
-"""``ouro miner`` and ``ouro datalog``: the miner contract from the command line (no broker, no log).
+"""``ouro miner``: the miner contract from the command line (no broker, no log); ``ouro datalog`` is
+``ops.cli.datalog``.
 
     ouro miner list [--json]                          every discovered miner: scope, verdicts, gate, origin
     ouro miner new NAME [--dir DIR]                   a new miner folder copied from _template, in DIR, else
@@ -17,11 +18,6 @@
     ouro miner NAME mutate [--json] LABELS ITEM…      the mutation block (or report); a rule mutant is
                                                       equivalent only if no ITEM's verdicts change
     ouro miner NAME scope                             generic | tenant
-    ouro datalog check RULES                          a summary, or file:line:col: message (exit 2)
-    ouro datalog run RULES FACTS… [--trees]           derived atoms with their proofs' last steps (whole
-                                                      trees with --trees), JSON lines; a line
-                                                      that is not a fact, a fact of the wrong arity or a
-                                                      predicate read but never defined: file:line, exit 2
 
 NAME is a miner's ``NAME`` (``draft-pr-late``) or its folder (``_template``). ITEM is a run file, a run
 directory, a directory of runs or a quoted glob (``'<state>/*/events.jsonl'``). Bad input is one
@@ -50,10 +46,9 @@ from ouroboros_gates.ops.cli._miner_support import (
 )
 
 if TYPE_CHECKING:
-    from ouroboros_gates.miners import Miner, Rules
-    from ouroboros_gates.miners.datalog import InputFact
+    from ouroboros_gates.miners import Miner
 
-__all__ = ["datalog_app", "miner_app"]
+__all__ = ["miner_app"]
 
 Items = Annotated[list[str], typer.Argument(metavar="ITEM...", help="Run files, run directories or quoted globs.")]
 WriteOption = Annotated[bool, typer.Option("--write", help="Regenerate backtest.md, mutation.md, README block.")]
@@ -244,83 +239,3 @@ def test_cmd(
     from ouroboros_gates.miners import find_miner
 
     miner_test_cmd(find_miner(name), write, as_json, runs_given(runs, more))
-
-
-datalog_app = typer.Typer(no_args_is_help=True, help="The Datalog engine: check a rules file, run it over facts.")
-
-
-def _checked(rules: Path) -> Rules:
-    """The rules, or their one error line ``file:line:col: message`` on stderr and exit 2."""
-    from ouroboros_gates.miners import RulesError, check_rules
-
-    try:
-        return check_rules(rules, require_doc=False)
-    except RulesError as exc:
-        print(exc, file=sys.stderr)
-        raise SystemExit(2) from None
-
-
-@datalog_app.command("check")
-def datalog_check(rules: Annotated[Path, typer.Argument(metavar="RULES", help="A .dl file.")]) -> None:
-    """Parse and check RULES (safety, stratification, arities): a summary, or one error line and exit 2."""
-    from ouroboros_gates.miners import derived_predicates
-
-    checked = _checked(rules)
-    program = checked.program
-    derived = derived_predicates(program)
-    inputs = [p for p in checked.checked.arities if p not in derived]
-    print(
-        f"{rules}: ok: {len(program.rules)} rule(s), {len(program.facts)} fact(s), "
-        f"{len(checked.checked.strata)} stratum(s); derived: {', '.join(derived) or 'none'}; "
-        f"input: {', '.join(inputs) or 'none'}; /* predicate */ block: {'yes' if checked.doc.strip() else 'no'}"
-    )
-
-
-def _read_facts(paths: list[Path], arities: dict[str, int]) -> list[InputFact]:
-    """Every fact of the files; ``FactsError`` naming file:line at the first line that is not a fact
-    or a fact whose arity disagrees with the rules or with an earlier fact."""
-    from ouroboros_gates.miners import FactLineProblem, FactsError, MinerUsageError, input_fact, read_fact_lines
-
-    given: list[InputFact] = []
-    for path in paths:
-        if not path.is_file():
-            raise MinerUsageError(f"{path}: no such facts file")
-        for item in read_fact_lines(path):
-            if isinstance(item, FactLineProblem):
-                raise FactsError(str(item))
-            arity = arities.setdefault(item.predicate, len(item.args))
-            if arity != len(item.args):
-                where = f"{item.span.file}:{item.span.line}" if item.span else str(path)
-                raise FactsError(f"{where}: {item.predicate} takes {arity} argument(s), this fact has {len(item.args)}")
-            given.append(input_fact(item))
-    return given
-
-
-@datalog_app.command("run")
-def datalog_run(
-    rules: Annotated[Path, typer.Argument(metavar="RULES", help="A .dl file.")],
-    facts: Annotated[list[Path], typer.Argument(metavar="FACTS...", help="JSON-lines files of facts.")],
-    trees: Annotated[
-        bool, typer.Option("--trees", help="Each proof as its whole tree (its size grows with the derivation's depth).")
-    ] = False,
-) -> None:
-    """Evaluate RULES over FACTS; print every derived atom of every non-input predicate with its proof:
-    its last step (rule, conditions, premises; a derived premise's own line continues the proof), or
-    with --trees the whole tree."""
-    from ouroboros_gates.miners import ProofJson, RulesError, check_sources, derived_line, derived_predicates, run_rules
-
-    checked = _checked(rules)
-    given = _read_facts(facts, dict(checked.checked.arities))
-    try:
-        check_sources(checked, {predicate for predicate, _args, _span in given})
-    except RulesError as exc:
-        print(exc, file=sys.stderr)
-        raise SystemExit(2) from None
-    model = run_rules(checked, given)
-    proofs, out = ProofJson(), sys.stdout.buffer
-    sys.stdout.flush()
-    for predicate in derived_predicates(checked.program):
-        for args in sorted(model.facts(predicate), key=lambda row: tuple((isinstance(v, str), v) for v in row)):
-            proof = model.proof(predicate, args) if trees else model.step(predicate, args)
-            out.write(derived_line(predicate, args, proofs(proof)))
-    out.flush()

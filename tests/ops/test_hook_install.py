@@ -108,19 +108,20 @@ def test_pre_push_passes_through_until_ouro_pre_push_exists(tmp_path: Path) -> N
     hooks.mkdir(parents=True)
     (hooks / "pre-push").write_text('#!/bin/sh\necho "user hook $1" >&2\ncat > "$(dirname "$0")/seen"\n')
     (hooks / "pre-push").chmod(0o755)
-    installed = install_pre_push(tmp_path / "git")
+    installed = install_pre_push(hooks)
     assert installed == hooks / "pre-push" and (hooks / "pre-push.local").exists()
-    assert install_pre_push(tmp_path / "git") == installed  # idempotent: the user's hook is not moved twice
+    assert install_pre_push(hooks) == installed  # idempotent: the user's hook is not moved twice
     assert not (hooks / "pre-push.local.local").exists()
 
-    missing = _fake_ouro(tmp_path / "ouro-old", "echo \"No such command 'pre-push'\" >&2; exit 2")
+    missing = _fake_ouro(tmp_path / "ouro-old", "echo '  scan          Decide every candidate'; exit 0")
     installed.write_text(pre_push_script(missing))
     passed = _push(installed)
     assert passed.returncode == 0, passed.stderr
     assert "user hook origin" in passed.stderr  # the previous hook ran first, with the push's stdin
     assert (hooks / "seen").read_text().startswith("refs/heads/main 1111111")
 
-    deciding = _fake_ouro(tmp_path / "ouro-new", 'if [ "$2" = "--help" ]; then exit 0; fi\ncat >&2; exit 1')
+    table = 'if [ "$1" = "--help" ]; then echo "  pre-push      git\'s pre-push hook"; exit 0; fi'
+    deciding = _fake_ouro(tmp_path / "ouro-new", f"{table}\ncat >&2; exit 1")
     installed.write_text(pre_push_script(deciding))
     blocked = _push(installed)
     assert blocked.returncode == 1 and "refs/heads/main 1111111" in blocked.stderr

@@ -254,12 +254,14 @@ def test_datalog_run_prints_each_proofs_last_step_and_whole_trees_on_request(run
     facts = tmp_path / "edges.jsonl"
     facts.write_text('{"predicate":"edge","args":["a","b"]}\n{"predicate":"edge","args":["b","c"]}\n')
     status, out, _err = run("datalog", "run", str(rules), str(facts))
-    last = json.loads(out.splitlines()[1])
-    assert status == 0 and last["args"] == [{"text": "a"}, {"text": "c"}]
+    lines = [json.loads(line) for line in out.splitlines()]  # in the order found: a round's facts after the last's
+    assert status == 0 and [line["args"][1]["text"] for line in lines] == ["b", "c", "c"]
+    last = lines[2]
+    assert last["args"] == [{"text": "a"}, {"text": "c"}]
     assert [node["atom"] for node in last["proof"]] == ['path("a", "c")', 'path("a", "b")', 'edge("b", "c")']
     assert last["proof"][1] == {"atom": 'path("a", "b")', "rule": "path(X, Y) :- edge(X, Y).", "at": f"{rules}:3"}
     assert last["proof"][2]["span"] == {"file": str(facts), "line": 2}
     status, out, _err = run("datalog", "run", str(rules), str(facts), "--trees")
-    tree = json.loads(out.splitlines()[1])["proof"]
+    tree = json.loads(out.splitlines()[2])["proof"]
     assert [node["atom"] for node in tree] == ['path("a", "c")', 'path("a", "b")', 'edge("a", "b")', 'edge("b", "c")']
     assert tree[1]["children"] == [2]

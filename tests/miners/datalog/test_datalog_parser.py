@@ -124,7 +124,12 @@ def test_rendering_round_trips() -> None:
         ("gt(X, Y) :- p(X, Y).", "x.dl:1:1: builtin gt cannot be defined by a clause"),
         ("p(X) :- q(X), !gt(X, 1).", "x.dl:1:15: builtin gt cannot be negated: use the opposite comparison"),
         ("p(X) :- q(X), lt(X).", "x.dl:1:15: builtin lt takes 2 arguments, found 1"),
-        (".input edge", "x.dl:1:1: unsupported directive .input (only .decl is known)"),
+        (".printsize edge", "x.dl:1:1: unsupported directive .printsize (known: .decl, .input, .output)"),
+        (
+            ".output p(IO=stdout)",
+            "x.dl:1:10: parameters of .output are not supported (the command line's --format and --out choose "
+            "the output; facts come as JSON lines)",
+        ),
         (".decl p(x: text)", "x.dl:1:12: unknown type 'text' (expected symbol or number)"),
         (".decl p(x symbol)", "x.dl:1:11: expected ':' after attribute x, found 'symbol'"),
         (". decl p(x: symbol)", "x.dl:1:1: expected a clause, found '.'"),

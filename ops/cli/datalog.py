@@ -1,0 +1,225 @@
+"""``ouro datalog``: the Datalog engine from the command line, for analysis authors (no broker, no log).
+
+    ouro datalog check RULES                          a summary, or file:line:col: message (exit 2)
+    ouro datalog run RULES FACTS… [--output P]… [--format jsonl|tsv|csv] [--out DIR] [--no-proofs] [--trees]
+                                                      the output relations (--output, else the rules'
+                                                      .output directives, else every derived predicate):
+                                                      JSON lines with each atom's proof (its last step,
+                                                      or the whole tree with --trees), or without; or
+                                                      TSV/CSV rows; on stdout, or one file per relation
+                                                      in DIR (P.jsonl, P.tsv, P.csv)
+    ouro datalog explain RULES FACTS… ATOM [--depth N] [--json]
+                                                      ATOM's proof tree (leaves: input facts with their
+                                                      spans), or why it does not hold
+
+FACTS are JSON-lines files of facts (``{"predicate": …, "args": […], "span": …}``). A line that is not a fact,
+a fact of the wrong arity, a predicate read but never defined or an output relation that is none: file:line or
+the option named, exit 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, BinaryIO
+
+import typer
+
+if TYPE_CHECKING:
+    from ouroboros_gates.miners import OutputFormat, Rules
+    from ouroboros_gates.miners.datalog import GroundAtom, InputFact, Model
+    from ouroboros_gates.miners.relations import Proofs
+
+__all__ = ["datalog_app"]
+
+datalog_app = typer.Typer(no_args_is_help=True, help="The Datalog engine: check a rules file, run it over facts.")
+
+RulesArg = Annotated[Path, typer.Argument(metavar="RULES", help="A .dl file.")]
+FactsArg = Annotated[list[Path], typer.Argument(metavar="FACTS...", help="JSON-lines files of facts.")]
+
+
+def _checked(rules: Path) -> Rules:
+    """The rules, or their one error line ``file:line:col: message`` on stderr and exit 2."""
+    from ouroboros_gates.miners import RulesError, check_rules
+
+    try:
+        return check_rules(rules, require_doc=False)
+    except RulesError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+@datalog_app.command("check")
+def datalog_check(rules: RulesArg) -> None:
+    """Parse and check RULES (safety, stratification, arities): a summary, or one error line and exit 2."""
+    from ouroboros_gates.miners import derived_predicates
+
+    checked = _checked(rules)
+    program = checked.program
+    derived = derived_predicates(program)
+    inputs = [p for p in checked.checked.arities if p not in derived]
+    outputs = program.directed("output")
+    print(
+        f"{rules}: ok: {len(program.rules)} rule(s), {len(program.facts)} fact(s), "
+        f"{len(checked.checked.strata)} stratum(s); derived: {', '.join(derived) or 'none'}; "
+        f"input: {', '.join(inputs) or 'none'}; "
+        + (f"output: {', '.join(outputs)}; " if outputs else "")
+        + f"/* predicate */ block: {'yes' if checked.doc.strip() else 'no'}"
+    )
+
+
+def _read_facts(paths: list[Path], arities: dict[str, int]) -> list[InputFact]:
+    """Every fact of the files; ``FactsError`` naming file:line at the first line that is not a fact
+    or a fact whose arity disagrees with the rules or with an earlier fact."""
+    from ouroboros_gates.miners import FactLineProblem, FactsError, MinerUsageError
+    from ouroboros_gates.miners.facts import read_input_facts, to_span
+
+    given: list[InputFact] = []
+    for path in paths:
+        if not path.is_file():
+            raise MinerUsageError(f"{path}: no such facts file")
+        for item in read_input_facts(path):
+            if isinstance(item, FactLineProblem):
+                raise FactsError(str(item))
+            predicate, args, span = item
+            if arities.setdefault(predicate, len(args)) != len(args):
+                where = f"{s.file}:{s.line}" if (s := to_span(span)) else str(path)
+                raise FactsError(
+                    f"{where}: {predicate} takes {arities[predicate]} argument(s), this fact has {len(args)}"
+                )
+            given.append(item)
+    return given
+
+
+def _model(rules: Path, facts: list[Path], proofs: bool) -> tuple[Rules, Model]:
+    """RULES checked and evaluated over FACTS; a predicate read but never defined is one line and exit 2."""
+    from ouroboros_gates.miners import RulesError, check_sources, run_rules
+
+    checked = _checked(rules)
+    given = _read_facts(facts, dict(checked.checked.arities))
+    try:
+        check_sources(checked, {predicate for predicate, _args, _span in given})
+    except RulesError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
+    return checked, run_rules(checked, given, proofs=proofs)
+
+
+def _outputs(checked: Rules, asked: list[str] | None, model: Model) -> tuple[str, ...]:
+    """The relations to write: ``--output``, else the rules' ``.output``, else every derived predicate."""
+    from ouroboros_gates.miners import MinerUsageError, derived_predicates
+
+    chosen = tuple(dict.fromkeys(asked or ())) or checked.program.directed("output")
+    known = set(model.predicates())
+    for predicate in chosen:
+        if predicate not in known:
+            raise MinerUsageError(
+                f"--output {predicate}: no predicate {predicate} in {checked.program.file} or the facts"
+            )
+    return chosen or derived_predicates(checked.program)
+
+
+@datalog_app.command("run")
+def datalog_run(
+    rules: RulesArg,
+    facts: FactsArg,
+    output: Annotated[
+        list[str] | None,
+        typer.Option("--output", metavar="P", help="Write relation P (repeatable; default: the .output directives)."),
+    ] = None,
+    form: Annotated[str, typer.Option("--format", help="jsonl (with proofs), tsv or csv.")] = "jsonl",
+    out: Annotated[Path | None, typer.Option(help="Write one file per relation here (P.jsonl, P.tsv, P.csv).")] = None,
+    no_proofs: Annotated[bool, typer.Option("--no-proofs", help="JSON lines without proofs (and none kept).")] = False,
+    trees: Annotated[
+        bool, typer.Option("--trees", help="Each proof as its whole tree (its size grows with the derivation's depth).")
+    ] = False,
+) -> None:
+    """Evaluate RULES over FACTS and write the output relations: JSON lines with each atom's proof (its last
+    step; a derived premise's own line continues it) or, with --trees, the whole tree; --no-proofs without;
+    --format tsv|csv as rows. Each relation in the order its facts were found; on stdout, or in --out DIR."""
+    from ouroboros_gates.miners import MinerUsageError, OutputFormat
+
+    try:
+        chosen_format = OutputFormat(form)
+    except ValueError:
+        raise MinerUsageError(f"--format {form}: one of jsonl, tsv, csv") from None
+    if (no_proofs or chosen_format is not OutputFormat.JSONL) and trees:
+        raise MinerUsageError("--trees writes proofs: it goes with --format jsonl and without --no-proofs")
+    proofs = chosen_format is OutputFormat.JSONL and not no_proofs
+    checked, model = _model(rules, facts, proofs)
+    relations = _outputs(checked, output, model)
+    if out is None and chosen_format is not OutputFormat.JSONL and len(relations) > 1:
+        raise MinerUsageError(f"{len(relations)} relations as {form} need --out DIR (one file each)")
+    written: Proofs = "tree" if trees else ("step" if proofs else "none")
+    _write(model, relations, chosen_format, written, out)
+
+
+def _write(model: Model, relations: tuple[str, ...], form: OutputFormat, proofs: Proofs, out: Path | None) -> None:
+    from ouroboros_gates.miners import write_relation
+
+    if out is None:
+        sys.stdout.flush()
+        for predicate in relations:
+            write_relation(model, predicate, sys.stdout.buffer, form, proofs)
+        sys.stdout.buffer.flush()
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    for predicate in relations:
+        handle: BinaryIO
+        with (out / f"{predicate}{form.suffix}").open("wb", buffering=1 << 20) as handle:
+            write_relation(model, predicate, handle, form, proofs)
+
+
+@datalog_app.command("explain")
+def datalog_explain(
+    rules: RulesArg,
+    facts: FactsArg,
+    atom: Annotated[str, typer.Argument(metavar="ATOM", help='A ground atom, e.g. \'path("a", "c")\'.')],
+    depth: Annotated[int | None, typer.Option(min=1, help="Expand the proof N steps below the atom.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The proof as JSON (the nodes of `run --trees`).")] = False,
+) -> None:
+    """Why ATOM holds (its proof tree: the rules used, leaves the input facts with their spans), or why it does
+    not (no rule derives it, or the body literal that fails the nearest candidate binding); exit 1 then."""
+    import json
+
+    from ouroboros_gates.miners import ProofJson
+    from ouroboros_gates.miners.datalog import ProofNode, explain
+
+    checked, model = _model(rules, facts, proofs=True)
+    found = explain(model, checked.checked.rules, _ground(atom, checked))
+    if not isinstance(found, ProofNode):
+        print(json.dumps({"holds": False, "why": str(found)}) if as_json else found)
+        raise SystemExit(1)
+    proof = found if depth is None else found.cut(depth)
+    if as_json:
+        print(json.dumps({"holds": True, "proof": ProofJson()(proof)}, ensure_ascii=False))
+        return
+    print(proof.render(_span_text))
+
+
+def _span_text(span: object) -> str:
+    """A leaf's span as ``file:line`` (``-`` for a fact given without one)."""
+    from ouroboros_gates.miners.facts import to_span
+
+    found = to_span(span)
+    return "-" if found is None else f"{found.file}:{found.line}"
+
+
+def _ground(text: str, checked: Rules) -> GroundAtom:
+    """ATOM as a ground atom of the program's predicates, or a usage error naming what is wrong."""
+    from ouroboros_gates.miners import MinerUsageError
+    from ouroboros_gates.miners.datalog import Constant, GroundAtom, ParseError, parse
+
+    try:
+        program = parse(f"{text.strip().removesuffix('.')}.", "ATOM")
+    except ParseError as exc:
+        raise MinerUsageError(f'ATOM {text!r}: {exc.message} (write it as in the rules: p("a", 1))') from None
+    clauses = [*program.facts, *program.rules]
+    if len(clauses) != 1 or program.rules:
+        raise MinerUsageError(f"ATOM {text!r}: one ground atom (constants only: strings quoted, numbers)")
+    fact = program.facts[0]
+    arity = checked.checked.arities.get(fact.atom.predicate)
+    if arity is not None and arity != fact.atom.arity:
+        raise MinerUsageError(f"ATOM {text!r}: {fact.atom.predicate} takes {arity} argument(s)")
+    assert all(isinstance(t, Constant) for t in fact.atom.terms)
+    return GroundAtom(fact.atom.predicate, fact.args)
