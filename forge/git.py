@@ -59,11 +59,13 @@ def git(
     user_config: bool = False,
     env: Mapping[str, str] | None = None,
     sealed: Path | None = None,
+    hooks_as_configured: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``git [-C cwd] args…`` and return what it did; raise ``GitError`` when it cannot run, times out, or
     (with ``check``) exits non-zero. ``env`` adds variables (an identity, say) over the hardened ones;
-    ``sealed`` (a file ``seal`` wrote) replaces every config but the repository's own."""
-    argv = [*(["-C", str(cwd)] if cwd is not None else []), *_OFF, *args]
+    ``sealed`` (a file ``seal`` wrote) replaces every config but the repository's own. Hooks and the fsmonitor
+    are off unless ``hooks_as_configured``, for a query that runs neither and asks where the hooks are."""
+    argv = [*(["-C", str(cwd)] if cwd is not None else []), *(() if hooks_as_configured else _OFF), *args]
     inherited = {
         key: value
         for key, value in os.environ.items()
@@ -89,9 +91,12 @@ def git(
     return done
 
 
-def git_text(*args: str, cwd: Path | str | None = None, user_config: bool = False) -> str:
+def git_text(
+    *args: str, cwd: Path | str | None = None, user_config: bool = False, hooks_as_configured: bool = False
+) -> str:
     """Git's standard output as text, stripped (``check`` on)."""
-    return git(*args, cwd=cwd, user_config=user_config).stdout.decode("utf-8", "replace").strip()
+    done = git(*args, cwd=cwd, user_config=user_config, hooks_as_configured=hooks_as_configured)
+    return done.stdout.decode("utf-8", "replace").strip()
 
 
 def seal(config: Path, *repositories: Path) -> Path:

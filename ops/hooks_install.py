@@ -230,7 +230,7 @@ def hooks_folder(git_dir: Path | None = None, cwd: Path | None = None) -> Path:
         cwd = git_dir.parent if git_dir.name == ".git" else git_dir
     try:
         found = git_text(*where, "rev-parse", "--path-format=absolute", "--git-path", "hooks", cwd=cwd,
-                         user_config=True)  # fmt: skip
+                         user_config=True, hooks_as_configured=True)  # fmt: skip
     except GitError as exc:
         raise ConfigurationError(f"{git_dir or cwd or Path.cwd()}: not a git repository ({exc})") from exc
     return Path(found)
