@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from ouroboros_gates.decider.frameworks import is_manifest
 from ouroboros_gates.decider.languages import ParsedFile, language_of, parse_source
 
 __all__ = [
@@ -113,6 +114,8 @@ class FolderScan:
     parsed: dict[str, ParsedFile] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     other_files: int = 0
+    manifests: dict[str, str] = field(default_factory=dict)
+    """Dependency manifests met on the walk (path -> text): what the repository declares it uses."""
 
     @property
     def pin(self) -> str:
@@ -146,6 +149,8 @@ def _read(scan: FolderScan, path: Path, shown: str) -> None:
     language = language_of(shown)
     if language is None:
         scan.other_files += 1
+        if is_manifest(shown):
+            _manifest(scan, path, shown)
         return
     try:
         real = path.resolve(strict=True)
@@ -176,6 +181,16 @@ def _read(scan: FolderScan, path: Path, shown: str) -> None:
         scan.skipped.append(Skipped(shown, f"does not parse as {language} (tree-sitter: syntax error)"))
         return
     scan.parsed[shown] = parsed
+
+
+def _manifest(scan: FolderScan, path: Path, shown: str) -> None:
+    """Keep a dependency manifest's text (a small one, within the root) for framework detection."""
+    try:
+        real = path.resolve(strict=True)
+        if real.is_relative_to(scan.root) and real.stat().st_size <= MAX_BYTES:
+            scan.manifests[shown] = real.read_text(encoding="utf-8", errors="replace")
+    except (OSError, RuntimeError):
+        return
 
 
 def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: LeaveOut | None = None) -> FolderScan:

@@ -15,6 +15,7 @@ from tree_sitter import Node
 
 from ouroboros_gates.decider.instruments._taint_guards import exits, is_element, is_path_of, validated
 from ouroboros_gates.decider.instruments._taint_model import (
+    CONSTANT,
     LITERALS,
     SKIP,
     UNHANDLED,
@@ -217,7 +218,7 @@ class Tracker(ABC):
                     if self.arms:
                         self.arms[-1].setdefault(name, value)
                 cleared = replace(value, cleared=value.cleared | operations)
-                self.assign(name, cleared if element or "*" not in operations else None)
+                self.assign(name, cleared)  # kept, cleared: a sink it reaches is a guarded one
 
     def try_statement(self, node: Node) -> None:
         for child in node.named_children:
@@ -242,7 +243,7 @@ class Tracker(ABC):
             return self.env.get(node_text(node))
         if self.paths and (key := node_text(node)) in self.paths:  # an element a condition validated
             value = self.env.get(key)
-            return None if value is None or "*" in value.cleared else value
+            return value
         handler = self.expressions.get(node.type)
         if handler is not None:
             return handler(self, node)
@@ -283,7 +284,7 @@ class Tracker(ABC):
                     # read off a parameter (a Django view's or an Express handler's ``request``), it is input
                     # without the prior: the prior only names objects that are not already tainted
                     tag = None if self._base(node) in self.env else source.tag
-                    return Taint(source.kind, node.start_point.row + 1, tag=tag)
+                    return Taint(source.kind, node.start_point.row + 1, tag=tag, what=dotted[:60])
         return None
 
     # -- calls -----------------------------------------------------------------------------------
@@ -313,7 +314,7 @@ class Tracker(ABC):
             # a local bound to a call's result is also known by that call (``w = response.getWriter(); w.print(x)``)
             made_by = self.made_by.get(receiver_text)
             receivers = (receiver_text,) if made_by is None else (receiver_text, made_by)
-            self.sinks(name, receivers, values, args, line, where)
+            self.sinks(name, receivers, values, args, line, where, node_text(node))
         summary = self.summaries.get(name) if self.local(obj) else None
         if summary is not None:
             self.summary_flows(summary, values, line, where)
@@ -324,9 +325,9 @@ class Tracker(ABC):
         cleared = frozenset().union(*(e.operations for e in self.vocab.sanitizers if e.applies(name, receiver_text)))
         if cleared:
             value = join_taints(receiver, *values)
-            if value is None or "*" in cleared:
+            if value is None:
                 return None
-            return replace(value, cleared=value.cleared | cleared)
+            return replace(value, cleared=value.cleared | cleared)  # a guarded sink, not no sink
         if summary is not None:
             reached = join_taints(*(values[i] for i in summary.returns if i < len(values)))
             return replace(reached, via_call=True) if reached is not None else None
@@ -342,24 +343,43 @@ class Tracker(ABC):
                 self.flow(operation, sink_id, line, where, replace(value, via_call=True), tag)
 
     def call_source(self, name: str, receiver_text: str, line: int) -> Taint | None:
+        what = (f"{receiver_text}.{name}" if receiver_text else name)[:60]
         for source in self.vocab.sources:
             if source.names and source.applies(name, receiver_text):
-                return Taint(source.kind, line, tag=source.tag)
+                return Taint(source.kind, line, tag=source.tag, what=what)
             if self.members and f"{receiver_text}.{name}" in source.attributes:
-                return Taint(source.kind, line, tag=source.tag)
+                return Taint(source.kind, line, tag=source.tag, what=what)
         return None
 
     def sinks(self, name: str, receivers: tuple[str, ...], values: list[Taint | None], args: Sequence[Node],
-              line: int, where: str) -> None:  # fmt: skip
+              line: int, where: str, text: str = "") -> None:  # fmt: skip
+        """Flows into the sinks this call is (``text``: the call as written, without spaces)."""
         for sink in self.vocab.sinks:
             if not any(sink.applies(name, receiver) for receiver in receivers):
                 continue
+            if sink.safe_args is not None and sink.safe_args.search(text):
+                continue  # a safe form of the call (``yaml.load(data, Loader=yaml.SafeLoader)``)
             picked = range(len(values)) if sink.args is None else [i for i in sink.args if i < len(values)]
             for i in picked:
                 value = values[i]
-                if value is None or (sink.argv_safe and self.vector(args[i])):
-                    continue
-                self.flow(sink.operation, sink.id, line, where, value, sink.tag)
+                if value is not None and sink.argv_safe and self.vector(args[i]):
+                    value = replace(value, cleared=value.cleared | {sink.operation})  # an argument vector
+                if value is not None:
+                    self.flow(sink.operation, sink.id, line, where, value, sink.tag)
+            if picked and all(values[i] is None and self.constant_arg(args[i]) for i in picked):
+                self.flow(sink.operation, sink.id, line, where, Taint(CONSTANT, line, cleared=frozenset({"*"})),
+                          sink.tag)  # fmt: skip
+
+    def constant_arg(self, node: Node) -> bool:
+        """Whether an argument is a constant: a literal (a string without interpolation), a local holding one,
+        or an expression over them."""
+        if self.const(node) is not None:
+            return True
+        if node.type in _STRINGS:
+            return not any(c.type in _INTERPOLATIONS for c in node.named_children)
+        if node.type in ("binary_expression", "binary_operator", "parenthesized_expression", "concatenated_string"):
+            return bool(node.named_children) and all(self.constant_arg(c) for c in node.named_children)
+        return False
 
     def vector(self, node: Node) -> bool:
         """Whether an argument is an argument vector: a list, tuple or array made in place, or a local that
@@ -388,9 +408,13 @@ class Tracker(ABC):
     def flow(self, operation: str, sink: str, line: int, call: str, value: Taint, tag: str | None) -> None:
         tags = tuple(sorted({t for t in (value.tag, tag) if t is not None}))
         self.flows.append(Flow(self.name, operation, sink, line, call, value.kind, value.line,
-                               sanitized=not value.reaches(operation), via_call=value.via_call, tags=tags))  # fmt: skip
+                               sanitized=not value.reaches(operation), via_call=value.via_call, tags=tags,
+                               route=value.tag if value.route else None, source=value.what))  # fmt: skip
 
 
+_STRINGS = frozenset({"string", "string_literal", "encapsed_string", "template_string", "text_block"})
+_INTERPOLATIONS = frozenset({"interpolation", "variable_name", "template_substitution", "simple_variable",
+                             "dynamic_variable_name"})  # fmt: skip
 _VECTORS = frozenset({"list", "tuple", "list_comprehension", "array_creation_expression", "array_initializer"})
 Statement = Callable[[Any, Node], None]
 Expression = Callable[[Any, Node], Taint | None]

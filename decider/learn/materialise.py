@@ -18,6 +18,7 @@ from typing import Any
 
 from ouroboros_gates.decider.analyse import Analysed, analyse
 from ouroboros_gates.decider.instruments import Signal
+from ouroboros_gates.decider.instruments.taint import Flow
 from ouroboros_gates.decider.learn.errors import LearnError
 from ouroboros_gates.decider.learn.labels import LabelledUnit
 from ouroboros_gates.forge.git import git
@@ -115,7 +116,8 @@ def to_json(item: Analysed | None) -> dict[str, Any] | None:
         "candidate": item.candidate.to_json_dict(), "language": item.language,
         "record": item.record.to_json_dict(), "signals": [asdict(s) for s in item.signals],
         "roles": list(item.roles), "code": item.code, "start_line": item.start_line, "end_line": item.end_line,
-        "changed_lines": list(item.changed_lines),
+        "changed_lines": list(item.changed_lines), "flows": [asdict(f) for f in item.flows],
+        "priors": list(item.priors),
     }  # fmt: skip
 
 
@@ -129,6 +131,8 @@ def from_json(data: dict[str, Any] | None) -> Analysed | None:
         signals=tuple(Signal(**{**s, "mechanisms": tuple(s["mechanisms"])}) for s in data["signals"]),
         roles=tuple(data["roles"]), code=data["code"], start_line=data["start_line"], end_line=data["end_line"],
         changed_lines=tuple(data["changed_lines"]),
+        flows=tuple(Flow(**{**f, "tags": tuple(f["tags"])}) for f in data.get("flows", [])),
+        priors=tuple(data.get("priors", [])),
     )  # fmt: skip
 
 

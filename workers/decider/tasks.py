@@ -32,6 +32,6 @@ def decide(message: DecidePush, ctx: Context) -> Outcome:
     base = None if message.base == NEW_REF else message.base
     run, _lookup = decide_repository(
         ctx.settings, locate(message, ctx.settings), message.repo, message.head, base,
-        store=MemoryStore(ctx.store.engine), deadline_s=ctx.settings.decider_deadline_s,
+        store=MemoryStore(ctx.store.engine), deadline_s=ctx.settings.decider_deadline_s, priors=message.priors,
     )  # fmt: skip
     return Outcome.single(f"push/{message.head}", *(DecisionMade(decision=d.decision) for d in run.decided))
