@@ -88,6 +88,7 @@ class Taint:
     tag: str | None = None
     route: bool = False  # a route's parameter: request data under its framework's prior, a parameter without it
     what: str = ""  # the source as written (``request.args``, a parameter's name), for the report
+    steps: tuple[int, ...] = ()  # the lines of the assignments it went through (the last few), for the report
 
     def reaches(self, operation: str) -> bool:
         """Whether this value is still dangerous for ``operation``."""
@@ -110,6 +111,7 @@ class Flow:
     tags: tuple[str, ...] = ()  # the framework/library priors the source or the sink depends on
     route: str | None = None  # the source is a route's parameter under this prior (a parameter when it is off)
     source: str = ""  # what the source is, as written (``request.args``, a parameter's name)
+    steps: tuple[int, ...] = ()  # the assignments between the source and the sink, by line
 
     def describe(self) -> str:
         """One line for a signal's message."""
@@ -182,7 +184,7 @@ def _tag(row: dict[str, object]) -> str | None:
 @cache
 def taint_version(language: str) -> str:
     """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it changes)."""
-    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-11")
+    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-12")
 
 
 @dataclass

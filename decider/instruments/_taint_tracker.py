@@ -122,6 +122,10 @@ class Tracker(ABC):
 
     def bind(self, name: str, node: Node | None, value: Taint | None) -> None:
         """Assign ``name`` from the expression ``node``: its taint, and its literal value or container shape."""
+        if value is not None and node is not None:
+            line = node.start_point.row + 1
+            if line != value.line and line not in value.steps:
+                value = replace(value, steps=(*value.steps, line)[-_STEPS:])
         self.assign(name, value)
         self.consts.pop(name, None)
         self.slots.pop(name, None)
@@ -409,9 +413,11 @@ class Tracker(ABC):
         tags = tuple(sorted({t for t in (value.tag, tag) if t is not None}))
         self.flows.append(Flow(self.name, operation, sink, line, call, value.kind, value.line,
                                sanitized=not value.reaches(operation), via_call=value.via_call, tags=tags,
-                               route=value.tag if value.route else None, source=value.what))  # fmt: skip
+                               route=value.tag if value.route else None, source=value.what,
+                               steps=tuple(n for n in value.steps if n != line)))  # fmt: skip
 
 
+_STEPS = 8
 _STRINGS = frozenset({"string", "string_literal", "encapsed_string", "template_string", "text_block"})
 _INTERPOLATIONS = frozenset({"interpolation", "variable_name", "template_substitution", "simple_variable",
                              "dynamic_variable_name"})  # fmt: skip

@@ -28,6 +28,7 @@ from ouroboros_gates.decider.instruments._memory_tracker import memory_flows
 from ouroboros_gates.decider.instruments._taint_java import JavaTracker
 from ouroboros_gates.decider.instruments._taint_javascript import JavaScriptTracker, pattern_names
 from ouroboros_gates.decider.instruments._taint_model import (
+    CONSTANT,
     PARAMETER,
     TAINT_LANGUAGES,
     Entry,
@@ -45,7 +46,8 @@ from ouroboros_gates.decider.instruments._taint_python import PythonTracker
 from ouroboros_gates.decider.instruments._taint_tracker import Tracker
 
 __all__ = [
-    "PARAMETER", "TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version", "vocabulary_of",
+    "CONSTANT", "PARAMETER", "TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version",
+    "vocabulary_of",
 ]  # fmt: skip
 
 TOP_LEVEL = frozenset({"module", "program"})

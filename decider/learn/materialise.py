@@ -131,7 +131,8 @@ def from_json(data: dict[str, Any] | None) -> Analysed | None:
         signals=tuple(Signal(**{**s, "mechanisms": tuple(s["mechanisms"])}) for s in data["signals"]),
         roles=tuple(data["roles"]), code=data["code"], start_line=data["start_line"], end_line=data["end_line"],
         changed_lines=tuple(data["changed_lines"]),
-        flows=tuple(Flow(**{**f, "tags": tuple(f["tags"])}) for f in data.get("flows", [])),
+        flows=tuple(Flow(**{**f, "tags": tuple(f["tags"]), "steps": tuple(f.get("steps", []))})
+                    for f in data.get("flows", [])),
         priors=tuple(data.get("priors", [])),
     )  # fmt: skip
 
