@@ -281,8 +281,12 @@ def _bounded(evidence: Evidence, action: Action, p: float, verdict: str, point: 
     return action, p, verdict  # type: ignore[return-value]
 
 
-def decide_all(analysed: Sequence[Analysed], engine: Engine, *, deadline: float | None = None) -> Run:
-    """Decide every candidate; ``deadline`` is a ``time.monotonic()`` instant."""
+def decide_all(
+    analysed: Sequence[Analysed], engine: Engine, *, deadline: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Run:  # fmt: skip
+    """Decide every candidate; ``deadline`` is a ``time.monotonic()`` instant; ``progress`` is told (done, total)
+    as candidates are decided."""
     program = engine.program
     views = [_view(item, engine) for item in analysed]
     if program is None or engine.reason:
@@ -309,15 +313,18 @@ def decide_all(analysed: Sequence[Analysed], engine: Engine, *, deadline: float 
         targets.append(target)
         found.append(retrieve(engine.index(), target, engine.boundary, settings))
     if program.kind == "memory-vote":
-        got: list[Classified | None] = [
-            memory_vote(r, v, sorted({s.rule for s in a.signals}))
-            for a, v, r in zip(analysed, views, found, strict=True)
-        ]
+        got: list[Classified | None] = []
+        for i, (a, v, r) in enumerate(zip(analysed, views, found, strict=True)):
+            got.append(memory_vote(r, v, sorted({s.rule for s in a.signals})))
+            if progress is not None:
+                progress(i + 1, len(views))
     else:
         assert engine.client is not None
         shown = [_shown(r, t, engine) for r, t in zip(found, targets, strict=True)]
         got = classify_all(program, list(zip(views, shown, strict=True)), engine.client, deadline=deadline)
     decided = tuple(_judge(a, engine, v, g, r) for a, v, g, r in zip(analysed, views, got, found, strict=True))
+    if progress is not None:
+        progress(len(decided), len(decided))
     usd, calls = engine.spent()
     fallbacks = sorted({d.fallback for d in decided if d.fallback})
     failed = sum(d.parse_failed for d in decided)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ouroboros_gates.decider.adapt import dismissals, user_memory
@@ -28,6 +28,7 @@ def decide_repository(
     deadline_s: float | None = None,
     analysed: Sequence[Analysed] | None = None,
     priors: Priors = "detected",
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Run, Lookup]:
     """Decide every candidate of ``base..head`` (a scan of ``head`` when ``base`` is None) in ``repo``;
     ``analysed`` given (a folder scan read from disk) is decided as it is; ``priors``: which framework and
@@ -38,7 +39,7 @@ def decide_repository(
     kept = dismissals(repo) if settings.decider_adapt else []
     extra = user_memory(kept) if kept else None
     engine, lookup = build_engine(settings, repo_key, store=store, memory=memory, extra=extra)
-    run = decide_all(analysed, engine, deadline=deadline)
+    run = decide_all(analysed, engine, deadline=deadline, progress=progress)
     if kept:
         run = dismiss(run, {d["fingerprint"] for d in kept})
     return run, lookup
