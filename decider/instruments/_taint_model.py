@@ -56,6 +56,7 @@ class Entry:
     made_by: re.Pattern[str] | None = None  # a validator's subject must be a local bound to a call matching it
     safe_args: re.Pattern[str] | None = None  # a sink's call whose arguments' text matches this is safe (a Loader)
     first_param: str = ""  # a route's: a function whose first parameter has this name (a Django view's request)
+    clean: bool = False  # a sink whose result carries no taint of its arguments (``open(name)``: the file's data)
 
     def applies(self, name: str, receiver: str) -> bool:
         named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
@@ -159,6 +160,7 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
                 made_by=re.compile(str(row["made_by"])) if "made_by" in row else None,
                 safe_args=re.compile(str(row["safe_args"])) if "safe_args" in row else None,
                 first_param=str(row.get("first_param", "")),
+                clean=bool(row.get("clean", False)),
             )
         except (KeyError, TypeError, ValueError, re.error) as exc:
             raise ValueError(f"{where}: {exc}") from exc
