@@ -28,6 +28,7 @@ from ouroboros_gates.decider._scanned import (
     x_taint,
 )
 from ouroboros_gates.decider.candidates import GitRepo, changed_lines, parse_commit, select
+from ouroboros_gates.decider.evidence import evidence_of
 from ouroboros_gates.decider.features import build_record
 from ouroboros_gates.decider.folder import FolderScan, excluded_by, is_test_code
 from ouroboros_gates.decider.frameworks import Priors, Resolved, declared, is_manifest, resolve
@@ -228,13 +229,14 @@ def _analysed(context: _Context, scan: FileScan, candidate: Candidate, found: li
     x |= x_facts(context.graph, item.path, function)
     x |= x_roles(function_roles, family)
     x |= x_taint(item, function, family, priors)
+    mine = sorted((s for s in found if s.family == family), key=lambda s: (s.line, s.instrument, s.rule))
+    _inside, flows, _live = function_flows(item, function, family, priors)
+    x["taint.evidence"] = evidence_of(flows, [s.line for s in mine]).kind
     base_code: str | None = None
     if context.base is not None:
         base_code, delta = _delta(context, scan, function, family, len(inside))
         x |= delta
     record = build_record(candidate, item.language, x, instruments, base=context.base)
-    mine = sorted((s for s in found if s.family == family), key=lambda s: (s.line, s.instrument, s.rule))
-    _inside, flows, _live = function_flows(item, function, family, priors)
     return Analysed(
         candidate=candidate, language=item.language, record=record, signals=tuple(mine),
         roles=function_roles.describe(), code=item.source_of(function), start_line=function.start_line,

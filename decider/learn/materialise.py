@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ouroboros_gates.decider.analyse import Analysed, analyse
+from ouroboros_gates.decider.frameworks import Priors
 from ouroboros_gates.decider.instruments import Signal
 from ouroboros_gates.decider.instruments.taint import Flow
 from ouroboros_gates.decider.learn.errors import LearnError
@@ -64,7 +65,9 @@ def _pick(found: Iterable[Analysed], unit: LabelledUnit) -> Analysed | None:
     return None
 
 
-def _analyse_pair(units: Sequence[LabelledUnit], workdir: Path) -> dict[str, Analysed | None]:
+def _analyse_pair(
+    units: Sequence[LabelledUnit], workdir: Path, priors: Priors = "detected"
+) -> dict[str, Analysed | None]:
     """Every unit of one pair (or benign change, or adjudication) analysed in one small history."""
     first = units[0]
     ext = EXTENSIONS.get(first.language)
@@ -89,20 +92,20 @@ def _analyse_pair(units: Sequence[LabelledUnit], workdir: Path) -> dict[str, Ana
         out: dict[str, Analysed | None] = {}
         for u in units:
             head, base = plan[u.direction]
-            out[u.uid] = _pick(analyse(root, head, base, u.repo), u)
+            out[u.uid] = _pick(analyse(root, head, base, u.repo, priors=priors), u)
         return out
 
 
-def analyse_units(units: Sequence[LabelledUnit], workdir: Path,
-                  progress: Callable[[int, int], None] | None = None) -> dict[str, Analysed | None]:  # fmt: skip
-    """Every unit analysed (None: a reach miss), pair by pair."""
+def analyse_units(units: Sequence[LabelledUnit], workdir: Path, progress: Callable[[int, int], None] | None = None,
+                  priors: Priors = "detected") -> dict[str, Analysed | None]:  # fmt: skip
+    """Every unit analysed (None: a reach miss), pair by pair, with ``priors`` on (``decider.frameworks``)."""
     by_ref: dict[tuple[str, str], list[LabelledUnit]] = {}
     for u in units:
         by_ref.setdefault((u.source, u.source_ref), []).append(u)
     out: dict[str, Analysed | None] = {}
     workdir.mkdir(parents=True, exist_ok=True)
     for i, group in enumerate(by_ref.values()):
-        out |= _analyse_pair(group, workdir)
+        out |= _analyse_pair(group, workdir, priors)
         if progress is not None:
             progress(i + 1, len(by_ref))
     return out
