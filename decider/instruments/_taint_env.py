@@ -60,6 +60,7 @@ class Walk:
         self.slots: dict[str, list[Taint | None] | dict[object, Taint | None]] = {}  # precise containers
         self.vectors: set[str] = set()  # locals holding a list or array made here (an argument vector)
         self.made_by: dict[str, str] = {}  # locals holding what a call returned: the call's text
+        self.page: str | None = None  # a route's priors when what it returns is the page it serves (HTML)
         self.paths: set[str] = set()  # elements and fields a condition validated, tracked in ``env`` by their text
 
     # -- state -----------------------------------------------------------------------------------

@@ -57,6 +57,7 @@ class Entry:
     safe_args: re.Pattern[str] | None = None  # a sink's call whose arguments' text matches this is safe (a Loader)
     first_param: str = ""  # a route's: a function whose first parameter has this name (a Django view's request)
     clean: bool = False  # a sink whose result carries no taint of its arguments (``open(name)``: the file's data)
+    html: re.Pattern[str] | None = None  # a route's: what it returns is the page when its decorator matches this
 
     def applies(self, name: str, receiver: str) -> bool:
         named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
@@ -161,6 +162,7 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
                 safe_args=re.compile(str(row["safe_args"])) if "safe_args" in row else None,
                 first_param=str(row.get("first_param", "")),
                 clean=bool(row.get("clean", False)),
+                html=re.compile(str(row["html"])) if "html" in row else None,
             )
         except (KeyError, TypeError, ValueError, re.error) as exc:
             raise ValueError(f"{where}: {exc}") from exc

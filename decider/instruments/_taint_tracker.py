@@ -164,7 +164,11 @@ class Tracker(Walk, ABC):
 
     def return_statement(self, node: Node) -> None:
         for child in node.named_children:
-            self.returns = join_taints(self.returns, self.expr(child))
+            value = self.expr(child)
+            self.returns = join_taints(self.returns, value)
+            if self.page is not None and value is not None:  # a route's return value is the page it serves
+                line = node.start_point.row + 1
+                self.flow("html_output", "route.return", line, "return (the page)", value, self.page)
 
     def plain_loop(self, node: Node) -> None:
         self.loop(*node.named_children)
@@ -249,7 +253,12 @@ class Tracker(Walk, ABC):
             # a local bound to a call's result is also known by that call (``w = response.getWriter(); w.print(x)``)
             made_by = self.made_by.get(receiver_text)
             receivers = (receiver_text,) if made_by is None else (receiver_text, made_by)
-            self.sinks(name, receivers, values, args, line, where, node_text(node))
+            module = self.imported.get(receiver_text) if obj is not None and obj.type == "identifier" else None
+            if module is not None:  # ``from lxml import etree``: etree is lxml's
+                receivers = (*receivers, f"{module}.{receiver_text}")
+            # the call as written, and what its arguments were made by (``parser = XMLParser(...)``)
+            text = node_text(node) + "".join(self.made_by.get(node_text(a), "") for a in args)
+            self.sinks(name, receivers, values, args, line, where, text)
             if any(e.clean and e.applies(name, r) for e in self.vocab.sinks for r in receivers):
                 return None  # what the sink hands back is not the input (a file opened by a tainted name)
         summary = self.summaries.get(name) if self.local(obj) else None

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from ouroboros_gates.ops.cli.learn import _progress, workspace
+from ouroboros_gates.ops.cli._learn_common import progress as _progress
+from ouroboros_gates.ops.cli._learn_common import say, workspace
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import load_settings
 
 __all__ = ["evaluate_benchmark", "evaluate_loso", "say", "store_benchmark"]
-
-
-def say(line: str) -> None:
-    """A progress line on stderr."""
-    print(line, file=sys.stderr)
 
 
 def store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:

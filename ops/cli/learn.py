@@ -18,44 +18,27 @@ Without ``--corpus`` the shipped seeded corpus (``ruleset/pairs``) is read. File
 from __future__ import annotations
 
 import json
-import sys
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ouroboros_gates.ops.cli._learn_common import progress as _progress
+from ouroboros_gates.ops.cli._learn_common import workspace
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from ouroboros_gates.decider.learn import Workspace
     from ouroboros_gates.llm import MeteredClient
 
-__all__ = ["learn_app", "metered_client", "workspace"]
+__all__ = ["learn_app", "metered_client", "workspace"]  # workspace: from _learn_common, used by experiment.py too
 
 RULESET = Path(str(files("ouroboros_gates.ruleset")))
 SEEDED = RULESET / "pairs"
 learn_app = typer.Typer(no_args_is_help=True, help="Labels, memory, evaluation, compile and curves.")
 memory_app = typer.Typer(no_args_is_help=True, help="The example memory.")
 learn_app.add_typer(memory_app, name="memory")
-
-
-def workspace() -> Workspace:
-    """The learning workspace under the state directory."""
-    from ouroboros_gates.decider.learn import Workspace
-
-    return Workspace(load_settings().state_dir / "learn")
-
-
-def _progress(what: str) -> Callable[[int, int], None]:
-    def show(done: int, total: int) -> None:
-        if done == total or done % 50 == 0:
-            print(f"{what}: {done}/{total}", file=sys.stderr)
-
-    return show
 
 
 @learn_app.command("labels")
@@ -143,7 +126,7 @@ def memory_ship(
     """Rebuild the memory that ships (ruleset/memory/shipped.json.gz: feature records of every source marked
     ship = true in ruleset/sources.toml, no code) and the packaged memory-vote program fitted on it."""
     from ouroboros_gates.decider.learn.ship import ship
-    from ouroboros_gates.ops.cli._learn_evaluate import say
+    from ouroboros_gates.ops.cli._learn_common import say
 
     written, program = ship(corpora, workspace().root / "corpus", jobs=jobs, say=say)
     points = ", ".join(f"{f} {p.advisory:.3f}" for f, p in sorted(program.operating_points.items()))

@@ -11,7 +11,7 @@ import subprocess
 
 import requests
 import yaml
-from flask import Flask, abort, redirect, render_template_string, request, url_for
+from flask import Flask, abort, jsonify, redirect, render_template_string, request, url_for
 from werkzeug.utils import secure_filename
 
 app = Flask(__name__)
@@ -45,7 +45,7 @@ def find_user():
 @app.route("/users-safe")
 def find_user_safe():
     name = request.args.get("name", "")
-    return str(db().execute("SELECT id, email FROM users WHERE name = ?", (name,)).fetchall())
+    return jsonify(db().execute("SELECT id, email FROM users WHERE name = ?", (name,)).fetchall())
 
 
 @app.route("/download")
@@ -69,7 +69,7 @@ def restore_cart():
 
 @app.route("/cart/restore-safe", methods=["POST"])
 def restore_cart_safe():
-    return str(request.get_json())
+    return jsonify(request.get_json())
 
 
 @app.route("/settings", methods=["POST"])
@@ -79,7 +79,7 @@ def import_settings():
 
 @app.route("/settings-safe", methods=["POST"])
 def import_settings_safe():
-    return str(yaml.safe_load(request.data))
+    return jsonify(yaml.safe_load(request.data))
 
 
 @app.route("/hello")
@@ -128,7 +128,7 @@ def calc():
 
 @app.route("/calc-safe")
 def calc_safe():
-    return str(ast.literal_eval(request.args["expr"]))
+    return jsonify(ast.literal_eval(request.args["expr"]))
 
 
 @app.route("/register", methods=["POST"])
