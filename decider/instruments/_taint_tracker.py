@@ -249,18 +249,8 @@ class Tracker(Walk, ABC):
         if held is not UNHANDLED:
             return held  # type: ignore[return-value]
         where = (f"{receiver_text}.{name}" if obj is not None and receiver_text else name)[:80]
-        if not own:
-            # a local bound to a call's result is also known by that call (``w = response.getWriter(); w.print(x)``)
-            made_by = self.made_by.get(receiver_text)
-            receivers = (receiver_text,) if made_by is None else (receiver_text, made_by)
-            module = self.imported.get(receiver_text) if obj is not None and obj.type == "identifier" else None
-            if module is not None:  # ``from lxml import etree``: etree is lxml's
-                receivers = (*receivers, f"{module}.{receiver_text}")
-            # the call as written, and what its arguments were made by (``parser = XMLParser(...)``)
-            text = node_text(node) + "".join(self.made_by.get(node_text(a), "") for a in args)
-            self.sinks(name, receivers, values, args, line, where, text)
-            if any(e.clean and e.applies(name, r) for e in self.vocab.sinks for r in receivers):
-                return None  # what the sink hands back is not the input (a file opened by a tainted name)
+        if not own and self.sink_call(node, name, obj, receiver_text, args, values, where):
+            return None  # what the sink hands back is not the input (a file opened by a tainted name)
         summary = self.summaries.get(name) if self.local(obj) else None
         if summary is not None:
             self.summary_flows(summary, values, line, where)
@@ -278,6 +268,20 @@ class Tracker(Walk, ABC):
             reached = join_taints(*(values[i] for i in summary.returns if i < len(values)))
             return replace(reached, via_call=True) if reached is not None else None
         return join_taints(receiver, *values)
+
+    def sink_call(self, node: Node, name: str, obj: Node | None, receiver_text: str, args: Sequence[Node],
+                  values: list[Taint | None], where: str) -> bool:  # fmt: skip
+        """The flows into the sinks a call is; whether what it returns is clean (a sink marked ``clean``)."""
+        # a local bound to a call's result is also known by that call (``w = response.getWriter(); w.print(x)``)
+        made_by = self.made_by.get(receiver_text)
+        receivers = (receiver_text,) if made_by is None else (receiver_text, made_by)
+        module = self.imported.get(receiver_text) if obj is not None and obj.type == "identifier" else None
+        if module is not None:  # ``from lxml import etree``: etree is lxml's
+            receivers = (*receivers, f"{module}.{receiver_text}")
+        # the call as written, and what its arguments were made by (``parser = XMLParser(...)``)
+        text = node_text(node) + "".join(self.made_by.get(node_text(a), "") for a in args)
+        self.sinks(name, receivers, values, args, node.start_point.row + 1, where, text)
+        return any(e.clean and e.applies(name, r) for e in self.vocab.sinks for r in receivers)
 
     def summary_flows(self, summary: Summary, values: list[Taint | None], line: int, where: str) -> None:
         """A same-file function whose parameter reaches a sink: a tainted argument there is a flow here."""

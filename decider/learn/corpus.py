@@ -83,8 +83,11 @@ def locate(source: Source, corpora: Path | None) -> Located:
 
 @cache
 def instruments_digest() -> str:
-    """The feature set and every ruleset file the instruments read: a change makes a cached analysis stale."""
-    files = [p for p in sorted(RULESET.rglob("*.toml")) if "pairs" not in p.parts and "programs" not in p.parts]
+    """The feature set and every ruleset file the instruments read (rules, taint and semantic vocabularies,
+    families, frameworks): a change makes a cached analysis stale."""
+    folders = ("rules", "taint", "semantic")
+    files = [p for folder in folders for p in sorted((RULESET / folder).glob("*.toml"))]
+    files += [RULESET / "families.toml", RULESET / "frameworks.toml"]
     from ouroboros_gates.decider.instruments.bandit_tool import bandit_version
 
     return digest_files(files, feature_set_digest(), bandit_version(), "corpus-1")
@@ -157,8 +160,14 @@ def _seed(located: Located) -> list[Labelled]:
 
 
 def _cache_path(cache_dir: Path, located: Located, priors: Priors) -> Path:
-    key = hashlib.sha256(f"{located.folder.resolve()}\0{instruments_digest()}".encode()).hexdigest()[:16]
-    return cache_dir / f"{located.source.id}-{priors}-{key}.jsonl.gz"
+    """Keyed by the folder, the instruments and, for a source inside the repository (small, and edited with the
+    code: the seed, the seeded pairs), the content of its files."""
+    content = ""
+    if located.source.path is not None:
+        files = [p for p in sorted(located.folder.rglob("*")) if p.is_file() and p.suffix != ".gz"]  # not the memory
+        content = digest_files(files)
+    key = hashlib.sha256(f"{located.folder.resolve()}\0{instruments_digest()}\0{content}".encode()).hexdigest()
+    return cache_dir / f"{located.source.id}-{priors}-{key[:16]}.jsonl.gz"
 
 
 def analyse_source(located: Located, priors: Priors, cache_dir: Path, *, jobs: int = 1,
