@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from ouroboros_gates.decider.assemble import packaged_program
-from ouroboros_gates.decider.features import validate_record
+from ouroboros_gates.decider.features import SCHEMA_VERSION, validate_record
 from ouroboros_gates.decider.instruments import families
 from ouroboros_gates.decider.learn.ship import shipped_sources
 from ouroboros_gates.decider.learn.versions import instrument_versions
@@ -51,3 +51,9 @@ def test_a_rebuild_from_the_same_rows_is_byte_identical(tmp_path: Path) -> None:
     write_shipped(rows, header["versions"], tmp_path / "b.json.gz")
     assert (tmp_path / "a.json.gz").read_bytes() == (tmp_path / "b.json.gz").read_bytes() == SHIPPED.read_bytes()
     assert load_shipped(tmp_path / "a.json.gz").digest == load_shipped().digest
+
+
+def test_every_packaged_program_is_built_for_the_current_feature_set() -> None:
+    for kind in ("llm-program", "memory-vote"):
+        program = packaged_program(kind)
+        assert program is not None and program.schema_version == SCHEMA_VERSION, f"{kind}: another feature schema"
