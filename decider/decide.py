@@ -15,15 +15,17 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from ouroboros_gates.decider.classify import Classified, classify_all, memory_vote
 from ouroboros_gates.decider.embed import Embedder
+from ouroboros_gates.decider.evidence import GUARDED_MARGIN, Evidence, evidence_of
 from ouroboros_gates.decider.excerpt import Excerpt, make_excerpt
+from ouroboros_gates.decider.instruments.taint import Flow
 from ouroboros_gates.decider.memory import Memory
-from ouroboros_gates.decider.program import CandidateView, Program, Shown, render_signals
+from ouroboros_gates.decider.program import CandidateView, OperatingPoint, Program, Shown, render_signals
 from ouroboros_gates.decider.retrieve import Boundary, Column, Index, Retrieved, Settings, Target, eligible, retrieve
 from ouroboros_gates.llm import Chat, LlmError
 from ouroboros_gates.schemas import Action, Candidate, Decision, FeatureRecord, Undecided
@@ -43,6 +45,7 @@ __all__ = [
 ]
 
 NO_PROGRAM_ID = "0" * 64
+Verdict = Literal["vulnerable", "not_vulnerable", "unsure"]
 
 
 class SignalLike(Protocol):
@@ -75,6 +78,10 @@ class Analysed(Protocol):
     def start_line(self) -> int: ...
     @property
     def changed_lines(self) -> Sequence[int]: ...
+    @property
+    def flows(self) -> Sequence[Flow]: ...
+    @property
+    def priors(self) -> Sequence[str]: ...
 
 
 def fallback_line(reason: str) -> str:
@@ -121,6 +128,8 @@ class Decided:
     calibrated: bool = False
     fallback: str | None = None
     dismissed: bool = False
+    evidence: Evidence = field(default_factory=lambda: Evidence("none"))
+    vote_score: float | None = None  # the program's own score, before the evidence moved it
 
     @property
     def operating_point(self) -> str:
@@ -206,7 +215,7 @@ def _named(text: str, item: Analysed) -> tuple[str, ...]:
 def _base(item: Analysed, engine: Engine, **fields: Any) -> Decision:
     program = engine.program
     return Decision(candidate=item.candidate, program_id=program.program_id if program else NO_PROGRAM_ID,
-                    variant=program.kind if program else None, **fields)  # fmt: skip
+                    variant=program.kind if program else None, priors=tuple(item.priors), **fields)  # fmt: skip
 
 
 def _fallback(item: Analysed, engine: Engine, view: CandidateView, reason: str, why: Undecided) -> Decided:
@@ -232,29 +241,52 @@ def _judge(
     if got.failure is not None:
         reason, why = _FAILURES[got.failure.reason]
         return _fallback(item, engine, view, reason, why)
+    evidence = evidence_of(item.flows, [s.line for s in item.signals])
+    score = evidence.adjust(got.score)
     ab = program.calibration.get(family) or program.calibration.get("*")
-    p = platt(got.score, ab)
+    p = platt(score, ab)
     point = operating_point(p, got.verdict, program, family)
     extra: dict[str, Any] = {}
     if point is None:
         action, offered, extra["undecided"] = Action.ADVISORY, False, Undecided.INSUFFICIENT_DATA
     else:
         action, offered = point
+    action, p, verdict = _bounded(evidence, action, p, got.verdict, program.point(family))
     if got.parse_failed:
         action, extra["undecided"] = (Action.ADVISORY if action is Action.DROP else action), Undecided.PARSE_FAILED
+    rationale = " ".join(part for part in (evidence.said(), got.rationale) if part)
     decision = _base(
-        item, engine, action=action, p=round(p, 6), rationale=got.rationale, model=got.model,
-        cost_usd=round(got.usd, 8), cached=got.cached and got.variant == "llm-program", verdict=got.verdict,
+        item, engine, action=action, p=round(p, 6), rationale=rationale, model=got.model,
+        cost_usd=round(got.usd, 8), cached=got.cached and got.variant == "llm-program", verdict=verdict,
         cited_lines=got.cited_lines, signals=_named(got.rationale, item), offered=offered,
-        retrieval=retrieved.retrieval, **extra,
+        retrieval=retrieved.retrieval, evidence=evidence.kind if evidence.kind != "none" else None, **extra,
     )  # fmt: skip
-    return Decided(item, decision, view.excerpt, raw_score=got.score, parse_failed=got.parse_failed,
+    return Decided(item, decision, view.excerpt, raw_score=score, parse_failed=got.parse_failed,
                    balance=retrieved.balance, neighbours=got.neighbours or retrieved.counts(), votes=got.votes,
-                   calibrated=ab is not None, fallback=None if point else "family insufficient data")  # fmt: skip
+                   calibrated=ab is not None, fallback=None if point else "family insufficient data",
+                   evidence=evidence, vote_score=got.score)  # fmt: skip
 
 
-def decide_all(analysed: Sequence[Analysed], engine: Engine, *, deadline: float | None = None) -> Run:
-    """Decide every candidate; ``deadline`` is a ``time.monotonic()`` instant."""
+def _bounded(evidence: Evidence, action: Action, p: float, verdict: str, point: OperatingPoint | None,
+             ) -> tuple[Action, float, Verdict]:  # fmt: skip
+    """What the evidence allows: a live flow is ADVISORY at least (p raised to the threshold), a guarded
+    candidate is dropped below it; a reported candidate never carries ``not_vulnerable``."""
+    threshold = point.advisory if point is not None else 0.5
+    if evidence.kind == "live":
+        return (Action.ADVISORY if action is Action.DROP else action), max(p, threshold), "vulnerable"
+    if evidence.kind == "guarded":
+        return Action.DROP, min(p, max(0.0, threshold - GUARDED_MARGIN)), "not_vulnerable"
+    if action is not Action.DROP and verdict == "not_vulnerable":
+        return action, p, "unsure"  # above the threshold, against the neighbours' majority: not a clean verdict
+    return action, p, verdict  # type: ignore[return-value]
+
+
+def decide_all(
+    analysed: Sequence[Analysed], engine: Engine, *, deadline: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Run:  # fmt: skip
+    """Decide every candidate; ``deadline`` is a ``time.monotonic()`` instant; ``progress`` is told (done, total)
+    as candidates are decided."""
     program = engine.program
     views = [_view(item, engine) for item in analysed]
     if program is None or engine.reason:
@@ -281,15 +313,18 @@ def decide_all(analysed: Sequence[Analysed], engine: Engine, *, deadline: float 
         targets.append(target)
         found.append(retrieve(engine.index(), target, engine.boundary, settings))
     if program.kind == "memory-vote":
-        got: list[Classified | None] = [
-            memory_vote(r, v, sorted({s.rule for s in a.signals}))
-            for a, v, r in zip(analysed, views, found, strict=True)
-        ]
+        got: list[Classified | None] = []
+        for i, (a, v, r) in enumerate(zip(analysed, views, found, strict=True)):
+            got.append(memory_vote(r, v, sorted({s.rule for s in a.signals})))
+            if progress is not None:
+                progress(i + 1, len(views))
     else:
         assert engine.client is not None
         shown = [_shown(r, t, engine) for r, t in zip(found, targets, strict=True)]
         got = classify_all(program, list(zip(views, shown, strict=True)), engine.client, deadline=deadline)
     decided = tuple(_judge(a, engine, v, g, r) for a, v, g, r in zip(analysed, views, got, found, strict=True))
+    if progress is not None:
+        progress(len(decided), len(decided))
     usd, calls = engine.spent()
     fallbacks = sorted({d.fallback for d in decided if d.fallback})
     failed = sum(d.parse_failed for d in decided)

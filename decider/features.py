@@ -35,7 +35,7 @@ __all__ = [
     "validate_record",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped on any change to ``FEATURES``."""
 
 INSTRUMENTS: tuple[str, ...] = ("bandit", "delta", "facts", "lang", "qr", "roles", "taint")
@@ -146,6 +146,7 @@ def _features() -> tuple[FeatureSpec, ...]:
         _bool("taint.via_call"),
         _int("taint.span_lines", 50, nullable=True),
         _int("taint.other_family_flows", 10),
+        _enum("taint.evidence", "live", "guarded", "none"),
         _enum("delta.novelty", "new", "worsened", "unchanged", "unknown", "not_applicable"),
         _int("delta.changed_lines", 200),
         _bool("delta.sanitizer_removed"),

@@ -4,8 +4,9 @@ Folders are walked (``.git``, ``.hg``, ``.svn`` and the report folder ``.ourobor
 whose extension no grammar covers is not a source file and is only counted. Below a given folder the walk
 leaves out what is not the project's own source (``LeaveOut``): installed dependencies and caches
 (``node_modules``, ``__pycache__``, any virtualenv…), what git ignores when the root is a checkout, what
-``--exclude`` names, and when asked (``ouro scan`` does unless ``--tests``) test code; a path given as PATH is
-always read. Bad input never stops a scan: a binary or
+``--exclude`` names, other projects' code the project ships unless asked (``decider.vendored``: ``vendor/``,
+``*.min.js``, bundled libraries; ``ouro scan --vendored`` reads them), and when asked (``ouro scan`` does unless
+``--tests``) test code; a path given as PATH is always read. Bad input never stops a scan: a binary or
 huge file, a file that does not parse, a symlink loop or a link that leads outside the scanned root is
 skipped with the reason. Every path left out or skipped goes into ``manifest.json`` with its reason.
 """
@@ -15,11 +16,13 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from ouroboros_gates.decider.frameworks import is_manifest
 from ouroboros_gates.decider.languages import ParsedFile, language_of, parse_source
+from ouroboros_gates.decider.vendored import vendored_by_content, vendored_by_path
 
 __all__ = [
     "MAX_BYTES",
@@ -78,6 +81,9 @@ class LeaveOut:
     tests: bool = True
     """Whether test code (``TEST_CODE``) is read; ``read_folder`` reads it below a PATH that is test code
     itself or lies in a test folder (``ouro scan tests``) whatever this says."""
+    vendored: bool = False
+    """Whether other projects' code a project ships is read (``decider.vendored``: ``vendor/``, ``*.min.js``,
+    bundled libraries by name or licence banner, minified scripts)."""
 
     def reason(self, relative: str, path: Path, is_dir: bool) -> str | None:
         """Why the walk leaves ``path`` (``relative`` to the root) out, or None to read it."""
@@ -90,6 +96,9 @@ class LeaveOut:
         glob = excluded_by(relative, self.exclude)
         if glob is not None:
             return f"left out: --exclude {glob}"
+        bundled = None if self.vendored else vendored_by_path(relative, is_dir=is_dir)
+        if bundled is not None:
+            return bundled
         return TEST_REASON if not self.tests and is_test_code(relative) else None
 
 
@@ -113,6 +122,8 @@ class FolderScan:
     parsed: dict[str, ParsedFile] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     other_files: int = 0
+    manifests: dict[str, str] = field(default_factory=dict)
+    """Dependency manifests met on the walk (path -> text): what the repository declares it uses."""
 
     @property
     def pin(self) -> str:
@@ -141,11 +152,13 @@ def _relative(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
-def _read(scan: FolderScan, path: Path, shown: str) -> None:
-    """Parse one file into ``scan`` or record why not."""
+def _read(scan: FolderScan, path: Path, shown: str, vendored: bool = True) -> None:
+    """Parse one file into ``scan`` or record why not (``vendored``: read a bundled library too)."""
     language = language_of(shown)
     if language is None:
         scan.other_files += 1
+        if is_manifest(shown):
+            _manifest(scan, path, shown)
         return
     try:
         real = path.resolve(strict=True)
@@ -172,15 +185,33 @@ def _read(scan: FolderScan, path: Path, shown: str) -> None:
         scan.skipped.append(Skipped(shown, "binary (a NUL byte in the first 8 KiB)"))
         return
     parsed = parse_source(shown, language, data)
+    bundled = None if vendored else vendored_by_content(shown, parsed.lines)
+    if bundled is not None:
+        scan.skipped.append(Skipped(shown, bundled))
+        return
     if parsed.has_errors:
         scan.skipped.append(Skipped(shown, f"does not parse as {language} (tree-sitter: syntax error)"))
         return
     scan.parsed[shown] = parsed
 
 
-def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: LeaveOut | None = None) -> FolderScan:
+def _manifest(scan: FolderScan, path: Path, shown: str) -> None:
+    """Keep a dependency manifest's text (a small one, within the root) for framework detection."""
+    try:
+        real = path.resolve(strict=True)
+        if real.is_relative_to(scan.root) and real.stat().st_size <= MAX_BYTES:
+            scan.manifests[shown] = real.read_text(encoding="utf-8", errors="replace")
+    except (OSError, RuntimeError):
+        return
+
+
+def read_folder(
+    paths: Sequence[Path], root: Path | None = None, leave_out: LeaveOut | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> FolderScan:  # fmt: skip
     """Every source file under ``paths`` (folders walked, links followed once, loops and escapes skipped, what
-    ``leave_out`` names left out below them; by default dependencies and caches)."""
+    ``leave_out`` names left out below them; by default dependencies, caches and vendored code); ``progress`` is
+    told each file read."""
     leave_out = leave_out or LeaveOut()
     base = (root or scan_root(paths)).resolve()
     scan = FolderScan(root=base)
@@ -212,7 +243,9 @@ def read_folder(paths: Sequence[Path], root: Path | None = None, leave_out: Leav
                 shown = _relative(base, shown_here / name)
                 why = walk.reason(shown, here / name, is_dir=False)
                 if why is None:
-                    _read(scan, here / name, shown)
+                    _read(scan, here / name, shown, walk.vendored)
+                    if progress is not None:
+                        progress(shown)
                 elif language_of(shown) is not None:  # a file that is not source is only counted, left out or not
                     scan.skipped.append(Skipped(shown, why))
                 else:

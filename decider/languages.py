@@ -88,6 +88,8 @@ class ParsedFile:
     functions: tuple[Function, ...]
     has_errors: bool
     flows: tuple[Flow, ...] = ()
+    frameworks: frozenset[str] = frozenset()
+    """The framework and library ids the file imports (``decider.frameworks``)."""
 
     def enclosing(self, line: int) -> Function:
         """The innermost function whose span holds ``line``, else ``<global>`` (always the last entry)."""
@@ -151,6 +153,8 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
         if language in SCRIPT_LANGUAGES:  # a script's top-level code is read as one more function
             walked.append((GLOBAL, tree.root_node))
         flows = find_flows(language, walked)
+    from ouroboros_gates.decider.frameworks import imported
+
     return ParsedFile(
         path=path,
         language=language,
@@ -158,4 +162,5 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
         functions=(*functions, global_fn),
         has_errors=tree.root_node.has_error,
         flows=flows,
+        frameworks=imported(language, lines),
     )

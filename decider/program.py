@@ -118,6 +118,7 @@ class Program:
     calibration: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # family -> Platt (a, b)
     priors: str = "off"
     source: str = "baseline"
+    memory: str | None = None  # the digest of the packaged memory it was fitted on (None: any memory)
 
     def to_json(self) -> str:
         """The canonical JSON (sorted keys); its sha256 is the program id."""

@@ -1,17 +1,29 @@
-"""What a scan writes: ``findings.json`` (each finding with its ``decision``), ``dropped_by_engine.json``,
-``manifest.json``, ``findings.md`` and SARIF 2.1.0 (``sarif.py``); and the compact lines of a push."""
+"""What a scan writes: ``findings.json`` (each finding with its ``decision``, its sink's line and the flow to it),
+``dropped_by_engine.json``, ``manifest.json``, ``findings.md`` (the reported findings, the instruments that
+failed, and the dropped candidates, collapsed, each with why) and SARIF 2.1.0 (``sarif.py``); and the compact lines
+of a push."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ouroboros_gates.decider.decide import Decided, Run, fallback_line
 from ouroboros_gates.decider.sarif import to_sarif
 
-__all__ = ["compact_lines", "decision_fields", "finding", "flows", "manifest", "markdown", "write_reports"]
+__all__ = [
+    "compact_lines",
+    "decision_fields",
+    "failed_lines",
+    "finding",
+    "flows",
+    "manifest",
+    "markdown",
+    "write_reports",
+]
 
 
 def decision_fields(d: Decided) -> dict[str, Any]:
@@ -25,6 +37,7 @@ def decision_fields(d: Decided) -> dict[str, Any]:
         "neighbours": d.neighbours, "votes": d.votes, "raw_score": d.raw_score, "calibrated": d.calibrated,
         "parse_failed": d.parse_failed, "undecided": dec.undecided.value if dec.undecided else None,
         "fallback": d.fallback, "dismissed": d.dismissed, "usd": dec.cost_usd, "model": dec.model,
+        "priors": list(dec.priors), "evidence": dec.evidence, "vote_score": d.vote_score,
     }  # fmt: skip
 
 
@@ -37,12 +50,29 @@ def _states(instruments: Any) -> dict[str, Any]:
     return {k: v.to_json_dict() for k, v in sorted(instruments.items())}
 
 
+def _flow(d: Decided) -> tuple[int, list[dict[str, Any]]]:
+    """The line a finding is at (its sink's) and the flow to it: source, the assignments between, sink."""
+    item = d.analysed
+    flows = list(d.evidence.flows) or sorted(item.flows, key=lambda f: (f.sanitized, f.sink_line))
+    if not flows:
+        lines = sorted(s.line for s in item.signals)
+        return (lines[0] if lines else item.start_line), []
+    f = flows[0]
+    steps = [{"line": f.source_line, "role": "source", "text": f.source or f.source_kind}]
+    steps += [{"line": n, "role": "step", "text": "assigned"} for n in f.steps]
+    steps.append({"line": f.sink_line, "role": "sink", "text": f"{f.call} ({f.operation})"})
+    return f.sink_line, steps
+
+
 def finding(d: Decided) -> dict[str, Any]:
-    """One finding of ``findings.json``: where, which family, the instruments' signals, and the decision."""
+    """One finding of ``findings.json``: where (the sink's line), which family, the flow to it, the instruments'
+    signals, and the decision."""
     item, c = d.analysed, d.decision.candidate
+    line, flow = _flow(d)
     return {
         "fingerprint": d.fingerprint, "path": c.path, "function": c.function, "family": c.family,
         "language": item.language, "start_line": item.start_line, "end_line": item.end_line, "pin": c.pin,
+        "line": line, "flow": flow,
         "signals": [{"instrument": s.instrument, "rule": s.rule, "line": s.line, "message": s.message}
                     for s in item.signals],
         "changed_lines": list(item.changed_lines), "excerpt_sha": d.excerpt.sha, "excerpt": d.excerpt.text,
@@ -67,7 +97,7 @@ def manifest(run: Run, *, repo: str, head: str, base: str | None, program_source
 
 def _line(d: Decided) -> str:
     c, dec = d.decision.candidate, d.decision
-    where = f"{c.path}:{d.analysed.start_line} {c.function}"
+    where = f"{c.path}:{_flow(d)[0]} {c.function}"
     if dec.undecided is not None and dec.p is None:
         return f"{dec.action.value:<8} {'-':>5}  {c.family:<18} {where}  ({dec.undecided.value}) {dec.rationale}"
     cited = ", ".join(str(n) for n in dec.cited_lines)
@@ -89,26 +119,46 @@ def compact_lines(run: Run, note: str = "") -> list[str]:
     return lines
 
 
-def markdown(run: Run, note: str) -> str:
-    """``findings.md``."""
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _row(d: Decided) -> str:
+    dec, c = d.decision, d.decision.candidate
+    p = "-" if dec.p is None else f"{dec.p:.2f}"
+    line, _flow_steps = _flow(d)
+    return (f"| {dec.action.value} | {p} | {c.family} | `{c.path}:{line}` {c.function} | {dec.verdict or '-'} | "
+            f"{_cell(dec.rationale)} |")  # fmt: skip
+
+
+def failed_lines(failures: Mapping[str, Sequence[str]]) -> list[str]:
+    """One line per instrument that failed on some files (it read nothing of them), with the count."""
+    return [f"instrument failed: {name} on {len(paths)} file(s), which it did not read (first: "
+            f"{', '.join(sorted(paths)[:3])}; every one in manifest.json)"
+            for name, paths in sorted(failures.items()) if paths]  # fmt: skip
+
+
+def markdown(run: Run, note: str, failures: Mapping[str, Sequence[str]] | None = None) -> str:
+    """``findings.md``: the reported findings, the instruments that failed, the dropped candidates with why."""
     out = ["# Findings", "", f"Program `{run.program_id[:12]}` ({run.variant or 'none'}). {note}".rstrip(), ""]
     if run.fallback:
         out += [fallback_line(run.fallback), ""]
-    out += ["| action | p | family | where | verdict | rationale |", "| --- | --- | --- | --- | --- | --- |"]
-    for d in run.decided:
-        if d.operating_point == "drop":
-            continue
-        dec, c = d.decision, d.decision.candidate
-        p = "-" if dec.p is None else f"{dec.p:.2f}"
-        rationale = dec.rationale.replace("|", "\\|")
-        out.append(f"| {dec.action.value} | {p} | {c.family} | `{c.path}:{d.analysed.start_line}` {c.function} | "
-                   f"{dec.verdict or '-'} | {rationale} |")  # fmt: skip
-    dropped = sum(d.operating_point == "drop" for d in run.decided)
-    out += ["", f"{dropped} candidate(s) dropped by the engine (dropped_by_engine.json)."]
+    for line in failed_lines(failures or {}):
+        out += [f"**{line}**", ""]
+    header = ["| action | p | family | where | verdict | rationale |", "| --- | --- | --- | --- | --- | --- |"]
+    reported = [d for d in run.decided if d.operating_point != "drop"]
+    out += [*header, *(_row(d) for d in reported)] if reported else ["No finding reported."]
+    dropped = [d for d in run.decided if d.operating_point == "drop"]
+    out += ["", f"{len(dropped)} candidate(s) dropped by the engine (dropped_by_engine.json)."]
+    if dropped:
+        out += ["", "<details><summary>Dropped candidates, each with why</summary>", "", *header]
+        out += [_row(d) for d in sorted(dropped, key=lambda d: d.decision.candidate.key)]
+        out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
 
-def write_reports(run: Run, out: Path, meta: dict[str, Any], note: str) -> dict[str, Path]:
+def write_reports(run: Run, out: Path, meta: dict[str, Any], note: str,
+                  failures: Mapping[str, Sequence[str]] | None = None) -> dict[str, Path]:  # fmt: skip
     """Write every report file of a scan into ``out``; returns them by name."""
     out.mkdir(parents=True, exist_ok=True)
     kept = [finding(d) for d in run.decided if d.operating_point != "drop"]
@@ -117,8 +167,8 @@ def write_reports(run: Run, out: Path, meta: dict[str, Any], note: str) -> dict[
         "findings.json": json.dumps(kept, indent=2, sort_keys=True),
         "dropped_by_engine.json": json.dumps(dropped, indent=2, sort_keys=True),
         "manifest.json": json.dumps(meta, indent=2, sort_keys=True),
-        "findings.sarif": json.dumps(to_sarif(run, kept), indent=2, sort_keys=True),
-        "findings.md": markdown(run, note),
+        "findings.sarif": json.dumps(to_sarif(run, kept, failures), indent=2, sort_keys=True),
+        "findings.md": markdown(run, note, failures),
     }
     paths = {}
     for name, text in files.items():

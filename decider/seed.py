@@ -1,8 +1,6 @@
-"""The packaged seed memory: small labelled synthetic repositories under ``ruleset/memory/`` analysed by
-our own instruments, so the embedded default has examples to retrieve before any corpus is built.
-
-Built once per (seed files, feature set) and kept in the store; a larger memory built into the store (the
-pair corpus) is read beside it.
+"""The synthetic seed: small labelled repositories under ``ruleset/memory/`` analysed by our own instruments.
+``ouro learn memory ship`` builds them into the shipped memory with the other shipped sources; ``corpus_memory``
+is what a push or a scan retrieves from: the shipped memory beside the store's examples.
 """
 
 from __future__ import annotations
@@ -16,7 +14,8 @@ from pathlib import Path
 from ouroboros_gates.decider.analyse import analyse
 from ouroboros_gates.decider.features import feature_set_digest
 from ouroboros_gates.decider.instruments.base import RULESET
-from ouroboros_gates.decider.memory import Memory, MemoryExample, MemoryRefused, MemoryStore, example_from_record
+from ouroboros_gates.decider.memory import Memory, MemoryExample, MemoryStore, example_from_record
+from ouroboros_gates.decider.shipped import load_shipped
 from ouroboros_gates.forge.git import git
 
 __all__ = ["SEED_DIR", "build_seed_memory", "corpus_memory", "leave_one_group_out", "seed_digest"]
@@ -82,19 +81,12 @@ def _with_digest(example: MemoryExample, digest: str) -> MemoryExample:
     return replace(example, label_set_digest=digest, id="")
 
 
-def corpus_memory(store: MemoryStore | None, directory: Path = SEED_DIR) -> Memory:
-    """The store's examples (pair corpus and others) beside the current seed, building the seed once."""
-    digest = seed_digest(directory)
+def corpus_memory(store: MemoryStore | None) -> Memory:
+    """The memory that ships (``decider.shipped``: the seed, the seeded pairs, SVEN and OWASP as feature records)
+    beside what ``ouro learn memory build`` kept in the store (a seed an older version stored is left out: the
+    shipped memory holds the current one)."""
     stored = store.load("static") if store is not None else Memory()
-    current = [e for e in stored.examples if e.source != "seed" or e.label_set_digest == digest]
-    if not any(e.source == "seed" for e in current):
-        seed, missed = build_seed_memory(directory)
-        if len(missed) * 10 > len(seed) + len(missed):
-            raise MemoryRefused(f"seed memory: {len(missed)} label(s) match no candidate: {', '.join(missed)}")
-        if store is not None:
-            store.save(seed)
-        current += seed.examples
-    return Memory(current)
+    return Memory([*load_shipped().examples, *(e for e in stored.examples if e.source != "seed")])
 
 
 def leave_one_group_out(memory: Memory, k: int = 6) -> list[tuple[float, int]]:

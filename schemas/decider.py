@@ -208,6 +208,12 @@ class Decision(Record):
     offered: bool = Field(default=False, description="Whether BLOCK is offered for the family.")
     variant: str | None = Field(default=None, description="``llm-program`` or ``memory-vote``.")
     retrieval: str | None = Field(default=None, description="``signals+embeddings`` or ``signals_only``.")
+    priors: tuple[str, ...] = Field(
+        default=(), description="The framework and library priors that were on for the candidate's file."
+    )
+    evidence: str | None = Field(
+        default=None, description="What the instruments proved that bounds p: a live flow, or only guarded sinks."
+    )
 
     @model_validator(mode="after")
     def _undecided_is_advisory(self) -> Self:

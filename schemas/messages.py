@@ -7,7 +7,7 @@ ticket was queued with, and the pre-check verdict that launched a fixer).
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Self
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, StringConstraints, model_validator
 
@@ -105,6 +105,10 @@ class DecidePush(Message):
     ref: NonEmptyStr = Field(description="The ref pushed.")
     path: _PathText | None = Field(
         default=None, description="The local checkout (confined to the roots); the forge's repository if unset."
+    )
+    priors: Literal["off", "detected", "all"] = Field(
+        default="detected",
+        description="Framework and library priors: none, what each file imports (default), or all.",
     )
 
 

@@ -60,13 +60,19 @@ def validated(
     if kind in _NEGATIONS and operator_of(node) in ("!", "not"):
         inner = node.child_by_field_name("argument") or node.child_by_field_name("operand")
         return validated(vocab, parts, made_by, inner or node.named_children[-1], not holds)
-    if kind in _BINARY and len(node.named_children) == 2:
+    if kind in _BINARY and len(node.named_children) == 2 and operator_of(node) in _AND | _OR:
         op = operator_of(node)
         if (op in _AND and holds) or (op in _OR and not holds):  # both sides are known
             return _joined(*(validated(vocab, parts, made_by, side, holds) for side in node.named_children))
         return {}
-    if not holds:
-        return {}
+    compared = _compared(node, holds)
+    if compared is not None:
+        return compared
+    return _called(vocab, parts, made_by, node) if holds else {}
+
+
+def _called(vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], node: Node) -> Proved:
+    """What a validator's call proves where it holds."""
     found = parts(node)
     if found is None:
         return {}
@@ -86,6 +92,44 @@ def validated(
         key = node_text(subject)
         proved[key] = (proved.get(key, (frozenset(), subject))[0] | validator.operations, subject)
     return proved
+
+
+_EQUAL = frozenset({"==", "===", "is"})
+_UNEQUAL = frozenset({"!=", "!==", "is not"})
+_LITERALS = frozenset({"string", "string_literal", "integer", "number", "true", "false", "none", "null"})
+_COLLECTIONS = frozenset({"list", "tuple", "set", "dictionary", "array", "frozenset"})
+
+
+def _compared(node: Node, holds: bool) -> Proved | None:
+    """What a comparison proves: ``x in ALLOWED`` (an allow-list: a literal collection, or a constant's name)
+    and ``x == "literal"`` prove ``x`` safe for every operation where they hold (``not in`` and ``!=`` where they
+    fail). None when ``node`` is no such comparison."""
+    if node.type not in ("comparison_operator", "binary_expression") or len(node.named_children) != 2:
+        return None
+    found = node.child_by_field_name("operators")
+    op = found.type if found is not None else operator_of(node)
+    left, right = node.named_children
+    if op in ("in", "not in"):
+        proves = holds == (op == "in")
+        ok = proves and _allow_list(right)
+    elif op in _EQUAL | _UNEQUAL:
+        proves = holds == (op in _EQUAL)
+        if left.type in _LITERALS:
+            left, right = right, left
+        ok = proves and right.type in _LITERALS and not any(c.type == "interpolation" for c in right.named_children)
+    else:
+        return None
+    if not ok or (left.type not in _VARIABLES and left.type not in _PATHS):
+        return {}
+    return {node_text(left): (frozenset({"*"}), left)}
+
+
+def _allow_list(node: Node) -> bool:
+    """A literal collection of literals, or a constant's name (``ALLOWED_HOSTS``, ``settings.ALLOWED_HOSTS``)."""
+    if node.type in _COLLECTIONS:
+        return all(child.type in _LITERALS or child.type == "pair" for child in node.named_children)
+    last = node_text(node).rsplit(".", 1)[-1]
+    return node.type in ("identifier", "attribute") and last.isupper() and len(last) > 1
 
 
 def _joined(left: Proved, right: Proved) -> Proved:

@@ -14,7 +14,7 @@ from tree_sitter import Node
 from ouroboros_gates.decider.instruments.base import RULESET, digest_files
 
 __all__ = [
-    "LITERALS", "PARAMETER", "SKIP", "TAINT_LANGUAGES", "UNHANDLED", "Entry", "Flow", "Summary", "Taint",
+    "CONSTANT", "LITERALS", "PARAMETER", "SKIP", "TAINT_LANGUAGES", "UNHANDLED", "Entry", "Flow", "Summary", "Taint",
     "TaintVocabulary", "constant", "container_shape", "fold", "fold_unary", "join_taints", "list_op", "literal",
     "map_op", "node_text", "operator_of", "simple_type", "taint_version", "vocabulary_of",
 ]  # fmt: skip
@@ -30,6 +30,8 @@ def _vocabulary_file(language: str) -> str:
 
 PARAMETER = "parameter"
 """The source kind of a function's own parameters."""
+CONSTANT = "constant"
+"""The source kind of a sink call whose data arguments are all constants: a guarded flow, never a live one."""
 UNHANDLED = object()
 """A container operation the precise model does not follow (the caller falls back to plain flow)."""
 
@@ -52,6 +54,10 @@ class Entry:
     subject: str = ""  # a validator's: "receiver" (``name.isdigit()``), else the argument ``args`` names
     anchored: bool = False  # a validator whose first argument is a pattern: only one anchored at both ends
     made_by: re.Pattern[str] | None = None  # a validator's subject must be a local bound to a call matching it
+    safe_args: re.Pattern[str] | None = None  # a sink's call whose arguments' text matches this is safe (a Loader)
+    first_param: str = ""  # a route's: a function whose first parameter has this name (a Django view's request)
+    clean: bool = False  # a sink whose result carries no taint of its arguments (``open(name)``: the file's data)
+    html: re.Pattern[str] | None = None  # a route's: what it returns is the page when its decorator matches this
 
     def applies(self, name: str, receiver: str) -> bool:
         named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
@@ -68,6 +74,9 @@ class TaintVocabulary:
     mutators: frozenset[str]
     validators: tuple[Entry, ...] = ()
     """Tests that, when they hold, make a variable safe for their operations (``if name.isdigit():``)."""
+    routes: tuple[Entry, ...] = ()
+    """Functions a framework calls with request data: a decorator it routes by (``@app.get("/items/{id}")``) or
+    a first parameter it passes the request as; their parameters are request data."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,9 @@ class Taint:
     cleared: frozenset[str] = frozenset()
     via_call: bool = False
     tag: str | None = None
+    route: bool = False  # a route's parameter: request data under its framework's prior, a parameter without it
+    what: str = ""  # the source as written (``request.args``, a parameter's name), for the report
+    steps: tuple[int, ...] = ()  # the lines of the assignments it went through (the last few), for the report
 
     def reaches(self, operation: str) -> bool:
         """Whether this value is still dangerous for ``operation``."""
@@ -99,6 +111,9 @@ class Flow:
     sanitized: bool = False
     via_call: bool = False
     tags: tuple[str, ...] = ()  # the framework/library priors the source or the sink depends on
+    route: str | None = None  # the source is a route's parameter under this prior (a parameter when it is off)
+    source: str = ""  # what the source is, as written (``request.args``, a parameter's name)
+    steps: tuple[int, ...] = ()  # the assignments between the source and the sink, by line
 
     def describe(self) -> str:
         """One line for a signal's message."""
@@ -138,12 +153,16 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
                 args=None if args == "any" else tuple(int(a) for a in args),  # type: ignore[attr-defined]
                 operations=frozenset(str(o) for o in row.get("operations", [])),  # type: ignore[attr-defined]
                 attributes=tuple(str(a) for a in row.get("attributes", [])),  # type: ignore[attr-defined]
-                tag=str(row.get("framework", row.get("library"))) if ("framework" in row or "library" in row) else None,
+                tag=_tag(row),
                 pattern=re.compile(str(row["pattern"])) if "pattern" in row else None,
                 argv_safe=bool(row.get("argv_safe", False)),
                 subject=str(row.get("subject", "")),
                 anchored=bool(row.get("anchored", False)),
                 made_by=re.compile(str(row["made_by"])) if "made_by" in row else None,
+                safe_args=re.compile(str(row["safe_args"])) if "safe_args" in row else None,
+                first_param=str(row.get("first_param", "")),
+                clean=bool(row.get("clean", False)),
+                html=re.compile(str(row["html"])) if "html" in row else None,
             )
         except (KeyError, TypeError, ValueError, re.error) as exc:
             raise ValueError(f"{where}: {exc}") from exc
@@ -154,13 +173,22 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
         sanitizers=tuple(entry(r, "sanitizer") for r in raw.get("sanitizer", [])),
         mutators=frozenset(raw.get("propagate", {}).get("mutators", [])),
         validators=tuple(entry(r, "validator") for r in raw.get("validator", [])),
+        routes=tuple(entry(r, "route") for r in raw.get("route", [])),
     )
+
+
+def _tag(row: dict[str, object]) -> str | None:
+    """An entry's prior: its framework or library id; a list of ids is any of them (``flask|fastapi``)."""
+    value = row.get("framework", row.get("library"))
+    if value is None:
+        return None
+    return "|".join(sorted(str(v) for v in value)) if isinstance(value, list) else str(value)
 
 
 @cache
 def taint_version(language: str) -> str:
     """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it changes)."""
-    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-11")
+    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-12")
 
 
 @dataclass

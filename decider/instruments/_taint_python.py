@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from tree_sitter import Node
@@ -10,6 +11,9 @@ from ouroboros_gates.decider.instruments._taint_model import Taint, join_taints,
 from ouroboros_gates.decider.instruments._taint_tracker import Expression, Statement, Tracker
 
 __all__ = ["PythonTracker"]
+
+_SESSION = re.compile(r"(^|\.)session$")
+"""What a framework's session is called (``session``, ``flask.session``, ``request.session``)."""
 
 
 class PythonTracker(Tracker):
@@ -67,8 +71,15 @@ class PythonTracker(Tracker):
                 self.assign(node_text(target), value, join=join)
             else:
                 base = self._base(target)
-                if base is not None and value is not None:
+                if value is not None and target.type == "subscript" and _SESSION.search(self._holder(target)):
+                    line = target.start_point.row + 1  # ``session["user"] = x``: the session's store
+                    self.flow("trust_boundary", "session.store", line, "session[...]", value, "django|flask")
+                elif base is not None and value is not None:
                     self.assign(base, value, join=True)
+
+    def _holder(self, target: Node) -> str:
+        """What a subscript assignment stores into (``flask.session`` of ``flask.session["k"] = v``)."""
+        return node_text(target.child_by_field_name("value"))
 
     def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
         if node.type != "call":

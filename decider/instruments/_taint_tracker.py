@@ -6,24 +6,22 @@ language shares is here; each language's statements and expressions are its subc
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
 from tree_sitter import Node
 
-from ouroboros_gates.decider.instruments._taint_guards import exits, is_element, is_path_of, validated
+from ouroboros_gates.decider.instruments._taint_env import VECTORS, Arm, Walk
+from ouroboros_gates.decider.instruments._taint_guards import exits, is_element, validated
 from ouroboros_gates.decider.instruments._taint_model import (
+    CONSTANT,
     LITERALS,
     SKIP,
     UNHANDLED,
     Flow,
     Summary,
     Taint,
-    TaintVocabulary,
-    constant,
-    container_shape,
     join_taints,
     list_op,
     map_op,
@@ -33,7 +31,7 @@ from ouroboros_gates.decider.instruments._taint_model import (
 __all__ = ["Expression", "Statement", "Tracker"]
 
 
-class Tracker(ABC):
+class Tracker(Walk, ABC):
     """One pass over one function body: statements in order, expressions to the taint they carry."""
 
     members: ClassVar[frozenset[str]] = frozenset()
@@ -43,29 +41,6 @@ class Tracker(ABC):
     """Handlers of the language's statements (by node type); other statements run their children."""
     expressions: ClassVar[dict[str, Expression]] = {}
     """Handlers of the language's expressions; others join their children's taint."""
-
-    def __init__(
-        self,
-        vocab: TaintVocabulary,
-        summaries: dict[str, Summary],
-        name: str,
-        defined: frozenset[str] = frozenset(),
-        imported: dict[str, str] | None = None,
-    ) -> None:
-        self.vocab = vocab
-        self.summaries = summaries
-        self.name = name
-        self.defined = defined  # the functions of this file a bare call can name
-        self.imported = imported or {}  # a name taken from a module -> the module (a bare call's receiver)
-        self.env: dict[str, Taint] = {}
-        self.flows: list[Flow] = []
-        self.returns: Taint | None = None
-        self.arms: list[dict[str, Taint | None]] = []  # per open arm: each name it assigned, as it was before
-        self.consts: dict[str, object] = {}  # locals holding a known literal (condition folding)
-        self.slots: dict[str, list[Taint | None] | dict[object, Taint | None]] = {}  # precise containers
-        self.vectors: set[str] = set()  # locals holding a list or array made here (an argument vector)
-        self.made_by: dict[str, str] = {}  # locals holding what a call returned: the call's text
-        self.paths: set[str] = set()  # elements and fields a condition validated, tracked in ``env`` by their text
 
     @abstractmethod
     def alternatives(self, alternatives: Sequence[Node]) -> None:
@@ -77,79 +52,6 @@ class Tracker(ABC):
 
     def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
         """A call's name, receiver and arguments as this language writes them (None: not a call)."""
-        return None
-
-    # -- state -----------------------------------------------------------------------------------
-    @property
-    def weak(self) -> int:
-        """How many arms that may not run the walk is inside."""
-        return len(self.arms)
-
-    @contextmanager
-    def arm(self) -> Iterator[None]:
-        """Statements that may not run (a branch, a loop body, a case, a handler). Inside, assignments are
-        plain (``x = input; x = escape(x)`` leaves x escaped); when the arm ends, each name it assigned also
-        keeps the taint it had before the arm, which is what it holds when the arm did not run."""
-        self.arms.append({})
-        try:
-            yield
-        finally:
-            before = self.arms.pop()
-            for name, value in before.items():
-                if self.arms:
-                    self.arms[-1].setdefault(name, value)  # the enclosing arm had not assigned it: as it was then
-                merged = join_taints(value, self.env.get(name))
-                if merged is None:
-                    self.env.pop(name, None)
-                else:
-                    self.env[name] = merged
-
-    def assign(self, name: str, value: Taint | None, *, join: bool = False) -> None:
-        """A plain update, or a join for ``+=`` and for a container that takes one more value. Inside an arm
-        the taint a name had before the arm is kept aside and joined back when the arm ends."""
-        if join:
-            if value is not None:
-                self.env[name] = join_taints(self.env.get(name), value) or value
-            return
-        for key in [name, *(path for path in self.paths if is_path_of(path, name))]:  # its elements follow it
-            if self.arms:
-                self.arms[-1].setdefault(key, self.env.get(key))
-            if value is None:
-                self.env.pop(key, None)
-            else:
-                self.env[key] = value
-
-    def bind(self, name: str, node: Node | None, value: Taint | None) -> None:
-        """Assign ``name`` from the expression ``node``: its taint, and its literal value or container shape."""
-        self.assign(name, value)
-        self.consts.pop(name, None)
-        self.slots.pop(name, None)
-        self.vectors.discard(name)
-        self.made_by.pop(name, None)
-        if self.weak or node is None:
-            return
-        if node.type in _VECTORS:
-            self.vectors.add(name)
-        if node.type in _CALLS:
-            self.made_by[name] = node_text(node)
-        constant = self.const(node)
-        if constant is not None:
-            self.consts[name] = constant
-        shape = container_shape(node)
-        if shape is not None:
-            self.slots[name] = shape
-
-    def const(self, node: Node | None) -> object:
-        """The literal value of a side-effect-free expression over literals and known locals, else None."""
-        return constant(node, self.consts)
-
-    def _base(self, node: Node | None) -> str | None:
-        """The variable a receiver or an lvalue is rooted at (``a`` of ``a.b[0].c``)."""
-        while node is not None:
-            if node.type == "identifier":
-                return node_text(node)
-            node = (node.child_by_field_name("object") or node.child_by_field_name("array")
-                    or node.child_by_field_name("value"))  # fmt: skip
         return None
 
     # -- statements ------------------------------------------------------------------------------
@@ -195,16 +97,50 @@ class Tracker(ABC):
             self.branches(condition, consequence, alternatives)
 
     def branches(self, condition: Node | None, consequence: Node | None, alternatives: Sequence[Node]) -> None:
-        """An ``if`` whose condition is not known: each side an arm, with what the condition proves where it
-        holds and where it fails (``if not name.isdigit(): abort(400)`` leaves ``name`` checked after it)."""
-        with self.arm():
+        """An ``if`` whose condition is not known: each side from the state before it, with what the condition
+        proves where it holds and where it fails; after it, each name holds what either side left it (``if not
+        allowed(x): x = "/"`` leaves ``x`` safe), or only what the other side left when one side never comes back
+        (``if not name.isdigit(): abort(400)`` leaves ``name`` checked after it)."""
+        start = dict(self.env)
+
+        def then() -> None:
             self.guard(condition, True)
             self.stmt(consequence)
-        with self.arm():
+
+        def otherwise() -> None:
             self.guard(condition, False)
             self.alternatives(alternatives)
-        if not alternatives and exits(consequence, self.parts):
-            self.guard(condition, False)
+
+        then_env, then_set = self._side(start, then)
+        else_env, else_set = self._side(start, otherwise)
+        before = {**else_set, **then_set}  # each name as it was before (an element: as its variable had it)
+
+        def on(env: dict[str, Taint], assigned: dict[str, Taint | None], name: str) -> Taint | None:
+            return env.get(name) if name in assigned else start.get(name, before.get(name))
+
+        leaves = exits(consequence, self.parts)
+        self.env = dict(else_env) if leaves else dict(start)
+        for name, held in before.items():
+            if self.arms:
+                self.arms[-1].setdefault(name, start.get(name, held))  # an enclosing arm: as it was before the if
+            value = on(else_env, else_set, name)
+            if not leaves:
+                value = join_taints(on(then_env, then_set, name), value)
+            if value is None:
+                self.env.pop(name, None)
+            else:
+                self.env[name] = value
+
+    def _side(self, start: dict[str, Taint], run: Callable[[], None]) -> tuple[dict[str, Taint], Arm]:
+        """Run one side of an ``if`` from ``start``: the state it ends in and the names it assigned, each with
+        what it held before."""
+        self.env = dict(start)
+        self.arms.append({})
+        try:
+            run()
+        finally:
+            assigned = self.arms.pop()
+        return self.env, assigned
 
     def guard(self, condition: Node | None, holds: bool) -> None:
         """Clear, for the operations the vocabulary's validators prove, each variable ``condition`` checks."""
@@ -217,7 +153,7 @@ class Tracker(ABC):
                     if self.arms:
                         self.arms[-1].setdefault(name, value)
                 cleared = replace(value, cleared=value.cleared | operations)
-                self.assign(name, cleared if element or "*" not in operations else None)
+                self.assign(name, cleared)  # kept, cleared: a sink it reaches is a guarded one
 
     def try_statement(self, node: Node) -> None:
         for child in node.named_children:
@@ -228,7 +164,11 @@ class Tracker(ABC):
 
     def return_statement(self, node: Node) -> None:
         for child in node.named_children:
-            self.returns = join_taints(self.returns, self.expr(child))
+            value = self.expr(child)
+            self.returns = join_taints(self.returns, value)
+            if self.page is not None and value is not None:  # a route's return value is the page it serves
+                line = node.start_point.row + 1
+                self.flow("html_output", "route.return", line, "return (the page)", value, self.page)
 
     def plain_loop(self, node: Node) -> None:
         self.loop(*node.named_children)
@@ -242,7 +182,7 @@ class Tracker(ABC):
             return self.env.get(node_text(node))
         if self.paths and (key := node_text(node)) in self.paths:  # an element a condition validated
             value = self.env.get(key)
-            return None if value is None or "*" in value.cleared else value
+            return value
         handler = self.expressions.get(node.type)
         if handler is not None:
             return handler(self, node)
@@ -283,7 +223,7 @@ class Tracker(ABC):
                     # read off a parameter (a Django view's or an Express handler's ``request``), it is input
                     # without the prior: the prior only names objects that are not already tainted
                     tag = None if self._base(node) in self.env else source.tag
-                    return Taint(source.kind, node.start_point.row + 1, tag=tag)
+                    return Taint(source.kind, node.start_point.row + 1, tag=tag, what=dotted[:60])
         return None
 
     # -- calls -----------------------------------------------------------------------------------
@@ -309,11 +249,8 @@ class Tracker(ABC):
         if held is not UNHANDLED:
             return held  # type: ignore[return-value]
         where = (f"{receiver_text}.{name}" if obj is not None and receiver_text else name)[:80]
-        if not own:
-            # a local bound to a call's result is also known by that call (``w = response.getWriter(); w.print(x)``)
-            made_by = self.made_by.get(receiver_text)
-            receivers = (receiver_text,) if made_by is None else (receiver_text, made_by)
-            self.sinks(name, receivers, values, args, line, where)
+        if not own and self.sink_call(node, name, obj, receiver_text, args, values, where):
+            return None  # what the sink hands back is not the input (a file opened by a tainted name)
         summary = self.summaries.get(name) if self.local(obj) else None
         if summary is not None:
             self.summary_flows(summary, values, line, where)
@@ -324,13 +261,27 @@ class Tracker(ABC):
         cleared = frozenset().union(*(e.operations for e in self.vocab.sanitizers if e.applies(name, receiver_text)))
         if cleared:
             value = join_taints(receiver, *values)
-            if value is None or "*" in cleared:
+            if value is None:
                 return None
-            return replace(value, cleared=value.cleared | cleared)
+            return replace(value, cleared=value.cleared | cleared)  # a guarded sink, not no sink
         if summary is not None:
             reached = join_taints(*(values[i] for i in summary.returns if i < len(values)))
             return replace(reached, via_call=True) if reached is not None else None
         return join_taints(receiver, *values)
+
+    def sink_call(self, node: Node, name: str, obj: Node | None, receiver_text: str, args: Sequence[Node],
+                  values: list[Taint | None], where: str) -> bool:  # fmt: skip
+        """The flows into the sinks a call is; whether what it returns is clean (a sink marked ``clean``)."""
+        # a local bound to a call's result is also known by that call (``w = response.getWriter(); w.print(x)``)
+        made_by = self.made_by.get(receiver_text)
+        receivers = (receiver_text,) if made_by is None else (receiver_text, made_by)
+        module = self.imported.get(receiver_text) if obj is not None and obj.type == "identifier" else None
+        if module is not None:  # ``from lxml import etree``: etree is lxml's
+            receivers = (*receivers, f"{module}.{receiver_text}")
+        # the call as written, and what its arguments were made by (``parser = XMLParser(...)``)
+        text = node_text(node) + "".join(self.made_by.get(node_text(a), "") for a in args)
+        self.sinks(name, receivers, values, args, node.start_point.row + 1, where, text)
+        return any(e.clean and e.applies(name, r) for e in self.vocab.sinks for r in receivers)
 
     def summary_flows(self, summary: Summary, values: list[Taint | None], line: int, where: str) -> None:
         """A same-file function whose parameter reaches a sink: a tainted argument there is a flow here."""
@@ -342,29 +293,47 @@ class Tracker(ABC):
                 self.flow(operation, sink_id, line, where, replace(value, via_call=True), tag)
 
     def call_source(self, name: str, receiver_text: str, line: int) -> Taint | None:
+        what = (f"{receiver_text}.{name}" if receiver_text else name)[:60]
         for source in self.vocab.sources:
             if source.names and source.applies(name, receiver_text):
-                return Taint(source.kind, line, tag=source.tag)
+                return Taint(source.kind, line, tag=source.tag, what=what)
             if self.members and f"{receiver_text}.{name}" in source.attributes:
-                return Taint(source.kind, line, tag=source.tag)
+                return Taint(source.kind, line, tag=source.tag, what=what)
         return None
 
     def sinks(self, name: str, receivers: tuple[str, ...], values: list[Taint | None], args: Sequence[Node],
-              line: int, where: str) -> None:  # fmt: skip
+              line: int, where: str, text: str = "") -> None:  # fmt: skip
+        """Flows into the sinks this call is (``text``: the call as written, without spaces)."""
         for sink in self.vocab.sinks:
             if not any(sink.applies(name, receiver) for receiver in receivers):
                 continue
+            safe = sink.safe_args is not None and bool(sink.safe_args.search(text))  # ``Loader=yaml.SafeLoader``
             picked = range(len(values)) if sink.args is None else [i for i in sink.args if i < len(values)]
             for i in picked:
                 value = values[i]
-                if value is None or (sink.argv_safe and self.vector(args[i])):
-                    continue
-                self.flow(sink.operation, sink.id, line, where, value, sink.tag)
+                if value is not None and (safe or (sink.argv_safe and self.vector(args[i]))):
+                    value = replace(value, cleared=value.cleared | {sink.operation})  # a safe form: guarded
+                if value is not None:
+                    self.flow(sink.operation, sink.id, line, where, value, sink.tag)
+            if picked and all(values[i] is None and self.constant_arg(args[i]) for i in picked):
+                self.flow(sink.operation, sink.id, line, where, Taint(CONSTANT, line, cleared=frozenset({"*"})),
+                          sink.tag)  # fmt: skip
+
+    def constant_arg(self, node: Node) -> bool:
+        """Whether an argument is a constant: a literal (a string without interpolation), a local holding one,
+        or an expression over them."""
+        if self.const(node) is not None:
+            return True
+        if node.type in _STRINGS:
+            return not any(c.type in _INTERPOLATIONS for c in node.named_children)
+        if node.type in ("binary_expression", "binary_operator", "parenthesized_expression", "concatenated_string"):
+            return bool(node.named_children) and all(self.constant_arg(c) for c in node.named_children)
+        return False
 
     def vector(self, node: Node) -> bool:
         """Whether an argument is an argument vector: a list, tuple or array made in place, or a local that
         holds one made in this function (``cmd = ["ls", path]; run(cmd)``), never a string a shell parses."""
-        return node.type in _VECTORS or (node.type == "identifier" and node_text(node) in self.vectors)
+        return node.type in VECTORS or (node.type == "identifier" and node_text(node) in self.vectors)
 
     def container(self, name: str, obj: Node | None, args: Sequence[Node], values: list[Taint | None]) -> object:
         """A list or map built in this function and used with literal indexes and keys stays precise."""
@@ -388,16 +357,16 @@ class Tracker(ABC):
     def flow(self, operation: str, sink: str, line: int, call: str, value: Taint, tag: str | None) -> None:
         tags = tuple(sorted({t for t in (value.tag, tag) if t is not None}))
         self.flows.append(Flow(self.name, operation, sink, line, call, value.kind, value.line,
-                               sanitized=not value.reaches(operation), via_call=value.via_call, tags=tags))  # fmt: skip
+                               sanitized=not value.reaches(operation), via_call=value.via_call, tags=tags,
+                               route=value.tag if value.route else None, source=value.what,
+                               steps=tuple(n for n in value.steps if n != line)))  # fmt: skip
 
 
-_VECTORS = frozenset({"list", "tuple", "list_comprehension", "array_creation_expression", "array_initializer"})
+_STRINGS = frozenset({"string", "string_literal", "encapsed_string", "template_string", "text_block"})
+_INTERPOLATIONS = frozenset({"interpolation", "variable_name", "template_substitution", "simple_variable",
+                             "dynamic_variable_name"})  # fmt: skip
 Statement = Callable[[Any, Node], None]
 Expression = Callable[[Any, Node], Taint | None]
-_CALLS = frozenset(
-    {"method_invocation", "call", "function_call_expression", "member_call_expression", "scoped_call_expression",
-     "object_creation_expression"}
-)  # fmt: skip
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
 _CASES = frozenset(
     {"switch_block_statement_group", "switch_rule", "case_clause", "case_statement", "default_statement",

@@ -3,6 +3,10 @@
 Bandit's import checks (``B4xx``: "this module is imported") are left out: an import is not a use, and
 they would raise a candidate at ``<global>`` of every file that imports ``subprocess``. An issue whose
 CWE no family claims raises no signal.
+
+Bandit parses with the running interpreter. A file written for a newer Python (3.12's f-strings) is read again,
+rewritten line for line so that this interpreter parses it (``_py_compat``); a file that still does not parse
+(Python 2, other new syntax) is ``failed``, and the scan names the instrument and its count of such files.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
+from ouroboros_gates.decider.instruments._py_compat import parseable
 from ouroboros_gates.decider.instruments.base import state
 from ouroboros_gates.decider.instruments.families import families
 from ouroboros_gates.schemas import InstrumentState, State
@@ -40,8 +45,8 @@ class BanditIssue:
 
 
 def bandit_version() -> str:
-    """The Bandit version that produced the issues."""
-    return f"bandit-{metadata.version('bandit')}"
+    """The Bandit version that produced the issues, and how newer syntax is read (``fstrings-1``)."""
+    return f"bandit-{metadata.version('bandit')}+fstrings-1"
 
 
 @cache
@@ -59,15 +64,14 @@ def bandit_scan(language: str, source: bytes) -> tuple[list[BanditIssue], Instru
     """Bandit's issues for a Python file; ``not_applicable`` for other languages, ``failed`` if unread."""
     if language != "python":
         return [], state(State.NOT_APPLICABLE, bandit_version())
-    name = "candidate.py"
-    with _LOCK:
-        manager = _manager()
-        manager.results = []
-        manager.skipped = []
-        manager._parse_file(name, io.BytesIO(source), [name])
-        results, skipped = list(manager.results), list(manager.skipped)
+    results, skipped = _run(source)
     if skipped:
-        return [], state(State.FAILED, bandit_version())
+        text = parseable(source.decode("utf-8", "replace"))
+        if text is None:
+            return [], state(State.FAILED, bandit_version())
+        results, skipped = _run(text.encode("utf-8"))
+        if skipped:
+            return [], state(State.FAILED, bandit_version())
     table = families()
     issues: list[BanditIssue] = []
     for result in results:
@@ -88,6 +92,17 @@ def bandit_scan(language: str, source: bytes) -> tuple[list[BanditIssue], Instru
             )
         )
     return issues, state(State.RAN, bandit_version())
+
+
+def _run(source: bytes) -> tuple[list[Any], list[Any]]:
+    """Bandit's results and skips (a skip: the file did not parse) for one file's bytes."""
+    name = "candidate.py"
+    with _LOCK:
+        manager = _manager()
+        manager.results = []
+        manager.skipped = []
+        manager._parse_file(name, io.BytesIO(source), [name])
+        return list(manager.results), list(manager.skipped)
 
 
 def _level(value: object) -> str:

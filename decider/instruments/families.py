@@ -8,17 +8,28 @@ from functools import cache
 
 from ouroboros_gates.decider.instruments.base import RULESET
 
-__all__ = ["Families", "families", "lexicon", "untagged_symbols"]
+__all__ = ["About", "Families", "families", "lexicon", "untagged_symbols"]
+
+
+@dataclass(frozen=True)
+class About:
+    """What a report says of a family: its title, its primary CWE, its severity (0.1-10) and how to fix it."""
+
+    title: str
+    cwe: int | None
+    severity: float
+    help: str
 
 
 @dataclass(frozen=True)
 class Families:
-    """``ruleset/families.toml``: ids, CWE → family, operation kind → family, mechanism tags."""
+    """``ruleset/families.toml``: ids, CWE → family, operation kind → family, mechanism tags, report text."""
 
     ids: tuple[str, ...]
     by_cwe: dict[int, str]
     by_operation: dict[str, str]
     mechanisms: tuple[str, ...]
+    about: dict[str, About]
 
     def for_cwe(self, cwe: int | None) -> str | None:
         """The family of a CWE, or None when no family claims it."""
@@ -36,8 +47,14 @@ def families() -> Families:
     by_cwe: dict[int, str] = {}
     by_operation: dict[str, str] = {}
     ids: list[str] = []
+    about: dict[str, About] = {}
     for entry in raw["family"]:
         ids.append(entry["id"])
+        cwes = [int(c) for c in entry.get("cwes", [])]
+        about[entry["id"]] = About(
+            title=str(entry.get("title", entry["id"])), cwe=cwes[0] if cwes else None,
+            severity=float(entry.get("severity", 5.0)), help=str(entry.get("help", "")),
+        )  # fmt: skip
         for cwe in entry.get("cwes", []):
             by_cwe[int(cwe)] = entry["id"]
         for operation in entry.get("operations", []):
@@ -47,6 +64,7 @@ def families() -> Families:
         by_cwe=by_cwe,
         by_operation=by_operation,
         mechanisms=tuple(raw["mechanisms"]),
+        about=about,
     )
 
 

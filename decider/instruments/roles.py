@@ -71,6 +71,7 @@ class RoleUse:
     nonconstant: bool
     param_reaches: bool
     entry: str
+    tag: str | None = None  # the framework or library the entry (or the role it wraps) depends on
 
 
 @dataclass
@@ -227,6 +228,7 @@ def _uses(
                     nonconstant=not call.constant_at(entry.arg),
                     param_reaches=bool(call.reads(entry.arg) & reach),
                     entry=entry.id,
+                    tag=entry.tag,
                 )
             )
     text = item.source_of(function) if not function.is_global else ""

@@ -83,12 +83,12 @@ class QuickHit:
 
 
 def prior_active(tag: str | None, priors: Priors) -> bool:
-    """Whether an entry with this tag is used under ``priors``."""
+    """Whether an entry with this tag is used under ``priors`` (a tag ``a|b`` is any of its ids)."""
     if tag is None:
         return True
     if priors == "all":
         return True
-    return isinstance(priors, frozenset) and tag in priors
+    return isinstance(priors, frozenset) and any(part in priors for part in tag.split("|"))
 
 
 def _rule_files() -> list[Path]:

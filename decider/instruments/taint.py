@@ -19,7 +19,7 @@ vocabulary is data: ``ruleset/taint/<language>.toml``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from tree_sitter import Node
 
@@ -28,12 +28,15 @@ from ouroboros_gates.decider.instruments._memory_tracker import memory_flows
 from ouroboros_gates.decider.instruments._taint_java import JavaTracker
 from ouroboros_gates.decider.instruments._taint_javascript import JavaScriptTracker, pattern_names
 from ouroboros_gates.decider.instruments._taint_model import (
+    CONSTANT,
     PARAMETER,
     TAINT_LANGUAGES,
+    Entry,
     Flow,
     Summary,
     Taint,
     TaintVocabulary,
+    literal,
     node_text,
     taint_version,
     vocabulary_of,
@@ -42,7 +45,10 @@ from ouroboros_gates.decider.instruments._taint_php import PhpTracker, php_param
 from ouroboros_gates.decider.instruments._taint_python import PythonTracker
 from ouroboros_gates.decider.instruments._taint_tracker import Tracker
 
-__all__ = ["TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version", "vocabulary_of"]
+__all__ = [
+    "CONSTANT", "PARAMETER", "TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version",
+    "vocabulary_of",
+]  # fmt: skip
 
 TOP_LEVEL = frozenset({"module", "program"})
 """The root node types a file's top-level code is walked from (Python's ``module``; JavaScript's and PHP's
@@ -91,9 +97,21 @@ def _params_in_order(node: Node, language: str) -> list[str]:
     return names[1:] if language == "python" and names[:1] in (["self"], ["cls"]) else names
 
 
-def _run(tracker: Tracker, node: Node, params: Iterable[str]) -> Tracker:
-    for param in params:
-        tracker.env[param] = Taint(PARAMETER, node.start_point.row + 1)
+def _run(tracker: Tracker, node: Node, params: Iterable[str], routes: Sequence[tuple[Entry, bool]] = ()) -> Tracker:
+    """Walk one function (or a file's top level) with its parameters as sources: a route's are request data
+    under its frameworks' priors (a first parameter a route names, the request object itself, stays a
+    parameter); what a route returns is the page when it makes one (``routes``: each entry, and whether its
+    return is HTML)."""
+    line = node.start_point.row + 1
+    tags = "|".join(sorted({t for route, _ in routes for t in (route.tag or "").split("|") if t}))
+    skip_first = any(route.first_param for route, _ in routes)
+    for i, param in enumerate(params):
+        if routes and not (skip_first and i == 0):
+            tracker.env[param] = Taint("request", line, tag=tags or None, route=True, what=param)
+        else:
+            tracker.env[param] = Taint(PARAMETER, line, what=param)
+    pages = sorted({t for route, html in routes if html for t in (route.tag or "").split("|") if t})
+    tracker.page = "|".join(pages) if pages else None
     if node.type in TOP_LEVEL:  # a script's top-level code (function and class bodies are skipped in it)
         tracker.children(node)
     else:
@@ -127,7 +145,7 @@ def _summaries(
             summary = fresh.setdefault(simple_name(name), Summary())
             for index, param in enumerate(_params_in_order(node, language)):
                 tracker = _run(_TRACKERS[language](vocab, summaries, name, defined, imported), node, [param])
-                if tracker.returns is not None and tracker.returns.kind == PARAMETER:
+                if tracker.returns is not None and tracker.returns.kind == PARAMETER and tracker.returns.reaches(""):
                     summary.returns.add(index)
                 for flow in tracker.flows:
                     if flow.source_kind == PARAMETER and not flow.sanitized:
@@ -135,6 +153,33 @@ def _summaries(
                         summary.sinks.setdefault(index, set()).add((flow.operation, flow.sink, tag))
         summaries = fresh
     return summaries
+
+
+def _routes(vocab: TaintVocabulary, node: Node, params: list[str]) -> list[tuple[Entry, bool]]:
+    """The route entries a function is, each with whether what it returns is the page: a decorator call the
+    vocabulary routes by, with a path string first (``@app.get("/items/{item_id}")``, ``@bp.route("/ping")``), or
+    a first parameter it names (a Django view's ``request``)."""
+    decorators = [c for c in node.parent.named_children if c.type == "decorator"] if node.parent else []
+    found: list[tuple[Entry, bool]] = []
+    for route in vocab.routes:
+        if route.first_param:
+            if params[:1] == [route.first_param]:
+                found.append((route, False))
+            continue
+        for decorator in decorators:
+            call = decorator.named_children[0] if decorator.named_children else None
+            function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+            if call is None or function is None or function.type != "attribute":
+                continue
+            args = call.child_by_field_name("arguments")
+            first = args.named_children[0] if args is not None and args.named_children else None
+            path = literal(first) if first is not None else None
+            name = node_text(function.child_by_field_name("attribute"))
+            receiver = node_text(function.child_by_field_name("object"))
+            if isinstance(path, str) and path.startswith("/") and route.applies(name, receiver):
+                found.append((route, route.html is not None and bool(route.html.search(node_text(call)))))
+                break
+    return found
 
 
 def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]:
@@ -182,10 +227,11 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
     flows: list[Flow] = []
     for name, node in [*declared, *scripts]:
         walk = _TRACKERS[language](vocab, summaries, name, defined, imported)
-        tracker = _run(walk, node, _params_in_order(node, language))
+        params = _params_in_order(node, language)
+        tracker = _run(walk, node, params, _routes(vocab, node, params))
         seen: set[tuple[object, ...]] = set()
         for flow in tracker.flows:
-            key = (flow.operation, flow.sink_line, flow.source_kind, flow.source_line, flow.sanitized)
+            key = (flow.operation, flow.sink_line, flow.source_kind, flow.source_line, flow.sanitized, flow.tags)
             if key not in seen:
                 seen.add(key)
                 flows.append(flow)

@@ -28,6 +28,7 @@ from ouroboros_gates.decider.analyse import Analysed, analyse_folder
 from ouroboros_gates.decider.decide import Engine, decide_all
 from ouroboros_gates.decider.embed import HashingEmbedder
 from ouroboros_gates.decider.folder import read_folder
+from ouroboros_gates.decider.frameworks import Priors
 from ouroboros_gates.decider.instruments import families
 from ouroboros_gates.decider.languages import language_of
 from ouroboros_gates.decider.learn.folds import seeded_order
@@ -106,17 +107,23 @@ def load_cases(benchmark: Path, expected: Path) -> list[Case]:
     return cases
 
 
-def _analyse_one(args: tuple[str, str, str]) -> tuple[str, list[Analysed], list[dict[str, str]]]:
-    root, path, name = args
+def _analyse_one(args: tuple[str, str, str, Priors]) -> tuple[str, list[Analysed], list[dict[str, str]]]:
+    root, path, name, priors = args
     scan = read_folder([Path(root) / path], Path(root))
-    return name, analyse_folder(scan, f"case/{name}"), [s.as_dict() for s in scan.skipped]
+    return name, analyse_folder(scan, f"case/{name}", priors=priors), [s.as_dict() for s in scan.skipped]
 
 
 def analyse_cases(
-    cases: Sequence[Case], benchmark: Path, *, jobs: int = 1, progress: Callable[[int, int], None] | None = None
+    cases: Sequence[Case],
+    benchmark: Path,
+    *,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    priors: Priors = "detected",
 ) -> tuple[dict[str, list[Analysed]], list[dict[str, str]]]:
-    """Every case file analysed as a folder scan of that one file (``jobs`` processes); what was skipped."""
-    work = [(str(benchmark.resolve()), c.path, c.name) for c in cases]
+    """Every case file analysed as a folder scan of that one file (``jobs`` processes, ``priors`` on); what was
+    skipped."""
+    work = [(str(benchmark.resolve()), c.path, c.name, priors) for c in cases]
     analysed: dict[str, list[Analysed]] = {}
     skipped: list[dict[str, str]] = []
     if jobs > 1:

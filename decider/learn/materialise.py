@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ouroboros_gates.decider.analyse import Analysed, analyse
+from ouroboros_gates.decider.frameworks import Priors
 from ouroboros_gates.decider.instruments import Signal
+from ouroboros_gates.decider.instruments.taint import Flow
 from ouroboros_gates.decider.learn.errors import LearnError
 from ouroboros_gates.decider.learn.labels import LabelledUnit
 from ouroboros_gates.forge.git import git
@@ -63,7 +65,9 @@ def _pick(found: Iterable[Analysed], unit: LabelledUnit) -> Analysed | None:
     return None
 
 
-def _analyse_pair(units: Sequence[LabelledUnit], workdir: Path) -> dict[str, Analysed | None]:
+def _analyse_pair(
+    units: Sequence[LabelledUnit], workdir: Path, priors: Priors = "detected"
+) -> dict[str, Analysed | None]:
     """Every unit of one pair (or benign change, or adjudication) analysed in one small history."""
     first = units[0]
     ext = EXTENSIONS.get(first.language)
@@ -88,20 +92,20 @@ def _analyse_pair(units: Sequence[LabelledUnit], workdir: Path) -> dict[str, Ana
         out: dict[str, Analysed | None] = {}
         for u in units:
             head, base = plan[u.direction]
-            out[u.uid] = _pick(analyse(root, head, base, u.repo), u)
+            out[u.uid] = _pick(analyse(root, head, base, u.repo, priors=priors), u)
         return out
 
 
-def analyse_units(units: Sequence[LabelledUnit], workdir: Path,
-                  progress: Callable[[int, int], None] | None = None) -> dict[str, Analysed | None]:  # fmt: skip
-    """Every unit analysed (None: a reach miss), pair by pair."""
+def analyse_units(units: Sequence[LabelledUnit], workdir: Path, progress: Callable[[int, int], None] | None = None,
+                  priors: Priors = "detected") -> dict[str, Analysed | None]:  # fmt: skip
+    """Every unit analysed (None: a reach miss), pair by pair, with ``priors`` on (``decider.frameworks``)."""
     by_ref: dict[tuple[str, str], list[LabelledUnit]] = {}
     for u in units:
         by_ref.setdefault((u.source, u.source_ref), []).append(u)
     out: dict[str, Analysed | None] = {}
     workdir.mkdir(parents=True, exist_ok=True)
     for i, group in enumerate(by_ref.values()):
-        out |= _analyse_pair(group, workdir)
+        out |= _analyse_pair(group, workdir, priors)
         if progress is not None:
             progress(i + 1, len(by_ref))
     return out
@@ -115,7 +119,8 @@ def to_json(item: Analysed | None) -> dict[str, Any] | None:
         "candidate": item.candidate.to_json_dict(), "language": item.language,
         "record": item.record.to_json_dict(), "signals": [asdict(s) for s in item.signals],
         "roles": list(item.roles), "code": item.code, "start_line": item.start_line, "end_line": item.end_line,
-        "changed_lines": list(item.changed_lines),
+        "changed_lines": list(item.changed_lines), "flows": [asdict(f) for f in item.flows],
+        "priors": list(item.priors),
     }  # fmt: skip
 
 
@@ -129,6 +134,9 @@ def from_json(data: dict[str, Any] | None) -> Analysed | None:
         signals=tuple(Signal(**{**s, "mechanisms": tuple(s["mechanisms"])}) for s in data["signals"]),
         roles=tuple(data["roles"]), code=data["code"], start_line=data["start_line"], end_line=data["end_line"],
         changed_lines=tuple(data["changed_lines"]),
+        flows=tuple(Flow(**{**f, "tags": tuple(f["tags"]), "steps": tuple(f.get("steps", []))})
+                    for f in data.get("flows", [])),
+        priors=tuple(data.get("priors", [])),
     )  # fmt: skip
 
 

@@ -18,7 +18,7 @@ from ouroboros_gates.decider.learn.errors import LearnError, SourceNotAllowed
 
 __all__ = ["SOURCE_KINDS", "STATUSES", "Source", "default_allow_list", "load_sources", "resolve_source"]
 
-SOURCE_KINDS = ("adjudications", "pairs", "sven")
+SOURCE_KINDS = ("adjudications", "benchmark", "pairs", "seed", "sven")
 STATUSES = ("development", "spent", "recorded", "reserved")
 
 
@@ -34,6 +34,10 @@ class Source:
     licence: str
     path: str | None = None
     match: str | None = None
+    ship: bool = False  # its labelled records go into the shipped memory (``ouro learn memory ship``)
+    code: str | None = None  # a benchmark's folder of case files, inside the source
+    expected: str | None = None  # a benchmark's expected-results CSV, inside the source
+    shipped_as: str = ""  # what of it ships, and why its licence allows that
 
 
 def default_allow_list() -> Path:
@@ -60,9 +64,18 @@ def load_sources(path: Path) -> list[Source]:
             raise LearnError(f"{where}: status: {data['status']!r} is not one of {list(STATUSES)}")
         if (data.get("path") is None) == (data.get("match") is None):
             raise LearnError(f"{where}: exactly one of path or match")
+        if data.get("ship") and not isinstance(data.get("shipped_as"), str):
+            raise LearnError(
+                f"{where}: shipped_as: a shipped source says what of it ships and why its licence allows it"
+            )
+        if data["kind"] == "benchmark" and not (
+            isinstance(data.get("code"), str) and isinstance(data.get("expected"), str)
+        ):
+            raise LearnError(f"{where}: a benchmark names its code folder and its expected results (code, expected)")
         out.append(Source(id=data["id"], kind=data["kind"], status=data["status"], record=data["record"],
                           recorded=data["recorded"], licence=data["licence"], path=data.get("path"),
-                          match=data.get("match")))  # fmt: skip
+                          match=data.get("match"), ship=bool(data.get("ship", False)), code=data.get("code"),
+                          expected=data.get("expected"), shipped_as=str(data.get("shipped_as", ""))))  # fmt: skip
     ids = [s.id for s in out]
     if len(set(ids)) != len(ids):
         raise LearnError(f"{path}: source ids repeat")

@@ -1,7 +1,9 @@
 """``ouro scan PATH`` and ``ouro pre-push``: the decider from the command line.
 
     ouro scan PATH… [--out DIR] [--fail-on blocked|findings|never] [--rev REV] [--base REV]
+              [--priors off|detected|all] [--tests] [--vendored] [--exclude GLOB]…
     ouro pre-push [REMOTE] [URL] [--mode blocking|advisory] [--deadline S] [--repo PATH] [--via auto|here|queue]
+                  [--priors off|detected|all]                         (git's stdin or pre-commit's variables)
     ouro dismiss FINGERPRINT [--findings FILE] [--repo PATH]
 
 ``scan`` reads exactly the folders and files it is given from disk (a git checkout or a plain folder;
@@ -21,6 +23,7 @@ import json
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -80,6 +83,32 @@ def _toplevel(path: Path) -> Path | None:
     return Path(top).resolve() if done.returncode == 0 and top else None
 
 
+class PriorsChoice(StrEnum):
+    """Which framework and library priors are on: none, what each file imports, or all."""
+
+    OFF = "off"
+    DETECTED = "detected"
+    ALL = "all"
+
+
+_PRIORS_HELP = (
+    "Framework and library knowledge (Flask's request, Django's HttpResponse, requests.get…): detected = what each "
+    "file imports (and, for Express-like frameworks, what a manifest declares); off; all."
+)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What a scan decides: the analysed candidates and where they came from."""
+
+    root: Path
+    key: str
+    head: str
+    folder: Path
+    scanned: dict[str, object]
+    analysed: list[Any]
+
+
 def scan(
     paths: Annotated[
         list[Path], typer.Argument(metavar="PATH...", help="Folders or files to scan (a git checkout or not).")
@@ -100,74 +129,136 @@ def scan(
         bool,
         typer.Option("--tests", help="Scan test code below PATH too (tests/, test_*.py, *.spec.ts, *Test.java…)."),
     ] = False,
+    vendored: Annotated[
+        bool,
+        typer.Option("--vendored", help="Scan vendored and minified code too (vendor/, *.min.js, bundled libraries)."),
+    ] = False,
+    priors: Annotated[PriorsChoice, typer.Option(help=_PRIORS_HELP)] = PriorsChoice.DETECTED,
 ) -> None:
     """Decide every candidate of the files under PATH… and write the reports (findings.json, SARIF, ...).
 
     Without --rev/--base the files on disk are read (git or not); with them, the checkout's commits. Below a
-    PATH, dependencies and caches (node_modules, virtualenvs…), what git ignores, what --exclude names and,
-    unless --tests, test code are left out, each with its reason in manifest.json; a path given as PATH is
-    always scanned."""
-    from ouroboros_gates.decider.analyse import analyse, analyse_folder
-    from ouroboros_gates.decider.folder import LeaveOut, Skipped, read_folder, scan_root
+    PATH, dependencies and caches (node_modules, virtualenvs…), what git ignores, what --exclude names, unless
+    --vendored other projects' code it ships (vendor/, *.min.js, bundled libraries) and, unless --tests, test
+    code are left out, each with its reason in manifest.json; a path given as PATH is always scanned."""
     from ouroboros_gates.decider.memory import MemoryStore
     from ouroboros_gates.decider.push import decide_repository
-    from ouroboros_gates.decider.report import compact_lines, flows, manifest, write_reports
-    from ouroboros_gates.events.projections import PROJECTIONS
-    from ouroboros_gates.events.projector import catch_up
-    from ouroboros_gates.events.store import Metadata, StreamWrite
+    from ouroboros_gates.ops.cli._progress import ScanProgress
 
     for given in paths:
         if not given.exists() and not given.is_symlink():
             raise OuroError(f"PATH: {given}: no such file or directory")
-    top = _toplevel(paths[0])
-    inside = top is not None and all(p.resolve().is_relative_to(top) for p in paths)
     settings = load_settings()
     store = open_store(settings.event_log_url)
-    if rev is not None or base is not None:
-        if top is None:
-            raise OuroError(f"PATH: {paths[0]} is not in a git checkout (--rev and --base read commits)")
-        head = _git(top, "rev-parse", "--verify", f"{rev or 'HEAD'}^{{commit}}")
-        key, root = repo_key(top), top
-        within = tuple(p.resolve().relative_to(top).as_posix() for p in paths if p.resolve().is_relative_to(top))
-        folder = _report_folder(out, top)
-        scanned: dict[str, object] = {
-            "root": str(top), "rev": head, "within": list(within),
-            "skipped": [Skipped(str(p), f"outside the checkout {top}").as_dict() for p in paths
-                        if not p.resolve().is_relative_to(top)],
-        }  # fmt: skip
-        analysed = analyse(top, head, base, key, within=within, exclude=tuple(exclude or ()), tests=tests)
-    else:
-        root = top if inside and top is not None else scan_root(paths)
-        folder = _report_folder(out, root)
-        ignored = _git_ignored(top) if inside and top is not None else frozenset()
-        folder_scan = read_folder(paths, root, LeaveOut(tuple(exclude or ()), ignored, tests))
-        key = repo_key(top) if inside and top is not None else root.name
-        head, scanned = folder_scan.pin, folder_scan.manifest()
-        analysed = analyse_folder(folder_scan, key)
-    run, lookup = decide_repository(settings, root, key, head, base, store=MemoryStore(store.engine),
-                                    analysed=analysed)  # fmt: skip
-    meta = manifest(run, repo=key, head=head, base=base, program_source=lookup.source, note=lookup.note)
-    meta["scanned"] = scanned
-    written = write_reports(run, folder, meta, lookup.note)
-    message_id = content_id("scan", key, head, base, run.program_id, run.memory_digest)
-    store.commit([StreamWrite(f"scan/{head}", [DecisionMade(decision=d.decision, flows=flows(d))
-                                                for d in run.decided])],
-                 Metadata(producer="ouro.scan", message_id=message_id, tenant=settings.tenant))  # fmt: skip
-    catch_up(store, PROJECTIONS)
-    for line in compact_lines(run, lookup.note):
-        console.print(line, markup=False)
-    skipped = scanned.get("skipped") or []
-    assert isinstance(skipped, list)
-    if skipped:
-        shown = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:_SHOWN_SKIPPED])
-        more = f"; {len(skipped) - _SHOWN_SKIPPED} more" if len(skipped) > _SHOWN_SKIPPED else ""
-        console.print(f"skipped {len(skipped)} path(s): {shown}{more} (every reason in manifest.json)", markup=False)
-    console.print(f"reports in {folder}: {', '.join(sorted(written))}", markup=False)
+    failures: dict[str, list[str]] = {}
+    leave = _Leave(tuple(exclude or ()), tests, vendored, priors.value)
+    with ScanProgress(console) as shown:
+        target = _target(paths, out, rev, base, leave, failures, shown)
+        run, lookup = decide_repository(settings, target.root, target.key, target.head, base,
+                                        store=MemoryStore(store.engine), analysed=target.analysed,
+                                        progress=shown.decided)  # fmt: skip
+    written = _write(run, lookup, target, base, priors.value, failures)
+    _record(store, settings.tenant, target, base, run)
+    _print(run, lookup.note, target, failures, written, shown)
     actions = {d.decision.action for d in run.decided}
     if (fail_on is FailOn.BLOCKED and Action.BLOCK in actions) or (
         fail_on is FailOn.FINDINGS and actions & {Action.BLOCK, Action.ADVISORY}
     ):
         raise typer.Exit(1)
+
+
+@dataclass(frozen=True)
+class _Leave:
+    exclude: tuple[str, ...]
+    tests: bool
+    vendored: bool
+    priors: str
+
+
+def _target(paths: list[Path], out: Path | None, rev: str | None, base: str | None, leave: _Leave,
+            failures: dict[str, list[str]], shown: Any) -> _Target:  # fmt: skip
+    """Analyse what the scan reads: the checkout's commits (``--rev``/``--base``) or the files on disk."""
+    from ouroboros_gates.decider.analyse import analyse, analyse_folder
+    from ouroboros_gates.decider.folder import LeaveOut, Skipped, read_folder, scan_root
+
+    top = _toplevel(paths[0])
+    inside = top is not None and all(p.resolve().is_relative_to(top) for p in paths)
+    priors: Any = leave.priors
+    if rev is not None or base is not None:
+        if top is None:
+            raise OuroError(f"PATH: {paths[0]} is not in a git checkout (--rev and --base read commits)")
+        head = _git(top, "rev-parse", "--verify", f"{rev or 'HEAD'}^{{commit}}")
+        within = tuple(p.resolve().relative_to(top).as_posix() for p in paths if p.resolve().is_relative_to(top))
+        scanned: dict[str, object] = {
+            "root": str(top), "rev": head, "within": list(within),
+            "skipped": [Skipped(str(p), f"outside the checkout {top}").as_dict() for p in paths
+                        if not p.resolve().is_relative_to(top)],
+        }  # fmt: skip
+        analysed = analyse(
+            top, head, base, repo_key(top), within=within, exclude=leave.exclude, tests=leave.tests,
+            vendored=leave.vendored, priors=priors, failures=failures, progress=shown.analysed,
+        )  # fmt: skip
+        return _Target(top, repo_key(top), head, _report_folder(out, top), scanned, analysed)
+    root = top if inside and top is not None else scan_root(paths)
+    folder = _report_folder(out, root)
+    ignored = _git_ignored(top) if inside and top is not None else frozenset()
+    leave_out = LeaveOut(leave.exclude, ignored, leave.tests, leave.vendored)
+    folder_scan = read_folder(paths, root, leave_out, progress=shown.read)
+    key = repo_key(top) if inside and top is not None else root.name
+    shown.expect(len(folder_scan.parsed))
+    analysed = analyse_folder(folder_scan, key, priors=priors, failures=failures, progress=shown.analysed)
+    return _Target(root, key, folder_scan.pin, folder, folder_scan.manifest(), analysed)
+
+
+def _write(run: Any, lookup: Any, target: _Target, base: str | None, priors: str,
+           failures: dict[str, list[str]]) -> dict[str, Path]:  # fmt: skip
+    from ouroboros_gates.decider.report import manifest, write_reports
+
+    meta = manifest(run, repo=target.key, head=target.head, base=base, program_source=lookup.source,
+                    note=lookup.note)  # fmt: skip
+    meta["scanned"] = target.scanned
+    used: dict[str, int] = {}
+    for item in target.analysed:
+        for framework in item.priors:
+            used[framework] = used.get(framework, 0) + 1
+    meta["priors"] = {"setting": priors, "on_for_candidates": dict(sorted(used.items()))}
+    meta["instruments_failed"] = {name: {"files": len(paths), "paths": sorted(paths)}
+                                  for name, paths in sorted(failures.items()) if paths}  # fmt: skip
+    return write_reports(run, target.folder, meta, lookup.note, failures)
+
+
+def _record(store: SqlEventStore, tenant: str, target: _Target, base: str | None, run: Any) -> None:
+    """The decisions in the event log (a repeat of the same scan appends nothing), projected."""
+    from ouroboros_gates.decider.report import flows
+    from ouroboros_gates.events.projections import PROJECTIONS
+    from ouroboros_gates.events.projector import catch_up
+    from ouroboros_gates.events.store import Metadata, StreamWrite
+
+    message_id = content_id("scan", target.key, target.head, base, run.program_id, run.memory_digest)
+    decisions = [DecisionMade(decision=d.decision, flows=flows(d)) for d in run.decided]
+    store.commit([StreamWrite(f"scan/{target.head}", decisions)],
+                 Metadata(producer="ouro.scan", message_id=message_id, tenant=tenant))  # fmt: skip
+    catch_up(store, PROJECTIONS)
+
+
+def _print(run: Any, note: str, target: _Target, failures: dict[str, list[str]], written: dict[str, Path],
+           shown: Any) -> None:  # fmt: skip
+    from ouroboros_gates.decider.report import compact_lines, failed_lines
+
+    for line in compact_lines(run, note):
+        console.print(line, markup=False)
+    for line in failed_lines(failures):
+        console.print(line, markup=False)
+    skipped = target.scanned.get("skipped") or []
+    assert isinstance(skipped, list)
+    if skipped:
+        listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:_SHOWN_SKIPPED])
+        more = f"; {len(skipped) - _SHOWN_SKIPPED} more" if len(skipped) > _SHOWN_SKIPPED else ""
+        console.print(f"skipped {len(skipped)} path(s): {listed}{more} (every reason in manifest.json)", markup=False)
+    if not shown.live:
+        counts = {k: sum(d.operating_point == k for d in run.decided) for k in ("block", "advisory", "drop")}
+        console.print(shown.summary(counts, len(skipped)), markup=False)
+    console.print(f"reports in {target.folder}: {', '.join(sorted(written))}", markup=False)
 
 
 _SHOWN_SKIPPED = 4
@@ -223,6 +314,7 @@ def pre_push(
             "auto: the queue when a running worker serves it, else here."
         ),
     ] = Via.AUTO,
+    priors: Annotated[PriorsChoice, typer.Option(help=_PRIORS_HELP)] = PriorsChoice.DETECTED,
 ) -> None:
     """git's pre-push hook: decide the pushed refs (git's stdin, or pre-commit's PRE_COMMIT_* variables).
 
@@ -241,7 +333,7 @@ def pre_push(
         settings = load_settings()
     store = open_store(settings.event_log_url)
     pushes = read_pushes(top, repo_key(top), os.environ, sys.stdin)
-    pairs = [(push, push_message(push, settings.tenant)) for push in pushes]
+    pairs = [(push, push_message(push, settings.tenant).model_copy(update={"priors": priors.value})) for push in pushes]
     wait_s = deadline if deadline is not None else settings.decider_deadline_s
     decided = decide_pushes(store, settings, pairs, wait_s, via)
     catch_up(store, PROJECTIONS)

@@ -4,6 +4,8 @@
     ouro learn memory build [--benchmark DIR --expected CSV]               analyse every labelled unit
     ouro learn evaluate [--program FILE] [--resamples N]                   outer folds, markdown + JSON
     ouro learn evaluate --benchmark DIR --expected CSV [--jobs N]          a labelled benchmark end to end
+    ouro learn evaluate --loso --corpora DIR [--markdown FILE]             each shipped source held out in turn
+    ouro learn memory ship --corpora DIR                                   rebuild the memory that ships
     ouro learn compile --profile P --spec compile.toml                     compile a language-model program
     ouro learn adopt PROGRAM_ID                                            export an indexed program
     ouro learn curve [--program FILE]                                      memory-size learning curve
@@ -16,44 +18,27 @@ Without ``--corpus`` the shipped seeded corpus (``ruleset/pairs``) is read. File
 from __future__ import annotations
 
 import json
-import sys
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ouroboros_gates.ops.cli._learn_common import progress as _progress
+from ouroboros_gates.ops.cli._learn_common import workspace
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from ouroboros_gates.decider.learn import Workspace
     from ouroboros_gates.llm import MeteredClient
 
-__all__ = ["learn_app", "metered_client", "workspace"]
+__all__ = ["learn_app", "metered_client", "workspace"]  # workspace: from _learn_common, used by experiment.py too
 
 RULESET = Path(str(files("ouroboros_gates.ruleset")))
 SEEDED = RULESET / "pairs"
 learn_app = typer.Typer(no_args_is_help=True, help="Labels, memory, evaluation, compile and curves.")
 memory_app = typer.Typer(no_args_is_help=True, help="The example memory.")
 learn_app.add_typer(memory_app, name="memory")
-
-
-def workspace() -> Workspace:
-    """The learning workspace under the state directory."""
-    from ouroboros_gates.decider.learn import Workspace
-
-    return Workspace(load_settings().state_dir / "learn")
-
-
-def _progress(what: str) -> Callable[[int, int], None]:
-    def show(done: int, total: int) -> None:
-        if done == total or done % 50 == 0:
-            print(f"{what}: {done}/{total}", file=sys.stderr)
-
-    return show
 
 
 @learn_app.command("labels")
@@ -105,7 +90,9 @@ def memory_build(
     if benchmark is not None or expected is not None:
         if benchmark is None or expected is None:
             raise OuroError("--benchmark and --expected go together")
-        _store_benchmark(benchmark, expected, jobs)
+        from ouroboros_gates.ops.cli._learn_evaluate import store_benchmark
+
+        store_benchmark(benchmark, expected, jobs)
         return
     ws = workspace()
     labels = ws.labels()
@@ -129,24 +116,22 @@ def memory_build(
         print(f"  stored: {MemoryStore(engine).save(memory)} new examples in the decider's store")
 
 
-def _store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
-    import hashlib
-    from dataclasses import replace
+@memory_app.command("ship")
+def memory_ship(
+    corpora: Annotated[
+        Path | None, typer.Option(help="The folder the allow-listed corpora kept outside the repository lie in.")
+    ] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Processes analysing a benchmark's files.")] = 1,
+) -> None:
+    """Rebuild the memory that ships (ruleset/memory/shipped.json.gz: feature records of every source marked
+    ship = true in ruleset/sources.toml, no code) and the packaged memory-vote program fitted on it."""
+    from ouroboros_gates.decider.learn.ship import ship
+    from ouroboros_gates.ops.cli._learn_common import say
 
-    from ouroboros_gates.decider.learn.benchmark import analyse_cases, benchmark_memory, load_cases
-    from ouroboros_gates.decider.memory import Memory, MemoryStore
-    from ouroboros_gates.events import ensure_schema, make_engine
-
-    cases = load_cases(benchmark, expected)
-    analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
-    digest = hashlib.sha256(expected.read_bytes()).hexdigest()
-    examples = [replace(e, id="", label_set_digest=digest) for e in benchmark_memory(cases, analysed)]
-    engine = make_engine(load_settings().event_log_url)
-    ensure_schema(engine)
-    new = MemoryStore(engine).save(Memory(examples))
-    positives = sum(e.y for e in examples)
-    print(f"benchmark {expected.name}: {len(examples)} examples ({positives} vulnerable) from {len(cases)} cases, "
-          f"{len(skipped)} file(s) skipped; stored: {new} new examples in the decider's store")  # fmt: skip
+    written, program = ship(corpora, workspace().root / "corpus", jobs=jobs, say=say)
+    points = ", ".join(f"{f} {p.advisory:.3f}" for f, p in sorted(program.operating_points.items()))
+    print(f"shipped memory: {written} records, digest {program.memory}; program {program.program_id[:12]}")
+    print(f"  ADVISORY points: {points}")
 
 
 @learn_app.command("evaluate")
@@ -167,16 +152,33 @@ def evaluate_cmd(
     embed_local: Annotated[
         bool, typer.Option("--embed-local", help="Re-rank by local hashed-n-gram code embeddings ($0).")
     ] = False,
+    loso: Annotated[
+        bool, typer.Option("--loso", help="Hold each shipped source out in turn: code the memory never saw.")
+    ] = False,
+    corpora: Annotated[Path | None, typer.Option(help="With --loso: where the corpora outside the repository lie.")] = (
+        None
+    ),
+    markdown: Annotated[Path | None, typer.Option(help="Also write the evaluation table as Markdown here.")] = None,
+    priors: Annotated[str, typer.Option(help="With --benchmark: off, detected (default) or all.")] = "detected",
 ) -> None:
     """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals.
 
+    With --loso: every shipped source held out in turn (the memory and the ADVISORY points built from the others
+    only), with priors detected and off, beside any quick-rule finding and Bandit alone on the same units.
     With --benchmark and --expected: score that labelled benchmark end to end (each file scanned as a folder),
     the decider at $0 on grouped folds beside its instruments alone, with case-bootstrap intervals."""
+    if priors not in ("off", "detected", "all"):
+        raise OuroError(f"--priors: {priors!r} is not off, detected or all")
+    from ouroboros_gates.ops.cli._learn_evaluate import evaluate_benchmark, evaluate_loso
+
+    if loso:
+        evaluate_loso(corpora, jobs=jobs, seed=seed, resamples=resamples, name=name, markdown=markdown)
+        return
     if benchmark is not None or expected is not None:
         if benchmark is None or expected is None:
             raise OuroError("--benchmark and --expected go together")
-        _evaluate_benchmark(benchmark, expected, jobs=jobs, seed=seed, resamples=resamples, name=name,
-                            with_memory=with_memory)  # fmt: skip
+        evaluate_benchmark(benchmark, expected, jobs=jobs, seed=seed, resamples=resamples, name=name,
+                            with_memory=with_memory, priors=priors, markdown=markdown)  # fmt: skip
         return
     from ouroboros_gates.decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
     from ouroboros_gates.decider.learn.artifacts import load_program_file
@@ -195,47 +197,14 @@ def evaluate_cmd(
     plan = plan_folds(labels.units, seed)
     raws = score_folds(labels.units, plan.outer, scorer, _progress("scored units"))
     result = evaluate(labels, plan, scorer, resamples=resamples, seed=seed, program=scorer.describe(), raws=raws)
-    markdown = render_markdown(result.data)
+    table = render_markdown(result.data)
     out = ws.report_dir()
     (out / f"{name}.json").write_text(json.dumps(result.data, indent=1, sort_keys=True) + "\n")
-    (out / f"{name}.md").write_text(markdown)
-    print(markdown)
+    (out / f"{name}.md").write_text(table)
+    if markdown is not None:
+        markdown.write_text(table)
+    print(table)
     print(f"written: {out / name}.json, {out / name}.md")
-
-
-def _evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int, resamples: int, name: str,
-                        with_memory: bool) -> None:  # fmt: skip
-    import time
-
-    from ouroboros_gates.decider.assemble import packaged_program
-    from ouroboros_gates.decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
-
-    cases = load_cases(benchmark, expected)
-    started = time.monotonic()
-    analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
-    analysed_s = time.monotonic() - started
-    extra = None
-    if with_memory:
-        from ouroboros_gates.decider.learn import build_memory
-
-        ws = workspace()
-        labels = ws.labels()
-        extra, _ = build_memory(labels.units, ws.analysed(labels.digest), labels.digest)
-    program = packaged_program("memory-vote")
-    if program is None:
-        raise OuroError("no packaged memory-vote program in ruleset/programs/")
-    result = evaluate_benchmark(cases, analysed, program, extra=extra, seed=seed, resamples=resamples,
-                                progress=_progress("decided folds"))  # fmt: skip
-    result["skipped"] = skipped
-    result["seconds"] = {"analyse": round(analysed_s, 1), "total": round(time.monotonic() - started, 1)}
-    markdown = render_benchmark(result)
-    out = workspace().report_dir()
-    stem = name if name != "evaluation" else "benchmark"
-    (out / f"{stem}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
-    (out / f"{stem}.md").write_text(markdown)
-    print(markdown)
-    print(f"{len(cases)} cases in {result['seconds']['total']} s ({result['seconds']['analyse']} s analysing, "
-          f"{jobs} process(es)); written: {out / stem}.json, {out / stem}.md")  # fmt: skip
 
 
 def metered_client(usd: float | None, calls: int | None) -> MeteredClient:

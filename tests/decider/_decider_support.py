@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from ouroboros_gates.decider.memory import Memory, MemoryExample
 from ouroboros_gates.decider.retrieve import Column
@@ -56,6 +57,8 @@ class Item:
     end_line: int
     changed_lines: tuple[int, ...] = ()
     roles: tuple[str, ...] = field(default=())
+    flows: tuple[Any, ...] = ()
+    priors: tuple[str, ...] = ()
 
 
 def item(function: str = "search", hits: int = 1, family: str = "sql_injection", repo: str = "acme/shop") -> Item:

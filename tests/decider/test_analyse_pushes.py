@@ -128,10 +128,22 @@ def test_a_file_that_does_not_parse_says_failed_instead_of_crashing(tmp_path: Pa
 def test_framework_priors_raise_signals_only_when_switched_on(tmp_path: Path) -> None:
     code = "from flask import send_file\n\ndef download(name):\n    return send_file(name)\n"
     head = _commit(tmp_path / "r", {"app.py": code})
-    assert analyse(tmp_path / "r", head, None, "o/r") == []
+    assert analyse(tmp_path / "r", head, None, "o/r", priors="off") == []
     (item,) = analyse(tmp_path / "r", head, None, "o/r", priors="all")
     assert item.candidate.family == "path_traversal" and item.record.x["qr.prior_hits"] == 1
     assert item.record.x["roles.sink_origin"] == "prior"
+    (detected,) = analyse(tmp_path / "r", head, None, "o/r")  # the default: the file imports flask
+    assert detected.priors == ("flask",) and detected.candidate.family == "path_traversal"
+
+
+def test_detected_priors_are_what_each_file_imports(tmp_path: Path) -> None:
+    route = "from flask import request\nimport os\n\ndef ping():\n    os.system('ping ' + request.args['h'])\n"
+    bare = route.replace("from flask import request\n", "")  # a global named request, not Flask's
+    head = _commit(tmp_path / "r", {"app.py": route, "other.py": bare})
+    found = {a.candidate.path: a for a in analyse(tmp_path / "r", head, None, "o/r")}
+    assert found["app.py"].flows[0].source_kind == "request" and found["app.py"].flows[0].source == "request.args"
+    assert "other.py" not in found or not found["other.py"].flows  # no Flask source where flask is not imported
+    assert not [f for a in analyse(tmp_path / "r", head, None, "o/r", priors="off") for f in a.flows]
 
 
 def test_a_push_reports_a_removed_sanitizer(tmp_path: Path) -> None:

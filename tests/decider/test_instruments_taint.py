@@ -311,9 +311,11 @@ async function run(name, opts = {}) {
         found = {(f.function, f.operation, f.sink_line, f.sanitized, f.tags) for f in parsed.flows}
         assert found == {
             ("search", "sql", 8, False, ()),  # req is a parameter: no prior needed
+            ("search", "sql", 9, True, ()),  # a constant query (the id a bound parameter): guarded
             ("search", "file_path", 10, True, ()),  # through path.basename
             ("search.<anonymous#2>", "command", 11, False, ()),  # the callback is a function of its own
             ("run", "command", 15, False, ()),
+            ("run", "command", 16, True, ()),  # an argument vector: guarded
             ("run", "file_path", 17, False, ()),
         }, (language, found)
 
@@ -454,7 +456,9 @@ def test_inside_a_branch_a_reassignment_replaces_and_the_branch_not_taken_keeps_
     # escaped inside the branch that read it: nothing reaches line 5; the elif/else arms do not wipe the if's
     # taint (13); a loop's next turn sees the last one's (16); a sanitiser in a branch that may not run leaves
     # the taint (21)
-    assert flows("a.py", "python", _ARMS_PY) == {(8, 13, False), (17, 16, False), (18, 21, False)}
+    # guarded: the int() in the branch (5) and the loop's first turn, a constant (16)
+    assert flows("a.py", "python", _ARMS_PY) == {(3, 5, True), (8, 13, False), (16, 16, True), (17, 16, False),
+                                                 (18, 21, False)}  # fmt: skip
     assert flows("a.js", "javascript", _ARMS_JS) == {(4, 7, False)}  # case 2 does not wipe case 1
     assert flows("A.java", "java", _ARMS_JAVA) == {(3, 4, True)}  # read and encoded in one branch
 
@@ -505,13 +509,13 @@ if (preg_match('/[a-z]/', $u)) { mysqli_query($db, "SELECT '$u'"); }
 _GUARDED_FLOWS = {
     # inside `if name.isdigit()` (4) and after `if not re.match("^...$", name): abort()` (7): checked; a resolved
     # path checked with startswith is safe to open (12), not to run (13); an unanchored pattern proves nothing (16)
-    "python": {(8, 12, True), (8, 13, False), (14, 16, False)},
+    "python": {(2, 4, True), (2, 7, True), (8, 12, True), (8, 13, False), (14, 16, False)},
     # after `if (!id.matches(...)) return;` and inside `if (isNumeric(q))`; not after it (7)
-    "java": {(5, 7, False)},
+    "java": {(2, 4, True), (5, 6, True), (5, 7, False)},
     # an allowlist and Number.isInteger prove it, but not one side of an `||` (7)
-    "javascript": {(5, 7, False)},
+    "javascript": {(2, 4, True), (5, 6, True), (5, 7, False)},
     # `die()` leaves; both sides of an `&&` hold; an unanchored pattern proves nothing (7)
-    "php": {(5, 7, False)},
+    "php": {(2, 4, True), (5, 6, True), (5, 7, False)},
 }
 
 
@@ -610,7 +614,8 @@ def test_a_scripts_top_level_code_is_walked_as_one_more_function_and_its_definit
     }, sorted(found)
     script = parse_source("ping.js", "javascript", _SCRIPT_JS.encode())
     top = {(f.operation, f.sink_line, f.source_kind, f.source_line) for f in script.flows if f.function == "<global>"}
-    assert top == {("command", 3, "environment", 2)}  # the function and the arrow function are their own
+    # the function and the arrow function are their own; `exec("uptime")` is a constant, guarded
+    assert top == {("command", 3, "environment", 2), ("command", 6, "constant", 6)}
     # a module of definitions alone has no top-level flow
     library = parse_source("lib.py", "python", b"import os\n\n\ndef f(x):\n    os.system(x)\n")
     assert [f.function for f in library.flows] == ["f"]

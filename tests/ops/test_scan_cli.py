@@ -282,3 +282,54 @@ def test_test_code_below_a_path_is_left_out_unless_asked_for_or_given(tmp_path: 
         decided = _decided_paths(tmp_path / out)
         assert ("tests/test_views.py" in decided) is tests_decided, (args, decided)
         assert ("shop/views.py" in decided) is (args[0] == str(shop)), (args, decided)
+
+
+def test_an_instrument_that_fails_on_a_file_is_named_with_its_count(tmp_path: Path, shop: Path) -> None:
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "old.py").write_text('import os\n\n\ndef run(cmd):\n    print "running", cmd\n    os.system(cmd)\n')
+    (legacy / "new.py").write_text('import os\n\n\ndef run(d):\n    os.system(f"ls {d["path"]}")\n')
+    result = CliRunner().invoke(app, ["scan", str(legacy)])
+    assert result.exit_code == 0, result.output
+    out = legacy / ".ouroboros" / "scan"
+    meta = json.loads((out / "manifest.json").read_text())
+    assert meta["instruments_failed"] == {"bandit": {"files": 1, "paths": ["old.py"]}}  # Python 2: no parser here
+    assert "instrument failed: bandit on 1 file(s)" in result.output
+    assert "**instrument failed: bandit on 1 file(s)" in (out / "findings.md").read_text()
+    notes = json.loads((out / "findings.sarif").read_text())["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [n["descriptor"]["id"] for n in notes] == ["bandit"]
+    found = json.loads((out / "findings.json").read_text()) + json.loads((out / "dropped_by_engine.json").read_text())
+    new = next(f for f in found if f["path"] == "new.py")  # a 3.12 f-string: Bandit read it all the same
+    assert new["record"]["instruments"]["bandit"]["state"] == "ran" and "B605" in {s["rule"] for s in new["signals"]}
+    assert "scanned 2 file(s) (0 left out or skipped)" in result.output  # not a terminal: one summary line
+
+
+_FLASK = """from flask import Flask, request
+import subprocess
+
+app = Flask(__name__)
+
+
+@app.route("/ping")
+def ping():
+    host = request.args["host"]
+    subprocess.run("ping -c 1 " + host, shell=True)
+"""
+
+
+def test_priors_detected_by_the_files_imports_and_said_in_every_decision(tmp_path: Path, shop: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "app.py").write_text(_FLASK)
+    detected = CliRunner().invoke(app, ["scan", str(site), "--out", str(tmp_path / "on")])
+    off = CliRunner().invoke(app, ["scan", str(site), "--out", str(tmp_path / "off"), "--priors", "off"])
+    assert detected.exit_code == 0 and off.exit_code == 0, detected.output + off.output
+    (on_finding,) = json.loads((tmp_path / "on" / "findings.json").read_text())
+    assert on_finding["decision"]["priors"] == ["flask"] and on_finding["decision"]["evidence"] == "live"
+    assert on_finding["line"] == 10 and [s["line"] for s in on_finding["flow"]] == [9, 10]
+    every = json.loads((tmp_path / "off" / "findings.json").read_text())
+    every += json.loads((tmp_path / "off" / "dropped_by_engine.json").read_text())
+    assert all(f["decision"]["priors"] == [] for f in every)  # no Flask source: no flow from request.args
+    assert not [f for f in every if f["flow"] and f["flow"][0]["text"] == "request.args"]
+    assert json.loads((tmp_path / "on" / "manifest.json").read_text())["priors"] == {
+        "setting": "detected", "on_for_candidates": {"flask": 1}}  # fmt: skip

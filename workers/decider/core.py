@@ -35,6 +35,6 @@ def decide_push(message: DecidePush, settings: Settings, store: SqlEventStore) -
     base = None if message.base == NEW_REF else message.base
     run, _lookup = decide_repository(
         settings, locate(message, settings), message.repo, message.head, base,
-        store=MemoryStore(store.engine), deadline_s=settings.decider_deadline_s,
+        store=MemoryStore(store.engine), deadline_s=settings.decider_deadline_s, priors=message.priors,
     )  # fmt: skip
     return f"push/{message.head}", [DecisionMade(decision=d.decision, flows=flows(d)) for d in run.decided]

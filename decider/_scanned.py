@@ -1,0 +1,236 @@
+"""One file as the instruments read it, and the features of a (function, family) in it.
+
+``scan_file`` runs the per-file instruments (quick rules, Bandit) with the priors on for that file;
+``signals`` are what raises a candidate; ``x_*`` build each instrument's block of the feature record
+(``decider/features.py`` allow-lists them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import metadata
+
+from ouroboros_gates.decider.frameworks import Resolved, frameworks
+from ouroboros_gates.decider.instruments import (
+    BanditIssue,
+    CallGraph,
+    FunctionRoles,
+    QuickHit,
+    Signal,
+    bandit_scan,
+    families,
+    prior_active,
+    quick_scan,
+)
+from ouroboros_gates.decider.instruments.taint import PARAMETER, Flow, taint_version, vocabulary_of
+from ouroboros_gates.decider.languages import Function, ParsedFile
+from ouroboros_gates.schemas import InstrumentState, Scalar, State
+
+__all__ = [
+    "FileScan", "family_signal_count", "function_flows", "grammar_version", "scan_file", "signals", "taint_state",
+    "x_bandit", "x_facts", "x_quick", "x_roles", "x_taint",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FileScan:
+    """One file with its quick-rule hits, Bandit issues and the priors on for it."""
+
+    item: ParsedFile
+    hits: tuple[QuickHit, ...]
+    qr: InstrumentState
+    issues: tuple[BanditIssue, ...]
+    bandit: InstrumentState
+    priors: Resolved = "off"
+
+    @property
+    def priors_on(self) -> tuple[str, ...]:
+        """The ids whose priors were on for this file (every id of its language for ``all``)."""
+        if self.priors == "all":
+            return tuple(sorted(f.id for f in frameworks() if self.item.language in f.languages))
+        return tuple(sorted(self.priors)) if isinstance(self.priors, frozenset) else ()
+
+
+@cache
+def grammar_version() -> str:
+    names = sorted(d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"].startswith("tree-sitter"))
+    versions = [f"{name}=={metadata.version(name)}" for name in names]
+    return hashlib.sha256("\n".join(versions).encode()).hexdigest()
+
+
+def scan_file(item: ParsedFile, priors: Resolved) -> FileScan:
+    hits, qr = quick_scan(item.language, item.lines)
+    issues, bandit = bandit_scan(item.language, "\n".join(item.lines).encode("utf-8"))
+    return FileScan(item=item, hits=tuple(hits), qr=qr, issues=tuple(issues), bandit=bandit, priors=priors)
+
+
+def signals(scan: FileScan, roles: Mapping[tuple[str, str], FunctionRoles]) -> dict[str, list[Signal]]:
+    """Signals per function name of one file."""
+    item, priors = scan.item, scan.priors
+    found: dict[str, list[Signal]] = {}
+
+    def add(line: int, signal: Signal) -> None:
+        found.setdefault(item.enclosing(line).name, []).append(signal)
+
+    for hit in scan.hits:
+        rule = hit.rule
+        if rule.status == "enabled" and prior_active(rule.tag, priors):
+            add(
+                hit.line,
+                Signal("qr", rule.id, rule.family, hit.line, rule.message, rule.mechanisms, rule.precision_estimate),
+            )
+    for issue in scan.issues:
+        add(issue.line, Signal("bandit", issue.test_id, issue.family, issue.line, issue.text))
+    by_operation = families().by_operation
+    for flow in _flows(item, priors):
+        family = by_operation.get(flow.operation)
+        if family is not None and not flow.sanitized:
+            found.setdefault(flow.function, []).append(
+                Signal("taint", f"taint.{flow.sink}", family, flow.sink_line, flow.describe())
+            )
+    if not item.has_errors:
+        for function in item.functions:
+            function_roles = roles.get((item.path, function.name), FunctionRoles())
+            for use in function_roles.uses:
+                family = by_operation.get(use.operation)
+                reached = use.param_reaches or (use.nonconstant and bool(function_roles.sources))
+                active = prior_active(use.tag, priors)
+                if use.kind == "sink" and use.depth == 0 and reached and family is not None and active:
+                    message = f"{use.operation} sink ({use.origin}) reached by a parameter or a source"
+                    found.setdefault(function.name, []).append(Signal("roles", use.entry, family, use.line, message))
+    return found
+
+
+def family_signal_count(scan: FileScan, function: Function, family: str) -> int:
+    """The family's signals in one function, for novelty: enabled quick-rule hits, Bandit issues, and the taint
+    step's flows that reach a sink of the family unsanitised."""
+    item, priors = scan.item, scan.priors
+    count = sum(
+        1
+        for hit in scan.hits
+        if hit.rule.family == family
+        and hit.rule.status == "enabled"
+        and prior_active(hit.rule.tag, priors)
+        and item.enclosing(hit.line).name == function.name
+    )
+    count += sum(1 for i in scan.issues if i.family == family and item.enclosing(i.line).name == function.name)
+    _inside, _mine, live = function_flows(item, function, family, priors)
+    return count + len(live)
+
+
+def x_quick(scan: FileScan, function: Function, family: str) -> dict[str, Scalar]:
+    priors = scan.priors
+    inside = [h for h in scan.hits if scan.item.enclosing(h.line).name == function.name]
+    active = [h for h in inside if prior_active(h.rule.tag, priors)]
+    mine = [h for h in active if h.rule.family == family]
+    enabled = [h for h in mine if h.rule.status == "enabled"]
+    x: dict[str, Scalar] = {
+        "qr.enabled_hits": min(len(enabled), 20),
+        "qr.shadow_hits": min(len(mine) - len(enabled), 20),
+        "qr.other_family_hits": min(len(active) - len(mine), 20),
+        "qr.max_precision_estimate": max((h.rule.precision_estimate for h in enabled), default=0.0),
+        "qr.prior_hits": min(sum(1 for h in inside if h.rule.tag is not None and h.rule.family == family), 10),
+    }
+    for mechanism in families().mechanisms:
+        x[f"qr.mechanism.{mechanism}"] = min(sum(mechanism in h.rule.mechanisms for h in mine), 10)
+    return x
+
+
+_RANK = {"absent": 0, "low": 1, "medium": 2, "high": 3}
+
+
+def x_bandit(scan: FileScan, function: Function, family: str) -> dict[str, Scalar]:
+    inside = [i for i in scan.issues if scan.item.enclosing(i.line).name == function.name]
+    mine = [i for i in inside if i.family == family]
+    return {
+        "bandit.issues": min(len(mine), 10),
+        "bandit.other_issues": min(len(inside) - len(mine), 10),
+        "bandit.max_severity": max((i.severity for i in mine), key=_RANK.__getitem__, default="absent"),
+        "bandit.max_confidence": max((i.confidence for i in mine), key=_RANK.__getitem__, default="absent"),
+    }
+
+
+def x_facts(graph: CallGraph, path: str, function: Function) -> dict[str, Scalar]:
+    facts = graph.facts(path, function)
+    return {
+        "facts.callers": min(facts.callers, 40),
+        "facts.caller_files": min(facts.caller_files, 20),
+        "facts.entry_distance": facts.entry_distance,
+        "facts.is_global": facts.is_global,
+        "facts.function_lines": min(facts.function_lines, 500),
+        "facts.params": min(facts.params, 10),
+        "facts.decorated": facts.decorated,
+    }
+
+
+def x_roles(roles: FunctionRoles, family: str) -> dict[str, Scalar]:
+    operations = families().operations_of(family)
+    sinks = [u for u in roles.uses if u.kind == "sink" and u.operation in operations]
+    origin = "absent"
+    if sinks:
+        origin = min(sinks, key=lambda u: u.depth).origin
+    return {
+        "roles.sink_calls": min(len(sinks), 10),
+        "roles.sink_depth_min": min((u.depth for u in sinks), default=None),
+        "roles.sink_origin": origin,
+        "roles.sink_confidence": max((u.confidence for u in sinks), default=0.0),
+        "roles.sink_nonconstant": any(u.nonconstant for u in sinks),
+        "roles.param_reaches_sink": any(u.param_reaches for u in sinks),
+        "roles.is_wrapper": any(kind == "sink" and op in operations for kind, op in roles.wraps),
+        "roles.sanitizer_in_function": any(u.kind == "sanitizer" and u.operation in operations for u in roles.uses),
+        "roles.source_in_function": bool(roles.sources),
+        "roles.source_kind": min(roles.sources) if roles.sources else "absent",
+    }
+
+
+_SOURCE_KINDS = frozenset({"parameter", "request", "environment", "argv_stdin"})
+
+
+def _flows(item: ParsedFile, priors: Resolved) -> list[Flow]:
+    """The file's flows whose source and sink are language-level, or priors that are switched on; a flow from a
+    route's parameter whose framework is off is the parameter's flow (the same line read without the prior)."""
+    found: dict[tuple[object, ...], Flow] = {}
+    for flow in item.flows:
+        kept = flow
+        if not all(prior_active(tag, priors) for tag in flow.tags):
+            if flow.route is None or not all(prior_active(t, priors) for t in flow.tags if t != flow.route):
+                continue
+            kept = replace(flow, source_kind=PARAMETER, tags=tuple(t for t in flow.tags if t != flow.route),
+                           route=None)  # fmt: skip
+        key = (kept.function, kept.operation, kept.sink_line, kept.source_kind, kept.source_line, kept.sanitized)
+        found.setdefault(key, kept)
+    return list(found.values())
+
+
+def function_flows(
+    item: ParsedFile, function: Function, family: str, priors: Resolved
+) -> tuple[list[Flow], list[Flow], list[Flow]]:
+    """A function's flows, those of them that reach a sink of ``family``, and those of these left unsanitised."""
+    by_operation = families().by_operation
+    inside = [f for f in _flows(item, priors) if f.function == function.name]
+    mine = [f for f in inside if by_operation.get(f.operation) == family]
+    return inside, mine, [f for f in mine if not f.sanitized]
+
+
+def x_taint(item: ParsedFile, function: Function, family: str, priors: Resolved) -> dict[str, Scalar]:
+    inside, mine, live = function_flows(item, function, family, priors)
+    kinds = sorted({f.source_kind for f in live}, key=lambda k: (k == "parameter", k))
+    kind = kinds[0] if kinds else "absent"
+    return {
+        "taint.flows": min(len(live), 10),
+        "taint.sanitized_flows": min(len(mine) - len(live), 10),
+        "taint.source_kind": kind if kind in _SOURCE_KINDS or kind == "absent" else "other",
+        "taint.external_source": any(f.source_kind != "parameter" for f in live),
+        "taint.via_call": any(f.via_call for f in live),
+        "taint.span_lines": min(50, *(abs(f.sink_line - f.source_line) for f in live)) if live else None,
+        "taint.other_family_flows": min(sum(1 for f in inside if not f.sanitized) - len(live), 10),
+    }
+
+
+def taint_state(item: ParsedFile) -> InstrumentState:
+    if vocabulary_of(item.language) is None:
+        return InstrumentState(state=State.NONE, version=None)
+    return InstrumentState(state=State.FAILED if item.has_errors else State.RAN, version=taint_version(item.language))

@@ -1,0 +1,89 @@
+"""The benchmark and held-out evaluations of ``ouro learn`` (``learn.py`` parses the options and calls these)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ouroboros_gates.ops.cli._learn_common import progress as _progress
+from ouroboros_gates.ops.cli._learn_common import say, workspace
+from ouroboros_gates.schemas.errors import OuroError
+from ouroboros_gates.schemas.settings import load_settings
+
+__all__ = ["evaluate_benchmark", "evaluate_loso", "say", "store_benchmark"]
+
+
+def store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
+    import hashlib
+    from dataclasses import replace
+
+    from ouroboros_gates.decider.learn.benchmark import analyse_cases, benchmark_memory, load_cases
+    from ouroboros_gates.decider.memory import Memory, MemoryStore
+    from ouroboros_gates.events import ensure_schema, make_engine
+
+    cases = load_cases(benchmark, expected)
+    analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
+    digest = hashlib.sha256(expected.read_bytes()).hexdigest()
+    examples = [replace(e, id="", label_set_digest=digest) for e in benchmark_memory(cases, analysed)]
+    engine = make_engine(load_settings().event_log_url)
+    ensure_schema(engine)
+    new = MemoryStore(engine).save(Memory(examples))
+    positives = sum(e.y for e in examples)
+    print(f"benchmark {expected.name}: {len(examples)} examples ({positives} vulnerable) from {len(cases)} cases, "
+          f"{len(skipped)} file(s) skipped; stored: {new} new examples in the decider's store")  # fmt: skip
+
+
+def evaluate_loso(corpora: Path | None, *, jobs: int, seed: int, resamples: int, name: str,
+                   markdown: Path | None) -> None:  # fmt: skip
+    from ouroboros_gates.decider.learn.ship import evaluate, render
+
+    result = evaluate(corpora, workspace().root / "corpus", jobs=jobs, resamples=resamples, seed=seed, say=say)
+    command = "ouro learn evaluate --loso --corpora ../shared/corpora" + (f" --jobs {jobs}" if jobs > 1 else "")
+    table = render(result, command)
+    written = _write(name if name != "evaluation" else "loso", result, table, markdown)
+    print(table)
+    print(f"written: {written}")
+
+
+def evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int, resamples: int, name: str,
+                        with_memory: bool, priors: str = "detected", markdown: Path | None = None) -> None:  # fmt: skip
+    import time
+
+    from ouroboros_gates.decider.assemble import packaged_program
+    from ouroboros_gates.decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
+
+    cases = load_cases(benchmark, expected)
+    started = time.monotonic()
+    chosen: Any = priors
+    analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"), priors=chosen)
+    analysed_s = time.monotonic() - started
+    extra = None
+    if with_memory:
+        from ouroboros_gates.decider.learn import build_memory
+
+        ws = workspace()
+        labels = ws.labels()
+        extra, _ = build_memory(labels.units, ws.analysed(labels.digest), labels.digest)
+    program = packaged_program("memory-vote")
+    if program is None:
+        raise OuroError("no packaged memory-vote program in ruleset/programs/")
+    result = evaluate_benchmark(cases, analysed, program, extra=extra, seed=seed, resamples=resamples,
+                                progress=_progress("decided folds"))  # fmt: skip
+    result["skipped"] = skipped
+    result["seconds"] = {"analyse": round(analysed_s, 1), "total": round(time.monotonic() - started, 1)}
+    table = render_benchmark(result)
+    written = _write(name if name != "evaluation" else "benchmark", result, table, markdown)
+    print(table)
+    print(f"{len(cases)} cases in {result['seconds']['total']} s ({result['seconds']['analyse']} s analysing, "
+          f"{jobs} process(es)); written: {written}")  # fmt: skip
+
+
+def _write(stem: str, result: dict[str, Any], table: str, markdown: Path | None) -> str:
+    """The report as JSON and Markdown under ``<state>/learn/reports/`` (and the table at ``--markdown``)."""
+    out = workspace().report_dir()
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    (out / f"{stem}.md").write_text(table)
+    if markdown is not None:
+        markdown.write_text(table)
+    return f"{out / stem}.json, {out / stem}.md" + (f", {markdown}" if markdown else "")

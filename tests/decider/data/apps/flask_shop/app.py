@@ -1,0 +1,148 @@
+# ruff: noqa  (vulnerable on purpose: a fixture the scan tests read)
+"""A small Flask shop: each route that handles request data unsafely has a safe twin beside it."""
+
+import ast
+import hashlib
+import os
+import pickle
+import shlex
+import sqlite3
+import subprocess
+
+import requests
+import yaml
+from flask import Flask, abort, jsonify, redirect, render_template_string, request, url_for
+from werkzeug.utils import secure_filename
+
+app = Flask(__name__)
+UPLOADS = "/srv/shop/uploads"
+ALLOWED_NEXT = {"/", "/cart", "/orders"}
+PARTNER_FEEDS = {"https://feeds.example.com/prices", "https://feeds.example.com/stock"}
+
+
+def db():
+    return sqlite3.connect("/srv/shop/shop.db")
+
+
+@app.route("/ping")
+def ping():
+    host = request.args["host"]
+    return subprocess.run(f"ping -c 1 {host}", shell=True, capture_output=True).stdout
+
+
+@app.route("/ping-safe")
+def ping_safe():
+    host = request.args["host"]
+    return subprocess.run(f"ping -c 1 {shlex.quote(host)}", shell=True, capture_output=True).stdout
+
+
+@app.route("/users")
+def find_user():
+    name = request.args.get("name", "")
+    return str(db().execute(f"SELECT id, email FROM users WHERE name = '{name}'").fetchall())
+
+
+@app.route("/users-safe")
+def find_user_safe():
+    name = request.args.get("name", "")
+    return jsonify(db().execute("SELECT id, email FROM users WHERE name = ?", (name,)).fetchall())
+
+
+@app.route("/download")
+def download():
+    name = request.args["file"]
+    with open(os.path.join(UPLOADS, name), "rb") as fh:
+        return fh.read()
+
+
+@app.route("/download-safe")
+def download_safe():
+    name = secure_filename(request.args["file"])
+    with open(os.path.join(UPLOADS, name), "rb") as fh:
+        return fh.read()
+
+
+@app.route("/cart/restore", methods=["POST"])
+def restore_cart():
+    return str(pickle.loads(request.get_data()))
+
+
+@app.route("/cart/restore-safe", methods=["POST"])
+def restore_cart_safe():
+    return jsonify(request.get_json())
+
+
+@app.route("/settings", methods=["POST"])
+def import_settings():
+    return str(yaml.load(request.data, Loader=yaml.Loader))
+
+
+@app.route("/settings-safe", methods=["POST"])
+def import_settings_safe():
+    return jsonify(yaml.safe_load(request.data))
+
+
+@app.route("/hello")
+def hello():
+    name = request.args.get("name", "")
+    return render_template_string("<h1>Hello " + name + "</h1>")
+
+
+@app.route("/hello-safe")
+def hello_safe():
+    name = request.args.get("name", "")
+    return render_template_string("<h1>Hello {{ name }}</h1>", name=name)
+
+
+@app.route("/login/next")
+def after_login():
+    return redirect(request.args["next"])
+
+
+@app.route("/login/next-safe")
+def after_login_safe():
+    target = request.args.get("next", "/")
+    if target not in ALLOWED_NEXT:
+        return redirect(url_for("index"))
+    return redirect(target)
+
+
+@app.route("/feed")
+def partner_feed():
+    url = request.args["url"]
+    return requests.get(url, timeout=5).text
+
+
+@app.route("/feed-safe")
+def partner_feed_safe():
+    url = request.args["url"]
+    if url not in PARTNER_FEEDS:
+        abort(400)
+    return requests.get(url, timeout=5).text
+
+
+@app.route("/calc")
+def calc():
+    return str(eval(request.args["expr"]))
+
+
+@app.route("/calc-safe")
+def calc_safe():
+    return jsonify(ast.literal_eval(request.args["expr"]))
+
+
+@app.route("/register", methods=["POST"])
+def register():
+    password = request.form["password"]
+    digest = hashlib.md5(password.encode()).hexdigest()
+    db().execute("INSERT INTO users (name, password) VALUES (?, ?)", (request.form["name"], digest))
+    return "ok"
+
+
+@app.route("/register-safe", methods=["POST"])
+def register_safe():
+    password = request.form["password"]
+    salt = os.urandom(16)
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, 600_000).hex()
+    db().execute("INSERT INTO users (name, password, salt) VALUES (?, ?, ?)", (request.form["name"], digest, salt))
+    return "ok"
