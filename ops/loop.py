@@ -9,6 +9,7 @@ from datetime import UTC
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 from sqlalchemy import func, select
@@ -19,7 +20,7 @@ from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projections.runs import runs
 from ouroboros_gates.events.projector import catch_up, digest, status
 from ouroboros_gates.llm import endpoint_from_settings
-from ouroboros_gates.ops.embedded import SharedFleet, fleet_for, wait_handled
+from ouroboros_gates.ops.embedded import MessageFailed, SharedFleet, fleet_for, wait_handled
 from ouroboros_gates.ops.ingest import expand_runs, ingest_messages
 from ouroboros_gates.ops.loop_steps import loop_train, print_fixers, print_train
 from ouroboros_gates.ops.precheck_run import label_through_queue, loop_forge, precheck_through_queue, print_verdicts
@@ -49,6 +50,9 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None, f
     try:
         if not _steps(store, settings, forge_settings, messages, shared, console):
             return 1
+    except MessageFailed as failed:
+        console.print(f"[red]{escape(str(failed))}[/]")
+        return 1
     finally:
         shared.close()
     catch_up(store, PROJECTIONS)
@@ -82,14 +86,15 @@ def _steps(
     if pending:
         with fleet_for(shared, settings) as fleet, Progress(console=Console(stderr=True), transient=True) as progress:
             bar = progress.add_task("ingesting and mining runs through the queue", total=len(pending))
-            for _task, message in pending.values():
+            for _task, message, _cause in pending.values():
                 if message is not None:
                     publish(message)
             left = wait_handled(
                 store,
-                {message_id: task for message_id, (task, _message) in pending.items()},
+                {message_id: task for message_id, (task, _message, _cause) in pending.items()},
                 fleet,
                 on_progress=lambda n: progress.advance(bar, n),
+                causes={message_id: cause for message_id, (_t, _m, cause) in pending.items() if cause},
             )
         if left:
             console.print(f"[red]{len(left)} message(s) not handled in time: {', '.join(left)}[/]")
@@ -131,17 +136,17 @@ def _measure(store: SqlEventStore, settings: Settings, shared: SharedFleet | Non
         return not wait_handled(store, {message.message_id: message.TASK}, fleet)
 
 
-def _pending(store: SqlEventStore, messages: list[IngestRun]) -> dict[str, tuple[str, Message | None]]:
-    """What is not done yet: message id -> (task, the message to publish, or None when it follows from
-    another through the outbox)."""
-    pending: dict[str, tuple[str, Message | None]] = {}
+def _pending(store: SqlEventStore, messages: list[IngestRun]) -> dict[str, tuple[str, Message | None, str | None]]:
+    """What is not done yet: message id -> (task, the message to publish or None when it follows from another
+    through the outbox, the id of that other message)."""
+    pending: dict[str, tuple[str, Message | None, str | None]] = {}
     for message in messages:
         mine = mine_message(message, run_digest(Path(message.path)))
         ingested = store.is_handled(message.TASK, message.message_id)
         if not ingested:
-            pending[message.message_id] = (message.TASK, message)
+            pending[message.message_id] = (message.TASK, message, None)
         if not store.is_handled(mine.TASK, mine.message_id):
-            pending[mine.message_id] = (mine.TASK, mine if ingested else None)
+            pending[mine.message_id] = (mine.TASK, mine, None) if ingested else (mine.TASK, None, message.message_id)
     return pending
 
 

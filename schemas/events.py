@@ -286,6 +286,11 @@ class MessageDeadLettered(Event):
     attempts: int = Field(ge=1, description="Attempts made.")
     error_type: NonEmptyStr = Field(description="The last error's type name.")
     error: str = Field(description="The last error's text.")
+    permanent: bool = Field(
+        default=False,
+        description="Retrying cannot help (a path outside the roots, a missing setting): the error says what to "
+        "fix; whoever waits for the message stops waiting.",
+    )
 
 
 class ProbeCompleted(Event):
