@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 from celery import Celery
 from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
 
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import SqlEventStore, open_store
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import ProjectionStatus, status
@@ -18,7 +19,7 @@ from ouroboros_gates.workers import DEAD_LETTER_QUEUE, QUEUES
 from ouroboros_gates.workers.app import app
 from ouroboros_gates.workers.broker import in_flight
 
-__all__ = ["FleetStatus", "broker_idle", "fleet_status", "queue_depths"]
+__all__ = ["FleetStatus", "broker_idle", "fleet_status", "held", "queue_depths", "status_at"]
 
 
 @dataclass
@@ -75,6 +76,18 @@ def broker_idle(queues: Iterable[str], broker: Celery = app) -> bool:
     if error or taken_error:
         return False
     return all(not depths.get(q) and not taken.get(q) for q in queues)
+
+
+def status_at(url: str, broker: Celery = app) -> FleetStatus:
+    """``fleet_status`` of the event log at ``url``, which may not even open (then ``database_error`` says why)."""
+    try:
+        store = open_store(url)
+    except (OuroError, SQLAlchemyError) as exc:  # opening migrates: the driver's error comes straight through
+        depths, error = queue_depths(broker)
+        taken, taken_error = held(broker)
+        return FleetStatus(0, depths, 0, 0, 0, broker_error=error or taken_error, in_flight=taken,
+                           database_error=f"{type(exc).__name__}: {exc}".splitlines()[0])  # fmt: skip
+    return fleet_status(store, broker)
 
 
 def fleet_status(store: SqlEventStore, broker: Celery = app) -> FleetStatus:

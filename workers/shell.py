@@ -40,6 +40,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 _RECORD_ATTEMPTS = 4  # a dead letter is parked first, then recorded: the record is retried in place
+_OPEN_RETRY_S = 2.0  # a message that met an event log it could not open is retried this much later
 M = TypeVar("M", bound=Message)
 
 
@@ -185,7 +186,12 @@ def run_message(
 ) -> str:
     """Validate, handle, append and relay; returns what happened (for logs and Flower). ``pure``: see
     ``fleet_task``."""
-    ctx = context()
+    try:
+        ctx = context()
+    except Exception as exc:  # the event log cannot be opened yet (locked by a migration, unreachable)
+        log.warning("%s: the event log cannot be opened (%s: %s); retrying the message", message_type.TASK,
+                    type(exc).__name__, exc)  # fmt: skip
+        raise task.retry(exc=exc, countdown=_OPEN_RETRY_S) from exc
     try:
         message = message_type.model_validate(payload)
     except ValidationError as exc:

@@ -86,12 +86,16 @@ class Fleet:
         self.store.engine.dispose()
 
 
-def wait_for(check: Callable[[], Any], timeout: float, what: str, fleet: Fleet | None = None) -> Any:
-    """Poll ``check`` until it returns something truthy; fail naming ``what`` (with the logs)."""
+def wait_for(
+    check: Callable[[], Any], timeout: float, what: str, fleet: Fleet | Callable[[], str] | None = None
+) -> Any:
+    """Poll ``check`` until it returns something truthy; fail naming ``what`` (with the fleet's logs, or what
+    ``fleet`` returns when it is a function)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = check()
         if value:
             return value
         time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{fleet.logs() if fleet else ''}")
+    said = fleet.logs() if isinstance(fleet, Fleet) else fleet() if fleet else ""
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{said}")
