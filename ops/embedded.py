@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, ExitStack, nullcontext
@@ -53,6 +54,8 @@ class EmbeddedFleet:
         self.process: subprocess.Popen[bytes] | None = None
         self.restarts = 0
         self._broker: Celery | None = None
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
 
     def command(self) -> list[str]:
         """The worker's argument list (never a shell string): its log in the state directory, rotated."""
@@ -92,17 +95,27 @@ class EmbeddedFleet:
     def alive(self) -> bool:
         """Whether the worker runs; one that died is started again (at most ``RESTARTS`` times), and the
         messages it held come back to the new one after the visibility timeout."""
-        if self.process is None:
-            return False
-        if self.process.poll() is None:
+        with self._lock:
+            if self.process is None or self._stopping.is_set():
+                return False
+            if self.process.poll() is None:
+                return True
+            if self.restarts >= RESTARTS:
+                return False
+            self.restarts += 1
+            log.warning("the embedded worker exited with %s; starting it again (%d of %d)",
+                        self.process.returncode, self.restarts, RESTARTS)  # fmt: skip
+            self._start()
             return True
-        if self.restarts >= RESTARTS:
-            return False
-        self.restarts += 1
-        log.warning("the embedded worker exited with %s; starting it again (%d of %d)",
-                    self.process.returncode, self.restarts, RESTARTS)  # fmt: skip
-        self._start()
-        return True
+
+    def watch(self, every_s: float = 5.0) -> None:
+        """Look after the worker from a thread until the fleet stops (``ouro serve``, where nothing waits on it)."""
+
+        def look() -> None:
+            while not self._stopping.wait(every_s) and self.alive():
+                pass
+
+        threading.Thread(target=look, name="embedded-worker-watch", daemon=True).start()
 
     def broker(self) -> Celery:
         """A publisher on the worker's broker (the settings', whatever this process's environment says)."""
@@ -117,6 +130,7 @@ class EmbeddedFleet:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._stopping.set()
         if self.process is None:
             return
         # Warm shutdown: the tasks in hand finish within OURO_SHUTDOWN_S, then the worker requeues what still

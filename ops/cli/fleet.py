@@ -172,7 +172,8 @@ def serve(
     if api_only:
         run()
         return
-    with EmbeddedFleet(settings):
+    with EmbeddedFleet(settings) as fleet:
+        fleet.watch()  # a worker that dies is started again
         console.print(f"workers up; API on http://{bind}:{bind_port}/api/status")
         run()
 

@@ -1,13 +1,14 @@
-"""How the fleet's processes start and stop: SIGTERM stops ``ouro serve`` with its embedded worker, ``ouro
-worker`` (its running task requeued after OURO_SHUTDOWN_S) and ``ouro beat``; ``ouro status`` fails when the
-broker or the event log does not answer; a main job whose messages fail for a reason to fix stops at once with
-it, and records every dead letter."""
+"""How the fleet's processes start and stop: SIGTERM stops ``ouro serve`` with its embedded worker (started again
+when it dies), ``ouro worker`` (its running task requeued after OURO_SHUTDOWN_S) and ``ouro beat``; ``ouro
+status`` fails when the broker or the event log does not answer; a main job whose messages fail for a reason to
+fix stops at once with it, and records every dead letter."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import httpx
@@ -44,6 +45,12 @@ def test_sigterm_stops_serve_and_its_embedded_worker(tmp_path: Path) -> None:
         store = open_store(settings.event_log_url)
         poll(lambda: store.is_handled(probe.TASK, probe.message_id), 120, "the probe", log.read_text)
         httpx.get(f"http://127.0.0.1:{port}/api/status", timeout=30)
+        os.kill(workers[0], signal.SIGKILL)  # serve starts its worker again, and the next probe is handled
+        workers = poll(lambda: [p for p in children(serve.pid) if "worker" in _cmdline(p) and p not in workers],
+                       120, "the worker started again", log.read_text)  # fmt: skip
+        again = Probe(message_id=content_id("serve", "again"), probe="after-restart")
+        publish(again, via=sender)
+        poll(lambda: store.is_handled(again.TASK, again.message_id), 120, "the probe after", log.read_text)
     finally:
         code = terminate(serve)
     assert code == 0, log.read_text()[-3000:]

@@ -33,7 +33,6 @@ class Fleet:
             "OURO_RESTORE_INTERVAL_S": "1",
             "OURO_RETRY_BACKOFF_S": "0.2",
             "OURO_MAX_RETRIES": "2",
-            "OURO_TASK_TIME_LIMIT_S": "0",  # the 4 s visibility timeout would otherwise make it 3.6 s
             **env,
         }
         settings = Settings(broker_url=broker_url, database_url=database_url, state=tmp / "state")
