@@ -254,11 +254,11 @@ def wait_handled(
             del left[message_id]
         if done and on_progress is not None:
             on_progress(len(done))
-        if not left:
-            break
-        reason = watch.failed_now(left)
+        reason = watch.failed_now(pending)  # settled by a dead letter is settled, and failed
         if reason:
             raise MessageFailed(reason)
+        if not left:
+            break
         if fleet is not None and not fleet.alive():
             raise MessageFailed(f"the embedded worker kept exiting; see {fleet.where()}")
         if fleet is not None and time.monotonic() >= idle_at:
