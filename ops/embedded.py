@@ -29,7 +29,7 @@ from ouroboros_gates.events import tables as t
 from ouroboros_gates.ops.launch import WorkerOptions, worker_argv
 from ouroboros_gates.schemas.errors import PermanentError
 from ouroboros_gates.schemas.settings import Settings
-from ouroboros_gates.workers import QUEUES, build_app
+from ouroboros_gates.workers import QUEUES, build_app, declare_queues
 
 __all__ = ["EmbeddedFleet", "MessageFailed", "SharedFleet", "fleet_for", "settled", "wait_handled"]
 
@@ -89,6 +89,8 @@ class EmbeddedFleet:
             self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
 
     def __enter__(self) -> EmbeddedFleet:
+        if self.settings.embedded:  # its tables and queues exist before the worker and any publisher make them
+            declare_queues(self.broker())
         self._start()
         return self
 

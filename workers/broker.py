@@ -34,7 +34,7 @@ from kombu.transport import sqlalchemy as sqla
 from kombu.transport.virtual import Empty
 from kombu.transport.virtual import QoS as VirtualQoS
 from sqlalchemy import create_engine, delete, func, or_, select, text, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 __all__ = ["EMBEDDED_SCHEME", "EmbeddedTransport", "Heartbeat", "held_tags", "in_flight", "kombu_url"]
 
@@ -84,6 +84,17 @@ class EmbeddedChannel(sqla.Channel):
         # arguments, so only the connection arguments go there.
         options = self.connection.client.transport_options
         return create_engine(self.connection.client.hostname, connect_args=options.get("connect_args", {}))
+
+    def _open(self) -> Any:
+        # Two processes creating the broker's tables at once (a worker starting as the loop publishes): kombu's
+        # create_all checks, then creates, and the second fails on the index the first made. Its tables exist
+        # now: the second try finds them.
+        try:
+            return super()._open()
+        except OperationalError as exc:
+            if "already exists" not in str(exc):
+                raise
+            return super()._open()
 
     def _get_or_create(self, queue: str) -> Any:
         # Two processes declaring the same queue at once: one insert wins, the other reads its row (kombu
@@ -150,6 +161,25 @@ class EmbeddedChannel(sqla.Channel):
             )
             self.session.commit()
 
+    def ready(self) -> bool:
+        """Whether a queue this channel consumes has a message to take: one read, no write lock (taking one
+        locks the database for writing, queue by queue, which an idle worker polling ten times a second paid)."""
+        if not self._active_queues:
+            return False
+        messages, queues = self.message_cls.__table__, self.queue_cls.__table__
+        expired = datetime.now() - timedelta(seconds=self.visibility_timeout)
+        found = self.session.execute(
+            select(messages.c.id)
+            .join(queues, messages.c.queue_id == queues.c.id)
+            .where(
+                queues.c.name.in_(self._active_queues),
+                or_(messages.c.visible.is_(True), messages.c.timestamp < expired),
+            )
+            .limit(1)
+        ).first()
+        self.session.commit()
+        return found is not None
+
     def held_counts(self) -> dict[str, int]:
         """Messages taken and not yet acknowledged, per queue."""
         messages, queues = self.message_cls.__table__, self.queue_cls.__table__
@@ -173,6 +203,8 @@ class EmbeddedTransport(sqla.Transport):
         loop.call_repeatedly(self.polling_interval, self._drain, connection)
 
     def _drain(self, connection: Any) -> None:
+        if not any(channel.ready() for channel in self.channels if isinstance(channel, EmbeddedChannel)):
+            return
         for _ in range(_DRAIN_BATCH):
             try:
                 self.drain_events(connection, timeout=0)
