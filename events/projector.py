@@ -21,7 +21,16 @@ from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.sql import SqlEventStore, read_range
 from ouroboros_gates.events.store import StoredEvent
 
-__all__ = ["Projection", "ProjectionStatus", "catch_up", "digest", "rebuild", "status"]
+__all__ = [
+    "CLOCK_COLUMNS",
+    "Projection",
+    "ProjectionStatus",
+    "catch_up",
+    "content_digest",
+    "digest",
+    "rebuild",
+    "status",
+]
 
 
 class Projection(Protocol):
@@ -162,3 +171,24 @@ def digest(store: SqlEventStore, projections: Iterable[Projection]) -> str:
                         orjson.dumps({str(k): v for k, v in row.items()}, option=orjson.OPT_SORT_KEYS, default=str)
                     )
     return sha.hexdigest()
+
+
+CLOCK_COLUMNS = frozenset({"position", "at", "started", "ended"})
+"""The ledger's columns that say where in the log a row was folded (``position``) or when, by the clock of the run
+that recorded it, something happened (a measurement's, a label request's, a merge's ``at``; a fixer session's or
+labeler run's ``started``/``ended``). Two runs over the same input differ in these and in nothing else. Times that
+come from the input itself (a run's ``started_at``, a proposal's ``posted_at``) are content and stay."""
+
+
+def content_digest(store: SqlEventStore, projections: Iterable[Projection]) -> tuple[str, int]:
+    """A sha256 over every projection table's rows without ``CLOCK_COLUMNS``, in sorted order (two runs
+    interleave their messages differently), and how many rows: equal for two clean runs of the same input."""
+    rows: list[bytes] = []
+    with store.reading() as conn:
+        for projection in projections:
+            for table in projection.tables:
+                kept = [column for column in table.columns if column.name not in CLOCK_COLUMNS]
+                for row in conn.execute(select(*kept)).mappings():
+                    body = orjson.dumps({str(k): v for k, v in row.items()}, option=orjson.OPT_SORT_KEYS, default=str)
+                    rows.append(table.name.encode() + b"\x1f" + body)
+    return hashlib.sha256(b"\n".join(sorted(rows))).hexdigest(), len(rows)

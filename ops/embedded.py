@@ -1,45 +1,76 @@
 """The embedded fleet: real ``celery worker`` processes on the server-less broker, started and stopped
-by the CLI, so the same worker code, acknowledgements and retries run as in production."""
+by the CLI, so the same worker code, acknowledgements and retries run as in production.
+
+The worker is supervised: one that dies (SIGKILL, out of memory) is started again, and the messages it held come
+back to the new one once their heartbeat has lapsed for the visibility timeout (``workers/broker.py``). A wait
+for messages stops at once when one of them is dead-lettered for a reason the user must fix (a path outside the
+roots, a missing setting), with that reason; and when the broker has nothing left to hand out while messages
+are still unsettled (their cause failed, or they were lost), instead of waiting out its timeout.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
-import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from types import TracebackType
 
-from ouroboros_gates.events import SqlEventStore
-from ouroboros_gates.schemas.settings import Settings
-from ouroboros_gates.workers import QUEUES
+from celery import Celery
+from sqlalchemy import select
 
-__all__ = ["EmbeddedFleet", "SharedFleet", "fleet_for", "settled", "wait_handled"]
+from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.ops.launch import WorkerOptions, worker_argv
+from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers import QUEUES, build_app, declare_queues
+
+__all__ = ["EmbeddedFleet", "MessageFailed", "SharedFleet", "fleet_for", "settled", "wait_handled"]
+
+log = logging.getLogger(__name__)
+RESTARTS = 5  # a worker that keeps dying is a fault to report, not to hide
+IDLE_CHECK_S = 2.0  # how often a wait asks the broker whether anything is left to hand out
+
+
+class MessageFailed(PermanentError):
+    """A message waited for will not be handled: dead-lettered for a reason to fix, or nothing left to run it."""
 
 
 class EmbeddedFleet:
-    """One ``celery worker`` subprocess consuming every queue; a context manager."""
+    """One ``celery worker`` subprocess consuming every queue, supervised; a context manager."""
 
     def __init__(self, settings: Settings, concurrency: int = 2, queues: Iterable[str] | None = None) -> None:
         self.settings = settings
         self.concurrency = concurrency
         self.queues = list(queues or dict.fromkeys(QUEUES.values()))
         self.log_path: Path = settings.state_dir / "worker.log"
+        self.out_path: Path = settings.state_dir / "worker.out"
         self.process: subprocess.Popen[bytes] | None = None
+        self.restarts = 0
+        self._broker: Celery | None = None
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
 
     def command(self) -> list[str]:
-        """The worker's argument list (never a shell string)."""
-        return [
-            sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker",
-            "-Q", ",".join(self.queues), "-c", str(self.concurrency),
-            "-n", f"embedded-{os.getpid()}@%h", "-l", "WARNING",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
-        ]  # fmt: skip
+        """The worker's argument list (never a shell string): its log in the state directory, rotated."""
+        options = WorkerOptions(
+            queues=",".join(self.queues),
+            hostname=f"embedded-{os.getpid()}@%h",
+            concurrency=self.concurrency,
+            logfile=str(self.log_path),
+            loglevel=self.settings.log_level,
+            extra=("--without-gossip", "--without-mingle", "--without-heartbeat"),
+        )
+        return worker_argv(options)
 
-    def __enter__(self) -> EmbeddedFleet:
+    def environment(self) -> dict[str, str]:
+        """The worker's environment: this process's, with the settings the CLI was given."""
         env = dict(os.environ)
         env["OURO_STATE"] = str(self.settings.state_dir)
         if self.settings.database_url:
@@ -50,23 +81,66 @@ class EmbeddedFleet:
             value = getattr(self.settings, name)
             if value is not None:  # the worker sees the forge, fixer and roots settings the CLI was given
                 env[f"OURO_{name.upper()}"] = str(int(value) if isinstance(value, bool) else value)
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(self.command(), env=env, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
+        return env
+
+    def _start(self) -> None:
+        # Before logging starts (the banner, a failed import) the worker writes to worker.out; then to worker.log.
+        with self.out_path.open("ab") as out:
+            command, env = self.command(), self.environment()
+            self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    def __enter__(self) -> EmbeddedFleet:
+        if self.settings.embedded:  # its tables and queues exist before the worker and any publisher make them
+            declare_queues(self.broker())
+        self._start()
         return self
 
     def alive(self) -> bool:
-        """Whether the worker process is still running."""
-        return self.process is not None and self.process.poll() is None
+        """Whether the worker runs; one that died is started again (at most ``RESTARTS`` times), and the
+        messages it held come back to the new one after the visibility timeout."""
+        with self._lock:
+            if self.process is None or self._stopping.is_set():
+                return False
+            if self.process.poll() is None:
+                return True
+            if self.restarts >= RESTARTS:
+                return False
+            self.restarts += 1
+            log.warning("the embedded worker exited with %s; starting it again (%d of %d)",
+                        self.process.returncode, self.restarts, RESTARTS)  # fmt: skip
+            self._start()
+            return True
+
+    def watch(self, every_s: float = 5.0) -> None:
+        """Look after the worker from a thread until the fleet stops (``ouro serve``, where nothing waits on it)."""
+
+        def look() -> None:
+            while not self._stopping.wait(every_s) and self.alive():
+                pass
+
+        threading.Thread(target=look, name="embedded-worker-watch", daemon=True).start()
+
+    def broker(self) -> Celery:
+        """A publisher on the worker's broker (the settings', whatever this process's environment says)."""
+        if self._broker is None:
+            self._broker = build_app(self.settings, include=False)
+        return self._broker
+
+    def where(self) -> str:
+        """Where to read what the worker said."""
+        return f"{self.log_path} and {self.out_path}"
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._stopping.set()
         if self.process is None:
             return
-        self.process.send_signal(signal.SIGTERM)  # warm shutdown: finish the task in hand
+        # Warm shutdown: the tasks in hand finish within OURO_SHUTDOWN_S, then the worker requeues what still
+        # runs (workers/app.py); past that and a margin it is killed, and its messages come back all the same.
+        self.process.send_signal(signal.SIGTERM)
         try:
-            self.process.wait(timeout=30)
+            self.process.wait(timeout=self.settings.shutdown_s + 15)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
@@ -109,27 +183,101 @@ def settled(store: SqlEventStore, producer: str, message_id: str) -> bool:
     return store.is_settled(producer, message_id)
 
 
+def dead_letters(store: SqlEventStore, after: int = 0) -> list[tuple[int, dict[str, object]]]:
+    """The dead letters recorded after stream version ``after``: (version, payload), oldest first."""
+    events = t.events.c
+    query = (
+        select(events.version, events.payload)
+        .where(events.stream == "fleet/dead-letter", events.version > after)
+        .order_by(events.version)
+    )
+    with store.reading() as conn:
+        return [(int(version), dict(payload)) for version, payload in conn.execute(query)]
+
+
+class _Watch:
+    """The dead letters of the messages a wait is for, and of the messages they follow from."""
+
+    def __init__(self, store: SqlEventStore, causes: Mapping[str, str]) -> None:
+        self.store = store
+        self.causes = causes
+        self.known: dict[str, dict[str, object]] = {}
+        self.version = 0
+        self.started = 0
+        self.read()
+        self.started = self.version  # recorded before the wait: the reason why, never a failure now
+
+    def read(self) -> list[dict[str, object]]:
+        """Dead letters recorded since the last read."""
+        fresh = dead_letters(self.store, self.version)
+        for version, payload in fresh:
+            self.version = version
+            self.known[str(payload.get("message_id"))] = payload
+        return [payload for _version, payload in fresh]
+
+    def failed_now(self, waiting: Iterable[str]) -> str | None:
+        """The reason a message waited for (or its cause) was just dead-lettered for good, if one was."""
+        ids = {*waiting, *(self.causes.get(m) for m in waiting)} - {None}
+        for payload in self.read():
+            if payload.get("permanent") and payload.get("message_id") in ids:
+                return f"{payload.get('task')} {payload.get('message_id')} failed: {payload.get('error')}"
+        return None
+
+    def why(self, message_id: str) -> str:
+        """What is known of why a message was not handled: its own dead letter or its cause's."""
+        for key in (message_id, self.causes.get(message_id)):
+            payload = self.known.get(key or "")
+            if payload is not None:
+                return f"{payload.get('task')} {key} was dead-lettered: {payload.get('error')}"
+        return "no worker took it"
+
+
 def wait_handled(
     store: SqlEventStore,
     pending: dict[str, str],
     fleet: EmbeddedFleet | None = None,
     timeout_s: float = 300.0,
-    on_progress: object | None = None,
+    on_progress: Callable[[int], object] | None = None,
+    causes: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Wait until every (message id -> producer) is handled, rejected or dead-lettered.
+    """Wait until every (message id -> producer) is handled, rejected or dead-lettered; a follow-up published
+    by a worker (``causes``: follow-up id -> the id of the message it follows from) may be waited for before
+    it exists. Returns the ids still pending at the timeout (empty on success).
 
-    Returns the ids still pending at the timeout (empty on success).
-    """
+    Raises ``MessageFailed`` at once when a message waited for, or its cause, is dead-lettered for a reason to
+    fix (with the reason), and when the fleet's queues hold nothing and nothing is in flight while messages are
+    still unsettled (twice in a row, ``IDLE_CHECK_S`` apart)."""
     deadline = time.monotonic() + timeout_s
     left = dict(pending)
+    watch = _Watch(store, causes or {})
+    idle_at, quiet = time.monotonic() + IDLE_CHECK_S, 0
     while left and time.monotonic() < deadline:
-        for message_id, producer in list(left.items()):
-            if settled(store, producer, message_id):
-                del left[message_id]
-                if callable(on_progress):
-                    on_progress(1)
-        if left:
-            if fleet is not None and not fleet.alive():
-                raise RuntimeError(f"the embedded worker exited; see {fleet.log_path}")
-            time.sleep(0.1)
+        done = [message_id for message_id, producer in left.items() if settled(store, producer, message_id)]
+        for message_id in done:
+            del left[message_id]
+        if done and on_progress is not None:
+            on_progress(len(done))
+        reason = watch.failed_now(pending)  # settled by a dead letter is settled, and failed
+        if reason:
+            raise MessageFailed(reason)
+        if not left:
+            break
+        if fleet is not None and not fleet.alive():
+            raise MessageFailed(f"the embedded worker kept exiting; see {fleet.where()}")
+        if fleet is not None and time.monotonic() >= idle_at:
+            idle_at = time.monotonic() + IDLE_CHECK_S
+            quiet = quiet + 1 if _idle(store, fleet) else 0
+            if quiet >= 2:
+                why = "; ".join(f"{m}: {watch.why(m)}" for m in sorted(left))
+                raise MessageFailed(f"{len(left)} message(s) will not be handled ({why}); see {fleet.where()}")
+        time.sleep(0.1)
     return sorted(left)
+
+
+def _idle(store: SqlEventStore, fleet: EmbeddedFleet) -> bool:
+    """Nothing for the fleet's worker to do: its queues empty, nothing in flight, no follow-up to publish."""
+    from ouroboros_gates.ops.status import broker_idle
+
+    with store.reading() as conn:
+        unpublished = conn.execute(select(t.outbox.c.id).where(t.outbox.c.published_at.is_(None)).limit(1)).first()
+    return unpublished is None and broker_idle(fleet.queues, fleet.broker())

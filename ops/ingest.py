@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ouroboros_gates.harness import expand, run_at
 from ouroboros_gates.schemas import IngestRun, content_id
+from ouroboros_gates.schemas.errors import CorpusError
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.miner.ingest import run_digest
 
@@ -51,14 +52,20 @@ def expand_runs(items: Iterable[str]) -> list[Path]:
     return sorted(dict.fromkeys(run.path.resolve() for run in expand(items)))
 
 
-def ingest_messages(paths: Iterable[Path], settings: Settings) -> list[IngestRun]:
-    """One message per run; the id follows the run's content, so a repeat is recognised."""
+def ingest_messages(paths: Iterable[Path], settings: Settings, vanished: list[Path] | None = None) -> list[IngestRun]:
+    """One message per run; the id follows the run's content, so a repeat is recognised. A run whose files are
+    gone by the time it is read (deleted since it was listed) is skipped, and added to ``vanished`` when given."""
     messages = []
     for path in paths:
-        run = run_at(path).name
+        try:
+            run, digest = run_at(path).name, run_digest(path)
+        except (FileNotFoundError, CorpusError):
+            if path.exists():  # unreadable for another reason: that error is the user's to see
+                raise
+            if vanished is not None:
+                vanished.append(path)
+            continue
         messages.append(
-            IngestRun(
-                message_id=content_id("ingest", run, run_digest(path)), path=str(path), run=run, tenant=settings.tenant
-            )
+            IngestRun(message_id=content_id("ingest", run, digest), path=str(path), run=run, tenant=settings.tenant)
         )
     return messages

@@ -9,6 +9,7 @@ from datetime import UTC
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 from sqlalchemy import func, select
@@ -17,18 +18,18 @@ from ouroboros_gates.events import SqlEventStore, open_store
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projections.runs import runs
-from ouroboros_gates.events.projector import catch_up, digest, status
+from ouroboros_gates.events.projector import catch_up, content_digest, status
 from ouroboros_gates.llm import endpoint_from_settings
-from ouroboros_gates.ops.embedded import SharedFleet, fleet_for, wait_handled
+from ouroboros_gates.ops.embedded import MessageFailed, SharedFleet, fleet_for, wait_handled
 from ouroboros_gates.ops.ingest import expand_runs, ingest_messages
 from ouroboros_gates.ops.loop_steps import loop_train, print_fixers, print_train
 from ouroboros_gates.ops.precheck_run import label_through_queue, loop_forge, precheck_through_queue, print_verdicts
 from ouroboros_gates.ops.pushes import decide_through_queue
 from ouroboros_gates.ops.summary import print_backtests, print_decisions, print_findings, print_labels, print_series
-from ouroboros_gates.schemas import IngestRun, Measure, Message, content_id
+from ouroboros_gates.schemas import IngestRun, Measure, Message, MineRun, content_id
 from ouroboros_gates.schemas.settings import Settings, load_settings
 from ouroboros_gates.workers import QUEUES, publish
-from ouroboros_gates.workers.miner.ingest import mine_message, run_digest
+from ouroboros_gates.workers.miner.ingest import mine_message
 
 __all__ = ["run_loop"]
 
@@ -38,8 +39,13 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None, f
     settings = settings or load_settings()
     settings = settings.model_copy(update={"fixers": True}) if fixers else settings
     store = open_store(settings.event_log_url)
-    messages = ingest_messages(expand_runs([str(corpus)]), settings)
+    vanished: list[Path] = []
+    messages = ingest_messages(expand_runs([str(corpus)]), settings, vanished)
     console.print(f"[bold]Ouroboros[/] on {corpus} — state in {settings.state_dir}")
+    for path in vanished:
+        console.print(f"[yellow]skipped {escape(str(path))}: deleted while the corpus was read[/]")
+    if vanished:
+        console.print(f"[yellow]{len(vanished)} run(s) skipped: their files vanished[/]")
     forge_settings = loop_forge(corpus, settings)
     # One worker for every step, started when first needed; not on the labeler's queue without a chat model,
     # where the label requests wait for a labeler that has one.
@@ -49,6 +55,9 @@ def run_loop(corpus: Path, console: Console, settings: Settings | None = None, f
     try:
         if not _steps(store, settings, forge_settings, messages, shared, console):
             return 1
+    except MessageFailed as failed:
+        console.print(f"[red]{escape(str(failed))}[/]")
+        return 1
     finally:
         shared.close()
     catch_up(store, PROJECTIONS)
@@ -78,22 +87,8 @@ def _steps(
     """Ingest and mine, pre-check, label, fixers and the merge train, decide, measure: each through the
     queue, each waiting for its messages; False (having said why) when one was not handled in time."""
     run_keys = [m.message_id for m in messages]  # the runs the pre-check's verdicts depend on
-    pending = _pending(store, messages)
-    if pending:
-        with fleet_for(shared, settings) as fleet, Progress(console=Console(stderr=True), transient=True) as progress:
-            bar = progress.add_task("ingesting and mining runs through the queue", total=len(pending))
-            for _task, message in pending.values():
-                if message is not None:
-                    publish(message)
-            left = wait_handled(
-                store,
-                {message_id: task for message_id, (task, _message) in pending.items()},
-                fleet,
-                on_progress=lambda n: progress.advance(bar, n),
-            )
-        if left:
-            console.print(f"[red]{len(left)} message(s) not handled in time: {', '.join(left)}[/]")
-            return False
+    if not _ingest_and_mine(store, settings, messages, shared, console):
+        return False
     if forge_settings is not None:
         if precheck_through_queue(store, forge_settings, content_id(*sorted(run_keys)), shared):
             console.print("[red]the pre-check was not handled in time; see the worker log[/]")
@@ -131,18 +126,44 @@ def _measure(store: SqlEventStore, settings: Settings, shared: SharedFleet | Non
         return not wait_handled(store, {message.message_id: message.TASK}, fleet)
 
 
-def _pending(store: SqlEventStore, messages: list[IngestRun]) -> dict[str, tuple[str, Message | None]]:
-    """What is not done yet: message id -> (task, the message to publish, or None when it follows from
-    another through the outbox)."""
-    pending: dict[str, tuple[str, Message | None]] = {}
-    for message in messages:
-        mine = mine_message(message, run_digest(Path(message.path)))
-        ingested = store.is_handled(message.TASK, message.message_id)
-        if not ingested:
-            pending[message.message_id] = (message.TASK, message)
-        if not store.is_handled(mine.TASK, mine.message_id):
-            pending[mine.message_id] = (mine.TASK, mine if ingested else None)
-    return pending
+def _ingest_and_mine(
+    store: SqlEventStore, settings: Settings, messages: list[IngestRun], shared: SharedFleet, console: Console
+) -> bool:
+    """Ingest the runs not recorded yet, then wait for each run's mine: the one its recorded content asks for
+    (a run still being written may have grown since its message was made), published here for a run recorded
+    by an earlier run of the loop, by the ingest's outbox otherwise. False (having said why) when a message was
+    not handled in time."""
+    ingests = [m for m in messages if not store.is_handled(m.TASK, m.message_id)]
+    earlier = _unmined(store, [m for m in messages if m not in ingests])
+    if not ingests and not earlier:
+        return True
+    with fleet_for(shared, settings) as fleet, Progress(console=Console(stderr=True), transient=True) as progress:
+        bar = progress.add_task("ingesting and mining runs through the queue", total=2 * len(ingests) + len(earlier))
+        for message in [*ingests, *earlier]:
+            publish(message, via=fleet.broker())
+        left = wait_handled(store, {m.message_id: m.TASK for m in [*ingests, *earlier]}, fleet,
+                            on_progress=lambda n: progress.advance(bar, n))  # fmt: skip
+        mines = _unmined(store, ingests)
+        left += wait_handled(store, {m.message_id: m.TASK for m in mines}, fleet,
+                             on_progress=lambda n: progress.advance(bar, n))  # fmt: skip
+    if left:
+        console.print(f"[red]{len(left)} message(s) not handled in time: {', '.join(left)}[/]")
+        return False
+    return True
+
+
+def _unmined(store: SqlEventStore, recorded: list[IngestRun]) -> list[Message]:
+    """The mines not handled yet of the runs these messages recorded."""
+    mines = [mine for m in recorded if (mine := _recorded_mine(store, m)) is not None]
+    return [mine for mine in mines if not store.is_handled(mine.TASK, mine.message_id)]
+
+
+def _recorded_mine(store: SqlEventStore, message: IngestRun) -> MineRun | None:
+    """The mine a recorded ingest asked for (its id follows the content the worker read), or None."""
+    for event in reversed(store.read_stream(f"run/{message.run}")):
+        if event.type == "RunRecorded" and event.meta.get("message_id") == message.message_id:
+            return mine_message(message, str(event.payload["digest"]))
+    return None
 
 
 def _print_runs(store: SqlEventStore, chosen: set[str], console: Console) -> None:
@@ -180,4 +201,4 @@ def _print_ledger(store: SqlEventStore, console: Console) -> None:
     for item in status(store, PROJECTIONS):
         table.add_row(item.name, str(item.rows), str(item.position), str(item.lag))
     console.print(table)
-    console.print(f"ledger digest {digest(store, PROJECTIONS)[:16]}")
+    console.print(f"ledger digest {content_digest(store, PROJECTIONS)[0][:16]} (log positions and times left out)")

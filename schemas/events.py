@@ -292,6 +292,11 @@ class MessageDeadLettered(Event):
     message: dict[str, Any] | None = Field(
         default=None, description="The message as it was sent (what a retry sends again); None before it was kept."
     )
+    permanent: bool = Field(
+        default=False,
+        description="Retrying cannot help (a path outside the roots, a missing setting): the error says what to "
+        "fix; whoever waits for the message stops waiting.",
+    )
 
 
 class ProbeCompleted(Event):

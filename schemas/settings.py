@@ -53,23 +53,37 @@ class Settings(BaseSettings):
         description="the Celery broker (`redis://…` at scale); unset: `sqla+sqlite:///<state>/broker.sqlite`",
     )
     visibility_timeout_s: int = Field(
-        default=3600,
-        ge=1,
-        description="Redis: seconds before an unacknowledged task is redelivered (longer than the longest task)",
+        default=60,
+        ge=3,
+        description="seconds after which a message taken by a worker that stopped heart-beating it is redelivered "
+        "(Redis and the embedded broker alike; the worker heart-beats what it holds four times as often)",
     )
     restore_interval_s: float = Field(
-        default=10.0, gt=0, description="Redis: how often workers look for unacknowledged tasks past the timeout"
+        default=5.0, gt=0, description="how often workers look for messages past the visibility timeout"
     )
     task_time_limit_s: float | None = Field(
         default=None,
         ge=0,
         allow_inf_nan=False,
-        description=(
-            "seconds a task may run; past it the task is stopped (its pool child gets Celery's soft time limit) "
-            "and its message dead-lettered with the reason, not retried; `0`: no limit; it must be below the "
-            "visibility timeout; unset: 0.9 x the visibility timeout"
-        ),
+        description="seconds a task may run; past it the task is stopped (its pool child gets Celery's soft time "
+        "limit) and its message dead-lettered with the reason, not retried; `0`: no limit; unset: one hour",
     )
+    shutdown_s: float = Field(
+        default=20.0,
+        gt=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="seconds a stopping process (SIGTERM) lets running tasks finish before it puts them back on "
+        "their queue",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        default="INFO", description="level of every process's log (any case)"
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="log lines as text or as JSON objects (one per line)"
+    )
+    log_max_bytes: int = Field(default=10 * 2**20, ge=2**10, description="a log file is rotated at this size")
+    log_backups: int = Field(default=5, ge=1, le=100, description="rotated log files kept")
     outbox_redeliver_s: float = Field(
         default=3600.0,
         gt=0,
@@ -324,24 +338,37 @@ class Settings(BaseSettings):
     def _unset_when_blank(cls, value: object) -> object:
         return value or None
 
-    @field_validator("task_time_limit_s")
+    @field_validator("log_level", "log_format", mode="before")
     @classmethod
-    def _within_visibility(cls, value: float | None, info: ValidationInfo) -> float | None:
-        # Past the visibility timeout Redis hands a running task's message to a second worker.
-        visibility = info.data.get("visibility_timeout_s")
-        if value and visibility is not None and value >= visibility:
-            raise ValueError(
-                f"{value:g} s is not below the visibility timeout ({visibility} s, OURO_VISIBILITY_TIMEOUT_S): "
-                "Redis would hand a running task to a second worker"
-            )
+    def _any_case(cls, value: object, info: ValidationInfo) -> object:
+        if not isinstance(value, str):
+            return value
+        return value.strip().upper() if info.field_name == "log_level" else value.strip().lower()
+
+    @field_validator("flower_basic_auth")
+    @classmethod
+    def _user_and_password(cls, value: str | None) -> str | None:
+        # Flower takes "user:password[,user:password...]"; "admin:" would let anyone in as admin.
+        if not value:
+            return None
+        for pair in value.split(","):
+            user, colon, password = pair.partition(":")
+            if not (user.strip() and colon and password):
+                raise ValueError("set user:password (each pair with a user and a password, separated by ',')")
         return value
 
     @property
     def time_limit_s(self) -> float | None:
-        """How long a task may run (None: no limit): the setting, else just inside the visibility timeout."""
+        """How long a task may run (None: no limit): the setting, else one hour. A running task's message is
+        heart-beaten by its worker, so the limit need not be below the visibility timeout."""
         if self.task_time_limit_s is None:
-            return round(0.9 * self.visibility_timeout_s, 3)
+            return 3600.0
         return self.task_time_limit_s or None
+
+    @property
+    def heartbeat_s(self) -> float:
+        """How often a worker tells the broker it still holds its messages: four times a visibility timeout."""
+        return self.visibility_timeout_s / 4
 
     @cached_property
     def state_dir(self) -> Path:

@@ -1,4 +1,5 @@
-"""compose.yaml: valid for Compose, one worker service per queue, the model server only in the gpu profile."""
+"""compose.yaml and the Dockerfile: valid for Compose, one image built from the checkout (non-root, nothing
+installed at start), one named worker service per queue, the model server only in the gpu profile."""
 
 from __future__ import annotations
 
@@ -117,6 +118,8 @@ def test_one_worker_service_per_queue(config: dict[str, Any]) -> None:
         command = svc.get("command") or []
         if command[:2] == ["ouro", "worker"]:
             queues[name] = command[command.index("-Q") + 1]
+            role = name.removeprefix("worker-")
+            assert command[command.index("-n") + 1] == f"{role}@%h", name  # one name per container in Flower
             assert "--autoscale" in command, name
             high, low = command[command.index("--autoscale") + 1].split(",")
             assert int(high) >= int(low) >= 1, name
@@ -128,22 +131,37 @@ def test_ouro_services_share_the_anchor(config: dict[str, Any]) -> None:
     services = config["services"]
     for name in OURO_SERVICES:
         svc = services[name]
-        assert svc["image"] == "python:3.11-slim", name
-        assert any(v.split(":")[1:] == ["/src", "ro"] for v in svc["volumes"]), name
-        script = " ".join(svc["entrypoint"])
-        assert "pip install" in script and "/src" in script, name
-        if "/src/requirements.lock" in script:
-            assert (ROOT / "requirements.lock").is_file(), f"{name} installs with a lock file the checkout lacks"
+        assert svc["image"] == "ouroboros-gates:local", name
+        assert Path(svc["build"]["context"]).resolve() == ROOT, name  # the one image, built from this checkout
+        assert "entrypoint" not in svc, name  # the image's own: nothing is installed when a container starts
+        assert not any(":/src" in volume for volume in svc.get("volumes", [])), name
         assert svc["command"][0] == "ouro", name
         env = svc["environment"]
         assert env["OURO_BROKER_URL"] == "redis://redis:6379/0", name
         assert env["OURO_DATABASE_URL"] == "postgresql+psycopg://ouro:ouro@postgres:5432/ouro", name
         assert env["OURO_API_TOKEN"] == "test-token", name
+        assert float(env["OURO_SHUTDOWN_S"]) < _seconds(svc["stop_grace_period"]), name
         assert svc["depends_on"] == {
             "redis": {"condition": "service_healthy"},
             "postgres": {"condition": "service_healthy"},
         }, name
         assert "profiles" not in svc, name
+
+
+def _seconds(duration: str | int) -> float:
+    text = str(duration)
+    return float(text[:-1]) * {"s": 1, "m": 60}[text[-1]] if text[-1] in "sm" else float(text) / 1e9
+
+
+def test_the_image_installs_at_build_time_and_runs_unprivileged() -> None:
+    lines = [line.strip() for line in (ROOT / "Dockerfile").read_text().splitlines()]
+    users = [line.split()[1] for line in lines if line.startswith("USER ")]
+    assert users and users[-1] not in {"root", "0"}  # the last USER is the one every service runs as
+    installs = [i for i, line in enumerate(lines) if "pip install" in line]
+    assert installs and all(lines[i].startswith(("RUN", "&&")) or lines[i - 1].endswith("\\") for i in installs)
+    assert not any(line.startswith(("CMD", "ENTRYPOINT")) and "pip" in line for line in lines)
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".git", ".venv", ".ouroboros"} <= set(ignored)
 
 
 def test_infrastructure_and_entry_points(config: dict[str, Any]) -> None:
@@ -154,7 +172,7 @@ def test_infrastructure_and_entry_points(config: dict[str, Any]) -> None:
         assert services[name]["healthcheck"]["test"], name
     assert services["api"]["command"][:5] == ["ouro", "serve", "--api-only", "--host", "0.0.0.0"]
     assert services["beat"]["command"] == ["ouro", "beat"]
-    assert services["flower"]["command"][:2] == ["ouro", "flower"]
+    assert services["flower"]["command"] == ["ouro", "flower", "--address", "0.0.0.0"]
     assert services["flower"]["environment"]["OURO_FLOWER_BASIC_AUTH"] == "admin:test-only"
     assert "OURO_FLOWER_BASIC_AUTH" not in services["api"]["environment"]
 

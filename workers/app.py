@@ -6,15 +6,19 @@ Task names are ``"<worker>.<verb>"``; the routes below are the only place a task
 from __future__ import annotations
 
 import faulthandler
+import os
 import signal
 import sys
+import threading
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import setup_logging, worker_process_init, worker_shutting_down
 from kombu import Exchange, Queue  # type: ignore[attr-defined]
 
 from ouroboros_gates.schemas.settings import Settings, load_settings
+from ouroboros_gates.workers.broker import Heartbeat, kombu_url
+from ouroboros_gates.workers.logs import configure as configure_logging
 from ouroboros_gates.workers.triggers import beat_schedule as trigger_schedule
 
 __all__ = ["DEAD_LETTER_QUEUE", "QUEUES", "ROUTES", "app", "build_app", "configure", "declare_queues", "queue_for"]
@@ -40,14 +44,14 @@ def queue_for(task_name: str) -> str:
 
 
 def _transport_options(settings: Settings) -> dict[str, Any]:
+    # A message a worker holds is heart-beaten (workers/broker.py); one whose worker stopped beating it is
+    # delivered again after the visibility timeout, on both brokers.
+    common = {"visibility_timeout": settings.visibility_timeout_s, "polling_interval": settings.polling_interval_s}
     if settings.embedded:
-        # kombu's SQLAlchemy transport hands its options to create_engine: only engine arguments go here.
-        return {"connect_args": {"timeout": 60}}
+        return {**common, "connect_args": {"timeout": 60}}
     return {
-        "visibility_timeout": settings.visibility_timeout_s,
-        "polling_interval": settings.polling_interval_s,
-        # An unacked message of a killed worker comes back after the visibility timeout; look every
-        # restore interval rather than every tenth.
+        **common,
+        # kombu looks for messages past the visibility timeout every restore interval rather than every tenth.
         "unacked_restore_interval": settings.restore_interval_s,
         "unacked_restore_throttle": 1,
         # The lock one worker holds while it restores: a worker killed holding it (kombu's default expiry is
@@ -59,7 +63,7 @@ def _transport_options(settings: Settings) -> dict[str, Any]:
 def configure(target: Celery, settings: Settings) -> Celery:
     """Apply the settings to a Celery app."""
     target.conf.update(
-        broker_url=settings.celery_broker_url,
+        broker_url=kombu_url(settings.celery_broker_url),
         broker_connection_retry_on_startup=True,
         broker_transport_options=_transport_options(settings),
         result_backend=None,
@@ -83,11 +87,19 @@ def configure(target: Celery, settings: Settings) -> Celery:
         task_default_queue="fleet",
         task_routes=ROUTES,
         worker_hijack_root_logger=False,
+        # What Flower shows: every task's life as events (sent with its arguments, received, started, retried,
+        # succeeded with its result, failed), and the workers' own heartbeats.
         worker_send_task_events=True,
         task_send_sent_event=True,
+        # SIGTERM lets running tasks finish for OURO_SHUTDOWN_S (_bounded_shutdown), then a cold shutdown
+        # requeues what still runs, at once: a stopping worker never holds a message until it is killed.
+        worker_soft_shutdown_timeout=0.0,
+        ouro_heartbeat_s=settings.heartbeat_s,
         timezone=settings.timezone,
         enable_utc=True,
-        broker_pool_limit=4,
+        # Celery's default. Flower inspects every worker with eight commands at once, each holding a pooled
+        # connection: with fewer it waited for ever (no workers shown, and a SIGTERM it could not act on).
+        broker_pool_limit=10,
         # The four cron triggers (workers/triggers.py: cadences and what each was derived from) in the
         # app's timezone, each through ``fleet.trigger`` and its skip-while-running lock.
         beat_schedule={"relay-outbox": {"task": "fleet.relay_outbox", "schedule": 30.0}, **trigger_schedule()},
@@ -105,7 +117,28 @@ def declare_queues(target: Celery) -> None:
 
 def build_app(settings: Settings, include: bool = True) -> Celery:
     """A configured app; ``include=False`` gives a publisher that registers no tasks."""
-    return configure(Celery("ouroboros", include=["ouroboros_gates.workers.tasks"] if include else []), settings)
+    built = Celery("ouroboros", include=["ouroboros_gates.workers.tasks"] if include else [])
+    built.steps["consumer"].add(Heartbeat)
+    return configure(built, settings)
+
+
+@setup_logging.connect
+def _logging(loglevel: int | str | None = None, logfile: str | None = None, **_: Any) -> None:
+    """A worker's and beat's logging: OURO_LOG_FORMAT lines at the level given (``-l``), to ``--logfile``
+    (rotated) or stderr; print() of a task goes to the log too, as Celery's own setup would send it."""
+    configure_logging(load_settings(), logfile, loglevel)
+    if logfile:
+        app.log.redirect_stdouts("WARNING")
+
+
+@worker_shutting_down.connect
+def _bounded_shutdown(how: str = "", **_: Any) -> None:
+    """A warm shutdown (SIGTERM) waits for the running tasks only OURO_SHUTDOWN_S: then it turns cold (Celery's
+    SIGQUIT handler), which cancels them and puts their messages back on the queue."""
+    if how == "Warm":
+        timer = threading.Timer(load_settings().shutdown_s, os.kill, (os.getpid(), signal.SIGQUIT))
+        timer.daemon = True
+        timer.start()
 
 
 @worker_process_init.connect

@@ -61,6 +61,7 @@ def trigger(self: Any, name: str) -> str:
         registered=set(self.app.tasks),
         publish=publish,
         tenant=ctx.settings.tenant,
-        lock_s=ctx.settings.visibility_timeout_s,
+        # By then the occurrence has ended, or its message came back from a worker that died.
+        lock_s=(ctx.settings.time_limit_s or 3600.0) + ctx.settings.visibility_timeout_s,
     )
     return fired.outcome

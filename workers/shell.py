@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from ouroboros_gates.events import DEAD_LETTER, REJECTED, Metadata, OutboxEntry, SqlEventStore, StreamWrite, open_store
 from ouroboros_gates.schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
-from ouroboros_gates.schemas.errors import OuroError, PermanentError, TransientError
+from ouroboros_gates.schemas.errors import ConfigurationError, OuroError, PermanentError, TransientError
 from ouroboros_gates.schemas.settings import Settings, load_settings
 from ouroboros_gates.workers.app import DEAD_LETTER_QUEUE, app, queue_for
 
@@ -40,6 +40,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 _RECORD_ATTEMPTS = 4  # a dead letter is parked first, then recorded: the record is retried in place
+_OPEN_RETRY_S = 2.0  # a message that met an event log it could not open is retried this much later
 M = TypeVar("M", bound=Message)
 
 
@@ -185,7 +186,12 @@ def run_message(
 ) -> str:
     """Validate, handle, append and relay; returns what happened (for logs and Flower). ``pure``: see
     ``fleet_task``."""
-    ctx = context()
+    try:
+        ctx = context()
+    except Exception as exc:  # the event log cannot be opened yet (locked by a migration, unreachable)
+        log.warning("%s: the event log cannot be opened (%s: %s); retrying the message", message_type.TASK,
+                    type(exc).__name__, exc)  # fmt: skip
+        raise task.retry(exc=exc, countdown=_OPEN_RETRY_S) from exc
     try:
         message = message_type.model_validate(payload)
     except ValidationError as exc:
@@ -201,28 +207,35 @@ def run_message(
             return "duplicate"
         outcome = handler(message, ctx)
         result = ctx.store.commit(outcome.writes, Metadata.for_message(producer, message), outcome.follow_ups)
-    except (PermanentError, SoftTimeLimitExceeded) as exc:
+    except (PermanentError, ConfigurationError, SoftTimeLimitExceeded) as exc:
         # Past the time limit is not retried either: the message would hold a worker that long again, each time.
         if pure and _handled_already(ctx, producer, message):
             return "duplicate"
         if isinstance(exc, SoftTimeLimitExceeded):
             limit = f"{ctx.settings.time_limit_s or 0:g} s (OURO_TASK_TIME_LIMIT_S)"
             exc = PermanentError(f"ran past the time limit of {limit}")
-        dead_letter(ctx, task, message, exc)
-        return "dead-lettered"
+        return _dead(ctx, task, message, exc, permanent=True)
     except Exception as exc:
         if pure and _handled_already(ctx, producer, message):
             return "duplicate"
         retries = int(task.request.retries or 0)
         if retries >= ctx.settings.max_retries:
-            dead_letter(ctx, task, message, exc)
-            return "dead-lettered"
+            return _dead(ctx, task, message, exc, permanent=False)
         delay = min(ctx.settings.retry_backoff_s * 2**retries, ctx.settings.retry_backoff_max_s)
         log.warning("%s %s failed (%s), retry %d in %.1fs", producer, message.message_id, exc, retries + 1, delay)
         raise task.retry(exc=exc, countdown=delay) from exc
     if result.outbox:
         relay_committed(ctx, result.outbox)
     return "duplicate" if result.duplicate else "appended"
+
+
+def _dead(ctx: Context, task: Any, message: Message, exc: BaseException, permanent: bool) -> str:
+    """Dead-letter the message; retried when neither the broker nor the log took the dead letter."""
+    try:
+        dead_letter(ctx, task, message, exc, permanent=permanent)
+    except TransientError as lost:
+        raise task.retry(exc=lost, countdown=ctx.settings.retry_backoff_s) from lost
+    return "dead-lettered"
 
 
 def _handled_already(ctx: Context, producer: str, message: Message) -> bool:
@@ -246,15 +259,24 @@ def reject(ctx: Context, task_name: str, payload: Any, exc: ValidationError) -> 
     log.error("%s rejected message %s: %s", task_name, message_id, fields)
 
 
-def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException) -> None:
-    """Park the message on the dead-letter queue first (so it survives a dead database), then record it."""
+def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException, permanent: bool = False) -> None:
+    """Park the message on the dead-letter queue first (so it survives a dead database), then record it; a
+    park the broker refuses still records it (the record is what ``ouro status`` and a waiting loop read), and
+    one neither takes fails the task, which is retried."""
     attempts = int(task.request.retries or 0) + 1
     error = f"{type(exc).__name__}: {exc}"[:2000]
-    app.send_task(
-        DEAD_LETTER,
-        args=[{"task": message.TASK, "message": message.to_json_dict(), "attempts": attempts, "error": error}],
-        queue=DEAD_LETTER_QUEUE,
-    )
+    try:
+        app.send_task(
+            DEAD_LETTER,
+            args=[{"task": message.TASK, "message": message.to_json_dict(), "attempts": attempts, "error": error}],
+            queue=DEAD_LETTER_QUEUE,
+        )
+    except Exception as refused:  # the broker's own error types vary by transport
+        log.error("dead letter for %s not parked (%s: %s); recording it", message.message_id,
+                  type(refused).__name__, refused)  # fmt: skip
+        parked = False
+    else:
+        parked = True
     event = MessageDeadLettered(
         task=message.TASK,
         message_id=message.message_id,
@@ -262,18 +284,25 @@ def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException) -
         error_type=type(exc).__name__,
         error=error,
         message=message.to_json_dict(),  # what a retry from the ops page sends again
+        permanent=permanent,
     )
+    recorded = _record_dead_letter(ctx, message, event)
+    if not (parked or recorded):
+        raise TransientError(f"dead letter for {message.message_id} neither parked nor recorded")
+    log.error("%s %s dead-lettered after %d attempt(s): %s", message.TASK, message.message_id, attempts, error)
+
+
+def _record_dead_letter(ctx: Context, message: Message, event: MessageDeadLettered) -> bool:
+    """Append the dead letter, retried in place: a dropped session fails once, the next commit takes a new one."""
     meta = Metadata(producer=DEAD_LETTER, message_id=message.message_id, tenant=message.tenant)
-    for attempt in range(_RECORD_ATTEMPTS):  # a dropped session fails once; the next commit takes a new one
+    for attempt in range(_RECORD_ATTEMPTS):
         try:
             ctx.store.commit([StreamWrite("fleet/dead-letter", [event])], meta)
-            break
+            return True
         except TransientError:
-            if attempt == _RECORD_ATTEMPTS - 1:
-                log.exception("dead letter for %s parked on the queue but not recorded", message.message_id)
-            else:
+            if attempt < _RECORD_ATTEMPTS - 1:
                 time.sleep(0.2 * 2**attempt)
         except OuroError:
-            log.exception("dead letter for %s parked on the queue but not recorded", message.message_id)
             break
-    log.error("%s %s dead-lettered after %d attempt(s): %s", message.TASK, message.message_id, attempts, error)
+    log.exception("dead letter for %s not recorded", message.message_id)
+    return False

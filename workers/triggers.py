@@ -14,7 +14,8 @@ The previous occurrence "still runs" while the message it published has not been
 row in ``ouro_handled_messages`` under the task, its rejection or the dead-letter producer) and its lock has
 not expired. Of two beats firing the same trigger at once exactly one statement matches the row; the other
 records a skip. A run that crashed (its message lost) stops blocking when its lock expires: ``lock_s`` is
-the broker's visibility timeout, after which an unacknowledged message of a killed worker has come back.
+the task time limit plus the broker's visibility timeout, after which a task has ended or the message of a
+killed worker has come back.
 
 A trigger whose task is not registered yet (``miner.scan``) or has no message type records ``skipped: not
 built`` and publishes nothing. The pre-check's occurrence publishes ``PrecheckSweep``, which the prechecker

@@ -44,6 +44,7 @@ def fleet_routes(api: FastAPI, deps: Deps) -> None:
 
         snapshot = asdict(fleet_status(store, deps.broker))
         snapshot["broker_error"] = redact(snapshot["broker_error"])
+        snapshot["database_error"] = redact(snapshot["database_error"])
         return snapshot
 
     @api.get("/api/workers", response_model=Workers, tags=["fleet"])

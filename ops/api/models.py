@@ -72,15 +72,20 @@ class ProjectionLag(BaseModel):
 
 
 class FleetStatus(BaseModel):
-    """What ``ouro status`` shows: queue depths, dead letters, rejections, the outbox, projection lag."""
+    """What ``ouro status`` shows: queue depths, messages in flight, dead letters, rejections, the outbox,
+    projection lag, and whether the broker and the event log answered."""
 
     head: int
     queues: dict[str, int | None] = Field(description="Messages waiting per queue; None when the broker cannot say.")
+    in_flight: dict[str, int | None] = Field(
+        description="Messages a worker has taken and not yet acknowledged, per queue; None when the broker cannot say."
+    )
     dead_letters_recorded: int
     rejected: int
     outbox_pending: int = Field(description="Follow-up messages committed but not yet published.")
     projections: list[ProjectionLag]
     broker_error: str | None = Field(description="The broker's error, credentials cut; None when it answered.")
+    database_error: str | None = Field(description="The event log's error, credentials cut; None when it answered.")
 
 
 class RunningTask(BaseModel):

@@ -23,7 +23,8 @@ def load(name: str) -> click.Command:
         command: click.Command = typer.main.get_group(found)
     else:
         single = typer.Typer(add_completion=False)
-        single.command(name)(found)
+        # A command that passes options on to another program says so (``ouro worker``: Celery's own).
+        single.command(name, context_settings=getattr(found, "context_settings", None))(found)
         command = typer.main.get_command(single)
     command.name = name
     return command

@@ -5,18 +5,24 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import uuid
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Annotated
+from functools import partial
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ouroboros_gates.ops.cli._common import DOCS, UsageError, event_store
 from ouroboros_gates.schemas.settings import load_settings
+
+if TYPE_CHECKING:
+    from ouroboros_gates.ops.status import FleetStatus
 
 __all__ = ["beat", "flower", "publish_cmd", "serve", "status", "triggers", "worker"]
 
@@ -56,39 +62,46 @@ def publish_cmd(
 
 
 def worker(
-    queues: Annotated[str, typer.Option("-Q", "--queues", help="Comma-separated queues.")] = "",
-    concurrency: Annotated[int, typer.Option("-c", "--concurrency")] = 2,
+    ctx: typer.Context,
+    queues: Annotated[str, typer.Option("-Q", "--queues", help="Comma-separated queues (all by default).")] = "",
+    hostname: Annotated[
+        str | None, typer.Option("-n", "--hostname", help="Node name (default <role>@<host>; %h is the host).")
+    ] = None,
+    pool: Annotated[str | None, typer.Option("-P", "--pool", help="prefork (default), threads, solo.")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("-c", "--concurrency", min=1, help="Processes (default 2).")
+    ] = None,
     autoscale: Annotated[str | None, typer.Option(help="MAX,MIN processes.")] = None,
-    loglevel: Annotated[str, typer.Option("-l", "--loglevel")] = "INFO",
+    max_tasks_per_child: Annotated[int | None, typer.Option("--max-tasks-per-child", min=1)] = None,
+    logfile: Annotated[str | None, typer.Option("-f", "--logfile", help="Log file, rotated (default stderr).")] = None,
+    loglevel: Annotated[str | None, typer.Option("-l", "--loglevel", help="Default OURO_LOG_LEVEL.")] = None,
 ) -> None:
-    """Start a Celery worker on the given queues (all of them by default)."""
-    from ouroboros_gates.workers import QUEUES
+    """Start a Celery worker on the given queues; any other Celery worker option after these is passed on."""
+    from ouroboros_gates.ops.launch import WorkerOptions, queue_names, role_of, worker_argv
 
-    names = queues or ",".join(dict.fromkeys(QUEUES.values()))
-    role = next((r for r, q in QUEUES.items() if q == names.split(",")[0]), None)
-    if role and len(names.split(",")) == 1:
-        os.environ.setdefault("OURO_ROLE", role)
-    argv = [sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker", "-Q", names, "-l", loglevel]
-    argv += ["--autoscale", autoscale] if autoscale else ["-c", str(concurrency)]
-    os.execv(sys.executable, argv)
+    settings = load_settings()
+    names = queue_names(queues)
+    if len(names) == 1:
+        os.environ.setdefault("OURO_ROLE", role_of(names[0]))  # OURO_<ROLE>_<KEY> settings apply to it
+    options = WorkerOptions(queues=",".join(names), hostname=hostname, pool=pool, concurrency=concurrency,
+                            autoscale=autoscale, max_tasks_per_child=max_tasks_per_child, logfile=logfile,
+                            loglevel=loglevel or settings.log_level, extra=tuple(ctx.args))  # fmt: skip
+    argv = worker_argv(options)
+    os.execv(argv[0], argv)
 
 
-def beat(loglevel: Annotated[str, typer.Option("-l", "--loglevel")] = "INFO") -> None:
+worker.context_settings = {"allow_extra_args": True, "ignore_unknown_options": True}  # type: ignore[attr-defined]
+
+
+def beat(
+    loglevel: Annotated[str | None, typer.Option("-l", "--loglevel", help="Default OURO_LOG_LEVEL.")] = None,
+) -> None:
     """Start Celery beat (the cron triggers)."""
-    state = load_settings().state_dir / "celerybeat-schedule"
-    argv = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "ouroboros_gates.workers.app",
-        "beat",
-        "-l",
-        loglevel,
-        "-s",
-        str(state),
-    ]
-    os.execv(sys.executable, argv)
+    from ouroboros_gates.ops.launch import beat_argv
+
+    settings = load_settings()
+    argv = beat_argv(str(settings.state_dir / "celerybeat-schedule"), loglevel or settings.log_level)
+    os.execv(argv[0], argv)
 
 
 def flower(
@@ -100,22 +113,19 @@ def flower(
 
     if find_spec("flower") is None:
         raise UsageError("ouro flower needs Flower, an optional part: pip install 'ouroboros-gates[flower]'")
-    auth = load_settings().flower_basic_auth
-    if not auth or ":" not in auth:
+    from celery.bin.celery import main as celery_main
+
+    from ouroboros_gates.ops.launch import flower_argv
+    from ouroboros_gates.workers.logs import configure as configure_logging
+
+    settings = load_settings()
+    if settings.flower_basic_auth is None:
         raise UsageError("OURO_FLOWER_BASIC_AUTH: set user:password; Flower never runs without auth")
-    argv = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "ouroboros_gates.workers.app",
-        "flower",
-        f"--port={port}",
-        f"--address={address}",
-    ]
     # The credentials go through the environment, not argv, so `ps` never shows them.
-    os.environ["FLOWER_BASIC_AUTH"] = auth
-    os.execv(sys.executable, argv)
+    os.environ["FLOWER_BASIC_AUTH"] = settings.flower_basic_auth
+    configure_logging(settings)
+    sys.argv = flower_argv(port, address)
+    celery_main()
 
 
 def triggers(
@@ -153,36 +163,59 @@ def serve(
 
     from ouroboros_gates.ops.api.serve import server_options
     from ouroboros_gates.ops.embedded import EmbeddedFleet
+    from ouroboros_gates.workers.logs import configure as configure_logging
 
     settings = load_settings()
+    configure_logging(settings)
     bind, bind_port = host or settings.api_host, port or settings.api_port
     console.print(f"ops page on http://{bind}:{bind_port}/  (API under /api, Prometheus metrics at /metrics)")
+    # uvicorn stops on SIGTERM, then raises the signal again with the handler it found: this one, so the
+    # embedded worker is stopped too (the default handler would end the process and leave it running).
+    signal.signal(signal.SIGTERM, _stopped)
+    run = partial(uvicorn.run, **server_options(settings), host=bind, port=bind_port, log_config=None,
+                  access_log=True, log_level=settings.log_level.lower(),
+                  timeout_graceful_shutdown=int(settings.shutdown_s))  # fmt: skip
     if api_only:
-        uvicorn.run(**server_options(settings), host=bind, port=bind_port, log_level="warning")
+        run()
         return
-    with EmbeddedFleet(settings):
+    with EmbeddedFleet(settings) as fleet:
+        fleet.watch()  # a worker that dies is started again
         console.print(f"workers up; API on http://{bind}:{bind_port}/api/status")
-        uvicorn.run(**server_options(settings), host=bind, port=bind_port, log_level="warning")
+        run()
+
+
+def _stopped(signum: int, _frame: object) -> None:
+    raise SystemExit(0)
 
 
 def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Queue depths, dead letters, rejected messages, outbox, projection lag."""
-    from ouroboros_gates.ops.status import fleet_status
+    """Queue depths, messages in flight, dead letters, rejected messages, outbox, projection lag; exit 1 when
+    the broker or the event log does not answer."""
+    from ouroboros_gates.ops.status import status_at
 
-    snap = fleet_status(event_store())
+    snap = status_at(load_settings().event_log_url)
     if as_json:
-        console.print_json(data=asdict(snap))
-        return
+        console.print_json(data={**asdict(snap), "healthy": snap.healthy})
+    else:
+        _print_status(snap)
+    if not snap.healthy:
+        raise typer.Exit(1)
+
+
+def _print_status(snap: FleetStatus) -> None:
     table = Table(title=f"Event log head {snap.head}")
     table.add_column("what")
-    table.add_column("value", justify="right")
+    table.add_column("waiting", justify="right")
+    table.add_column("in flight", justify="right")
     for name, depth in snap.queues.items():
-        table.add_row(f"queue {name}", "?" if depth is None else str(depth))
-    table.add_row("dead letters recorded", str(snap.dead_letters_recorded))
-    table.add_row("messages rejected", str(snap.rejected))
-    table.add_row("outbox pending", str(snap.outbox_pending))
+        held = snap.in_flight.get(name)
+        table.add_row(f"queue {name}", "?" if depth is None else str(depth), "?" if held is None else str(held))
+    table.add_row("dead letters recorded", str(snap.dead_letters_recorded), "")
+    table.add_row("messages rejected", str(snap.rejected), "")
+    table.add_row("outbox pending", str(snap.outbox_pending), "")
     for item in snap.projections:
-        table.add_row(f"projection {item.name} lag", str(item.lag))
+        table.add_row(f"projection {item.name} lag", str(item.lag), "")
     console.print(table)
-    if snap.broker_error:
-        console.print(f"[yellow]broker: {snap.broker_error}[/]")
+    for what, error in (("broker", snap.broker_error), ("event log", snap.database_error)):
+        if error:
+            Console(stderr=True).print(f"[red]{what} unreachable: {escape(error)}[/]")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -26,7 +27,10 @@ def ingest(
     from ouroboros_gates.ops.ingest import expand_runs, ingest_messages, send_runs
 
     settings = load_settings()
-    report = send_runs(ingest_messages(expand_runs(items), settings), settings)
+    vanished: list[Path] = []
+    report = send_runs(ingest_messages(expand_runs(items), settings, vanished), settings)
+    for path in vanished:
+        console.print(f"skipped {path}: deleted while it was read", markup=False)
     for message in report.queued:
         console.print(f"queued {message.run} ({message.message_id})")
     for message in report.already:
@@ -48,7 +52,7 @@ def replay(
 ) -> None:
     """Catch the projections up with the log (or rebuild them, now or as of a past time) and print the digest."""
     from ouroboros_gates.events.projections import PROJECTIONS
-    from ouroboros_gates.events.projector import catch_up, digest, rebuild
+    from ouroboros_gates.events.projector import catch_up, content_digest, digest, rebuild
 
     store = event_store()
     if as_of is not None:
@@ -66,7 +70,9 @@ def replay(
         return
     applied = rebuild(store, PROJECTIONS) if rebuild_all else catch_up(store, PROJECTIONS)
     console.print(f"applied {sum(applied.values())} event(s) over {len(applied)} projection(s)")
-    console.print(f"ledger digest {digest(store, PROJECTIONS)}")
+    content, rows = content_digest(store, PROJECTIONS)
+    console.print(f"content digest {content} ({rows} rows, log positions and times left out)")
+    console.print(f"ledger digest {digest(store, PROJECTIONS)} (every column: equal after a rebuild)")
 
 
 def schema(name: Annotated[str | None, typer.Argument(help="A type; omit to list them.")] = None) -> None:

@@ -3,7 +3,6 @@ message mix, a clean sequential run to compare with, and the ledger's digest wit
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import socket
 import subprocess
@@ -13,15 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 import psycopg
 import redis
 from pydantic import ValidationError
-from sqlalchemy import select
 
 from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, ensure_schema
 from ouroboros_gates.events.projections import PROJECTIONS
-from ouroboros_gates.events.projector import catch_up
+from ouroboros_gates.events.projector import catch_up, content_digest
 from ouroboros_gates.schemas import IngestRun, Message, MessageDeadLettered, Probe, content_id
 from ouroboros_gates.schemas.errors import PermanentError
 from ouroboros_gates.schemas.settings import Settings
@@ -192,16 +189,9 @@ def clean_run(mix: Mix, settings: Settings, database_url: str) -> SqlEventStore:
 
 
 def ledger_digest(store: SqlEventStore) -> tuple[str, int]:
-    """sha256 over every projection's rows with the log position left out (two runs interleave their
-    messages differently, so positions differ; everything else must not), and the row count."""
-    rows: list[bytes] = []
-    with store.reading() as conn:
-        for projection in PROJECTIONS:
-            for table in projection.tables:
-                for row in conn.execute(select(table)).mappings():
-                    kept = {str(k): v for k, v in row.items() if k != "position"}
-                    rows.append(table.name.encode() + orjson.dumps(kept, option=orjson.OPT_SORT_KEYS, default=str))
-    return hashlib.sha256(b"\n".join(sorted(rows))).hexdigest(), len(rows)
+    """The projections' content without log positions and times (two runs interleave their messages
+    differently, so positions differ; everything else must not), and the row count."""
+    return content_digest(store, PROJECTIONS)
 
 
 def retrying(action: Callable[[], Any], attempts: int = 50, pause_s: float = 0.2) -> Any:

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-# ``_fleet`` (real ``celery worker`` processes) lives beside the fleet's integration tests.
+# ``_fleet`` (real ``celery worker`` processes) lives beside the fleet's integration tests, ``fleet_support``
+# (``ouro`` processes) beside the ops tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workers"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -33,7 +33,6 @@ class Fleet:
             "OURO_RESTORE_INTERVAL_S": "1",
             "OURO_RETRY_BACKOFF_S": "0.2",
             "OURO_MAX_RETRIES": "2",
-            "OURO_TASK_TIME_LIMIT_S": "0",  # the 4 s visibility timeout would otherwise make it 3.6 s
             **env,
         }
         settings = Settings(broker_url=broker_url, database_url=database_url, state=tmp / "state")
@@ -86,12 +85,16 @@ class Fleet:
         self.store.engine.dispose()
 
 
-def wait_for(check: Callable[[], Any], timeout: float, what: str, fleet: Fleet | None = None) -> Any:
-    """Poll ``check`` until it returns something truthy; fail naming ``what`` (with the logs)."""
+def wait_for(
+    check: Callable[[], Any], timeout: float, what: str, fleet: Fleet | Callable[[], str] | None = None
+) -> Any:
+    """Poll ``check`` until it returns something truthy; fail naming ``what`` (with the fleet's logs, or what
+    ``fleet`` returns when it is a function)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = check()
         if value:
             return value
         time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{fleet.logs() if fleet else ''}")
+    said = fleet.logs() if isinstance(fleet, Fleet) else fleet() if fleet else ""
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{said}")

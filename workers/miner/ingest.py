@@ -66,8 +66,11 @@ def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
     if not files:
         raise PermanentError(f"{message.path}: no harness log to ingest (events.jsonl, *.jsonl, *.ndjson, *.json)")
     recorded = files[0] if len(files) == 1 else path  # a run directory's events.jsonl is recorded as the file
-    summary = summarise(read(recorded, run=message.run))
-    return RunRecorded(run=message.run, path=str(recorded), summary=summary, digest=run_digest(recorded))
+    try:
+        summary = summarise(read(recorded, run=message.run))
+        return RunRecorded(run=message.run, path=str(recorded), summary=summary, digest=run_digest(recorded))
+    except FileNotFoundError as exc:  # deleted while it was read: retrying cannot bring it back
+        raise PermanentError(f"{message.path}: a file of the run vanished while it was read ({exc.filename})") from exc
 
 
 def mine_message(message: IngestRun, digest: str) -> MineRun:
