@@ -12,6 +12,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "ouroboros_gates"
+FLOORS = {
+    "schemas": 0,
+    "harness": 1,
+    "forge": 1,
+    "llm": 1,
+    "events": 2,
+    "miners": 2,
+    "decider": 3,
+    "workers": 4,
+    "ops": 5,
+}
+"""The house's floors (DESIGN.md, README): a package imports only from floors below its own, and from itself."""
 PACKAGES = ("schemas", "harness", "forge", "llm", "events", "miners", "decider", "workers", "ops")
 
 
@@ -78,6 +90,19 @@ def test_no_file_imports_itself_back_through_others() -> None:
         if name not in index:
             visit(name)
     assert circles == []
+
+
+def test_imports_run_down_the_floors() -> None:
+    sources = _sources()
+    known = set(sources)
+    upward = []
+    for name, path in sources.items():
+        floor = name.split(".")[1]
+        for target in _imports(path, name, known):
+            other = target.split(".")[1]
+            if other != floor and FLOORS[other] >= FLOORS[floor]:
+                upward.append(f"{name} -> {target}")
+    assert upward == [], "a package imports only from floors below its own"
 
 
 def test_git_is_started_by_one_module() -> None:
