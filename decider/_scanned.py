@@ -54,10 +54,17 @@ class FileScan:
         return tuple(sorted(self.priors)) if isinstance(self.priors, frozenset) else ()
 
 
+GRAMMARS = (
+    "tree-sitter",
+    *(f"tree-sitter-{lang}" for lang in ("c", "cpp", "java", "javascript", "php", "python", "typescript")),
+)
+"""The distributions whose versions make the parsers' version: named, not discovered, so that whatever else lies
+on ``sys.path`` (another environment's site-packages, a folder listed twice) never changes it."""
+
+
 @cache
 def grammar_version() -> str:
-    names = sorted(d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"].startswith("tree-sitter"))
-    versions = [f"{name}=={metadata.version(name)}" for name in names]
+    versions = [f"{name}=={metadata.version(name)}" for name in sorted(GRAMMARS)]
     return hashlib.sha256("\n".join(versions).encode()).hexdigest()
 
 

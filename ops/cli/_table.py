@@ -45,7 +45,9 @@ COMMANDS: dict[str, Entry] = {
         "Validate a message against its schema and publish it; a missing message_id is generated.",
     ),
     "worker": Entry(
-        "ouroboros_gates.ops.cli.fleet", "worker", "Start a Celery worker on the given queues (all of them by default)."
+        "ouroboros_gates.ops.cli.fleet",
+        "worker",
+        "Start a Celery worker on the given queues; any other Celery worker option after these is passed on.",
     ),
     "beat": Entry("ouroboros_gates.ops.cli.fleet", "beat", "Start Celery beat (the cron triggers)."),
     "flower": Entry(
@@ -66,7 +68,8 @@ COMMANDS: dict[str, Entry] = {
     "status": Entry(
         "ouroboros_gates.ops.cli.fleet",
         "status",
-        "Queue depths, dead letters, rejected messages, outbox, projection lag.",
+        "Queue depths, messages in flight, dead letters, rejected messages, outbox, projection lag; exit 1 when the "
+        "broker or the event log does not answer.",
     ),
     "replay": Entry(
         "ouroboros_gates.ops.cli.log",

@@ -22,6 +22,7 @@ from ouroboros_gates.ops.hooks_install import LOCAL_SETTINGS, SHARED_SETTINGS, k
 from ouroboros_gates.schemas.errors import ConfigurationError
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.schemas.statedir import default_state_dir, project_key
+from ouroboros_gates.workers.broker import MESSAGE_TABLE
 
 SECRET = "sk-ant-api03-Zq8wX1v2B3n4M5k6J7h8G9f0"
 
@@ -188,7 +189,7 @@ def test_a_stop_flush_queues_into_the_state_it_was_given(tmp_path: Path) -> None
     assert flushed.returncode == 0, flushed.stderr
     assert flushed.stdout.split() == ["queued", "s-5"]
     with sqlite3.connect(state / "broker.sqlite") as broker:
-        (queued,) = broker.execute("select count(*) from kombu_message").fetchone()
+        (queued,) = broker.execute(f"select count(*) from {MESSAGE_TABLE}").fetchone()
     assert queued == 1
     assert not (elsewhere / ".ouroboros").exists()
     assert [path for path in (tmp_path / "xdg").rglob("*") if path.is_file()] == []  # no broker, no log there

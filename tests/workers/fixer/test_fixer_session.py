@@ -24,7 +24,7 @@ NOON = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)
 
 # The fake agent: what it can see and write is part of what the test checks.
 AGENT = """
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 sys.path.insert(0, {root!r})
 from ouroboros_gates.forge import LocalForge
 state_visible = os.path.exists({state_probe!r})
@@ -36,6 +36,7 @@ say(0.5)
 say(0.125)  # the process was reopened: the counter restarts from zero
 for step in range({steps}):
     say(0.125 + 0.25 * (step + 1))
+time.sleep({linger})  # an agent that goes on working: only the kill at its reservation ends it before its PR
 open("miner.txt", "w").write("the new miner\\n")
 git = ["git", "-c", "user.name=fixer", "-c", "user.email=fixer@example.invalid"]
 subprocess.run([*git, "add", "miner.txt"], check=True)
@@ -75,12 +76,13 @@ def world(tmp_path: Path) -> dict[str, object]:
     return {"state": state, "forge": forge, "engine": engine, "shipped": tmp_path / "shipped"}
 
 
-def _run(world: dict[str, object], *, steps: int = 0, draft: bool = False, cap: float = 10.0,
-         reserve: float = 1.5, fixers: bool = True, sandboxed: bool = True) -> SessionRun | str:  # fmt: skip
+def _run(world: dict[str, object], *, steps: int = 0, draft: bool = False, cap: float = 10.0, reserve: float = 1.5,
+         fixers: bool = True, sandboxed: bool = True, linger: float = 0) -> SessionRun | str:  # fmt: skip
     state, forge = world["state"], world["forge"]
     assert isinstance(state, Path) and isinstance(forge, LocalForge)
     script = AGENT.format(root=str(ROOT), state_probe=str(state / "events.sqlite"), steps=steps,
-                          forge=str(forge.forge_dir), bundle=str(forge.repository), draft=draft)  # fmt: skip
+                          forge=str(forge.forge_dir), bundle=str(forge.repository), draft=draft,
+                          linger=linger)  # fmt: skip
     settings = Settings(state=state, fixers=fixers, fixer_daily_cap_usd=cap, fixer_session_usd=reserve,
                         fixer_command=f"{sys.executable} -c {shlex.quote(script)}", fixer_hosts="")  # fmt: skip
     sandbox, _why = find_sandbox()
@@ -123,7 +125,7 @@ def test_a_draft_pull_request_is_a_draft_outcome(world: dict[str, object]) -> No
 
 @needs_bwrap
 def test_the_agent_is_stopped_at_its_reservation(world: dict[str, object]) -> None:
-    run = _run(world, steps=20, reserve=1.0)
+    run = _run(world, steps=20, reserve=1.0, linger=60)
     assert isinstance(run, SessionRun)
     assert run.stopped.startswith("stopped at its reservation")
     assert run.session.cost_usd == pytest.approx(1.125)  # 0.5 + 0.625: the first reading at or past $1.00
