@@ -31,12 +31,28 @@ __all__ = ["TIMEOUT_S", "git", "git_text", "seal"]
 
 TIMEOUT_S = 120.0
 _HARDENED = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-_INHERITED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-              "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-              "GIT_CONFIG_COUNT")  # fmt: skip
+_INHERITED = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+)
 """What git exports to its hooks (and what injects config): never carried into a command run from here."""
-_PROGRAMS = ("GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_EXEC_PATH", "GIT_EXTERNAL_DIFF", "GIT_PAGER",
-             "GIT_EDITOR")  # fmt: skip
+_PROGRAMS = (
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PROXY_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+)
 """Programs the worker's environment may name for git: not carried into a sealed command either."""
 _OFF = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 _SEALED_ENV = {"GIT_ALLOW_PROTOCOL": "file", "GIT_PROTOCOL_FROM_USER": "0", "GIT_ASKPASS": "/bin/false"}

@@ -32,7 +32,15 @@ from ouroboros_gates.schemas._lazy import reexport
 if TYPE_CHECKING:
     from ouroboros_gates.harness.cost import CostFold, SessionCosts, fold_cumulative
     from ouroboros_gates.harness.detect import Format, classify, detect_format
-    from ouroboros_gates.harness.paths import RunFiles, expand, format_of, has_result_lines, run_at, run_files, run_name
+    from ouroboros_gates.harness.paths import (
+        RunFiles,
+        expand,
+        format_of,
+        has_result_lines,
+        run_at,
+        run_files,
+        run_name,
+    )
     from ouroboros_gates.harness.reader import Reader, Unread, iter_events, read
     from ouroboros_gates.harness.source import Layout, Malformed
     from ouroboros_gates.harness.stats import (

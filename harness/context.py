@@ -80,8 +80,10 @@ class UsageLedger:
 
 def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | None] | None:
     """The de-duplication key of an API response; redacted or missing ids take no part in it."""
-    parts = tuple(value if isinstance(value, str) and value and value != REDACTED else None
-                  for value in (message_id, request_id))  # fmt: skip
+    parts = tuple(
+        value if isinstance(value, str) and value and value != REDACTED else None
+        for value in (message_id, request_id)
+    )
     return None if parts == (None, None) else (parts[0], parts[1])
 
 
@@ -160,15 +162,22 @@ def block_events(ctx: LineContext, state: ReadState, message: Any, **common: Any
             state.called(call_id, name)
             tool_input = block.get("input")
             yield ctx.event(
-                HarnessKind.TOOL_CALL, tool=name, tool_use_id=call_id,
-                tool_input=tool_input if isinstance(tool_input, dict) else None, **common,
-            )  # fmt: skip
+                HarnessKind.TOOL_CALL,
+                tool=name,
+                tool_use_id=call_id,
+                tool_input=tool_input if isinstance(tool_input, dict) else None,
+                **common,
+            )
         elif kind == "tool_result":
             call_id = text(block.get("tool_use_id"))
             yield ctx.event(
-                HarnessKind.TOOL_RESULT, tool=state.name_of(call_id), tool_use_id=call_id,
-                is_error=block.get("is_error") is True, result_text=result_text(block.get("content")), **common,
-            )  # fmt: skip
+                HarnessKind.TOOL_RESULT,
+                tool=state.name_of(call_id),
+                tool_use_id=call_id,
+                is_error=block.get("is_error") is True,
+                result_text=result_text(block.get("content")),
+                **common,
+            )
 
 
 def result_text(content: Any) -> str | None:
@@ -178,6 +187,9 @@ def result_text(content: Any) -> str | None:
         return content or None
     if isinstance(content, dict):
         content = [content]
-    parts = [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)] \
-        if isinstance(content, list) else []  # fmt: skip
+    parts = (
+        [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)]
+        if isinstance(content, list)
+        else []
+    )
     return "\n".join(parts) or None

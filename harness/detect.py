@@ -93,8 +93,12 @@ def classify(doc: dict[str, Any]) -> Format:
 
 def _openhands_history(doc: dict[str, Any]) -> bool:
     history = doc.get("history")
-    return isinstance(history, list) and bool(history) and isinstance(history[0], dict) \
-        and is_openhands_event(history[0])  # fmt: skip
+    return (
+        isinstance(history, list)
+        and bool(history)
+        and isinstance(history[0], dict)
+        and is_openhands_event(history[0])
+    )
 
 
 def detect_format(path: Path | str) -> Format:

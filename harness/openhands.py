@@ -34,7 +34,17 @@ from ouroboros_gates.schemas.kinds import HarnessKind
 __all__ = ["TOOL_ACTIONS", "is_openhands_event", "openhands_events"]
 
 TOOL_ACTIONS = frozenset(
-    {"run", "run_ipython", "read", "write", "edit", "browse", "browse_interactive", "delegate", "call_tool_mcp"}
+    {
+        "run",
+        "run_ipython",
+        "read",
+        "write",
+        "edit",
+        "browse",
+        "browse_interactive",
+        "delegate",
+        "call_tool_mcp",
+    }
 )
 """The actions that run something in the sandbox (``message``, ``finish``, ``think``, ``system`` do not)."""
 _REFUSED = frozenset({"error", "user_rejected"})
@@ -77,18 +87,32 @@ def openhands_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) ->
         if isinstance(doc.get("id"), int) and call_id:
             state.by_event[doc["id"]] = call_id  # the cause its observation will name
         state.called(call_id, function or action)
-        yield ctx.event(HarnessKind.TOOL_CALL, subtype=action, tool=function or action, tool_use_id=call_id,
-                        tool_input=args if isinstance(args, dict) else None, session=session,
-                        usage=usage, total_cost_usd=cost)  # fmt: skip
+        yield ctx.event(
+            HarnessKind.TOOL_CALL,
+            subtype=action,
+            tool=function or action,
+            tool_use_id=call_id,
+            tool_input=args if isinstance(args, dict) else None,
+            session=session,
+            usage=usage,
+            total_cost_usd=cost,
+        )
         return
     cause = doc.get("cause")
     call_id = state.by_event.get(cause) if isinstance(cause, int) else None
     if observation is not None and call_id is not None:
         content = doc.get("content")
-        yield ctx.event(HarnessKind.TOOL_RESULT, subtype=observation, tool=state.name_of(call_id),
-                        tool_use_id=call_id, is_error=_failed(doc), session=session, usage=usage,
-                        result_text=content if isinstance(content, str) and content else None,
-                        total_cost_usd=cost)  # fmt: skip
+        yield ctx.event(
+            HarnessKind.TOOL_RESULT,
+            subtype=observation,
+            tool=state.name_of(call_id),
+            tool_use_id=call_id,
+            is_error=_failed(doc),
+            session=session,
+            usage=usage,
+            result_text=content if isinstance(content, str) and content else None,
+            total_cost_usd=cost,
+        )
         return
     kind = HarnessKind.USER if doc.get("source") == "user" else HarnessKind.OTHER
     yield ctx.event(kind, subtype=action or observation, session=session, usage=usage, total_cost_usd=cost)
@@ -97,7 +121,13 @@ def openhands_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) ->
 def _moment(value: Any) -> datetime | None:
     """An event's time: OpenHands writes the machine's local time without a zone; it is read as UTC (a run's
     durations are exact, its hours off by the machine's offset), an instant with a zone as it says."""
-    if isinstance(value, str) and value and value[-1].isdigit() and "+" not in value[10:] and "-" not in value[10:]:
+    if (
+        isinstance(value, str)
+        and value
+        and value[-1].isdigit()
+        and "+" not in value[10:]
+        and "-" not in value[10:]
+    ):
         value += "Z"
     return timestamp(value)
 
@@ -119,8 +149,10 @@ def _usage(metrics: Any, state: ReadState) -> tuple[Tokens | None, float | None]
 
 
 def _tokens(entry: dict[str, Any]) -> Tokens:
-    counts = {name: int(number(entry.get(name)) or 0) for name in
-              ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens")}  # fmt: skip
+    counts = {
+        name: int(number(entry.get(name)) or 0)
+        for name in ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens")
+    }
     cached = counts["cache_read_tokens"] + counts["cache_write_tokens"]
     return Tokens(
         input_tokens=max(counts["prompt_tokens"] - cached, 0),

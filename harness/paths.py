@@ -75,7 +75,9 @@ def _cleaned(base: str) -> str:
 
 def run_name(path: Path) -> str:
     """A run id for ``path``: a run directory's name, a file's stem (``events.jsonl``: its folder's)."""
-    return _cleaned(path.parent.name if path.name == "events.jsonl" else (path.name if path.is_dir() else path.stem))
+    return _cleaned(
+        path.parent.name if path.name == "events.jsonl" else (path.name if path.is_dir() else path.stem)
+    )
 
 
 def run_files(directory: Path) -> tuple[Path, ...]:
@@ -231,7 +233,9 @@ def run_at(path: Path) -> RunFiles:
         return _session(tuple(_transcripts(path.parent).get(known, [main]) if known else [main]), known)
     files = run_files(path)
     if not files:
-        raise CorpusError(f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson, *.json or *.traj files)")
+        raise CorpusError(
+            f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson, *.json or *.traj files)"
+        )
     return RunFiles(run_name(path), files, path)
 
 
@@ -241,8 +245,10 @@ def _left_out(path: Path, known: str) -> tuple[str, ...]:
     others = len(siblings) + len(_subagent_files(path.with_suffix("")))
     if not others:
         return ()
-    return (f"{path}: read alone; its session {known} has {others} other file(s) (subagents, resumed parts), "
-            f"read when the session's folder {path.with_suffix('')} or its project folder is named",)  # fmt: skip
+    return (
+        f"{path}: read alone; its session {known} has {others} other file(s) (subagents, resumed parts), "
+        f"read when the session's folder {path.with_suffix('')} or its project folder is named",
+    )
 
 
 def expand(items: Iterable[str | Path]) -> list[RunFiles]:
@@ -280,8 +286,10 @@ def _joined(runs: list[RunFiles]) -> list[RunFiles]:
 def _join(session: RunFiles, hooks: list[RunFiles]) -> RunFiles:
     files = session.files + tuple(file for run in hooks for file in run.files)
     logs = ", ".join(str(run.path) for run in hooks)
-    note = (f"session {session.name} is read through two formats (its transcript and the hook log(s) {logs}): "
-            "one run, each call counted once by tool_use_id")  # fmt: skip
+    note = (
+        f"session {session.name} is read through two formats (its transcript and the hook log(s) {logs}): "
+        "one run, each call counted once by tool_use_id"
+    )
     return RunFiles(session.name, files, session.path, (*session.notes, note))
 
 

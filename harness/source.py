@@ -232,7 +232,11 @@ class _Scanner:
                 break
             pos = token.end()
             if not self._between(token[0], number):
-                yield number, b"", f"unexpected {token[0][:20].decode('utf-8', 'replace')!r} between JSON values"
+                yield (
+                    number,
+                    b"",
+                    f"unexpected {token[0][:20].decode('utf-8', 'replace')!r} between JSON values",
+                )
                 return
             if self.depth > self.base:
                 cut = token.start()  # a value opened here

@@ -16,7 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ouroboros_gates.harness.context import LineContext, ReadState, block_events, number, text, timestamp, usage
+from ouroboros_gates.harness.context import (
+    LineContext,
+    ReadState,
+    block_events,
+    number,
+    text,
+    timestamp,
+    usage,
+)
 from ouroboros_gates.harness.line import LineEvent
 from ouroboros_gates.schemas.kinds import HarnessKind
 

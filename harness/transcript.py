@@ -22,7 +22,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ouroboros_gates.harness.context import LineContext, ReadState, block_events, response_key, text, timestamp, usage
+from ouroboros_gates.harness.context import (
+    LineContext,
+    ReadState,
+    block_events,
+    response_key,
+    text,
+    timestamp,
+    usage,
+)
 from ouroboros_gates.harness.line import LineEvent
 from ouroboros_gates.schemas.kinds import HarnessKind
 
@@ -44,9 +52,13 @@ def transcript_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -
 
 
 def _entry(
-    doc: dict[str, Any], ctx: LineContext, state: ReadState, session: str | None, agent: str | None,
+    doc: dict[str, Any],
+    ctx: LineContext,
+    state: ReadState,
+    session: str | None,
+    agent: str | None,
     relay: bool = False,
-) -> Iterator[LineEvent]:  # fmt: skip
+) -> Iterator[LineEvent]:
     line_type = text(doc.get("type")) or ""
     moment = timestamp(doc.get("timestamp"))
     if moment is not None:

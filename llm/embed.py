@@ -97,7 +97,11 @@ class EmbeddingClient:
         self.close()
 
     def _fetch(self, texts: list[str]) -> list[list[float]]:
-        worst = sum(len(t.encode()) + 8 for t in texts) * self.manifest.prices.input / 1e6 if self.manifest else 0.0
+        worst = (
+            sum(len(t.encode()) + 8 for t in texts) * self.manifest.prices.input / 1e6
+            if self.manifest
+            else 0.0
+        )
         with self.budget.reserve(worst) as reservation:
             vectors, usage, payload = self._post(texts)
             if self.manifest is not None:
@@ -120,7 +124,11 @@ class EmbeddingClient:
             if self.endpoint.keep_alive_s is not None:
                 body["keep_alive"] = self.endpoint.keep_alive_s
             payload, _ = post_json(self._http, "/api/embed", body)
-            return payload.get("embeddings"), Usage(input_tokens=_count(payload.get("prompt_eval_count"))), payload
+            return (
+                payload.get("embeddings"),
+                Usage(input_tokens=_count(payload.get("prompt_eval_count"))),
+                payload,
+            )
         payload, _ = post_json(self._http, "/embeddings", body)
         rows = sorted(payload.get("data") or [], key=lambda row: int(row.get("index", 0)))
         usage = Usage(input_tokens=_count((payload.get("usage") or {}).get("prompt_tokens")))
@@ -150,7 +158,9 @@ class EmbeddingClient:
         os.replace(tmp, folder / f"{digest}.json")
 
 
-def _vectors(vectors: object, expected: int, payload: dict[str, Any], dimensions: int | None) -> list[list[float]]:
+def _vectors(
+    vectors: object, expected: int, payload: dict[str, Any], dimensions: int | None
+) -> list[list[float]]:
     """The reply's vectors, checked: one per text, numbers, all of one dimension (the declared one)."""
     text = json.dumps(payload)[:500]
     if not isinstance(vectors, list) or len(vectors) != expected:

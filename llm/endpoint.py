@@ -71,4 +71,6 @@ def embedder_from_settings(settings: Settings, budget: Budget | None = None) -> 
     if endpoint is None:
         return None
     manifest = find_manifest(settings.embed_model) if settings.embed_model else None
-    return EmbeddingClient(endpoint, cache_dir=settings.state_dir / "embeddings", manifest=manifest, budget=budget)
+    return EmbeddingClient(
+        endpoint, cache_dir=settings.state_dir / "embeddings", manifest=manifest, budget=budget
+    )

@@ -24,7 +24,15 @@ from ouroboros_gates.miners.findings import Extracted
 from ouroboros_gates.miners.labels import Labels
 from ouroboros_gates.miners.rules import check_program
 
-__all__ = ["BACKTEST_FN", "CHECKS", "CHECK_RULES", "FIXTURES_MATCH_LABELS", "KNEE_BINDS", "CheckRun", "run_checks"]
+__all__ = [
+    "BACKTEST_FN",
+    "CHECKS",
+    "CHECK_RULES",
+    "FIXTURES_MATCH_LABELS",
+    "KNEE_BINDS",
+    "CheckRun",
+    "run_checks",
+]
 
 CHECK_RULES = "check_rules"
 BACKTEST_FN = "backtest_fn"
@@ -78,7 +86,9 @@ def _knee_binds(result: BacktestResult) -> str | None:
     return None
 
 
-def run_checks(miner: str, program: Program, verdicts: Sequence[str], labels: Labels, extracted: Extracted) -> CheckRun:
+def run_checks(
+    miner: str, program: Program, verdicts: Sequence[str], labels: Labels, extracted: Extracted
+) -> CheckRun:
     """Run every check on ``program`` and ``labels`` over the extracted facts."""
     try:
         rules = check_program(program)

@@ -59,7 +59,9 @@ class CorpusItem:
         if sum(path.stat().st_size for path in self.files) > READ_ONCE_BYTES:
             return self
         events = list(self.events())
-        item = EventsItem(self.kind, self.instance, self.path, self.files, events, tuple(self.malformed), self.notes)
+        item = EventsItem(
+            self.kind, self.instance, self.path, self.files, events, tuple(self.malformed), self.notes
+        )
         item._unread = tuple(self.unread)
         return item
 

@@ -105,7 +105,13 @@ class ProofJson:
             children = [index[child.atom] for child in node.children]
             conditions = [str(condition) for condition in node.conditions]
             found.append(
-                {"atom": str(node.atom), "rule": rule, "at": at, "children": children, "conditions": conditions}
+                {
+                    "atom": str(node.atom),
+                    "rule": rule,
+                    "at": at,
+                    "children": children,
+                    "conditions": conditions,
+                }
             )
         return found
 
@@ -190,7 +196,9 @@ def _arg(raw: Any) -> Arg:
         return Text.model_validate(raw)
     if isinstance(raw, dict) and set(raw) == {"number"}:
         return Number.model_validate(raw)
-    raise ValueError(f"argument {json.dumps(raw)[:80]} is not a string, a number, {{'text': …}} or {{'number': …}}")
+    raise ValueError(
+        f"argument {json.dumps(raw)[:80]} is not a string, a number, {{'text': …}} or {{'number': …}}"
+    )
 
 
 def _fact(doc: Any, here: Span) -> Fact:

@@ -101,7 +101,10 @@ def _literal_mutants(
         elif isinstance(literal, Negation):
             changed, operator = literal.atom, MutationOperator.NEGATE_LITERAL
         else:
-            changed, operator = replace(literal, builtin=OPPOSITE[literal.builtin]), MutationOperator.SWAP_COMPARISON
+            changed, operator = (
+                replace(literal, builtin=OPPOSITE[literal.builtin]),
+                MutationOperator.SWAP_COMPARISON,
+            )
         body = (*rule.body[:position], changed, *rule.body[position + 1 :])
         yield operator, f"{line}: `{literal}` -> `{changed}`", _with_body(program, rule, body)
         if isinstance(literal, Comparison) and kappa is not None:
@@ -133,7 +136,9 @@ def mutants(program: Program, labels: Labels, kappa: Value | None) -> list[Mutan
             found.append(Mutant(operator, description, changed, labels))
     for rule in program.rules:
         kept = replace(program, rules=tuple(r for r in program.rules if r is not rule))
-        found.append(Mutant(MutationOperator.DROP_RULE, f"line {rule.location.line}: drop rule `{rule}`", kept, labels))
+        found.append(
+            Mutant(MutationOperator.DROP_RULE, f"line {rule.location.line}: drop rule `{rule}`", kept, labels)
+        )
     for index, row in enumerate(labels.rows):
         sign = "+ -> -" if row.positive else "- -> +"
         where = f"labels row {labels.lines[index]}: {row.instance} {sign}"
@@ -169,14 +174,18 @@ class MutationResult:
         """Why the gate fails (empty when it holds)."""
         found = []
         if self.original.refused or self.original.failed:
-            found.append(f"the miner fails its own checks: {self.original.refused or ', '.join(self.original.failed)}")
+            found.append(
+                f"the miner fails its own checks: {self.original.refused or ', '.join(self.original.failed)}"
+            )
         score = self.report.score
         if score is None or score < self.report.floor:
             shown = "none (no mutant counted)" if score is None else f"{score:.2f}"
             found.append(f"mutation score {shown} is below the floor {self.report.floor:.2f}")
         for mutant, result in self.survivors:
             if result.changes_labelled_verdict:
-                found.append(f"survivor changes a labelled verdict: {mutant.operator.value} {mutant.description}")
+                found.append(
+                    f"survivor changes a labelled verdict: {mutant.operator.value} {mutant.description}"
+                )
         return found
 
     @property
@@ -216,7 +225,9 @@ class MutationResult:
             if result.changes_labelled_verdict:
                 why = "changes a labelled verdict"
             change = mutant.description.replace("|", "\\|")
-            lines.append(f"| {position} | {mutant.operator.value} | {change} | {result.outcome.value} | {why} |")
+            lines.append(
+                f"| {position} | {mutant.operator.value} | {change} | {result.outcome.value} | {why} |"
+            )
         lines += ["", *self._knee_note(), *self._survivor_texts()]
         return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -224,9 +235,13 @@ class MutationResult:
         """On which runs a rule mutant was judged equivalent or not: those the checks read, and the corpus."""
         read = self.checked_runs
         if not self.corpus_runs:
-            return f"the {read} run(s) the checks read, no corpus (`ouro miner test NAME --runs ITEM…` adds one)"
+            return (
+                f"the {read} run(s) the checks read, no corpus (`ouro miner test NAME --runs ITEM…` adds one)"
+            )
         shown = ", ".join(self.corpus_runs[:_NAMED_RUNS])
-        more = f" and {len(self.corpus_runs) - _NAMED_RUNS} more" if len(self.corpus_runs) > _NAMED_RUNS else ""
+        more = (
+            f" and {len(self.corpus_runs) - _NAMED_RUNS} more" if len(self.corpus_runs) > _NAMED_RUNS else ""
+        )
         return f"the {read} run(s) the checks read and {len(self.corpus_runs)} corpus run(s): {shown}{more}"
 
     def _survivor_texts(self) -> list[str]:
@@ -286,7 +301,11 @@ def _equivalent(mutant: Mutant, run: CheckRun, original: CheckRun, corpus: _Corp
     if corpus is not None and corpus.differs(mutant.program):
         return None  # the same on the labelled runs, but not on real ones
     knees = ", ".join(number(k) for k in original.result.candidates)
-    where = "" if corpus is None else f", on the labelled runs and {len(corpus.extracted.instances)} corpus run(s)"
+    where = (
+        ""
+        if corpus is None
+        else f", on the labelled runs and {len(corpus.extracted.instances)} corpus run(s)"
+    )
     return f"same verdicts as the original with no knee and at every candidate ({{{knees}}}){where}"
 
 

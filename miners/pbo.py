@@ -72,7 +72,9 @@ def _rank(chosen: Value, scores: Mapping[Value, tuple[int, float]]) -> float:
     return below + (tied + 1) / 2
 
 
-def _in_sample_best(flags: Mapping[Value, Collection[str]], sample: Sequence[str], positives: Collection[str]) -> Value:
+def _in_sample_best(
+    flags: Mapping[Value, Collection[str]], sample: Sequence[str], positives: Collection[str]
+) -> Value:
     scores = {kappa: performance(confusion(flagged, sample, positives)) for kappa, flagged in flags.items()}
     top = max(scores.values())
     return min(kappa for kappa, score in scores.items() if score == top)
@@ -84,23 +86,31 @@ def pbo(
     """PBO over labelled instances ``ordered`` by start (``(instance, positive)``) and the candidates'
     flagged instances (``flags``: κ → flagged). ``blocks`` must be even and at least 4."""
     if blocks < 4 or blocks % 2:
-        raise MinerUsageError(f"PBO blocks S = {blocks}: S is even and at least 4 (S = 2 ranks too few labels)")
+        raise MinerUsageError(
+            f"PBO blocks S = {blocks}: S is even and at least 4 (S = 2 ranks too few labels)"
+        )
     if len(flags) < 2:
         return Pbo(NO_CHOICE, None, blocks, reason=f"{len(flags)} knee candidate(s)")
     if len(ordered) < blocks:
-        return Pbo(WAITS_FOR_LABELS, None, blocks, reason=f"{len(ordered)} labels cannot fill S = {blocks} blocks")
+        return Pbo(
+            WAITS_FOR_LABELS, None, blocks, reason=f"{len(ordered)} labels cannot fill S = {blocks} blocks"
+        )
     positives = {instance for instance, positive in ordered if positive}
     parts = [[ordered[i][0] for i in indices] for indices in blocks_of(len(ordered), blocks)]
     empty = [number for number, part in enumerate(parts, start=1) if not positives.intersection(part)]
     if empty:
         shown = ", ".join(map(str, empty))
-        return Pbo(WAITS_FOR_LABELS, None, blocks, reason=f"block(s) {shown} of S = {blocks} hold no positive")
+        return Pbo(
+            WAITS_FOR_LABELS, None, blocks, reason=f"block(s) {shown} of S = {blocks} hold no positive"
+        )
     logits = []
     for chosen_blocks in combinations(range(blocks), blocks // 2):
         sample = [i for number in chosen_blocks for i in parts[number]]
         held_out = [i for number in range(blocks) if number not in chosen_blocks for i in parts[number]]
         chosen = _in_sample_best(flags, sample, positives)
-        scores = {kappa: performance(confusion(flagged, held_out, positives)) for kappa, flagged in flags.items()}
+        scores = {
+            kappa: performance(confusion(flagged, held_out, positives)) for kappa, flagged in flags.items()
+        }
         omega = _rank(chosen, scores) / (len(flags) + 1)
         logits.append(math.log(omega / (1 - omega)))
     overfit = sum(logit <= 0 for logit in logits)

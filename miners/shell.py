@@ -35,7 +35,9 @@ __all__ = [
 
 SimpleCommand = list[str]
 
-RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "{", "}", "!"})
+RESERVED = frozenset(
+    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "{", "}", "!"}
+)
 """Reserved words that may open a simple command and are not its program."""
 
 _OPERATORS = "();<>|&\n"

@@ -56,7 +56,8 @@ class HarnessEvent(Record):
         default=None, description="A tool call's input as the harness logged it (its arguments, verbatim)."
     )
     agent: str | None = Field(
-        default=None, description="The subagent whose work the line records (sidechain); None for the main agent."
+        default=None,
+        description="The subagent whose work the line records (sidechain); None for the main agent.",
     )
     is_error: bool = Field(default=False, description="A tool result that is an error, or a gate denial.")
     result_text: str | None = Field(
@@ -97,9 +98,12 @@ class RunSummary(Record):
     tool_errors: int = Field(
         ge=0, description="Tool results that were errors or gate denials (a truncated log may lack the call)."
     )
-    usage: Usage = Field(default_factory=Usage, description="Usage summed over the run, each API response once.")
+    usage: Usage = Field(
+        default_factory=Usage, description="Usage summed over the run, each API response once."
+    )
     cache_reported: bool = Field(
-        default=True, description="False when the run's format reports no cache counts: its h_r is unknown, not 0."
+        default=True,
+        description="False when the run's format reports no cache counts: its h_r is unknown, not 0.",
     )
     cost_usd: float | None = Field(
         default=None, ge=0.0, allow_inf_nan=False, description="Cost folded from total_cost_usd, if any."

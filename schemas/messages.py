@@ -104,7 +104,8 @@ class DecidePush(Message):
     head: Sha = Field(description="The pushed tip.")
     ref: NonEmptyStr = Field(description="The ref pushed.")
     path: _PathText | None = Field(
-        default=None, description="The local checkout (confined to the roots); the forge's repository if unset."
+        default=None,
+        description="The local checkout (confined to the roots); the forge's repository if unset.",
     )
 
 

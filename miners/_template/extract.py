@@ -77,4 +77,6 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
     drafted = [moment for call, opens, moment in answers if opens or call in drafts]
     end = min(drafted, key=lambda moment: moment.at) if drafted else last
     yield Fact(predicate="gated", args=(run,), span=first.span)
-    yield Fact(predicate="score", args=(run, Number(number=(end.at - first.at).total_seconds())), span=end.span)
+    yield Fact(
+        predicate="score", args=(run, Number(number=(end.at - first.at).total_seconds())), span=end.span
+    )

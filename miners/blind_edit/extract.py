@@ -72,7 +72,11 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
                 for span in history.looks:
                     yield Fact(predicate="looked", args=(run, history.last_edit, call), span=span)
             history.last_edit, history.looks = call, []
-        elif event.kind is HarnessKind.TOOL_RESULT and event.is_error and NOT_FOUND in (event.result_text or ""):
+        elif (
+            event.kind is HarnessKind.TOOL_RESULT
+            and event.is_error
+            and NOT_FOUND in (event.result_text or "")
+        ):
             path = edits.get(event.tool_use_id or "")
             if path is not None:
                 yield Fact(predicate="missed", args=(run, _call(event), Text(text=path)), span=event.span)

@@ -59,7 +59,9 @@ class CheckedProgram:
     strata: tuple[Stratum, ...]
     arities: Mapping[str, int]
     types: Mapping[str, tuple[str, ...]]
-    plans: dict[object, object] = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
+    plans: dict[object, object] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
     """The evaluator's compiled plans of these rules, kept from one evaluation to the next (a miner's
     program is evaluated once per run it mines; planning and compiling cost more than a small run's joins)."""
 
@@ -94,7 +96,9 @@ def check_defined(checked: CheckedProgram, given: Collection[str]) -> None:
     Not part of ``check``: an input predicate may have no facts in one run, so only a caller holding
     the input knows what is given."""
     program = checked.program
-    defined = {rule.head.predicate for rule in program.rules} | {fact.atom.predicate for fact in program.facts}
+    defined = {rule.head.predicate for rule in program.rules} | {
+        fact.atom.predicate for fact in program.facts
+    }
     defined |= {declaration.predicate for declaration in program.declarations}
     defined |= set(program.directed("input"))
     defined |= set(_DOCUMENTED.findall(program.predicate_doc or ""))

@@ -68,14 +68,18 @@ class WhyNot:
         return "\n".join([f"{self.atom} does not hold: {self.reason}", *map(str, self.attempts)])
 
 
-def explain(model: Model, rules: Sequence[CheckedRule], atom: GroundAtom, budget: int = BUDGET) -> ProofNode | WhyNot:
+def explain(
+    model: Model, rules: Sequence[CheckedRule], atom: GroundAtom, budget: int = BUDGET
+) -> ProofNode | WhyNot:
     """The proof of ``atom``, or why it does not hold (``rules``: the checked program's, as written)."""
     if atom in model:
         return model.proof(atom.predicate, atom.args)
     deriving = [rule for rule in rules if rule.rule.head.predicate == atom.predicate]
     if not deriving:
         return WhyNot(atom, f"no rule derives {atom.predicate}, and it is not among the input facts")
-    matching = [(rule, b) for rule in deriving if (b := _unify(rule.rule.head.terms, atom.args, {})) is not None]
+    matching = [
+        (rule, b) for rule in deriving if (b := _unify(rule.rule.head.terms, atom.args, {})) is not None
+    ]
     if not matching:
         heads = "; ".join(str(rule.rule.head) for rule in deriving)
         return WhyNot(atom, f"no rule derives it: no rule's head matches it ({heads})")
@@ -123,7 +127,11 @@ def _written(literal: Literal, binding: Mapping[str, Value]) -> str:
     def term(t: Term) -> str:
         if isinstance(t, Constant):
             return format_value(t.value)
-        return format_value(binding[t.name]) if t.name in binding else ("_" if t.name.startswith("_") else t.name)
+        return (
+            format_value(binding[t.name])
+            if t.name in binding
+            else ("_" if t.name.startswith("_") else t.name)
+        )
 
     if isinstance(literal, Comparison):
         return f"{literal.builtin}({term(literal.left)}, {term(literal.right)})"
@@ -177,7 +185,9 @@ class _Search:
     def matches(self, atom: Atom, binding: Binding) -> list[tuple[Value, ...]]:
         """The model's facts of ``atom``'s predicate agreeing with it on its constants and bound variables."""
         known = tuple(
-            p for p, t in enumerate(atom.terms) if isinstance(t, Constant) or (not t.anonymous and t.name in binding)
+            p
+            for p, t in enumerate(atom.terms)
+            if isinstance(t, Constant) or (not t.anonymous and t.name in binding)
         )
         key = (atom.predicate, known)
         index = self.indexes.get(key)

@@ -99,7 +99,9 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
     for event in item.events():
         first = first or event.span
         if event.kind is HarnessKind.TOOL_CALL and event.tool_use_id:
-            call = Call(event.tool_use_id, event.agent, (event.tool or "", digest(event.tool_input)), event.span)
+            call = Call(
+                event.tool_use_id, event.agent, (event.tool or "", digest(event.tool_input)), event.span
+            )
             yield _fact("called", call.span, run, call.id, *call.what)
             if call.agent in last:
                 yield _fact("next", call.span, run, last[call.agent].id, call.id)

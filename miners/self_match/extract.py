@@ -48,10 +48,25 @@ PROGRAMS = frozenset({"pgrep", "pkill", "pidwait"})
 _WITH_VALUE = frozenset("dgGPstuUFrqO")
 _LONG_WITH_VALUE = frozenset(
     {
-        "--delimiter", "--pgroup", "--group", "--parent", "--session", "--terminal", "--euid", "--uid",
-        "--pidfile", "--runstates", "--queue", "--older", "--ns", "--nslist", "--signal", "--cgroup", "--env",
+        "--delimiter",
+        "--pgroup",
+        "--group",
+        "--parent",
+        "--session",
+        "--terminal",
+        "--euid",
+        "--uid",
+        "--pidfile",
+        "--runstates",
+        "--queue",
+        "--older",
+        "--ns",
+        "--nslist",
+        "--signal",
+        "--cgroup",
+        "--env",
     }
-)  # fmt: skip
+)
 _LONG_FLAGS = {
     "--full": "f",
     "--ignore-case": "i",

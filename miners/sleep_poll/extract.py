@@ -35,7 +35,9 @@ GATE = "warn"
 
 # Possessive runs of blanks (*+): with two runs side by side, or a lazy run before one, a long run of blanks
 # cost a time quadratic in its length (40,000 blanks: 10 s) in the gate server and the miner worker.
-SLEEP_THEN = re.compile(r"^\s*+sleep\s++[0-9.]++[smhd]?(?:\s*+(?:;|&&)|[^\S\n]*+\n)\s*+(?P<poll>\S.*)", re.DOTALL)
+SLEEP_THEN = re.compile(
+    r"^\s*+sleep\s++[0-9.]++[smhd]?(?:\s*+(?:;|&&)|[^\S\n]*+\n)\s*+(?P<poll>\S.*)", re.DOTALL
+)
 """A command that opens with a sleep and then runs something: the something is the poll (its blanks
 collapsed by ``_poll``)."""
 
@@ -95,7 +97,9 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
         after_sleep = sleeps_only
         if poll is not None:
             counts[poll] += 1
-            yield Fact(predicate="polled", args=(run, Text(text=poll), Number(number=counts[poll])), span=event.span)
+            yield Fact(
+                predicate="polled", args=(run, Text(text=poll), Number(number=counts[poll])), span=event.span
+            )
             if counts[poll] > best[0]:
                 best = (counts[poll], event.span)
         if sleeping_loop(command):
