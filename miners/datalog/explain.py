@@ -107,18 +107,23 @@ def _same(left: Value, right: Value) -> bool:
 
 
 def _ordered(body: Sequence[Literal]) -> list[Literal]:
-    """The positive atoms in written order, each negation or comparison right after its variables are bound."""
+    """The positive atoms in written order, each negation or comparison right after its variables
+    are bound."""
     waiting = [literal for literal in body if not isinstance(literal, Atom)]
     ordered: list[Literal] = []
     bound: set[str] = set()
-    for literal in [*[lit for lit in body if isinstance(lit, Atom)], None]:
-        ready = [test for test in waiting if set(test.variables()) <= bound]
-        ordered += ready
-        waiting = [test for test in waiting if test not in ready]
-        if literal is not None:
-            ordered.append(literal)
-            bound.update(literal.variables())
-    return ordered + waiting
+    for atom in [literal for literal in body if isinstance(literal, Atom)]:
+        ready, waiting = _partition(waiting, bound)
+        ordered += [*ready, atom]
+        bound.update(atom.variables())
+    ready, waiting = _partition(waiting, bound)
+    return ordered + ready + waiting
+
+
+def _partition(tests: list[Literal], bound: set[str]) -> tuple[list[Literal], list[Literal]]:
+    """The tests whose variables are all bound, and the others."""
+    ready = [test for test in tests if set(test.variables()) <= bound]
+    return ready, [test for test in tests if test not in ready]
 
 
 def _written(literal: Literal, binding: Mapping[str, Value]) -> str:
