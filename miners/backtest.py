@@ -157,6 +157,14 @@ def _lead(labels: Sequence[LabelRow], tp: Sequence[str], kappa: Value | None) ->
     }
 
 
+def _check_extracted(labels: Labels, extracted: Extracted) -> None:
+    for row in labels.rows:
+        if row.instance not in extracted.facts:
+            raise MinerUsageError(
+                f"{labels.where(row.instance)}: {row.instance} is labelled but no ITEM is that run"
+            )
+
+
 def backtest(
     miner: str,
     rules: Rules,
@@ -167,25 +175,21 @@ def backtest(
 ) -> BacktestResult:
     """Backtest ``rules`` over the extracted facts against ``labels``. Every labelled instance must
     be among the extracted ones (``MinerUsageError`` naming the label's file:row otherwise)."""
-    for row in labels.rows:
-        if row.instance not in extracted.facts:
-            raise MinerUsageError(
-                f"{labels.where(row.instance)}: {row.instance} is labelled but no ITEM is that run"
-            )
+    _check_extracted(labels, extracted)
     ordered = labels.ordered()
     t, fit, judged = split(ordered)
     positives = {row.instance for row in ordered if row.positive}
-    candidates = extracted.scores(row.instance for row in ordered)
+    candidates = extracted.scores(_instances(ordered))
     found = {knee: judge(rules, verdicts, extracted, knee) for knee in (None, *candidates)}
     flags = {kappa: found[kappa].flagged for kappa in candidates}
-    kappa = best_knee(flags, [row.instance for row in fit], positives)
-    counts = confusion(found[kappa].flagged, [row.instance for row in judged], positives)
+    kappa = best_knee(flags, _instances(fit), positives)
+    counts = confusion(found[kappa].flagged, _instances(judged), positives)
     return BacktestResult(
         miner=miner,
         labels=ordered,
         split_at=t,
-        fit=tuple(row.instance for row in fit),
-        judged=tuple(row.instance for row in judged),
+        fit=_instances(fit),
+        judged=_instances(judged),
         candidates=candidates,
         kappa_star=kappa,
         counts=counts,
@@ -193,3 +197,7 @@ def backtest(
         pbo=pbo([(row.instance, row.positive) for row in ordered], flags, blocks),
         verdicts=found,
     )
+
+
+def _instances(rows: Sequence[LabelRow]) -> tuple[str, ...]:
+    return tuple(row.instance for row in rows)

@@ -88,22 +88,29 @@ class MinerTestReport:
         self.checks.append(Check(name, problem is None, problem or fine))
 
     def lines(self) -> list[str]:
-        """The report as printed: one line per check, the survivors with their rules or labels, a verdict."""
+        """The report as printed: one line per check, the survivors with their rules or labels, a
+        verdict."""
         out = [f"{self.miner.name} ({self.miner.folder.name}, {self.miner.origin})"]
         out += [f"  {'ok  ' if c.passed else 'FAIL'}  {c.name:<22} {c.detail}" for c in self.checks]
-        for mutant, _result in self.mutation.survivors if self.mutation else []:
-            out.append(f"  survivor: {mutant.operator.value} {mutant.description}")
-            out += [f"    {line}" for line in mutant_text(mutant).splitlines()]
-        if self.mutation is not None and self.mutation.corpus_runs:
-            out.append(f"  equivalence judged on {self.mutation.judged_on_text()}")
+        out += self._mutation_lines()
         out += [f"  wrote {path}" for path in self.written]
         failed = sum(not c.passed for c in self.checks)
         verdict = (
-            f"{len(self.checks)} checks passed"
-            if not failed
-            else f"{failed} of {len(self.checks)} checks failed"
+            f"{failed} of {len(self.checks)} checks failed" if failed else f"{len(self.checks)} checks passed"
         )
         return [*out, f"{self.miner.name}: {verdict}"]
+
+    def _mutation_lines(self) -> list[str]:
+        """Each surviving mutant with its rules or labels, and the runs equivalence was judged on."""
+        if self.mutation is None:
+            return []
+        out = []
+        for mutant, _result in self.mutation.survivors:
+            out.append(f"  survivor: {mutant.operator.value} {mutant.description}")
+            out += [f"    {line}" for line in mutant_text(mutant).splitlines()]
+        if self.mutation.corpus_runs:
+            out.append(f"  equivalence judged on {self.mutation.judged_on_text()}")
+        return out
 
 
 def render_files(miner: Miner, result: BacktestResult, mutation: MutationResult) -> dict[Path, str]:
@@ -161,7 +168,10 @@ def _fixtures(report: MinerTestReport) -> tuple[Labels, Extracted] | None:
     if not labels.rows:
         problem = f"{labels.file}: no labels"
     elif unlabelled or missing:
-        problem = f"fixture runs without a label: {unlabelled or 'none'}; labels without a fixture run: {missing or 'none'}"
+        problem = (
+            f"fixture runs without a label: {unlabelled or 'none'}; "
+            f"labels without a fixture run: {missing or 'none'}"
+        )
     report.add("fixtures_labelled", problem, f"{len(labels.rows)} labelled fixture run(s)")
     return (labels, extracted) if problem is None else None
 
@@ -196,7 +206,8 @@ def _files(report: MinerTestReport, result: BacktestResult, mutation: MutationRe
             path.write_text(text, encoding="utf-8")
             report.written.append(Path(shown(path)))
         stale = not write and current != text
-        hint = f"{path.name} is not the regenerated text: run `ouro miner test {report.miner.folder.name} --write`"
+        command = f"ouro miner test {report.miner.folder.name} --write"
+        hint = f"{path.name} is not the regenerated text: run `{command}`"
         report.add(names[path.name], hint if stale else None, f"{path.name} current")
 
 

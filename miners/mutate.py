@@ -85,41 +85,44 @@ def _literal_mutants(
     program: Program, rule: Rule, kappa: Value | None
 ) -> Iterator[tuple[MutationOperator, str, Program]]:
     line = f"line {rule.location.line}"
-    knees = {
-        t.name
-        for lit in rule.body
-        if isinstance(lit, Atom) and lit.predicate == KNEE
-        for t in lit.terms
-        if isinstance(t, Variable) and not t.anonymous
-    }
+    knees = _knee_variables(rule)
+
+    def body_with(position: int, *literals: Literal) -> Program:
+        return _with_body(program, rule, (*rule.body[:position], *literals, *rule.body[position + 1 :]))
+
     for position, literal in enumerate(rule.body):
-        others = rule.body[:position] + rule.body[position + 1 :]
-        yield MutationOperator.DROP_LITERAL, f"{line}: drop `{literal}`", _with_body(program, rule, others)
-        changed: Literal | None = None
-        if isinstance(literal, Atom):
-            changed, operator = Negation(literal), MutationOperator.NEGATE_LITERAL
-        elif isinstance(literal, Negation):
-            changed, operator = literal.atom, MutationOperator.NEGATE_LITERAL
-        else:
-            changed, operator = (
-                replace(literal, builtin=OPPOSITE[literal.builtin]),
-                MutationOperator.SWAP_COMPARISON,
+        yield MutationOperator.DROP_LITERAL, f"{line}: drop `{literal}`", body_with(position)
+        operator, changed = _opposite(literal)
+        yield operator, f"{line}: `{literal}` -> `{changed}`", body_with(position, changed)
+        fixed = _fix_knee(literal, knees, kappa) if isinstance(literal, Comparison) else None
+        if fixed is not None:
+            yield (
+                MutationOperator.KNEE_CONSTANT,
+                f"{line}: `{literal}` -> `{fixed}`",
+                body_with(position, fixed),
             )
-        body = (*rule.body[:position], changed, *rule.body[position + 1 :])
-        yield operator, f"{line}: `{literal}` -> `{changed}`", _with_body(program, rule, body)
-        if isinstance(literal, Comparison) and kappa is not None:
-            fixed = _fix_knee(literal, knees, kappa)
-            if fixed is not None:
-                body = (*rule.body[:position], fixed, *rule.body[position + 1 :])
-                yield (
-                    MutationOperator.KNEE_CONSTANT,
-                    f"{line}: `{literal}` -> `{fixed}`",
-                    _with_body(program, rule, body),
-                )
 
 
-def _fix_knee(comparison: Comparison, knees: set[str], kappa: Value) -> Comparison | None:
-    """The comparison with the knee variable replaced by the fitted constant, if it reads one."""
+def _knee_variables(rule: Rule) -> set[str]:
+    """The variables the rule's ``knee`` atoms bind."""
+    knees = (literal for literal in rule.body if isinstance(literal, Atom) and literal.predicate == KNEE)
+    return {name for atom in knees for name in atom.variables()}
+
+
+def _opposite(literal: Literal) -> tuple[MutationOperator, Literal]:
+    """The literal negated: an atom and its negation swapped, a comparison turned to its opposite."""
+    if isinstance(literal, Atom):
+        return MutationOperator.NEGATE_LITERAL, Negation(literal)
+    if isinstance(literal, Negation):
+        return MutationOperator.NEGATE_LITERAL, literal.atom
+    return MutationOperator.SWAP_COMPARISON, replace(literal, builtin=OPPOSITE[literal.builtin])
+
+
+def _fix_knee(comparison: Comparison, knees: set[str], kappa: Value | None) -> Comparison | None:
+    """The comparison with the knee variable replaced by the fitted constant, if there is one and the
+    comparison reads the knee."""
+    if kappa is None:
+        return None
 
     def fixed(term: Variable | Constant) -> Variable | Constant:
         return Constant(kappa) if isinstance(term, Variable) and term.name in knees else term
@@ -212,7 +215,8 @@ class MutationResult:
             f"{report.killed + report.survived}) |",
             f"| Mutation floor | {report.floor:.2f} (the template miner's measured score) |",
             f"| Mutants | {len(report.mutants)}: {counts[MutantOutcome.KILLED]} killed, "
-            f"{counts[MutantOutcome.SURVIVED]} survived, {counts[MutantOutcome.REFUSED]} refused by check_rules, "
+            f"{counts[MutantOutcome.SURVIVED]} survived, "
+            f"{counts[MutantOutcome.REFUSED]} refused by check_rules, "
             f"{counts[MutantOutcome.EQUIVALENT]} equivalent |",
             f"| Mutation gate | {'holds' if self.holds else 'fails: ' + '; '.join(self.rejections())} |",
             f"| Equivalence judged on | {self.judged_on_text()} |",
@@ -272,7 +276,8 @@ Judged = tuple[frozenset[GroundAtom], ...]
 
 @dataclass(frozen=True)
 class _Corpus:
-    """The corpus runs equivalence is judged on beside the labelled ones, and the original's verdicts there."""
+    """The corpus runs equivalence is judged on beside the labelled ones, and the original's verdicts
+    there."""
 
     extracted: Extracted
     verdicts: Sequence[str]
@@ -332,32 +337,42 @@ def mutate(
     extracted: Extracted,
     corpus: Extracted | None = None,
 ) -> MutationResult:
-    """Mutation-test the checks of ``program`` and ``labels`` over the extracted facts; a rule mutant is
-    equivalent only if its verdicts match the original's on every extracted run and every ``corpus`` run."""
+    """Mutation-test the checks of ``program`` and ``labels`` over the extracted facts; a rule mutant
+    is equivalent only if its verdicts match the original's on every extracted run and every ``corpus``
+    run."""
     original = run_checks(miner, program, verdicts, labels, extracted)
     kappa = None if original.result is None else original.result.kappa_star
     knees = (None,) if original.result is None else (None, *original.result.candidates)
-    real = None
-    if corpus is not None and corpus.instances:
-        real = _Corpus(corpus, verdicts, knees, None)
-        real = replace(real, original=_verdicts_on(real, program))
+    real = _real_corpus(corpus, verdicts, knees, program)
     tried = []
     for mutant in mutants(program, labels, kappa):
         run = run_checks(miner, mutant.program, verdicts, mutant.labels, extracted)
         tried.append((mutant, _judge(mutant, run, original, real)))
-    results = tuple(result for _mutant, result in tried)
+    corpus_runs = corpus.instances if corpus else ()
+    judged_on = tuple(dict.fromkeys((*extracted.instances, *corpus_runs)))
+    report = _report(miner, tuple(result for _mutant, result in tried), judged_on)
+    return MutationResult(report, original, tuple(tried), corpus_runs, len(extracted.instances))
+
+
+def _real_corpus(
+    corpus: Extracted | None, verdicts: Sequence[str], knees: tuple[Value | None, ...], program: Program
+) -> _Corpus | None:
+    """The corpus runs with the original program's verdicts there, or None when there are none."""
+    if corpus is None or not corpus.instances:
+        return None
+    real = _Corpus(corpus, verdicts, knees, None)
+    return replace(real, original=_verdicts_on(real, program))
+
+
+def _report(miner: str, results: tuple[MutantResult, ...], judged_on: tuple[str, ...]) -> MutationReport:
     killed = sum(r.outcome is MutantOutcome.KILLED for r in results)
     survived = sum(r.outcome is MutantOutcome.SURVIVED for r in results)
-    score = killed / (killed + survived) if killed + survived else None
-    judged_on = tuple(dict.fromkeys((*extracted.instances, *(corpus.instances if corpus else ()))))
-    report = MutationReport(
+    return MutationReport(
         miner=miner,
         mutants=results,
         killed=killed,
         survived=survived,
-        score=score,
+        score=killed / (killed + survived) if killed + survived else None,
         floor=TEMPLATE_FLOOR,
         judged_on=judged_on,
     )
-    corpus_runs = corpus.instances if corpus else ()
-    return MutationResult(report, original, tuple(tried), corpus_runs, len(extracted.instances))
