@@ -82,7 +82,10 @@ def _knee_binds(result: BacktestResult) -> str | None:
         return "the verdicts do not change when the knee relation is removed"
     others = [kappa for kappa in result.candidates if kappa != reference]
     if others and all(result.verdicts[kappa].atoms == atoms for kappa in others):
-        return "the verdicts do not change when the knee moves to another candidate: is it written as a constant?"
+        return (
+            "the verdicts do not change when the knee moves to another candidate: "
+            "is it written as a constant?"
+        )
     return None
 
 

@@ -72,7 +72,8 @@ class CorpusItem:
 
 
 class EventsItem(CorpusItem):
-    """A corpus item whose events are already read: every pass gives the same events, nothing is read again."""
+    """A corpus item whose events are already read: every pass gives the same events, nothing is read
+    again."""
 
     def __init__(
         self,

@@ -138,7 +138,8 @@ def _cached_tokens(command: str) -> tuple[tuple[str, str], ...]:
 
 
 def _command_tokens(command: str) -> Sequence[tuple[str, str]]:
-    """The tokens of ``command`` once its here-documents are dropped, on its first ``MAX_COMMAND`` characters."""
+    """The tokens of ``command`` once its here-documents are dropped, on its first ``MAX_COMMAND``
+    characters."""
     if len(command) <= CACHED:
         return _cached_tokens(command)
     text = strip_heredocs(command)

@@ -152,7 +152,8 @@ class Model:
         self._evaluation = evaluation
         self._relations = relations
         self.proofs = proofs
-        """Whether derivations were kept (``evaluate(..., proofs=False)`` keeps none: no ``proof``, no ``step``)."""
+        """Whether derivations were kept (``evaluate(..., proofs=False)`` keeps none: no ``proof``, no
+        ``step``)."""
 
     @property
     def program(self) -> Program:
