@@ -7,7 +7,8 @@ event lists (``openhands``), as JSON lines or JSON documents (``source``). A fil
 named (``Reader.unread``), never skipped in silence.
 Which files make a run is ``paths`` (``expand`` for command-line paths, ``run_at`` for one path), the one
 path reader every command uses: a harness run directory, a file, or Claude Code's projects layout, a run
-per session named by its ``sessionId`` and read with its subagents' transcripts. Everything is read
+per session named by its ``sessionId`` and read with its subagents' transcripts; ``peek`` says what a log
+file's first objects hold (its format, its session). Everything is read
 lazily and bad input never stops a reader: malformed lines are reported with their file:line and
 counted; a session folder without its main transcript is read with a note saying so. ``tools`` holds
 the one definition of a tool error (a struggle: an error or a gate's denial) and the call/result pairing;
@@ -32,15 +33,8 @@ from ouroboros_gates.schemas._lazy import reexport
 if TYPE_CHECKING:
     from ouroboros_gates.harness.cost import CostFold, SessionCosts, fold_cumulative
     from ouroboros_gates.harness.detect import Format, classify, detect_format
-    from ouroboros_gates.harness.paths import (
-        RunFiles,
-        expand,
-        format_of,
-        has_result_lines,
-        run_at,
-        run_files,
-        run_name,
-    )
+    from ouroboros_gates.harness.paths import RunFiles, expand, run_at, run_files, run_name
+    from ouroboros_gates.harness.peek import format_of, has_result_lines
     from ouroboros_gates.harness.reader import Reader, Unread, iter_events, read
     from ouroboros_gates.harness.source import Layout, Malformed
     from ouroboros_gates.harness.stats import (
