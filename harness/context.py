@@ -89,14 +89,16 @@ def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | No
 
 @dataclass
 class ReadState:
-    """State kept across the lines of one run: tool names by call id, the usage ledger, the own transcripts."""
+    """State kept across the lines of one run: tool names by call id, the usage ledger, the own
+    transcripts."""
 
     tool_names: dict[str, str] = field(default_factory=dict)
     ledger: UsageLedger = field(default_factory=UsageLedger)
     own_agents: frozenset[str] = frozenset()
     """The subagents whose own transcripts the run reads: their relayed lines repeat them."""
     by_event: dict[int, str] = field(default_factory=dict)
-    """Tool call ids by the id of the event that made the call (OpenHands: an observation names its ``cause``)."""
+    """Tool call ids by the id of the event that made the call (OpenHands: an observation names its
+    ``cause``)."""
     open_turns: dict[tuple[str, str | None], Where] = field(default_factory=dict)
     """Per file and session, the stream-json line of a turn that has no ``result`` line yet (a cut run)."""
 
