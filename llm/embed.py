@@ -166,13 +166,23 @@ def _vectors(
     if not isinstance(vectors, list) or len(vectors) != expected:
         got = len(vectors) if isinstance(vectors, list) else type(vectors).__name__
         raise ReplyParseError(f"embedding reply has {got} vectors for {expected} texts", text=text)
-    if not all(isinstance(v, list) and v and all(isinstance(x, int | float) for x in v) for v in vectors):
+    if not all(map(_is_vector, vectors)):
         raise ReplyParseError("embedding reply holds a vector that is not a list of numbers", text=text)
+    _check_dimensions(vectors, dimensions, text)
+    return [[float(x) for x in v] for v in vectors]
+
+
+def _is_vector(value: object) -> bool:
+    """A non-empty list of numbers."""
+    return isinstance(value, list) and bool(value) and all(isinstance(x, int | float) for x in value)
+
+
+def _check_dimensions(vectors: list[list[float]], dimensions: int | None, text: str) -> None:
+    """All vectors of one dimension, the declared one when there is one."""
     if len({len(v) for v in vectors}) > 1:
         raise ReplyParseError("embedding reply mixes dimensions", text=text)
     if dimensions is not None and len(vectors[0]) != dimensions:
         raise ReplyParseError(f"embedding has {len(vectors[0])} dimensions, {dimensions} declared", text=text)
-    return [[float(x) for x in v] for v in vectors]
 
 
 def _count(value: object) -> int:
