@@ -89,8 +89,7 @@ def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | No
 
 @dataclass
 class ReadState:
-    """State kept across the lines of one run: tool names by call id, the usage ledger, the own
-    transcripts."""
+    """State kept across one run's lines: tool names by call id, the usage ledger, the own transcripts."""
 
     tool_names: dict[str, str] = field(default_factory=dict)
     ledger: UsageLedger = field(default_factory=UsageLedger)

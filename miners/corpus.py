@@ -72,8 +72,7 @@ class CorpusItem:
 
 
 class EventsItem(CorpusItem):
-    """A corpus item whose events are already read: every pass gives the same events, nothing is read
-    again."""
+    """A corpus item whose events are already read: every pass gives them again, reading nothing."""
 
     def __init__(
         self,

@@ -96,7 +96,7 @@ class MinerAccepted(Event):
 
 
 class MinerRefused(Event):
-    """A version of a miner failed its test in the fleet (checks, backtest or mutation gate): it does not gate."""
+    """A miner version failed its test in the fleet (checks, backtest or mutation gate): it does not gate."""
 
     TYPE: ClassVar[str] = "MinerRefused"
 

@@ -62,18 +62,20 @@ class HarnessEvent(Record):
     is_error: bool = Field(default=False, description="A tool result that is an error, or a gate denial.")
     result_text: str | None = Field(
         default=None,
-        description="A tool result's text as the format has it: a tool_result block's content (its text blocks "
-        "joined), a PostToolUse hook's tool_response (stdout, then stderr), a PostToolUseFailure hook's error.",
+        description="A tool result's text as the format has it: a tool_result block's content "
+        "(its text blocks joined), a PostToolUse hook's tool_response (stdout, then stderr), "
+        "a PostToolUseFailure hook's error.",
     )
     relay: bool = Field(
         default=False,
-        description="The line relays a subagent's line into its parent session (a transcript ``progress`` line); "
-        "when the run also reads that subagent's own transcript, the relay repeats it (``Reader.repeats``).",
+        description="The line relays a subagent's line into its parent session "
+        "(a transcript ``progress`` line); when the run also reads that subagent's own transcript, "
+        "the relay repeats it (``Reader.repeats``).",
     )
     usage: Usage | None = Field(
         default=None,
-        description="Token usage this line adds to its run: an API response's usage counts once, however many "
-        "lines repeat it, so summing over events is right.",
+        description="Token usage this line adds to its run: an API response's usage counts once, "
+        "however many lines repeat it, so summing over events is right.",
     )
     total_cost_usd: float | None = Field(
         default=None,

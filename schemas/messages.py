@@ -57,7 +57,7 @@ class PrecheckTicket(Message):
 
 
 class PrecheckSweep(Message):
-    """Pre-check every open mining ticket (the hourly trigger): one ``PrecheckTicket`` each, via the outbox."""
+    """Pre-check every open mining ticket (hourly trigger): one ``PrecheckTicket`` each, via the outbox."""
 
     TASK: ClassVar[str] = "prechecker.sweep"
 
