@@ -23,6 +23,7 @@ command's ``extras.metadata.exit_code``). An action the model asked for carries 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -48,6 +49,8 @@ TOOL_ACTIONS = frozenset(
 )
 """The actions that run something in the sandbox (``message``, ``finish``, ``think``, ``system`` do not)."""
 _REFUSED = frozenset({"error", "user_rejected"})
+_ZONE = re.compile(r"[+-]")
+"""A zone offset's sign, looked for past the date (whose own ``-`` are not one)."""
 
 
 def is_openhands_event(doc: dict[str, Any]) -> bool:
@@ -141,15 +144,8 @@ def _tool_result(
 def _moment(value: Any) -> datetime | None:
     """An event's time: OpenHands writes the machine's local time without a zone; it is read as UTC (a run's
     durations are exact, its hours off by the machine's offset), an instant with a zone as it says."""
-    if (
-        isinstance(value, str)
-        and value
-        and value[-1].isdigit()
-        and "+" not in value[10:]
-        and "-" not in value[10:]
-    ):
-        value += "Z"
-    return timestamp(value)
+    zoneless = isinstance(value, str) and value[-1:].isdigit() and not _ZONE.search(value[10:])
+    return timestamp(f"{value}Z" if zoneless else value)
 
 
 def _usage(metrics: Any, state: ReadState) -> tuple[Tokens | None, float | None]:

@@ -214,12 +214,11 @@ def _files(report: MinerTestReport, result: BacktestResult, mutation: MutationRe
 def _judged(report: MinerTestReport, run: CheckRun, labels: Labels) -> None:
     assert run.result is not None  # check_rules passed before
     kappa = "none" if run.result.kappa_star is None else number(run.result.kappa_star)
+    knee = "the verdicts change with the knee removed and moved" if run.result.candidates else "no knee"
     fine = {
         BACKTEST_FN: f"FN = 0 on {len(run.result.judged)} judged, κ* = {kappa}",
         FIXTURES_MATCH_LABELS: f"{len(labels.rows)} verdicts at κ* = {kappa} match their labels",
-        KNEE_BINDS: "the verdicts change with the knee removed and moved"
-        if run.result.candidates
-        else "no knee",
+        KNEE_BINDS: knee,
     }
     for name, detail in fine.items():
         report.add(name, run.failures.get(name), detail)

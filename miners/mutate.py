@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from ouroboros_gates.miners.backtest import number
+from ouroboros_gates.miners.backtest import BacktestResult, number
 from ouroboros_gates.miners.checks import KNEE_BINDS, CheckRun, run_checks
 from ouroboros_gates.miners.datalog import (
     Atom,
@@ -298,20 +298,20 @@ def _verdicts_on(corpus: _Corpus, program: Program) -> Judged | None:
 
 
 def _equivalent(mutant: Mutant, run: CheckRun, original: CheckRun, corpus: _Corpus | None) -> str | None:
-    if run.result is None or original.result is None:
-        return None
-    mine, theirs = run.result.verdicts, original.result.verdicts
-    if mine.keys() != theirs.keys() or any(mine[k].atoms != theirs[k].atoms for k in mine):
+    if run.result is None or original.result is None or not _same_verdicts(run.result, original.result):
         return None
     if corpus is not None and corpus.differs(mutant.program):
         return None  # the same on the labelled runs, but not on real ones
     knees = ", ".join(number(k) for k in original.result.candidates)
-    where = (
-        ""
-        if corpus is None
-        else f", on the labelled runs and {len(corpus.extracted.instances)} corpus run(s)"
-    )
+    runs = f"{len(corpus.extracted.instances)} corpus run(s)" if corpus is not None else ""
+    where = f", on the labelled runs and {runs}" if runs else ""
     return f"same verdicts as the original with no knee and at every candidate ({{{knees}}}){where}"
+
+
+def _same_verdicts(mine: BacktestResult, theirs: BacktestResult) -> bool:
+    """Whether two backtests derived the same verdicts with no knee and at every candidate."""
+    found, expected = mine.verdicts, theirs.verdicts
+    return found.keys() == expected.keys() and all(found[k].atoms == expected[k].atoms for k in found)
 
 
 def _judge(mutant: Mutant, run: CheckRun, original: CheckRun, corpus: _Corpus | None = None) -> MutantResult:
