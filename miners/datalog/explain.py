@@ -109,7 +109,7 @@ def _same(left: Value, right: Value) -> bool:
 def _ordered(body: Sequence[Literal]) -> list[Literal]:
     """The positive atoms in written order, each negation or comparison right after its variables
     are bound."""
-    waiting = [literal for literal in body if not isinstance(literal, Atom)]
+    waiting: list[Literal] = [literal for literal in body if not isinstance(literal, Atom)]
     ordered: list[Literal] = []
     bound: set[str] = set()
     for atom in [literal for literal in body if isinstance(literal, Atom)]:
