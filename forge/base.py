@@ -42,7 +42,8 @@ class NotFoundError(ForgeError):
 
 # git's default trailer token: letters, digits and hyphens, then ':' (spaces before it allowed).
 COMMIT_NAME = re.compile(r"[0-9a-fA-F]{7,40}")
-"""How a proposal or a label request names a commit (``fullmatch``): 7 to 40 hex digits, as git abbreviates."""
+"""How a proposal or a label request names a commit (``fullmatch``): 7 to 40 hex digits, as git
+abbreviates."""
 
 _TRAILER = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(.*)$")
 
@@ -180,8 +181,9 @@ class Forge(Protocol):
         ...
 
     def commit(self, sha: str) -> Commit:
-        """The commit ``sha`` (full or an unambiguous prefix) with its full sha, its message and the paths it
-        changed (against its first parent; every path for a root commit); ``NotFoundError`` when there is none."""
+        """The commit ``sha`` (full or an unambiguous prefix) with its full sha, its message and the paths
+        it changed (against its first parent; every path for a root commit); ``NotFoundError`` when there is
+        none."""
         ...
 
 

@@ -40,4 +40,6 @@ def sample_note(settings: Settings) -> str | None:
     """The line a command prints when it works on the sample forge because ``OURO_FORGE`` names none."""
     if settings.forge != "sample":
         return None
-    return "forge: the sample forge shipped with the package (OURO_FORGE=DIR or github:OWNER/NAME names yours)"
+    return (
+        "forge: the sample forge shipped with the package (OURO_FORGE=DIR or github:OWNER/NAME names yours)"
+    )

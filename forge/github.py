@@ -69,7 +69,9 @@ class GitHubForge:
         self._reset_at: float | None = None  # set when the last response left no requests in the window
 
     @classmethod
-    def from_environment(cls, owner: str, name: str, environ: Mapping[str, str], **kwargs: Any) -> GitHubForge:
+    def from_environment(
+        cls, owner: str, name: str, environ: Mapping[str, str], **kwargs: Any
+    ) -> GitHubForge:
         """The forge with the token from ``GH_TOKEN`` or ``GITHUB_TOKEN``."""
         token = environ.get("GH_TOKEN") or environ.get("GITHUB_TOKEN")
         if not token:
@@ -116,7 +118,9 @@ class GitHubForge:
         if _SHA.fullmatch(sha) is None:
             raise NotFoundError(f"{sha!r} is not a commit sha")
         data = self._get(f"commits/{sha}")
-        files = tuple(str(f["filename"]) for f in data.get("files") or () if isinstance(f, dict) and "filename" in f)
+        files = tuple(
+            str(f["filename"]) for f in data.get("files") or () if isinstance(f, dict) and "filename" in f
+        )
         return Commit.parse(str(data["sha"]), str(data["commit"]["message"]), files)
 
     def file_at(self, revision: str, path: str) -> bytes:
@@ -142,7 +146,12 @@ class GitHubForge:
     def merge(self, number: int, head_sha: str, message: str) -> str:
         """Merge at ``head_sha`` (GitHub refuses when the head moved); the merge commit's sha."""
         title, _, body = message.partition("\n")
-        payload = {"sha": head_sha, "merge_method": "merge", "commit_title": title, "commit_message": body.strip()}
+        payload = {
+            "sha": head_sha,
+            "merge_method": "merge",
+            "commit_title": title,
+            "commit_message": body.strip(),
+        }
         answer = self._call("PUT", f"pulls/{int(number)}/merge", json=payload).json()
         return str(answer.get("sha") or "")
 
@@ -188,7 +197,9 @@ class GitHubForge:
                 self._note(exc.response.raw_response)
                 wait = max(exc.retry_after.total_seconds(), 0.0)
                 if attempt == _TRIES or wait > self.max_wait_s:
-                    raise RateLimitedError(f"{method} {url}: GitHub rate limit, retry in {wait:.0f} s", wait) from exc
+                    raise RateLimitedError(
+                        f"{method} {url}: GitHub rate limit, retry in {wait:.0f} s", wait
+                    ) from exc
                 self._sleep(wait)
                 continue
             except RequestFailed as exc:
@@ -200,7 +211,10 @@ class GitHubForge:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _note(self, response: httpx.Response) -> None:
-        remaining, reset = response.headers.get("x-ratelimit-remaining"), response.headers.get("x-ratelimit-reset")
+        remaining, reset = (
+            response.headers.get("x-ratelimit-remaining"),
+            response.headers.get("x-ratelimit-reset"),
+        )
         self._reset_at = float(reset) if remaining == "0" and reset and reset.isdigit() else None
 
     def _wait_for_window(self, method: str, url: str) -> None:
@@ -208,7 +222,9 @@ class GitHubForge:
             return
         wait = self._reset_at - self._clock()
         if wait > self.max_wait_s:
-            raise RateLimitedError(f"{method} {url}: no requests left until the window resets in {wait:.0f} s", wait)
+            raise RateLimitedError(
+                f"{method} {url}: no requests left until the window resets in {wait:.0f} s", wait
+            )
         if wait > 0:
             self._sleep(wait)
         self._reset_at = None
@@ -218,10 +234,14 @@ class GitHubForge:
     def _ticket(self, data: Mapping[str, Any]) -> Ticket:
         try:
             return Ticket(
-                number=int(data["number"]), title=str(data["title"]), body=str(data.get("body") or ""),
-                state=str(data["state"]), labels=_labels(data), created_at=_time(data["created_at"]),
+                number=int(data["number"]),
+                title=str(data["title"]),
+                body=str(data.get("body") or ""),
+                state=str(data["state"]),
+                labels=_labels(data),
+                created_at=_time(data["created_at"]),
                 comments=self.comments(int(data["number"])) if data.get("comments") else (),
-            )  # fmt: skip
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise ForgeError(f"issue: malformed answer: {exc!r}") from exc
 
@@ -234,11 +254,20 @@ class GitHubForge:
                 for c in self._pages(f"pulls/{number}/commits", {})
             )
             return PullRequest(
-                number=number, title=str(data["title"]), body=str(data.get("body") or ""), state=state,
-                draft=bool(data.get("draft")), labels=_labels(data), created_at=_time(data["created_at"]),
-                base=str(data["base"]["ref"]), head_sha=str(head["sha"]), author=str(data["user"]["login"]),
-                commits=commits, checks=self._checks(str(head["sha"])), head_ref=str(head.get("ref") or ""),
-            )  # fmt: skip
+                number=number,
+                title=str(data["title"]),
+                body=str(data.get("body") or ""),
+                state=state,
+                draft=bool(data.get("draft")),
+                labels=_labels(data),
+                created_at=_time(data["created_at"]),
+                base=str(data["base"]["ref"]),
+                head_sha=str(head["sha"]),
+                author=str(data["user"]["login"]),
+                commits=commits,
+                checks=self._checks(str(head["sha"])),
+                head_ref=str(head.get("ref") or ""),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise ForgeError(f"pull request: malformed answer: {exc!r}") from exc
 
@@ -279,8 +308,10 @@ def _time(text: str) -> datetime:
 def _comment(data: Mapping[str, Any]) -> Comment:
     try:
         return Comment(
-            id=int(data["id"]), author=str(data["user"]["login"]), created_at=_time(data["created_at"]),
+            id=int(data["id"]),
+            author=str(data["user"]["login"]),
+            created_at=_time(data["created_at"]),
             body=str(data.get("body") or ""),
-        )  # fmt: skip
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise ForgeError(f"comment: malformed answer: {exc!r}") from exc

@@ -36,7 +36,12 @@ class LocalForge:
     """Tickets and pull requests from JSON files, commits and files from a local git repository."""
 
     def __init__(
-        self, forge_dir: Path, repository: Path, *, cache_dir: Path | None = None, writes_dir: Path | None = None
+        self,
+        forge_dir: Path,
+        repository: Path,
+        *,
+        cache_dir: Path | None = None,
+        writes_dir: Path | None = None,
     ) -> None:
         self.forge_dir = Path(forge_dir)
         self.repository = Path(repository)
@@ -47,7 +52,12 @@ class LocalForge:
     @classmethod
     def from_examples(cls, examples: Path, cache_dir: Path, writes_dir: Path | None = None) -> LocalForge:
         """The forge of the shipped sample corpus: ``examples/forge`` and ``examples/repo.bundle``."""
-        return cls(Path(examples) / "forge", Path(examples) / "repo.bundle", cache_dir=cache_dir, writes_dir=writes_dir)
+        return cls(
+            Path(examples) / "forge",
+            Path(examples) / "repo.bundle",
+            cache_dir=cache_dir,
+            writes_dir=writes_dir,
+        )
 
     # -- tickets and pull requests ---------------------------------------------------------------
 
@@ -73,7 +83,9 @@ class LocalForge:
         issue = _ISSUE_REF.fullmatch(ref)
         if issue is not None:
             name = f"{int(issue.group(1))}.json"
-            return any((root / kind / name).is_file() for root in self._roots() for kind in ("tickets", "pulls"))
+            return any(
+                (root / kind / name).is_file() for root in self._roots() for kind in ("tickets", "pulls")
+            )
         return _SHA.fullmatch(ref) is not None and self.has_commit(ref)
 
     # -- writes (into the writes directory; the shipped forge is never modified) ----------------
@@ -105,7 +117,9 @@ class LocalForge:
         if pull.state != "open":
             raise ForgeError(f"pull request #{number} is {pull.state}, not open")
         if pull.head_sha != head_sha:
-            raise ForgeError(f"pull request #{number}'s head moved: {pull.head_sha[:12]}, not {head_sha[:12]}")
+            raise ForgeError(
+                f"pull request #{number}'s head moved: {pull.head_sha[:12]}, not {head_sha[:12]}"
+            )
         merged = self._git_merge(pull, message) if self.has_commit(head_sha) else ""
         document = {**_load(self._read_path("pulls", number)), "state": "merged", "merge_commit": merged}
         write_document(self._writes("pulls") / f"{int(number)}.json", document)
@@ -128,13 +142,19 @@ class LocalForge:
 
     def _git_merge(self, pull: PullRequest, message: str) -> str:
         _refuse_option(pull.base, "base")
-        base = self._git("rev-parse", "--verify", "--end-of-options", f"refs/heads/{pull.base}").stdout.decode().strip()
+        base = (
+            self._git("rev-parse", "--verify", "--end-of-options", f"refs/heads/{pull.base}")
+            .stdout.decode()
+            .strip()
+        )
         tree = self._git("merge-tree", "--write-tree", "--no-messages", base, pull.head_sha, check=False)
         if tree.returncode != 0:
             raise ForgeError(f"pull request #{pull.number} does not merge cleanly into {pull.base}")
         oid = tree.stdout.decode().split()[0]
         who = ["-c", "user.name=ouroboros-merger", "-c", "user.email=merger@ouroboros.invalid"]
-        commit = self._git(*who, "commit-tree", oid, "-p", base, "-p", pull.head_sha, "-m", message).stdout.decode()
+        commit = self._git(
+            *who, "commit-tree", oid, "-p", base, "-p", pull.head_sha, "-m", message
+        ).stdout.decode()
         commit = commit.strip()
         self._git("update-ref", f"refs/heads/{pull.base}", commit, base)
         return commit
@@ -164,17 +184,24 @@ class LocalForge:
         _refuse_option(sha, "revision")
         if _SHA.fullmatch(sha) is None:
             return False
-        return self._git("cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", check=False).returncode == 0
+        return (
+            self._git("cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", check=False).returncode == 0
+        )
 
     def commit(self, sha: str) -> Commit:
         """The commit ``sha`` with its message and the paths it changed against its first parent."""
         if not self.has_commit(sha):
             raise NotFoundError(f"no commit {sha!r} in the repository")
-        full = self._git("rev-parse", "--verify", "--end-of-options", f"{sha}^{{commit}}").stdout.decode().strip()
+        full = (
+            self._git("rev-parse", "--verify", "--end-of-options", f"{sha}^{{commit}}")
+            .stdout.decode()
+            .strip()
+        )
         raw = self._git("cat-file", "commit", full).stdout.decode("utf-8", "replace")
         message = raw.split("\n\n", 1)[1] if "\n\n" in raw else ""
-        listed = self._git("diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "--root", "-m", "--first-parent",
-                           full).stdout  # fmt: skip
+        listed = self._git(
+            "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "--root", "-m", "--first-parent", full
+        ).stdout
         files = tuple(dict.fromkeys(p.decode("utf-8", "surrogateescape") for p in listed.split(b"\0") if p))
         return Commit.parse(full, message.rstrip("\n"), files)
 
@@ -339,7 +366,9 @@ def _ticket(data: Mapping[str, Any]) -> Ticket:
 
 
 def _pull_request(data: Mapping[str, Any]) -> PullRequest:
-    commits = tuple(Commit.parse(_get(c, "sha", str), _get(c, "message", str)) for c in _objects(data, "commits"))
+    commits = tuple(
+        Commit.parse(_get(c, "sha", str), _get(c, "message", str)) for c in _objects(data, "commits")
+    )
     checks = tuple(
         Check(name=_get(c, "name", str), command=_get(c, "command", str), exit_code=_get(c, "exit_code", int))
         for c in _objects(data, "checks")

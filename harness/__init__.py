@@ -7,12 +7,13 @@ event lists (``openhands``), as JSON lines or JSON documents (``source``). A fil
 named (``Reader.unread``), never skipped in silence.
 Which files make a run is ``paths`` (``expand`` for command-line paths, ``run_at`` for one path), the one
 path reader every command uses: a harness run directory, a file, or Claude Code's projects layout, a run
-per session named by its ``sessionId`` and read with its subagents' transcripts. Everything is read
+per session named by its ``sessionId`` and read with its subagents' transcripts; ``peek`` says what a log
+file's first objects hold (its format, its session). Everything is read
 lazily and bad input never stops a reader: malformed lines are reported with their file:line and
 counted; a session folder without its main transcript is read with a note saying so. ``tools`` holds
 the one definition of a tool error (a struggle: an error or a gate's denial) and the call/result pairing;
-``stats`` the counts ``ouro corpus stats`` prints (per run and per agent) and ingest records, with the one
-prompt-cache ratio h_r (``cache_ratio``); ``cost`` the folding of ``total_cost_usd``.
+``stats`` the counts ``ouro corpus stats`` prints (per run and per agent: ``corpus_stats``) and ingest
+records, with the one prompt-cache ratio h_r (``cache_ratio``); ``cost`` the folding of ``total_cost_usd``.
 Pure code: no Celery, no SQLAlchemy.
 
     reader = read("runs/r1")                     # a file of any format, or a run directory
@@ -30,20 +31,14 @@ from typing import TYPE_CHECKING
 from ouroboros_gates.schemas._lazy import reexport
 
 if TYPE_CHECKING:
+    from ouroboros_gates.harness.corpus_stats import CorpusStats, RunStats, collect
     from ouroboros_gates.harness.cost import CostFold, SessionCosts, fold_cumulative
     from ouroboros_gates.harness.detect import Format, classify, detect_format
-    from ouroboros_gates.harness.paths import RunFiles, expand, format_of, has_result_lines, run_at, run_files, run_name
+    from ouroboros_gates.harness.paths import RunFiles, expand, run_at, run_files, run_name
+    from ouroboros_gates.harness.peek import format_of, has_result_lines
     from ouroboros_gates.harness.reader import Reader, Unread, iter_events, read
     from ouroboros_gates.harness.source import Layout, Malformed
-    from ouroboros_gates.harness.stats import (
-        MAIN_AGENT,
-        AgentStats,
-        CorpusStats,
-        RunStats,
-        cache_ratio,
-        collect,
-        summarise,
-    )
+    from ouroboros_gates.harness.stats import MAIN_AGENT, AgentStats, cache_ratio, summarise
     from ouroboros_gates.harness.swe_agent import CACHE_UNREPORTED
     from ouroboros_gates.harness.tools import (
         TOOL_ERROR_DEFINITION,

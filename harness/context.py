@@ -80,21 +80,24 @@ class UsageLedger:
 
 def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | None] | None:
     """The de-duplication key of an API response; redacted or missing ids take no part in it."""
-    parts = tuple(value if isinstance(value, str) and value and value != REDACTED else None
-                  for value in (message_id, request_id))  # fmt: skip
+    parts = tuple(
+        value if isinstance(value, str) and value and value != REDACTED else None
+        for value in (message_id, request_id)
+    )
     return None if parts == (None, None) else (parts[0], parts[1])
 
 
 @dataclass
 class ReadState:
-    """State kept across the lines of one run: tool names by call id, the usage ledger, the own transcripts."""
+    """State kept across one run's lines: tool names by call id, the usage ledger, the own transcripts."""
 
     tool_names: dict[str, str] = field(default_factory=dict)
     ledger: UsageLedger = field(default_factory=UsageLedger)
     own_agents: frozenset[str] = frozenset()
     """The subagents whose own transcripts the run reads: their relayed lines repeat them."""
     by_event: dict[int, str] = field(default_factory=dict)
-    """Tool call ids by the id of the event that made the call (OpenHands: an observation names its ``cause``)."""
+    """Tool call ids by the id of the event that made the call (OpenHands: an observation names its
+    ``cause``)."""
     open_turns: dict[tuple[str, str | None], Where] = field(default_factory=dict)
     """Per file and session, the stream-json line of a turn that has no ``result`` line yet (a cut run)."""
 
@@ -160,15 +163,22 @@ def block_events(ctx: LineContext, state: ReadState, message: Any, **common: Any
             state.called(call_id, name)
             tool_input = block.get("input")
             yield ctx.event(
-                HarnessKind.TOOL_CALL, tool=name, tool_use_id=call_id,
-                tool_input=tool_input if isinstance(tool_input, dict) else None, **common,
-            )  # fmt: skip
+                HarnessKind.TOOL_CALL,
+                tool=name,
+                tool_use_id=call_id,
+                tool_input=tool_input if isinstance(tool_input, dict) else None,
+                **common,
+            )
         elif kind == "tool_result":
             call_id = text(block.get("tool_use_id"))
             yield ctx.event(
-                HarnessKind.TOOL_RESULT, tool=state.name_of(call_id), tool_use_id=call_id,
-                is_error=block.get("is_error") is True, result_text=result_text(block.get("content")), **common,
-            )  # fmt: skip
+                HarnessKind.TOOL_RESULT,
+                tool=state.name_of(call_id),
+                tool_use_id=call_id,
+                is_error=block.get("is_error") is True,
+                result_text=result_text(block.get("content")),
+                **common,
+            )
 
 
 def result_text(content: Any) -> str | None:
@@ -178,6 +188,9 @@ def result_text(content: Any) -> str | None:
         return content or None
     if isinstance(content, dict):
         content = [content]
-    parts = [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)] \
-        if isinstance(content, list) else []  # fmt: skip
+    parts = (
+        [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)]
+        if isinstance(content, list)
+        else []
+    )
     return "\n".join(parts) or None

@@ -2,14 +2,17 @@
 
 The rule, applied to every object on its own (so a file that mixes formats is read right line by line):
 
-1. ``event_type`` and an object ``event``               -> the CSF envelope (its ``event`` is read again)
-2. ``hook_event_name``                                  -> a Claude Code hook payload
+1. ``event_type`` and an object ``event``             -> the CSF envelope (its ``event`` is read again)
+2. ``hook_event_name``                                -> a Claude Code hook payload
 3. ``sessionId``/``parentUuid``/``leafUuid``/``isSidechain``, or a type only transcripts write
-   (``summary``, ``file-history-snapshot``, ``queue-operation``, ``progress``) -> a Claude Code transcript line
-4. a string ``type`` with ``session_id``, or a stream-json ``type``   -> a ``--output-format stream-json`` line
-5. a SWE-agent trajectory (``trajectory``, or a ``history`` of role messages) -> ``swe-agent``
-6. an OpenHands event (``source`` with ``action`` or ``observation``), or a ``history`` of them -> ``openhands``
-7. anything else                                        -> unknown (kept as an ``other`` event, never rejected)
+   (``summary``, ``file-history-snapshot``, ``queue-operation``, ``progress``) -> a Claude Code transcript
+   line
+4. a string ``type`` with ``session_id``, or a stream-json ``type`` -> a ``--output-format stream-json``
+   line
+5. an OpenHands event (``source`` with ``action`` or ``observation``), or a ``history`` of them
+   -> ``openhands``
+6. a SWE-agent trajectory (``trajectory``, or a ``history`` of role messages) -> ``swe-agent``
+7. anything else                                      -> unknown (kept as an ``other`` event, never rejected)
 
 A file's format is the one its first objects share, ``mixed`` when they differ, ``empty`` when it has
 none; the reader never needs it, it is what ``ouro corpus stats`` shows.
@@ -30,8 +33,8 @@ from ouroboros_gates.harness.swe_agent import is_trajectory
 __all__ = ["AGENTS", "EXPECTED", "Format", "agent_of", "classify", "detect_format"]
 
 EXPECTED = (
-    "CSF envelope lines, Claude Code stream-json, a Claude Code transcript or hook payloads (JSON lines or JSON), "
-    "a SWE-agent trajectory (.traj) or OpenHands events"
+    "CSF envelope lines, Claude Code stream-json, a Claude Code transcript or hook payloads "
+    "(JSON lines or JSON), a SWE-agent trajectory (.traj) or OpenHands events"
 )
 """What a harness log may hold: named when a file holds none of it."""
 
@@ -78,12 +81,9 @@ def classify(doc: dict[str, Any]) -> Format:
         return Format.ENVELOPE
     if isinstance(doc.get("hook_event_name"), str):
         return Format.HOOK
-    kind = doc.get("type")
-    kind = kind if isinstance(kind, str) else None
-    if any(key in doc for key in _TRANSCRIPT_KEYS) or kind in _TRANSCRIPT_TYPES:
-        return Format.TRANSCRIPT
-    if kind is not None and ("session_id" in doc or kind in _STREAM_TYPES):
-        return Format.STREAM_JSON
+    found = _claude_code_line(doc)
+    if found is not None:
+        return found
     if is_openhands_event(doc) or _openhands_history(doc):
         return Format.OPENHANDS
     if is_trajectory(doc):
@@ -91,10 +91,25 @@ def classify(doc: dict[str, Any]) -> Format:
     return Format.UNKNOWN
 
 
+def _claude_code_line(doc: dict[str, Any]) -> Format | None:
+    """A transcript line or a stream-json line, by its keys and its ``type``; None for neither."""
+    kind = doc.get("type")
+    kind = kind if isinstance(kind, str) else None
+    if any(key in doc for key in _TRANSCRIPT_KEYS) or kind in _TRANSCRIPT_TYPES:
+        return Format.TRANSCRIPT
+    if kind is not None and ("session_id" in doc or kind in _STREAM_TYPES):
+        return Format.STREAM_JSON
+    return None
+
+
 def _openhands_history(doc: dict[str, Any]) -> bool:
     history = doc.get("history")
-    return isinstance(history, list) and bool(history) and isinstance(history[0], dict) \
-        and is_openhands_event(history[0])  # fmt: skip
+    return (
+        isinstance(history, list)
+        and bool(history)
+        and isinstance(history[0], dict)
+        and is_openhands_event(history[0])
+    )
 
 
 def detect_format(path: Path | str) -> Format:

@@ -4,13 +4,13 @@ Every payload has ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_nam
 releases, ``permission_mode``; the rest depends on the event:
 
 - ``PreToolUse`` (``tool_name``, ``tool_input``, ``tool_use_id``)       -> a tool call
-- ``PostToolUse`` (adds ``tool_response``; fires only when the tool succeeded) -> a tool result, not an error,
-  whose ``result_text`` is the response's text (a Bash call's stdout and stderr)
+- ``PostToolUse`` (adds ``tool_response``; fires only when the tool succeeded) -> a tool result, not an
+  error, whose ``result_text`` is the response's text (a Bash call's stdout and stderr)
 - ``PostToolUseFailure`` (adds ``error``, ``is_interrupt``)            -> a tool result that is an error,
   whose ``result_text`` is the ``error``
-- ``OuroborosGate`` with ``decision: deny`` (the line ``ouro hook`` writes after a call its gate refused, with
-  the ``gates`` that fired and the ``reason`` the agent was shown) -> a tool result that is an error, subtype
-  ``gate_denial``: the refused call's struggle (``tools.denied_by`` names the gates)
+- ``OuroborosGate`` with ``decision: deny`` (the line ``ouro hook`` writes after a call its gate refused,
+  with the ``gates`` that fired and the ``reason`` the agent was shown) -> a tool result that is an error,
+  subtype ``gate_denial``: the refused call's struggle (``tools.denied_by`` names the gates)
 - ``Stop``/``SubagentStop`` (``stop_hook_active``), ``SessionStart`` (``source``, ``model``),
   ``SessionEnd``, ``UserPromptSubmit``, ``Notification``, ``PreCompact``… -> a ``hook`` event
 
@@ -54,7 +54,6 @@ def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iter
     call_id, tool = text(doc.get("tool_use_id")), text(doc.get("tool_name"))
     if kind is HarnessKind.TOOL_CALL:
         state.called(call_id, tool)
-    tool_input = doc.get("tool_input")
     if ctx.timestamp is None and (moment := timestamp(doc.get("timestamp"))) is not None:
         ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
     yield ctx.event(
@@ -62,17 +61,28 @@ def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iter
         subtype=GATE_DENIAL if denied else name,
         session=text(doc.get("session_id")),
         agent=text(doc.get("agent_id")),
-        tool=tool or (state.name_of(call_id) if kind is HarnessKind.TOOL_RESULT else None),
+        tool=tool or _answered(state, call_id, kind),
         tool_use_id=call_id,
-        tool_input=tool_input if isinstance(tool_input, dict) and kind is not HarnessKind.HOOK else None,
+        tool_input=_tool_input(doc, kind),
         is_error=name == "PostToolUseFailure" or denied,
         result_text=_response_text(doc) if kind is HarnessKind.TOOL_RESULT else None,
     )
 
 
+def _answered(state: ReadState, call_id: str | None, kind: HarnessKind) -> str | None:
+    """The tool of the call a result answers, when the payload does not name it."""
+    return state.name_of(call_id) if kind is HarnessKind.TOOL_RESULT else None
+
+
+def _tool_input(doc: dict[str, Any], kind: HarnessKind) -> dict[str, Any] | None:
+    """The input of the call a payload describes (none for a hook that describes no call)."""
+    tool_input = doc.get("tool_input")
+    return tool_input if isinstance(tool_input, dict) and kind is not HarnessKind.HOOK else None
+
+
 def _response_text(doc: dict[str, Any]) -> str | None:
-    """A failure's ``error``; a success's ``tool_response``: a string, a Bash call's stdout and stderr (each
-    when not empty), or the ``content`` a tool returned."""
+    """A failure's ``error``; a success's ``tool_response``: a string, a Bash call's stdout and stderr
+    (each when not empty), or the ``content`` a tool returned."""
     for key in ("error", "reason"):  # a failure's error; a gate's refusal
         if isinstance(said := doc.get(key), str) and said:
             return said
@@ -80,7 +90,9 @@ def _response_text(doc: dict[str, Any]) -> str | None:
     if not isinstance(response, dict):
         return result_text(response)
     streams = [
-        response[name] for name in ("stdout", "stderr") if isinstance(response.get(name), str) and response[name]
+        response[name]
+        for name in ("stdout", "stderr")
+        if isinstance(response.get(name), str) and response[name]
     ]
     return "\n".join(streams) if streams else result_text(response.get("content"))
 

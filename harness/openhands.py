@@ -23,6 +23,7 @@ command's ``extras.metadata.exit_code``). An action the model asked for carries 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -34,10 +35,22 @@ from ouroboros_gates.schemas.kinds import HarnessKind
 __all__ = ["TOOL_ACTIONS", "is_openhands_event", "openhands_events"]
 
 TOOL_ACTIONS = frozenset(
-    {"run", "run_ipython", "read", "write", "edit", "browse", "browse_interactive", "delegate", "call_tool_mcp"}
+    {
+        "run",
+        "run_ipython",
+        "read",
+        "write",
+        "edit",
+        "browse",
+        "browse_interactive",
+        "delegate",
+        "call_tool_mcp",
+    }
 )
 """The actions that run something in the sandbox (``message``, ``finish``, ``think``, ``system`` do not)."""
 _REFUSED = frozenset({"error", "user_rejected"})
+_ZONE = re.compile(r"[+-]")
+"""A zone offset's sign, looked for past the date (whose own ``-`` are not one)."""
 
 
 def is_openhands_event(doc: dict[str, Any]) -> bool:
@@ -67,39 +80,72 @@ def openhands_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) ->
     moment = _moment(doc.get("timestamp"))
     if moment is not None:
         ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
-    session = ctx.run
-    metadata = doc.get("tool_call_metadata")
-    function = text(metadata.get("function_name")) if isinstance(metadata, dict) else None
-    action, observation = text(doc.get("action")), text(doc.get("observation"))
     usage, cost = _usage(doc.get("llm_metrics"), state)
-    if action is not None and doc.get("source") == "agent" and (action in TOOL_ACTIONS or function):
-        call_id, args = _call_id(doc), doc.get("args")
-        if isinstance(doc.get("id"), int) and call_id:
-            state.by_event[doc["id"]] = call_id  # the cause its observation will name
-        state.called(call_id, function or action)
-        yield ctx.event(HarnessKind.TOOL_CALL, subtype=action, tool=function or action, tool_use_id=call_id,
-                        tool_input=args if isinstance(args, dict) else None, session=session,
-                        usage=usage, total_cost_usd=cost)  # fmt: skip
+    common: dict[str, Any] = {"session": ctx.run, "usage": usage, "total_cost_usd": cost}
+    action, observation = text(doc.get("action")), text(doc.get("observation"))
+    tool = _tool(doc, action)
+    if action is not None and tool is not None:
+        yield _tool_call(doc, ctx, state, action, tool, common)
         return
     cause = doc.get("cause")
     call_id = state.by_event.get(cause) if isinstance(cause, int) else None
     if observation is not None and call_id is not None:
-        content = doc.get("content")
-        yield ctx.event(HarnessKind.TOOL_RESULT, subtype=observation, tool=state.name_of(call_id),
-                        tool_use_id=call_id, is_error=_failed(doc), session=session, usage=usage,
-                        result_text=content if isinstance(content, str) and content else None,
-                        total_cost_usd=cost)  # fmt: skip
+        yield _tool_result(doc, ctx, state, observation, call_id, common)
         return
     kind = HarnessKind.USER if doc.get("source") == "user" else HarnessKind.OTHER
-    yield ctx.event(kind, subtype=action or observation, session=session, usage=usage, total_cost_usd=cost)
+    yield ctx.event(kind, subtype=action or observation, **common)
+
+
+def _tool(doc: dict[str, Any], action: str | None) -> str | None:
+    """The tool an agent's action calls (the function the model named, else the action), when it runs
+    something or the model asked for it as a tool; None for any other event."""
+    metadata = doc.get("tool_call_metadata")
+    function = text(metadata.get("function_name")) if isinstance(metadata, dict) else None
+    if action is None or doc.get("source") != "agent" or not (action in TOOL_ACTIONS or function):
+        return None
+    return function or action
+
+
+def _tool_call(
+    doc: dict[str, Any], ctx: LineContext, state: ReadState, action: str, tool: str, common: dict[str, Any]
+) -> LineEvent:
+    """The call ``action`` makes of ``tool``."""
+    call_id, args = _call_id(doc), doc.get("args")
+    if isinstance(doc.get("id"), int) and call_id:
+        state.by_event[doc["id"]] = call_id  # the cause its observation will name
+    state.called(call_id, tool)
+    tool_input = args if isinstance(args, dict) else None
+    return ctx.event(
+        HarnessKind.TOOL_CALL, subtype=action, tool=tool, tool_use_id=call_id, tool_input=tool_input, **common
+    )
+
+
+def _tool_result(
+    doc: dict[str, Any],
+    ctx: LineContext,
+    state: ReadState,
+    observation: str,
+    call_id: str,
+    common: dict[str, Any],
+) -> LineEvent:
+    """The ``observation`` that answers the tool call ``call_id``."""
+    content = doc.get("content")
+    return ctx.event(
+        HarnessKind.TOOL_RESULT,
+        subtype=observation,
+        tool=state.name_of(call_id),
+        tool_use_id=call_id,
+        is_error=_failed(doc),
+        result_text=content if isinstance(content, str) and content else None,
+        **common,
+    )
 
 
 def _moment(value: Any) -> datetime | None:
     """An event's time: OpenHands writes the machine's local time without a zone; it is read as UTC (a run's
     durations are exact, its hours off by the machine's offset), an instant with a zone as it says."""
-    if isinstance(value, str) and value and value[-1].isdigit() and "+" not in value[10:] and "-" not in value[10:]:
-        value += "Z"
-    return timestamp(value)
+    zoneless = isinstance(value, str) and value[-1:].isdigit() and not _ZONE.search(value[10:])
+    return timestamp(f"{value}Z" if zoneless else value)
 
 
 def _usage(metrics: Any, state: ReadState) -> tuple[Tokens | None, float | None]:
@@ -119,8 +165,10 @@ def _usage(metrics: Any, state: ReadState) -> tuple[Tokens | None, float | None]
 
 
 def _tokens(entry: dict[str, Any]) -> Tokens:
-    counts = {name: int(number(entry.get(name)) or 0) for name in
-              ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens")}  # fmt: skip
+    counts = {
+        name: int(number(entry.get(name)) or 0)
+        for name in ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens")
+    }
     cached = counts["cache_read_tokens"] + counts["cache_write_tokens"]
     return Tokens(
         input_tokens=max(counts["prompt_tokens"] - cached, 0),

@@ -26,35 +26,16 @@ import glob
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import islice
 from pathlib import Path
 
-from ouroboros_gates.harness.detect import Format, classify
-from ouroboros_gates.harness.source import Layout, Source
+from ouroboros_gates.harness.peek import LOG_SUFFIXES, hook_session, session_id, whole_run
 from ouroboros_gates.schemas.errors import CorpusError
 
-__all__ = [
-    "LOG_SUFFIXES",
-    "SUBAGENTS",
-    "RunFiles",
-    "expand",
-    "format_of",
-    "has_result_lines",
-    "hook_session",
-    "own_agents",
-    "run_at",
-    "run_files",
-    "run_name",
-    "session_id",
-    "whole_run",
-]
+__all__ = ["SUBAGENTS", "RunFiles", "expand", "own_agents", "run_at", "run_files", "run_name"]
 
-LOG_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json", ".traj"})
 SUBAGENTS = "subagents"
 """The folder beside a session's transcript that holds its subagents' (``<session>/subagents/``)."""
 _AGENT_FILE = "agent-"
-_PEEK = 50
 _NOT_IN_RUN_ID = re.compile(r"[^A-Za-z0-9_.:-]+")
 
 
@@ -75,7 +56,9 @@ def _cleaned(base: str) -> str:
 
 def run_name(path: Path) -> str:
     """A run id for ``path``: a run directory's name, a file's stem (``events.jsonl``: its folder's)."""
-    return _cleaned(path.parent.name if path.name == "events.jsonl" else (path.name if path.is_dir() else path.stem))
+    return _cleaned(
+        path.parent.name if path.name == "events.jsonl" else (path.name if path.is_dir() else path.stem)
+    )
 
 
 def run_files(directory: Path) -> tuple[Path, ...]:
@@ -95,91 +78,9 @@ def own_agents(files: Iterable[Path]) -> frozenset[str]:
     )
 
 
-@dataclass(frozen=True)
-class _Peek:
-    """What the first objects of a file say: the first one's format, its session, and its layout."""
-
-    format: Format | None = None
-    session: str | None = None
-    array: bool = False
-    """The file is one JSON array (an event list), not lines or one object."""
-    lines: bool = True
-    """The file holds JSON lines (not one document spread over several lines)."""
-
-
-def _peek(path: Path) -> _Peek:
-    if path.suffix not in LOG_SUFFIXES or not path.is_file():
-        return _Peek()
-    stat = path.stat()
-    return _peek_version(path, stat.st_mtime_ns, stat.st_size)
-
-
-@lru_cache(maxsize=4096)
-def _peek_version(path: Path, _mtime_ns: int, _size: int) -> _Peek:
-    """``_peek`` for one version of a file (a folder's files are asked about once per listing)."""
-    source = Source(path)
-    objects = iter(source)
-    first: Format | None = None
-    try:
-        for _line, doc in islice(objects, _PEEK):
-            found = classify(doc)
-            inner = doc.get("event") if found is Format.ENVELOPE else doc
-            if found is Format.ENVELOPE and isinstance(inner, dict) and classify(inner) is Format.HOOK:
-                found = Format.HOOK  # the hook's own log: its payloads in envelopes
-            first = first or found
-            key = "sessionId" if first is Format.TRANSCRIPT else "session_id"
-            session = inner.get(key) if isinstance(inner, dict) else None
-            if isinstance(session, str) and session:
-                return _Peek(first, session, _is_array(path), source.layout is not Layout.DOCUMENT)
-    finally:
-        objects.close()
-    return _Peek(first, None, _is_array(path), source.layout is not Layout.DOCUMENT)
-
-
-def _is_array(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"["
-
-
-def session_id(path: Path) -> str | None:
-    """The ``sessionId`` the first lines of a Claude Code transcript carry (a file whose first object is a
-    transcript line); None for any other file."""
-    if path.name == "events.jsonl":
-        return None  # a harness run keeps its folder's name, whatever its lines are
-    found = _peek(path)
-    return found.session if found.format is Format.TRANSCRIPT else None
-
-
-def hook_session(path: Path) -> str | None:
-    """The ``session_id`` of a hook log (payloads, or the hook's own envelopes of them); None for another file."""
-    found = _peek(path)
-    return found.session if found.format is Format.HOOK else None
-
-
-_READ_BY_READERS = frozenset({Format.TRANSCRIPT, Format.HOOK, Format.SWE_AGENT, Format.OPENHANDS})
-
-
-def has_result_lines(path: Path) -> bool:
-    """Whether the file is JSON lines whose usage is in result lines (CSF envelopes, stream-json, or nothing known:
-    what jq reads line by line), rather than a transcript, a hook log, another agent's log or a JSON document
-    (what the readers read)."""
-    found = _peek(path)
-    return found.format not in _READ_BY_READERS and found.lines
-
-
-def format_of(path: Path) -> Format | None:
-    """The format of a log file's first object (None for an empty file or one that is no log)."""
-    return _peek(path).format
-
-
-def whole_run(path: Path) -> bool:
-    """Whether the file holds a run on its own: a SWE-agent trajectory, or an OpenHands event list (one array)."""
-    found = _peek(path)
-    return found.format is Format.SWE_AGENT or (found.format is Format.OPENHANDS and found.array)
-
-
-def _subagent_files(folder: Path) -> tuple[Path, ...]:
-    return tuple(sorted((folder / SUBAGENTS).glob("*.jsonl"))) if (folder / SUBAGENTS).is_dir() else ()
+def _subagent_files(*folders: Path) -> tuple[Path, ...]:
+    """The subagents' transcripts of the session folders, folder by folder."""
+    return tuple(file for folder in folders for file in sorted((folder / SUBAGENTS).glob("*.jsonl")))
 
 
 def _session(mains: tuple[Path, ...], known: str | None = None, folder: Path | None = None) -> RunFiles:
@@ -187,18 +88,28 @@ def _session(mains: tuple[Path, ...], known: str | None = None, folder: Path | N
     its ``folder``), each with its subagents' transcripts. Its path is its folder when it has one (naming the
     folder reads the whole session back), else its transcript."""
     folders = [main.with_suffix("") for main in mains] or ([folder] if folder else [])
-    subagents = tuple(file for place in folders for file in _subagent_files(place))
+    subagents = _subagent_files(*folders)
     files = mains + subagents
-    found = known or next((sid for sid in map(session_id, files) if sid), None)
+    found = known or _first_session_id(files)
     if mains:
-        # What names the whole session back (``run_at``): its folder, its one transcript, or, for resumed parts
-        # without a folder, ``<project>/<sessionId>``.
-        where = next((place for place in folders if place.is_dir()), None)
-        where = where or (mains[0] if len(mains) == 1 or found is None else mains[0].parent / found)
-        return RunFiles(_cleaned(found or mains[0].stem), files, where)
+        return RunFiles(_cleaned(found or mains[0].stem), files, _session_path(mains, folders, found))
     assert folder is not None  # a session has a transcript or a folder
-    note = f"{folder}.jsonl: the session's main transcript is absent; its {len(subagents)} subagent file(s) read alone"
+    absent = f"{folder}.jsonl: the session's main transcript is absent"
+    note = f"{absent}; its {len(subagents)} subagent file(s) read alone"
     return RunFiles(_cleaned(found or folder.name), files, folder, (note,))
+
+
+def _first_session_id(files: Iterable[Path]) -> str | None:
+    return next((sid for sid in map(session_id, files) if sid), None)
+
+
+def _session_path(mains: tuple[Path, ...], folders: list[Path], found: str | None) -> Path:
+    """What names the whole session back (``run_at``): its folder, its one transcript, or, for resumed
+    parts without a folder, ``<project>/<sessionId>``."""
+    where = next((place for place in folders if place.is_dir()), None)
+    if where is not None:
+        return where
+    return mains[0] if len(mains) == 1 or found is None else mains[0].parent / found
 
 
 def _transcripts(directory: Path) -> dict[str, list[Path]]:
@@ -219,20 +130,32 @@ def run_at(path: Path) -> RunFiles:
             return RunFiles(run_name(path), (path,), path)
         return RunFiles(_cleaned(known), (path,), path, _left_out(path, known))
     if not path.is_dir():
-        group = _transcripts(path.parent).get(path.name) if path.parent.is_dir() else None
-        if group:  # ``<project>/<sessionId>``: a session of several transcripts and no folder
-            return _session(tuple(group), path.name)
-        raise CorpusError(f"{path}: no such file or directory")
+        return _named_session(path)
     if not (path / "events.jsonl").is_file() and _subagent_files(path):
-        main = path.with_name(f"{path.name}.jsonl")
-        if not main.is_file():
-            return _session((), folder=path)
-        known = session_id(main)
-        return _session(tuple(_transcripts(path.parent).get(known, [main]) if known else [main]), known)
+        return _session_folder(path)
     files = run_files(path)
     if not files:
-        raise CorpusError(f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson, *.json or *.traj files)")
+        raise CorpusError(
+            f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson, *.json or *.traj files)"
+        )
     return RunFiles(run_name(path), files, path)
+
+
+def _named_session(path: Path) -> RunFiles:
+    """``<project>/<sessionId>``: a session of several transcripts and no folder."""
+    group = _transcripts(path.parent).get(path.name) if path.parent.is_dir() else None
+    if not group:
+        raise CorpusError(f"{path}: no such file or directory")
+    return _session(tuple(group), path.name)
+
+
+def _session_folder(path: Path) -> RunFiles:
+    """The session of a folder with subagents: its transcript(s) beside it with it, or the folder alone."""
+    main = path.with_name(f"{path.name}.jsonl")
+    if not main.is_file():
+        return _session((), folder=path)
+    known = session_id(main)
+    return _session(tuple(_transcripts(path.parent).get(known, [main]) if known else [main]), known)
 
 
 def _left_out(path: Path, known: str) -> tuple[str, ...]:
@@ -241,8 +164,10 @@ def _left_out(path: Path, known: str) -> tuple[str, ...]:
     others = len(siblings) + len(_subagent_files(path.with_suffix("")))
     if not others:
         return ()
-    return (f"{path}: read alone; its session {known} has {others} other file(s) (subagents, resumed parts), "
-            f"read when the session's folder {path.with_suffix('')} or its project folder is named",)  # fmt: skip
+    return (
+        f"{path}: read alone; its session {known} has {others} other file(s) (subagents, resumed parts), "
+        f"read when the session's folder {path.with_suffix('')} or its project folder is named",
+    )
 
 
 def expand(items: Iterable[str | Path]) -> list[RunFiles]:
@@ -264,11 +189,15 @@ def _joined(runs: list[RunFiles]) -> list[RunFiles]:
     sessions = {run.name: index for index, run in enumerate(runs) if any(map(session_id, run.files))}
     moved: dict[int, list[int]] = {}
     for index, run in enumerate(runs):
-        ids = {hook_session(file) for file in run.files}
-        only = ids.pop() if len(ids) == 1 else None
-        target = sessions.get(_cleaned(only)) if only is not None else None
+        target = _hooks_session(run, sessions)
         if target is not None and target != index:
             moved.setdefault(target, []).append(index)
+    return _merged(runs, moved)
+
+
+def _merged(runs: list[RunFiles], moved: dict[int, list[int]]) -> list[RunFiles]:
+    """The runs, each one ``moved`` names (a session's index -> its hook logs' runs' indexes) read in
+    that session's run."""
     gone = {index for group in moved.values() for index in group}
     return [
         _join(run, [runs[other] for other in moved[index]]) if index in moved else run
@@ -277,11 +206,20 @@ def _joined(runs: list[RunFiles]) -> list[RunFiles]:
     ]
 
 
+def _hooks_session(run: RunFiles, sessions: dict[str, int]) -> int | None:
+    """The index of the session whose hook logs all of ``run``'s files are, if they are one session's."""
+    ids = {hook_session(file) for file in run.files}
+    only = ids.pop() if len(ids) == 1 else None
+    return sessions.get(_cleaned(only)) if only is not None else None
+
+
 def _join(session: RunFiles, hooks: list[RunFiles]) -> RunFiles:
     files = session.files + tuple(file for run in hooks for file in run.files)
     logs = ", ".join(str(run.path) for run in hooks)
-    note = (f"session {session.name} is read through two formats (its transcript and the hook log(s) {logs}): "
-            "one run, each call counted once by tool_use_id")  # fmt: skip
+    note = (
+        f"session {session.name} is read through two formats (its transcript and the hook log(s) {logs}): "
+        "one run, each call counted once by tool_use_id"
+    )
     return RunFiles(session.name, files, session.path, (*session.notes, note))
 
 
@@ -313,15 +251,30 @@ def _runs_below(directory: Path, seen: set[Path]) -> list[RunFiles]:
         return [RunFiles(run_name(directory), files, directory)]
     sessions = _transcripts(directory)
     mains = {file for group in sessions.values() for file in group}
+    runs = _runs_in(directory, files, sessions, mains)
+    for child in sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        runs += _runs_of_child(child, mains, seen)
+    return runs
+
+
+def _runs_in(
+    directory: Path, files: tuple[Path, ...], sessions: dict[str, list[Path]], mains: set[Path]
+) -> list[RunFiles]:
+    """The runs of the log files directly in ``directory``: its sessions, each file that holds a whole
+    run, and the other files as one run."""
     alone = [file for file in files if file not in mains and whole_run(file)]
     rest = tuple(file for file in files if file not in mains and file not in alone)
     runs = [_session(tuple(group), sid) for sid, group in sessions.items()]
     runs += [RunFiles(run_name(file), (file,), file) for file in alone]
-    runs += [RunFiles(run_name(directory), rest, directory)] if rest else []
-    for child in sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        if _subagent_files(child):  # a session folder: read with its transcript, or alone without one
-            if child.with_name(f"{child.name}.jsonl") not in mains:
-                runs.append(_session((), folder=child))
-        else:
-            runs.extend(_runs_below(child, seen))
+    if rest:
+        runs.append(RunFiles(run_name(directory), rest, directory))
     return runs
+
+
+def _runs_of_child(child: Path, mains: set[Path], seen: set[Path]) -> list[RunFiles]:
+    """The runs of a child folder; a session folder is read with its transcript, or alone without one."""
+    if not _subagent_files(child):
+        return _runs_below(child, seen)
+    if child.with_name(f"{child.name}.jsonl") in mains:
+        return []
+    return [_session((), folder=child)]

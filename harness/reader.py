@@ -43,7 +43,9 @@ class Unread:
 
     def __str__(self) -> str:
         held = ", ".join(self.keys) or "no keys"
-        return f"{self.file}: not read: no object in a known format (its first has {held}); expected {EXPECTED}"
+        return (
+            f"{self.file}: not read: no object in a known format (its first has {held}); expected {EXPECTED}"
+        )
 
 
 class Reader:
@@ -97,9 +99,9 @@ class Reader:
     def cut(self) -> list[str]:
         """The stream-json turns of the last pass that have no ``result`` line, as notes."""
         return [
-            f"{where.file}:{where.line}: session {session or '(none)'} ends without a result line (a process killed "
-            "or still running): its last turn's usage and cost are not counted (assistant lines carry partial "
-            "snapshots)"
+            f"{where.file}:{where.line}: session {session or '(none)'} ends without a result line "
+            "(a process killed or still running): its last turn's usage and cost are not counted "
+            "(assistant lines carry partial snapshots)"
             for (_file, session), where in self._state.open_turns.items()
         ]
 
@@ -139,7 +141,9 @@ class Reader:
             self._by_file[source.name] = Counter()
             for line, doc in source:
                 try:
-                    events = list(self._dispatch(doc, LineContext(self.run, Where(source.name, line), doc), state))
+                    events = list(
+                        self._dispatch(doc, LineContext(self.run, Where(source.name, line), doc), state)
+                    )
                 except (ValueError, TypeError, OverflowError) as exc:
                     source.report(line, f"could not be typed: {_first_line(exc)}")
                     continue
@@ -156,34 +160,46 @@ class Reader:
 def line_events(
     doc: dict[str, Any], ctx: LineContext, state: ReadState, found: Format | None = None
 ) -> Iterator[LineEvent]:
-    """The events of one JSON object, by its format (``found``, when classified already): a CSF envelope is
-    opened and its ``event`` read by its own format's reader; an object of no known format is one ``other``
-    event. The readers and the gate server's incremental session logs type every line through here."""
+    """The events of one JSON object, by its format (``found``, when classified already): a CSF envelope
+    is opened and its ``event`` read by its own format's reader; an object of no known format is one
+    ``other`` event. The readers and the gate server's incremental session logs type every line through
+    here."""
     found = classify(doc) if found is None else found
-    if found is Format.ENVELOPE:
-        opened = unwrap(doc)
-        ctx = LineContext(ctx.run, ctx.span, ctx.raw, opened.ts)
-        inner = classify(opened.event)
-        if inner is Format.HOOK:
-            return hook_events(opened.event, ctx, state)
-        if inner is Format.TRANSCRIPT:
-            return transcript_events(opened.event, ctx, state)
-        # the harness wraps stream-json lines; event_type names a line that lacks its type
-        return stream_events(opened.event, ctx, state, type_hint=opened.event_type)
-    if found is Format.HOOK:
-        return hook_events(doc, ctx, state)
-    if found is Format.TRANSCRIPT:
-        return transcript_events(doc, ctx, state)
-    if found is Format.STREAM_JSON:
-        return stream_events(doc, ctx, state)
-    if found is Format.SWE_AGENT:
-        return swe_agent_events(doc, ctx, state)
-    if found is Format.OPENHANDS:
-        history = doc.get("history")
-        if isinstance(history, list):  # an evaluation's line: the conversation's events, on this line
-            return (event for item in history if isinstance(item, dict) for event in openhands_events(item, ctx, state))
+    reader = _READERS.get(found) if found is not None else None
+    return iter((ctx.event(HarnessKind.OTHER),)) if reader is None else reader(doc, ctx, state)
+
+
+def _envelope_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
+    opened = unwrap(doc)
+    ctx = LineContext(ctx.run, ctx.span, ctx.raw, opened.ts)
+    inner = classify(opened.event)
+    if inner is Format.HOOK:
+        return hook_events(opened.event, ctx, state)
+    if inner is Format.TRANSCRIPT:
+        return transcript_events(opened.event, ctx, state)
+    # the harness wraps stream-json lines; event_type names a line that lacks its type
+    return stream_events(opened.event, ctx, state, type_hint=opened.event_type)
+
+
+def _openhands_line(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
+    history = doc.get("history")
+    if not isinstance(history, list):
         return openhands_events(doc, ctx, state)
-    return iter((ctx.event(HarnessKind.OTHER),))
+    # an evaluation's line: the conversation's events, on this line
+    return (
+        event for item in history if isinstance(item, dict) for event in openhands_events(item, ctx, state)
+    )
+
+
+_READERS: dict[Format, Callable[[dict[str, Any], LineContext, ReadState], Iterator[LineEvent]]] = {
+    Format.ENVELOPE: _envelope_events,
+    Format.HOOK: hook_events,
+    Format.TRANSCRIPT: transcript_events,
+    Format.STREAM_JSON: stream_events,
+    Format.SWE_AGENT: swe_agent_events,
+    Format.OPENHANDS: _openhands_line,
+}
+"""The reader of each format's objects."""
 
 
 def read(path: Path | str, run: str | None = None) -> Reader:

@@ -173,20 +173,32 @@ def _probe(handle: IO[bytes]) -> Layout:
     if second is not None and isinstance(_decode(second)[0], dict | list):
         return Layout.LINES
     handle.seek(0)
+    return _scanned_layout(handle)
+
+
+def _scanned_layout(handle: IO[bytes]) -> Layout:
+    """The layout the first value scanned from the start of ``handle`` shows (in ``PROBE_BYTES``)."""
     scanner, read = _Scanner(), 0
     for number, raw in enumerate(handle, start=1):
         read += len(raw)
         found = list(scanner.feed(raw[3:] if number == 1 and raw.startswith(_BOM) else raw, number))
         if found:
-            # The first value must be valid JSON and the rest of its last line clean (a stray byte after
-            # it means a bad line, not a document); several lines make a document: this value's, or those
-            # of the array it is an item of.
-            start, blob, _ = found[0]
-            valid = all(problem is None for _, _, problem in found) and _decode(blob)[1] is None
-            return Layout.DOCUMENT if valid and (number > start or scanner.base == 1) else Layout.LINES
+            return _layout_of(found, number, in_array=scanner.base == 1)
         if read > PROBE_BYTES:
             break
     return Layout.LINES
+
+
+def _layout_of(found: list[tuple[int, bytes, str | None]], number: int, in_array: bool) -> Layout:
+    """The layout the values that end on line ``number`` show, the first value of the file among them.
+
+    The first value must be valid JSON and the rest of its last line clean (a stray byte after it means
+    a bad line, not a document); several lines make a document: this value's, or those of the array it
+    is an item of.
+    """
+    start, blob, _ = found[0]
+    valid = all(problem is None for _, _, problem in found) and _decode(blob)[1] is None
+    return Layout.DOCUMENT if valid and (number > start or in_array) else Layout.LINES
 
 
 def _next_nonblank(handle: IO[bytes]) -> bytes | None:
@@ -214,7 +226,8 @@ class _Scanner:
 
     def feed(self, line: bytes, number: int) -> Iterator[tuple[int, bytes, str | None]]:
         """``(start line, value bytes, problem)`` for each value or stray text that ends on this line."""
-        pos, cut, self.escaped = (1 if self.escaped else 0), 0, False
+        # A line that goes on after a backslash ending the last one starts past the escaped character.
+        pos, cut, self.escaped = int(self.escaped), 0, False
         while pos < len(line):
             if self.in_string:
                 pos = self._string(line, pos)
@@ -232,7 +245,11 @@ class _Scanner:
                 break
             pos = token.end()
             if not self._between(token[0], number):
-                yield number, b"", f"unexpected {token[0][:20].decode('utf-8', 'replace')!r} between JSON values"
+                yield (
+                    number,
+                    b"",
+                    f"unexpected {token[0][:20].decode('utf-8', 'replace')!r} between JSON values",
+                )
                 return
             if self.depth > self.base:
                 cut = token.start()  # a value opened here

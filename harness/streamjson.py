@@ -16,7 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ouroboros_gates.harness.context import LineContext, ReadState, block_events, number, text, timestamp, usage
+from ouroboros_gates.harness.context import (
+    LineContext,
+    ReadState,
+    block_events,
+    number,
+    text,
+    timestamp,
+    usage,
+)
 from ouroboros_gates.harness.line import LineEvent
 from ouroboros_gates.schemas.kinds import HarnessKind
 
@@ -40,14 +48,10 @@ def stream_events(
         ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
     is_result = line_type == "result"
     kind = KINDS.get(line_type, HarnessKind.OTHER)
-    turn = (ctx.span.file, common["session"])
-    if is_result:
-        state.open_turns.pop(turn, None)
-    elif kind is HarnessKind.ASSISTANT and common["agent"] is None:
-        state.open_turns.setdefault(turn, ctx.span)
+    _follow_turn(state, ctx, kind, common)
     yield ctx.event(
         kind,
-        subtype=text(doc.get("subtype")) or (line_type if kind is HarnessKind.OTHER and line_type else None),
+        subtype=text(doc.get("subtype")) or _unknown_type(kind, line_type),
         is_error=is_result and doc.get("is_error") is True,
         usage=usage(doc.get("usage")) if is_result else None,
         total_cost_usd=number(doc.get("total_cost_usd")),
@@ -56,6 +60,21 @@ def stream_events(
     yield from block_events(ctx, state, doc.get("message"), **common)
     if is_result:
         yield from _denials(doc.get("permission_denials"), ctx, state, common)
+
+
+def _unknown_type(kind: HarnessKind, line_type: str) -> str | None:
+    """The ``type`` of a line of no known type, kept as its subtype."""
+    return line_type if kind is HarnessKind.OTHER and line_type else None
+
+
+def _follow_turn(state: ReadState, ctx: LineContext, kind: HarnessKind, common: dict[str, Any]) -> None:
+    """A main agent's line opens its turn in the file and session until a ``result`` line ends it (a turn
+    left open is a cut run)."""
+    turn = (ctx.span.file, common["session"])
+    if kind is HarnessKind.RESULT:
+        state.open_turns.pop(turn, None)
+    elif kind is HarnessKind.ASSISTANT and common["agent"] is None:
+        state.open_turns.setdefault(turn, ctx.span)
 
 
 def _denials(denials: Any, ctx: LineContext, state: ReadState, common: dict[str, Any]) -> Iterator[LineEvent]:

@@ -6,11 +6,11 @@ function-calling mode an assistant message carries ``tool_calls`` with an ``id``
 ``tool`` message answers with ``tool_call_ids``) and ``info`` (``model_stats``: ``instance_cost``,
 ``tokens_sent``, ``tokens_received``, ``api_calls``; ``exit_status``). Some files hold the history alone.
 
-- Each step is a tool call and its result, named ``step-N`` (the history's tool calls, in order, give their
-  function names; a replayed trajectory may repeat their ids). A file of history alone has the history's calls,
-  each answered by the ``tool`` message that names its id. Every action runs in SWE-agent's shell, so a step without a
-  function name is a ``Bash`` call whose ``command`` is the action; a named function keeps its name
-  (``bash`` is ``Bash``) and its arguments.
+- Each step is a tool call and its result, named ``step-N`` (the history's tool calls, in order, give
+  their function names; a replayed trajectory may repeat their ids). A file of history alone has the
+  history's calls, each answered by the ``tool`` message that names its id. Every action runs in
+  SWE-agent's shell, so a step without a function name is a ``Bash`` call whose ``command`` is the
+  action; a named function keeps its name (``bash`` is ``Bash``) and its arguments.
 - A step is a tool error when its observation reports failure (``FAILED``: a Python traceback, SWE-agent's
   linter refusing an edit, a shell's "command not found" / "No such file or directory", a command's
   ``Usage:``/``Error:`` line, a timeout). SWE-agent writes no exit status per step: this is the one reading
@@ -56,11 +56,14 @@ def is_trajectory(doc: dict[str, Any]) -> bool:
     if isinstance(doc.get("trajectory"), list):
         return True
     history = doc.get("history")
-    return isinstance(history, list) and bool(history) and isinstance(history[0], dict) and "role" in history[0]
+    return (
+        isinstance(history, list) and bool(history) and isinstance(history[0], dict) and "role" in history[0]
+    )
 
 
 def _calls(history: Any) -> list[tuple[str | None, str | None, Any]]:
-    """``(id, function name, arguments)`` of every tool call the history's assistant messages made, in order."""
+    """``(id, function name, arguments)`` of every tool call the history's assistant messages made, in
+    order."""
     found = []
     for message in history if isinstance(history, list) else []:
         calls = message.get("tool_calls") if isinstance(message, dict) else None
@@ -105,21 +108,28 @@ def _steps(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], str, int
     calls = _calls(history)
     steps = doc.get("trajectory")
     if isinstance(steps, list) and steps:
-        named = calls if len(calls) == len(steps) else [(None, None, None)] * len(steps)
-        found = []
-        for index, (entry, (_id, name, arguments)) in enumerate(zip(steps, named, strict=True)):
-            step: dict[str, Any] = entry if isinstance(entry, dict) else {}
-            action = text(step.get("action")) or ""
-            tool, tool_input = _tool(name, arguments, action.strip())
-            observation = text(step.get("observation")) or ""
-            # A replayed or hand-written trajectory may repeat a call id: a step is named by its place.
-            found.append((f"step-{index + 1}", tool, tool_input, observation, index))
-        return found
+        return _trajectory_steps(steps, calls)
     answers = _results(history)
     return [
         (call_id or f"call-{index + 1}", *_tool(name, arguments, ""), answers.get(call_id or "", ""), index)
         for index, (call_id, name, arguments) in enumerate(calls)
     ]
+
+
+def _trajectory_steps(
+    steps: list[Any], calls: list[tuple[str | None, str | None, Any]]
+) -> list[tuple[str, str, dict[str, Any], str, int]]:
+    """The trajectory's steps, named by the history's calls when there is one per step."""
+    named = calls if len(calls) == len(steps) else [(None, None, None)] * len(steps)
+    found = []
+    for index, (entry, (_id, name, arguments)) in enumerate(zip(steps, named, strict=True)):
+        step: dict[str, Any] = entry if isinstance(entry, dict) else {}
+        action = text(step.get("action")) or ""
+        tool, tool_input = _tool(name, arguments, action.strip())
+        observation = text(step.get("observation")) or ""
+        # A replayed or hand-written trajectory may repeat a call id: a step is named by its place.
+        found.append((f"step-{index + 1}", tool, tool_input, observation, index))
+    return found
 
 
 def swe_agent_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
@@ -132,11 +142,17 @@ def swe_agent_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) ->
         line = lines[index] if key == "trajectory" and index < len(lines) else ctx.span.line
         step = LineContext(ctx.run, Where(ctx.span.file, line), ctx.raw)
         state.called(call_id, tool)
-        yield step.event(HarnessKind.TOOL_CALL, tool=tool, tool_use_id=call_id, tool_input=tool_input, session=session)
         yield step.event(
-            HarnessKind.TOOL_RESULT, tool=tool, tool_use_id=call_id, session=session,
-            is_error=FAILED.search(observation) is not None, result_text=observation or None,
-        )  # fmt: skip
+            HarnessKind.TOOL_CALL, tool=tool, tool_use_id=call_id, tool_input=tool_input, session=session
+        )
+        yield step.event(
+            HarnessKind.TOOL_RESULT,
+            tool=tool,
+            tool_use_id=call_id,
+            session=session,
+            is_error=FAILED.search(observation) is not None,
+            result_text=observation or None,
+        )
     yield from _model_stats(doc.get("info"), ctx, session)
 
 
@@ -147,4 +163,6 @@ def _model_stats(info: Any, ctx: LineContext, session: str) -> Iterator[LineEven
     sent, received = number(stats.get("tokens_sent")), number(stats.get("tokens_received"))
     usage = Tokens(input_tokens=int(sent or 0), output_tokens=int(received or 0))
     cost = number(stats.get("instance_cost"))
-    yield ctx.event(HarnessKind.RESULT, subtype=CACHE_UNREPORTED, usage=usage, total_cost_usd=cost, session=session)
+    yield ctx.event(
+        HarnessKind.RESULT, subtype=CACHE_UNREPORTED, usage=usage, total_cost_usd=cost, session=session
+    )

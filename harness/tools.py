@@ -8,8 +8,9 @@ reports failure or that a gate refused, in any format:
   hook's denial, whose text is the hook's reason),
 - a ``PostToolUseFailure`` hook (``PostToolUse`` fires only on success),
 - a permission denial (a stream-json ``result``'s ``permission_denials``),
-- an Ouroboros gate's denial: the ``OuroborosGate`` line ``ouro hook`` writes after the refused call; it is
-  attributed to the gates that fired (``denied_by``), as is a transcript's error whose text is that refusal,
+- an Ouroboros gate's denial: the ``OuroborosGate`` line ``ouro hook`` writes after the refused call; it
+  is attributed to the gates that fired (``denied_by``), as is a transcript's error whose text is that
+  refusal,
 - a failed step of another agent (a SWE-agent observation, an OpenHands error observation: their readers).
 
 Readers mark these events ``kind == tool_result`` with ``is_error``; ``is_tool_error`` is the test
@@ -51,9 +52,11 @@ __all__ = [
 ]
 
 TOOL_ERROR_DEFINITION = (
-    "a struggle: a tool call whose result is an error or that a gate denied: a tool_result with is_error true, "
-    "a PostToolUseFailure hook, a permission denial (stream-json permission_denials), an Ouroboros gate's denial "
-    "(attributed to the gate that fired), a failed step of another agent; counted once per tool_use_id"
+    "a struggle: a tool call whose result is an error or that a gate denied: "
+    "a tool_result with is_error true, a PostToolUseFailure hook, "
+    "a permission denial (stream-json permission_denials), "
+    "an Ouroboros gate's denial (attributed to the gate that fired), "
+    "a failed step of another agent; counted once per tool_use_id"
 )
 _REFUSAL = re.compile(r"Ouroboros gate (\S+) \(deny, [^)]*\) refuses this call")
 """How the hook's deny reason names each gate (``ops.gate.evaluate.render``), as a transcript quotes it."""
@@ -65,8 +68,8 @@ def is_tool_error(event: HarnessEvent | LineEvent) -> bool:
 
 
 def denied_by(event: HarnessEvent | LineEvent) -> tuple[str, ...]:
-    """The gates that refused the call ``event`` reports (none when no gate did): an ``OuroborosGate`` line's
-    ``gates``, or the gates its error text quotes from the hook's reason."""
+    """The gates that refused the call ``event`` reports (none when no gate did): an ``OuroborosGate``
+    line's ``gates``, or the gates its error text quotes from the hook's reason."""
     if not is_tool_error(event):
         return ()
     inner = event.raw.get("event")
@@ -108,35 +111,50 @@ def pair_tool_uses(events: Iterable[HarnessEvent]) -> list[ToolUse]:
     Order does not matter: a result read before its call (hook payloads kept in separate files) is
     joined when the call arrives.
     """
-    uses: list[ToolUse] = []
-    by_id: dict[tuple[str | None, str], ToolUse] = {}
-    calls_waiting: defaultdict[Hashable, deque[ToolUse]] = defaultdict(deque)
-    results_waiting: defaultdict[Hashable, deque[ToolUse]] = defaultdict(deque)
+    pairing = _Pairing()
     for event in events:
-        if event.kind not in (HarnessKind.TOOL_CALL, HarnessKind.TOOL_RESULT):
-            continue
-        is_call = event.kind is HarnessKind.TOOL_CALL
+        if event.kind is HarnessKind.TOOL_CALL:
+            pairing.use_of(event, is_call=True).call = event
+        elif event.kind is HarnessKind.TOOL_RESULT:
+            pairing.use_of(event, is_call=False).results.append(event)
+    return pairing.uses
+
+
+@dataclass
+class _Pairing:
+    """The uses found so far, by call id, and those waiting for the other side by session, tool and input."""
+
+    uses: list[ToolUse] = field(default_factory=list)
+    by_id: dict[tuple[str | None, str], ToolUse] = field(default_factory=dict)
+    waiting: dict[bool, defaultdict[Hashable, deque[ToolUse]]] = field(
+        default_factory=lambda: {True: defaultdict(deque), False: defaultdict(deque)}
+    )
+    """Per side (True: calls), the uses that have only that side yet."""
+
+    def use_of(self, event: HarnessEvent, is_call: bool) -> ToolUse:
+        """The use the call or result ``event`` belongs to (a new one when none is waiting for it)."""
         key = call_key(event)
-        if key is not None:
-            use = by_id.get(key)
-            if use is None or (is_call and use.call is not None):
-                use = ToolUse(call=None)
-                uses.append(use)
-                by_id.setdefault(key, use)
-        else:
-            # Without ids a result answers the oldest unanswered call with the same session, tool and input.
-            similar = by_input(event)
-            mine, theirs = (calls_waiting, results_waiting) if is_call else (results_waiting, calls_waiting)
-            use = theirs[similar].popleft() if theirs[similar] else None
-            if use is None:
-                use = ToolUse(call=None)
-                uses.append(use)
-                mine[similar].append(use)
-        if is_call:
-            use.call = event
-        else:
-            use.results.append(event)
-    return uses
+        if key is None:
+            return self._by_input(by_input(event), is_call)
+        use = self.by_id.get(key)
+        if use is None or (is_call and use.call is not None):
+            use = self._new()
+            self.by_id.setdefault(key, use)
+        return use
+
+    def _by_input(self, similar: Hashable, is_call: bool) -> ToolUse:
+        # Without ids a result answers the oldest unanswered call with the same session, tool and input.
+        theirs = self.waiting[not is_call][similar]
+        if theirs:
+            return theirs.popleft()
+        use = self._new()
+        self.waiting[is_call][similar].append(use)
+        return use
+
+    def _new(self) -> ToolUse:
+        use = ToolUse(call=None)
+        self.uses.append(use)
+        return use
 
 
 def by_input(event: HarnessEvent | LineEvent) -> Hashable:

@@ -22,8 +22,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ouroboros_gates.harness.context import LineContext, ReadState, block_events, response_key, text, timestamp, usage
-from ouroboros_gates.harness.line import LineEvent
+from ouroboros_gates.harness.context import (
+    LineContext,
+    ReadState,
+    block_events,
+    response_key,
+    text,
+    timestamp,
+    usage,
+)
+from ouroboros_gates.harness.line import LineEvent, Tokens
 from ouroboros_gates.schemas.kinds import HarnessKind
 
 __all__ = ["transcript_events"]
@@ -44,23 +52,38 @@ def transcript_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -
 
 
 def _entry(
-    doc: dict[str, Any], ctx: LineContext, state: ReadState, session: str | None, agent: str | None,
+    doc: dict[str, Any],
+    ctx: LineContext,
+    state: ReadState,
+    session: str | None,
+    agent: str | None,
     relay: bool = False,
-) -> Iterator[LineEvent]:  # fmt: skip
+) -> Iterator[LineEvent]:
     line_type = text(doc.get("type")) or ""
     moment = timestamp(doc.get("timestamp"))
     if moment is not None:
         ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
     kind = _KINDS.get(line_type, HarnessKind.OTHER)
     message = doc.get("message")
-    counted = None
     # A relay of a subagent whose own transcript the run reads adds no usage: that transcript counts it.
-    if line_type == "assistant" and isinstance(message, dict) and not (relay and agent in state.own_agents):
-        reported, key = usage(message.get("usage")), response_key(message.get("id"), doc.get("requestId"))
-        counted = None if reported is None else state.ledger.add(key, reported)
+    repeated = relay and agent in state.own_agents
+    counted = _usage(doc, message, state) if line_type == "assistant" and not repeated else None
+    if not relay or kind is not HarnessKind.OTHER:
+        subtype = _subtype(doc, kind, line_type)
+        yield ctx.event(kind, subtype=subtype, session=session, agent=agent, usage=counted, relay=relay)
+    yield from block_events(ctx, state, message, session=session, agent=agent, relay=relay)
+
+
+def _usage(doc: dict[str, Any], message: Any, state: ReadState) -> Tokens | None:
+    """The usage an assistant line adds: its response's, once per response (``UsageLedger``)."""
+    if not isinstance(message, dict):
+        return None
+    reported, key = usage(message.get("usage")), response_key(message.get("id"), doc.get("requestId"))
+    return None if reported is None else state.ledger.add(key, reported)
+
+
+def _subtype(doc: dict[str, Any], kind: HarnessKind, line_type: str) -> str | None:
     subtype = text(doc.get("subtype")) or (line_type if kind is HarnessKind.OTHER else None)
     if kind is HarnessKind.OTHER and isinstance(doc.get("data"), dict):
         subtype = text(doc["data"].get("type")) or subtype  # progress: agent_progress, hook_progress…
-    if not relay or kind is not HarnessKind.OTHER:
-        yield ctx.event(kind, subtype=subtype, session=session, agent=agent, usage=counted, relay=relay)
-    yield from block_events(ctx, state, message, session=session, agent=agent, relay=relay)
+    return subtype

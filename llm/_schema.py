@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import operator
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["violation"]
@@ -72,20 +74,31 @@ def _check_values(value: Any, schema: dict[str, Any], root: dict[str, Any], path
     if "const" in schema and value != schema["const"]:
         return f"{where}: {value!r} is not {schema['const']!r}"
     if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", len(value)):
-            return f"{where}: length {len(value)} is outside the schema's bounds"
-        if "pattern" in schema and not re.search(schema["pattern"], value):
-            return f"{where}: {value!r} does not match {schema['pattern']!r}"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        too_low = ("minimum" in schema and value < schema["minimum"]) or (
-            "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]
-        )
-        too_high = ("maximum" in schema and value > schema["maximum"]) or (
-            "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]
-        )
-        if too_low or too_high:
-            return f"{where}: {value!r} is outside the schema's bounds"
+        return _check_string(value, schema, where)
+    if isinstance(value, int | float) and not isinstance(value, bool) and _outside(value, schema):
+        return f"{where}: {value!r} is outside the schema's bounds"
     return None
+
+
+def _check_string(value: str, schema: dict[str, Any], where: str) -> str | None:
+    if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", len(value)):
+        return f"{where}: length {len(value)} is outside the schema's bounds"
+    if "pattern" in schema and not re.search(schema["pattern"], value):
+        return f"{where}: {value!r} does not match {schema['pattern']!r}"
+    return None
+
+
+_BOUNDS: tuple[tuple[str, Callable[[float, float], bool]], ...] = (
+    ("minimum", operator.lt),
+    ("exclusiveMinimum", operator.le),
+    ("maximum", operator.gt),
+    ("exclusiveMaximum", operator.ge),
+)
+"""Each bound a number may have, and how a number breaks it."""
+
+
+def _outside(value: float, schema: dict[str, Any]) -> bool:
+    return any(breaks(value, schema[key]) for key, breaks in _BOUNDS if key in schema)
 
 
 def _check_object(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:

@@ -9,7 +9,13 @@ from typing import Any
 import httpx
 
 from ouroboros_gates.llm._types import Endpoint
-from ouroboros_gates.llm.errors import AccountError, LlmError, ModelRequestError, ReplyParseError, TransientLlmError
+from ouroboros_gates.llm.errors import (
+    AccountError,
+    LlmError,
+    ModelRequestError,
+    ReplyParseError,
+    TransientLlmError,
+)
 
 __all__ = ["http_client", "post_json"]
 
@@ -37,7 +43,9 @@ def post_json(client: httpx.Client, path: str, body: dict[str, Any]) -> tuple[di
     try:
         response = client.post(path, json=body)
     except httpx.TimeoutException as exc:
-        raise TransientLlmError(f"{where}: no reply within {client.timeout.read}s ({type(exc).__name__})") from exc
+        raise TransientLlmError(
+            f"{where}: no reply within {client.timeout.read}s ({type(exc).__name__})"
+        ) from exc
     except httpx.HTTPError as exc:
         raise TransientLlmError(f"{where}: {type(exc).__name__}: {exc}") from exc
     wall_s = time.perf_counter() - started

@@ -1,8 +1,9 @@
 """The response cache: a reply stored under the sha256 of what was asked, replayed byte for byte at $0.
 
 The key covers the model id, a digest of the other parameters (schema, max tokens), the messages, the
-temperature, the sample index, whether JSON was asked and the retry attempt, so sample 2 at 0.7 never replays
-sample 1. The raw reply is stored, even one that did not parse: a replay parses it again and fails the same way.
+temperature, the sample index, whether JSON was asked and the retry attempt, so sample 2 at 0.7 never
+replays sample 1. The raw reply is stored, even one that did not parse: a replay parses it again and fails
+the same way.
 """
 
 from __future__ import annotations

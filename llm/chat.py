@@ -51,7 +51,11 @@ class ChatClient:
 
     def _openai_body(self, request: ChatRequest) -> dict[str, Any]:
         messages: list[Any] = list(request.messages)
-        body: dict[str, Any] = {"model": self.endpoint.model, "temperature": request.temperature, "stream": False}
+        body: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "temperature": request.temperature,
+            "stream": False,
+        }
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
         body.update(self.endpoint.extra_body or {})
@@ -85,8 +89,9 @@ class ChatClient:
 
 
 def finish_reply(reply: ChatReply, request: ChatRequest) -> ChatReply:
-    """The reply with ``data`` parsed when a schema was asked; ``ReplyParseError`` (carrying the reply) when it
-    is empty or does not parse. A replay from the cache passes through here too, so it fails the same way."""
+    """The reply with ``data`` parsed when a schema was asked; ``ReplyParseError`` (carrying the reply)
+    when it is empty or does not parse. A replay from the cache passes through here too, so it fails the
+    same way."""
     try:
         if request.schema is not None:
             return replace(reply, data=parse_json_reply(reply.text, request.schema))
@@ -135,8 +140,11 @@ def usage_from_openai(usage: dict[str, Any] | None) -> Usage:
 
 
 def usage_from_ollama(payload: dict[str, Any]) -> tuple[Usage, float | None]:
-    """Ollama's counts (``prompt_eval_count`` omits a reused prompt cache) and ``load_duration`` in seconds."""
-    usage = Usage(input_tokens=_int(payload.get("prompt_eval_count")), output_tokens=_int(payload.get("eval_count")))
+    """Ollama's counts (``prompt_eval_count`` omits a reused prompt cache) and ``load_duration`` in
+    seconds."""
+    usage = Usage(
+        input_tokens=_int(payload.get("prompt_eval_count")), output_tokens=_int(payload.get("eval_count"))
+    )
     load_ns = payload.get("load_duration")
     return usage, (load_ns / 1e9 if isinstance(load_ns, int | float) else None)
 

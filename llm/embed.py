@@ -97,7 +97,11 @@ class EmbeddingClient:
         self.close()
 
     def _fetch(self, texts: list[str]) -> list[list[float]]:
-        worst = sum(len(t.encode()) + 8 for t in texts) * self.manifest.prices.input / 1e6 if self.manifest else 0.0
+        worst = (
+            sum(len(t.encode()) + 8 for t in texts) * self.manifest.prices.input / 1e6
+            if self.manifest
+            else 0.0
+        )
         with self.budget.reserve(worst) as reservation:
             vectors, usage, payload = self._post(texts)
             if self.manifest is not None:
@@ -120,7 +124,11 @@ class EmbeddingClient:
             if self.endpoint.keep_alive_s is not None:
                 body["keep_alive"] = self.endpoint.keep_alive_s
             payload, _ = post_json(self._http, "/api/embed", body)
-            return payload.get("embeddings"), Usage(input_tokens=_count(payload.get("prompt_eval_count"))), payload
+            return (
+                payload.get("embeddings"),
+                Usage(input_tokens=_count(payload.get("prompt_eval_count"))),
+                payload,
+            )
         payload, _ = post_json(self._http, "/embeddings", body)
         rows = sorted(payload.get("data") or [], key=lambda row: int(row.get("index", 0)))
         usage = Usage(input_tokens=_count((payload.get("usage") or {}).get("prompt_tokens")))
@@ -150,19 +158,31 @@ class EmbeddingClient:
         os.replace(tmp, folder / f"{digest}.json")
 
 
-def _vectors(vectors: object, expected: int, payload: dict[str, Any], dimensions: int | None) -> list[list[float]]:
+def _vectors(
+    vectors: object, expected: int, payload: dict[str, Any], dimensions: int | None
+) -> list[list[float]]:
     """The reply's vectors, checked: one per text, numbers, all of one dimension (the declared one)."""
     text = json.dumps(payload)[:500]
     if not isinstance(vectors, list) or len(vectors) != expected:
         got = len(vectors) if isinstance(vectors, list) else type(vectors).__name__
         raise ReplyParseError(f"embedding reply has {got} vectors for {expected} texts", text=text)
-    if not all(isinstance(v, list) and v and all(isinstance(x, int | float) for x in v) for v in vectors):
+    if not all(map(_is_vector, vectors)):
         raise ReplyParseError("embedding reply holds a vector that is not a list of numbers", text=text)
+    _check_dimensions(vectors, dimensions, text)
+    return [[float(x) for x in v] for v in vectors]
+
+
+def _is_vector(value: object) -> bool:
+    """A non-empty list of numbers."""
+    return isinstance(value, list) and bool(value) and all(isinstance(x, int | float) for x in value)
+
+
+def _check_dimensions(vectors: list[list[float]], dimensions: int | None, text: str) -> None:
+    """All vectors of one dimension, the declared one when there is one."""
     if len({len(v) for v in vectors}) > 1:
         raise ReplyParseError("embedding reply mixes dimensions", text=text)
     if dimensions is not None and len(vectors[0]) != dimensions:
         raise ReplyParseError(f"embedding has {len(vectors[0])} dimensions, {dimensions} declared", text=text)
-    return [[float(x) for x in v] for v in vectors]
 
 
 def _count(value: object) -> int:

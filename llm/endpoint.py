@@ -1,18 +1,21 @@
-"""The endpoint a process talks to, and its clients, from its settings (``OURO_MODEL_*``, ``OURO_EMBED_*``)."""
+"""The endpoint a process talks to, and its clients, from its settings (``OURO_MODEL_*``,
+``OURO_EMBED_*``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ouroboros_gates.llm._types import Api, Endpoint
 from ouroboros_gates.llm.budget import Budget
 from ouroboros_gates.llm.cache import ResponseCache
 from ouroboros_gates.llm.chat import ChatClient
 from ouroboros_gates.llm.embed import EmbeddingClient
-from ouroboros_gates.llm.manifest import find_manifest, load_manifest
+from ouroboros_gates.llm.manifest import ModelManifest, find_manifest, load_manifest
 from ouroboros_gates.llm.metered import MeteredClient
 
 if TYPE_CHECKING:
+    from pydantic import SecretStr
+
     from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["DEFAULT_URLS", "embedder_from_settings", "endpoint_from_settings", "metered_from_settings"]
@@ -23,28 +26,48 @@ DEFAULT_URLS: dict[str, str] = {"ollama": "http://127.0.0.1:11434", "openai": "h
 def endpoint_from_settings(settings: Settings, *, embed: bool = False) -> Endpoint | None:
     """The chat (or embedding) endpoint the settings name, or None when no model is configured.
 
-    The model id is looked up among the manifests; a manifest supplies the API, the provider's model name and
-    the URL that the settings leave out. A model without a manifest is called by its id, on the API and URL
-    the settings give (``openai`` and a local server by default).
+    The model id is looked up among the manifests; a manifest supplies the API, the provider's model name
+    and the URL that the settings leave out. A model without a manifest is called by its id, on the API and
+    URL the settings give (``openai`` and a local server by default).
     """
-    model_id = settings.embed_model if embed else settings.model
-    if not model_id:
+    named = _Named.embedding(settings) if embed else _Named.chat(settings)
+    if not named.model:
         return None
-    manifest = find_manifest(model_id)
-    api = settings.embed_api if embed else settings.model_api
-    chosen: Api = api or (manifest.api if manifest else "openai")
-    url = (settings.embed_url if embed else settings.model_url) or (manifest.base_url if manifest else None)
-    key = settings.embed_api_key if embed else settings.model_api_key
+    manifest = find_manifest(named.model)
+    api, url = _api_and_url(named, manifest)
     return Endpoint(
-        api=chosen,
-        base_url=url or DEFAULT_URLS[chosen],
-        model=manifest.model if manifest else model_id,
-        api_key=key.get_secret_value() if key is not None else None,
+        api=api,
+        base_url=url,
+        model=manifest.model if manifest else named.model,
+        api_key=named.key.get_secret_value() if named.key is not None else None,
         timeout_s=settings.model_timeout_s,
         keep_alive_s=settings.model_keep_alive_s,
         extra_body=(manifest.body or None) if manifest else None,
         json_mode=manifest.json_mode if manifest else "json_schema",
     )
+
+
+class _Named(NamedTuple):
+    """What the settings name for the chat model, or for the embedding model."""
+
+    model: str | None
+    api: Api | None
+    url: str | None
+    key: SecretStr | None
+
+    @classmethod
+    def chat(cls, settings: Settings) -> _Named:
+        return cls(settings.model, settings.model_api, settings.model_url, settings.model_api_key)
+
+    @classmethod
+    def embedding(cls, settings: Settings) -> _Named:
+        return cls(settings.embed_model, settings.embed_api, settings.embed_url, settings.embed_api_key)
+
+
+def _api_and_url(named: _Named, manifest: ModelManifest | None) -> tuple[Api, str]:
+    """The API and URL the settings give, else the manifest's, else ``openai`` on a local server."""
+    api: Api = named.api or (manifest.api if manifest else "openai")
+    return api, named.url or (manifest.base_url if manifest else None) or DEFAULT_URLS[api]
 
 
 def metered_from_settings(settings: Settings, budget: Budget | None = None) -> MeteredClient | None:
@@ -71,4 +94,6 @@ def embedder_from_settings(settings: Settings, budget: Budget | None = None) -> 
     if endpoint is None:
         return None
     manifest = find_manifest(settings.embed_model) if settings.embed_model else None
-    return EmbeddingClient(endpoint, cache_dir=settings.state_dir / "embeddings", manifest=manifest, budget=budget)
+    return EmbeddingClient(
+        endpoint, cache_dir=settings.state_dir / "embeddings", manifest=manifest, budget=budget
+    )

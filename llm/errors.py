@@ -1,12 +1,12 @@
 """Errors of the model client.
 
-    OuroError                          (schemas.errors)
-    └── LlmError                       root of every error the model client raises
-        ├── TransientLlmError          also a TransientError: timeout, connection refused or reset, 429, 5xx
-        ├── ReplyParseError            the reply is empty, not JSON, or JSON outside the schema; carries the text
-        ├── AccountError               401, 402 or 403, or a working-looking zero (usage missing or zero)
-        ├── BudgetExhausted            a ceiling (USD or calls) is reached; carries spent and ceiling
-        └── ModelRequestError          any other refusal (400, 404, an unknown model); retrying cannot help
+    OuroError                     (schemas.errors)
+    └── LlmError                  root of every error the model client raises
+        ├── TransientLlmError     also a TransientError: timeout, connection refused or reset, 429, 5xx
+        ├── ReplyParseError       the reply is empty, not JSON, or JSON outside the schema; carries the text
+        ├── AccountError          401, 402 or 403, or a working-looking zero (usage missing or zero)
+        ├── BudgetExhausted       a ceiling (USD or calls) is reached; carries spent and ceiling
+        └── ModelRequestError     any other refusal (400, 404, an unknown model); retrying cannot help
 
 ``TransientLlmError`` is the only one a task should retry. ``BudgetExhausted`` ends a run ``unfinished``,
 ``AccountError`` ends it ``failed``. httpx's exceptions are translated in ``llm/_wire.py`` only.
@@ -44,8 +44,9 @@ class TransientLlmError(LlmError, TransientError):
 
 
 class ReplyParseError(LlmError, PermanentError):
-    """A reply that is empty, is not JSON, or does not match the requested schema; ``text`` is the raw reply,
-    ``reply`` the whole answer (usage, cost, ``cached``) when the server sent one: a bad answer is still paid."""
+    """A reply that is empty, is not JSON, or does not match the requested schema; ``text`` is the raw
+    reply, ``reply`` the whole answer (usage, cost, ``cached``) when the server sent one: a bad answer is
+    still paid."""
 
     def __init__(self, message: str, *, text: str, reply: ChatReply | None = None) -> None:
         super().__init__(message)

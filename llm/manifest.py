@@ -1,4 +1,5 @@
-"""Model manifests: ``ruleset/models/*.toml``, one per model, with its API and prices in USD per million tokens.
+"""Model manifests: ``ruleset/models/*.toml``, one per model, with its API and prices in USD per million
+tokens.
 
 A price change is a data change: it changes cost reports and nothing else.
 """
@@ -41,8 +42,8 @@ class Prices:
 
 @dataclass(frozen=True)
 class ModelManifest:
-    """One model: its id, the API and name it is called by, prices, context window, notes, and ``body``: fields
-    every chat request to it carries (a provider's switches, such as DeepSeek's thinking mode)."""
+    """One model: its id, the API and name it is called by, prices, context window, notes, and ``body``:
+    fields every chat request to it carries (a provider's switches, such as DeepSeek's thinking mode)."""
 
     id: str
     api: Api

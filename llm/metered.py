@@ -97,9 +97,12 @@ class MeteredClient:
         return reply
 
     def worst_case_usd(self, request: ChatRequest) -> float:
-        """An upper bound of what ``request`` can cost: every byte a token, uncached, all output tokens used."""
+        """An upper bound of what ``request`` can cost: every byte a token, uncached, all output tokens
+        used."""
         request = self._bounded(request)
-        prompt = _REQUEST_OVERHEAD + sum(len(m["content"].encode()) + _MESSAGE_OVERHEAD for m in request.messages)
+        prompt = _REQUEST_OVERHEAD + sum(
+            len(m["content"].encode()) + _MESSAGE_OVERHEAD for m in request.messages
+        )
         if request.schema is not None:
             prompt += len(str(request.schema).encode())  # some servers put the schema in the prompt
         prices = self.manifest.prices

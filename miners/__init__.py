@@ -44,7 +44,14 @@ from ouroboros_gates.miners.labels import Labels, parse_labels, read_labels
 from ouroboros_gates.miners.minertest import Check, MinerTestReport, miner_test
 from ouroboros_gates.miners.mutate import TEMPLATE_FLOOR, Mutant, MutationResult, mutants, mutate
 from ouroboros_gates.miners.pbo import DEFAULT_BLOCKS, WAITS_FOR_LABELS, Pbo, pbo
-from ouroboros_gates.miners.registry import MINERS_PATH_ENV, Miner, discover, find_miner, load_miner, miner_folders
+from ouroboros_gates.miners.registry import (
+    MINERS_PATH_ENV,
+    Miner,
+    discover,
+    find_miner,
+    load_miner,
+    miner_folders,
+)
 from ouroboros_gates.miners.relations import OutputFormat, write_relation
 from ouroboros_gates.miners.rules import (
     KNEE,

@@ -99,7 +99,10 @@ class BacktestResult:
         """The block's rows, ``(name, value)``."""
         return [
             ("Backtest split $t$", self._split()),
-            ("Backtest families", f"{len(self.candidates)} ($K$ = {{{', '.join(map(number, self.candidates))}}})"),
+            (
+                "Backtest families",
+                f"{len(self.candidates)} ($K$ = {{{', '.join(map(number, self.candidates))}}})",
+            ),
             (f"Backtest {_KAPPA}", self._kappa()),
             ("Backtest TP", _listed(self.counts.tp)),
             ("Backtest FP", _listed(self.counts.fp)),
@@ -117,7 +120,9 @@ class BacktestResult:
     def _split(self) -> str:
         label = math.ceil(len(self.labels) / 2)
         where = f"the start of label {label} of {len(self.labels)} by start"
-        return f"{format_time(self.split_at)} ({where}; {len(self.fit)} fit {_FIT}, {len(self.judged)} judged)"
+        return (
+            f"{format_time(self.split_at)} ({where}; {len(self.fit)} fit {_FIT}, {len(self.judged)} judged)"
+        )
 
     def _kappa(self) -> str:
         count = f"{len(self.candidates)} candidate{'' if len(self.candidates) == 1 else 's'} from `score`"
@@ -129,7 +134,11 @@ class BacktestResult:
 
     def _lead(self) -> str:
         if not self.lead:
-            return "n/a (no true positive with a flagged time)" if self.kappa_star is not None else "n/a (no knee)"
+            return (
+                "n/a (no true positive with a flagged time)"
+                if self.kappa_star is not None
+                else "n/a (no knee)"
+            )
         return "; ".join(f"{number(seconds)} s: {instance}" for instance, seconds in self.lead.items())
 
 
@@ -148,6 +157,14 @@ def _lead(labels: Sequence[LabelRow], tp: Sequence[str], kappa: Value | None) ->
     }
 
 
+def _check_extracted(labels: Labels, extracted: Extracted) -> None:
+    for row in labels.rows:
+        if row.instance not in extracted.facts:
+            raise MinerUsageError(
+                f"{labels.where(row.instance)}: {row.instance} is labelled but no ITEM is that run"
+            )
+
+
 def backtest(
     miner: str,
     rules: Rules,
@@ -158,23 +175,21 @@ def backtest(
 ) -> BacktestResult:
     """Backtest ``rules`` over the extracted facts against ``labels``. Every labelled instance must
     be among the extracted ones (``MinerUsageError`` naming the label's file:row otherwise)."""
-    for row in labels.rows:
-        if row.instance not in extracted.facts:
-            raise MinerUsageError(f"{labels.where(row.instance)}: {row.instance} is labelled but no ITEM is that run")
+    _check_extracted(labels, extracted)
     ordered = labels.ordered()
     t, fit, judged = split(ordered)
     positives = {row.instance for row in ordered if row.positive}
-    candidates = extracted.scores(row.instance for row in ordered)
+    candidates = extracted.scores(_instances(ordered))
     found = {knee: judge(rules, verdicts, extracted, knee) for knee in (None, *candidates)}
     flags = {kappa: found[kappa].flagged for kappa in candidates}
-    kappa = best_knee(flags, [row.instance for row in fit], positives)
-    counts = confusion(found[kappa].flagged, [row.instance for row in judged], positives)
+    kappa = best_knee(flags, _instances(fit), positives)
+    counts = confusion(found[kappa].flagged, _instances(judged), positives)
     return BacktestResult(
         miner=miner,
         labels=ordered,
         split_at=t,
-        fit=tuple(row.instance for row in fit),
-        judged=tuple(row.instance for row in judged),
+        fit=_instances(fit),
+        judged=_instances(judged),
         candidates=candidates,
         kappa_star=kappa,
         counts=counts,
@@ -182,3 +197,7 @@ def backtest(
         pbo=pbo([(row.instance, row.positive) for row in ordered], flags, blocks),
         verdicts=found,
     )
+
+
+def _instances(rows: Sequence[LabelRow]) -> tuple[str, ...]:
+    return tuple(row.instance for row in rows)

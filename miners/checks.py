@@ -24,7 +24,15 @@ from ouroboros_gates.miners.findings import Extracted
 from ouroboros_gates.miners.labels import Labels
 from ouroboros_gates.miners.rules import check_program
 
-__all__ = ["BACKTEST_FN", "CHECKS", "CHECK_RULES", "FIXTURES_MATCH_LABELS", "KNEE_BINDS", "CheckRun", "run_checks"]
+__all__ = [
+    "BACKTEST_FN",
+    "CHECKS",
+    "CHECK_RULES",
+    "FIXTURES_MATCH_LABELS",
+    "KNEE_BINDS",
+    "CheckRun",
+    "run_checks",
+]
 
 CHECK_RULES = "check_rules"
 BACKTEST_FN = "backtest_fn"
@@ -74,11 +82,16 @@ def _knee_binds(result: BacktestResult) -> str | None:
         return "the verdicts do not change when the knee relation is removed"
     others = [kappa for kappa in result.candidates if kappa != reference]
     if others and all(result.verdicts[kappa].atoms == atoms for kappa in others):
-        return "the verdicts do not change when the knee moves to another candidate: is it written as a constant?"
+        return (
+            "the verdicts do not change when the knee moves to another candidate: "
+            "is it written as a constant?"
+        )
     return None
 
 
-def run_checks(miner: str, program: Program, verdicts: Sequence[str], labels: Labels, extracted: Extracted) -> CheckRun:
+def run_checks(
+    miner: str, program: Program, verdicts: Sequence[str], labels: Labels, extracted: Extracted
+) -> CheckRun:
     """Run every check on ``program`` and ``labels`` over the extracted facts."""
     try:
         rules = check_program(program)

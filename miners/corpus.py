@@ -59,7 +59,9 @@ class CorpusItem:
         if sum(path.stat().st_size for path in self.files) > READ_ONCE_BYTES:
             return self
         events = list(self.events())
-        item = EventsItem(self.kind, self.instance, self.path, self.files, events, tuple(self.malformed), self.notes)
+        item = EventsItem(
+            self.kind, self.instance, self.path, self.files, events, tuple(self.malformed), self.notes
+        )
         item._unread = tuple(self.unread)
         return item
 
@@ -70,7 +72,7 @@ class CorpusItem:
 
 
 class EventsItem(CorpusItem):
-    """A corpus item whose events are already read: every pass gives the same events, nothing is read again."""
+    """A corpus item whose events are already read: every pass gives them again, reading nothing."""
 
     def __init__(
         self,

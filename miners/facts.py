@@ -105,7 +105,13 @@ class ProofJson:
             children = [index[child.atom] for child in node.children]
             conditions = [str(condition) for condition in node.conditions]
             found.append(
-                {"atom": str(node.atom), "rule": rule, "at": at, "children": children, "conditions": conditions}
+                {
+                    "atom": str(node.atom),
+                    "rule": rule,
+                    "at": at,
+                    "children": children,
+                    "conditions": conditions,
+                }
             )
         return found
 
@@ -190,7 +196,9 @@ def _arg(raw: Any) -> Arg:
         return Text.model_validate(raw)
     if isinstance(raw, dict) and set(raw) == {"number"}:
         return Number.model_validate(raw)
-    raise ValueError(f"argument {json.dumps(raw)[:80]} is not a string, a number, {{'text': …}} or {{'number': …}}")
+    raise ValueError(
+        f"argument {json.dumps(raw)[:80]} is not a string, a number, {{'text': …}} or {{'number': …}}"
+    )
 
 
 def _fact(doc: Any, here: Span) -> Fact:
@@ -216,10 +224,8 @@ _PREDICATE = re.compile(r"[a-z][A-Za-z0-9_]*")
 def _plain_fact(doc: Any, path: str, number: int) -> InputFact | None:
     """The engine's input for a line in the plain form (``{"predicate": p, "args": [strings and numbers]}``,
     no span), read without building ``schemas`` records; None for anything else, left to ``Fact``."""
-    if type(doc) is not dict or len(doc) != 2 or "predicate" not in doc or type(doc.get("args")) is not list:
-        return None
-    predicate = doc["predicate"]
-    if type(predicate) is not str or len(predicate) > 128 or _PREDICATE.fullmatch(predicate) is None:
+    predicate = _plain_predicate(doc)
+    if predicate is None:
         return None
     values: list[Value] = []
     for raw in doc["args"]:
@@ -231,6 +237,17 @@ def _plain_fact(doc: Any, path: str, number: int) -> InputFact | None:
         else:
             return None
     return predicate, tuple(values), (path, number)
+
+
+def _plain_predicate(doc: Any) -> str | None:
+    """The predicate of a line in the plain form's shape (two fields, a predicate and an array), or
+    None."""
+    if type(doc) is not dict or len(doc) != 2 or "predicate" not in doc or type(doc.get("args")) is not list:
+        return None
+    predicate = doc["predicate"]
+    if type(predicate) is not str or len(predicate) > 128 or _PREDICATE.fullmatch(predicate) is None:
+        return None
+    return predicate
 
 
 def read_input_facts(path: Path) -> Iterator[InputFact | FactLineProblem]:

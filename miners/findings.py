@@ -53,10 +53,14 @@ def _facts_of(miner: Miner, item: CorpusItem) -> tuple[Fact, ...]:
     try:
         facts = tuple(miner.extract(item))
     except Exception as exc:  # the miner's own code failed on this item
-        raise MinerDefinitionError(f"{miner.name}: extract failed on {item.path}: {type(exc).__name__}: {exc}") from exc
+        raise MinerDefinitionError(
+            f"{miner.name}: extract failed on {item.path}: {type(exc).__name__}: {exc}"
+        ) from exc
     strays = [fact for fact in facts if not isinstance(fact, Fact)]
     if strays:
-        raise MinerDefinitionError(f"{miner.name}: extract yielded {strays[0]!r} for {item.path}, not a schemas.Fact")
+        raise MinerDefinitionError(
+            f"{miner.name}: extract yielded {strays[0]!r} for {item.path}, not a schemas.Fact"
+        )
     return facts
 
 
@@ -66,7 +70,9 @@ def extract_facts(miner: Miner, items: Sequence[CorpusItem]) -> Extracted:
     owners: dict[str, str] = {}
     for item in items:
         if item.kind not in miner.corpus:
-            raise MinerUsageError(f"{item.path}: a {item.kind} item; {miner.name} reads {', '.join(miner.corpus)}")
+            raise MinerUsageError(
+                f"{item.path}: a {item.kind} item; {miner.name} reads {', '.join(miner.corpus)}"
+            )
         if item.instance in facts:
             raise MinerUsageError(f"{item.path}: instance {item.instance} is named by two corpus items")
         facts[item.instance] = _facts_of(miner, item)
@@ -87,7 +93,11 @@ def _owners(model: Model, atom: GroundAtom, extracted: Extracted) -> set[str]:
     if named:
         return named
     leaves = proof_facts(model.proof(atom.predicate, atom.args))
-    return {extracted.owners[leaf.span.file] for leaf in leaves if leaf.span and leaf.span.file in extracted.owners}
+    return {
+        extracted.owners[leaf.span.file]
+        for leaf in leaves
+        if leaf.span and leaf.span.file in extracted.owners
+    }
 
 
 def _order(row: tuple[Value, ...]) -> tuple[tuple[bool, Value], ...]:
@@ -98,7 +108,9 @@ def _order(row: tuple[Value, ...]) -> tuple[tuple[bool, Value], ...]:
 def verdict_atoms(model: Model, verdicts: Sequence[str]) -> list[GroundAtom]:
     """The model's verdict atoms, verdict by verdict, each sorted by its arguments."""
     return [
-        GroundAtom(predicate, args) for predicate in verdicts for args in sorted(model.facts(predicate), key=_order)
+        GroundAtom(predicate, args)
+        for predicate in verdicts
+        for args in sorted(model.facts(predicate), key=_order)
     ]
 
 

@@ -71,7 +71,9 @@ def _time(text: str, what: str) -> datetime:
     except ValueError:
         raise ValueError(f"{what} {text!r} is not an RFC 3339 time (e.g. 2026-10-02T18:04:45Z)") from None
     if moment.tzinfo is None or "T" not in text:
-        raise ValueError(f"{what} {text!r} is not an RFC 3339 time with an offset (e.g. 2026-10-02T18:04:45Z)")
+        raise ValueError(
+            f"{what} {text!r} is not an RFC 3339 time with an offset (e.g. 2026-10-02T18:04:45Z)"
+        )
     return moment
 
 
@@ -107,7 +109,9 @@ def parse_labels(text: str, file: str = "<labels>") -> Labels:
         except ValueError as exc:
             raise LabelsError(file, number, str(exc)) from None
         if row.instance in seen:
-            raise LabelsError(file, number, f"{row.instance} is labelled twice (first at row {seen[row.instance]})")
+            raise LabelsError(
+                file, number, f"{row.instance} is labelled twice (first at row {seen[row.instance]})"
+            )
         seen[row.instance] = number
         rows.append(row)
         lines.append(number)

@@ -45,7 +45,15 @@ from ouroboros_gates.miners.registry import MINERS_DIR, Miner, shown
 from ouroboros_gates.miners.rules import Rules, derived_predicates
 from ouroboros_gates.schemas.errors import CorpusError
 
-__all__ = ["AGENT_DRAFTED", "BLOCK_END", "BLOCK_START", "Check", "MinerTestReport", "miner_test", "render_files"]
+__all__ = [
+    "AGENT_DRAFTED",
+    "BLOCK_END",
+    "BLOCK_START",
+    "Check",
+    "MinerTestReport",
+    "miner_test",
+    "render_files",
+]
 
 AGENT_DRAFTED = "<!-- agent-drafted -->"
 BLOCK_START = "<!-- backtest -->"
@@ -80,18 +88,29 @@ class MinerTestReport:
         self.checks.append(Check(name, problem is None, problem or fine))
 
     def lines(self) -> list[str]:
-        """The report as printed: one line per check, the survivors with their rules or labels, a verdict."""
+        """The report as printed: one line per check, the survivors with their rules or labels, a
+        verdict."""
         out = [f"{self.miner.name} ({self.miner.folder.name}, {self.miner.origin})"]
         out += [f"  {'ok  ' if c.passed else 'FAIL'}  {c.name:<22} {c.detail}" for c in self.checks]
-        for mutant, _result in self.mutation.survivors if self.mutation else []:
-            out.append(f"  survivor: {mutant.operator.value} {mutant.description}")
-            out += [f"    {line}" for line in mutant_text(mutant).splitlines()]
-        if self.mutation is not None and self.mutation.corpus_runs:
-            out.append(f"  equivalence judged on {self.mutation.judged_on_text()}")
+        out += self._mutation_lines()
         out += [f"  wrote {path}" for path in self.written]
         failed = sum(not c.passed for c in self.checks)
-        verdict = f"{len(self.checks)} checks passed" if not failed else f"{failed} of {len(self.checks)} checks failed"
+        verdict = (
+            f"{failed} of {len(self.checks)} checks failed" if failed else f"{len(self.checks)} checks passed"
+        )
         return [*out, f"{self.miner.name}: {verdict}"]
+
+    def _mutation_lines(self) -> list[str]:
+        """Each surviving mutant with its rules or labels, and the runs equivalence was judged on."""
+        if self.mutation is None:
+            return []
+        out = []
+        for mutant, _result in self.mutation.survivors:
+            out.append(f"  survivor: {mutant.operator.value} {mutant.description}")
+            out += [f"    {line}" for line in mutant_text(mutant).splitlines()]
+        if self.mutation.corpus_runs:
+            out.append(f"  equivalence judged on {self.mutation.judged_on_text()}")
+        return out
 
 
 def render_files(miner: Miner, result: BacktestResult, mutation: MutationResult) -> dict[Path, str]:
@@ -104,7 +123,9 @@ def render_files(miner: Miner, result: BacktestResult, mutation: MutationResult)
     readme = miner.folder / "README.md"
     text = readme.read_text(encoding="utf-8") if readme.is_file() else f"# {miner.name}\n\n{AGENT_DRAFTED}\n"
     block = f"{BLOCK_START}\n{result.markdown()}{BLOCK_END}"
-    files[readme] = _BLOCK.sub(lambda _match: block, text) if _BLOCK.search(text) else f"{text.rstrip()}\n\n{block}\n"
+    files[readme] = (
+        _BLOCK.sub(lambda _match: block, text) if _BLOCK.search(text) else f"{text.rstrip()}\n\n{block}\n"
+    )
     return files
 
 
@@ -127,7 +148,9 @@ def _rules(report: MinerTestReport) -> Rules | None:
 def _readme(report: MinerTestReport) -> None:
     readme = report.miner.folder / "README.md"
     marked = readme.is_file() and AGENT_DRAFTED in readme.read_text(encoding="utf-8")
-    report.add("readme", None if marked else f"README.md lacks the {AGENT_DRAFTED} marker", "agent-drafted marker")
+    report.add(
+        "readme", None if marked else f"README.md lacks the {AGENT_DRAFTED} marker", "agent-drafted marker"
+    )
 
 
 def _fixtures(report: MinerTestReport) -> tuple[Labels, Extracted] | None:
@@ -146,7 +169,8 @@ def _fixtures(report: MinerTestReport) -> tuple[Labels, Extracted] | None:
         problem = f"{labels.file}: no labels"
     elif unlabelled or missing:
         problem = (
-            f"fixture runs without a label: {unlabelled or 'none'}; labels without a fixture run: {missing or 'none'}"
+            f"fixture runs without a label: {unlabelled or 'none'}; "
+            f"labels without a fixture run: {missing or 'none'}"
         )
     report.add("fixtures_labelled", problem, f"{len(labels.rows)} labelled fixture run(s)")
     return (labels, extracted) if problem is None else None
@@ -162,9 +186,9 @@ def _local(report: MinerTestReport) -> None:
         alone = [
             fact
             for event in events
-            for fact in extract_facts(miner, [EventsItem(JSONL, item.instance, item.path, item.files, [event])]).facts[
-                item.instance
-            ]
+            for fact in extract_facts(
+                miner, [EventsItem(JSONL, item.instance, item.path, item.files, [event])]
+            ).facts[item.instance]
         ]
         ordered = sorted(fact.model_dump_json() for fact in whole.facts[item.instance])
         if ordered != sorted(fact.model_dump_json() for fact in alone):
@@ -182,17 +206,19 @@ def _files(report: MinerTestReport, result: BacktestResult, mutation: MutationRe
             path.write_text(text, encoding="utf-8")
             report.written.append(Path(shown(path)))
         stale = not write and current != text
-        hint = f"{path.name} is not the regenerated text: run `ouro miner test {report.miner.folder.name} --write`"
+        command = f"ouro miner test {report.miner.folder.name} --write"
+        hint = f"{path.name} is not the regenerated text: run `{command}`"
         report.add(names[path.name], hint if stale else None, f"{path.name} current")
 
 
 def _judged(report: MinerTestReport, run: CheckRun, labels: Labels) -> None:
     assert run.result is not None  # check_rules passed before
     kappa = "none" if run.result.kappa_star is None else number(run.result.kappa_star)
+    knee = "the verdicts change with the knee removed and moved" if run.result.candidates else "no knee"
     fine = {
         BACKTEST_FN: f"FN = 0 on {len(run.result.judged)} judged, κ* = {kappa}",
         FIXTURES_MATCH_LABELS: f"{len(labels.rows)} verdicts at κ* = {kappa} match their labels",
-        KNEE_BINDS: "the verdicts change with the knee removed and moved" if run.result.candidates else "no knee",
+        KNEE_BINDS: knee,
     }
     for name, detail in fine.items():
         report.add(name, run.failures.get(name), detail)
@@ -201,7 +227,11 @@ def _judged(report: MinerTestReport, run: CheckRun, labels: Labels) -> None:
 def _gate(report: MinerTestReport, mutation: MutationResult) -> None:
     score = mutation.report.score
     shown = "none" if score is None else f"{score:.2f}"
-    report.add("mutation_gate", "; ".join(mutation.rejections()) or None, f"score {shown} ≥ floor {TEMPLATE_FLOOR:.2f}")
+    report.add(
+        "mutation_gate",
+        "; ".join(mutation.rejections()) or None,
+        f"score {shown} ≥ floor {TEMPLATE_FLOOR:.2f}",
+    )
 
 
 def _floor(report: MinerTestReport, mutation: MutationResult) -> None:
@@ -209,7 +239,9 @@ def _floor(report: MinerTestReport, mutation: MutationResult) -> None:
     shown = "none" if score is None else f"{score:.2f}"
     if report.miner.folder == MINERS_DIR / "_template":
         stale = f"TEMPLATE_FLOOR = {TEMPLATE_FLOOR} but the template measures {shown}"
-        report.add("template_floor", None if score == TEMPLATE_FLOOR else stale, f"TEMPLATE_FLOOR = {TEMPLATE_FLOOR}")
+        report.add(
+            "template_floor", None if score == TEMPLATE_FLOOR else stale, f"TEMPLATE_FLOOR = {TEMPLATE_FLOOR}"
+        )
 
 
 def miner_test(miner: Miner, write: bool = False, runs: Sequence[str] = ()) -> MinerTestReport:

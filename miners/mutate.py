@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from ouroboros_gates.miners.backtest import number
+from ouroboros_gates.miners.backtest import BacktestResult, number
 from ouroboros_gates.miners.checks import KNEE_BINDS, CheckRun, run_checks
 from ouroboros_gates.miners.datalog import (
     Atom,
@@ -85,38 +85,44 @@ def _literal_mutants(
     program: Program, rule: Rule, kappa: Value | None
 ) -> Iterator[tuple[MutationOperator, str, Program]]:
     line = f"line {rule.location.line}"
-    knees = {
-        t.name
-        for lit in rule.body
-        if isinstance(lit, Atom) and lit.predicate == KNEE
-        for t in lit.terms
-        if isinstance(t, Variable) and not t.anonymous
-    }
+    knees = _knee_variables(rule)
+
+    def body_with(position: int, *literals: Literal) -> Program:
+        return _with_body(program, rule, (*rule.body[:position], *literals, *rule.body[position + 1 :]))
+
     for position, literal in enumerate(rule.body):
-        others = rule.body[:position] + rule.body[position + 1 :]
-        yield MutationOperator.DROP_LITERAL, f"{line}: drop `{literal}`", _with_body(program, rule, others)
-        changed: Literal | None = None
-        if isinstance(literal, Atom):
-            changed, operator = Negation(literal), MutationOperator.NEGATE_LITERAL
-        elif isinstance(literal, Negation):
-            changed, operator = literal.atom, MutationOperator.NEGATE_LITERAL
-        else:
-            changed, operator = replace(literal, builtin=OPPOSITE[literal.builtin]), MutationOperator.SWAP_COMPARISON
-        body = (*rule.body[:position], changed, *rule.body[position + 1 :])
-        yield operator, f"{line}: `{literal}` -> `{changed}`", _with_body(program, rule, body)
-        if isinstance(literal, Comparison) and kappa is not None:
-            fixed = _fix_knee(literal, knees, kappa)
-            if fixed is not None:
-                body = (*rule.body[:position], fixed, *rule.body[position + 1 :])
-                yield (
-                    MutationOperator.KNEE_CONSTANT,
-                    f"{line}: `{literal}` -> `{fixed}`",
-                    _with_body(program, rule, body),
-                )
+        yield MutationOperator.DROP_LITERAL, f"{line}: drop `{literal}`", body_with(position)
+        operator, changed = _opposite(literal)
+        yield operator, f"{line}: `{literal}` -> `{changed}`", body_with(position, changed)
+        fixed = _fix_knee(literal, knees, kappa) if isinstance(literal, Comparison) else None
+        if fixed is not None:
+            yield (
+                MutationOperator.KNEE_CONSTANT,
+                f"{line}: `{literal}` -> `{fixed}`",
+                body_with(position, fixed),
+            )
 
 
-def _fix_knee(comparison: Comparison, knees: set[str], kappa: Value) -> Comparison | None:
-    """The comparison with the knee variable replaced by the fitted constant, if it reads one."""
+def _knee_variables(rule: Rule) -> set[str]:
+    """The variables the rule's ``knee`` atoms bind."""
+    knees = (literal for literal in rule.body if isinstance(literal, Atom) and literal.predicate == KNEE)
+    return {name for atom in knees for name in atom.variables()}
+
+
+def _opposite(literal: Literal) -> tuple[MutationOperator, Literal]:
+    """The literal negated: an atom and its negation swapped, a comparison turned to its opposite."""
+    if isinstance(literal, Atom):
+        return MutationOperator.NEGATE_LITERAL, Negation(literal)
+    if isinstance(literal, Negation):
+        return MutationOperator.NEGATE_LITERAL, literal.atom
+    return MutationOperator.SWAP_COMPARISON, replace(literal, builtin=OPPOSITE[literal.builtin])
+
+
+def _fix_knee(comparison: Comparison, knees: set[str], kappa: Value | None) -> Comparison | None:
+    """The comparison with the knee variable replaced by the fitted constant, if there is one and the
+    comparison reads the knee."""
+    if kappa is None:
+        return None
 
     def fixed(term: Variable | Constant) -> Variable | Constant:
         return Constant(kappa) if isinstance(term, Variable) and term.name in knees else term
@@ -133,7 +139,9 @@ def mutants(program: Program, labels: Labels, kappa: Value | None) -> list[Mutan
             found.append(Mutant(operator, description, changed, labels))
     for rule in program.rules:
         kept = replace(program, rules=tuple(r for r in program.rules if r is not rule))
-        found.append(Mutant(MutationOperator.DROP_RULE, f"line {rule.location.line}: drop rule `{rule}`", kept, labels))
+        found.append(
+            Mutant(MutationOperator.DROP_RULE, f"line {rule.location.line}: drop rule `{rule}`", kept, labels)
+        )
     for index, row in enumerate(labels.rows):
         sign = "+ -> -" if row.positive else "- -> +"
         where = f"labels row {labels.lines[index]}: {row.instance} {sign}"
@@ -169,14 +177,18 @@ class MutationResult:
         """Why the gate fails (empty when it holds)."""
         found = []
         if self.original.refused or self.original.failed:
-            found.append(f"the miner fails its own checks: {self.original.refused or ', '.join(self.original.failed)}")
+            found.append(
+                f"the miner fails its own checks: {self.original.refused or ', '.join(self.original.failed)}"
+            )
         score = self.report.score
         if score is None or score < self.report.floor:
             shown = "none (no mutant counted)" if score is None else f"{score:.2f}"
             found.append(f"mutation score {shown} is below the floor {self.report.floor:.2f}")
         for mutant, result in self.survivors:
             if result.changes_labelled_verdict:
-                found.append(f"survivor changes a labelled verdict: {mutant.operator.value} {mutant.description}")
+                found.append(
+                    f"survivor changes a labelled verdict: {mutant.operator.value} {mutant.description}"
+                )
         return found
 
     @property
@@ -203,7 +215,8 @@ class MutationResult:
             f"{report.killed + report.survived}) |",
             f"| Mutation floor | {report.floor:.2f} (the template miner's measured score) |",
             f"| Mutants | {len(report.mutants)}: {counts[MutantOutcome.KILLED]} killed, "
-            f"{counts[MutantOutcome.SURVIVED]} survived, {counts[MutantOutcome.REFUSED]} refused by check_rules, "
+            f"{counts[MutantOutcome.SURVIVED]} survived, "
+            f"{counts[MutantOutcome.REFUSED]} refused by check_rules, "
             f"{counts[MutantOutcome.EQUIVALENT]} equivalent |",
             f"| Mutation gate | {'holds' if self.holds else 'fails: ' + '; '.join(self.rejections())} |",
             f"| Equivalence judged on | {self.judged_on_text()} |",
@@ -216,7 +229,9 @@ class MutationResult:
             if result.changes_labelled_verdict:
                 why = "changes a labelled verdict"
             change = mutant.description.replace("|", "\\|")
-            lines.append(f"| {position} | {mutant.operator.value} | {change} | {result.outcome.value} | {why} |")
+            lines.append(
+                f"| {position} | {mutant.operator.value} | {change} | {result.outcome.value} | {why} |"
+            )
         lines += ["", *self._knee_note(), *self._survivor_texts()]
         return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -224,9 +239,13 @@ class MutationResult:
         """On which runs a rule mutant was judged equivalent or not: those the checks read, and the corpus."""
         read = self.checked_runs
         if not self.corpus_runs:
-            return f"the {read} run(s) the checks read, no corpus (`ouro miner test NAME --runs ITEM…` adds one)"
+            return (
+                f"the {read} run(s) the checks read, no corpus (`ouro miner test NAME --runs ITEM…` adds one)"
+            )
         shown = ", ".join(self.corpus_runs[:_NAMED_RUNS])
-        more = f" and {len(self.corpus_runs) - _NAMED_RUNS} more" if len(self.corpus_runs) > _NAMED_RUNS else ""
+        more = (
+            f" and {len(self.corpus_runs) - _NAMED_RUNS} more" if len(self.corpus_runs) > _NAMED_RUNS else ""
+        )
         return f"the {read} run(s) the checks read and {len(self.corpus_runs)} corpus run(s): {shown}{more}"
 
     def _survivor_texts(self) -> list[str]:
@@ -257,7 +276,8 @@ Judged = tuple[frozenset[GroundAtom], ...]
 
 @dataclass(frozen=True)
 class _Corpus:
-    """The corpus runs equivalence is judged on beside the labelled ones, and the original's verdicts there."""
+    """The corpus runs equivalence is judged on beside the labelled ones, and the original's verdicts
+    there."""
 
     extracted: Extracted
     verdicts: Sequence[str]
@@ -278,16 +298,20 @@ def _verdicts_on(corpus: _Corpus, program: Program) -> Judged | None:
 
 
 def _equivalent(mutant: Mutant, run: CheckRun, original: CheckRun, corpus: _Corpus | None) -> str | None:
-    if run.result is None or original.result is None:
-        return None
-    mine, theirs = run.result.verdicts, original.result.verdicts
-    if mine.keys() != theirs.keys() or any(mine[k].atoms != theirs[k].atoms for k in mine):
+    if run.result is None or original.result is None or not _same_verdicts(run.result, original.result):
         return None
     if corpus is not None and corpus.differs(mutant.program):
         return None  # the same on the labelled runs, but not on real ones
     knees = ", ".join(number(k) for k in original.result.candidates)
-    where = "" if corpus is None else f", on the labelled runs and {len(corpus.extracted.instances)} corpus run(s)"
+    runs = f"{len(corpus.extracted.instances)} corpus run(s)" if corpus is not None else ""
+    where = f", on the labelled runs and {runs}" if runs else ""
     return f"same verdicts as the original with no knee and at every candidate ({{{knees}}}){where}"
+
+
+def _same_verdicts(mine: BacktestResult, theirs: BacktestResult) -> bool:
+    """Whether two backtests derived the same verdicts with no knee and at every candidate."""
+    found, expected = mine.verdicts, theirs.verdicts
+    return found.keys() == expected.keys() and all(found[k].atoms == expected[k].atoms for k in found)
 
 
 def _judge(mutant: Mutant, run: CheckRun, original: CheckRun, corpus: _Corpus | None = None) -> MutantResult:
@@ -313,32 +337,42 @@ def mutate(
     extracted: Extracted,
     corpus: Extracted | None = None,
 ) -> MutationResult:
-    """Mutation-test the checks of ``program`` and ``labels`` over the extracted facts; a rule mutant is
-    equivalent only if its verdicts match the original's on every extracted run and every ``corpus`` run."""
+    """Mutation-test the checks of ``program`` and ``labels`` over the extracted facts; a rule mutant
+    is equivalent only if its verdicts match the original's on every extracted run and every ``corpus``
+    run."""
     original = run_checks(miner, program, verdicts, labels, extracted)
     kappa = None if original.result is None else original.result.kappa_star
     knees = (None,) if original.result is None else (None, *original.result.candidates)
-    real = None
-    if corpus is not None and corpus.instances:
-        real = _Corpus(corpus, verdicts, knees, None)
-        real = replace(real, original=_verdicts_on(real, program))
+    real = _real_corpus(corpus, verdicts, knees, program)
     tried = []
     for mutant in mutants(program, labels, kappa):
         run = run_checks(miner, mutant.program, verdicts, mutant.labels, extracted)
         tried.append((mutant, _judge(mutant, run, original, real)))
-    results = tuple(result for _mutant, result in tried)
+    corpus_runs = corpus.instances if corpus else ()
+    judged_on = tuple(dict.fromkeys((*extracted.instances, *corpus_runs)))
+    report = _report(miner, tuple(result for _mutant, result in tried), judged_on)
+    return MutationResult(report, original, tuple(tried), corpus_runs, len(extracted.instances))
+
+
+def _real_corpus(
+    corpus: Extracted | None, verdicts: Sequence[str], knees: tuple[Value | None, ...], program: Program
+) -> _Corpus | None:
+    """The corpus runs with the original program's verdicts there, or None when there are none."""
+    if corpus is None or not corpus.instances:
+        return None
+    real = _Corpus(corpus, verdicts, knees, None)
+    return replace(real, original=_verdicts_on(real, program))
+
+
+def _report(miner: str, results: tuple[MutantResult, ...], judged_on: tuple[str, ...]) -> MutationReport:
     killed = sum(r.outcome is MutantOutcome.KILLED for r in results)
     survived = sum(r.outcome is MutantOutcome.SURVIVED for r in results)
-    score = killed / (killed + survived) if killed + survived else None
-    judged_on = tuple(dict.fromkeys((*extracted.instances, *(corpus.instances if corpus else ()))))
-    report = MutationReport(
+    return MutationReport(
         miner=miner,
         mutants=results,
         killed=killed,
         survived=survived,
-        score=score,
+        score=killed / (killed + survived) if killed + survived else None,
         floor=TEMPLATE_FLOOR,
         judged_on=judged_on,
     )
-    corpus_runs = corpus.instances if corpus else ()
-    return MutationResult(report, original, tuple(tried), corpus_runs, len(extracted.instances))

@@ -50,7 +50,8 @@ class Pbo:
         if self.value is None:
             return f"{self.status} ({self.reason})"
         overfit = sum(logit <= 0 for logit in self.logits)
-        return f"{self.value:.2f} ({overfit} of {len(self.logits)} halvings with λ ≤ 0; S = {self.blocks} blocks)"
+        halvings = f"{overfit} of {len(self.logits)} halvings with λ ≤ 0"
+        return f"{self.value:.2f} ({halvings}; S = {self.blocks} blocks)"
 
 
 def blocks_of(count: int, blocks: int) -> list[range]:
@@ -72,8 +73,17 @@ def _rank(chosen: Value, scores: Mapping[Value, tuple[int, float]]) -> float:
     return below + (tied + 1) / 2
 
 
-def _in_sample_best(flags: Mapping[Value, Collection[str]], sample: Sequence[str], positives: Collection[str]) -> Value:
-    scores = {kappa: performance(confusion(flagged, sample, positives)) for kappa, flagged in flags.items()}
+def _scores(
+    flags: Mapping[Value, Collection[str]], instances: Sequence[str], positives: Collection[str]
+) -> dict[Value, tuple[int, float]]:
+    """Each candidate's score (fewest misses, then precision) on ``instances``."""
+    return {kappa: performance(confusion(flagged, instances, positives)) for kappa, flagged in flags.items()}
+
+
+def _in_sample_best(
+    flags: Mapping[Value, Collection[str]], sample: Sequence[str], positives: Collection[str]
+) -> Value:
+    scores = _scores(flags, sample, positives)
     top = max(scores.values())
     return min(kappa for kappa, score in scores.items() if score == top)
 
@@ -84,24 +94,42 @@ def pbo(
     """PBO over labelled instances ``ordered`` by start (``(instance, positive)``) and the candidates'
     flagged instances (``flags``: κ → flagged). ``blocks`` must be even and at least 4."""
     if blocks < 4 or blocks % 2:
-        raise MinerUsageError(f"PBO blocks S = {blocks}: S is even and at least 4 (S = 2 ranks too few labels)")
-    if len(flags) < 2:
-        return Pbo(NO_CHOICE, None, blocks, reason=f"{len(flags)} knee candidate(s)")
-    if len(ordered) < blocks:
-        return Pbo(WAITS_FOR_LABELS, None, blocks, reason=f"{len(ordered)} labels cannot fill S = {blocks} blocks")
+        raise MinerUsageError(
+            f"PBO blocks S = {blocks}: S is even and at least 4 (S = 2 ranks too few labels)"
+        )
     positives = {instance for instance, positive in ordered if positive}
     parts = [[ordered[i][0] for i in indices] for indices in blocks_of(len(ordered), blocks)]
-    empty = [number for number, part in enumerate(parts, start=1) if not positives.intersection(part)]
-    if empty:
-        shown = ", ".join(map(str, empty))
-        return Pbo(WAITS_FOR_LABELS, None, blocks, reason=f"block(s) {shown} of S = {blocks} hold no positive")
-    logits = []
-    for chosen_blocks in combinations(range(blocks), blocks // 2):
-        sample = [i for number in chosen_blocks for i in parts[number]]
-        held_out = [i for number in range(blocks) if number not in chosen_blocks for i in parts[number]]
-        chosen = _in_sample_best(flags, sample, positives)
-        scores = {kappa: performance(confusion(flagged, held_out, positives)) for kappa, flagged in flags.items()}
-        omega = _rank(chosen, scores) / (len(flags) + 1)
-        logits.append(math.log(omega / (1 - omega)))
+    if (unjudged := _unjudged(len(ordered), len(flags), parts, positives)) is not None:
+        return Pbo(unjudged[0], None, blocks, reason=unjudged[1])
+    halvings = combinations(range(blocks), blocks // 2)
+    logits = [_logit(parts, set(chosen), flags, positives) for chosen in halvings]
     overfit = sum(logit <= 0 for logit in logits)
     return Pbo(COMPUTED, overfit / len(logits), blocks, tuple(logits))
+
+
+def _unjudged(
+    labels: int, candidates: int, parts: Sequence[Sequence[str]], positives: set[str]
+) -> tuple[str, str] | None:
+    """Why the guard cannot judge (its status and reason), or None when it can."""
+    blocks = len(parts)
+    if candidates < 2:
+        return NO_CHOICE, f"{candidates} knee candidate(s)"
+    if labels < blocks:
+        return WAITS_FOR_LABELS, f"{labels} labels cannot fill S = {blocks} blocks"
+    if empty := [number for number, part in enumerate(parts, start=1) if positives.isdisjoint(part)]:
+        return WAITS_FOR_LABELS, f"block(s) {', '.join(map(str, empty))} of S = {blocks} hold no positive"
+    return None
+
+
+def _logit(
+    parts: Sequence[Sequence[str]],
+    in_sample: Collection[int],
+    flags: Mapping[Value, Collection[str]],
+    positives: Collection[str],
+) -> float:
+    """λ of one halving: the logit of the in-sample choice's relative rank out of sample."""
+    sample = [i for number, part in enumerate(parts) if number in in_sample for i in part]
+    held_out = [i for number, part in enumerate(parts) if number not in in_sample for i in part]
+    chosen = _in_sample_best(flags, sample, positives)
+    omega = _rank(chosen, _scores(flags, held_out, positives)) / (len(flags) + 1)
+    return math.log(omega / (1 - omega))

@@ -117,7 +117,9 @@ def shown(path: Path) -> str:
 def _roots(extra: str | None) -> list[tuple[Path, str]]:
     paths = os.environ.get(MINERS_PATH_ENV, "") if extra is None else extra
     roots = [(MINERS_DIR, "installed")]
-    roots += [(Path(part).expanduser(), f"{MINERS_PATH_ENV}:{part}") for part in paths.split(":") if part.strip()]
+    roots += [
+        (Path(part).expanduser(), f"{MINERS_PATH_ENV}:{part}") for part in paths.split(":") if part.strip()
+    ]
     return roots
 
 
@@ -144,7 +146,9 @@ def _import(folder: Path, origin: str) -> ModuleType:
     if package not in sys.modules:
         init = folder / "__init__.py"
         if init.is_file():
-            spec = importlib.util.spec_from_file_location(package, init, submodule_search_locations=[str(folder)])
+            spec = importlib.util.spec_from_file_location(
+                package, init, submodule_search_locations=[str(folder)]
+            )
         else:
             spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
             spec.submodule_search_locations = [str(folder)]
@@ -167,7 +171,11 @@ def _constant(module: ModuleType, where: str, name: str, check: Callable[[Any], 
 
 
 def _names(value: Any, pattern: re.Pattern[str]) -> bool:
-    return isinstance(value, tuple) and bool(value) and all(isinstance(v, str) and pattern.match(v) for v in value)
+    return (
+        isinstance(value, tuple)
+        and bool(value)
+        and all(isinstance(v, str) and pattern.match(v) for v in value)
+    )
 
 
 def load_miner(folder: Path, origin: str = "installed") -> Miner:
@@ -179,7 +187,9 @@ def load_miner(folder: Path, origin: str = "installed") -> Miner:
         module = _import(folder, origin)
     except Exception as exc:  # a miner's own import error, whatever it is, is a definition error
         raise MinerDefinitionError(f"{where}: cannot import: {type(exc).__name__}: {exc}") from exc
-    name = _constant(module, where, "NAME", lambda v: isinstance(v, str) and bool(_MINER_NAME.match(v)), "a name")
+    name = _constant(
+        module, where, "NAME", lambda v: isinstance(v, str) and bool(_MINER_NAME.match(v)), "a name"
+    )
     package = _constant(
         module,
         where,
@@ -187,7 +197,9 @@ def load_miner(folder: Path, origin: str = "installed") -> Miner:
         lambda v: isinstance(v, str) and v.split(".")[-1] == folder.name,
         f"the folder's import path (ending in {folder.name!r})",
     )
-    verdicts = _constant(module, where, "VERDICTS", lambda v: _names(v, _PREDICATE), "a tuple of predicate names")
+    verdicts = _constant(
+        module, where, "VERDICTS", lambda v: _names(v, _PREDICATE), "a tuple of predicate names"
+    )
     scope = _constant(module, where, "SCOPE", lambda v: v in set(Scope), "'generic' or 'tenant'")
     corpus = _constant(
         module,
@@ -203,9 +215,18 @@ def load_miner(folder: Path, origin: str = "installed") -> Miner:
     if not isinstance(local, bool):
         raise MinerDefinitionError(f"{where}: LOCAL = {local!r} is not True or False")
     return Miner(
-        name, package, verdicts, Scope(scope), corpus, Severity(severity), gate, extract, folder.resolve(), origin,
+        name,
+        package,
+        verdicts,
+        Scope(scope),
+        corpus,
+        Severity(severity),
+        gate,
+        extract,
+        folder.resolve(),
+        origin,
         local,
-    )  # fmt: skip
+    )
 
 
 def discover(extra: str | None = None) -> tuple[dict[str, Miner], dict[Path, MinerDefinitionError]]:
@@ -221,7 +242,9 @@ def discover(extra: str | None = None) -> tuple[dict[str, Miner], dict[Path, Min
             continue
         if miner.name in miners:
             other = miners[miner.name].folder
-            raise MinerDefinitionError(f"two miners are named {miner.name!r}: {shown(other)} and {shown(folder)}")
+            raise MinerDefinitionError(
+                f"two miners are named {miner.name!r}: {shown(other)} and {shown(folder)}"
+            )
         miners[miner.name] = miner
     return miners, broken
 

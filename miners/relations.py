@@ -45,7 +45,9 @@ class OutputFormat(StrEnum):
         return f".{self.value}"
 
 
-def write_relation(model: Model, predicate: str, out: BinaryIO, form: OutputFormat, proofs: Proofs = "none") -> int:
+def write_relation(
+    model: Model, predicate: str, out: BinaryIO, form: OutputFormat, proofs: Proofs = "none"
+) -> int:
     """Write the facts of ``predicate`` to ``out``; returns how many. ``proofs`` is for JSON lines only."""
     rows = model.rows(predicate)
     if form is OutputFormat.TSV:

@@ -113,7 +113,9 @@ def derived_predicates(program: Program) -> tuple[str, ...]:
     return tuple(dict.fromkeys(rule.head.predicate for rule in program.rules))
 
 
-def run_rules(rules: Rules, facts: Iterable[InputFact], knee: Value | None = None, proofs: bool = True) -> Model:
+def run_rules(
+    rules: Rules, facts: Iterable[InputFact], knee: Value | None = None, proofs: bool = True
+) -> Model:
     """Evaluate over ``facts``, with ``knee(knee)`` added as an input fact when a knee is set (without
     ``proofs``: no derivations kept, ``evaluate``'s)."""
     given: list[InputFact] = list(facts)

@@ -35,7 +35,9 @@ __all__ = [
 
 SimpleCommand = list[str]
 
-RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "{", "}", "!"})
+RESERVED = frozenset(
+    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "{", "}", "!"}
+)
 """Reserved words that may open a simple command and are not its program."""
 
 _OPERATORS = "();<>|&\n"
@@ -136,7 +138,8 @@ def _cached_tokens(command: str) -> tuple[tuple[str, str], ...]:
 
 
 def _command_tokens(command: str) -> Sequence[tuple[str, str]]:
-    """The tokens of ``command`` once its here-documents are dropped, on its first ``MAX_COMMAND`` characters."""
+    """The tokens of ``command`` once its here-documents are dropped, on its first ``MAX_COMMAND``
+    characters."""
     if len(command) <= CACHED:
         return _cached_tokens(command)
     text = strip_heredocs(command)

@@ -289,6 +289,7 @@ def event_from_stored(type: str, payload: Mapping[str, Any]) -> Event:
     version = payload.get("schema_version", 1)
     if version != model.SCHEMA_VERSION:
         raise ValueError(
-            f"{type} payload is schema_version {version}, the class reads {model.SCHEMA_VERSION}: it needs an upcaster"
+            f"{type} payload is schema_version {version}, the class reads {model.SCHEMA_VERSION}: "
+            "it needs an upcaster"
         )
     return model.model_validate(payload)

@@ -40,7 +40,8 @@ def reexport(package: str, source: str, whole: frozenset[str] = frozenset()) -> 
     """The ``__getattr__`` of ``package``: a re-exported name is imported from its home on first use and
     bound in the package. A name in ``whole`` (a registry the package's modules fill as they load) is bound
     only once every home is imported, so whoever reads it sees it whole; any other name loads its own home
-    alone. Any other name is an ``AttributeError``, so a submodule's name falls through to the import system."""
+    alone. Any other name is an ``AttributeError``, so a submodule's name falls through to the import
+    system."""
     homes: dict[str, str] = {}
 
     def __getattr__(name: str) -> Any:

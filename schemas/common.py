@@ -67,8 +67,8 @@ Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
 class Text(Record):
     """A textual argument of a fact, written ``{"text": "..."}``."""
 
-    # Excluded from dumps so the wire form stays ``{"text": "..."}`` (docs/loop.md, "Wire form"); still accepted
-    # on input.
+    # Excluded from dumps so the wire form stays ``{"text": "..."}`` (docs/loop.md, "Wire form"); still
+    # accepted on input.
     schema_version: int = Field(default=1, ge=1, exclude=True, description="Version of this record's shape.")
     text: str = Field(description="The argument's text, verbatim (may be empty).")
 

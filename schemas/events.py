@@ -67,7 +67,9 @@ class RunRecorded(Event):
     run: RunId = Field(description="The run id.")
     path: NonEmptyStr = Field(description="Its ``events.jsonl``, relative to the state root.")
     summary: RunSummary = Field(description="What reading it found.")
-    digest: Digest = Field(description="sha256 of the file as read (a re-ingest of the same bytes is a no-op).")
+    digest: Digest = Field(
+        description="sha256 of the file as read (a re-ingest of the same bytes is a no-op)."
+    )
 
     @model_validator(mode="after")
     def _same_run(self) -> Self:
@@ -94,7 +96,7 @@ class MinerAccepted(Event):
 
 
 class MinerRefused(Event):
-    """A version of a miner failed its test in the fleet (checks, backtest or mutation gate): it does not gate."""
+    """A miner version failed its test in the fleet (checks, backtest or mutation gate): it does not gate."""
 
     TYPE: ClassVar[str] = "MinerRefused"
 
@@ -243,7 +245,9 @@ class SeriesPointRecorded(Event):
 class FieldError(Record):
     """One reason a message was invalid: where, what, and an excerpt of the input."""
 
-    field: str = Field(description="Dotted location, e.g. ``request.ticket`` (``(message)`` for the whole message).")
+    field: str = Field(
+        description="Dotted location, e.g. ``request.ticket`` (``(message)`` for the whole message)."
+    )
     message: NonEmptyStr = Field(description="What is wrong, as the validator said it.")
     input: str = Field(default="", max_length=_EXCERPT, description="The offending input, shortened.")
 
@@ -290,7 +294,8 @@ class MessageDeadLettered(Event):
     error_type: NonEmptyStr = Field(description="The last error's type name.")
     error: str = Field(description="The last error's text.")
     message: dict[str, Any] | None = Field(
-        default=None, description="The message as it was sent (what a retry sends again); None before it was kept."
+        default=None,
+        description="The message as it was sent (what a retry sends again); None before it was kept.",
     )
     permanent: bool = Field(
         default=False,

@@ -56,23 +56,26 @@ class HarnessEvent(Record):
         default=None, description="A tool call's input as the harness logged it (its arguments, verbatim)."
     )
     agent: str | None = Field(
-        default=None, description="The subagent whose work the line records (sidechain); None for the main agent."
+        default=None,
+        description="The subagent whose work the line records (sidechain); None for the main agent.",
     )
     is_error: bool = Field(default=False, description="A tool result that is an error, or a gate denial.")
     result_text: str | None = Field(
         default=None,
-        description="A tool result's text as the format has it: a tool_result block's content (its text blocks "
-        "joined), a PostToolUse hook's tool_response (stdout, then stderr), a PostToolUseFailure hook's error.",
+        description="A tool result's text as the format has it: a tool_result block's content "
+        "(its text blocks joined), a PostToolUse hook's tool_response (stdout, then stderr), "
+        "a PostToolUseFailure hook's error.",
     )
     relay: bool = Field(
         default=False,
-        description="The line relays a subagent's line into its parent session (a transcript ``progress`` line); "
-        "when the run also reads that subagent's own transcript, the relay repeats it (``Reader.repeats``).",
+        description="The line relays a subagent's line into its parent session "
+        "(a transcript ``progress`` line); when the run also reads that subagent's own transcript, "
+        "the relay repeats it (``Reader.repeats``).",
     )
     usage: Usage | None = Field(
         default=None,
-        description="Token usage this line adds to its run: an API response's usage counts once, however many "
-        "lines repeat it, so summing over events is right.",
+        description="Token usage this line adds to its run: an API response's usage counts once, "
+        "however many lines repeat it, so summing over events is right.",
     )
     total_cost_usd: float | None = Field(
         default=None,
@@ -97,9 +100,12 @@ class RunSummary(Record):
     tool_errors: int = Field(
         ge=0, description="Tool results that were errors or gate denials (a truncated log may lack the call)."
     )
-    usage: Usage = Field(default_factory=Usage, description="Usage summed over the run, each API response once.")
+    usage: Usage = Field(
+        default_factory=Usage, description="Usage summed over the run, each API response once."
+    )
     cache_reported: bool = Field(
-        default=True, description="False when the run's format reports no cache counts: its h_r is unknown, not 0."
+        default=True,
+        description="False when the run's format reports no cache counts: its h_r is unknown, not 0.",
     )
     cost_usd: float | None = Field(
         default=None, ge=0.0, allow_inf_nan=False, description="Cost folded from total_cost_usd, if any."

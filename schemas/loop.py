@@ -73,7 +73,9 @@ class ProposerCall(Record):
     output_tokens: int = Field(ge=0, description="Output tokens.")
     cost_usd: float = Field(ge=0.0, allow_inf_nan=False, description="Priced from the model's manifest.")
     wall_s: float = Field(ge=0.0, allow_inf_nan=False, description="Seconds the call took.")
-    load: float | None = Field(default=None, allow_inf_nan=False, description="The host's 1-minute load then.")
+    load: float | None = Field(
+        default=None, allow_inf_nan=False, description="The host's 1-minute load then."
+    )
     cached: bool = Field(default=False, description="Replayed from the response cache at $0.")
     at: Timestamp = Field(description="When the call ended.")
 
@@ -177,7 +179,8 @@ class LabelerRun(Record):
     status: LabelerStatus = Field(description="running, yielding (GPU busy), completed or failed.")
     failed_batches: int = Field(default=0, ge=0, description="Batches whose reply could not be used.")
     notes: tuple[str, ...] = Field(
-        default=(), description="What the run says of itself: GPU sharing, queued requests, each failed batch's why."
+        default=(),
+        description="What the run says of itself: GPU sharing, queued requests, each failed batch's why.",
     )
 
     @model_validator(mode="after")
@@ -208,9 +211,11 @@ class FixerSession(Record):
     ended: Timestamp = Field(description="When the session was closed.")
     cost_usd: float = Field(ge=0.0, allow_inf_nan=False, description="Cost folded from its event log.")
     overrun_usd: float = Field(
-        default=0.0, ge=0.0, allow_inf_nan=False,
+        default=0.0,
+        ge=0.0,
+        allow_inf_nan=False,
         description="What it spent past its reservation: in cost_usd, never charged to the day's cap.",
-    )  # fmt: skip
+    )
     outcome: FixerOutcome = Field(description="ready, draft or no_pull_request.")
     pull_request: int | None = Field(default=None, ge=1, description="Its pull request, if any.")
 

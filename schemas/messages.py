@@ -57,7 +57,7 @@ class PrecheckTicket(Message):
 
 
 class PrecheckSweep(Message):
-    """Pre-check every open mining ticket (the hourly trigger): one ``PrecheckTicket`` each, via the outbox."""
+    """Pre-check every open mining ticket (hourly trigger): one ``PrecheckTicket`` each, via the outbox."""
 
     TASK: ClassVar[str] = "prechecker.sweep"
 
@@ -104,7 +104,8 @@ class DecidePush(Message):
     head: Sha = Field(description="The pushed tip.")
     ref: NonEmptyStr = Field(description="The ref pushed.")
     path: _PathText | None = Field(
-        default=None, description="The local checkout (confined to the roots); the forge's repository if unset."
+        default=None,
+        description="The local checkout (confined to the roots); the forge's repository if unset.",
     )
     priors: Literal["off", "detected", "all"] = Field(
         default="detected",

@@ -220,10 +220,12 @@ class MinerAcceptance(Record):
     mutation_floor: float = Field(ge=0.0, le=1.0, description="The floor the score was held to.")
     test_passed: bool = Field(description="Whether the miner's own test passed.")
     digest: Digest | None = Field(
-        default=None, description="sha256 of the miner's files as judged (None on acceptances recorded without it)."
+        default=None,
+        description="sha256 of the miner's files as judged (None on acceptances recorded without it).",
     )
     judged_runs: tuple[RunId, ...] = Field(
-        default=(), description="The recorded runs its mutants were judged on, beside its fixtures (fleet acceptance)."
+        default=(),
+        description="The recorded runs its mutants were judged on, beside its fixtures (fleet acceptance).",
     )
 
     @model_validator(mode="after")

@@ -1,4 +1,5 @@
-"""What an operator did from the ops page or the API: each action is an event, so the log says who changed what.
+"""What an operator did from the ops page or the API: each action is an event, so the log says who changed
+what.
 
 The API appends these behind its token (``docs/operations.md``, "Actions"): a dead letter sent again, a
 decision dismissed, a proposed label accepted or rejected by hand, and a miner's backtest re-run on the
@@ -54,7 +55,7 @@ class Review(StrEnum):
 
 
 class LabelReviewed(Event):
-    """An operator accepted or rejected a proposed label; the ledger's labels read it over the labeler's check."""
+    """An operator accepted or rejected a proposed label; the ledger's labels take it over the labeler's."""
 
     TYPE: ClassVar[str] = "LabelReviewed"
 

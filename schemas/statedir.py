@@ -21,7 +21,14 @@ import os
 import re
 import sys
 
-__all__ = ["GITIGNORE", "default_state_dir", "inside_checkout", "make_state_dir", "project_key", "project_root"]
+__all__ = [
+    "GITIGNORE",
+    "default_state_dir",
+    "inside_checkout",
+    "make_state_dir",
+    "project_key",
+    "project_root",
+]
 
 APP = "ouroboros"
 GITIGNORE = "*\n"

@@ -57,24 +57,40 @@ class _Moment(NamedTuple):
 def extract(item: CorpusItem) -> Iterator[Fact]:
     """``gated(R)`` and ``score(R, S)`` for the run; nothing for a run without a timestamp."""
     run = Text(text=item.instance)
-    first = last = None
-    drafts: set[str] = set()
-    # Successful results that may answer a draft call: a result may be read before its call (hook payloads kept
-    # in separate files), so which ones did is known only at the end. A hook's result carries its own input.
-    answers: list[tuple[str | None, bool, _Moment]] = []
-    for event in item.events():
-        if event.timestamp is None:
-            continue
-        moment = _Moment(event.timestamp, event.span)
-        first = moment if first is None or moment.at < first.at else first  # ties: the one read first
-        last = moment if last is None or moment.at >= last.at else last  # ties: the one read last
-        if event.kind is HarnessKind.TOOL_CALL and event.tool_use_id and _opens_draft(event):
-            drafts.add(event.tool_use_id)
-        elif event.kind is HarnessKind.TOOL_RESULT and not event.is_error:
-            answers.append((event.tool_use_id, _opens_draft(event), moment))
-    if first is None or last is None:
+    timed = [
+        (event, _Moment(event.timestamp, event.span))
+        for event in item.events()
+        if event.timestamp is not None
+    ]
+    if not timed:
         return
-    drafted = [moment for call, opens, moment in answers if opens or call in drafts]
-    end = min(drafted, key=lambda moment: moment.at) if drafted else last
+    moments = [moment for _event, moment in timed]
+    first = min(moments, key=_at)  # ties: the one read first
+    last = max(reversed(moments), key=_at)  # ties: the one read last
+    drafted = list(_draft_results(timed))
+    end = min(drafted, key=_at) if drafted else last
     yield Fact(predicate="gated", args=(run,), span=first.span)
-    yield Fact(predicate="score", args=(run, Number(number=(end.at - first.at).total_seconds())), span=end.span)
+    seconds = Number(number=(end.at - first.at).total_seconds())
+    yield Fact(predicate="score", args=(run, seconds), span=end.span)
+
+
+def _at(moment: _Moment) -> datetime:
+    return moment.at
+
+
+def _draft_results(timed: list[tuple[HarnessEvent, _Moment]]) -> Iterator[_Moment]:
+    """When the successful results of draft pull-request calls came. A result may be read before its
+    call (hook payloads kept in separate files), so the calls are gathered first; a hook's result
+    carries its own input."""
+    drafts = {event.tool_use_id for event, _moment in timed if _calls_draft(event)}
+    for event, moment in timed:
+        if _succeeded(event) and (_opens_draft(event) or event.tool_use_id in drafts):
+            yield moment
+
+
+def _calls_draft(event: HarnessEvent) -> bool:
+    return event.kind is HarnessKind.TOOL_CALL and bool(event.tool_use_id) and _opens_draft(event)
+
+
+def _succeeded(event: HarnessEvent) -> bool:
+    return event.kind is HarnessKind.TOOL_RESULT and not event.is_error

@@ -4,7 +4,7 @@ edits of one file, and per look at that file between them, each at the line that
 An ``Edit`` (or ``MultiEdit``) fails with ``String to replace not found in file.`` when its
 ``old_string`` is not in the file: the agent wrote it from a stale memory of the file (another edit, a
 formatter or a hook changed it since it was read). The result's text says so (``HarnessEvent.result_text``;
-the flag ``is_error`` alone cannot tell this failure from any other). Four facts, per run R:
+the flag ``is_error`` alone cannot tell this failure from any other). Three facts, per run R:
 
 - ``missed(R, C, F)``: edit call C of file F was answered by that error, at the result's line;
 - ``next_edit(R, C1, C2)``: C2 is the same agent's next edit of the same file after C1 (the main agent
@@ -65,14 +65,22 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
             if event.tool in LOOKS:
                 history.looks.append(event.span)
                 continue
-            call = _call(event)
-            edits[call.text] = path
-            if history.last_edit is not None:
-                yield Fact(predicate="next_edit", args=(run, history.last_edit, call), span=event.span)
-                for span in history.looks:
-                    yield Fact(predicate="looked", args=(run, history.last_edit, call), span=span)
-            history.last_edit, history.looks = call, []
-        elif event.kind is HarnessKind.TOOL_RESULT and event.is_error and NOT_FOUND in (event.result_text or ""):
-            path = edits.get(event.tool_use_id or "")
-            if path is not None:
-                yield Fact(predicate="missed", args=(run, _call(event), Text(text=path)), span=event.span)
+            edits[_call(event).text] = path
+            yield from _edited(run, history, event)
+        elif _not_found(event) and (path := edits.get(event.tool_use_id or "")) is not None:
+            yield Fact(predicate="missed", args=(run, _call(event), Text(text=path)), span=event.span)
+
+
+def _edited(run: Text, history: _File, event: HarnessEvent) -> Iterator[Fact]:
+    """The facts of an edit of a file since its agent's last edit of it; the edit becomes the last."""
+    call = _call(event)
+    if history.last_edit is not None:
+        yield Fact(predicate="next_edit", args=(run, history.last_edit, call), span=event.span)
+        for span in history.looks:
+            yield Fact(predicate="looked", args=(run, history.last_edit, call), span=span)
+    history.last_edit, history.looks = call, []
+
+
+def _not_found(event: HarnessEvent) -> bool:
+    """Whether the event is a failed result saying the string to replace is not in the file."""
+    return event.kind is HarnessKind.TOOL_RESULT and event.is_error and NOT_FOUND in (event.result_text or "")

@@ -49,6 +49,17 @@ class CheckedRule:
     body: tuple[Literal, ...]
     witnesses: tuple[str, ...]
 
+    @classmethod
+    def of(cls, rule: Rule, body: tuple[Literal, ...]) -> CheckedRule:
+        """``rule`` evaluated as ``body``; its witnesses are the variables of the body's positive atoms
+        that the head does not name, in order of first appearance."""
+        head_variables = set(rule.head.variables())
+        witnesses: dict[str, None] = {}
+        for literal in body:
+            if isinstance(literal, Atom):
+                witnesses.update((name, None) for name in literal.variables() if name not in head_variables)
+        return cls(rule, body, tuple(witnesses))
+
 
 @dataclass(frozen=True, slots=True)
 class CheckedProgram:
@@ -59,7 +70,9 @@ class CheckedProgram:
     strata: tuple[Stratum, ...]
     arities: Mapping[str, int]
     types: Mapping[str, tuple[str, ...]]
-    plans: dict[object, object] = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
+    plans: dict[object, object] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
     """The evaluator's compiled plans of these rules, kept from one evaluation to the next (a miner's
     program is evaluated once per run it mines; planning and compiling cost more than a small run's joins)."""
 
@@ -89,24 +102,32 @@ _DOCUMENTED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 def check_defined(checked: CheckedProgram, given: Collection[str]) -> None:
     """Raise ``UndefinedPredicateError`` at the first rule that reads a predicate with no source: no
-    rule derives it, no fact, ``.decl`` or ``.input`` of the program names it, the ``/* predicate */`` block does
-    not document it (``name(`` there), and it is not in ``given`` (the predicates of the input facts).
-    Not part of ``check``: an input predicate may have no facts in one run, so only a caller holding
-    the input knows what is given."""
+    rule derives it, no fact, ``.decl`` or ``.input`` of the program names it, the ``/* predicate */``
+    block does not document it (``name(`` there), and it is not in ``given`` (the predicates of the
+    input facts). Not part of ``check``: an input predicate may have no facts in one run, so only a
+    caller holding the input knows what is given."""
     program = checked.program
-    defined = {rule.head.predicate for rule in program.rules} | {fact.atom.predicate for fact in program.facts}
+    defined = {rule.head.predicate for rule in program.rules}
+    defined |= {fact.atom.predicate for fact in program.facts}
     defined |= {declaration.predicate for declaration in program.declarations}
     defined |= set(program.directed("input"))
     defined |= set(_DOCUMENTED.findall(program.predicate_doc or ""))
     for rule in program.rules:
-        for literal in rule.body:
-            atom = literal.atom if isinstance(literal, Negation) else literal
-            if isinstance(atom, Atom) and atom.predicate not in defined and atom.predicate not in given:
+        for atom in _read_atoms(rule):
+            if atom.predicate not in defined and atom.predicate not in given:
                 message = (
                     f"{atom.predicate} is defined nowhere (no rule, fact, .decl, /* predicate */ entry or "
                     f"input fact): read in {rule}"
                 )
                 raise UndefinedPredicateError(message, atom.location.file, atom.location.line)
+
+
+def _read_atoms(rule: Rule) -> Iterator[Atom]:
+    """The atoms a rule's body reads, positive or negated."""
+    for literal in rule.body:
+        atom = literal.atom if isinstance(literal, Negation) else literal
+        if isinstance(atom, Atom):
+            yield atom
 
 
 def value_has_type(value: Value, kind: str) -> bool:
@@ -176,25 +197,28 @@ def _check_rule(rule: Rule) -> CheckedRule:
         message = f"{len(positives)} positive atoms in {rule}: the engine joins at most {MAX_POSITIVE_ATOMS}"
         raise ContractError(message, rule.location.file, rule.location.line)
     bound = {name for atom in positives for name in atom.variables()}
+    _check_head(rule, bound)
+    for literal in rule.body:
+        if isinstance(literal, Negation):
+            _check_negation(rule, literal, bound)
+        elif isinstance(literal, Comparison):
+            _check_comparison(rule, literal, bound)
+    body = _name_anonymous(rule.body)
+    return CheckedRule.of(rule, body)
+
+
+def _check_head(rule: Rule, bound: set[str]) -> None:
     for term in rule.head.terms:
         if isinstance(term, Variable) and term.anonymous:
             raise _unsafe(rule, "anonymous variable '_' in head")
         if isinstance(term, Variable) and term.name not in bound:
             raise _unsafe(rule, f"unbound variable {term.name} in head")
-    for literal in rule.body:
-        if isinstance(literal, Negation):
-            for name in literal.variables():
-                if name not in bound:
-                    raise _unsafe(rule, f"negation before its variables are bound: {name} in {literal}")
-        elif isinstance(literal, Comparison):
-            _check_comparison(rule, literal, bound)
-    body = _name_anonymous(rule.body)
-    head_variables = set(rule.head.variables())
-    witnesses: dict[str, None] = {}
-    for literal in body:
-        if isinstance(literal, Atom):
-            witnesses.update((name, None) for name in literal.variables() if name not in head_variables)
-    return CheckedRule(rule, body, tuple(witnesses))
+
+
+def _check_negation(rule: Rule, negation: Negation, bound: set[str]) -> None:
+    for name in negation.variables():
+        if name not in bound:
+            raise _unsafe(rule, f"negation before its variables are bound: {name} in {negation}")
 
 
 def _check_comparison(rule: Rule, comparison: Comparison, bound: set[str]) -> None:

@@ -19,7 +19,15 @@ from functools import lru_cache
 from typing import Any, cast
 
 from ouroboros_gates.miners.datalog.plan import Join, Plan, Test
-from ouroboros_gates.miners.datalog.syntax import BUILTINS, Atom, Comparison, Constant, Negation, Term, Variable
+from ouroboros_gates.miners.datalog.syntax import (
+    BUILTINS,
+    Atom,
+    Comparison,
+    Constant,
+    Negation,
+    Term,
+    Variable,
+)
 
 __all__ = ["CompiledPlan", "Source", "compile_plan"]
 
@@ -153,7 +161,9 @@ class _Compiler:
             free = [position for position in range(atom.arity) if position not in bound]
             if len(free) == 1:  # one value to bind: the index holds it, not the row
                 local = self.locals[cast(Variable, atom.terms[free[0]]).name] = f"v{len(self.locals)}"
-                self.open(f"for {local} in {self.source(atom.predicate, step.bound, free[0])}.get({key}, ()):")
+                self.open(
+                    f"for {local} in {self.source(atom.predicate, step.bound, free[0])}.get({key}, ()):"
+                )
                 return
             index = self.source(atom.predicate, step.bound)
             self.open(f"for {name} in {index}.get({key}, ()):")

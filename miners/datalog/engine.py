@@ -73,12 +73,16 @@ def _load(checked: CheckedProgram, relations: dict[str, Relation], facts: Iterab
     arities = dict(checked.arities)
     for predicate, args, span in facts:
         if not isinstance(predicate, str):
-            raise FactError(f"input fact with predicate {predicate!r}: a predicate is a string (span {span!r})")
+            raise FactError(
+                f"input fact with predicate {predicate!r}: a predicate is a string (span {span!r})"
+            )
         row = tuple(value if _plain(value) else _normalise(predicate, value, span) for value in args)
         arity = arities.setdefault(predicate, len(row))
         if len(row) != arity:
             atom = GroundAtom(predicate, row)
-            raise FactError(f"input fact {atom} has {len(row)} arguments; {predicate} takes {arity} (span {span!r})")
+            raise FactError(
+                f"input fact {atom} has {len(row)} arguments; {predicate} takes {arity} (span {span!r})"
+            )
         kinds = checked.types.get(predicate)
         if kinds is not None and not all(map(value_has_type, row, kinds)):
             atom = GroundAtom(predicate, row)
@@ -187,7 +191,9 @@ class _Planner:
     def delta_units(self) -> list[tuple[str, _Unit]]:
         """The delta plans, each with the predicate it reads from the delta, for this round."""
         sizes = self.sizes()
-        return [(predicate, self.unit(index, position, sizes)) for index, position, predicate in self.recursive]
+        return [
+            (predicate, self.unit(index, position, sizes)) for index, position, predicate in self.recursive
+        ]
 
 
 def _size_order(rule: CheckedRule, sizes: Mapping[str, int]) -> tuple[int, ...]:

@@ -68,14 +68,18 @@ class WhyNot:
         return "\n".join([f"{self.atom} does not hold: {self.reason}", *map(str, self.attempts)])
 
 
-def explain(model: Model, rules: Sequence[CheckedRule], atom: GroundAtom, budget: int = BUDGET) -> ProofNode | WhyNot:
+def explain(
+    model: Model, rules: Sequence[CheckedRule], atom: GroundAtom, budget: int = BUDGET
+) -> ProofNode | WhyNot:
     """The proof of ``atom``, or why it does not hold (``rules``: the checked program's, as written)."""
     if atom in model:
         return model.proof(atom.predicate, atom.args)
     deriving = [rule for rule in rules if rule.rule.head.predicate == atom.predicate]
     if not deriving:
         return WhyNot(atom, f"no rule derives {atom.predicate}, and it is not among the input facts")
-    matching = [(rule, b) for rule in deriving if (b := _unify(rule.rule.head.terms, atom.args, {})) is not None]
+    matching = [
+        (rule, b) for rule in deriving if (b := _unify(rule.rule.head.terms, atom.args, {})) is not None
+    ]
     if not matching:
         heads = "; ".join(str(rule.rule.head) for rule in deriving)
         return WhyNot(atom, f"no rule derives it: no rule's head matches it ({heads})")
@@ -103,18 +107,23 @@ def _same(left: Value, right: Value) -> bool:
 
 
 def _ordered(body: Sequence[Literal]) -> list[Literal]:
-    """The positive atoms in written order, each negation or comparison right after its variables are bound."""
-    waiting = [literal for literal in body if not isinstance(literal, Atom)]
+    """The positive atoms in written order, each negation or comparison right after its variables
+    are bound."""
+    waiting: list[Literal] = [literal for literal in body if not isinstance(literal, Atom)]
     ordered: list[Literal] = []
     bound: set[str] = set()
-    for literal in [*[lit for lit in body if isinstance(lit, Atom)], None]:
-        ready = [test for test in waiting if set(test.variables()) <= bound]
-        ordered += ready
-        waiting = [test for test in waiting if test not in ready]
-        if literal is not None:
-            ordered.append(literal)
-            bound.update(literal.variables())
-    return ordered + waiting
+    for atom in [literal for literal in body if isinstance(literal, Atom)]:
+        ready, waiting = _partition(waiting, bound)
+        ordered += [*ready, atom]
+        bound.update(atom.variables())
+    ready, waiting = _partition(waiting, bound)
+    return ordered + ready + waiting
+
+
+def _partition(tests: list[Literal], bound: set[str]) -> tuple[list[Literal], list[Literal]]:
+    """The tests whose variables are all bound, and the others."""
+    ready = [test for test in tests if set(test.variables()) <= bound]
+    return ready, [test for test in tests if test not in ready]
 
 
 def _written(literal: Literal, binding: Mapping[str, Value]) -> str:
@@ -123,7 +132,11 @@ def _written(literal: Literal, binding: Mapping[str, Value]) -> str:
     def term(t: Term) -> str:
         if isinstance(t, Constant):
             return format_value(t.value)
-        return format_value(binding[t.name]) if t.name in binding else ("_" if t.name.startswith("_") else t.name)
+        return (
+            format_value(binding[t.name])
+            if t.name in binding
+            else ("_" if t.name.startswith("_") else t.name)
+        )
 
     if isinstance(literal, Comparison):
         return f"{literal.builtin}({term(literal.left)}, {term(literal.right)})"
@@ -177,7 +190,9 @@ class _Search:
     def matches(self, atom: Atom, binding: Binding) -> list[tuple[Value, ...]]:
         """The model's facts of ``atom``'s predicate agreeing with it on its constants and bound variables."""
         known = tuple(
-            p for p, t in enumerate(atom.terms) if isinstance(t, Constant) or (not t.anonymous and t.name in binding)
+            p
+            for p, t in enumerate(atom.terms)
+            if isinstance(t, Constant) or (not t.anonymous and t.name in binding)
         )
         key = (atom.predicate, known)
         index = self.indexes.get(key)

@@ -27,8 +27,7 @@ hidden premises' bindings, from which the proof shows the rule as written.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule
@@ -106,20 +105,17 @@ def _hidden_rule(rule: CheckedRule, pair: tuple[int, int, str], index: int) -> C
     """``~index(kept…) :- A, B.``: the kept variables are those of A and B the rest of the rule reads."""
     first, second, _name = pair
     joined = (_atom(rule, first), _atom(rule, second))
-    rest = Counter(
-        name
-        for position, literal in enumerate(rule.body)
-        if position not in (first, second)
-        for name in literal.variables()
-    )
-    rest.update(rule.rule.head.variables())
-    kept = [name for name in dict.fromkeys(n for atom in joined for n in atom.variables()) if name in rest]
+    rest = set(rule.rule.head.variables())
+    rest.update(_variables(lit for position, lit in enumerate(rule.body) if position not in (first, second)))
+    kept = [name for name in _variables(joined) if name in rest]
     where = rule.rule.location
     head = Atom(f"~{index}", tuple(Variable(name) for name in kept), where)
-    witnesses = tuple(
-        name for name in dict.fromkeys(n for atom in joined for n in atom.variables()) if name not in kept
-    )
-    return CheckedRule(Rule(index, head, joined, where), joined, witnesses)
+    return CheckedRule.of(Rule(index, head, joined, where), joined)
+
+
+def _variables(literals: Iterable[Literal]) -> dict[str, None]:
+    """The variables the literals name, each once, in order of first appearance."""
+    return dict.fromkeys(name for literal in literals for name in literal.variables())
 
 
 def _with_hidden(rule: CheckedRule, pair: tuple[int, int, str], hidden: CheckedRule) -> CheckedRule:
@@ -130,14 +126,4 @@ def _with_hidden(rule: CheckedRule, pair: tuple[int, int, str], hidden: CheckedR
         for position, literal in enumerate(rule.body)
         if position != second
     )
-    head_variables = set(rule.rule.head.variables())
-    witnesses = tuple(
-        dict.fromkeys(
-            name
-            for literal in body
-            if isinstance(literal, Atom)
-            for name in literal.variables()
-            if name not in head_variables
-        )
-    )
-    return CheckedRule(Rule(rule.rule.index, rule.rule.head, body, rule.rule.location), body, witnesses)
+    return CheckedRule.of(Rule(rule.rule.index, rule.rule.head, body, rule.rule.location), body)

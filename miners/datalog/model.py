@@ -15,7 +15,16 @@ from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule
 from ouroboros_gates.miners.datalog.errors import ProofsNotKeptError, UnknownFactError
 from ouroboros_gates.miners.datalog.factor import Evaluation
 from ouroboros_gates.miners.datalog.relation import Derivation, Given, Relation, Row
-from ouroboros_gates.miners.datalog.syntax import Atom, Comparison, Constant, Program, Rule, Term, Value, format_value
+from ouroboros_gates.miners.datalog.syntax import (
+    Atom,
+    Comparison,
+    Constant,
+    Program,
+    Rule,
+    Term,
+    Value,
+    format_value,
+)
 
 __all__ = ["Condition", "GroundAtom", "Model", "ProofNode"]
 
@@ -117,7 +126,9 @@ class ProofNode:
                 lines.append(f"{pad}{item.atom}  [rule {item.rule.index}, not expanded]")
             else:
                 shown.add(item.atom)
-                lines.append(f"{pad}{item.atom}  [rule {item.rule.index} at {item.rule.location}: {item.rule}]")
+                lines.append(
+                    f"{pad}{item.atom}  [rule {item.rule.index} at {item.rule.location}: {item.rule}]"
+                )
                 below: list[ProofNode | Condition] = [*item.children, *item.conditions]
                 stack.extend((child, depth + 1) for child in reversed(below))
         return "\n".join(lines)
@@ -131,13 +142,18 @@ class Model:
     found) from which ``proof`` rebuilds a proof tree."""
 
     def __init__(
-        self, checked: CheckedProgram, evaluation: Evaluation, relations: Mapping[str, Relation], proofs: bool = True
+        self,
+        checked: CheckedProgram,
+        evaluation: Evaluation,
+        relations: Mapping[str, Relation],
+        proofs: bool = True,
     ) -> None:
         self._checked = checked
         self._evaluation = evaluation
         self._relations = relations
         self.proofs = proofs
-        """Whether derivations were kept (``evaluate(..., proofs=False)`` keeps none: no ``proof``, no ``step``)."""
+        """Whether derivations were kept (``evaluate(..., proofs=False)`` keeps none: no ``proof``, no
+        ``step``)."""
 
     @property
     def program(self) -> Program:
@@ -238,7 +254,9 @@ class Model:
         conditions: list[Condition] = []
         for literal in rule.body:
             if isinstance(literal, Atom):
-                children.append(GroundAtom(literal.predicate, tuple(_value(t, binding) for t in literal.terms)))
+                children.append(
+                    GroundAtom(literal.predicate, tuple(_value(t, binding) for t in literal.terms))
+                )
             elif isinstance(literal, Comparison):
                 args = (_value(literal.left, binding), _value(literal.right, binding))
                 conditions.append(Condition(literal.builtin, args, negated=False))

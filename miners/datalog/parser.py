@@ -99,7 +99,9 @@ class _Parser:
                 rules.append(clause)
             else:
                 facts.append(clause)
-        return Program(self.file, tuple(rules), tuple(facts), tuple(declarations), predicate_doc, tuple(directives))
+        return Program(
+            self.file, tuple(rules), tuple(facts), tuple(declarations), predicate_doc, tuple(directives)
+        )
 
     def directive_word(self) -> tuple[Token, Token]:
         """The ``.`` and the word right after it: ``decl``, ``input`` or ``output``."""
@@ -120,8 +122,11 @@ class _Parser:
             name = self.expect(Kind.NAME, f"a predicate name after .{kind}")
             found.append(Directive(kind, name.text, self.location(name)))
             if self.peek().kind is Kind.LPAREN:
-                raise self.error(self.peek(), f"parameters of .{kind} are not supported (the command line's "
-                                 "--format and --out choose the output; facts come as JSON lines)")  # fmt: skip
+                raise self.error(
+                    self.peek(),
+                    f"parameters of .{kind} are not supported (the command line's "
+                    "--format and --out choose the output; facts come as JSON lines)",
+                )
             if self.peek().kind is not Kind.COMMA:
                 return found
             self.next()
@@ -163,7 +168,9 @@ class _Parser:
         end = self.next()
         if end.kind is not Kind.DOT:
             expected = "',' or '.'" if body else "':-' or '.'"
-            raise self.error(end, f"expected {expected} after {body[-1] if body else head}, found {_describe(end)}")
+            raise self.error(
+                end, f"expected {expected} after {body[-1] if body else head}, found {_describe(end)}"
+            )
         if not body and all(isinstance(term, Constant) for term in head.terms):
             return Fact(head)
         return Rule(index, head, tuple(body), head.location)
@@ -173,7 +180,9 @@ class _Parser:
             bang = self.next()
             atom = self.atom()
             if atom.predicate in BUILTINS:
-                raise self.error(bang, f"builtin {atom.predicate} cannot be negated: use the opposite comparison")
+                raise self.error(
+                    bang, f"builtin {atom.predicate} cannot be negated: use the opposite comparison"
+                )
             return Negation(atom)
         atom = self.atom()
         if atom.predicate not in BUILTINS:

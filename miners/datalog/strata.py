@@ -132,7 +132,10 @@ def stratify(predicates: Sequence[str], rules: Sequence[Rule]) -> tuple[Stratum,
 
 
 def _strata(
-    predicates: Sequence[str], rules: Sequence[Rule], components: list[list[str]], component_of: dict[str, int]
+    predicates: Sequence[str],
+    rules: Sequence[Rule],
+    components: list[list[str]],
+    component_of: dict[str, int],
 ) -> tuple[Stratum, ...]:
     order = {predicate: position for position, predicate in enumerate(predicates)}
     rules_of: dict[int, list[Rule]] = {}
@@ -147,6 +150,8 @@ def _strata(
             component_of[predicate] == number for rule in members for predicate, _ in _body_predicates(rule)
         )
         strata.append(
-            Stratum(tuple(sorted(component, key=order.__getitem__)), tuple(r.index for r in members), recursive)
+            Stratum(
+                tuple(sorted(component, key=order.__getitem__)), tuple(r.index for r in members), recursive
+            )
         )
     return tuple(strata)

@@ -217,7 +217,8 @@ class Program:
     directives: tuple[Directive, ...] = ()
 
     def directed(self, kind: str) -> tuple[str, ...]:
-        """The predicates of the ``.input`` or ``.output`` directives (``kind``), in written order, once each."""
+        """The predicates of the ``.input`` or ``.output`` directives (``kind``), in written order, once
+        each."""
         return tuple(dict.fromkeys(d.predicate for d in self.directives if d.kind == kind))
 
     def __str__(self) -> str:

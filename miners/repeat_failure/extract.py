@@ -99,17 +99,30 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
     for event in item.events():
         first = first or event.span
         if event.kind is HarnessKind.TOOL_CALL and event.tool_use_id:
-            call = Call(event.tool_use_id, event.agent, (event.tool or "", digest(event.tool_input)), event.span)
-            yield _fact("called", call.span, run, call.id, *call.what)
-            if call.agent in last:
-                yield _fact("next", call.span, run, last[call.agent].id, call.id)
-            if calls:
-                yield _fact("succ", call.span, run, len(calls), len(calls) + 1)
-            calls.append(call)
-            last[call.agent] = call
-        elif is_tool_error(event) and event.tool_use_id and event.tool_use_id not in failed:
-            failed.add(event.tool_use_id)
-            yield _fact("failed", event.span, run, event.tool_use_id)
+            what = (event.tool or "", digest(event.tool_input))
+            yield from _called(run, Call(event.tool_use_id, event.agent, what, event.span), calls, last)
+        elif is_tool_error(event) and event.tool_use_id:
+            yield from _failed(run, event.tool_use_id, event.span, failed)
     if first is not None:
         length, where = longest_streak(calls, failed)
         yield _fact("score", where or first, run, length)
+
+
+def _called(run: str, call: Call, calls: list[Call], last: dict[str | None, Call]) -> Iterator[Fact]:
+    """The facts of ``call`` after ``calls`` (every agent's) and ``last`` (each agent's latest); the
+    call joins both."""
+    yield _fact("called", call.span, run, call.id, *call.what)
+    if call.agent in last:
+        yield _fact("next", call.span, run, last[call.agent].id, call.id)
+    if calls:
+        yield _fact("succ", call.span, run, len(calls), len(calls) + 1)
+    calls.append(call)
+    last[call.agent] = call
+
+
+def _failed(run: str, call: str, span: Span, failed: set[str]) -> Iterator[Fact]:
+    """The ``failed`` fact of a call's first failure (a call's later failures add nothing); the call
+    joins ``failed``."""
+    if call not in failed:
+        failed.add(call)
+        yield _fact("failed", span, run, call)

@@ -48,10 +48,25 @@ PROGRAMS = frozenset({"pgrep", "pkill", "pidwait"})
 _WITH_VALUE = frozenset("dgGPstuUFrqO")
 _LONG_WITH_VALUE = frozenset(
     {
-        "--delimiter", "--pgroup", "--group", "--parent", "--session", "--terminal", "--euid", "--uid",
-        "--pidfile", "--runstates", "--queue", "--older", "--ns", "--nslist", "--signal", "--cgroup", "--env",
+        "--delimiter",
+        "--pgroup",
+        "--group",
+        "--parent",
+        "--session",
+        "--terminal",
+        "--euid",
+        "--uid",
+        "--pidfile",
+        "--runstates",
+        "--queue",
+        "--older",
+        "--ns",
+        "--nslist",
+        "--signal",
+        "--cgroup",
+        "--env",
     }
-)  # fmt: skip
+)
 _LONG_FLAGS = {
     "--full": "f",
     "--ignore-case": "i",
@@ -97,21 +112,31 @@ def selection(args: SimpleCommand) -> Selection | None:
         if word == "--":
             break
         if word.startswith("--"):
-            name = word.split("=", 1)[0]
-            if name in _LONG_FLAGS:
-                flags.add(_LONG_FLAGS[name])
-            elif name in _LONG_WITH_VALUE and "=" not in word and words:
-                words.pop(0)
+            _long_option(word, words, flags)
         elif word.startswith("-") and len(word) > 1:
-            for position, letter in enumerate(word[1:], start=1):
-                if letter in _WITH_VALUE:
-                    if position == len(word) - 1 and words:
-                        words.pop(0)  # -u 1000; -u1000 carries its value
-                    break
-                flags.add(letter)
+            _short_options(word, words, flags)
         else:
             return Selection(word, frozenset(flags))
     return Selection(words[0], frozenset(flags)) if words else None
+
+
+def _long_option(word: str, words: list[str], flags: set[str]) -> None:
+    """Reads ``--name`` or ``--name=value`` into ``flags``; a value given apart is taken off ``words``."""
+    name = word.split("=", 1)[0]
+    if name in _LONG_FLAGS:
+        flags.add(_LONG_FLAGS[name])
+    elif name in _LONG_WITH_VALUE and "=" not in word and words:
+        words.pop(0)
+
+
+def _short_options(word: str, words: list[str], flags: set[str]) -> None:
+    """Reads a cluster of short options (``-fx``) into ``flags`` up to the first that takes a value."""
+    for position, letter in enumerate(word[1:], start=1):
+        if letter in _WITH_VALUE:
+            if position == len(word) - 1 and words:
+                words.pop(0)  # -u 1000; -u1000 carries its value
+            return
+        flags.add(letter)
 
 
 def _command(event: HarnessEvent) -> str | None:
@@ -120,13 +145,18 @@ def _command(event: HarnessEvent) -> str | None:
     return command if is_bash and isinstance(command, str) else None
 
 
-def _facts(run: Text, call: Text, command: str, span: Span) -> Iterator[Fact]:
+def _by_pattern(command: str) -> dict[str, list[Selection]]:
+    """The selections the command's procps selectors make, grouped by pattern."""
     found: dict[str, list[Selection]] = {}
     for name, args in invocations(command):
         chosen = selection(args) if name in PROGRAMS else None
         if chosen is not None:
             found.setdefault(chosen.pattern, []).append(chosen)
-    for pattern, selections in found.items():
+    return found
+
+
+def _facts(run: Text, call: Text, command: str, span: Span) -> Iterator[Fact]:
+    for pattern, selections in _by_pattern(command).items():
         key = (run, call, Text(text=pattern))
         if any("f" in s.flags for s in selections):
             yield Fact(predicate="full_line", args=key, span=span)

@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from ouroboros_gates.miners.corpus import CorpusItem
-from ouroboros_gates.miners.shell import program, simple_commands
+from ouroboros_gates.miners.shell import SimpleCommand, program, simple_commands
 from ouroboros_gates.schemas import Fact, HarnessEvent, HarnessKind, Number, Span, Text
 
 NAME = "sleep-poll"
@@ -35,7 +36,9 @@ GATE = "warn"
 
 # Possessive runs of blanks (*+): with two runs side by side, or a lazy run before one, a long run of blanks
 # cost a time quadratic in its length (40,000 blanks: 10 s) in the gate server and the miner worker.
-SLEEP_THEN = re.compile(r"^\s*+sleep\s++[0-9.]++[smhd]?(?:\s*+(?:;|&&)|[^\S\n]*+\n)\s*+(?P<poll>\S.*)", re.DOTALL)
+SLEEP_THEN = re.compile(
+    r"^\s*+sleep\s++[0-9.]++[smhd]?(?:\s*+(?:;|&&)|[^\S\n]*+\n)\s*+(?P<poll>\S.*)", re.DOTALL
+)
 """A command that opens with a sleep and then runs something: the something is the poll (its blanks
 collapsed by ``_poll``)."""
 
@@ -52,23 +55,39 @@ def _command(event: HarnessEvent) -> str | None:
     return command if is_bash and isinstance(command, str) else None
 
 
+@dataclass(slots=True)
+class _Loop:
+    """An open ``while``/``until``/``for``/``select`` loop, and whether it sleeps so far."""
+
+    keyword: str
+    sleeps: bool = False
+
+
 def sleeping_loop(command: str) -> bool:
     """Whether ``command`` runs a ``while``/``until`` loop that sleeps in its condition or body."""
-    open_loops: list[tuple[str, bool]] = []  # (keyword, sleeps so far), innermost last
+    open_loops: list[_Loop] = []  # innermost last
     for words in simple_commands(command):
         opener = next((word for word in words if word not in _LEADING), "")
         if opener in _LOOPS:
-            open_loops.append((opener, False))
-        run = program(words)
-        if open_loops and run is not None and run[0] == "sleep":
-            open_loops[-1] = (open_loops[-1][0], True)
-        if opener == "done" and open_loops:
-            keyword, sleeps = open_loops.pop()
-            if sleeps and keyword in {"while", "until"}:
-                return True
-            if sleeps and open_loops:
-                open_loops[-1] = (open_loops[-1][0], True)  # an inner loop's sleep is the outer loop's too
+            open_loops.append(_Loop(opener))
+        if open_loops and _sleeps(words):
+            open_loops[-1].sleeps = True
+        if opener == "done" and open_loops and _close(open_loops):
+            return True
     return False
+
+
+def _sleeps(words: SimpleCommand) -> bool:
+    run = program(words)
+    return run is not None and run[0] == "sleep"
+
+
+def _close(open_loops: list[_Loop]) -> bool:
+    """Closes the innermost loop; whether it was a ``while``/``until`` loop that sleeps."""
+    loop = open_loops.pop()
+    if loop.sleeps and open_loops:
+        open_loops[-1].sleeps = True  # an inner loop's sleep is the outer loop's too
+    return loop.sleeps and loop.keyword in {"while", "until"}
 
 
 def _poll(command: str, after_sleep: bool) -> str | None:
@@ -78,12 +97,27 @@ def _poll(command: str, after_sleep: bool) -> str | None:
     return " ".join(text.split()) if text else None
 
 
+@dataclass
+class _Polls:
+    """How many times each command was polled after a sleep, and the poll that reached the most."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    most: int = 0
+    where: Span | None = None
+
+    def count(self, poll: str, span: Span) -> int:
+        """Counts one more poll of ``poll`` at ``span``; how many there are now."""
+        self.counts[poll] += 1
+        if self.counts[poll] > self.most:
+            self.most, self.where = self.counts[poll], span
+        return self.counts[poll]
+
+
 def extract(item: CorpusItem) -> Iterator[Fact]:
     """``polled``, ``loop`` and ``score`` facts for the run (none for a run without events)."""
     run = Text(text=item.instance)
     first: Span | None = None
-    counts: Counter[str] = Counter()
-    best: tuple[int, Span | None] = (0, None)
+    polls = _Polls()
     after_sleep = False
     for event in item.events():
         first = first or event.span
@@ -94,12 +128,10 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
         poll = None if sleeps_only else _poll(command, after_sleep)
         after_sleep = sleeps_only
         if poll is not None:
-            counts[poll] += 1
-            yield Fact(predicate="polled", args=(run, Text(text=poll), Number(number=counts[poll])), span=event.span)
-            if counts[poll] > best[0]:
-                best = (counts[poll], event.span)
+            times = Number(number=polls.count(poll, event.span))
+            yield Fact(predicate="polled", args=(run, Text(text=poll), times), span=event.span)
         if sleeping_loop(command):
             call = Text(text=event.tool_use_id or f"line {event.span.line}")
             yield Fact(predicate="loop", args=(run, call), span=event.span)
     if first is not None:
-        yield Fact(predicate="score", args=(run, Number(number=best[0])), span=best[1] or first)
+        yield Fact(predicate="score", args=(run, Number(number=polls.most)), span=polls.where or first)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ouroboros_gates.harness import Format, detect_format, read, summarise
-from ouroboros_gates.harness.stats import collect
+from ouroboros_gates.harness.corpus_stats import collect
 from ouroboros_gates.schemas import HarnessKind, Usage
 
 Jq = Callable[..., list[Any]]
