@@ -4,14 +4,19 @@ OuroError                      (schemas.errors) root of every error Ouroboros ra
 └── PermanentError             (schemas.errors) retrying cannot help
     ├── ConcurrencyError       optimistic concurrency: the stream moved on
     ├── MigrationError         a schema migration asked for cannot run (unknown revision, odd stamp)
-    └── UnknownEventType       a stored type no class is registered for
+    ├── UnknownEventType       (schemas.errors) a stored type no class is registered for
+    ├── UnknownSchemaVersion   (schemas.errors) a stored schema_version newer than its class
+    └── UndecodableEvent       a stored payload its class refuses (names the position and the fields)
+
+Reading an event back goes through one decoding (``StoredEvent.decode``: the type's class, the named
+upcasters from the version it was stored at, validation), which raises the last three.
 """
 
 from __future__ import annotations
 
-from ouroboros_gates.schemas.errors import PermanentError
+from ouroboros_gates.schemas.errors import PermanentError, UnknownEventType, UnknownSchemaVersion
 
-__all__ = ["ConcurrencyError", "MigrationError", "UnknownEventType"]
+__all__ = ["ConcurrencyError", "MigrationError", "UndecodableEvent", "UnknownEventType", "UnknownSchemaVersion"]
 
 
 class ConcurrencyError(PermanentError):
@@ -28,5 +33,5 @@ class MigrationError(PermanentError):
     """A migration asked for cannot run: an unknown revision, or a database stamped in a state no release left."""
 
 
-class UnknownEventType(PermanentError):
-    """A stored event's type has no registered class."""
+class UndecodableEvent(PermanentError):
+    """A stored payload its registered class refuses: the log holds what this code cannot read."""

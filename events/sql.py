@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import orjson
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Engine,
     Select,
@@ -48,7 +49,7 @@ from ouroboros_gates.events.store import (
 from ouroboros_gates.schemas import Message
 from ouroboros_gates.schemas.errors import TransientError
 
-__all__ = ["SqlEventStore", "make_engine", "normalise_url"]
+__all__ = ["SqlEventStore", "make_engine", "normalise_url", "read_where"]
 
 _T = TypeVar("_T")
 
@@ -216,11 +217,11 @@ class SqlEventStore:
 
     def read(self, after: int = 0, limit: int = 1000, until: datetime | None = None) -> list[StoredEvent]:
         """Events with position > after, in position order."""
-        query = _select_events().where(_events.position > after).order_by(_events.position).limit(limit)
+        where = [_events.position > after]
         if until is not None:
-            query = query.where(_events.recorded_at <= until)
+            where.append(_events.recorded_at <= until)
         with self.reading() as conn:
-            return [_stored(row) for row in conn.execute(query)]
+            return read_where(conn, *where, limit=limit)
 
     def read_stream(self, stream: str) -> list[StoredEvent]:
         """One stream's events in version order."""
@@ -349,9 +350,17 @@ def _with_time(row: Sequence[Any]) -> Sequence[Any]:
     return row
 
 
-def _select_events() -> Select[Any]:
-    """A query for whole events, to narrow and order, whose rows ``_stored`` turns into ``StoredEvent``."""
-    return select(*_EVENT_COLUMNS)
+def read_where(
+    conn: Connection, *where: ColumnElement[bool], limit: int | None = None, newest_first: bool = False
+) -> list[StoredEvent]:
+    """Whole events meeting ``where`` (criteria on ``tables.events``), in position order (the newest first
+    when asked), read in the caller's transaction: for a reader that selects by type or by a payload field
+    and then decodes what it found (``StoredEvent.decode``)."""
+    order = _events.position.desc() if newest_first else _events.position
+    query = select(*_EVENT_COLUMNS).where(*where).order_by(order)
+    if limit is not None:
+        query = query.limit(limit)
+    return [_stored(row) for row in conn.execute(query)]
 
 
 def _json(text: str) -> Any:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ouroboros_gates.miners import CorpusItem
 from ouroboros_gates.miners.corpus import JSONL
-from ouroboros_gates.schemas import FindingDerived, IngestRun, MineRun
+from ouroboros_gates.schemas import FindingDerived, IngestRun, MineRun, RunRecorded
 from ouroboros_gates.schemas.errors import PermanentError
 from ouroboros_gates.workers.miner.ingest import confine, ingest_run, mine_message, run_paths
 from ouroboros_gates.workers.miner.mine import finding_key, fleet_gates, mine_run
@@ -26,13 +26,13 @@ def mine(message: MineRun, ctx: Context) -> Outcome:
     """miner.mine: every miner the fleet accepted on the run; findings already recorded for it are not repeated.
     Pure (a verdict on a miner version is an idempotent append): a redelivered message mines again and appends
     nothing."""
-    recorded = [e for e in ctx.store.read_stream(f"run/{message.run}") if e.type == "RunRecorded"]
+    recorded = [e for e in ctx.store.read_stream(f"run/{message.run}") if e.type == RunRecorded.TYPE]
     if not recorded:
         raise PermanentError(f"run {message.run!r} has not been recorded: nothing to mine")
-    path = confine(recorded[-1].payload["path"], ctx.settings)
+    path = confine(recorded[-1].decode_as(RunRecorded).path, ctx.settings)
     gates = fleet_gates(ctx.store, message.tenant)  # the verdict the log holds on each miner version
     seen = {
-        finding_key(FindingDerived.model_validate(e.payload).finding, message.run)
+        finding_key(e.decode_as(FindingDerived).finding, message.run)
         for e in ctx.store.read_stream(f"findings/{message.run}")
     }
     item = CorpusItem(JSONL, message.run, Path(path), run_paths(Path(path)))
