@@ -173,11 +173,6 @@ class AppendResult:
     outbox: tuple[OutboxEntry, ...] = field(default=())
     """The follow-ups this commit queued (one already queued by its message id is not queued again)."""
 
-    @property
-    def outbox_ids(self) -> tuple[int, ...]:
-        """The queued follow-ups' outbox ids."""
-        return tuple(entry.id for entry in self.outbox)
-
 
 class EventStore(Protocol):
     """The contract every backend implements; ``tests/contracts/`` runs one suite against each."""
