@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import ValidationError
 
 from ouroboros_gates.events.errors import UndecodableEvent, UnknownEventType, UnknownSchemaVersion
-from ouroboros_gates.schemas import Event, Message, event_from_stored
+from ouroboros_gates.schemas import EVENT_TYPES, Event, Message, event_from_stored
 
 __all__ = [
     "DEAD_LETTER",
@@ -131,11 +131,12 @@ class StoredEvent:
         """This event with its payload as its class reads it today (itself when stored at the current
         version), through the same version check and named upcasters as ``decode``: for a fold over the
         stored JSON form that skips building the model (a projection's hot path)."""
+        known = EVENT_TYPES.get(self.type)
+        if known is not None and self.schema_version == known.SCHEMA_VERSION:
+            return self  # the common case, first: this runs once per event a projection folds
         with self._located():
             cls = Event.registered(self.type)
             current = cls.upcast(self.payload, self.schema_version)
-        if current is self.payload:
-            return self
         return replace(self, payload=dict(current), schema_version=cls.SCHEMA_VERSION)
 
     @property
