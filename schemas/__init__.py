@@ -116,6 +116,7 @@ if TYPE_CHECKING:
         SeriesPoint,
     )
     from ouroboros_gates.schemas.messages import (
+        AcceptMiner,
         DecidePush,
         IngestRun,
         LabelTicket,
@@ -150,6 +151,7 @@ __all__ = [
     "EVENT_TYPES",
     "MESSAGE_TYPES",
     "RECORD_TYPES",
+    "AcceptMiner",
     "Acceptance",
     "Action",
     "Arg",
