@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -29,15 +29,16 @@ from sqlalchemy import (
     type_coerce,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.dialects.postgresql.base import PGDialect
-from sqlalchemy.dialects.sqlite.base import SQLiteDialect
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BindParameter
 
 from ouroboros_gates.events import tables as t
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects.postgresql.dml import Insert as PostgresInsert
+    from sqlalchemy.dialects.sqlite.dml import Insert as SqliteInsert
 
 __all__ = [
     "EVENT_ROW",
@@ -60,11 +61,6 @@ EVENT_ROW = ("position", "stream", "version", "type", "schema_version", "payload
 HANDLED_ROW = ("consumer", "message_id", "first_position", "last_position", "handled_at")
 """The order a handled-message row's values are given in."""
 
-_DIALECTS: dict[str, Dialect] = {
-    "sqlite": SQLiteDialect(paramstyle="qmark"),
-    "postgresql": PGDialect(paramstyle="format"),  # type: ignore[no-untyped-call]
-}
-
 
 @dataclass(frozen=True)
 class Compiled:
@@ -78,9 +74,32 @@ class Compiled:
         return tuple(values[name] for name in self.names)
 
 
+@cache
+def _dialect(name: str) -> Dialect:
+    """A dialect that compiles positional marks (loaded when first asked for: most processes use one)."""
+    if name == "postgresql":
+        from sqlalchemy.dialects.postgresql.base import PGDialect
+
+        return PGDialect(paramstyle="format")  # type: ignore[no-untyped-call]
+    from sqlalchemy.dialects.sqlite.base import SQLiteDialect
+
+    return SQLiteDialect(paramstyle="qmark")
+
+
+def _upsert_insert(dialect: str, table: Table) -> PostgresInsert | SqliteInsert:
+    """The dialect's INSERT that takes ON CONFLICT."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        return postgresql_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)
+
+
 def compiled(statement: ClauseElement, dialect: str) -> Compiled:
     """``statement`` compiled for ``dialect`` (``sqlite`` or ``postgresql``) with positional marks."""
-    done = statement.compile(dialect=_DIALECTS[dialect])
+    done = statement.compile(dialect=_dialect(dialect))
     if not isinstance(done, SQLCompiler):  # a DDL statement: none is built here
         raise TypeError(f"not a SQL statement: {statement}")
     return Compiled(done.string, tuple(done.positiontup or ()))
@@ -119,8 +138,7 @@ def _outbox(dialect: str) -> ClauseElement:
     box = t.outbox.c
     names = ("message_id", "message_type", "task", "payload", "created_at")
     values: dict[str, BindParameter[Any]] = {name: bindparam(name) for name in names}
-    upsert_insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    queue = upsert_insert(t.outbox).values(**values, attempts=literal_column("0"))
+    queue = _upsert_insert(dialect, t.outbox).values(**values, attempts=literal_column("0"))
     return queue.on_conflict_do_nothing(index_elements=[box.message_id]).returning(box.id)
 
 
@@ -190,8 +208,7 @@ def upsert(table: Table, dialect: str) -> Compiled:
     table's column order."""
     key = [column.name for column in table.primary_key.columns]
     others = [column.name for column in table.columns if column.name not in key]
-    upsert_insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    proposed = upsert_insert(table).values({column.name: bindparam(column.name) for column in table.columns})
+    proposed = _upsert_insert(dialect, table).values({column.name: bindparam(column.name) for column in table.columns})
     if not others:
         return compiled(proposed.on_conflict_do_nothing(index_elements=key), dialect)
     replaced = {name: proposed.excluded[name] for name in others}
