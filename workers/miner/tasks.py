@@ -66,7 +66,7 @@ def mine(message: MineRun, ctx: Context) -> Outcome:
     if pending := verdicts.pending(versions):
         return Outcome(follow_ups=(mine_later(message, pending),))
     path = confine(message.path, ctx.settings)
-    item = CorpusItem(JSONL, message.run, Path(path), run_paths(path))
+    item = CorpusItem(JSONL, message.run, path, run_paths(path))
     gates = fleet_gates(versions, verdicts, CATALOGUE.rules)
     found = new_findings(item, gates, ctx.store.read_stream(findings_stream(message.run)))
     return Outcome.single(findings_stream(message.run), *found)
