@@ -128,7 +128,7 @@ def write_corpus(root: Path, runs: int, lines: int, seed: int) -> list[Path]:
 def mining(files: list[Path]) -> None:
     """(a): raw JSONL to findings, per shipped miner, with events read per second."""
     from ouroboros_gates.miners import corpus_items, discover, extract_facts, find
-    from ouroboros_gates.workers.miner.mine import accepted_gates
+    from ouroboros_gates.workers.miner.accept import accepted_gates
 
     knees = {gate.miner.name: gate.knee for gate in accepted_gates(extra="")}
     miners, _broken = discover(extra="")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ouroboros_gates.events.errors import ConcurrencyError, MigrationError, UnknownEventType
+from ouroboros_gates.events.errors import (
+    ConcurrencyError,
+    MigrationError,
+    UndecodableEvent,
+    UnknownEventType,
+    UnknownSchemaVersion,
+)
 from ouroboros_gates.events.memory import MemoryEventStore
 from ouroboros_gates.events.migrate import (
     Revision,
@@ -14,7 +20,7 @@ from ouroboros_gates.events.migrate import (
     open_store,
     upgrade,
 )
-from ouroboros_gates.events.sql import SqlEventStore, make_engine
+from ouroboros_gates.events.sql import SqlEventStore, make_engine, read_where
 from ouroboros_gates.events.store import (
     DEAD_LETTER,
     REJECTED,
@@ -24,7 +30,6 @@ from ouroboros_gates.events.store import (
     OutboxEntry,
     StoredEvent,
     StreamWrite,
-    decode,
     iter_all,
     settling,
     utcnow,
@@ -44,9 +49,10 @@ __all__ = [
     "SqlEventStore",
     "StoredEvent",
     "StreamWrite",
+    "UndecodableEvent",
     "UnknownEventType",
+    "UnknownSchemaVersion",
     "current_revision",
-    "decode",
     "downgrade",
     "ensure_schema",
     "head_revision",
@@ -54,6 +60,7 @@ __all__ = [
     "iter_all",
     "make_engine",
     "open_store",
+    "read_where",
     "settling",
     "upgrade",
     "utcnow",

@@ -7,22 +7,27 @@ operator's review of a proposed label (``LabelReviewed``) recorded by then stand
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-import orjson
-from sqlalchemy import select
+from sqlalchemy import ColumnElement
 
 from ouroboros_gates.events import tables as t
-from ouroboros_gates.events.sql import SqlEventStore
+from ouroboros_gates.events.sql import SqlEventStore, read_where
+from ouroboros_gates.events.store import StoredEvent
+from ouroboros_gates.schemas import (
+    Acceptance,
+    LabelProposed,
+    LabelRequested,
+    LabelReviewed,
+    ProposalPosted,
+    ProposedLabel,
+    Review,
+    RunRecorded,
+)
 
 __all__ = ["RecordedLabel", "RecordedRun", "recorded_labels", "recorded_runs"]
-
-_REJECTED = "ACCEPTANCE_REJECTED"
-_REVIEW_REJECTED = "rejected"
 
 
 @dataclass(frozen=True)
@@ -44,28 +49,38 @@ class RecordedLabel:
     source: str
 
 
-def _events(
-    store: SqlEventStore, types: tuple[str, ...], as_of: datetime | None
-) -> Iterator[tuple[int, Any, datetime]]:
-    ev = t.events.c
-    query = select(ev.position, ev.payload, ev.recorded_at).where(ev.type.in_(types))
+def _events(store: SqlEventStore, types: tuple[str, ...], as_of: datetime | None) -> list[StoredEvent]:
+    where: list[ColumnElement[bool]] = [t.events.c.type.in_(types)]
     if as_of is not None:
-        query = query.where(ev.recorded_at <= as_of)
+        where.append(t.events.c.recorded_at <= as_of)
     with store.reading() as conn:
-        rows = conn.execute(query.order_by(ev.position)).all()
-    for position, payload, at in rows:
-        body = orjson.loads(payload) if isinstance(payload, str | bytes) else payload
-        yield int(position), body, (at if at.tzinfo else at.replace(tzinfo=UTC))
+        return read_where(conn, *where)
 
 
 def recorded_runs(store: SqlEventStore, as_of: datetime | None = None) -> list[RecordedRun]:
     """Every run recorded by ``as_of`` (all when None), each once as last recorded, in run order."""
     runs: dict[str, RecordedRun] = {}
-    for _position, body, _at in _events(store, ("RunRecorded",), as_of):
-        started = body["summary"].get("started_at")
-        moment = datetime.fromisoformat(started.replace("Z", "+00:00")) if started else None
-        runs[body["run"]] = RecordedRun(body["run"], Path(body["path"]), moment)
+    for stored in _events(store, (RunRecorded.TYPE,), as_of):
+        event = stored.decode_as(RunRecorded)
+        runs[event.run] = RecordedRun(event.run, Path(event.path), event.summary.started_at)
     return [runs[run] for run in sorted(runs)]
+
+
+def _tickets(store: SqlEventStore, miner: str, as_of: datetime | None) -> set[int]:
+    """The tickets whose proposal or label request, recorded by then, names ``miner``."""
+    tickets: set[int] = set()
+    for stored in _events(store, (ProposalPosted.TYPE, LabelRequested.TYPE), as_of):
+        event = stored.decode()
+        named = (
+            event.proposal
+            if isinstance(event, ProposalPosted)
+            else event.request
+            if isinstance(event, LabelRequested)
+            else None
+        )
+        if named is not None and named.miner == miner:
+            tickets.add(named.ticket)
+    return tickets
 
 
 def recorded_labels(store: SqlEventStore, miner: str, as_of: datetime | None = None) -> list[RecordedLabel]:
@@ -75,23 +90,26 @@ def recorded_labels(store: SqlEventStore, miner: str, as_of: datetime | None = N
     it (flagged when the first was recorded), else - when a negative was. An operator's latest review by
     then decides instead of the labeler's check: rejected is no label, accepted stands.
     """
-    tickets = {
-        body["proposal"]["ticket"] if "proposal" in body else body["request"]["ticket"]
-        for _position, body, _at in _events(store, ("ProposalPosted", "LabelRequested"), as_of)
-        if (body.get("proposal") or body.get("request") or {}).get("miner") == miner
-    }
-    reviews = {body["label"]: body["review"] for _position, body, _at in _events(store, ("LabelReviewed",), as_of)}
+    tickets = _tickets(store, miner, as_of)
+    reviews = _reviews(store, as_of)
     found: dict[str, RecordedLabel] = {}
-    for position, body, at in _events(store, ("LabelProposed",), as_of):
-        label = body["label"]
-        review = reviews.get(position)
-        refused = review == _REVIEW_REJECTED if review else label["acceptance"] == _REJECTED
-        if label["ticket"] not in tickets or refused:
+    for stored in _events(store, (LabelProposed.TYPE,), as_of):
+        label = stored.decode_as(LabelProposed).label
+        if label.ticket not in tickets or _refused(label, reviews.get(stored.position)):
             continue
-        before = found.get(label["instance"])
-        if before is not None and (before.positive or not label["positive"]):
-            continue
-        flagged = at if label["positive"] else None
-        source = f"ticket/{label['ticket']}"
-        found[label["instance"]] = RecordedLabel(label["instance"], label["positive"], flagged, source)
+        before = found.get(label.instance)
+        if before is None or (label.positive and not before.positive):  # a + outweighs a -, the first + stands
+            flagged = stored.recorded_at if label.positive else None
+            found[label.instance] = RecordedLabel(label.instance, label.positive, flagged, f"ticket/{label.ticket}")
     return [found[instance] for instance in sorted(found)]
+
+
+def _reviews(store: SqlEventStore, as_of: datetime | None) -> dict[int, Review]:
+    """The operator's latest review of each proposed label (by its log position), recorded by then."""
+    events = _events(store, (LabelReviewed.TYPE,), as_of)
+    return {review.label: review.review for review in (stored.decode_as(LabelReviewed) for stored in events)}
+
+
+def _refused(label: ProposedLabel, review: Review | None) -> bool:
+    """No label at all: rejected by the operator's review, or (none) by the labeler's own check."""
+    return review is Review.REJECTED if review else label.acceptance is Acceptance.REJECTED

@@ -17,11 +17,10 @@ from typing import Any, TypeVar
 
 import orjson
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Engine,
     Select,
-    Text,
-    cast,
     create_engine,
     event,
     exists,
@@ -32,8 +31,9 @@ from sqlalchemy import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from ouroboros_gates.events import statements
 from ouroboros_gates.events import tables as t
-from ouroboros_gates.events.sqlwrite import RawWriter, db_time, json_columns, translate
+from ouroboros_gates.events.sqlwrite import RawWriter, db_time, translate
 from ouroboros_gates.events.store import (
     DEAD_LETTER,
     REJECTED,
@@ -48,23 +48,12 @@ from ouroboros_gates.events.store import (
 from ouroboros_gates.schemas import Message
 from ouroboros_gates.schemas.errors import TransientError
 
-__all__ = ["SqlEventStore", "make_engine", "normalise_url"]
+__all__ = ["SqlEventStore", "make_engine", "normalise_url", "read_where"]
 
 _T = TypeVar("_T")
 
 _events = t.events.c
 _LONG_NUMBER = re.compile(rb"\d{19}")  # 19 digits in a row may be an integer past 64 bits
-# JSON is read as text and parsed here: the JSON type's per-row decoding was most of a read's cost.
-_EVENT_COLUMNS = (
-    _events.position,
-    _events.stream,
-    _events.version,
-    _events.type,
-    _events.schema_version,
-    cast(_events.payload, Text).label("payload"),
-    cast(_events.meta, Text).label("meta"),
-    _events.recorded_at,
-)
 
 
 def normalise_url(url: str) -> str:
@@ -141,8 +130,9 @@ class SqlEventStore:
             with self.engine.connect() as raw:
                 conn = raw.execution_options(ouro_write=True)
                 with conn.begin():
-                    if lock_events and self.dialect == "postgresql":
-                        conn.exec_driver_sql("LOCK TABLE ouro_events IN EXCLUSIVE MODE")
+                    lock = statements.lock_events(self.dialect) if lock_events else None
+                    if lock is not None:
+                        conn.exec_driver_sql(lock)
                     yield conn
         except OperationalError as exc:
             raise TransientError(f"event log unavailable: {exc.orig}") from exc
@@ -216,11 +206,11 @@ class SqlEventStore:
 
     def read(self, after: int = 0, limit: int = 1000, until: datetime | None = None) -> list[StoredEvent]:
         """Events with position > after, in position order."""
-        query = _select_events().where(_events.position > after).order_by(_events.position).limit(limit)
+        where = [_events.position > after]
         if until is not None:
-            query = query.where(_events.recorded_at <= until)
+            where.append(_events.recorded_at <= until)
         with self.reading() as conn:
-            return [_stored(row) for row in conn.execute(query)]
+            return read_where(conn, *where, limit=limit)
 
     def read_stream(self, stream: str) -> list[StoredEvent]:
         """One stream's events in version order."""
@@ -326,19 +316,13 @@ def read_range(
 ) -> list[StoredEvent]:
     """Events of ``types`` with after < position <= upto, in order, read on the driver's cursor inside the
     caller's transaction (the projector's hot path: SQLAlchemy's row processing cost more than the read)."""
-    postgres = conn.dialect.name == "postgresql"
-    mark = "%s" if postgres else "?"
-    columns = f"position, stream, version, type, schema_version, {json_columns(postgres)}, recorded_at"
-    sql = (
-        f"SELECT {columns} FROM ouro_events"
-        f" WHERE position > {mark} AND position <= {mark} AND type IN ({', '.join(mark for _ in types)})"
-    )
-    params: list[Any] = [after, upto, *types]
+    dialect = conn.dialect.name
+    statement = statements.event_range(dialect, len(types), until is not None)
+    given: dict[str, Any] = {f"type_{n}": name for n, name in enumerate(types)}
     if until is not None:
-        sql += f" AND recorded_at <= {mark}"
-        params.append(db_time(until, postgres))
+        given["until"] = db_time(until, dialect == "postgresql")
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    cursor.execute(f"{sql} ORDER BY position LIMIT {int(limit)}", params)
+    cursor.execute(statement.sql, statement.args(after=after, upto=upto, limit=limit, **given))
     return [_stored(_with_time(row)) for row in cursor.fetchall()]
 
 
@@ -349,9 +333,17 @@ def _with_time(row: Sequence[Any]) -> Sequence[Any]:
     return row
 
 
-def _select_events() -> Select[Any]:
-    """A query for whole events, to narrow and order, whose rows ``_stored`` turns into ``StoredEvent``."""
-    return select(*_EVENT_COLUMNS)
+def read_where(
+    conn: Connection, *where: ColumnElement[bool], limit: int | None = None, newest_first: bool = False
+) -> list[StoredEvent]:
+    """Whole events meeting ``where`` (criteria on ``tables.events``), in position order (the newest first
+    when asked), read in the caller's transaction: for a reader that selects by type or by a payload field
+    and then decodes what it found (``StoredEvent.decode``)."""
+    order = _events.position.desc() if newest_first else _events.position
+    query = select(*statements.event_columns(conn.dialect.name)).where(*where).order_by(order)
+    if limit is not None:
+        query = query.limit(limit)
+    return [_stored(row) for row in conn.execute(query)]
 
 
 def _json(text: str) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import and_, func, select
 
 from ouroboros_gates.decider.decide import fingerprint
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import SqlEventStore, read_where
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.projections import actions, decisions
 from ouroboros_gates.schemas import (
@@ -26,8 +26,10 @@ from ouroboros_gates.schemas import (
     DeadLetterRetried,
     DecisionDismissed,
     Event,
+    LabelProposed,
     LabelReviewed,
     Message,
+    MessageDeadLettered,
     Review,
     content_id,
 )
@@ -66,14 +68,12 @@ class Action:
 
 def _dead_letter(store: SqlEventStore, message_id: str) -> dict[str, Any]:
     ev = t.events.c
-    query = select(ev.payload).where(
-        ev.type == "MessageDeadLettered", ev.payload["message_id"].as_string() == message_id
-    )
+    named = (ev.type == MessageDeadLettered.TYPE, ev.payload["message_id"].as_string() == message_id)
     with store.reading() as conn:
-        found = conn.execute(query.order_by(ev.position.desc()).limit(1)).scalar_one_or_none()
-        if found is None:
+        found = read_where(conn, *named, limit=1, newest_first=True)
+        if not found:
             raise NothingThere(f"no dead letter with message id {message_id!r}")
-        body = dict(found)
+        body = found[0].decode_as(MessageDeadLettered).to_json_dict()
         if not body.get("message"):  # recorded before dead letters kept their message: a follow-up's is queued
             kept = select(t.outbox.c.payload).where(t.outbox.c.message_id == message_id)
             body["message"] = conn.execute(kept).scalar_one_or_none()
@@ -117,15 +117,15 @@ def review(store: SqlEventStore, label: int, verdict: Review, now: datetime, not
     """Accept or reject the proposed label at log position ``label``; None when it is already so reviewed."""
     ev, reviews = t.events.c, actions.label_reviews
     with store.reading() as conn:
-        found = conn.execute(select(ev.payload).where(ev.position == label, ev.type == "LabelProposed")).first()
+        found = read_where(conn, ev.position == label, ev.type == LabelProposed.TYPE)
         current = conn.execute(select(reviews.c.review, reviews.c.position).where(reviews.c.label == label)).first()
-    if found is None:
+    if not found:
         raise NothingThere(f"no proposed label at log position {label}")
     if current is not None and current[0] == verdict.value:
         return None
-    proposed = found[0]["label"]
-    event = LabelReviewed(label=label, ticket=proposed["ticket"], instance=proposed["instance"], review=verdict,
+    proposed = found[0].decode_as(LabelProposed).label
+    event = LabelReviewed(label=label, ticket=proposed.ticket, instance=proposed.instance, review=verdict,
                           at=now, note=note)  # fmt: skip
     # Keyed by the review it replaces, so one change of mind is one event however often it is sent.
     key = content_id("review", label, verdict.value, current[1] if current else None)
-    return Action(f"ticket/{proposed['ticket']}", (event,), key)
+    return Action(f"ticket/{proposed.ticket}", (event,), key)

@@ -25,8 +25,9 @@ from ouroboros_gates.events import SqlEventStore, iter_all
 from ouroboros_gates.events.projections.loop import closed_tickets, fixer_sessions, merges
 from ouroboros_gates.forge.factory import open_forge
 from ouroboros_gates.schemas import (
-    FixerSession,
+    FixerSessionEnded,
     LaunchFixer,
+    PrecheckCompleted,
     PrecheckOutcome,
     PrecheckVerdict,
     RunMergeTrain,
@@ -70,8 +71,8 @@ def launch_verdicts(store: SqlEventStore) -> list[PrecheckVerdict]:
     """The latest pre-check verdict of each ticket, where it is launch."""
     latest: dict[int, PrecheckVerdict] = {}
     for event in iter_all(store):
-        if event.type == "PrecheckCompleted":
-            verdict = PrecheckVerdict.model_validate(event.payload["verdict"])
+        if event.type == PrecheckCompleted.TYPE:
+            verdict = event.decode_as(PrecheckCompleted).verdict
             latest[verdict.ticket] = verdict
     return [v for _, v in sorted(latest.items()) if v.verdict is PrecheckOutcome.LAUNCH]
 
@@ -110,8 +111,8 @@ def _session_run(store: SqlEventStore, message: LaunchFixer) -> SessionRun | Non
     from ouroboros_gates.workers.fixer import SessionRun
 
     for event in reversed(store.read_stream(f"ticket/{message.ticket}")):
-        if event.type == "FixerSessionEnded" and event.meta.get("message_id") == message.message_id:
-            session = FixerSession.model_validate(event.payload["session"])
+        if event.type == FixerSessionEnded.TYPE and event.meta.get("message_id") == message.message_id:
+            session = event.decode_as(FixerSessionEnded).session
             log = Path(session.worktree).parent / "events.jsonl"
             return SessionRun(session, log.parent.name, log, "")
     return None

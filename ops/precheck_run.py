@@ -191,7 +191,7 @@ def propose_main(ticket: Sequence[int], census: bool, batch: int | None, costs: 
     settings = load_settings()
     store = open_store(settings.event_log_url)
     if costs:
-        recorded = [ProposerCall.model_validate(e.payload["call"]) for e in store.read_stream("proposer/calls")]
+        recorded = [e.decode_as(ProposerCallCompleted).call for e in store.read_stream("proposer/calls")]
         for line in [*cost_lines(recorded), cost_summary(recorded)]:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         return

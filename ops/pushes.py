@@ -293,7 +293,7 @@ def decisions_of(store: SqlEventStore, head: str, message_id: str | None = None)
     found = []
     for event in store.read_stream(f"push/{head}"):
         if event.type == DecisionMade.TYPE and (message_id is None or event.meta.get("message_id") == message_id):
-            found.append(DecisionMade.model_validate(event.payload).decision)
+            found.append(event.decode_as(DecisionMade).decision)
     return found
 
 

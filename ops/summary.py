@@ -14,6 +14,7 @@ from sqlalchemy import select
 from ouroboros_gates.events import SqlEventStore, iter_all
 from ouroboros_gates.events.projections.findings import findings
 from ouroboros_gates.events.projections.labels import labels
+from ouroboros_gates.schemas import MinerAcceptance, MinerAccepted, MinerRefused
 from ouroboros_gates.schemas.settings import Settings
 
 __all__ = ["print_backtests", "print_decisions", "print_findings", "print_labels", "print_series"]
@@ -94,25 +95,26 @@ def _short(file: str) -> str:
 def print_backtests(store: SqlEventStore, console: Console) -> None:
     """Each accepted miner's backtest row (the one it was accepted on); a miner whose latest version the fleet
     refused is listed under the table with the reason."""
-    accepted: dict[str, Any] = {}
+    accepted: dict[str, MinerAcceptance] = {}
     refused: dict[str, str] = {}
     for event in iter_all(store):
-        if event.type == "MinerAccepted":
-            name = event.payload["acceptance"]["miner"]
-            accepted[name] = event.payload["acceptance"]
-            refused.pop(name, None)
-        elif event.type == "MinerRefused":
-            accepted.pop(event.payload["miner"], None)
-            refused[event.payload["miner"]] = event.payload["reason"]
+        if event.type == MinerAccepted.TYPE:
+            acceptance = event.decode_as(MinerAccepted).acceptance
+            accepted[acceptance.miner] = acceptance
+            refused.pop(acceptance.miner, None)
+        elif event.type == MinerRefused.TYPE:
+            refusal = event.decode_as(MinerRefused)
+            accepted.pop(refusal.miner, None)
+            refused[refusal.miner] = refusal.reason
     table = Table(title=f"Accepted miners: {len(accepted)}")
     for name in ("miner", "scope", "κ*", "families", "TP", "FP", "FN", "PBO", "mutation"):
         table.add_column(name, justify="left" if name in ("miner", "scope", "PBO") else "right")
     for name, acc in sorted(accepted.items()):
-        bt = acc["backtest"]
-        kappa = "-" if bt["kappa_star"] is None else f"{bt['kappa_star']:g}"
-        pbo = bt["pbo_status"] if bt["pbo"] is None else f"{bt['pbo']:.2f}"
-        table.add_row(name, acc["scope"], kappa, str(bt["families"]), str(bt["tp"]), str(bt["fp"]), str(bt["fn"]),
-                      pbo, f"{acc['mutation_score']:.2f} (floor {acc['mutation_floor']:.2f})")  # fmt: skip
+        bt = acc.backtest
+        kappa = "-" if bt.kappa_star is None else f"{bt.kappa_star:g}"
+        pbo = bt.pbo_status if bt.pbo is None else f"{bt.pbo:.2f}"
+        table.add_row(name, acc.scope.value, kappa, str(bt.families), str(bt.tp), str(bt.fp), str(bt.fn),
+                      pbo, f"{acc.mutation_score:.2f} (floor {acc.mutation_floor:.2f})")  # fmt: skip
     console.print(table)
     for name, reason in sorted(refused.items()):
         console.print(f"refused: {name}: {reason}", markup=False, highlight=False)

@@ -116,6 +116,7 @@ if TYPE_CHECKING:
         SeriesPoint,
     )
     from ouroboros_gates.schemas.messages import (
+        AcceptMiner,
         DecidePush,
         IngestRun,
         LabelTicket,
@@ -150,6 +151,7 @@ __all__ = [
     "EVENT_TYPES",
     "MESSAGE_TYPES",
     "RECORD_TYPES",
+    "AcceptMiner",
     "Acceptance",
     "Action",
     "Arg",
@@ -275,21 +277,16 @@ def schema_for(name: str) -> dict[str, Any]:
     return model.model_json_schema()
 
 
-def event_from_stored(type: str, payload: Mapping[str, Any]) -> Event:
-    """Validate a stored event payload into the class its ``type`` names.
+def event_from_stored(type: str, payload: Mapping[str, Any], schema_version: int | None = None) -> Event:
+    """The one decoding of a stored event: the class its ``type`` names, the payload brought from the
+    ``schema_version`` it was stored at (the payload's own when not given) through that class's named
+    upcasters, then validated.
 
-    Raises ``KeyError`` for an unknown type, ``ValueError`` for a payload written at another
-    ``schema_version`` (an upcaster must bring it to the current one first), and pydantic's
-    ``ValidationError`` for a payload that does not fit.
+    Raises ``UnknownEventType`` (a ``KeyError``) for an unknown type, ``UnknownSchemaVersion`` (a
+    ``ValueError``) for a version the class cannot read, and pydantic's ``ValidationError`` for a payload
+    that does not fit.
     """
     __getattr__("RECORD_TYPES")  # every family loaded: the registries are whole
-    model = EVENT_TYPES.get(type)
-    if model is None:
-        raise KeyError(f"unknown event type {type!r}; {_close(type, sorted(EVENT_TYPES))}")
-    version = payload.get("schema_version", 1)
-    if version != model.SCHEMA_VERSION:
-        raise ValueError(
-            f"{type} payload is schema_version {version}, the class reads {model.SCHEMA_VERSION}: "
-            "it needs an upcaster"
-        )
-    return model.model_validate(payload)
+    model = Event.registered(type)
+    version = payload.get("schema_version", 1) if schema_version is None else schema_version
+    return model.model_validate(model.upcast(payload, version))

@@ -4,18 +4,25 @@ Three kinds of model:
 
 - ``Record``: a frozen value (a finding, a span, a feature record). Unknown fields are rejected.
 - ``Event``: a record that is appended to the event log. Its ``TYPE`` is a stable name, never the
-  import path, and its ``schema_version`` changes only through a named upcaster.
+  import path, and its ``schema_version`` changes only through a named upcaster: a class at
+  ``SCHEMA_VERSION = n`` declares ``upcast_v1_v2`` … ``upcast_v<n-1>_v<n>`` (each a static method taking
+  and returning a payload) and ``schema_version`` defaulting to ``n``, or its class statement fails.
 - ``Message``: a command published on the broker for one worker's task. It carries a ``message_id``
   (the idempotency key) and the correlation and causation ids that tie a chain of work together.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+from collections.abc import Mapping
+from importlib import import_module
 from typing import Any, ClassVar, TypeVar
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
+
+from ouroboros_gates.schemas.errors import UnknownEventType, UnknownSchemaVersion
 
 __all__ = [
     "EVENT_TYPES",
@@ -69,12 +76,58 @@ class Event(Record):
 
     TYPE: ClassVar[str] = ""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        # Checked when declared (before it is registered), not when an old stored event is first read back.
+        version = cls.SCHEMA_VERSION
+        missing = [name for name in _upcaster_names(version) if not callable(getattr(cls, name, None))]
+        if missing:
+            raise TypeError(f"event {cls.__name__} is at schema_version {version}: declare {', '.join(missing)}")
+        if cls.model_fields["schema_version"].default != version:
+            raise TypeError(f"event {cls.__name__}: its schema_version field must default to {version}")
         if cls.TYPE:
             if cls.TYPE in EVENT_TYPES and EVENT_TYPES[cls.TYPE] is not cls:
                 raise TypeError(f"event type {cls.TYPE!r} is declared twice")
             EVENT_TYPES[cls.TYPE] = cls
+
+    @staticmethod
+    def registered(type_name: str) -> type[Event]:
+        """The class registered for a stored ``type`` (``UnknownEventType`` naming close ones otherwise)."""
+        cls = EVENT_TYPES.get(type_name) or _whole().get(type_name)
+        if cls is None:
+            close = difflib.get_close_matches(type_name, sorted(EVENT_TYPES), n=5, cutoff=0.5)
+            names = f"close names: {', '.join(close)}" if close else "no close names"
+            raise UnknownEventType(f"unknown event type {type_name!r}; {names}")
+        return cls
+
+    @classmethod
+    def upcast(cls, payload: Mapping[str, Any], version: int) -> Mapping[str, Any]:
+        """``payload``, stored at ``version``, as this class reads it: through the named upcasters from that
+        version to ``SCHEMA_VERSION`` (itself when it is current). A version the class does not know (newer
+        than it, or below 1) is an ``UnknownSchemaVersion``."""
+        if version == cls.SCHEMA_VERSION:
+            return payload
+        if not 1 <= version < cls.SCHEMA_VERSION:
+            raise UnknownSchemaVersion(
+                f"{cls.TYPE} payload is schema_version {version}, the class reads {cls.SCHEMA_VERSION}: "
+                "no upcaster brings it there (an event newer than this code needs a newer Ouroboros)"
+            )
+        body = dict(payload)
+        for step, name in enumerate(_upcaster_names(cls.SCHEMA_VERSION)[version - 1 :], start=version + 1):
+            body = {**getattr(cls, name)(body), "schema_version": step}
+        return body
+
+
+def _whole() -> dict[str, type[Event]]:
+    """The event registry once every family is loaded (asking the package for it loads them all)."""
+    registry: dict[str, type[Event]] = getattr(import_module(__name__.rpartition(".")[0]), "EVENT_TYPES")  # noqa: B009
+    return registry
+
+
+def _upcaster_names(version: int) -> list[str]:
+    """The upcasters a class at ``version`` declares, oldest first."""
+    return [f"upcast_v{n}_v{n + 1}" for n in range(1, version)]
 
 
 class Message(Record):

@@ -5,11 +5,14 @@
     ├── TransientError             worth retrying: the database, broker or a subprocess timed out
     └── PermanentError             retrying cannot help
         ├── CorpusError            a corpus file cannot be read at all (names the path)
-        └── GitError               git refused or failed (names the command and what git said)
+        ├── GitError               git refused or failed (names the command and what git said)
+        ├── UnknownEventType       a stored event's type has no registered class (also a ``KeyError``)
+        └── UnknownSchemaVersion   a stored event's schema_version is newer than its class (also a ``ValueError``)
 
 Each package hangs its own errors under these (``events.errors``, ``miners.errors``, ``llm.errors``,
 ``forge.base``, ``decider.learn.errors``). Tasks retry only ``TransientError``; a ``PermanentError`` goes to
-the dead-letter queue at once.
+the dead-letter queue at once. The two decoding errors sit here, where the registry that raises them is;
+``events.errors`` re-exports them, as what reading the log can raise.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ __all__ = [
     "OuroError",
     "PermanentError",
     "TransientError",
+    "UnknownEventType",
+    "UnknownSchemaVersion",
 ]
 
 
@@ -55,3 +60,14 @@ class GitError(PermanentError):
         self.message = message
         self.returncode = returncode
         self.timed_out = timed_out
+
+
+class UnknownEventType(PermanentError, KeyError):
+    """A stored event's type has no registered class; a ``KeyError`` too, as the registry lookup it is."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""  # KeyError's own would quote the message
+
+
+class UnknownSchemaVersion(PermanentError, ValueError):
+    """A stored event was written at a ``schema_version`` its class cannot read (newer than the code, or below 1)."""

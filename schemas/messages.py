@@ -12,10 +12,11 @@ from typing import Annotated, ClassVar, Literal, Self
 from pydantic import Field, StringConstraints, model_validator
 
 from ouroboros_gates.schemas._base import Message
-from ouroboros_gates.schemas.common import NonEmptyStr, RunId, Sha, Timestamp
+from ouroboros_gates.schemas.common import Digest, NonEmptyStr, RunId, Sha, Timestamp
 from ouroboros_gates.schemas.loop import LabelRequest, PrecheckOutcome, PrecheckVerdict
 
 __all__ = [
+    "AcceptMiner",
     "DecidePush",
     "IngestRun",
     "LabelTicket",
@@ -41,11 +42,29 @@ class IngestRun(Message):
 
 
 class MineRun(Message):
-    """Run every registered miner over one recorded run."""
+    """Run every miner the fleet accepted over one recorded run."""
 
     TASK: ClassVar[str] = "miner.mine"
 
     run: RunId = Field(description="The run to mine.")
+    path: _PathText = Field(
+        description="The run as recorded (its file or folder); the worker confines it to the roots."
+    )
+    digest: Digest = Field(description="sha256 of the run as recorded (the message id follows it).")
+
+
+class AcceptMiner(Message):
+    """Judge each miner version the log holds no verdict on, then mine one run (its ``MineRun`` follows)."""
+
+    TASK: ClassVar[str] = "miner.accept"
+
+    mine: MineRun = Field(description="The run to mine once every miner version found has its verdict.")
+
+    @model_validator(mode="after")
+    def _same_tenant(self) -> Self:
+        if self.mine.tenant != self.tenant:
+            raise ValueError(f"the run is mined for tenant {self.mine.tenant!r}, not {self.tenant!r}")
+        return self
 
 
 class PrecheckTicket(Message):

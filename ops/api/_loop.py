@@ -11,6 +11,7 @@ from fastapi import FastAPI, HTTPException, Query
 from pydantic import ValidationError
 from sqlalchemy import and_, func, select, true
 
+from ouroboros_gates.events import read_where
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.projections import actions, decisions, faults, labels
 from ouroboros_gates.ops.api._common import MAX_POSITION, After, Deps, Limit, Offset, iso, page
@@ -24,7 +25,7 @@ from ouroboros_gates.ops.api.models import (
     SpendShown,
 )
 from ouroboros_gates.ops.metrics import spend_today
-from ouroboros_gates.schemas import LabelerRun
+from ouroboros_gates.schemas import LabelerRun, MessageDeadLettered, MinerAccepted, Scope
 
 __all__ = ["loop_routes"]
 
@@ -56,14 +57,14 @@ def _measured_routes(api: FastAPI, deps: Deps) -> None:
     def backtests(after: After = 0, limit: Limit = 100) -> dict[str, Any]:
         """Every miner's acceptance (it became a gate): scope, backtest row, mutation score."""
         ev = t.events.c
-        query = select(ev.position, ev.payload, ev.meta, ev.recorded_at).where(
-            ev.type == "MinerAccepted", ev.position > after
-        )
+        with deps.store.reading() as conn:
+            found = read_where(conn, ev.type == MinerAccepted.TYPE, ev.position > after)
         shown = []
-        for row in deps.rows(query.order_by(ev.position)):
-            acceptance = row["payload"]["acceptance"]
-            if row["meta"].get("tenant") == settings.tenant or acceptance["scope"] == "generic":
-                shown.append({"position": row["position"], "recorded_at": iso(row["recorded_at"]), **acceptance})
+        for event in found:
+            acceptance = event.decode_as(MinerAccepted).acceptance
+            if event.meta.get("tenant") == settings.tenant or acceptance.scope is Scope.GENERIC:
+                at = iso(event.recorded_at)
+                shown.append({"position": event.position, "recorded_at": at, **acceptance.to_json_dict()})
         return page(shown[:limit], limit)
 
     @api.get("/api/labeler", response_model=LabelerShown, tags=["loop"], responses={404: {"description": "None."}})
@@ -160,9 +161,8 @@ def _queue_routes(api: FastAPI, deps: Deps) -> None:
 
 def _kept_messages(deps: Deps) -> set[str]:
     """Dead letters whose message was kept (by the event, or by the outbox for a follow-up): those can be retried."""
-    ev = t.events.c
     with deps.store.reading() as conn:
-        payloads = conn.execute(select(ev.payload).where(ev.type == "MessageDeadLettered")).scalars().all()
-        ids = {str(p["message_id"]) for p in payloads}
+        dead = [e.decode_as(MessageDeadLettered) for e in read_where(conn, t.events.c.type == MessageDeadLettered.TYPE)]
+        ids = {letter.message_id for letter in dead}
         queued = conn.execute(select(t.outbox.c.message_id).where(t.outbox.c.message_id.in_(ids))).scalars()
-        return {str(p["message_id"]) for p in payloads if p.get("message")} | {str(m) for m in queued}
+        return {letter.message_id for letter in dead if letter.message} | {str(m) for m in queued}

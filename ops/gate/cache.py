@@ -5,7 +5,7 @@
                 "digest": "<sha256 of extract.py, rules.dl, fixtures>", "stamp": [files, bytes, mtime_ns],
                 "gate": "deny", "scope": "generic", "severity": "SEVERITY_S2", "knee": null}]}
 
-Only miners that pass their own test are written (``workers.miner.mine.accepted_gates``: the test,
+Only miners that pass their own test are written (``workers.miner.accept.accepted_gates``: the test,
 FN = 0 on the walk-forward backtest, the mutation gate), each with the κ* its backtest fitted and the
 digest acceptance holds for. ``ouro hooks refresh`` writes it (atomically, by rename), and the gate
 server writes it again when a miner's folder changes under it. Reading it is stdlib only: the hook
@@ -41,7 +41,7 @@ __all__ = [
 
 VERSION = 1
 DIGESTED = frozenset({".py", ".dl", ".tsv", ".jsonl"})
-"""The suffixes ``workers.miner.mine.miner_digest`` covers (and so the stamp watches)."""
+"""The suffixes ``workers.miner.catalogue.miner_digest`` covers (and so the stamp watches)."""
 
 Knee = int | float | str | None
 
@@ -124,11 +124,11 @@ def compile_gates(state: Path | str, only: Iterable[str] = (), tenant: str | Non
     """Judge every discovered miner (``accepted_gates``) and write the accepted ones to the cache;
     ``only`` keeps the named miners (NAME or folder). Imports the miner worker: never on the hot path."""
     from ouroboros_gates.ops.gate.record import now_iso
-    from ouroboros_gates.workers.miner.mine import accepted_gates
+    from ouroboros_gates.workers.miner.accept import accepted_gates
 
     wanted = set(only)
     entries = []
-    for accepted in accepted_gates(max_age_s=0):
+    for accepted in accepted_gates():
         miner = accepted.miner
         if wanted and not wanted & {miner.name, miner.folder.name}:
             continue

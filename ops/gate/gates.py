@@ -96,7 +96,7 @@ class GateSet:
             if gate is None or stamp == self._stamps.get(entry.name):
                 continue
             self._stamps[entry.name] = stamp
-            from ouroboros_gates.workers.miner.mine import miner_digest  # rare: only when a miner's files moved
+            from ouroboros_gates.workers.miner.catalogue import miner_digest  # rare: only when a miner's files moved
 
             digest = miner_digest(gate.miner) if stamp[0] >= 0 else "missing"
             if digest == entry.digest:

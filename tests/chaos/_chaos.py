@@ -23,7 +23,7 @@ from ouroboros_gates.schemas import IngestRun, Message, MessageDeadLettered, Pro
 from ouroboros_gates.schemas.errors import PermanentError
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.fleet import probe
-from ouroboros_gates.workers.miner.tasks import ingest, mine
+from ouroboros_gates.workers.miner.tasks import accept, ingest, mine
 from ouroboros_gates.workers.shell import Context, reject
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "runs"
@@ -158,7 +158,7 @@ def clean_run(mix: Mix, settings: Settings, database_url: str) -> SqlEventStore:
     ensure_schema(store.engine)
     ctx = Context(settings, store, "clean")
     tasks: dict[str, tuple[type[Message], Callable[[Any, Context], Any]]] = {
-        t.name: (t.message_type, t.handler) for t in (probe, ingest, mine)
+        t.name: (t.message_type, t.handler) for t in (probe, ingest, accept, mine)
     }
     queue = [(task, payload) for task, _, payload in mix.payloads]
     while queue:

@@ -140,6 +140,9 @@ LABEL = s.ProposedLabel(
     acceptance=s.Acceptance.ACCEPTED,
     why="every fragment on the named line",
 )
+MINE_RUN = s.MineRun(
+    **MID, run=RUN, path=f"{RUN}/events.jsonl", digest=DIGEST, correlation_id="c-1", causation_id="e-7"
+)
 LABELER_RUN = s.LabelerRun(
     started=T0,
     ended=T0 + timedelta(minutes=3),
@@ -312,7 +315,10 @@ EXAMPLES: dict[str, Callable[[], s.Record]] = {
     ),
     # messages
     "IngestRun": lambda: s.IngestRun(**MID, path=f"{RUN}/events.jsonl", run=RUN),
-    "MineRun": lambda: s.MineRun(**MID, run=RUN, correlation_id="c-1", causation_id="e-7"),
+    "MineRun": lambda: MINE_RUN,
+    "AcceptMiner": lambda: s.AcceptMiner(
+        message_id="msg-00000002", correlation_id="c-1", causation_id="e-7", mine=MINE_RUN
+    ),
     "PrecheckTicket": lambda: s.PrecheckTicket(**MID, ticket=249),
     "PrecheckSweep": lambda: s.PrecheckSweep(**MID),
     "LabelTicket": lambda: s.LabelTicket(**MID, ticket=105, request=REQUEST),

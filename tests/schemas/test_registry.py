@@ -22,7 +22,7 @@ Examples = dict[str, Callable[[], Record]]
 MODULES = ("common", "decider", "events", "harness", "loop", "messages", "miners", "operator")
 
 PUBLIC = [
-    "EVENT_TYPES", "MESSAGE_TYPES", "RECORD_TYPES", "Acceptance", "Action", "Arg", "Backtest",
+    "EVENT_TYPES", "MESSAGE_TYPES", "RECORD_TYPES", "AcceptMiner", "Acceptance", "Action", "Arg", "Backtest",
     "BacktestReplayed", "BacktestSummary", "Candidate", "CorpusKind", "DeadLetterRetried", "DecidePush", "Decision",
     "DecisionDismissed", "DecisionMade", "Digest",
     "Event", "Example", "ExperimentRegistered", "Fact", "FeatureName", "FeatureRecord", "FieldError", "Finding",
@@ -169,6 +169,7 @@ def test_message_tasks() -> None:
     assert tasks == {
         "IngestRun": "miner.ingest",
         "MineRun": "miner.mine",
+        "AcceptMiner": "miner.accept",
         "PrecheckTicket": "prechecker.precheck",
         "PrecheckSweep": "prechecker.sweep",
         "LabelTicket": "labeler.label",

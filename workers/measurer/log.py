@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import orjson
 
 from ouroboros_gates.events import EventStore
-from ouroboros_gates.schemas import Event, SeriesPoint
+from ouroboros_gates.schemas import Event, SeriesPoint, SeriesPointRecorded
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.measurer.inputs import EVENT_TYPES, MeasureInput, fold
 from ouroboros_gates.workers.measurer.series import measure
@@ -56,8 +56,8 @@ def logged(
         for stored in chunk:
             if stored.type in EVENT_TYPES:
                 yield stored.recorded_at, stored.decode()
-            elif recorded is not None and stored.type == "SeriesPointRecorded":
-                point = stored.payload["point"]
+            elif recorded is not None and stored.type == SeriesPointRecorded.TYPE:
+                point = stored.decode_as(SeriesPointRecorded).point.to_json_dict()
                 recorded[point_key(point)] = _point_value(point)
         after = chunk[-1].position
 

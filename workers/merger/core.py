@@ -19,8 +19,9 @@ def tried_heads(forge: WritableForge, store: SqlEventStore) -> set[tuple[int, st
     tried = set()
     for pull in ready_pulls(forge):
         for event in store.read_stream(f"pr/{pull.number}"):
-            if event.type == "MergeAttempted":
-                tried.add((event.payload["pull_request"], event.payload["head_sha"]))
+            if event.type == MergeAttempted.TYPE:
+                attempted = event.decode_as(MergeAttempted)
+                tried.add((attempted.pull_request, attempted.head_sha))
     return tried
 
 

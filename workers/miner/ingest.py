@@ -73,12 +73,15 @@ def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
         raise PermanentError(f"{message.path}: a file of the run vanished while it was read ({exc.filename})") from exc
 
 
-def mine_message(message: IngestRun, digest: str) -> MineRun:
-    """The follow-up that mines a run once it is recorded; its id follows the run's content."""
+def mine_message(message: IngestRun, digest: str, path: str | None = None) -> MineRun:
+    """The follow-up that mines a run once it is recorded (at ``path``, as recorded; the message's path if not
+    given); its id follows the run's content."""
     return MineRun(
         message_id=content_id("mine", message.run, digest),
         correlation_id=message.correlation_id or message.message_id,
         causation_id=message.message_id,
         tenant=message.tenant,
         run=message.run,
+        path=message.path if path is None else path,
+        digest=digest,
     )

@@ -18,6 +18,7 @@ from ouroboros_gates.schemas import (
     Message,
     PrecheckCompleted,
     PrecheckTicket,
+    PrecheckVerdict,
     ProposalPosted,
     content_id,
 )
@@ -34,14 +35,10 @@ def ticket_stream(ticket: int) -> str:
 def new_events(result: Precheck, prior: Sequence[StoredEvent]) -> list[Event]:
     """The events ``result`` adds to a ticket stream that already holds ``prior``."""
     verdict = result.verdict
-    last = next(
-        (e.payload["verdict"] for e in reversed(prior)
-         if e.type == "PrecheckCompleted" and e.payload["verdict"].get("proposal") == verdict.proposal),
-        None,
-    )  # fmt: skip
-    if last is not None and _same(last, verdict.to_json_dict()):
+    last = _last_verdict(prior, verdict.proposal)
+    if last is not None and _same(last, verdict):
         return []
-    posted = {e.payload["proposal"]["comment_id"] for e in prior if e.type == "ProposalPosted"}
+    posted = {e.decode_as(ProposalPosted).proposal.comment_id for e in prior if e.type == ProposalPosted.TYPE}
     events: list[Event] = []
     if result.proposal is not None and result.proposal.comment_id not in posted:
         events.append(ProposalPosted(proposal=result.proposal))
@@ -51,9 +48,15 @@ def new_events(result: Precheck, prior: Sequence[StoredEvent]) -> list[Event]:
     return events
 
 
-def _same(old: dict[str, object], new: dict[str, object]) -> bool:
+def _last_verdict(prior: Sequence[StoredEvent], proposal: int | None) -> PrecheckVerdict | None:
+    """The latest verdict the stream holds on ``proposal``."""
+    verdicts = (e.decode_as(PrecheckCompleted).verdict for e in reversed(prior) if e.type == PrecheckCompleted.TYPE)
+    return next((v for v in verdicts if v.proposal == proposal), None)
+
+
+def _same(old: PrecheckVerdict, new: PrecheckVerdict) -> bool:
     keys = ("verdict", "miner", "instances_named", "instances_found", "reason")
-    return all(old.get(key) == new.get(key) for key in keys)
+    return all(getattr(old, key) == getattr(new, key) for key in keys)
 
 
 def label_message(result: Precheck, cause: Message) -> LabelTicket | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ouroboros_gates.events import EventStore
 from ouroboros_gates.miners import discover
+from ouroboros_gates.schemas import RunRecorded
 
 __all__ = ["RunIndex", "registered_kinds"]
 
@@ -31,15 +32,20 @@ class RunIndex:
         """The run's ``events.jsonl``: as recorded (when the file is still there), else under a root."""
         if not _RUN.match(run):
             return None
-        recorded = [] if self.store is None else self.store.read_stream(f"run/{run}")
-        paths = [Path(e.payload["path"]) for e in recorded if e.type == "RunRecorded"]
-        if paths and paths[-1].is_file():
-            return paths[-1]
+        recorded = self._recorded(run)
+        if recorded is not None and recorded.is_file():
+            return recorded
         # ``run`` has no separator (checked above), so these paths stay under their root.
         candidates = [
             path for root in self.roots for path in (root / run / "events.jsonl", root / "runs" / run / "events.jsonl")
         ]
         return next((path for path in candidates if path.is_file()), None)
+
+    def _recorded(self, run: str) -> Path | None:
+        """Where the run was last recorded, if it was."""
+        recorded = [] if self.store is None else self.store.read_stream(f"run/{run}")
+        paths = [e.decode_as(RunRecorded).path for e in recorded if e.type == RunRecorded.TYPE]
+        return Path(paths[-1]) if paths else None
 
 
 def registered_kinds() -> dict[str, tuple[str, ...]]:

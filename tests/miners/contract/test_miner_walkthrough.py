@@ -42,9 +42,9 @@ def test_the_readme_names_the_commands_run_here() -> None:
 
 def accepted(miners: Path, projects: Path) -> set[str]:
     """The miners the fleet accepts as gates when its event log holds the sessions under ``projects``."""
-    from ouroboros_gates.workers.miner.mine import accepted_gates
+    from ouroboros_gates.workers.miner.accept import accepted_gates
 
-    return {gate.miner.name for gate in accepted_gates(str(miners), max_age_s=0, runs=lambda: [projects])}
+    return {gate.miner.name for gate in accepted_gates(str(miners), runs=lambda: [projects])}
 
 
 def _labels(path: Path, rows: list[tuple[str, str, str, str]]) -> Path:
