@@ -14,13 +14,18 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["add_markdown_option", "write_block"]
+__all__ = ["add_markdown_option", "against", "write_block"]
 
 
 def add_markdown_option(parser: argparse.ArgumentParser) -> None:
     """The option every benchmark takes."""
     parser.add_argument("--markdown", type=Path, metavar="FILE",
                         help="also write this run's table into FILE's block for this benchmark")  # fmt: skip
+
+
+def against(ours: float, peer: float, unit: str, digits: int = 2) -> list[str]:
+    """A row's three cells for one measure: ours, the peer's, and ours / peer."""
+    return [f"{ours:,.{digits}f} {unit}", f"{peer:,.{digits}f} {unit}", f"{ours / peer:.2f}x"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

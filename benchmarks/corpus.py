@@ -38,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _markdown import add_markdown_option, write_block
+from _markdown import add_markdown_option, against, write_block
 
 JQ_PROGRAM = """[inputs | if .event_type == "result" then .event.usage // {}
   elif .type == "result" and (has("event_type") | not) then .usage // {} else empty end
@@ -206,14 +206,10 @@ def h_fleet(files: list[Path], root: Path, repeat: int) -> tuple[float, list[lis
     )
     over = f"over {len(files)} files ({size:.1f} MB), whole process, best of {repeat}"
     rows = [
-        [f"h_fleet: `ouro measure h-fleet --json` {over}", *_against(min(ours_s), min(jq_s))],
-        [f"h_fleet: the command's module alone (`ops.cli.measure`) {over}", *_against(min(alone_s), min(jq_s))],
+        [f"h_fleet: `ouro measure h-fleet --json` {over}", *against(min(ours_s), min(jq_s), "s", 3)],
+        [f"h_fleet: the command's module alone (`ops.cli.measure`) {over}", *against(min(alone_s), min(jq_s), "s", 3)],
     ]
     return min(ours_s) / min(jq_s), rows
-
-
-def _against(ours: float, jq: float) -> list[str]:
-    return [f"{ours:.3f} s", f"{jq:.3f} s", f"{ours / jq:.2f}x"]
 
 
 def main(argv: list[str] | None = None) -> None:

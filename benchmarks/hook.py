@@ -53,7 +53,7 @@ for folder in (HERE, HERE.parent):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from _markdown import add_markdown_option, write_block  # noqa: E402  (after the path is set)
+from _markdown import add_markdown_option, against, write_block  # noqa: E402  (after the path is set)
 from corpus import BASH, _pick, _tool_input  # noqa: E402
 
 SESSION = "bench-session"
@@ -305,18 +305,14 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _against(ours: float, peer: float) -> list[str]:
-    return [f"{ours:.1f} ms", f"{peer:.1f} ms", f"{ours / peer:.2f}x"]
-
-
 def _latency_rows(found: dict[int, Latency], calls: int) -> list[list[str]]:
     """Per size, p50 and p95 of the gated hook against the hook process with no gate."""
     rows = []
     for size, got in found.items():
         session = f"PreToolUse, {size:,}-event session, {calls} calls, whole process"
-        rows.append([f"{session} p50, against the hook with no gate", *_against(got.p50, got.floor50)])
+        rows.append([f"{session} p50, against the hook with no gate", *against(got.p50, got.floor50, "ms", 1)])
         rows.append([f"{session} p95, against the same (the gate server's decision p95 {got.server95:.1f} ms)",
-                     *_against(got.p95, got.floor95)])  # fmt: skip
+                     *against(got.p95, got.floor95, "ms", 1)])  # fmt: skip
     return rows
 
 
@@ -328,7 +324,7 @@ def _long_rows(mb: int, long_ms: float, small_ms: float, ours: list[float], peer
         return f"{times[1] / times[0]:.2f}x ({times[0] * 1000:.1f} → {times[1] * 1000:.1f} ms)"
 
     return [
-        [f"a {mb} MB command, whole process median, against a small command's", *_against(long_ms, small_ms)],
+        [f"a {mb} MB command, whole process median, against a small command's", *against(long_ms, small_ms, "ms", 1)],
         ["shell words of one long word, CPU time as it doubles (2x linear, 4x quadratic): split_words "
          "4 → 8 MB, shlex 128 → 256 KiB", growth(ours), growth(peer), "—"],
     ]  # fmt: skip

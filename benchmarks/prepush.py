@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _markdown import add_markdown_option, write_block  # noqa: E402
+from _markdown import add_markdown_option, against, write_block  # noqa: E402
 from fake_model_server import FakeModelServer  # noqa: E402
 
 from ouroboros_gates.decider.program import OperatingPoint, Program  # noqa: E402
@@ -199,13 +199,9 @@ def report(times: dict[str, list[float]], program: str, repeat: int) -> tuple[li
         print(f"  {name:<16}{statistics.median(seconds):>8.2f}   ({', '.join(f'{s:.2f}' for s in seconds)})")
     here = statistics.median(times["here"])
     others = {name: statistics.median(seconds) for name, seconds in times.items() if name != "here"}
-    rows = [[f"`ouro pre-push`, {program}, median of {repeat}: here against {WAYS[name]}", *_against(here, median)]
+    rows = [[f"`ouro pre-push`, {program}, median of {repeat}: here against {WAYS[name]}", *against(here, median, "s")]
             for name, median in others.items()]  # fmt: skip
     return rows, "ratio " + ", ".join(f"here / {name}: {here / median:.2f}" for name, median in others.items())
-
-
-def _against(ours: float, peer: float) -> list[str]:
-    return [f"{ours:.2f} s", f"{peer:.2f} s", f"{ours / peer:.2f}x"]
 
 
 def llm_program(
@@ -230,7 +226,7 @@ def llm_program(
     print(f"decide in process: {len(run.decided)} candidates, {calls} model calls, {seconds:.2f} s against a "
           f"sequential sum of {calls * delay:.2f} s (ratio {seconds / (calls * delay):.2f})")  # fmt: skip
     what = f"decide in process, LM program k = {k}: {len(run.decided)} candidates, {calls} calls of {delay:.1f} s"
-    return [f"{what}, against their sequential sum", *_against(seconds, calls * delay)]
+    return [f"{what}, against their sequential sum", *against(seconds, calls * delay, "s")]
 
 
 if __name__ == "__main__":

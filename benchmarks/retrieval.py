@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from _markdown import add_markdown_option, write_block
+from _markdown import add_markdown_option, against, write_block
 
 from ouroboros_gates.decider.features import FEATURES
 from ouroboros_gates.decider.memory import Memory, MemoryExample
@@ -119,16 +119,15 @@ def main() -> None:
     mean, slow = statistics.mean(ours[: len(sample)]), statistics.mean(reference)  # the same queries
     queries, everything = f"over {len(ours)} queries", f"all {len(memory):,}"
     rows = [
-        [f"p50 {queries}, against a brute-force numpy re-rank of {everything}", *_ms(o50, p50)],
-        [f"p95 {queries}, against the same", *_ms(o95, p95)],
-        [f"mean of the first {len(sample)} queries, against pure-Python Gower over {everything}", *_ms(mean, slow)],
+        [f"p50 {queries}, against a brute-force numpy re-rank of {everything}", *against(o50, p50, "ms")],
+        [f"p95 {queries}, against the same", *against(o95, p95, "ms")],
+        [
+            f"mean of the first {len(sample)} queries, against pure-Python Gower over {everything}",
+            *against(mean, slow, "ms"),
+        ],
     ]
     write_block(args.markdown, "retrieval", ["measure", "ours (`retrieve`)", "peer", "ratio"], rows, last)
     print(last)
-
-
-def _ms(ours: float, peer: float) -> list[str]:
-    return [f"{ours:.2f} ms", f"{peer:.2f} ms", f"{ours / peer:.2f}x"]
 
 
 if __name__ == "__main__":
