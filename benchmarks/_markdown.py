@@ -24,8 +24,8 @@ def add_markdown_option(parser: argparse.ArgumentParser) -> None:
 
 
 def against(ours: float, peer: float, unit: str, digits: int = 2) -> list[str]:
-    """A row's three cells for one measure: ours, the peer's, and ours / peer."""
-    return [f"{ours:,.{digits}f} {unit}", f"{peer:,.{digits}f} {unit}", f"{ours / peer:.2f}x"]
+    """A row's three cells for one measure: ours, the peer's, and ours / peer (none when the peer took no time)."""
+    return [f"{ours:,.{digits}f} {unit}", f"{peer:,.{digits}f} {unit}", f"{ours / peer:.2f}x" if peer else "—"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
