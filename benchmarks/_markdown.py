@@ -40,7 +40,10 @@ def write_block(file: Path | None, name: str, header: Sequence[str], rows: Seque
     command = shlex.join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])
     command = re.sub(r" --markdown \S+", "", command)
     when = datetime.now(UTC).strftime("%Y-%m-%d")
-    machine = f"{os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
+    # The machine is shared: how busy it was while the figures were taken says how far to trust them.
+    load = os.getloadavg()[1]
+    machine = (f"{os.cpu_count()} cores (load average {load:.1f} over the last 5 minutes), "
+               f"{platform.python_implementation()} {platform.python_version()}")  # fmt: skip
     block = (f"<!-- bench:{name} -->\n{_table(header, rows)}\n\n{last}\n\n"
              f"Measured {when} on {machine} by `{command}`.\n<!-- /bench:{name} -->")  # fmt: skip
     text = file.read_text() if file.exists() else ""
