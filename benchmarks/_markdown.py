@@ -14,13 +14,18 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["add_markdown_option", "write_block"]
+__all__ = ["add_markdown_option", "against", "write_block"]
 
 
 def add_markdown_option(parser: argparse.ArgumentParser) -> None:
     """The option every benchmark takes."""
     parser.add_argument("--markdown", type=Path, metavar="FILE",
                         help="also write this run's table into FILE's block for this benchmark")  # fmt: skip
+
+
+def against(ours: float, peer: float, unit: str, digits: int = 2) -> list[str]:
+    """A row's three cells for one measure: ours, the peer's, and ours / peer (none when the peer took no time)."""
+    return [f"{ours:,.{digits}f} {unit}", f"{peer:,.{digits}f} {unit}", f"{ours / peer:.2f}x" if peer else "—"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -35,7 +40,10 @@ def write_block(file: Path | None, name: str, header: Sequence[str], rows: Seque
     command = shlex.join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])
     command = re.sub(r" --markdown \S+", "", command)
     when = datetime.now(UTC).strftime("%Y-%m-%d")
-    machine = f"{os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
+    # The machine is shared: how busy it was while the figures were taken says how far to trust them.
+    load = os.getloadavg()[1]
+    machine = (f"{os.cpu_count()} cores (load average {load:.1f} over the last 5 minutes), "
+               f"{platform.python_implementation()} {platform.python_version()}")  # fmt: skip
     block = (f"<!-- bench:{name} -->\n{_table(header, rows)}\n\n{last}\n\n"
              f"Measured {when} on {machine} by `{command}`.\n<!-- /bench:{name} -->")  # fmt: skip
     text = file.read_text() if file.exists() else ""

@@ -19,13 +19,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from _analyses import Analysis, Facts
+from _asp import asp_facts, to_asp
+from _markdown import against
 
-from ouroboros_gates.miners.datalog import GroundAtom, Program, ProofNode, Value, check, evaluate, explain, parse
+from ouroboros_gates.miners.datalog import GroundAtom, ProofNode, Value, check, evaluate, explain, parse
 
 __all__ = ["OUTPUTS", "Process", "whole_process"]
 
@@ -95,15 +97,14 @@ def ouro_rows(path: Path) -> set[tuple[Value, ...]]:
     return found
 
 
-def _files(analysis: Analysis, facts: Facts, predicate: str, arity: int, folder: Path, to_asp: Callable[[Program], str],
-           asp_value: Callable[[Value], str]) -> tuple[Path, Path, Path, Path]:  # fmt: skip
+def _files(analysis: Analysis, facts: Facts, predicate: str, arity: int, folder: Path) -> tuple[Path, Path, Path, Path]:
     """The rules and facts as ours reads them, and as clingo does."""
     rules, given = folder / f"{analysis.name}.dl", folder / "facts.jsonl"
     rules.write_text(analysis.program)
     given.write_text("".join(json.dumps({"predicate": p, "args": list(args)}) + "\n" for p, args in facts))
     program, lp_facts = folder / f"{analysis.name}.lp", folder / "facts.lp"
     program.write_text(to_asp(parse(analysis.program, rules.name)) + f"#show d_{predicate}/{arity}.\n")
-    lp_facts.write_text("".join(f"d_{p}({', '.join(map(asp_value, args))}).\n" for p, args in facts))
+    lp_facts.write_text(asp_facts(facts))
     return rules, given, program, lp_facts
 
 
@@ -122,15 +123,9 @@ def explain_seconds(analysis: Analysis, facts: Facts, predicate: str) -> tuple[f
     return seconds, sum(1 for _ in proof.walk()), atom
 
 
-def whole_process(
-    analyses: Sequence[Analysis],
-    size: str,
-    seed: int,
-    to_asp: Callable[[Program], str],
-    asp_value: Callable[[Value], str],
-) -> dict[str, float]:
-    """Every analysis at ``size``, whole process each way; prints a row per command and the explain row,
-    returns ours/clingo (CPU) per analysis. Exits if the outputs differ."""
+def whole_process(analyses: Sequence[Analysis], size: str, seed: int, table: list[list[str]]) -> dict[str, float]:
+    """Every analysis at ``size``, whole process each way; prints a row per command and the explain row, adds
+    their rows to ``table``, returns ours/clingo (CPU) per analysis. Exits if the outputs differ."""
     print(f"whole process at size {size} (seed {seed}): `ouro datalog run --output P --format tsv` against clingo's "
           "`#show`; output sets compared")  # fmt: skip
     print(f"{'':<44}{'rows':>9}{'cpu s':>8}{'wall s':>8}{'peak MiB':>10}")
@@ -140,7 +135,7 @@ def whole_process(
         arity = check(parse(analysis.program)).arities[predicate]
         with tempfile.TemporaryDirectory(prefix="ouro-whole-") as tmp:
             folder = Path(tmp)
-            rules, given, program, lp_facts = _files(analysis, facts, predicate, arity, folder, to_asp, asp_value)
+            rules, given, program, lp_facts = _files(analysis, facts, predicate, arity, folder)
             argv = [OURO, "datalog", "run", str(rules), str(given), "--output", predicate, "--format", "tsv"]
             ours = measure([*argv, "--out", str(folder / "out")], folder)
             clingo = [sys.executable, "-m", "clingo", "-V0", str(program), str(lp_facts)]
@@ -153,4 +148,15 @@ def whole_process(
         ratios[analysis.name] = ours.cpu / theirs.cpu
         seconds, nodes, atom = explain_seconds(analysis, facts, predicate)
         print(f"explain {atom} after evaluation: {seconds:.3f} s (a proof of {nodes} distinct atoms)")
+        table.extend(_rows(f"{analysis.name} {size}", predicate, len(mine), ours, theirs))
+        table.append([f"`explain` of one {predicate} atom after evaluation (a proof of {nodes:,} distinct atoms)",
+                      f"{seconds * 1000:.1f} ms", "—", "—"])  # fmt: skip
     return ratios
+
+
+def _rows(case: str, predicate: str, count: int, ours: Process, theirs: Process) -> list[list[str]]:
+    """CPU (wall beside it) and peak memory, ours against clingo's, as table rows."""
+    what = f"whole process, {case}: `ouro datalog run --output {predicate}` ({count:,} rows) against clingo's `#show`"
+    cpu = [f"{ours.cpu:.2f} s ({ours.wall:.2f} s wall)", f"{theirs.cpu:.2f} s ({theirs.wall:.2f} s wall)",
+           f"{ours.cpu / theirs.cpu:.2f}x"]  # fmt: skip
+    return [[f"{what}; CPU", *cpu], [f"{what}; peak memory", *against(ours.peak_mib, theirs.peak_mib, "MiB", 0)]]

@@ -38,6 +38,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from _markdown import add_markdown_option, against, write_block
+
 JQ_PROGRAM = """[inputs | if .event_type == "result" then .event.usage // {}
   elif .type == "result" and (has("event_type") | not) then .usage // {} else empty end
   | {r: (.cache_read_input_tokens // 0),
@@ -65,6 +67,8 @@ OFFENSES = [
     "gh pr create --draft --title wip --body x",
     "while sleep 5; do curl -s localhost:8000 && break; done",
 ]
+NO_PEER = ["—", "—"]
+"""The jq and ratio cells of a row with no peer (mining: jq runs no miner)."""
 TOOLS = [("Bash", 45), ("Read", 22), ("Edit", 12), ("Grep", 10), ("Glob", 6), ("Write", 5)]
 
 
@@ -125,8 +129,8 @@ def write_corpus(root: Path, runs: int, lines: int, seed: int) -> list[Path]:
     return files
 
 
-def mining(files: list[Path]) -> None:
-    """(a): raw JSONL to findings, per shipped miner, with events read per second."""
+def mining(files: list[Path]) -> list[list[str]]:
+    """(a): raw JSONL to findings, per shipped miner, with events read per second; the table's rows."""
     from ouroboros_gates.miners import corpus_items, discover, extract_facts, find
     from ouroboros_gates.workers.miner.accept import accepted_gates
 
@@ -137,7 +141,7 @@ def mining(files: list[Path]) -> None:
     lines = sum(1 for path in files for _ in path.open("rb"))
     size = sum(path.stat().st_size for path in files)
     print(f"(a) mining: {len(files)} runs, {lines} lines, {events} events, {size / 1e6:.1f} MB; events/s per miner")
-    total = 0.0
+    total, rows = 0.0, []
     for miner in miners.values():
         started = time.perf_counter()
         found = find(miner, miner.rules(), extract_facts(miner, items), knees.get(miner.name))
@@ -149,10 +153,13 @@ def mining(files: list[Path]) -> None:
             f"    {miner.name:<16} {seconds:7.2f} s {events / seconds:10.0f} events/s  {len(found):5d} findings  "
             f"(κ* {knee}, {accepted})"
         )
+        rows.append([f"mining, `{miner.name}` ({len(found)} findings)", f"{events / seconds:,.0f} events/s", *NO_PEER])
     print(
         f"    all {len(miners)} miners  {total:7.2f} s {events * len(miners) / total:10.0f} events/s "
         f"({events / total:.0f} corpus events/s through every miner)"
     )
+    whole = f"mining, all {len(miners)} miners in turn ({len(files)} runs, {events:,} events, {size / 1e6:.1f} MB)"
+    return [*rows, [whole, f"{events / total:,.0f} corpus events/s", *NO_PEER]]
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
@@ -164,9 +171,9 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
     return elapsed, done.stdout
 
 
-def h_fleet(files: list[Path], root: Path, repeat: int) -> float:
+def h_fleet(files: list[Path], root: Path, repeat: int) -> tuple[float, list[list[str]]]:
     """(b): whole processes, ``ouro measure h-fleet --json`` against the reference jq command (docs/loop.md) on the same
-    files, interleaved, best of ``repeat`` wall each; returns the ratio ours / jq."""
+    files, interleaved, best of ``repeat`` wall each; returns the ratio ours / jq and the table's rows."""
     ouro = Path(sys.executable).with_name("ouro")
     if shutil.which("jq") is None:
         raise SystemExit("jq is not installed: the h_fleet comparison needs it (apt-get install jq)")
@@ -197,7 +204,12 @@ def h_fleet(files: list[Path], root: Path, repeat: int) -> float:
         f"alone (ops.cli.measure, what a lazy `ouro` loads) {min(alone_s):.3f} s, "
         f"{min(alone_s) / min(jq_s):.2f}x jq"
     )
-    return min(ours_s) / min(jq_s)
+    over = f"over {len(files)} files ({size:.1f} MB), whole process, best of {repeat}"
+    rows = [
+        [f"h_fleet: `ouro measure h-fleet --json` {over}", *against(min(ours_s), min(jq_s), "s", 3)],
+        [f"h_fleet: the command's module alone (`ops.cli.measure`) {over}", *against(min(alone_s), min(jq_s), "s", 3)],
+    ]
+    return min(ours_s) / min(jq_s), rows
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -207,16 +219,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hfleet-mb", type=float, default=64, help="megabytes of runs for (b): (a)'s and more")
     parser.add_argument("--repeat", type=int, default=5, help="whole-process runs of each side in (b)")
     parser.add_argument("--seed", type=int, default=7)
+    add_markdown_option(parser)
     options = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="ouro-bench-corpus-"))
     try:
         files = write_corpus(root / "runs", options.runs, options.events, options.seed)
-        mining(files)
+        mined = mining(files)
         size = sum(path.stat().st_size for path in files)
         extra = math.ceil(max(0.0, options.hfleet_mb * 1e6 - size) / (size / len(files)))
         more = write_corpus(root / "more", extra, options.events, options.seed + 1) if extra else []
-        ratio = h_fleet(files + more, root, options.repeat)
-        print(f"ratio ours/jq h_fleet: {ratio:.2f}")
+        ratio, compared = h_fleet(files + more, root, options.repeat)
+        last = f"ratio ours/jq h_fleet: {ratio:.2f}"
+        write_block(options.markdown, "corpus", ["measure", "ours", "jq", "ratio"], [*compared, *mined], last)
+        print(last)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

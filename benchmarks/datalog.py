@@ -51,25 +51,14 @@ from typing import cast
 import clingo
 
 from ouroboros_gates.miners import KNEE, Miner, corpus_items, derived_predicates, discover, extract_facts
-from ouroboros_gates.miners.datalog import (
-    Atom,
-    Comparison,
-    InputFact,
-    Model,
-    Negation,
-    Program,
-    Term,
-    Value,
-    Variable,
-    check,
-    evaluate,
-    parse,
-)
+from ouroboros_gates.miners.datalog import InputFact, Model, Value, check, evaluate, parse
 
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
 
 from _analyses import ANALYSES, SIZES, Analysis
+from _asp import asp_facts, to_asp
+from _markdown import add_markdown_option, against, write_block
 from _whole import whole_process
 
 RULES = """\
@@ -175,30 +164,41 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=10_000, help="generated runs per miner (0: skip the miners)")
     parser.add_argument("--sizes", default=",".join(SIZES), help="real-program sizes, comma-separated ('': skip)")
     parser.add_argument("--whole", default="large", help="the size of the whole-process workload ('': skip)")
+    add_markdown_option(parser)
     options = parser.parse_args(argv)
     sizes = [size for size in options.sizes.split(",") if size]
     if unknown := sorted(set([*sizes, options.whole]) - set(SIZES) - {""}):
         parser.error(f"--sizes/--whole: unknown size(s) {', '.join(unknown)}; the sizes are {', '.join(SIZES)}")
-    graph = random_graph(options.nodes, options.edges, options.seed)
-    rows, model, control = measure(graph, max(1, options.repeat))
+    table: list[list[str]] = []  # every workload adds its rows
+    ratio = closure(options.nodes, options.edges, options.seed, options.repeat, table)
+    programs = programs_workload([s for s in SIZES if s in sizes], options.seed, table) if sizes else {}
+    miners_ratio = miners_workload(options.runs, options.seed, table) if options.runs else None
+    whole = whole_process(ANALYSES, options.whole, options.seed, table) if options.whole else {}
+    shown = "not run (--runs 0)" if miners_ratio is None else f"{miners_ratio:.2f}"
+    others = "".join(f", {name}: {value:.2f}" for name, value in programs.items())
+    others += "".join(f", whole {name} {options.whole}: {value:.2f}" for name, value in whole.items())
+    last = f"ratio ours/clingo closure: {ratio:.2f}, miners: {shown}{others}"
+    write_block(options.markdown, "datalog", ["measure", "ours", "clingo", "ratio"], table, last)
+    print(last)
+
+
+def closure(nodes: int, edges: int, seed: int, repeat: int, table: list[list[str]]) -> float:
+    """Transitive closure on a random graph, both engines, results compared; prints the timings, adds the row,
+    returns ours / clingo (CPU)."""
+    graph = random_graph(nodes, edges, seed)
+    rows, model, control = measure(graph, max(1, repeat))
     paths = cast(set[Edge], model.facts("path"))
     verify(paths, control)
     proof = model.proof("path", max(paths))
-    print(
-        f"transitive closure: {options.nodes} nodes, {len(graph)} edges (seed {options.seed}), best of {options.repeat}"
-    )
+    print(f"transitive closure: {nodes} nodes, {len(graph)} edges (seed {seed}), best of {repeat}")
     print(f"path facts: {len(paths)} in both engines; proof of path{max(paths)} rests on {len(proof.leaves())} edges")
     print(f"{'':<30}{'cpu s':>10}{'wall s':>10}")
     for name, timing in rows.items():
         print(f"{name:<30}{timing.cpu:>10.3f}{timing.wall:>10.3f}")
-    ratio = rows["ours (parse+check+evaluate)"].cpu / rows["clingo (ground+solve)"].cpu
-    programs = programs_workload([s for s in SIZES if s in sizes], options.seed) if sizes else {}
-    miners_ratio = miners_workload(options.runs, options.seed) if options.runs else None
-    whole = whole_process(ANALYSES, options.whole, options.seed, to_asp, _asp_value) if options.whole else {}
-    shown = "not run (--runs 0)" if miners_ratio is None else f"{miners_ratio:.2f}"
-    others = "".join(f", {name}: {value:.2f}" for name, value in programs.items())
-    others += "".join(f", whole {name} {options.whole}: {value:.2f}" for name, value in whole.items())
-    print(f"ratio ours/clingo closure: {ratio:.2f}, miners: {shown}{others}")
+    ours, theirs = rows["ours (parse+check+evaluate)"].cpu, rows["clingo (ground+solve)"].cpu
+    what = f"transitive closure, {nodes:,} nodes, {len(graph):,} edges, {len(paths):,} paths; CPU, best of {repeat}"
+    table.append([what, *against(ours, theirs, "s", 3)])
+    return ours / theirs
 
 
 # The real programs.
@@ -223,7 +223,7 @@ def run_analysis(analysis: Analysis, size: str, seed: int) -> tuple[int, int, Ti
         model = evaluate(check(parse(analysis.program, f"{analysis.name}.dl")), given)
     program = parse(analysis.program, f"{analysis.name}.dl")
     derived = {predicate: check(program).arities[predicate] for predicate in derived_predicates(program)}
-    asp = to_asp(program) + "".join(f"d_{p}({', '.join(map(_asp_value, args))}).\n" for p, args in facts)
+    asp = to_asp(program) + asp_facts(facts)
     theirs = Timing()
     found = _clingo_derived(asp, derived, theirs)
     mine = {(predicate, row) for predicate in derived for row in model.facts(predicate)}
@@ -234,9 +234,9 @@ def run_analysis(analysis: Analysis, size: str, seed: int) -> tuple[int, int, Ti
     return len(facts), len(mine), ours, theirs
 
 
-def programs_workload(sizes: Sequence[str], seed: int) -> dict[str, float]:
-    """Every analysis at each of ``sizes``; prints a row per run and the fitted growth, returns each
-    analysis's ours/clingo at the largest size."""
+def programs_workload(sizes: Sequence[str], seed: int, table: list[list[str]]) -> dict[str, float]:
+    """Every analysis at each of ``sizes``; prints a row per run and the fitted growth, adds their rows to
+    ``table``, returns each analysis's ours/clingo at the largest size."""
     print(f"real programs at sizes {', '.join(sizes)} (seed {seed}); every derived fact compared")
     print(f"{'':<30}{'facts':>10}{'derived':>10}{'ours cpu':>10}{'clingo cpu':>12}{'ratio':>8}")
     ratios: dict[str, float] = {}
@@ -251,50 +251,17 @@ def programs_workload(sizes: Sequence[str], seed: int) -> dict[str, float]:
             print(
                 f"{name:<30}{facts:>10}{derived:>10}{ours.cpu:>10.3f}{theirs.cpu:>12.3f}{ratios[analysis.name]:>8.2f}"
             )
+            what = f"{name}: {facts:,} input facts, {derived:,} derived; CPU, proofs kept"
+            table.append([what, *against(ours.cpu, theirs.cpu, "s", 3)])
         if len(sizes) > 1:
-            print(f"{analysis.name} growth: ours ~ n^{growth(ours_points):.2f}, clingo ~ n^{growth(clingo_points):.2f}")
+            k_ours, k_clingo = growth(ours_points), growth(clingo_points)
+            print(f"{analysis.name} growth: ours ~ n^{k_ours:.2f}, clingo ~ n^{k_clingo:.2f}")
+            table.append([f"{analysis.name}: time ~ n^k over the sizes run", f"k = {k_ours:.2f}", f"k = {k_clingo:.2f}",
+                          "—"])  # fmt: skip
     return ratios
 
 
 # The miners workload.
-
-_ASP = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "=", "ne": "!="}
-
-
-def _asp_value(value: Value) -> str:
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise SystemExit(f"clingo has no floats: {value!r} (benchmark void)")
-        value = int(value)
-    if isinstance(value, int):
-        return str(value)
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def _asp_term(term: Term) -> str:
-    return term.name if isinstance(term, Variable) else _asp_value(term.value)
-
-
-def _asp_atom(atom: Atom) -> str:
-    return f"d_{atom.predicate}({', '.join(map(_asp_term, atom.terms))})" if atom.terms else f"d_{atom.predicate}"
-
-
-def to_asp(program: Program) -> str:
-    """The program in clingo's language: ``p`` as ``d_p``, ``!a`` as ``not a``, builtins as operators
-    (miners compare numbers with numbers, where both languages agree)."""
-    lines = [f"{_asp_atom(fact.atom)}." for fact in program.facts]
-    for rule in program.rules:
-        body = []
-        for literal in rule.body:
-            if isinstance(literal, Atom):
-                body.append(_asp_atom(literal))
-            elif isinstance(literal, Negation):
-                body.append(f"not {_asp_atom(literal.atom)}")
-            else:
-                assert isinstance(literal, Comparison)
-                body.append(f"{_asp_term(literal.left)} {_ASP[literal.builtin]} {_asp_term(literal.right)}")
-        lines.append(f"{_asp_atom(rule.head)} :- {', '.join(body)}." if body else f"{_asp_atom(rule.head)}.")
-    return "\n".join(lines) + "\n"
 
 
 def _time_key(doc: dict[str, object]) -> str:
@@ -363,9 +330,7 @@ def run_miner(miner: Miner, runs: int, seed: int) -> tuple[Timing, Timing, int, 
         model = evaluate(check(parse(text, str(miner.rules_path))), facts)
     checked = check(parse(text, str(miner.rules_path)))
     derived = {predicate: checked.arities[predicate] for predicate in derived_predicates(checked.program)}
-    asp = to_asp(checked.program) + "".join(
-        f"d_{predicate}({', '.join(map(_asp_value, args))}).\n" for predicate, args, _span in facts
-    )
+    asp = to_asp(checked.program) + asp_facts((predicate, args) for predicate, args, _span in facts)
     theirs = Timing()
     found = _clingo_derived(asp, derived, theirs)
     mine = {(p, tuple(args)) for p in derived for args in model.facts(p)}
@@ -374,8 +339,9 @@ def run_miner(miner: Miner, runs: int, seed: int) -> tuple[Timing, Timing, int, 
     return ours, theirs, len(facts), len(mine)
 
 
-def miners_workload(runs: int, seed: int) -> float:
-    """Every shipped miner over ``runs`` generated runs; prints a row per miner, returns ours/clingo."""
+def miners_workload(runs: int, seed: int, table: list[list[str]]) -> float:
+    """Every shipped miner over ``runs`` generated runs; prints a row per miner, adds the rows to ``table``,
+    returns ours/clingo."""
     installed = [m for m in discover("")[0].values() if m.origin == "installed"]
     total_ours, total_theirs = Timing(), Timing()
     print(f"miners: {len(installed)} shipped, {runs} generated runs each (seed {seed})")
@@ -384,6 +350,10 @@ def miners_workload(runs: int, seed: int) -> float:
         ours, theirs, facts, verdicts = run_miner(miner, runs, seed)
         total_ours.cpu, total_theirs.cpu = total_ours.cpu + ours.cpu, total_theirs.cpu + theirs.cpu
         print(f"{miner.name:<30}{facts:>10}{verdicts:>10}{ours.cpu:>10.3f}{theirs.cpu:>12.3f}")
+        table.append([f"miner `{miner.name}`: {facts:,} facts, {verdicts:,} verdicts; CPU",
+                      *against(ours.cpu, theirs.cpu, "s", 3)])  # fmt: skip
+    table.append([f"every shipped miner ({len(installed)}), {runs:,} generated runs each; CPU",
+                  *against(total_ours.cpu, total_theirs.cpu, "s", 3)])  # fmt: skip
     return total_ours.cpu / total_theirs.cpu if total_theirs.cpu else float("nan")
 
 

@@ -43,10 +43,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis
 from _databases import fresh_pg_database
+from _markdown import add_markdown_option, against, write_block
 from celery import Celery
 from sqlalchemy import text
 
@@ -90,19 +91,8 @@ def _redis(given: str | None, folder: Path) -> Iterator[str]:
     if server is None:
         raise SystemExit("redis-server is not installed: pass --redis-url")
     port = _free_port()
-    argv = [
-        server,
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--dir",
-        str(folder),
-    ]
+    argv = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--dir", str(folder)]  # fmt: skip
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     url = f"redis://127.0.0.1:{port}/0"
     try:
@@ -303,6 +293,14 @@ def _per_message(cpu: Cpu, messages: int) -> str:
     return f"CPU per message: worker main {main:.2f} ms, pool child {child:.2f} ms{postgres}"
 
 
+class Round(NamedTuple):
+    """One side's round: seconds for every message, the workers' peaks, the CPU spent over those seconds."""
+
+    seconds: float
+    peaks: Peaks
+    cpu: Cpu
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000, help="harness events (lines) to ingest")
@@ -313,6 +311,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
                         help="a PostgreSQL server (a fresh database is created on it and dropped)")  # fmt: skip
     parser.add_argument("--noop-worker", action="store_true", help=argparse.SUPPRESS)
+    add_markdown_option(parser)
     args, extra = parser.parse_known_args(argv)
     if extra and not args.noop_worker:
         parser.error(f"unrecognised arguments: {' '.join(extra)}")
@@ -326,33 +325,64 @@ def main(argv: list[str] | None = None) -> None:
         runs = make_runs(folder / "runs", args.events, args.run_events)
         messages = 2 * len(runs)  # an IngestRun and its MineRun per run
         print(f"{args.events:,} harness events in {len(runs):,} runs ({messages:,} messages), {args.workers} workers")
-        ours_s, peer_s = 0.0, 0.0
-        ours_cpu, peer_cpu, peer_round = 0.0, 0.0, 0.0
-        ratios: list[float] = []
+        peers: list[Round] = []
+        ours: list[Round] = []
         with _redis(args.redis_url, folder) as broker, fresh_pg_database(args.pg_url, "fleet") as database:
             for round_ in range(args.rounds):
-                seconds, peer_peaks, cpu = run_peer(broker, messages, args.workers, folder)
-                peer_s += seconds
-                peer_cpu, peer_round = peer_cpu + sum(cpu), seconds
-                print(f"round {round_ + 1} peer (no-op task): {messages / seconds:,.0f} messages/s; "
-                      f"peak RSS per worker (main + pool child): {_peaks(peer_peaks)}; "
-                      f"{_per_message(cpu, messages)}")  # fmt: skip
-                seconds, our_peaks, cpu = run_ours(broker, database, runs, args.workers, folder, round_)
-                ours_s += seconds
-                ours_cpu, ratios = ours_cpu + sum(cpu), [*ratios, peer_round / seconds]
-                print(f"round {round_ + 1} ours: {args.events / seconds:,.0f} events/s, {messages / seconds:,.0f} "
-                      f"messages/s; peak RSS per worker (main + pool child): {_peaks(our_peaks)}; "
-                      f"{_per_message(cpu, messages)}")  # fmt: skip
-        ours_rate, peer_rate = args.rounds * messages / ours_s, args.rounds * messages / peer_s
-        per_message = 1000 / (args.rounds * messages)
-        print(f"rounds like for like: {', '.join(f'{r:.2f}x' for r in ratios)}; CPU per message, every measured "
-              f"process: ours {ours_cpu * per_message:.2f} ms vs no-op {peer_cpu * per_message:.2f} ms "
-              f"({ours_cpu / peer_cpu:.1f}x)")  # fmt: skip
-        events_rate = args.rounds * args.events / ours_s
-        print(f"events/s ours end to end {events_rate:,.0f} vs no-op messages/s {peer_rate:,.0f}: "
-              f"{events_rate / peer_rate:.2f}x")  # fmt: skip
-        print(f"messages/s ours {ours_rate:,.0f} vs no-op {peer_rate:,.0f} (like for like): "
-              f"{ours_rate / peer_rate:.2f}x (target >= 0.5x)")  # fmt: skip
+                peers.append(peer := Round(*run_peer(broker, messages, args.workers, folder)))
+                print(f"round {round_ + 1} peer (no-op task): {messages / peer.seconds:,.0f} messages/s; "
+                      f"peak RSS per worker (main + pool child): {_peaks(peer.peaks)}; "
+                      f"{_per_message(peer.cpu, messages)}")  # fmt: skip
+                ours.append(mine := Round(*run_ours(broker, database, runs, args.workers, folder, round_)))
+                print(f"round {round_ + 1} ours: {args.events / mine.seconds:,.0f} events/s, "
+                      f"{messages / mine.seconds:,.0f} messages/s; peak RSS per worker (main + pool child): "
+                      f"{_peaks(mine.peaks)}; {_per_message(mine.cpu, messages)}")  # fmt: skip
+    last = summary(peers, ours, args.events, messages)
+    write_block(args.markdown, "fleet", ["measure", "ours", "no-op task", "ratio"],
+                _rows(peers, ours, args.events, messages, len(runs)), last)  # fmt: skip
+    print(last)
+
+
+def summary(peers: list[Round], ours: list[Round], events: int, messages: int) -> str:
+    """Print each round's ratio with the CPU per message, and events/s against the no-op's messages/s; return
+    the last line, messages/s like for like."""
+    ours_s, peer_s = sum(r.seconds for r in ours), sum(r.seconds for r in peers)
+    ours_cpu, peer_cpu = sum(sum(r.cpu) for r in ours), sum(sum(r.cpu) for r in peers)
+    ratios = [peer.seconds / mine.seconds for peer, mine in zip(peers, ours, strict=True)]
+    ours_rate, peer_rate = len(ours) * messages / ours_s, len(peers) * messages / peer_s
+    per_message = 1000 / (len(ours) * messages)
+    print(f"rounds like for like: {', '.join(f'{r:.2f}x' for r in ratios)}; CPU per message, every measured "
+          f"process: ours {ours_cpu * per_message:.2f} ms vs no-op {peer_cpu * per_message:.2f} ms "
+          f"({ours_cpu / peer_cpu:.1f}x)")  # fmt: skip
+    events_rate = len(ours) * events / ours_s
+    print(f"events/s ours end to end {events_rate:,.0f} vs no-op messages/s {peer_rate:,.0f}: "
+          f"{events_rate / peer_rate:.2f}x")  # fmt: skip
+    return (f"messages/s ours {ours_rate:,.0f} vs no-op {peer_rate:,.0f} (like for like): "
+            f"{ours_rate / peer_rate:.2f}x (target >= 0.5x)")  # fmt: skip
+
+
+def _rows(peers: list[Round], ours: list[Round], events: int, messages: int, runs: int) -> list[list[str]]:
+    """The table: messages/s like for like (each round's when there are several), events/s, CPU per message
+    by process, and the largest peak RSS of a worker's processes."""
+    count, done = len(ours) * messages, len(ours) * events / sum(r.seconds for r in ours)
+    ours_rate, peer_rate = (count / sum(r.seconds for r in side) for side in (ours, peers))
+    ours_cpu, peer_cpu = ([1000 * sum(r.cpu[i] for r in side) / count for i in range(3)] for side in (ours, peers))
+    ours_peak, peer_peak = ([max(w[i] for r in side for w in r.peaks) for i in range(2)] for side in (ours, peers))
+    rows = [[f"messages/s like for like ({messages:,} a round: {runs:,} runs, an IngestRun and a MineRun each), "
+             f"{len(ours)} round(s)", *against(ours_rate, peer_rate, "messages/s", 0)]]  # fmt: skip
+    if len(ours) > 1:
+        rows += [[f"round {n}, messages/s", *against(messages / mine.seconds, messages / peer.seconds, "messages/s", 0)]
+                 for n, (peer, mine) in enumerate(zip(peers, ours, strict=True), 1)]  # fmt: skip
+    rows.append([f"harness events/s end to end ({events:,} events) against the no-op's messages/s",
+                 f"{done:,.0f} events/s", f"{peer_rate:,.0f} messages/s", f"{done / peer_rate:.2f}x"])  # fmt: skip
+    rows.append(["CPU per message, every measured process", *against(sum(ours_cpu), sum(peer_cpu), "ms")])
+    rows += [[f"CPU per message, {what}", *against(ours_cpu[i], peer_cpu[i], "ms")]
+             for i, what in enumerate(("the workers' main processes", "their pool children"))]  # fmt: skip
+    postgres = f"{ours_cpu[2]:.2f} ms" if ours_cpu[2] else "not read (the server is on another host)"
+    rows.append(["CPU per message, PostgreSQL's backends serving the bench database", postgres, "—", "—"])
+    rows += [[f"peak RSS of a worker's {what}, the largest", *against(ours_peak[i], peer_peak[i], "MiB", 0)]
+             for i, what in enumerate(("main process", "pool child"))]  # fmt: skip
+    return rows
 
 
 if __name__ == "__main__":

@@ -46,14 +46,15 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 for folder in (HERE, HERE.parent):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from corpus import BASH, _pick, _tool_input  # noqa: E402  (after the path is set)
+from _markdown import add_markdown_option, against, write_block  # noqa: E402  (after the path is set)
+from corpus import BASH, _pick, _tool_input  # noqa: E402
 
 SESSION = "bench-session"
 PKILL = {"command": "pkill -f 'node server.js'"}
@@ -132,7 +133,17 @@ def _memory(pid: int | None) -> str:
     return f"server RSS {rss:.0f} MiB (peak {peak:.0f})"
 
 
-def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> tuple[float, float]:
+class Latency(NamedTuple):
+    """One size's whole-process percentiles (ms), the hook's and the no-gate hook's, and the server's p95."""
+
+    p50: float
+    p95: float
+    floor50: float
+    floor95: float
+    server95: float
+
+
+def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> Latency:
     """Grow a session of ``events`` through the hook, then time ``calls`` whole hook processes on it."""
     from ouroboros_gates.ops.gate.cache import compile_gates
     from ouroboros_gates.ops.gate.client import notify, server_pid
@@ -180,7 +191,7 @@ def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> tuple
         f"decision p50 {_pct(server, 0.5):5.1f} ms  p95 {_pct(server, 0.95):5.1f} ms; hook process with no "
         f"gate p50 {_pct(floor, 0.5):5.1f} ms; {memory})"
     )
-    return _pct(wall, 0.5), _pct(wall, 0.95)
+    return Latency(_pct(wall, 0.5), _pct(wall, 0.95), _pct(floor, 0.5), _pct(floor, 0.95), _pct(server, 0.95))
 
 
 def _call(session: str, command: str, call: str) -> dict[str, Any]:
@@ -227,9 +238,9 @@ def measure_long(root: Path, megabytes: int, rounds: int) -> tuple[float, float]
     return long_ms, small_ms
 
 
-def measure_split() -> tuple[float, float]:
+def measure_split() -> tuple[list[float], list[float]]:
     """``split_words`` on one word of 4 and 8 MB (the best of 9, the two sizes taking turns: a few milliseconds
-    each), ``shlex`` on 128 and 256 KiB (once each: seconds): each one's 2x/1x ratio of CPU time."""
+    each), ``shlex`` on 128 and 256 KiB (once each: seconds): each one's CPU seconds at its two sizes."""
     from ouroboros_gates.miners.shell import split_words
 
     def timed(work: Any, text: str) -> float:  # CPU time: on a shared machine, wall time is mostly waiting
@@ -249,7 +260,7 @@ def measure_split() -> tuple[float, float]:
         f"8 MB {ours[1] * 1000:.1f} ms; "
         f"shlex 128 KiB {peer[0] * 1000:.0f} ms, 256 KiB {peer[1] * 1000:.0f} ms"
     )
-    return ours[1] / ours[0], peer[1] / peer[0]
+    return ours, peer
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -261,6 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--long-mb", type=int, default=10, help="the long command's size in MB")
     parser.add_argument("--long-rounds", type=int, default=6, help="long (and small) calls timed")
+    add_markdown_option(parser)
     options = parser.parse_args(argv)
     sizes = [int(size) for size in options.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="ouro-bench-hook-"))
@@ -275,19 +287,47 @@ def main(argv: list[str] | None = None) -> None:
         from ouroboros_gates.ops.hooks_install import hook_command
 
         print(f"hook PreToolUse, warn gates {options.warn}, whole processes ({hook_command(root / 'state-N')})")
-        found = [(size, *measure(root, size, options.calls, options.gap, options.seed)) for size in sizes]
+        found = {size: measure(root, size, options.calls, options.gap, options.seed) for size in sizes}
         long_ms, small_ms = measure_long(root, options.long_mb, options.long_rounds)
         ours, peer = measure_split()
-        print(
+        last = (
             "hook p50/p95: "
-            + ", ".join(f"{size:,} events {p50:.1f}/{p95:.1f} ms" for size, p50, p95 in found)
+            + ", ".join(f"{size:,} events {got.p50:.1f}/{got.p95:.1f} ms" for size, got in found.items())
             + f"; {options.long_mb} MB command {long_ms:.0f} ms ({long_ms / small_ms:.1f}x a small one's)"
-            + f"; words 2x/1x: split_words {ours:.2f}x, shlex {peer:.2f}x"
+            + f"; words 2x/1x: split_words {ours[1] / ours[0]:.2f}x, shlex {peer[1] / peer[0]:.2f}x"
         )
+        rows = _latency_rows(found, options.calls) + _long_rows(options.long_mb, long_ms, small_ms, ours, peer)
+        write_block(options.markdown, "hook", ["measure", "ours", "peer", "ratio"], rows, last)
+        print(last)
     finally:
         os.environ.clear()
         os.environ.update(saved)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _latency_rows(found: dict[int, Latency], calls: int) -> list[list[str]]:
+    """Per size, p50 and p95 of the gated hook against the hook process with no gate."""
+    rows = []
+    for size, got in found.items():
+        session = f"PreToolUse, {size:,}-event session, {calls} calls, whole process"
+        rows.append([f"{session} p50, against the hook with no gate", *against(got.p50, got.floor50, "ms", 1)])
+        rows.append([f"{session} p95, against the same (the gate server's decision p95 {got.server95:.1f} ms)",
+                     *against(got.p95, got.floor95, "ms", 1)])  # fmt: skip
+    return rows
+
+
+def _long_rows(mb: int, long_ms: float, small_ms: float, ours: list[float], peer: list[float]) -> list[list[str]]:
+    """The long command against a small one; how the word splitter's time grows against ``shlex``'s (no ratio of
+    the two: they run at sizes a thousand times apart)."""
+
+    def growth(times: list[float]) -> str:
+        return f"{times[1] / times[0]:.2f}x ({times[0] * 1000:.1f} → {times[1] * 1000:.1f} ms)"
+
+    return [
+        [f"a {mb} MB command, whole process median, against a small command's", *against(long_ms, small_ms, "ms", 1)],
+        ["shell words of one long word, CPU time as it doubles (2x linear, 4x quadratic): split_words "
+         "4 → 8 MB, shlex 128 → 256 KiB", growth(ours), growth(peer), "—"],
+    ]  # fmt: skip
 
 
 if __name__ == "__main__":

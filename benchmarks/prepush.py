@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _markdown import add_markdown_option, against, write_block  # noqa: E402
 from fake_model_server import FakeModelServer  # noqa: E402
 
 from ouroboros_gates.decider.program import OperatingPoint, Program  # noqa: E402
@@ -163,7 +164,9 @@ def main() -> None:
     parser.add_argument("--llm", action="store_true", help="the LM program over the scripted model server")
     parser.add_argument("--delay", type=float, default=0.3, help="--llm: seconds the model takes per call")
     parser.add_argument("--k", type=int, default=3, choices=(1, 3, 5), help="--llm: samples per candidate")
+    add_markdown_option(parser)
     args = parser.parse_args()
+    llm_rows: list[list[str]] = []
     with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as server:
         root = Path(tmp)
         ways = {"here": "here", "worker started": "queue"}
@@ -172,26 +175,40 @@ def main() -> None:
         for name in ("OURO_MODEL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_BROKER_URL"):
             os.environ.pop(name, None)
         if args.llm:
-            llm_program(root, server, args.delay, args.k, repo, base, heads[0])
+            llm_rows.append(llm_program(root, server, args.delay, args.k, repo, base, heads[0]))
         times = measure(ways, repo, base, heads[: len(ways) * args.repeat], args.repeat)
         if args.redis:
             os.environ["OURO_BROKER_URL"] = args.redis
             with running_worker(root):
                 times |= measure({"running worker": "auto"}, repo, base, heads[-args.repeat :], args.repeat)
     program = f"LM program (k = {args.k}, {args.delay * 1000:.0f} ms a call)" if args.llm else "memory vote ($0)"
-    print(f"ouro pre-push, one ref, five candidates, {program}; wall s, median of {args.repeat} (all runs)")
+    rows, last = report(times, program, args.repeat)
+    write_block(args.markdown, "prepush", ["measure", "ours", "peer", "ratio"], [*rows, *llm_rows], last)
+    print(last)
+
+
+WAYS = {"worker started": "a decider worker it starts (`--via queue`)",
+        "running worker": "a decider worker already running (`--via auto`)"}  # fmt: skip
+"""The peer of each row, by the way's name."""
+
+
+def report(times: dict[str, list[float]], program: str, repeat: int) -> tuple[list[list[str]], str]:
+    """Print each way's median and runs; return a row per worker way (``here`` against it) and the last line."""
+    print(f"ouro pre-push, one ref, five candidates, {program}; wall s, median of {repeat} (all runs)")
     for name, seconds in times.items():
         print(f"  {name:<16}{statistics.median(seconds):>8.2f}   ({', '.join(f'{s:.2f}' for s in seconds)})")
     here = statistics.median(times["here"])
-    ratios = ", ".join(
-        f"here / {name}: {here / statistics.median(s):.2f}" for name, s in times.items() if name != "here"
-    )
-    print(f"ratio {ratios}")
+    others = {name: statistics.median(seconds) for name, seconds in times.items() if name != "here"}
+    rows = [[f"`ouro pre-push`, {program}, median of {repeat}: here against {WAYS[name]}", *against(here, median, "s")]
+            for name, median in others.items()]  # fmt: skip
+    return rows, "ratio " + ", ".join(f"here / {name}: {here / median:.2f}" for name, median in others.items())
 
 
-def llm_program(root: Path, server: FakeModelServer, delay: float, k: int, repo: Path, base: str, head: str) -> None:
+def llm_program(
+    root: Path, server: FakeModelServer, delay: float, k: int, repo: Path, base: str, head: str
+) -> list[str]:
     """Switch to the LM program over the scripted server; print its in-process decide time beside the sequential
-    sum of its calls (the calls run 8 at a time)."""
+    sum of its calls (the calls run 8 at a time), and return that as the table's row."""
     from ouroboros_gates.decider.push import decide_repository
     from ouroboros_gates.schemas.settings import load_settings
 
@@ -208,6 +225,8 @@ def llm_program(root: Path, server: FakeModelServer, delay: float, k: int, repo:
     calls = len([r for r in server.requests if r["method"] == "POST"])
     print(f"decide in process: {len(run.decided)} candidates, {calls} model calls, {seconds:.2f} s against a "
           f"sequential sum of {calls * delay:.2f} s (ratio {seconds / (calls * delay):.2f})")  # fmt: skip
+    what = f"decide in process, LM program k = {k}: {len(run.decided)} candidates, {calls} calls of {delay:.1f} s"
+    return [f"{what}, against their sequential sum", *against(seconds, calls * delay, "s")]
 
 
 if __name__ == "__main__":
