@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ouroboros_gates.schemas._lazy import reexport
+from ouroboros_gates._lazy import lazy
 
 if TYPE_CHECKING:
     from ouroboros_gates.harness.corpus_stats import CorpusStats, RunStats, collect
@@ -85,4 +85,41 @@ __all__ = [
     "summarise",
 ]
 
-__getattr__ = reexport(__name__, __file__)
+_HOMES = {
+    "AgentStats": "ouroboros_gates.harness.stats",
+    "CACHE_UNREPORTED": "ouroboros_gates.harness.swe_agent",
+    "CorpusStats": "ouroboros_gates.harness.corpus_stats",
+    "CostFold": "ouroboros_gates.harness.cost",
+    "Format": "ouroboros_gates.harness.detect",
+    "Layout": "ouroboros_gates.harness.source",
+    "MAIN_AGENT": "ouroboros_gates.harness.stats",
+    "Malformed": "ouroboros_gates.harness.source",
+    "Reader": "ouroboros_gates.harness.reader",
+    "RunFiles": "ouroboros_gates.harness.paths",
+    "RunStats": "ouroboros_gates.harness.corpus_stats",
+    "SessionCosts": "ouroboros_gates.harness.cost",
+    "TOOL_ERROR_DEFINITION": "ouroboros_gates.harness.tools",
+    "ToolUse": "ouroboros_gates.harness.tools",
+    "Unread": "ouroboros_gates.harness.reader",
+    "cache_ratio": "ouroboros_gates.harness.stats",
+    "call_key": "ouroboros_gates.harness.tools",
+    "classify": "ouroboros_gates.harness.detect",
+    "collect": "ouroboros_gates.harness.corpus_stats",
+    "denied_by": "ouroboros_gates.harness.tools",
+    "detect_format": "ouroboros_gates.harness.detect",
+    "expand": "ouroboros_gates.harness.paths",
+    "fold_cumulative": "ouroboros_gates.harness.cost",
+    "format_of": "ouroboros_gates.harness.peek",
+    "has_result_lines": "ouroboros_gates.harness.peek",
+    "is_tool_error": "ouroboros_gates.harness.tools",
+    "iter_events": "ouroboros_gates.harness.reader",
+    "pair_tool_uses": "ouroboros_gates.harness.tools",
+    "read": "ouroboros_gates.harness.reader",
+    "run_at": "ouroboros_gates.harness.paths",
+    "run_files": "ouroboros_gates.harness.paths",
+    "run_name": "ouroboros_gates.harness.paths",
+    "summarise": "ouroboros_gates.harness.stats",
+}
+"""Where each name of ``__all__`` lives (the ``TYPE_CHECKING`` block says the same, for mypy)."""
+
+__getattr__ = lazy(__name__, _HOMES)

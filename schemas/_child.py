@@ -7,7 +7,7 @@
 The child sees the parent's memory as it was at the fork and shares no interpreter with it; what it
 allocates goes away with it. It never returns into the caller's code: whatever ``work`` raises ends
 the child with nothing written, so the caller encodes its own errors into the bytes it wants back.
-It lies on the lowest floor, beside ``_lazy``, as a tool of every floor above: ``ouro measure h-fleet``
+It lies on the lowest floor, as a tool of every floor above: ``ouro measure h-fleet``
 (``workers``) reads its shares of the run files in children, the gate server (``ops``) its warn gates.
 """
 

@@ -52,9 +52,7 @@ class CorpusError(PermanentError):
 class GitError(PermanentError):
     """A git command failed; the message names the command (without its environment) and git's own words."""
 
-    def __init__(
-        self, argv: list[str], message: str, returncode: int | None = None, timed_out: bool = False
-    ) -> None:
+    def __init__(self, argv: list[str], message: str, returncode: int | None = None, timed_out: bool = False) -> None:
         super().__init__(f"git {' '.join(argv)}: {message}")
         self.argv = argv
         self.message = message

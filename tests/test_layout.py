@@ -4,6 +4,7 @@ one module, and a package loads only what its floor allows."""
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +146,25 @@ def test_processes_are_forked_by_one_module() -> None:
             ):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == [], "a child's answer comes back through schemas._child (fork_child)"
+
+
+def _checked_names(path: Path) -> dict[str, str]:
+    """``name -> module`` of a package ``__init__``'s ``if TYPE_CHECKING:`` imports."""
+    found: dict[str, str] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for item in node.body:
+                if isinstance(item, ast.ImportFrom) and item.module and item.module.startswith(NAMESPACE):
+                    found.update({alias.asname or alias.name: item.module for alias in item.names})
+    return found
+
+
+def test_one_lazy_import_mechanism_whose_homes_mypy_reads_too() -> None:
+    users = {name: path for name, path in _sources().items() if "__getattr__ = lazy(" in path.read_text()}
+    assert len(users) >= 5
+    for name, path in _sources().items():
+        assert name in users or "def __getattr__" not in path.read_text(), f"{name}: use ouroboros_gates._lazy"
+    for name, path in users.items():
+        package = importlib.import_module(name)
+        assert _checked_names(path) == package._HOMES, name
+        assert set(package._HOMES) <= set(package.__all__), name

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ouroboros_gates.schemas._lazy import reexport
+from ouroboros_gates._lazy import lazy
 
 if TYPE_CHECKING:
     from ouroboros_gates.workers.app import (
@@ -50,4 +50,22 @@ __all__ = [
 ]
 
 
-__getattr__ = reexport(__name__, __file__)
+_HOMES = {
+    "Context": "ouroboros_gates.workers.shell",
+    "DEAD_LETTER_QUEUE": "ouroboros_gates.workers.app",
+    "Outcome": "ouroboros_gates.workers.shell",
+    "QUEUES": "ouroboros_gates.workers.app",
+    "ROUTES": "ouroboros_gates.workers.app",
+    "build_app": "ouroboros_gates.workers.app",
+    "configure": "ouroboros_gates.workers.app",
+    "context": "ouroboros_gates.workers.shell",
+    "declare_queues": "ouroboros_gates.workers.app",
+    "fleet_task": "ouroboros_gates.workers.shell",
+    "publish": "ouroboros_gates.workers.shell",
+    "queue_for": "ouroboros_gates.workers.app",
+    "relay_outbox": "ouroboros_gates.workers.shell",
+    "reset_context": "ouroboros_gates.workers.shell",
+}
+"""Where each name of ``__all__`` lives (the ``TYPE_CHECKING`` block says the same, for mypy)."""
+
+__getattr__ = lazy(__name__, _HOMES)

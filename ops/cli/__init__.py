@@ -12,6 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from ouroboros_gates._lazy import lazy
 from ouroboros_gates.ops.cli._table import COMMANDS, ROOT_HELP, Entry, usage
 
 if TYPE_CHECKING:
@@ -54,11 +55,6 @@ def main() -> None:
     raise SystemExit(code if isinstance(code, int) else 0)
 
 
-def __getattr__(name: str) -> object:
-    """``app``, ``load`` and ``LazyGroup`` live with typer in ``ops.cli._root``, imported on first use (not
-    ``schemas._lazy``: a command's help loads no contract)."""
-    if name in {"LazyGroup", "app", "load"}:
-        from ouroboros_gates.ops.cli import _root
-
-        return getattr(_root, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ``app``, ``load`` and ``LazyGroup`` live with typer in ``ops.cli._root``, imported on first use.
+_HOMES = {name: "ouroboros_gates.ops.cli._root" for name in ("LazyGroup", "app", "load")}
+__getattr__ = lazy(__name__, _HOMES)

@@ -18,34 +18,50 @@ import the miners and the schemas, and they and ``later`` run only inside the re
 
 from __future__ import annotations
 
+from ouroboros_gates._lazy import lazy
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from ouroboros_gates.ops.gate.cache import GateEntry, GateFile, compile_gates, folder_stamp, read_gates
+    from ouroboros_gates.ops.gate.client import (
+        GateUnavailable,
+        ask,
+        background,
+        gate_count,
+        notify,
+        server_pid,
+        start_server,
+    )
+    from ouroboros_gates.ops.gate.paths import run_file, session_name, spool_path, state_dir
+    from ouroboros_gates.ops.gate.protocol import context_output, deny_output
+    from ouroboros_gates.ops.gate.record import append_line, envelope
+    from ouroboros_gates.ops.gate.sockdir import socket_path
+    from ouroboros_gates.ops.gate.spool import FlushReport, flush
 
 _HOMES = {
-    "FlushReport": "spool",
-    "GateEntry": "cache",
-    "GateFile": "cache",
-    "GateUnavailable": "client",
-    "append_line": "record",
-    "ask": "client",
-    "background": "client",
-    "compile_gates": "cache",
-    "gate_count": "client",
-    "context_output": "protocol",
-    "deny_output": "protocol",
-    "envelope": "record",
-    "flush": "spool",
-    "folder_stamp": "cache",
-    "notify": "client",
-    "read_gates": "cache",
-    "run_file": "paths",
-    "server_pid": "client",
-    "session_name": "paths",
-    "socket_path": "sockdir",
-    "spool_path": "paths",
-    "start_server": "client",
-    "state_dir": "paths",
+    "FlushReport": "ouroboros_gates.ops.gate.spool",
+    "GateEntry": "ouroboros_gates.ops.gate.cache",
+    "GateFile": "ouroboros_gates.ops.gate.cache",
+    "GateUnavailable": "ouroboros_gates.ops.gate.client",
+    "append_line": "ouroboros_gates.ops.gate.record",
+    "ask": "ouroboros_gates.ops.gate.client",
+    "background": "ouroboros_gates.ops.gate.client",
+    "compile_gates": "ouroboros_gates.ops.gate.cache",
+    "context_output": "ouroboros_gates.ops.gate.protocol",
+    "deny_output": "ouroboros_gates.ops.gate.protocol",
+    "envelope": "ouroboros_gates.ops.gate.record",
+    "flush": "ouroboros_gates.ops.gate.spool",
+    "folder_stamp": "ouroboros_gates.ops.gate.cache",
+    "gate_count": "ouroboros_gates.ops.gate.client",
+    "notify": "ouroboros_gates.ops.gate.client",
+    "read_gates": "ouroboros_gates.ops.gate.cache",
+    "run_file": "ouroboros_gates.ops.gate.paths",
+    "server_pid": "ouroboros_gates.ops.gate.client",
+    "session_name": "ouroboros_gates.ops.gate.paths",
+    "socket_path": "ouroboros_gates.ops.gate.sockdir",
+    "spool_path": "ouroboros_gates.ops.gate.paths",
+    "start_server": "ouroboros_gates.ops.gate.client",
+    "state_dir": "ouroboros_gates.ops.gate.paths",
 }
 
 __all__ = [
@@ -75,11 +91,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Each name from its module on first use: importing one module of the hot path imports no other."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'ops.gate' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"ouroboros_gates.ops.gate.{home}"), name)
+__getattr__ = lazy(__name__, _HOMES)

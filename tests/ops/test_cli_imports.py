@@ -111,7 +111,7 @@ def test_h_fleet_loads_its_measure_and_nothing_heavy() -> None:
         "ouroboros_gates.workers.measurer.hfleet",
     }
     assert {m for m in loaded if m.startswith("ouroboros_gates.schemas.")} == {
-        f"ouroboros_gates.schemas.{name}" for name in ("_child", "_lazy", "errors", "kinds")
+        f"ouroboros_gates.schemas.{name}" for name in ("_child", "errors", "kinds")
     }
 
 
@@ -123,7 +123,6 @@ def test_corpus_stats_counts_without_a_model_and_nothing_of_the_fleet() -> None:
     assert "ouroboros_gates.harness.reader" in loaded and "ouroboros_gates.harness.stats" in loaded
     # of the contract, the readers' light modules alone: no model at all
     assert {m for m in loaded if m.startswith("ouroboros_gates.schemas.")} == {
-        "ouroboros_gates.schemas._lazy",
         "ouroboros_gates.schemas.errors",
         "ouroboros_gates.schemas.kinds",
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ouroboros_gates.schemas._lazy import reexport
+from ouroboros_gates._lazy import lazy
 
 if TYPE_CHECKING:
     from ouroboros_gates.workers.measurer.hfleet import (
@@ -75,4 +75,37 @@ __all__ = [
 ]
 
 
-__getattr__ = reexport(__name__, __file__)
+_HOMES = {
+    "EVENT_TYPES": "ouroboros_gates.workers.measurer.inputs",
+    "FLOOR": "ouroboros_gates.workers.measurer.hfleet",
+    "Fit": "ouroboros_gates.workers.measurer.stats",
+    "HFleet": "ouroboros_gates.workers.measurer.hfleet",
+    "MeasureInput": "ouroboros_gates.workers.measurer.inputs",
+    "RunCounts": "ouroboros_gates.workers.measurer.inputs",
+    "RunRatio": "ouroboros_gates.workers.measurer.hfleet",
+    "SERIES": "ouroboros_gates.workers.measurer.series",
+    "SNAPSHOT": "ouroboros_gates.workers.measurer.log",
+    "SessionCost": "ouroboros_gates.workers.measurer.inputs",
+    "Structure": "ouroboros_gates.workers.measurer.inputs",
+    "ZONE": "ouroboros_gates.workers.measurer.series",
+    "build_snapshot": "ouroboros_gates.workers.measurer.snapshot",
+    "fold": "ouroboros_gates.workers.measurer.inputs",
+    "logged": "ouroboros_gates.workers.measurer.log",
+    "measure": "ouroboros_gates.workers.measurer.series",
+    "measure_log": "ouroboros_gates.workers.measurer.log",
+    "offenders": "ouroboros_gates.workers.measurer.hfleet",
+    "ols": "ouroboros_gates.workers.measurer.stats",
+    "period_of": "ouroboros_gates.workers.measurer.series",
+    "period_start": "ouroboros_gates.workers.measurer.series",
+    "read_h_fleet": "ouroboros_gates.workers.measurer.hfleet",
+    "read_h_fleet_runs": "ouroboros_gates.workers.measurer.hfleet",
+    "read_input": "ouroboros_gates.workers.measurer.log",
+    "run_name": "ouroboros_gates.workers.measurer.hfleet",
+    "series_stream": "ouroboros_gates.workers.measurer.log",
+    "snapshot_path": "ouroboros_gates.workers.measurer.log",
+    "t_975": "ouroboros_gates.workers.measurer.stats",
+    "write_snapshot": "ouroboros_gates.workers.measurer.snapshot",
+}
+"""Where each name of ``__all__`` lives (the ``TYPE_CHECKING`` block says the same, for mypy)."""
+
+__getattr__ = lazy(__name__, _HOMES)
