@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite
 from ouroboros_gates.forge.git import git
-from ouroboros_gates.schemas import DecidePush, Decision, DecisionMade, PushReceived, content_id
+from ouroboros_gates.schemas import NULL_COMMIT, DecidePush, Decision, DecisionMade, PushReceived, content_id
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import Settings
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ouroboros_gates.ops.embedded import SharedFleet
 
 __all__ = [
-    "NEW",
     "Decided",
     "Push",
     "Via",
@@ -47,7 +46,6 @@ __all__ = [
     "worker_serves",
 ]
 
-NEW = "0" * 40
 TASK = DecidePush.TASK
 PRODUCER = "ouro.pre-push"
 
@@ -74,7 +72,7 @@ def parse_pre_push(lines: Iterable[str], repo: str, path: str | None) -> list[Pu
         if len(parts) != 4 or not all(len(p) == 40 and all(c in "0123456789abcdef" for c in p) for p in parts[1::2]):
             raise OuroError(f"stdin:{number}: expected '<local ref> <local sha> <remote ref> <remote sha>'")
         _local_ref, local_sha, remote_ref, remote_sha = parts
-        if local_sha != NEW:
+        if local_sha != NULL_COMMIT:
             pushes.append(Push(repo, remote_ref, remote_sha, local_sha, path))
     return pushes
 
@@ -94,10 +92,10 @@ def pre_commit_pushes(env: Mapping[str, str], top: Path, repo: str) -> list[Push
     ref = env.get("PRE_COMMIT_REMOTE_BRANCH") or local or "HEAD"
     if head_given:
         base_given = env.get("PRE_COMMIT_FROM_REF") or env.get("PRE_COMMIT_ORIGIN")
-        base = _commit(top, base_given, "PRE_COMMIT_FROM_REF") if base_given else NEW
+        base = _commit(top, base_given, "PRE_COMMIT_FROM_REF") if base_given else NULL_COMMIT
         return [Push(repo, ref, base, _commit(top, head_given, "PRE_COMMIT_TO_REF"), str(top))]
     if local:
-        return [Push(repo, ref, NEW, _commit(top, local, "PRE_COMMIT_LOCAL_BRANCH"), str(top))]
+        return [Push(repo, ref, NULL_COMMIT, _commit(top, local, "PRE_COMMIT_LOCAL_BRANCH"), str(top))]
     return []
 
 
@@ -120,7 +118,7 @@ def read_pushes(top: Path, repo: str, env: Mapping[str, str], stdin: TextIO) -> 
             raise OuroError("stdin: no refs; git gives a pre-push hook '<local ref> <local sha> <remote ref> "
                             "<remote sha>' lines there (install the hook with `ouro hooks install`)")  # fmt: skip
         given = parse_pre_push(stdin.read().splitlines(), repo, str(top))
-    pushes = [push if push.base != NEW else replace(push, base=new_ref_base(top, push.head)) for push in given]
+    pushes = [push if push.base != NULL_COMMIT else replace(push, base=new_ref_base(top, push.head)) for push in given]
     return [push for push in pushes if push.base != push.head]
 
 
@@ -131,7 +129,7 @@ def new_ref_base(repo: Path, head: str) -> str:
     if not listed:
         return head
     found = git("rev-parse", "--verify", "--quiet", f"{listed[0]}^", cwd=repo, check=False, user_config=True)
-    return found.stdout.decode("utf-8", "replace").strip() or NEW
+    return found.stdout.decode("utf-8", "replace").strip() or NULL_COMMIT
 
 
 def push_message(push: Push, tenant: str) -> DecidePush:

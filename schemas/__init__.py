@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         content_id,
     )
     from ouroboros_gates.schemas.common import (
+        NULL_COMMIT,
         Arg,
         Digest,
         Fact,
@@ -149,6 +150,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_TYPES",
     "MESSAGE_TYPES",
+    "NULL_COMMIT",
     "RECORD_TYPES",
     "Acceptance",
     "Action",

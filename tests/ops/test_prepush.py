@@ -18,7 +18,8 @@ from ouroboros_gates.decider.program import OperatingPoint, Program
 from ouroboros_gates.events import SqlEventStore
 from ouroboros_gates.events.projections.decisions import decisions
 from ouroboros_gates.ops.cli import app
-from ouroboros_gates.ops.pushes import NEW, parse_pre_push
+from ouroboros_gates.ops.pushes import parse_pre_push
+from ouroboros_gates.schemas import NULL_COMMIT as NEW
 from ouroboros_gates.schemas.errors import OuroError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,9 @@ from ouroboros_gates.miners import CorpusItem
 from ouroboros_gates.miners.corpus import JSONL
 from ouroboros_gates.schemas import FindingDerived, IngestRun, MineRun
 from ouroboros_gates.schemas.errors import PermanentError
-from ouroboros_gates.workers.miner.ingest import confine, ingest_run, mine_message, run_paths
+from ouroboros_gates.workers.miner.ingest import ingest_run, mine_message, run_paths
 from ouroboros_gates.workers.miner.mine import finding_key, fleet_gates, mine_run
+from ouroboros_gates.workers.paths import confine
 from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 
 
