@@ -1,6 +1,7 @@
 """Pushes for the decider: the refs of a push (git's pre-push lines, or the variables pre-commit sets), the
-push decided in this process or through the decider's queue, and the decisions read back from ``push/<head>``
-(used by ``ouro pre-push`` and the main job).
+push decided in this process or through the decider's queue, and the decisions read back from ``push/<head>``;
+``pre_push`` is what ``ouro pre-push`` runs, end to end (the main job decides its example pushes through
+``ops.loop``).
 
 Either way the log holds the same events: ``PushReceived`` on ``push/<head>`` (written by ``ouro.pre-push``),
 then one ``DecisionMade`` per candidate written as the decider's answer to the push's ``DecidePush`` (so
@@ -20,8 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projector import catch_up
+from ouroboros_gates.forge.checkout import query, repo_key
 from ouroboros_gates.forge.git import git
-from ouroboros_gates.schemas import NULL_COMMIT, DecidePush, Decision, DecisionMade, PushReceived, content_id
+from ouroboros_gates.schemas import NULL_COMMIT, Action, DecidePush, Decision, DecisionMade, PushReceived, content_id
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import Settings
 
@@ -30,7 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Decided",
+    "PrePush",
     "Push",
+    "RefDecided",
     "Via",
     "decide_pushes",
     "decide_through_queue",
@@ -38,6 +44,7 @@ __all__ = [
     "forge_pushes",
     "parse_pre_push",
     "pre_commit_pushes",
+    "pre_push",
     "push_message",
     "read_pushes",
     "record_push",
@@ -91,12 +98,16 @@ def pre_commit_pushes(env: Mapping[str, str], top: Path, repo: str) -> list[Push
         return None
     ref = env.get("PRE_COMMIT_REMOTE_BRANCH") or local or "HEAD"
     if head_given:
-        base_given = env.get("PRE_COMMIT_FROM_REF") or env.get("PRE_COMMIT_ORIGIN")
-        base = _commit(top, base_given, "PRE_COMMIT_FROM_REF") if base_given else NULL_COMMIT
-        return [Push(repo, ref, base, _commit(top, head_given, "PRE_COMMIT_TO_REF"), str(top))]
+        return [Push(repo, ref, _pre_commit_base(env, top), _commit(top, head_given, "PRE_COMMIT_TO_REF"), str(top))]
     if local:
         return [Push(repo, ref, NULL_COMMIT, _commit(top, local, "PRE_COMMIT_LOCAL_BRANCH"), str(top))]
     return []
+
+
+def _pre_commit_base(env: Mapping[str, str], top: Path) -> str:
+    """The remote's commit pre-commit names (the null commit when it names none)."""
+    base_given = env.get("PRE_COMMIT_FROM_REF") or env.get("PRE_COMMIT_ORIGIN")
+    return _commit(top, base_given, "PRE_COMMIT_FROM_REF") if base_given else NULL_COMMIT
 
 
 def _commit(top: Path, name: str, variable: str) -> str:
@@ -327,3 +338,69 @@ def decide_through_queue(store: SqlEventStore, settings: Settings, shared: Share
     with fleet_for(shared, settings, ["decider"]) as fleet:
         relay(store, settings)
         return wait_decided(store, [m.message_id for _p, m in pending], 120.0, fleet.alive)
+
+
+@dataclass(frozen=True)
+class RefDecided:
+    """One pushed ref as the hook reports it: its decisions, or why it has none (not decided by the deadline,
+    the decider failed on it, or it has no candidate; ``handled`` False: the decider refused the message)."""
+
+    message: DecidePush
+    decisions: tuple[Decision, ...] = ()
+    late: bool = False
+    failed: str | None = None
+    handled: bool = True
+
+
+@dataclass(frozen=True)
+class PrePush:
+    """A push as ``ouro pre-push`` reports it: who decided it, and each ref."""
+
+    by: str
+    refs: tuple[RefDecided, ...]
+
+    @property
+    def decided(self) -> int:
+        """The refs decided in time (with or without a candidate)."""
+        return sum(not ref.late and ref.failed is None for ref in self.refs)
+
+    @property
+    def blocked(self) -> int:
+        """The BLOCK decisions over every ref."""
+        return sum(d.action is Action.BLOCK for ref in self.refs for d in ref.decisions)
+
+
+def pre_push(
+    store: SqlEventStore,
+    settings: Settings,
+    repo: Path,
+    env: Mapping[str, str],
+    stdin: TextIO,
+    *,
+    deadline_s: float | None = None,
+    via: Via = Via.AUTO,
+    priors: str = "detected",
+) -> PrePush:
+    """Decide the refs pushed from the checkout holding ``repo`` (pre-commit's variables in ``env`` when
+    pre-commit runs the hook, else git's lines on ``stdin``) within ``deadline_s`` (default the settings'),
+    here or through the queue (``via``); the log gets ``PushReceived`` and the ``DecisionMade`` events,
+    projected. The decider may read the checkout: when it lies outside the roots, they are widened for this
+    push (a remote worker keeps its own)."""
+    top = Path(query(repo, "rev-parse", "--show-toplevel")).resolve()
+    if not any(top.is_relative_to(root) for root in settings.allowed_roots):
+        settings = settings.with_roots(top)
+    pushes = read_pushes(top, repo_key(top), env, stdin)
+    pairs = [(push, push_message(push, settings.tenant).model_copy(update={"priors": priors})) for push in pushes]
+    wait_s = deadline_s if deadline_s is not None else settings.decider_deadline_s
+    decided = decide_pushes(store, settings, pairs, wait_s, via)
+    catch_up(store, PROJECTIONS)
+    return PrePush(decided.by, tuple(_ref(store, message, decided) for _push, message in pairs))
+
+
+def _ref(store: SqlEventStore, message: DecidePush, decided: Decided) -> RefDecided:
+    if message.message_id in decided.late:
+        return RefDecided(message, late=True)
+    if message.message_id in decided.failed:
+        return RefDecided(message, failed=decided.failed[message.message_id])
+    found = tuple(decisions_of(store, message.head, message.message_id))
+    return RefDecided(message, found, handled=bool(found) or store.is_handled(message.TASK, message.message_id))

@@ -133,3 +133,16 @@ def test_the_main_jobs_example_pushes_are_decided_once_through_the_queue(
     assert "push 1 31eb1b3..d2c05fd: no candidate(s)" in text
     assert "ADVISORY" in text and "search_products" in text and "Memory vote" in text
     assert sum(1 for e in store.read_stream(f"push/{HEAD}") if e.type == "PushReceived") == 1
+
+
+@pytest.mark.parametrize("via", ["here", "queue"])
+def test_a_checkout_outside_the_roots_is_decided_with_the_environment_left_alone(
+    pushing: Path, monkeypatch: pytest.MonkeyPatch, via: str
+) -> None:
+    monkeypatch.delenv("OURO_ROOTS")  # the checkout is outside the working directory, the only root
+    line = f"refs/heads/main {HEAD} refs/heads/main {BASE}\n"
+    args = ["pre-push", "origin", "x", "--repo", str(pushing), "--mode", "advisory", "--via", via]
+    done = CliRunner().invoke(app, args, input=line)
+    assert done.exit_code == 0, done.output
+    assert "ADVISORY" in done.output and "1 of 1 ref(s) decided" in done.output  # the worker read the checkout
+    assert "OURO_ROOTS" not in os.environ  # the roots reached the decider as settings, not through the environment
