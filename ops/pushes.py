@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite
 from ouroboros_gates.events.projections import PROJECTIONS
@@ -29,9 +29,6 @@ from ouroboros_gates.schemas import NULL_COMMIT, Action, DecidePush, Decision, D
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import Settings
 
-if TYPE_CHECKING:
-    from ouroboros_gates.ops.embedded import SharedFleet
-
 __all__ = [
     "Decided",
     "PrePush",
@@ -39,9 +36,8 @@ __all__ = [
     "RefDecided",
     "Via",
     "decide_pushes",
-    "decide_through_queue",
     "decisions_of",
-    "forge_pushes",
+    "handled",
     "parse_pre_push",
     "pre_commit_pushes",
     "pre_push",
@@ -229,11 +225,11 @@ def decide_pushes(
 ) -> Decided:
     """Decide each push within ``deadline_s``: in this process, or through the queue (``via``)."""
     if via is Via.QUEUE or (via is Via.AUTO and worker_serves(settings)):
-        return _through_queue(store, settings, pairs, deadline_s)
+        return _via_queue(store, settings, pairs, deadline_s)
     return _here(store, settings, pairs, deadline_s)
 
 
-def _through_queue(
+def _via_queue(
     store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float
 ) -> Decided:
     from ouroboros_gates.ops.embedded import EmbeddedFleet
@@ -304,40 +300,6 @@ def decisions_of(store: SqlEventStore, head: str, message_id: str | None = None)
         if event.type == DecisionMade.TYPE and (message_id is None or event.meta.get("message_id") == message_id):
             found.append(DecisionMade.model_validate(event.payload).decision)
     return found
-
-
-def forge_pushes(settings: Settings) -> list[Push]:
-    """The pushes of the local forge's repository (``pushes.jsonl`` beside ``repo.bundle``)."""
-    import json
-
-    path = settings.forge_folder / "pushes.jsonl"
-    if not path.exists():
-        return []
-    pushes = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                row = json.loads(line)
-                pushes.append(Push(row["repo"], row["ref"], row["base"], row["head"]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise OuroError(f"{path}:{number}: not a push {{repo, ref, base, head}}: {exc}") from exc
-    return pushes
-
-
-def decide_through_queue(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> list[str]:
-    """Record each forge push not decided yet and let the decider worker decide it; returns the message
-    ids not handled in time (a second run records and publishes nothing)."""
-    from ouroboros_gates.ops.embedded import fleet_for
-
-    pairs = [(p, push_message(p, settings.tenant)) for p in forge_pushes(settings)]
-    pending = [(p, m) for p, m in pairs if not handled(store, m.message_id)]
-    if not pending:
-        return []
-    for push, message in pending:
-        record_push(store, push, message)
-    with fleet_for(shared, settings, ["decider"]) as fleet:
-        relay(store, settings)
-        return wait_decided(store, [m.message_id for _p, m in pending], 120.0, fleet.alive)
 
 
 @dataclass(frozen=True)

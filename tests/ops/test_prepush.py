@@ -114,8 +114,8 @@ def test_the_main_jobs_example_pushes_are_decided_once_through_the_queue(
     from rich.console import Console
 
     from ouroboros_gates.events import ensure_schema
-    from ouroboros_gates.ops.pushes import decide_through_queue, forge_pushes
-    from ouroboros_gates.ops.summary import print_decisions
+    from ouroboros_gates.ops.loop.pushes import decide_step, forge_pushes
+    from ouroboros_gates.ops.loop.summary import print_decisions
     from ouroboros_gates.schemas.settings import Settings
 
     for name in ("OURO_MODEL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_DECIDER_PROGRAM"):
@@ -124,8 +124,8 @@ def test_the_main_jobs_example_pushes_are_decided_once_through_the_queue(
     store = SqlEventStore.from_url(settings.event_log_url)
     ensure_schema(store.engine)
     assert len(forge_pushes(settings)) == 3
-    assert decide_through_queue(store, settings) == []  # the forge's repository: no checkout named
-    assert decide_through_queue(store, settings) == []  # a second run publishes nothing
+    assert decide_step(store, settings).left == {}  # the forge's repository: no checkout named
+    assert decide_step(store, settings).left == {}  # a second run publishes nothing
     console = Console(record=True, width=200)
     print_decisions(store, settings, console)
     text = console.export_text()
