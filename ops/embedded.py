@@ -30,12 +30,15 @@ from ouroboros_gates.ops.launch import WorkerOptions, worker_argv
 from ouroboros_gates.schemas.errors import PermanentError
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers import QUEUES, build_app, declare_queues
+from ouroboros_gates.workers.app import DEAD_LETTER_STREAM
 
-__all__ = ["EmbeddedFleet", "MessageFailed", "SharedFleet", "fleet_for", "settled", "wait_handled"]
+__all__ = ["WAIT_S", "EmbeddedFleet", "MessageFailed", "SharedFleet", "fleet_for", "settled", "wait_handled"]
 
 log = logging.getLogger(__name__)
 RESTARTS = 5  # a worker that keeps dying is a fault to report, not to hide
 IDLE_CHECK_S = 2.0  # how often a wait asks the broker whether anything is left to hand out
+WAIT_S = 300.0
+"""How long a wait for messages lasts unless told otherwise."""
 
 
 class MessageFailed(PermanentError):
@@ -188,7 +191,7 @@ def dead_letters(store: SqlEventStore, after: int = 0) -> list[tuple[int, dict[s
     events = t.events.c
     query = (
         select(events.version, events.payload)
-        .where(events.stream == "fleet/dead-letter", events.version > after)
+        .where(events.stream == DEAD_LETTER_STREAM, events.version > after)
         .order_by(events.version)
     )
     with store.reading() as conn:
@@ -236,7 +239,7 @@ def wait_handled(
     store: SqlEventStore,
     pending: dict[str, str],
     fleet: EmbeddedFleet | None = None,
-    timeout_s: float = 300.0,
+    timeout_s: float = WAIT_S,
     on_progress: Callable[[int], object] | None = None,
     causes: Mapping[str, str] | None = None,
 ) -> list[str]:

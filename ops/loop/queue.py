@@ -19,16 +19,13 @@ from dataclasses import dataclass, field
 from celery import Celery
 
 from ouroboros_gates.events import SqlEventStore
-from ouroboros_gates.ops.embedded import SharedFleet, fleet_for, wait_handled
+from ouroboros_gates.ops.embedded import WAIT_S, SharedFleet, fleet_for, wait_handled
 from ouroboros_gates.schemas import Message
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers import declare_queues, relay_outbox
 from ouroboros_gates.workers import publish as publish_message
 
-__all__ = ["WAIT_S", "Handled", "sharing", "tasks", "through_queue"]
-
-WAIT_S = 300.0
-"""How long a step waits for its messages unless it says otherwise."""
+__all__ = ["Handled", "sharing", "tasks", "through_queue"]
 
 
 @dataclass(frozen=True)
