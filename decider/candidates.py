@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ouroboros_gates.decider.folder import MAX_BYTES
 from ouroboros_gates.decider.languages import ParsedFile, language_of, parse_source
 from ouroboros_gates.forge.git import git
 from ouroboros_gates.schemas import Candidate
@@ -28,7 +29,6 @@ __all__ = [
 ]
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-_MAX_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def parse_commit(repo: GitRepo, commit: str, paths: Iterable[str] | None = None)
     parsed: dict[str, ParsedFile] = {}
     for path, data in repo.read(commit, chosen).items():
         language = language_of(path)
-        if language is None or len(data) > _MAX_BYTES or b"\0" in data[:8192]:
+        if language is None or len(data) > MAX_BYTES or b"\0" in data[:8192]:
             continue
         parsed[path] = parse_source(path, language, data)
     return parsed

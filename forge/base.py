@@ -19,6 +19,8 @@ from ouroboros_gates.schemas.errors import PermanentError
 
 __all__ = [
     "COMMIT_NAME",
+    "HEX_REF",
+    "ISSUE_REF",
     "Check",
     "Comment",
     "Commit",
@@ -44,6 +46,11 @@ class NotFoundError(ForgeError):
 COMMIT_NAME = re.compile(r"[0-9a-fA-F]{7,40}")
 """How a proposal or a label request names a commit (``fullmatch``): 7 to 40 hex digits, as git
 abbreviates."""
+
+ISSUE_REF = re.compile(r"#([0-9]+)")
+"""How an instance names an issue or pull request of the forge (``fullmatch``): ``#N``."""
+HEX_REF = re.compile(r"[0-9a-fA-F]{4,40}")
+"""A name a forge looks up as a commit of its repository (``fullmatch``): 4 to 40 hex digits."""
 
 _TRAILER = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*:[ \t]*(.*)$")
 

@@ -26,14 +26,14 @@ import httpx
 from githubkit import GitHub
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
 
+from ouroboros_gates.forge.base import HEX_REF as _SHA
+from ouroboros_gates.forge.base import ISSUE_REF as _ISSUE_REF
 from ouroboros_gates.forge.base import Check, Comment, Commit, ForgeError, NotFoundError, PullRequest, Ticket
 from ouroboros_gates.schemas.errors import ConfigurationError, TransientError
 
 __all__ = ["GitHubForge", "RateLimitedError"]
 
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
-_ISSUE_REF = re.compile(r"#([0-9]+)")
-_SHA = re.compile(r"[0-9a-fA-F]{4,40}")
 _PASSING = {"success", "neutral", "skipped"}
 _TRIES = 3
 

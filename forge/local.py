@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 import subprocess
 import tempfile
@@ -19,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ouroboros_gates.forge.base import HEX_REF as _SHA
+from ouroboros_gates.forge.base import ISSUE_REF as _ISSUE_REF
 from ouroboros_gates.forge.base import Check, Comment, Commit, ForgeError, NotFoundError, PullRequest, Ticket
 from ouroboros_gates.forge.git import git
 from ouroboros_gates.forge.overlay import append_comment, claim_number, read_comments, write_document
@@ -27,8 +28,6 @@ from ouroboros_gates.schemas.errors import GitError, TransientError
 __all__ = ["LocalForge"]
 
 _T = TypeVar("_T")
-_ISSUE_REF = re.compile(r"#([0-9]+)")
-_SHA = re.compile(r"[0-9a-fA-F]{4,40}")
 _GIT_TIMEOUT_S = 60.0
 
 

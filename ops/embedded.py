@@ -30,12 +30,15 @@ from ouroboros_gates.ops.launch import WorkerOptions, worker_argv
 from ouroboros_gates.schemas.errors import PermanentError
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers import QUEUES, build_app, declare_queues
+from ouroboros_gates.workers.app import DEAD_LETTER_STREAM
 
-__all__ = ["EmbeddedFleet", "MessageFailed", "SharedFleet", "fleet_for", "settled", "wait_handled"]
+__all__ = ["WAIT_S", "EmbeddedFleet", "MessageFailed", "SharedFleet", "fleet_for", "settled", "wait_handled"]
 
 log = logging.getLogger(__name__)
 RESTARTS = 5  # a worker that keeps dying is a fault to report, not to hide
 IDLE_CHECK_S = 2.0  # how often a wait asks the broker whether anything is left to hand out
+WAIT_S = 300.0
+"""How long a wait for messages lasts unless told otherwise."""
 
 
 class MessageFailed(PermanentError):
@@ -188,7 +191,7 @@ def dead_letters(store: SqlEventStore, after: int = 0) -> list[tuple[int, dict[s
     events = t.events.c
     query = (
         select(events.version, events.payload)
-        .where(events.stream == "fleet/dead-letter", events.version > after)
+        .where(events.stream == DEAD_LETTER_STREAM, events.version > after)
         .order_by(events.version)
     )
     with store.reading() as conn:
@@ -236,7 +239,7 @@ def wait_handled(
     store: SqlEventStore,
     pending: dict[str, str],
     fleet: EmbeddedFleet | None = None,
-    timeout_s: float = 300.0,
+    timeout_s: float = WAIT_S,
     on_progress: Callable[[int], object] | None = None,
     causes: Mapping[str, str] | None = None,
 ) -> list[str]:
@@ -250,28 +253,52 @@ def wait_handled(
     deadline = time.monotonic() + timeout_s
     left = dict(pending)
     watch = _Watch(store, causes or {})
-    idle_at, quiet = time.monotonic() + IDLE_CHECK_S, 0
+    worker = _Worker(store, fleet)
     while left and time.monotonic() < deadline:
-        done = [message_id for message_id, producer in left.items() if settled(store, producer, message_id)]
-        for message_id in done:
-            del left[message_id]
-        if done and on_progress is not None:
-            on_progress(len(done))
+        _settle(store, left, on_progress)
         reason = watch.failed_now(pending)  # settled by a dead letter is settled, and failed
         if reason:
             raise MessageFailed(reason)
         if not left:
             break
-        if fleet is not None and not fleet.alive():
-            raise MessageFailed(f"the embedded worker kept exiting; see {fleet.where()}")
-        if fleet is not None and time.monotonic() >= idle_at:
-            idle_at = time.monotonic() + IDLE_CHECK_S
-            quiet = quiet + 1 if _idle(store, fleet) else 0
-            if quiet >= 2:
-                why = "; ".join(f"{m}: {watch.why(m)}" for m in sorted(left))
-                raise MessageFailed(f"{len(left)} message(s) will not be handled ({why}); see {fleet.where()}")
+        worker.check(left, watch)
         time.sleep(0.1)
     return sorted(left)
+
+
+def _settle(store: SqlEventStore, left: dict[str, str], on_progress: Callable[[int], object] | None) -> None:
+    """Drop from ``left`` the messages settled now, and tell ``on_progress`` how many."""
+    done = [message_id for message_id, producer in left.items() if settled(store, producer, message_id)]
+    for message_id in done:
+        del left[message_id]
+    if done and on_progress is not None:
+        on_progress(len(done))
+
+
+class _Worker:
+    """Whether the fleet's worker can still handle what a wait is for: alive, and not idle while messages are
+    unsettled (twice in a row, ``IDLE_CHECK_S`` apart)."""
+
+    def __init__(self, store: SqlEventStore, fleet: EmbeddedFleet | None) -> None:
+        self.store = store
+        self.fleet = fleet
+        self.idle_at = time.monotonic() + IDLE_CHECK_S
+        self.quiet = 0
+
+    def check(self, left: Mapping[str, str], watch: _Watch) -> None:
+        """Raise ``MessageFailed`` when the worker kept exiting, or has nothing left to run for ``left``."""
+        fleet = self.fleet
+        if fleet is None:
+            return
+        if not fleet.alive():
+            raise MessageFailed(f"the embedded worker kept exiting; see {fleet.where()}")
+        if time.monotonic() < self.idle_at:
+            return
+        self.idle_at = time.monotonic() + IDLE_CHECK_S
+        self.quiet = self.quiet + 1 if _idle(self.store, fleet) else 0
+        if self.quiet >= 2:
+            why = "; ".join(f"{m}: {watch.why(m)}" for m in sorted(left))
+            raise MessageFailed(f"{len(left)} message(s) will not be handled ({why}); see {fleet.where()}")
 
 
 def _idle(store: SqlEventStore, fleet: EmbeddedFleet) -> bool:

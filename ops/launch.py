@@ -8,12 +8,22 @@ name (``celery@<host>``) are one worker to Flower and to the remote-control comm
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ouroboros_gates.workers import QUEUES
 
-__all__ = ["APP", "WorkerOptions", "beat_argv", "flower_argv", "node_name", "queue_names", "role_of", "worker_argv"]
+__all__ = [
+    "APP",
+    "WorkerOptions",
+    "beat_argv",
+    "flower_argv",
+    "node_name",
+    "queue_names",
+    "role_of",
+    "worker_argv",
+    "worker_env",
+]
 
 APP = "ouroboros_gates.workers.app"
 
@@ -66,6 +76,15 @@ def worker_argv(options: WorkerOptions) -> list[str]:
         if value is not None:
             argv += [flag, str(value)]
     return [*argv, *options.extra]
+
+
+def worker_env(queues: Sequence[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """A worker's environment: ``environ``, and for a worker on one queue its role (``OURO_ROLE``, unless
+    given), so its ``OURO_<ROLE>_<KEY>`` settings apply to it."""
+    env = dict(environ)
+    if len(queues) == 1:
+        env.setdefault("OURO_ROLE", role_of(queues[0]))
+    return env
 
 
 def beat_argv(schedule: str, loglevel: str) -> list[str]:

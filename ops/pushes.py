@@ -1,6 +1,7 @@
 """Pushes for the decider: the refs of a push (git's pre-push lines, or the variables pre-commit sets), the
-push decided in this process or through the decider's queue, and the decisions read back from ``push/<head>``
-(used by ``ouro pre-push`` and the main job).
+push decided in this process or through the decider's queue, and the decisions read back from ``push/<head>``;
+``pre_push`` is what ``ouro pre-push`` runs, end to end (the main job decides its example pushes through
+``ops.loop``).
 
 Either way the log holds the same events: ``PushReceived`` on ``push/<head>`` (written by ``ouro.pre-push``),
 then one ``DecisionMade`` per candidate written as the decider's answer to the push's ``DecidePush`` (so
@@ -17,28 +18,29 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite
+from ouroboros_gates.events.projections import PROJECTIONS
+from ouroboros_gates.events.projector import catch_up
+from ouroboros_gates.forge.checkout import query, repo_key
 from ouroboros_gates.forge.git import git
-from ouroboros_gates.schemas import DecidePush, Decision, DecisionMade, PushReceived, content_id
+from ouroboros_gates.schemas import NULL_COMMIT, Action, DecidePush, Decision, DecisionMade, PushReceived, content_id
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import Settings
 
-if TYPE_CHECKING:
-    from ouroboros_gates.ops.embedded import SharedFleet
-
 __all__ = [
-    "NEW",
     "Decided",
+    "PrePush",
     "Push",
+    "RefDecided",
     "Via",
     "decide_pushes",
-    "decide_through_queue",
     "decisions_of",
-    "forge_pushes",
+    "handled",
     "parse_pre_push",
     "pre_commit_pushes",
+    "pre_push",
     "push_message",
     "read_pushes",
     "record_push",
@@ -47,7 +49,6 @@ __all__ = [
     "worker_serves",
 ]
 
-NEW = "0" * 40
 TASK = DecidePush.TASK
 PRODUCER = "ouro.pre-push"
 
@@ -74,7 +75,7 @@ def parse_pre_push(lines: Iterable[str], repo: str, path: str | None) -> list[Pu
         if len(parts) != 4 or not all(len(p) == 40 and all(c in "0123456789abcdef" for c in p) for p in parts[1::2]):
             raise OuroError(f"stdin:{number}: expected '<local ref> <local sha> <remote ref> <remote sha>'")
         _local_ref, local_sha, remote_ref, remote_sha = parts
-        if local_sha != NEW:
+        if local_sha != NULL_COMMIT:
             pushes.append(Push(repo, remote_ref, remote_sha, local_sha, path))
     return pushes
 
@@ -93,12 +94,16 @@ def pre_commit_pushes(env: Mapping[str, str], top: Path, repo: str) -> list[Push
         return None
     ref = env.get("PRE_COMMIT_REMOTE_BRANCH") or local or "HEAD"
     if head_given:
-        base_given = env.get("PRE_COMMIT_FROM_REF") or env.get("PRE_COMMIT_ORIGIN")
-        base = _commit(top, base_given, "PRE_COMMIT_FROM_REF") if base_given else NEW
-        return [Push(repo, ref, base, _commit(top, head_given, "PRE_COMMIT_TO_REF"), str(top))]
+        return [Push(repo, ref, _pre_commit_base(env, top), _commit(top, head_given, "PRE_COMMIT_TO_REF"), str(top))]
     if local:
-        return [Push(repo, ref, NEW, _commit(top, local, "PRE_COMMIT_LOCAL_BRANCH"), str(top))]
+        return [Push(repo, ref, NULL_COMMIT, _commit(top, local, "PRE_COMMIT_LOCAL_BRANCH"), str(top))]
     return []
+
+
+def _pre_commit_base(env: Mapping[str, str], top: Path) -> str:
+    """The remote's commit pre-commit names (the null commit when it names none)."""
+    base_given = env.get("PRE_COMMIT_FROM_REF") or env.get("PRE_COMMIT_ORIGIN")
+    return _commit(top, base_given, "PRE_COMMIT_FROM_REF") if base_given else NULL_COMMIT
 
 
 def _commit(top: Path, name: str, variable: str) -> str:
@@ -120,7 +125,7 @@ def read_pushes(top: Path, repo: str, env: Mapping[str, str], stdin: TextIO) -> 
             raise OuroError("stdin: no refs; git gives a pre-push hook '<local ref> <local sha> <remote ref> "
                             "<remote sha>' lines there (install the hook with `ouro hooks install`)")  # fmt: skip
         given = parse_pre_push(stdin.read().splitlines(), repo, str(top))
-    pushes = [push if push.base != NEW else replace(push, base=new_ref_base(top, push.head)) for push in given]
+    pushes = [push if push.base != NULL_COMMIT else replace(push, base=new_ref_base(top, push.head)) for push in given]
     return [push for push in pushes if push.base != push.head]
 
 
@@ -131,7 +136,7 @@ def new_ref_base(repo: Path, head: str) -> str:
     if not listed:
         return head
     found = git("rev-parse", "--verify", "--quiet", f"{listed[0]}^", cwd=repo, check=False, user_config=True)
-    return found.stdout.decode("utf-8", "replace").strip() or NEW
+    return found.stdout.decode("utf-8", "replace").strip() or NULL_COMMIT
 
 
 def push_message(push: Push, tenant: str) -> DecidePush:
@@ -220,11 +225,11 @@ def decide_pushes(
 ) -> Decided:
     """Decide each push within ``deadline_s``: in this process, or through the queue (``via``)."""
     if via is Via.QUEUE or (via is Via.AUTO and worker_serves(settings)):
-        return _through_queue(store, settings, pairs, deadline_s)
+        return _via_queue(store, settings, pairs, deadline_s)
     return _here(store, settings, pairs, deadline_s)
 
 
-def _through_queue(
+def _via_queue(
     store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float
 ) -> Decided:
     from ouroboros_gates.ops.embedded import EmbeddedFleet
@@ -297,35 +302,67 @@ def decisions_of(store: SqlEventStore, head: str, message_id: str | None = None)
     return found
 
 
-def forge_pushes(settings: Settings) -> list[Push]:
-    """The pushes of the local forge's repository (``pushes.jsonl`` beside ``repo.bundle``)."""
-    import json
+@dataclass(frozen=True)
+class RefDecided:
+    """One pushed ref as the hook reports it: its decisions, or why it has none (not decided by the deadline,
+    the decider failed on it, or it has no candidate; ``handled`` False: the decider refused the message)."""
 
-    path = settings.forge_folder / "pushes.jsonl"
-    if not path.exists():
-        return []
-    pushes = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                row = json.loads(line)
-                pushes.append(Push(row["repo"], row["ref"], row["base"], row["head"]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise OuroError(f"{path}:{number}: not a push {{repo, ref, base, head}}: {exc}") from exc
-    return pushes
+    message: DecidePush
+    decisions: tuple[Decision, ...] = ()
+    late: bool = False
+    failed: str | None = None
+    handled: bool = True
 
 
-def decide_through_queue(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> list[str]:
-    """Record each forge push not decided yet and let the decider worker decide it; returns the message
-    ids not handled in time (a second run records and publishes nothing)."""
-    from ouroboros_gates.ops.embedded import fleet_for
+@dataclass(frozen=True)
+class PrePush:
+    """A push as ``ouro pre-push`` reports it: who decided it, and each ref."""
 
-    pairs = [(p, push_message(p, settings.tenant)) for p in forge_pushes(settings)]
-    pending = [(p, m) for p, m in pairs if not handled(store, m.message_id)]
-    if not pending:
-        return []
-    for push, message in pending:
-        record_push(store, push, message)
-    with fleet_for(shared, settings, ["decider"]) as fleet:
-        relay(store, settings)
-        return wait_decided(store, [m.message_id for _p, m in pending], 120.0, fleet.alive)
+    by: str
+    refs: tuple[RefDecided, ...]
+
+    @property
+    def decided(self) -> int:
+        """The refs decided in time (with or without a candidate)."""
+        return sum(not ref.late and ref.failed is None for ref in self.refs)
+
+    @property
+    def blocked(self) -> int:
+        """The BLOCK decisions over every ref."""
+        return sum(d.action is Action.BLOCK for ref in self.refs for d in ref.decisions)
+
+
+def pre_push(
+    store: SqlEventStore,
+    settings: Settings,
+    repo: Path,
+    env: Mapping[str, str],
+    stdin: TextIO,
+    *,
+    deadline_s: float | None = None,
+    via: Via = Via.AUTO,
+    priors: str = "detected",
+) -> PrePush:
+    """Decide the refs pushed from the checkout holding ``repo`` (pre-commit's variables in ``env`` when
+    pre-commit runs the hook, else git's lines on ``stdin``) within ``deadline_s`` (default the settings'),
+    here or through the queue (``via``); the log gets ``PushReceived`` and the ``DecisionMade`` events,
+    projected. The decider may read the checkout: when it lies outside the roots, they are widened for this
+    push (a remote worker keeps its own)."""
+    top = Path(query(repo, "rev-parse", "--show-toplevel")).resolve()
+    if not any(top.is_relative_to(root) for root in settings.allowed_roots):
+        settings = settings.with_roots(top)
+    pushes = read_pushes(top, repo_key(top), env, stdin)
+    pairs = [(push, push_message(push, settings.tenant).model_copy(update={"priors": priors})) for push in pushes]
+    wait_s = deadline_s if deadline_s is not None else settings.decider_deadline_s
+    decided = decide_pushes(store, settings, pairs, wait_s, via)
+    catch_up(store, PROJECTIONS)
+    return PrePush(decided.by, tuple(_ref(store, message, decided) for _push, message in pairs))
+
+
+def _ref(store: SqlEventStore, message: DecidePush, decided: Decided) -> RefDecided:
+    if message.message_id in decided.late:
+        return RefDecided(message, late=True)
+    if message.message_id in decided.failed:
+        return RefDecided(message, failed=decided.failed[message.message_id])
+    found = tuple(decisions_of(store, message.head, message.message_id))
+    return RefDecided(message, found, handled=bool(found) or store.is_handled(message.TASK, message.message_id))

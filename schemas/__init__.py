@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         content_id,
     )
     from ouroboros_gates.schemas.common import (
+        NULL_COMMIT,
         Arg,
         Digest,
         Fact,
@@ -150,6 +151,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_TYPES",
     "MESSAGE_TYPES",
+    "NULL_COMMIT",
     "RECORD_TYPES",
     "AcceptMiner",
     "Acceptance",
@@ -322,6 +324,7 @@ _HOMES = {
     "MutantResult": "ouroboros_gates.schemas.miners",
     "MutationOperator": "ouroboros_gates.schemas.miners",
     "MutationReport": "ouroboros_gates.schemas.miners",
+    "NULL_COMMIT": "ouroboros_gates.schemas.common",
     "NonEmptyStr": "ouroboros_gates.schemas.common",
     "Number": "ouroboros_gates.schemas.common",
     "PrecheckCompleted": "ouroboros_gates.schemas.events",

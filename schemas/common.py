@@ -16,6 +16,7 @@ from ouroboros_gates.schemas._base import Record
 from ouroboros_gates.schemas.kinds import RUN_ID_MAX_LENGTH, RUN_ID_PATTERN
 
 __all__ = [
+    "NULL_COMMIT",
     "Arg",
     "Digest",
     "Fact",
@@ -62,6 +63,9 @@ Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32,64}$")]
 
 Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
 """A git object name, abbreviated (>= 7) or full (40 for SHA-1, 64 for SHA-256)."""
+
+NULL_COMMIT = "0" * 40
+"""git's null object name: the remote's tip of a ref it does not have yet, and the local tip of a deletion."""
 
 
 class Text(Record):

@@ -382,6 +382,13 @@ class Settings(BaseSettings):
         named = [Path(p).expanduser().resolve() for p in (self.roots or "").split(os.pathsep) if p]
         return (self.state_dir, *(named or [Path.cwd().resolve()]))
 
+    def with_roots(self, *paths: str | Path) -> Settings:
+        """These settings with ``paths`` added to ``roots`` (a worker started with them reads there too)."""
+        roots = os.pathsep.join(filter(None, [self.roots, *map(str, paths)]))
+        copied = self.model_copy(update={"roots": roots})
+        copied.__dict__.pop("allowed_roots", None)  # the copy's roots are new: resolve them again
+        return copied
+
     @property
     def forge_folder(self) -> Path:
         """The local forge's folder (``sample``: the one shipped with the package)."""

@@ -21,7 +21,17 @@ from ouroboros_gates.workers.broker import Heartbeat, kombu_url
 from ouroboros_gates.workers.logs import configure as configure_logging
 from ouroboros_gates.workers.triggers import beat_schedule as trigger_schedule
 
-__all__ = ["DEAD_LETTER_QUEUE", "QUEUES", "ROUTES", "app", "build_app", "configure", "declare_queues", "queue_for"]
+__all__ = [
+    "DEAD_LETTER_QUEUE",
+    "DEAD_LETTER_STREAM",
+    "QUEUES",
+    "ROUTES",
+    "app",
+    "build_app",
+    "configure",
+    "declare_queues",
+    "queue_for",
+]
 
 #: role -> queue; the labeler runs on the GPU host's queue.
 QUEUES: dict[str, str] = {
@@ -35,6 +45,8 @@ QUEUES: dict[str, str] = {
     "fleet": "fleet",
 }
 DEAD_LETTER_QUEUE = "dead_letter"
+DEAD_LETTER_STREAM = "fleet/dead-letter"
+"""Where the fleet records each dead letter (``MessageDeadLettered``), whichever worker parked it."""
 ROUTES: dict[str, dict[str, str]] = {f"{role}.*": {"queue": queue} for role, queue in QUEUES.items()}
 
 

@@ -24,7 +24,7 @@ from ouroboros_gates.events import DEAD_LETTER, REJECTED, Metadata, OutboxEntry,
 from ouroboros_gates.schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
 from ouroboros_gates.schemas.errors import ConfigurationError, OuroError, PermanentError, TransientError
 from ouroboros_gates.schemas.settings import Settings, load_settings
-from ouroboros_gates.workers.app import DEAD_LETTER_QUEUE, app, queue_for
+from ouroboros_gates.workers.app import DEAD_LETTER_QUEUE, DEAD_LETTER_STREAM, app, queue_for
 
 __all__ = [
     "Context",
@@ -297,7 +297,7 @@ def _record_dead_letter(ctx: Context, message: Message, event: MessageDeadLetter
     meta = Metadata(producer=DEAD_LETTER, message_id=message.message_id, tenant=message.tenant)
     for attempt in range(_RECORD_ATTEMPTS):
         try:
-            ctx.store.commit([StreamWrite("fleet/dead-letter", [event])], meta)
+            ctx.store.commit([StreamWrite(DEAD_LETTER_STREAM, [event])], meta)
             return True
         except TransientError:
             if attempt < _RECORD_ATTEMPTS - 1:

@@ -19,16 +19,14 @@ def store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
     from dataclasses import replace
 
     from ouroboros_gates.decider.learn.benchmark import analyse_cases, benchmark_memory, load_cases
-    from ouroboros_gates.decider.memory import Memory, MemoryStore
-    from ouroboros_gates.events import ensure_schema, make_engine
+    from ouroboros_gates.decider.learn.keep import keep_examples
+    from ouroboros_gates.decider.memory import Memory
 
     cases = load_cases(benchmark, expected)
     analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
     digest = hashlib.sha256(expected.read_bytes()).hexdigest()
     examples = [replace(e, id="", label_set_digest=digest) for e in benchmark_memory(cases, analysed)]
-    engine = make_engine(load_settings().event_log_url)
-    ensure_schema(engine)
-    new = MemoryStore(engine).save(Memory(examples))
+    new = keep_examples(load_settings().event_log_url, Memory(examples))
     positives = sum(e.y for e in examples)
     print(f"benchmark {expected.name}: {len(examples)} examples ({positives} vulnerable) from {len(cases)} cases, "
           f"{len(skipped)} file(s) skipped; stored: {new} new examples in the decider's store")  # fmt: skip

@@ -77,17 +77,15 @@ def worker(
     loglevel: Annotated[str | None, typer.Option("-l", "--loglevel", help="Default OURO_LOG_LEVEL.")] = None,
 ) -> None:
     """Start a Celery worker on the given queues; any other Celery worker option after these is passed on."""
-    from ouroboros_gates.ops.launch import WorkerOptions, queue_names, role_of, worker_argv
+    from ouroboros_gates.ops.launch import WorkerOptions, queue_names, worker_argv, worker_env
 
     settings = load_settings()
     names = queue_names(queues)
-    if len(names) == 1:
-        os.environ.setdefault("OURO_ROLE", role_of(names[0]))  # OURO_<ROLE>_<KEY> settings apply to it
     options = WorkerOptions(queues=",".join(names), hostname=hostname, pool=pool, concurrency=concurrency,
                             autoscale=autoscale, max_tasks_per_child=max_tasks_per_child, logfile=logfile,
                             loglevel=loglevel or settings.log_level, extra=tuple(ctx.args))  # fmt: skip
     argv = worker_argv(options)
-    os.execv(argv[0], argv)
+    os.execve(argv[0], argv, worker_env(names, os.environ))
 
 
 worker.context_settings = {"allow_extra_args": True, "ignore_unknown_options": True}  # type: ignore[attr-defined]

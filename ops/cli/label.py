@@ -5,7 +5,8 @@
 
 Each ticket is completed from its queued request (the ledger's latest ``LabelRequested``) when there is
 one, else from the ticket alone. The labels go to ``<state>/labeler.jsonl``, the run to
-``<state>/labeler.json``, and both to the event log; one row per label is printed, with why.
+``<state>/labeler.json``, and both to the event log; one row per label is printed, with why. The work is
+``ops.labels.label_here``; this module parses the arguments and prints what it returns.
 """
 
 from __future__ import annotations
@@ -17,16 +18,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import select
-from sqlalchemy.exc import SQLAlchemyError
 
-from ouroboros_gates.events import Metadata, SqlEventStore, open_store
-from ouroboros_gates.events.projections.labels import label_requests
-from ouroboros_gates.harness import expand
-from ouroboros_gates.ops.cli._common import UsageError, opened_forge
-from ouroboros_gates.schemas import LabelRequest, content_id
-from ouroboros_gates.schemas.errors import OuroError
-from ouroboros_gates.schemas.settings import Settings, load_settings
+from ouroboros_gates.ops.cli._common import UsageError, event_store, opened_forge
+from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
     from ouroboros_gates.workers.labeler import RunResult
@@ -58,38 +52,6 @@ def read_tickets_file(path: Path) -> list[int]:
     if not tickets:
         raise UsageError(f"{path}: no ticket numbers")
     return list(dict.fromkeys(tickets))
-
-
-def _queued(store: SqlEventStore) -> dict[int, LabelRequest]:
-    """The latest queued request of each ticket in the ledger."""
-    try:
-        with store.engine.connect() as conn:
-            rows = conn.execute(select(label_requests).order_by(label_requests.c.position)).mappings().all()
-    except SQLAlchemyError:
-        return {}
-    found: dict[int, LabelRequest] = {}
-    for row in rows:
-        found[int(row["ticket"])] = LabelRequest(
-            ticket=row["ticket"],
-            proposal=row["proposal"],
-            miner=row["miner"],
-            corpus=tuple(row["corpus"]),
-            instances=tuple(row["instances"]),
-            reason=row["reason"],
-            at=row["at"],
-        )
-    return found
-
-
-def _runs(settings: Settings, store: SqlEventStore, patterns: list[str]) -> dict[str, Path]:
-    from ouroboros_gates.workers.labeler import known_runs
-
-    if not patterns:
-        return known_runs(settings, store)
-    try:
-        return {run.name: run.files[0] for run in expand(patterns) if run.files}
-    except OuroError as exc:
-        raise UsageError(f"--runs: {exc}") from exc
 
 
 def _print(result: RunResult) -> None:
@@ -127,24 +89,11 @@ def label(
     ] = None,
 ) -> None:
     """Label tickets with the local model: prefilter, label in batches, accept only what reproduces."""
-    from ouroboros_gates.workers.labeler import (  # the fleet is imported only when a command runs
-        label_tickets,
-        run_events,
-    )
+    from ouroboros_gates.ops.labels import label_here
 
     settings = load_settings("labeler")
-    store = open_store(settings.event_log_url)
-    queued = _queued(store)
     tickets = list(ticket or [])
     if tickets_file is not None:
         tickets += read_tickets_file(tickets_file)
-    if not tickets:
-        tickets = sorted(queued)
-    if not tickets:
-        raise UsageError("no tickets: give --ticket N or --tickets-file F (the labeler's queue is empty)")
-    tickets = list(dict.fromkeys(tickets))
-    forge = opened_forge(settings)
-    result = label_tickets(settings, tickets, forge, _runs(settings, store, list(runs or [])), queued)
-    message_id = content_id("label", tickets, result.record.started.isoformat())
-    store.commit(run_events(result), Metadata(producer="labeler.label", message_id=message_id, tenant=settings.tenant))
-    _print(result)
+    store = event_store(settings)
+    _print(label_here(settings, store, tickets, list(runs or []), lambda: opened_forge(settings)))

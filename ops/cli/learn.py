@@ -108,12 +108,9 @@ def memory_build(
         print(f"  {key}: {n}")
     print(f"  written: {path}")
     if store:
-        from ouroboros_gates.decider.memory import MemoryStore
-        from ouroboros_gates.events import ensure_schema, make_engine
+        from ouroboros_gates.decider.learn.keep import keep_examples
 
-        engine = make_engine(load_settings().event_log_url)
-        ensure_schema(engine)
-        print(f"  stored: {MemoryStore(engine).save(memory)} new examples in the decider's store")
+        print(f"  stored: {keep_examples(load_settings().event_log_url, memory)} new examples in the decider's store")
 
 
 @memory_app.command("ship")
@@ -260,8 +257,7 @@ def adopt_cmd(
 ) -> None:
     """Adopt a compiled program: adopted.json, the decider's store, and optionally the package."""
     from ouroboros_gates.decider.learn.artifacts import ProgramShelf, exportable, with_evaluation
-    from ouroboros_gates.decider.memory import MemoryStore
-    from ouroboros_gates.events import ensure_schema, make_engine
+    from ouroboros_gates.decider.learn.keep import keep_adopted
 
     ws = workspace()
     sha, program = ProgramShelf(ws.root / "programs").adopt(program_id)
@@ -270,9 +266,7 @@ def adopt_cmd(
         if not report.is_file():
             raise OuroError(f"--evaluation: {report}: no such report")
         program = with_evaluation(program, json.loads(report.read_text()))
-    engine = make_engine(load_settings().event_log_url)
-    ensure_schema(engine)
-    MemoryStore(engine).put_program(program.to_json(), program.program_id, program.profile, adopt=True)
+    keep_adopted(load_settings().event_log_url, program)
     print(f"adopted {sha} for profile {program.profile} (program {program.program_id[:12]})")
     if export:
         units = {u.uid: u for u in ws.labels().units}

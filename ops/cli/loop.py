@@ -5,14 +5,13 @@ CLI's one-line error instead of failing the import of the Celery app.
 
 Every step is an event: the train appends ``MergeAttempted`` then ``Merged``/``MergeRefused`` per head and
 ``TicketClosed`` for a ticket its merged pull request closes; the close-ticket gate appends
-``TicketClosed``; a fixer session ``FixerSessionEnded``. What is printed is read back from the ledger.
+``TicketClosed``; a fixer session ``FixerSessionEnded``. What is printed is read back from the ledger. The
+work is ``ops.loop``'s; this module parses the arguments and prints what it returns.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import uuid
 from pathlib import Path
 from typing import Annotated
 
@@ -38,14 +37,12 @@ def loop(
 ) -> None:
     """Run the whole loop once on the embedded default over CORPUS and print the summary."""
     from ouroboros_gates.ops.loop import run_loop
-    from ouroboros_gates.schemas.settings import SAMPLE, load_settings
+    from ouroboros_gates.schemas.settings import load_settings
 
     settings = load_settings()
-    if corpus is None:  # the sample corpus, wherever the package lies, is a root its messages may name
+    if corpus is None:
         console.print("corpus: the sample corpus shipped with the package (give a folder of runs for yours)")
-        roots = os.pathsep.join([settings.roots or os.getcwd(), str(SAMPLE)])
-        settings = settings.model_copy(update={"roots": roots})
-    raise typer.Exit(run_loop(corpus or SAMPLE, console, settings, fixers=fixers))
+    raise typer.Exit(run_loop(corpus, console, settings, fixers=fixers))
 
 
 def close_ticket_cmd(
@@ -56,45 +53,28 @@ def close_ticket_cmd(
     ] = False,
 ) -> None:
     """Close TICKET only when PR is merged, its body has | Backtest FN | 0 | and every check row exited 0."""
-    from ouroboros_gates.events import Metadata, StreamWrite
-    from ouroboros_gates.schemas import content_id
+    from ouroboros_gates.ops.loop import close_ticket
     from ouroboros_gates.schemas.settings import load_settings
-    from ouroboros_gates.workers.merger import close_ticket, closed_event
 
     settings = load_settings()
-    forge = opened_forge(settings)
-    verdict = close_ticket(forge, ticket, pull, dry_run=dry_run)
+    verdict = close_ticket(opened_forge(settings), settings, ticket, pull, dry_run)
     if dry_run:
         print(verdict.reason)
         raise typer.Exit(0 if verdict.ok else 1)
     if not verdict.ok:
         print(f"#{ticket} stays open (commented): {verdict.reason}")
         raise typer.Exit(1)
-    meta = Metadata(
-        producer="ouroboros_gates.ops.close_ticket", message_id=content_id("close-ticket", str(ticket), str(pull))
-    )
-    store = event_store(settings)
-    store.commit([StreamWrite(f"ticket/{ticket}", [closed_event(ticket, pull, verdict)])], meta)
     print(f"#{ticket} closed on #{pull}: {verdict.reason}")
 
 
 def train_cmd() -> None:
     """Run the merge train once over the configured forge (in this process) and print what it did."""
-    from ouroboros_gates.events import Metadata
-    from ouroboros_gates.events.projections import PROJECTIONS
-    from ouroboros_gates.events.projector import catch_up
-    from ouroboros_gates.ops.loop_steps import print_train
-    from ouroboros_gates.schemas import MergeAttempted
+    from ouroboros_gates.ops.loop import print_train, train_here
     from ouroboros_gates.schemas.settings import load_settings
-    from ouroboros_gates.workers.merger import train_writes
 
     settings = load_settings()
     store = event_store(settings)
-    writes = train_writes(opened_forge(settings), store, settings)
-    if writes:
-        store.commit(writes, Metadata(producer="merger.train", message_id=uuid.uuid4().hex, tenant=settings.tenant))
-    catch_up(store, PROJECTIONS)
-    heads = {(e.pull_request, e.head_sha) for w in writes for e in w.events if isinstance(e, MergeAttempted)}
+    heads = train_here(opened_forge(settings), store, settings)
     print_train(store, console, only=heads)
 
 
@@ -103,9 +83,7 @@ def fix_cmd(
     ticket: Annotated[list[int] | None, typer.Option("--ticket", help="Only this ticket (repeatable).")] = None,
 ) -> None:
     """Launch one fixer session per ticket whose latest pre-check verdict is launch, under the daily cap."""
-    from ouroboros_gates.events.projections import PROJECTIONS
-    from ouroboros_gates.events.projector import catch_up
-    from ouroboros_gates.ops.loop_steps import fixers_refusal, fixers_through_queue, launch_verdicts, print_fixers
+    from ouroboros_gates.ops.loop import fix, fixers_refusal, print_fixers
     from ouroboros_gates.schemas.settings import load_settings
 
     settings = load_settings()
@@ -116,8 +94,6 @@ def fix_cmd(
         print(refusal, file=sys.stderr)
         raise typer.Exit(1)
     store = event_store(settings)
-    verdicts = [v for v in launch_verdicts(store) if not ticket or v.ticket in ticket]
-    left = fixers_through_queue(store, settings, verdicts)
-    catch_up(store, PROJECTIONS)
+    done = fix(store, settings, ticket or ())
     print_fixers(store, settings, console)
-    raise typer.Exit(1 if left else 0)
+    raise typer.Exit(0 if done.ok else 1)

@@ -4,18 +4,32 @@
 ticket by default) at no model cost and prints one row per ticket: ticket, proposal, miner, instances named,
 instances found, verdict, reason. ``ouro propose [--ticket N]… [--batch B] [--census | --costs]`` asks the model for
 a proposal per ticket, one call per batch, and posts each as the ticket's proposal comment. The work is in
-``ops.precheck_run``, imported when a command runs (so ``ouro`` starts without the fleet's settings).
+``ops.precheck`` and ``ops.proposals``, imported when a command runs (so ``ouro`` starts without the fleet's
+settings); this module parses the arguments and prints what they return.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from ouroboros_gates.ops.proposals import Census, Proposed
 
 __all__ = ["precheck_cmd", "propose_cmd"]
 
+console = Console()
 _Tickets = Annotated[list[int] | None, typer.Option("--ticket", "-t", min=1, help="A ticket (repeatable).")]
+
+
+def _say(lines: Iterable[str]) -> None:
+    """Lines as they are: no markup, no highlighting, never wrapped."""
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def precheck_cmd(
@@ -23,9 +37,22 @@ def precheck_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per ticket.")] = False,
 ) -> None:
     """Pre-check the latest proposal of each ticket (every open mining ticket by default): no model call."""
-    from ouroboros_gates.ops.precheck_run import precheck_main
+    from ouroboros_gates.ops.cli._common import event_store, opened_forge
+    from ouroboros_gates.ops.precheck import precheck_rows, verdict_lines
+    from ouroboros_gates.schemas.settings import load_settings
 
-    precheck_main(ticket or (), as_json)
+    settings = load_settings()
+    rows = precheck_rows(opened_forge(settings), event_store(settings), settings, ticket or ())
+    if as_json:
+        for row in rows:
+            print(json.dumps(row, sort_keys=True))
+        return
+    if not rows:
+        console.print("no open mining ticket")
+        return
+    launch = sum(1 for row in rows if row["verdict"] == "launch")
+    console.print(f"Pre-check: {launch} launch, {len(rows) - launch} needs_labels (0 model calls)", style="bold")
+    _say(verdict_lines(rows, console.width))
 
 
 def propose_cmd(
@@ -42,6 +69,43 @@ def propose_cmd(
     """Ask the model for a proposal per open mining ticket (one call per batch) and post each as the ticket's
     proposal comment; --census counts the proposals an existing extractor reaches TP > 0 with; --costs prints
     the cost row of every call recorded, and their sums."""
-    from ouroboros_gates.ops.precheck_run import propose_main
+    from ouroboros_gates.ops import proposals
+    from ouroboros_gates.ops.cli._common import event_store, opened_forge
+    from ouroboros_gates.schemas.settings import load_settings
 
-    propose_main(ticket or (), census, batch, costs)
+    settings = load_settings()
+    store = event_store(settings)
+    if costs:
+        recorded = proposals.recorded_calls(store)
+        _say([*proposals.cost_lines(recorded), proposals.cost_summary(recorded)])
+        return
+    forge = opened_forge(settings)
+    if census:
+        _print_census(proposals.census(settings, store, forge, ticket or ()))
+        return
+    _print_proposed(proposals.propose_tickets(settings, store, forge, ticket or (), batch))
+
+
+def _print_proposed(done: Proposed) -> None:
+    from ouroboros_gates.ops.proposals import cost_lines
+
+    _say(f"refused: {why}" for why in done.refused)
+    _say(cost_lines(done.calls))
+    paid = [c for c in done.calls if not c.cached]
+    console.print(
+        f"{len(paid)} call(s), {len(done.calls) - len(paid)} replayed from the cache, "
+        f"${sum(c.cost_usd for c in paid):.4f}; {len(done.posted)} comment(s) posted: "
+        f"{', '.join(f'#{n}' for n in done.posted) or 'none'}"
+    )
+
+
+def _print_census(found: Census) -> None:
+    _say(found.notes)
+    _say(
+        f"#{row.ticket:<5} {row.miner:<20} extractor {row.extractor:<16} runs {row.instances}  TP {row.tp}  {row.why}"
+        for row in found.rows
+    )
+    console.print(
+        f"census: {found.reaching} of {len(found.rows)} proposal(s) reach TP > 0 with the template's or a registered "
+        "extractor"
+    )

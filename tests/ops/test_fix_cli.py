@@ -6,7 +6,7 @@ from pathlib import Path
 
 from test_cli import ouro
 
-from ouroboros_gates.ops.loop_steps import fixers_refusal
+from ouroboros_gates.ops.loop import fixers_refusal
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.fixer import find_sandbox
 

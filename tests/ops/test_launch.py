@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ouroboros_gates.ops.launch import APP, WorkerOptions, beat_argv, flower_argv, node_name, worker_argv
+from ouroboros_gates.ops.launch import APP, WorkerOptions, beat_argv, flower_argv, node_name, worker_argv, worker_env
 from ouroboros_gates.workers import QUEUES
 
 
@@ -44,3 +44,11 @@ def test_beat_and_flower_command_lines() -> None:
     assert beat_argv("/state/celerybeat-schedule", "INFO")[-4:] == ["-l", "INFO", "-s", "/state/celerybeat-schedule"]
     flower = flower_argv(5555, "127.0.0.1")
     assert flower[:4] == ["celery", "-A", APP, "flower"] and "--logging=none" in flower
+
+
+def test_a_worker_on_one_queue_gets_its_role_in_its_own_environment() -> None:
+    given = {"PATH": "/bin"}
+    assert worker_env(["gpu"], given) == {"PATH": "/bin", "OURO_ROLE": "labeler"}
+    assert worker_env(["gpu"], {**given, "OURO_ROLE": "mine"})["OURO_ROLE"] == "mine"  # one given is kept
+    assert "OURO_ROLE" not in worker_env(["miner", "decider"], given)
+    assert given == {"PATH": "/bin"}  # the caller's environment is left as it was

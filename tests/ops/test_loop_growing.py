@@ -16,7 +16,7 @@ from rich.console import Console
 from ouroboros_gates.events import open_store
 from ouroboros_gates.ops.embedded import SharedFleet
 from ouroboros_gates.ops.ingest import ingest_messages
-from ouroboros_gates.ops.loop import _ingest_and_mine
+from ouroboros_gates.ops.loop.main import _ingest_and_mine
 from ouroboros_gates.schemas.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(420)]

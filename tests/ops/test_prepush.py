@@ -18,7 +18,8 @@ from ouroboros_gates.decider.program import OperatingPoint, Program
 from ouroboros_gates.events import SqlEventStore
 from ouroboros_gates.events.projections.decisions import decisions
 from ouroboros_gates.ops.cli import app
-from ouroboros_gates.ops.pushes import NEW, parse_pre_push
+from ouroboros_gates.ops.pushes import parse_pre_push
+from ouroboros_gates.schemas import NULL_COMMIT as NEW
 from ouroboros_gates.schemas.errors import OuroError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,8 +114,8 @@ def test_the_main_jobs_example_pushes_are_decided_once_through_the_queue(
     from rich.console import Console
 
     from ouroboros_gates.events import ensure_schema
-    from ouroboros_gates.ops.pushes import decide_through_queue, forge_pushes
-    from ouroboros_gates.ops.summary import print_decisions
+    from ouroboros_gates.ops.loop.pushes import decide_step, forge_pushes
+    from ouroboros_gates.ops.loop.summary import print_decisions
     from ouroboros_gates.schemas.settings import Settings
 
     for name in ("OURO_MODEL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_DECIDER_PROGRAM"):
@@ -123,8 +124,8 @@ def test_the_main_jobs_example_pushes_are_decided_once_through_the_queue(
     store = SqlEventStore.from_url(settings.event_log_url)
     ensure_schema(store.engine)
     assert len(forge_pushes(settings)) == 3
-    assert decide_through_queue(store, settings) == []  # the forge's repository: no checkout named
-    assert decide_through_queue(store, settings) == []  # a second run publishes nothing
+    assert decide_step(store, settings).left == {}  # the forge's repository: no checkout named
+    assert decide_step(store, settings).left == {}  # a second run publishes nothing
     console = Console(record=True, width=200)
     print_decisions(store, settings, console)
     text = console.export_text()
@@ -132,3 +133,16 @@ def test_the_main_jobs_example_pushes_are_decided_once_through_the_queue(
     assert "push 1 31eb1b3..d2c05fd: no candidate(s)" in text
     assert "ADVISORY" in text and "search_products" in text and "Memory vote" in text
     assert sum(1 for e in store.read_stream(f"push/{HEAD}") if e.type == "PushReceived") == 1
+
+
+@pytest.mark.parametrize("via", ["here", "queue"])
+def test_a_checkout_outside_the_roots_is_decided_with_the_environment_left_alone(
+    pushing: Path, monkeypatch: pytest.MonkeyPatch, via: str
+) -> None:
+    monkeypatch.delenv("OURO_ROOTS")  # the checkout is outside the working directory, the only root
+    line = f"refs/heads/main {HEAD} refs/heads/main {BASE}\n"
+    args = ["pre-push", "origin", "x", "--repo", str(pushing), "--mode", "advisory", "--via", via]
+    done = CliRunner().invoke(app, args, input=line)
+    assert done.exit_code == 0, done.output
+    assert "ADVISORY" in done.output and "1 of 1 ref(s) decided" in done.output  # the worker read the checkout
+    assert "OURO_ROOTS" not in os.environ  # the roots reached the decider as settings, not through the environment

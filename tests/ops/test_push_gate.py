@@ -23,7 +23,8 @@ import yaml
 from ouroboros_gates.decider.program import OperatingPoint, Program
 from ouroboros_gates.events import SqlEventStore
 from ouroboros_gates.ops.hooks_install import PRE_PUSH_MARK, hooks_folder, install_pre_push
-from ouroboros_gates.ops.pushes import NEW, pre_commit_pushes
+from ouroboros_gates.ops.pushes import pre_commit_pushes
+from ouroboros_gates.schemas import NULL_COMMIT as NEW
 from ouroboros_gates.schemas import DecidePush
 from ouroboros_gates.schemas.errors import ConfigurationError, OuroError
 

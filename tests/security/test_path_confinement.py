@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from ouroboros_gates.schemas import IngestRun, content_id
 from ouroboros_gates.schemas.errors import PermanentError
 from ouroboros_gates.schemas.settings import Settings
-from ouroboros_gates.workers.miner.ingest import confine, ingest_run
+from ouroboros_gates.workers.miner.ingest import ingest_run
+from ouroboros_gates.workers.paths import confine
 
 
 @pytest.fixture

@@ -10,14 +10,12 @@ from ouroboros_gates.decider.push import decide_repository
 from ouroboros_gates.decider.report import flows
 from ouroboros_gates.events import SqlEventStore
 from ouroboros_gates.forge import LocalForge, open_forge
-from ouroboros_gates.schemas import DecidePush, DecisionMade
+from ouroboros_gates.schemas import NULL_COMMIT, DecidePush, DecisionMade
 from ouroboros_gates.schemas.errors import PermanentError
 from ouroboros_gates.schemas.settings import Settings
-from ouroboros_gates.workers.miner.ingest import confine
+from ouroboros_gates.workers.paths import confine
 
 __all__ = ["decide_push", "locate"]
-
-NEW_REF = "0" * 40
 
 
 def locate(message: DecidePush, settings: Settings) -> Path:
@@ -32,7 +30,7 @@ def locate(message: DecidePush, settings: Settings) -> Path:
 
 def decide_push(message: DecidePush, settings: Settings, store: SqlEventStore) -> tuple[str, list[DecisionMade]]:
     """One ``DecisionMade`` per candidate of the push, and the stream they go to (``push/<head>``)."""
-    base = None if message.base == NEW_REF else message.base
+    base = None if message.base == NULL_COMMIT else message.base
     run, _lookup = decide_repository(
         settings, locate(message, settings), message.repo, message.head, base,
         store=MemoryStore(store.engine), deadline_s=settings.decider_deadline_s, priors=message.priors,

@@ -15,8 +15,9 @@ from ouroboros_gates.harness import read, run_at, summarise
 from ouroboros_gates.schemas import IngestRun, MineRun, RunRecorded, content_id
 from ouroboros_gates.schemas.errors import CorpusError, PermanentError
 from ouroboros_gates.schemas.settings import Settings
+from ouroboros_gates.workers.paths import confine
 
-__all__ = ["confine", "file_digest", "ingest_run", "mine_message", "run_digest", "run_paths"]
+__all__ = ["file_digest", "ingest_run", "mine_message", "run_digest", "run_paths"]
 
 
 def file_digest(path: Path) -> str:
@@ -42,16 +43,6 @@ def run_digest(path: Path) -> str:
     for file in files:
         sha.update(f"{file.name}\0{file_digest(file)}\n".encode())
     return sha.hexdigest()
-
-
-def confine(path: str, settings: Settings) -> Path:
-    """Resolve a path from a message, refusing anything outside the configured roots."""
-    resolved = Path(path).expanduser().resolve()
-    roots = settings.allowed_roots
-    if not any(resolved.is_relative_to(root) for root in roots):
-        shown = ", ".join(str(root) for root in roots)
-        raise PermanentError(f"path {path!r} is outside the configured roots ({shown}): set OURO_ROOTS")
-    return resolved
 
 
 def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:

@@ -17,9 +17,10 @@ from ouroboros_gates.miners.corpus import JSONL
 from ouroboros_gates.schemas import AcceptMiner, IngestRun, MineRun
 from ouroboros_gates.workers.miner.accept import judge_pending, mine_later, then_mine
 from ouroboros_gates.workers.miner.catalogue import Catalogue
-from ouroboros_gates.workers.miner.ingest import confine, ingest_run, mine_message, run_paths
+from ouroboros_gates.workers.miner.ingest import ingest_run, mine_message, run_paths
 from ouroboros_gates.workers.miner.mine import findings_stream, new_findings
 from ouroboros_gates.workers.miner.verdicts import KnownVerdicts, fleet_gates, read_verdicts, verdict_writes
+from ouroboros_gates.workers.paths import confine
 from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 
 CATALOGUE = Catalogue()

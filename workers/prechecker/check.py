@@ -21,6 +21,7 @@ from datetime import datetime
 from ouroboros_gates.forge import Comment, Forge, Ticket
 from ouroboros_gates.forge.base import COMMIT_NAME
 from ouroboros_gates.schemas import CorpusKind, LabelRequest, PrecheckOutcome, PrecheckVerdict, Proposal
+from ouroboros_gates.schemas.kinds import RUN_ID_PATTERN
 from ouroboros_gates.workers.prechecker.proposal import ProposalFormatError, has_block, parse_proposal
 
 __all__ = ["MINING_LABEL", "Precheck", "instance_problem", "is_mining", "latest_proposal", "precheck"]
@@ -29,7 +30,7 @@ MINING_LABEL = "mining"
 """The label that makes a ticket a mining ticket."""
 
 _ISSUE = re.compile(r"^#([1-9][0-9]*)$")
-_RUN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+_RUN = re.compile(RUN_ID_PATTERN)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from pathlib import Path
 from ouroboros_gates.events import EventStore
 from ouroboros_gates.miners import discover
 from ouroboros_gates.schemas import RunRecorded
+from ouroboros_gates.schemas.kinds import RUN_ID_PATTERN
 
 __all__ = ["RunIndex", "registered_kinds"]
 
-_RUN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+_RUN = re.compile(RUN_ID_PATTERN)
 
 
 class RunIndex:

@@ -1,4 +1,6 @@
-"""The main job's summary of findings and backtests, read back from the event log."""
+"""The main job's summary, read back from the event log's projections: the runs ingested, findings with a
+proof, backtests, pre-check verdicts and label requests, labels, fixer sessions, the merge train, decisions
+on the example pushes, the series and the ledger itself (``ouro train`` and ``ouro fix`` print their parts)."""
 
 from __future__ import annotations
 
@@ -9,15 +11,37 @@ from typing import Any
 import orjson
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from ouroboros_gates.events import SqlEventStore, iter_all
+from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projections.findings import findings
-from ouroboros_gates.events.projections.labels import labels
+from ouroboros_gates.events.projections.labels import label_requests, labels
+from ouroboros_gates.events.projections.loop import closed_tickets, fixer_sessions, merges
+from ouroboros_gates.events.projections.proposals import verdicts
+from ouroboros_gates.events.projections.runs import runs as run_rows
+from ouroboros_gates.events.projector import content_digest, status
+from ouroboros_gates.llm import endpoint_from_settings
+from ouroboros_gates.ops.loop.hands import fixers_refusal
+from ouroboros_gates.ops.loop.pushes import forge_pushes
+from ouroboros_gates.ops.precheck import verdict_lines
+from ouroboros_gates.ops.pushes import decisions_of, push_message
 from ouroboros_gates.schemas import MinerAcceptance, MinerAccepted, MinerRefused
 from ouroboros_gates.schemas.settings import Settings
 
-__all__ = ["print_backtests", "print_decisions", "print_findings", "print_labels", "print_series"]
+__all__ = [
+    "print_backtests",
+    "print_decisions",
+    "print_findings",
+    "print_fixers",
+    "print_labels",
+    "print_ledger",
+    "print_runs",
+    "print_series",
+    "print_train",
+    "print_verdicts",
+]
 
 
 def print_labels(store: SqlEventStore, console: Console) -> None:
@@ -163,8 +187,6 @@ def _series_row(table: Table, name: str, point: dict[str, Any]) -> None:
 
 def print_decisions(store: SqlEventStore, settings: Settings, console: Console) -> None:
     """The decider's answers on the forge's pushes: BLOCK / ADVISORY / DROP with p and the rationale."""
-    from ouroboros_gates.ops.pushes import decisions_of, forge_pushes, push_message
-
     pushes = forge_pushes(settings)
     if not pushes:
         return
@@ -178,3 +200,115 @@ def print_decisions(store: SqlEventStore, settings: Settings, console: Console) 
             p = "    -" if d.p is None else f"{d.p:5.2f}"
             where = f"{d.candidate.family} {d.candidate.path} {d.candidate.function}"
             console.print(f"    {d.action.value:<8} {p}  {where}: {d.rationale}", markup=False, highlight=False)
+
+
+def print_runs(store: SqlEventStore, chosen: set[str], console: Console) -> None:
+    """The runs ingested: lines, tool calls, errors, malformed lines, cost and the cache-read share."""
+    table = Table(title="Runs ingested")
+    for name in ("run", "lines", "tool calls", "errors", "malformed", "cost USD", "cache read / input"):
+        table.add_column(name, justify="left" if name == "run" else "right")
+    totals = [0, 0, 0, 0, 0.0]
+    with store.reading() as conn:
+        rows = conn.execute(
+            select(run_rows).where(run_rows.c.run.in_(sorted(chosen))).order_by(run_rows.c.run)
+        ).mappings()
+        for row in rows:
+            cost = row["cost_usd"] or 0.0
+            seen = row["input_tokens"] + row["cache_creation_input_tokens"] + row["cache_read_input_tokens"]
+            ratio = f"{row['cache_read_input_tokens'] / seen:.4f}" if seen else "-"
+            table.add_row(row["run"], str(row["lines"]), str(row["tool_calls"]), str(row["tool_errors"]),
+                          str(row["malformed"]), f"{cost:.4f}", ratio)  # fmt: skip
+            for i, key in enumerate(("lines", "tool_calls", "tool_errors", "malformed")):
+                totals[i] += row[key]
+            totals[4] += cost
+    table.add_section()
+    table.add_row("total", *(str(int(v)) for v in totals[:4]), f"{totals[4]:.4f}", "")
+    console.print(table)
+
+
+def print_ledger(store: SqlEventStore, console: Console) -> None:
+    """The event log's size, each projection's rows, checkpoint and lag, and the ledger's content digest."""
+    with store.reading() as conn:
+        events = int(conn.execute(select(func.count()).select_from(t.events)).scalar_one())
+        streams = int(conn.execute(select(func.count(func.distinct(t.events.c.stream)))).scalar_one())
+    table = Table(title=f"Event log: {events} events in {streams} streams")
+    table.add_column("projection")
+    table.add_column("rows", justify="right")
+    table.add_column("checkpoint", justify="right")
+    table.add_column("lag", justify="right")
+    for item in status(store, PROJECTIONS):
+        table.add_row(item.name, str(item.rows), str(item.position), str(item.lag))
+    console.print(table)
+    console.print(f"ledger digest {content_digest(store, PROJECTIONS)[0][:16]} (log positions and times left out)")
+
+
+def print_verdicts(store: SqlEventStore, console: Console, settings: Settings) -> None:
+    """The ledger's latest verdict per ticket and the labeler's queue (the main job's section)."""
+    with store.reading() as conn:
+        rows = list(conn.execute(select(verdicts).order_by(verdicts.c.position)).mappings())
+        queued = conn.execute(select(label_requests.c.ticket).distinct()).scalars().all()
+    latest: dict[int, dict[str, Any]] = {row["ticket"]: dict(row) for row in rows}
+    if not latest:
+        console.print("Pre-check: no mining ticket with a proposal")
+        return
+    shown = [latest[n] for n in sorted(latest)]
+    launch = sum(1 for row in shown if row["verdict"] == "launch")
+    title = f"Pre-check verdicts: {launch} launch, {len(shown) - launch} needs_labels (0 model calls)"
+    console.print(title, style="bold")
+    for line in verdict_lines(shown, console.width):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    waiting = sorted(n for n in set(queued) if n in latest and latest[n]["verdict"] == "needs_labels")
+    _print_waiting(waiting, settings, console)
+
+
+def _print_waiting(waiting: list[int], settings: Settings, console: Console) -> None:
+    """The tickets whose label requests wait for the labeler, and whether a model will take them."""
+    if not waiting:
+        return
+    tickets = ", ".join(f"#{n}" for n in waiting)
+    if endpoint_from_settings(settings) is None:
+        console.print(f"label requests queued for the labeler: {tickets} (no chat model configured: OURO_MODEL)")
+    else:
+        console.print(f"label requests sent to the labeler: {tickets} (its labels below)")
+
+
+def print_train(store: SqlEventStore, console: Console, only: set[tuple[int, str]] | None = None) -> None:
+    """The merge train's results and the tickets the close-ticket gate closed, from the ledger."""
+    with store.reading() as conn:
+        rows = list(conn.execute(select(merges).order_by(merges.c.position)).mappings())
+        closed = list(conn.execute(select(closed_tickets).order_by(closed_tickets.c.ticket)).mappings())
+    rows = [r for r in rows if only is None or (r["pull_request"], r["head_sha"]) in only]
+    counts = {o: sum(r["outcome"] == o for r in rows) for o in ("merged", "refused")}
+    table = Table(title=f"Merge train: {counts['merged']} merged, {counts['refused']} refused (each head once)")
+    for name in ("pull request", "head", "outcome", "why"):
+        table.add_column(name)
+    for row in rows:
+        why = "; ".join(row["refusal"]) if row["refusal"] else ""
+        table.add_row(f"#{row['pull_request']}", row["head_sha"][:12], row["outcome"], why)
+    console.print(table)
+    _print_closed(closed, console)
+
+
+def _print_closed(closed: list[Any], console: Console) -> None:
+    """The tickets the close-ticket gate closed."""
+    for row in closed:
+        console.print(f"close-ticket gate: #{row['ticket']} closed on #{row['pull_request']} ({row['reason']})")
+    if not closed:
+        console.print("close-ticket gate: no ticket closed")
+
+
+def print_fixers(store: SqlEventStore, settings: Settings, console: Console) -> None:
+    """Fixer sessions from the ledger, or why fixers are off."""
+    with store.reading() as conn:
+        rows = list(conn.execute(select(fixer_sessions).order_by(fixer_sessions.c.position)).mappings())
+    refusal = fixers_refusal(settings)
+    if not rows:
+        console.print(f"Fixers: no session ({refusal or 'no ticket has a launch verdict left to take'})")
+        return
+    table = Table(title=f"Fixer sessions: {len(rows)}, ${sum(r['cost_usd'] for r in rows):.4f}")
+    for name in ("ticket", "branch", "cost USD", "outcome", "pull request"):
+        table.add_column(name)
+    for row in rows:
+        pull = f"#{row['pull_request']}" if row["pull_request"] else "-"
+        table.add_row(f"#{row['ticket']}", row["branch"], f"{row['cost_usd']:.4f}", row["outcome"], pull)
+    console.print(table)
