@@ -22,7 +22,7 @@ Examples = dict[str, Callable[[], Record]]
 MODULES = ("common", "decider", "events", "harness", "loop", "messages", "miners", "operator")
 
 PUBLIC = [
-    "EVENT_TYPES", "MESSAGE_TYPES", "RECORD_TYPES", "AcceptMiner", "Acceptance", "Action", "Arg", "Backtest",
+    "EVENT_TYPES", "MESSAGE_TYPES", "NULL_COMMIT", "RECORD_TYPES", "AcceptMiner", "Acceptance", "Action", "Arg", "Backtest",
     "BacktestReplayed", "BacktestSummary", "Candidate", "CorpusKind", "DeadLetterRetried", "DecidePush", "Decision",
     "DecisionDismissed", "DecisionMade", "Digest",
     "Event", "Example", "ExperimentRegistered", "Fact", "FeatureName", "FeatureRecord", "FieldError", "Finding",
