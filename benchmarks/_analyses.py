@@ -151,6 +151,11 @@ class Analysis:
 
 ANALYSES = (
     Analysis("points-to", POINTS_TO, points_to_facts, dict(zip(SIZES, (63, 189, 567), strict=True))),
-    Analysis("same-generation", SAME_GENERATION, same_generation_facts, dict(zip(SIZES, (16, 48, 144), strict=True))),
+    Analysis(
+        "same-generation",
+        SAME_GENERATION,
+        same_generation_facts,
+        dict(zip(SIZES, (16, 48, 144), strict=True)),
+    ),
     Analysis("negation", NEGATION, negation_facts, dict(zip(SIZES, (30, 90, 270), strict=True))),
 )

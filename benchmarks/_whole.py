@@ -67,8 +67,12 @@ def measure(argv: Sequence[str], folder: Path, stdout: Path | None = None) -> Pr
     report = folder / "rusage.json"
     with open(stdout or os.devnull, "wb") as sink:
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, str(report), *argv], stdout=sink,
-                              stderr=subprocess.PIPE, check=False)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-S", "-c", _LAUNCHER, str(report), *argv],
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
         wall = time.perf_counter() - start
     code, cpu, peak_kib = json.loads(report.read_text())
     if code not in (0, 10, 20, 30):  # clingo's exit codes say satisfiable or not
@@ -97,7 +101,9 @@ def ouro_rows(path: Path) -> set[tuple[Value, ...]]:
     return found
 
 
-def _files(analysis: Analysis, facts: Facts, predicate: str, arity: int, folder: Path) -> tuple[Path, Path, Path, Path]:
+def _files(
+    analysis: Analysis, facts: Facts, predicate: str, arity: int, folder: Path
+) -> tuple[Path, Path, Path, Path]:
     """The rules and facts as ours reads them, and as clingo does."""
     rules, given = folder / f"{analysis.name}.dl", folder / "facts.jsonl"
     rules.write_text(analysis.program)
@@ -123,11 +129,16 @@ def explain_seconds(analysis: Analysis, facts: Facts, predicate: str) -> tuple[f
     return seconds, sum(1 for _ in proof.walk()), atom
 
 
-def whole_process(analyses: Sequence[Analysis], size: str, seed: int, table: list[list[str]]) -> dict[str, float]:
+def whole_process(
+    analyses: Sequence[Analysis], size: str, seed: int, table: list[list[str]]
+) -> dict[str, float]:
     """Every analysis at ``size``, whole process each way; prints a row per command and the explain row, adds
     their rows to ``table``, returns ours/clingo (CPU) per analysis. Exits if the outputs differ."""
-    print(f"whole process at size {size} (seed {seed}): `ouro datalog run --output P --format tsv` against clingo's "
-          "`#show`; output sets compared")  # fmt: skip
+    print(
+        f"whole process at size {size} (seed {seed}): `ouro datalog run --output P --format tsv` against "
+        "clingo's "
+        "`#show`; output sets compared"
+    )
     print(f"{'':<44}{'rows':>9}{'cpu s':>8}{'wall s':>8}{'peak MiB':>10}")
     ratios: dict[str, float] = {}
     for analysis in analyses:
@@ -142,21 +153,41 @@ def whole_process(analyses: Sequence[Analysis], size: str, seed: int, table: lis
             theirs = measure(clingo, folder, folder / "clingo.txt")
             mine = ouro_rows(folder / "out" / f"{predicate}.tsv")
             if mine != clingo_rows(folder / "clingo.txt", predicate):
-                raise SystemExit(f"{analysis.name} {size}: the outputs of {predicate} differ (benchmark void)")
-        for name, cost in ((f"ours {analysis.name} ({predicate})", ours), (f"clingo {analysis.name}", theirs)):
+                raise SystemExit(
+                    f"{analysis.name} {size}: the outputs of {predicate} differ (benchmark void)"
+                )
+        for name, cost in (
+            (f"ours {analysis.name} ({predicate})", ours),
+            (f"clingo {analysis.name}", theirs),
+        ):
             print(f"{name:<44}{len(mine):>9}{cost.cpu:>8.2f}{cost.wall:>8.2f}{cost.peak_mib:>10.0f}")
         ratios[analysis.name] = ours.cpu / theirs.cpu
         seconds, nodes, atom = explain_seconds(analysis, facts, predicate)
         print(f"explain {atom} after evaluation: {seconds:.3f} s (a proof of {nodes} distinct atoms)")
         table.extend(_rows(f"{analysis.name} {size}", predicate, len(mine), ours, theirs))
-        table.append([f"`explain` of one {predicate} atom after evaluation (a proof of {nodes:,} distinct atoms)",
-                      f"{seconds * 1000:.1f} ms", "—", "—"])  # fmt: skip
+        table.append(
+            [
+                f"`explain` of one {predicate} atom after evaluation (a proof of {nodes:,} distinct atoms)",
+                f"{seconds * 1000:.1f} ms",
+                "—",
+                "—",
+            ]
+        )
     return ratios
 
 
 def _rows(case: str, predicate: str, count: int, ours: Process, theirs: Process) -> list[list[str]]:
     """CPU (wall beside it) and peak memory, ours against clingo's, as table rows."""
-    what = f"whole process, {case}: `ouro datalog run --output {predicate}` ({count:,} rows) against clingo's `#show`"
-    cpu = [f"{ours.cpu:.2f} s ({ours.wall:.2f} s wall)", f"{theirs.cpu:.2f} s ({theirs.wall:.2f} s wall)",
-           f"{ours.cpu / theirs.cpu:.2f}x"]  # fmt: skip
-    return [[f"{what}; CPU", *cpu], [f"{what}; peak memory", *against(ours.peak_mib, theirs.peak_mib, "MiB", 0)]]
+    what = (
+        f"whole process, {case}: `ouro datalog run --output {predicate}` ({count:,} rows) against "
+        "clingo's `#show`"
+    )
+    cpu = [
+        f"{ours.cpu:.2f} s ({ours.wall:.2f} s wall)",
+        f"{theirs.cpu:.2f} s ({theirs.wall:.2f} s wall)",
+        f"{ours.cpu / theirs.cpu:.2f}x",
+    ]
+    return [
+        [f"{what}; CPU", *cpu],
+        [f"{what}; peak memory", *against(ours.peak_mib, theirs.peak_mib, "MiB", 0)],
+    ]

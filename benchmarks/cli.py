@@ -7,7 +7,8 @@ exit are reported as min / median / p95. The peer is the interpreter itself (``p
 same interpreter and site-packages): what any Python command pays before its first import, and so the
 floor under every row. Rows: ``ouro --help`` (the command table printed as it is: no command module, not
 even the command-line library, is imported), a group's help (``ouro miner --help``, which imports that
-group's module and typer's parameter machinery), ``ouro schema Probe`` (a command that needs the contract types),
+group's module and typer's parameter machinery), ``ouro schema Probe`` (a command that needs the contract
+types),
 and ``ouro corpus stats RUN --json`` on an example run (the readers and their counting, no model loaded).
 
 The last line is ``ouro --help``'s median against the 150 ms target, with the interpreter's median beside it.
@@ -73,10 +74,22 @@ def main() -> None:
         f"ouro --help median {help_ms:.0f} ms (target < 150 ms), interpreter alone {floor_ms:.0f} ms: "
         f"{help_ms / floor_ms:.2f}x the interpreter"
     )
-    rows = [[f"`{name}`", f"{statistics.median(seconds) * 1000:.0f} ms", f"{floor_ms:.0f} ms",
-             f"{statistics.median(seconds) * 1000 / floor_ms:.2f}x"] for name, seconds in samples.items()]  # fmt: skip
-    write_block(options.markdown, "cli", ["command (whole process, median)", "time", "python -c pass", "ratio"],
-                rows, last)  # fmt: skip
+    rows = [
+        [
+            f"`{name}`",
+            f"{statistics.median(seconds) * 1000:.0f} ms",
+            f"{floor_ms:.0f} ms",
+            f"{statistics.median(seconds) * 1000 / floor_ms:.2f}x",
+        ]
+        for name, seconds in samples.items()
+    ]
+    write_block(
+        options.markdown,
+        "cli",
+        ["command (whole process, median)", "time", "python -c pass", "ratio"],
+        rows,
+        last,
+    )
     print(last)
 
 

@@ -1,4 +1,5 @@
-"""Corpus benchmark: mining throughput, and ``ouro measure h-fleet`` against the reference jq command (docs/loop.md).
+"""Corpus benchmark: mining throughput, and ``ouro measure h-fleet`` against the reference jq command
+(docs/loop.md).
 
     .venv/bin/python benchmarks/corpus.py [--runs 60] [--events 500] [--hfleet-mb 64] [--repeat 5]
 
@@ -13,7 +14,8 @@ Two figures over generated data (seeded; written to a temporary folder, removed 
     accepted). Printed: events read per second, per miner and for all of them in turn.
 (b) **h_fleet, ours against jq, whole processes.** (a)'s runs and more of the same, ``--hfleet-mb`` in
     all: ``ouro measure h-fleet --json FILE…`` (the installed command, as a user runs it) against the
-    reference ``jq`` command (docs/loop.md) over the same files, interleaved, best of ``--repeat`` wall each, their
+    reference ``jq`` command (docs/loop.md) over the same files, interleaved, best of ``--repeat`` wall each,
+    their
     values compared (the benchmark is void if they differ). Beside them, the same command in a process
     that imports only ``ops.cli.measure`` (what a lazily loaded ``ouro`` loads for it). Bytecode is cached
     as in a user's environment (``PYTHONPYCACHEPREFIX`` under the temporary folder).
@@ -74,7 +76,10 @@ TOOLS = [("Bash", 45), ("Read", 22), ("Edit", 12), ("Grep", 10), ("Glob", 6), ("
 
 def _tool_input(rng: random.Random, tool: str) -> dict[str, Any]:
     if tool == "Bash":
-        return {"command": rng.choice(OFFENSES) if rng.random() < 0.03 else rng.choice(BASH), "description": "run"}
+        return {
+            "command": rng.choice(OFFENSES) if rng.random() < 0.03 else rng.choice(BASH),
+            "description": "run",
+        }
     if tool in ("Read", "Write", "Edit"):
         path = f"/home/dev/project/src/module_{rng.randrange(40)}.py"
         return {"file_path": path} | ({"old_string": "a", "new_string": "b"} if tool == "Edit" else {})
@@ -97,7 +102,9 @@ def _line(moment: datetime, event_type: str, event: dict[str, Any]) -> str:
 def stream_run(rng: random.Random, run: str, lines: int, start: datetime) -> Iterator[str]:
     """One harness run: CSF envelope lines around Claude Code stream-json."""
     now, cold = start, rng.random() < 0.3
-    yield _line(now, "system", {"type": "system", "subtype": "init", "session_id": run, "model": "claude-opus-4-5"})
+    yield _line(
+        now, "system", {"type": "system", "subtype": "init", "session_id": run, "model": "claude-opus-4-5"}
+    )
     usage: dict[str, int] = {}
     for n in range(lines // 2 - 1):
         now += timedelta(seconds=rng.randrange(2, 40))
@@ -110,7 +117,9 @@ def stream_run(rng: random.Random, run: str, lines: int, start: datetime) -> Ite
         failed = rng.random() < 0.08
         text = "Exit code 1\nerror" if failed else "ok " * rng.randrange(5, 60)
         result = {"type": "tool_result", "tool_use_id": call, "is_error": failed, "content": text}
-        yield _line(now, "user", {"type": "user", "session_id": run, "message": {"role": "user", "content": [result]}})
+        yield _line(
+            now, "user", {"type": "user", "session_id": run, "message": {"role": "user", "content": [result]}}
+        )
         if n % 60 == 59 or n == lines // 2 - 2:
             done = {"type": "result", "subtype": "success", "session_id": run, "usage": usage}
             yield _line(now, "result", {**done, "total_cost_usd": n / 100})
@@ -140,7 +149,10 @@ def mining(files: list[Path]) -> list[list[str]]:
     events = sum(1 for item in items for _ in item.events())
     lines = sum(1 for path in files for _ in path.open("rb"))
     size = sum(path.stat().st_size for path in files)
-    print(f"(a) mining: {len(files)} runs, {lines} lines, {events} events, {size / 1e6:.1f} MB; events/s per miner")
+    print(
+        f"(a) mining: {len(files)} runs, {lines} lines, {events} events, {size / 1e6:.1f} MB; events/s per "
+        "miner"
+    )
     total, rows = 0.0, []
     for miner in miners.values():
         started = time.perf_counter()
@@ -150,15 +162,21 @@ def mining(files: list[Path]) -> list[list[str]]:
         knee = "none" if knees.get(miner.name) is None else knees[miner.name]
         accepted = "accepted" if miner.name in knees else "not accepted"
         print(
-            f"    {miner.name:<16} {seconds:7.2f} s {events / seconds:10.0f} events/s  {len(found):5d} findings  "
+            f"    {miner.name:<16} {seconds:7.2f} s {events / seconds:10.0f} events/s  {len(found):5d} "
+            "findings  "
             f"(κ* {knee}, {accepted})"
         )
-        rows.append([f"mining, `{miner.name}` ({len(found)} findings)", f"{events / seconds:,.0f} events/s", *NO_PEER])
+        rows.append(
+            [f"mining, `{miner.name}` ({len(found)} findings)", f"{events / seconds:,.0f} events/s", *NO_PEER]
+        )
     print(
         f"    all {len(miners)} miners  {total:7.2f} s {events * len(miners) / total:10.0f} events/s "
         f"({events / total:.0f} corpus events/s through every miner)"
     )
-    whole = f"mining, all {len(miners)} miners in turn ({len(files)} runs, {events:,} events, {size / 1e6:.1f} MB)"
+    whole = (
+        f"mining, all {len(miners)} miners in turn ({len(files)} runs, {events:,} events, "
+        f"{size / 1e6:.1f} MB)"
+    )
     return [*rows, [whole, f"{events / total:,.0f} corpus events/s", *NO_PEER]]
 
 
@@ -172,7 +190,8 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
 
 
 def h_fleet(files: list[Path], root: Path, repeat: int) -> tuple[float, list[list[str]]]:
-    """(b): whole processes, ``ouro measure h-fleet --json`` against the reference jq command (docs/loop.md) on the same
+    """(b): whole processes, ``ouro measure h-fleet --json`` against the reference jq command (docs/loop.md)
+    on the same
     files, interleaved, best of ``repeat`` wall each; returns the ratio ours / jq and the table's rows."""
     ouro = Path(sys.executable).with_name("ouro")
     if shutil.which("jq") is None:
@@ -184,8 +203,7 @@ def h_fleet(files: list[Path], root: Path, repeat: int) -> tuple[float, list[lis
     paths = [str(path) for path in files]
     command = [str(ouro), "measure", "h-fleet", "--json", *paths]
     code = "import sys; from ouroboros_gates.ops.cli.measure import measure_app; measure_app(sys.argv[1:])"
-    alone = [sys.executable, "-c", code,
-             "h-fleet", "--json", *paths]  # fmt: skip
+    alone = [sys.executable, "-c", code, "h-fleet", "--json", *paths]
     _timed(command, env)  # the bytecode written once
     ours_s, alone_s, jq_s = [], [], []
     for _ in range(repeat):
@@ -199,7 +217,8 @@ def h_fleet(files: list[Path], root: Path, repeat: int) -> tuple[float, list[lis
         raise SystemExit(f"h_fleet differs: ours {ours!r}, jq {jq!r} (benchmark void)")
     size = sum(path.stat().st_size for path in files) / 1e6
     print(
-        f"(b) h_fleet over the same {len(files)} files ({size:.1f} MB), whole processes, best of {repeat} wall: "
+        f"(b) h_fleet over the same {len(files)} files ({size:.1f} MB), whole processes, best of {repeat} "
+        "wall: "
         f"`ouro measure h-fleet --json` {min(ours_s):.3f} s, jq {min(jq_s):.3f} s (both {jq!r}); the command "
         f"alone (ops.cli.measure, what a lazy `ouro` loads) {min(alone_s):.3f} s, "
         f"{min(alone_s) / min(jq_s):.2f}x jq"
@@ -207,7 +226,10 @@ def h_fleet(files: list[Path], root: Path, repeat: int) -> tuple[float, list[lis
     over = f"over {len(files)} files ({size:.1f} MB), whole process, best of {repeat}"
     rows = [
         [f"h_fleet: `ouro measure h-fleet --json` {over}", *against(min(ours_s), min(jq_s), "s", 3)],
-        [f"h_fleet: the command's module alone (`ops.cli.measure`) {over}", *against(min(alone_s), min(jq_s), "s", 3)],
+        [
+            f"h_fleet: the command's module alone (`ops.cli.measure`) {over}",
+            *against(min(alone_s), min(jq_s), "s", 3),
+        ],
     ]
     return min(ours_s) / min(jq_s), rows
 
@@ -216,7 +238,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=60, help="generated harness runs for (a)")
     parser.add_argument("--events", type=int, default=500, help="lines per generated run")
-    parser.add_argument("--hfleet-mb", type=float, default=64, help="megabytes of runs for (b): (a)'s and more")
+    parser.add_argument(
+        "--hfleet-mb", type=float, default=64, help="megabytes of runs for (b): (a)'s and more"
+    )
     parser.add_argument("--repeat", type=int, default=5, help="whole-process runs of each side in (b)")
     parser.add_argument("--seed", type=int, default=7)
     add_markdown_option(parser)

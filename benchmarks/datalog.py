@@ -161,14 +161,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--edges", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1, help="runs of each engine; the best counts")
-    parser.add_argument("--runs", type=int, default=10_000, help="generated runs per miner (0: skip the miners)")
-    parser.add_argument("--sizes", default=",".join(SIZES), help="real-program sizes, comma-separated ('': skip)")
+    parser.add_argument(
+        "--runs", type=int, default=10_000, help="generated runs per miner (0: skip the miners)"
+    )
+    parser.add_argument(
+        "--sizes", default=",".join(SIZES), help="real-program sizes, comma-separated ('': skip)"
+    )
     parser.add_argument("--whole", default="large", help="the size of the whole-process workload ('': skip)")
     add_markdown_option(parser)
     options = parser.parse_args(argv)
     sizes = [size for size in options.sizes.split(",") if size]
     if unknown := sorted(set([*sizes, options.whole]) - set(SIZES) - {""}):
-        parser.error(f"--sizes/--whole: unknown size(s) {', '.join(unknown)}; the sizes are {', '.join(SIZES)}")
+        parser.error(
+            f"--sizes/--whole: unknown size(s) {', '.join(unknown)}; the sizes are {', '.join(SIZES)}"
+        )
     table: list[list[str]] = []  # every workload adds its rows
     ratio = closure(options.nodes, options.edges, options.seed, options.repeat, table)
     programs = programs_workload([s for s in SIZES if s in sizes], options.seed, table) if sizes else {}
@@ -191,12 +197,18 @@ def closure(nodes: int, edges: int, seed: int, repeat: int, table: list[list[str
     verify(paths, control)
     proof = model.proof("path", max(paths))
     print(f"transitive closure: {nodes} nodes, {len(graph)} edges (seed {seed}), best of {repeat}")
-    print(f"path facts: {len(paths)} in both engines; proof of path{max(paths)} rests on {len(proof.leaves())} edges")
+    print(
+        f"path facts: {len(paths)} in both engines; proof of path{max(paths)} rests on "
+        f"{len(proof.leaves())} edges"
+    )
     print(f"{'':<30}{'cpu s':>10}{'wall s':>10}")
     for name, timing in rows.items():
         print(f"{name:<30}{timing.cpu:>10.3f}{timing.wall:>10.3f}")
     ours, theirs = rows["ours (parse+check+evaluate)"].cpu, rows["clingo (ground+solve)"].cpu
-    what = f"transitive closure, {nodes:,} nodes, {len(graph):,} edges, {len(paths):,} paths; CPU, best of {repeat}"
+    what = (
+        f"transitive closure, {nodes:,} nodes, {len(graph):,} edges, {len(paths):,} paths; CPU, best of "
+        f"{repeat}"
+    )
     table.append([what, *against(ours, theirs, "s", 3)])
     return ours / theirs
 
@@ -217,7 +229,9 @@ def run_analysis(analysis: Analysis, size: str, seed: int) -> tuple[int, int, Ti
     """Input facts, derived facts, our timing and clingo's on one program at one size; exits if the
     engines derive different facts."""
     facts = analysis.facts(size, seed)
-    given = [(predicate, args, (analysis.name, line)) for line, (predicate, args) in enumerate(facts, start=1)]
+    given = [
+        (predicate, args, (analysis.name, line)) for line, (predicate, args) in enumerate(facts, start=1)
+    ]
     ours = Timing()
     with timed(ours):
         model = evaluate(check(parse(analysis.program, f"{analysis.name}.dl")), given)
@@ -228,7 +242,9 @@ def run_analysis(analysis: Analysis, size: str, seed: int) -> tuple[int, int, Ti
     found = _clingo_derived(asp, derived, theirs)
     mine = {(predicate, row) for predicate in derived for row in model.facts(predicate)}
     if mine != found:
-        raise SystemExit(f"{analysis.name} {size}: the engines disagree ({len(mine)} facts, clingo {len(found)}): void")
+        raise SystemExit(
+            f"{analysis.name} {size}: the engines disagree ({len(mine)} facts, clingo {len(found)}): void"
+        )
     predicate, row = max(mine)
     model.proof(predicate, row)
     return len(facts), len(mine), ours, theirs
@@ -256,8 +272,14 @@ def programs_workload(sizes: Sequence[str], seed: int, table: list[list[str]]) -
         if len(sizes) > 1:
             k_ours, k_clingo = growth(ours_points), growth(clingo_points)
             print(f"{analysis.name} growth: ours ~ n^{k_ours:.2f}, clingo ~ n^{k_clingo:.2f}")
-            table.append([f"{analysis.name}: time ~ n^k over the sizes run", f"k = {k_ours:.2f}", f"k = {k_clingo:.2f}",
-                          "—"])  # fmt: skip
+            table.append(
+                [
+                    f"{analysis.name}: time ~ n^k over the sizes run",
+                    f"k = {k_ours:.2f}",
+                    f"k = {k_clingo:.2f}",
+                    "—",
+                ]
+            )
     return ratios
 
 
@@ -299,7 +321,9 @@ def generate_runs(miner: Miner, count: int, seed: int, root: Path) -> None:
 
 
 def _median_knee(facts: Sequence[InputFact]) -> Value:
-    scores = [args[-1] for predicate, args, _span in facts if predicate == "score" and not isinstance(args[-1], str)]
+    scores = [
+        args[-1] for predicate, args, _span in facts if predicate == "score" and not isinstance(args[-1], str)
+    ]
     return round(statistics.median(scores)) if scores else 0
 
 
@@ -314,7 +338,9 @@ def _clingo_derived(text: str, derived: dict[str, int], timing: Timing) -> set[t
     for predicate, arity in derived.items():
         for atom in control.symbolic_atoms.by_signature(f"d_{predicate}", arity):
             args = atom.symbol.arguments
-            found.add((predicate, tuple(a.number if a.type == clingo.SymbolType.Number else a.string for a in args)))
+            found.add(
+                (predicate, tuple(a.number if a.type == clingo.SymbolType.Number else a.string for a in args))
+            )
     return found
 
 
@@ -335,7 +361,9 @@ def run_miner(miner: Miner, runs: int, seed: int) -> tuple[Timing, Timing, int, 
     found = _clingo_derived(asp, derived, theirs)
     mine = {(p, tuple(args)) for p in derived for args in model.facts(p)}
     if mine != found:
-        raise SystemExit(f"{miner.name}: the engines disagree ({len(mine)} verdicts, clingo {len(found)}): void")
+        raise SystemExit(
+            f"{miner.name}: the engines disagree ({len(mine)} verdicts, clingo {len(found)}): void"
+        )
     return ours, theirs, len(facts), len(mine)
 
 
@@ -350,10 +378,18 @@ def miners_workload(runs: int, seed: int, table: list[list[str]]) -> float:
         ours, theirs, facts, verdicts = run_miner(miner, runs, seed)
         total_ours.cpu, total_theirs.cpu = total_ours.cpu + ours.cpu, total_theirs.cpu + theirs.cpu
         print(f"{miner.name:<30}{facts:>10}{verdicts:>10}{ours.cpu:>10.3f}{theirs.cpu:>12.3f}")
-        table.append([f"miner `{miner.name}`: {facts:,} facts, {verdicts:,} verdicts; CPU",
-                      *against(ours.cpu, theirs.cpu, "s", 3)])  # fmt: skip
-    table.append([f"every shipped miner ({len(installed)}), {runs:,} generated runs each; CPU",
-                  *against(total_ours.cpu, total_theirs.cpu, "s", 3)])  # fmt: skip
+        table.append(
+            [
+                f"miner `{miner.name}`: {facts:,} facts, {verdicts:,} verdicts; CPU",
+                *against(ours.cpu, theirs.cpu, "s", 3),
+            ]
+        )
+    table.append(
+        [
+            f"every shipped miner ({len(installed)}), {runs:,} generated runs each; CPU",
+            *against(total_ours.cpu, total_theirs.cpu, "s", 3),
+        ]
+    )
     return total_ours.cpu / total_theirs.cpu if total_theirs.cpu else float("nan")
 
 

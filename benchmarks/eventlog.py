@@ -89,8 +89,15 @@ def _runs(n: int) -> list[RunRecorded]:
     for i in range(n):
         run = f"run-{i:07d}"
         usage = Usage(input_tokens=1200 + i, output_tokens=300, cache_read_input_tokens=9000)
-        summary = RunSummary(run=run, lines=40 + i % 9, malformed=0, tool_calls=12, tool_errors=i % 3,
-                             usage=usage, cost_usd=0.02)  # fmt: skip
+        summary = RunSummary(
+            run=run,
+            lines=40 + i % 9,
+            malformed=0,
+            tool_calls=12,
+            tool_errors=i % 3,
+            usage=usage,
+            cost_usd=0.02,
+        )
         digest = hashlib.sha256(run.encode()).hexdigest()
         out.append(RunRecorded(run=run, path=f"{run}/events.jsonl", summary=summary, digest=digest))
     return out
@@ -147,11 +154,15 @@ class _SyncNormalPool(es_sqlite.SQLiteConnectionPool):
 def _upsert_sql(mark: Callable[[str], str]) -> str:
     updates = ", ".join(f"{c}=excluded.{c}" for c in COLUMNS if c != "run")
     values = ", ".join(mark(c) for c in COLUMNS)
-    return f"INSERT INTO es_runs ({', '.join(COLUMNS)}) VALUES ({values}) ON CONFLICT (run) DO UPDATE SET {updates}"
+    return (
+        f"INSERT INTO es_runs ({', '.join(COLUMNS)}) VALUES ({values}) ON CONFLICT (run) DO UPDATE SET "
+        f"{updates}"
+    )
 
 
 class _RunsView:
-    """``es_runs`` beside their tracking table: one upsert per event and the tracking row, in one transaction."""
+    """``es_runs`` beside their tracking table: one upsert per event and the tracking row, in one
+    transaction."""
 
     def upsert(self, rows: list[dict[str, Any]], tracking: Tracking) -> None:
         """Upsert one row per event and move the tracking row, atomically."""
@@ -201,15 +212,22 @@ class Theirs:
     def batched(self, events: Sequence[Event], tag: str) -> None:
         """One ``insert_events`` per 100 events: 10 streams of 10."""
         for j, chunk in enumerate(_chunks(events, BATCH)):
-            stored = [_stored(e, f"probe/{tag}-{j}-{k // 10}", k % 10 + 1, f"{tag}-{j}") for k, e in enumerate(chunk)]
+            stored = [
+                _stored(e, f"probe/{tag}-{j}-{k // 10}", k % 10 + 1, f"{tag}-{j}")
+                for k, e in enumerate(chunk)
+            ]
             self.recorder.insert_events(stored)
 
     def catch_up(self) -> int:
         """Pages of notifications, decoded and upserted with the tracking row; the count folded."""
         row_of: Any = runs_projection.rows["RunRecorded"]  # it reads only .payload and .position
         start, done = self.view.max_tracking_id("runs") or 0, 0
-        while page := self.recorder.select_notifications(start, PAGE, topics=[RUN_TOPIC], inclusive_of_start=False):
-            rows = [row_of(SimpleNamespace(payload=orjson.loads(n.state)["payload"], position=n.id)) for n in page]
+        while page := self.recorder.select_notifications(
+            start, PAGE, topics=[RUN_TOPIC], inclusive_of_start=False
+        ):
+            rows = [
+                row_of(SimpleNamespace(payload=orjson.loads(n.state)["payload"], position=n.id)) for n in page
+            ]
             self.view.upsert(rows, Tracking("runs", page[-1].id))
             start, done = page[-1].id, done + len(page)
         return done
@@ -284,10 +302,16 @@ def run_postgres(n: int, url: str) -> list[Measure]:
         upgrade(engine)
         at = make_url(bench_url)
         datastore = es_postgres.PostgresDatastore(
-            str(at.database), at.host or "127.0.0.1", at.port or 5432, at.username or "postgres", at.password or "",
+            str(at.database),
+            at.host or "127.0.0.1",
+            at.port or 5432,
+            at.username or "postgres",
+            at.password or "",
             originator_id_type="text",
-        )  # fmt: skip
-        theirs = _their_tables(es_postgres.PostgresProcessRecorder, PostgresRunsView, datastore, engine.dialect)
+        )
+        theirs = _their_tables(
+            es_postgres.PostgresProcessRecorder, PostgresRunsView, datastore, engine.dialect
+        )
         try:
             return _measure("postgres", Ours(SqlEventStore(engine)), theirs, n)
         finally:
@@ -296,8 +320,10 @@ def run_postgres(n: int, url: str) -> list[Measure]:
 
 
 def _rows(results: list[Measure]) -> list[list[str]]:
-    return [[r.backend, LABELS[r.key], f"{r.ours:,.0f}", f"{r.theirs:,.0f}", f"{r.ours / r.theirs:.2f}x"]
-            for r in results]  # fmt: skip
+    return [
+        [r.backend, LABELS[r.key], f"{r.ours:,.0f}", f"{r.theirs:,.0f}", f"{r.ours / r.theirs:.2f}x"]
+        for r in results
+    ]
 
 
 HEADER = ["backend", "measure", "ours / s", "eventsourcing / s", "ratio"]
@@ -306,19 +332,29 @@ HEADER = ["backend", "measure", "ours / s", "eventsourcing / s", "ratio"]
 def _report(results: list[Measure]) -> str:
     print(f"{'backend':<9} {'measure':<28} {'ours/s':>10} {'theirs/s':>10} {'ours/theirs':>12}")
     for r in results:
-        print(f"{r.backend:<9} {LABELS[r.key]:<28} {r.ours:>10.0f} {r.theirs:>10.0f} {r.ours / r.theirs:>11.2f}x")
-    ratios = [f"{r.key} {r.backend} {r.ours / r.theirs:.2f}x" for key in LABELS for r in results if r.key == key]
+        print(
+            f"{r.backend:<9} {LABELS[r.key]:<28} {r.ours:>10.0f} {r.theirs:>10.0f} "
+            f"{r.ours / r.theirs:>11.2f}x"
+        )
+    ratios = [
+        f"{r.key} {r.backend} {r.ours / r.theirs:.2f}x" for key in LABELS for r in results if r.key == key
+    ]
     lite = next((r.ours for r in results if r.backend == "sqlite" and r.key == "catch-up"), 0.0)
-    return (f"ratio ours/eventsourcing: {', '.join(ratios)}; "
-            f"catch-up sqlite {lite:.0f} ev/s (target >= {TARGET_CATCH_UP})")  # fmt: skip
+    return (
+        f"ratio ours/eventsourcing: {', '.join(ratios)}; "
+        f"catch-up sqlite {lite:.0f} ev/s (target >= {TARGET_CATCH_UP})"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run every measure and print the table, then the summary line last."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=5000, help="events per measure (default 5000)")
-    parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test",
-                        help="a PostgreSQL server (a fresh database is created on it and dropped)")  # fmt: skip
+    parser.add_argument(
+        "--pg-url",
+        default="postgresql+psycopg://postgres@127.0.0.1:5432/test",
+        help="a PostgreSQL server (a fresh database is created on it and dropped)",
+    )
     parser.add_argument("--skip-pg", action="store_true", help="measure SQLite only")
     add_markdown_option(parser)
     args = parser.parse_args(argv)

@@ -67,7 +67,9 @@ def noop_app(broker_url: str) -> Celery:
     acks late, reject on worker lost, prefetch 1, JSON, the transport options, and the task events Flower
     shows, which every task of ours sends too)."""
     app = configure(Celery("bench-noop"), Settings(broker_url=broker_url, polling_interval_s=0.1))
-    app.conf.update(task_default_queue=NOOP_QUEUE, task_routes={"bench.noop": {"queue": NOOP_QUEUE}}, beat_schedule={})
+    app.conf.update(
+        task_default_queue=NOOP_QUEUE, task_routes={"bench.noop": {"queue": NOOP_QUEUE}}, beat_schedule={}
+    )
 
     @app.task(name="bench.noop")  # type: ignore[untyped-decorator]
     def noop(payload: Any) -> None:
@@ -91,8 +93,19 @@ def _redis(given: str | None, folder: Path) -> Iterator[str]:
     if server is None:
         raise SystemExit("redis-server is not installed: pass --redis-url")
     port = _free_port()
-    argv = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--dir", str(folder)]  # fmt: skip
+    argv = [
+        server,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(folder),
+    ]
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     url = f"redis://127.0.0.1:{port}/0"
     try:
@@ -121,8 +134,11 @@ def _until(check: Callable[[], Any], timeout: float, what: str) -> Any:
 
 
 def make_runs(folder: Path, events: int, per_run: int) -> list[Path]:
-    """Runs of ``per_run`` harness lines (the example runs' lines, in order, wrapped round), ``events`` in all."""
-    lines = [line for path in sorted(EXAMPLES.glob("*/events.jsonl")) for line in path.read_text().splitlines()]
+    """Runs of ``per_run`` harness lines (the example runs' lines, in order, wrapped round), ``events`` in
+    all."""
+    lines = [
+        line for path in sorted(EXAMPLES.glob("*/events.jsonl")) for line in path.read_text().splitlines()
+    ]
     runs: list[Path] = []
     made, cursor = 0, 0
     while made < events:
@@ -193,12 +209,17 @@ def _cpu_s(pid: int) -> float:
 
 
 def _pg_cpu_s(store: SqlEventStore) -> float:
-    """CPU seconds of the PostgreSQL backends on the bench database but this one (0 for a server elsewhere)."""
+    """CPU seconds of the PostgreSQL backends on the bench database but this one (0 for a server
+    elsewhere)."""
     if store.engine.url.host not in ("127.0.0.1", "localhost", "::1"):
         return 0.0
     with store.reading() as conn:
-        pids = conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                                 " AND pid <> pg_backend_pid()")).scalars()  # fmt: skip
+        pids = conn.execute(
+            text(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid()"
+            )
+        ).scalars()
         return sum(_cpu_s(int(pid)) for pid in pids)
 
 
@@ -208,8 +229,23 @@ def _children(pid: int) -> list[int]:
 
 
 def _celery_argv(app: str, queues: str) -> list[str]:
-    return [sys.executable, "-m", "celery", "-A", app, "worker", "-Q", queues, "-c", "1", "-l", "WARNING",
-            "--without-gossip", "--without-mingle", "--without-heartbeat"]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        app,
+        "worker",
+        "-Q",
+        queues,
+        "-c",
+        "1",
+        "-l",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
 
 
 def run_peer(broker: str, messages: int, workers: int, folder: Path) -> tuple[float, Peaks, Cpu]:
@@ -229,7 +265,9 @@ def run_peer(broker: str, messages: int, workers: int, folder: Path) -> tuple[fl
         with app.producer_or_acquire() as producer:
             for _ in range(messages):
                 app.send_task("bench.noop", args=[payload], queue=NOOP_QUEUE, producer=producer)
-        _until(lambda: client.llen(NOOP_QUEUE) == 0 and client.hlen("unacked") == 0, 3600, "the no-op messages")
+        _until(
+            lambda: client.llen(NOOP_QUEUE) == 0 and client.hlen("unacked") == 0, 3600, "the no-op messages"
+        )
         seconds, (main, child) = time.perf_counter() - started, fleet.cpu_s()
         return seconds, fleet.peaks_mib(), (main - cpu[0], child - cpu[1], 0.0)
     finally:
@@ -252,17 +290,31 @@ def run_ours(
 ) -> tuple[float, Peaks, Cpu]:
     """Seconds to ingest and mine every run, the workers' peaks, and the CPU seconds spent over those."""
     state = folder / "state"
-    env = {**os.environ, "OURO_BROKER_URL": broker, "OURO_DATABASE_URL": database, "OURO_STATE": str(state),
-           "OURO_ROOTS": str(folder), "OURO_POLLING_INTERVAL_S": "0.1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "OURO_BROKER_URL": broker,
+        "OURO_DATABASE_URL": database,
+        "OURO_STATE": str(state),
+        "OURO_ROOTS": str(folder),
+        "OURO_POLLING_INTERVAL_S": "0.1",
+    }
     settings = Settings(broker_url=broker, database_url=database, state=state, roots=str(folder))
     sender = build_app(settings, include=False)
     declare_queues(sender)
     store = SqlEventStore.from_url(database)
     ensure_schema(store.engine)
-    fleet = Workers(_celery_argv("ouroboros_gates.workers.app", "fleet,miner"), env, workers, folder / "fleet.log")
+    fleet = Workers(
+        _celery_argv("ouroboros_gates.workers.app", "fleet,miner"), env, workers, folder / "fleet.log"
+    )
     try:
-        warm = [IngestRun(message_id=content_id("bench-warm", str(round_), str(i)), path=str(runs[i % len(runs)]),
-                          run=f"warm-{round_}-{i}") for i in range(workers * 2)]  # fmt: skip
+        warm = [
+            IngestRun(
+                message_id=content_id("bench-warm", str(round_), str(i)),
+                path=str(runs[i % len(runs)]),
+                run=f"warm-{round_}-{i}",
+            )
+            for i in range(workers * 2)
+        ]
         base = _handled(store).get("miner.mine", 0)
         for message in warm:
             sender.send_task(message.TASK, args=[message.to_json_dict()], queue="miner")
@@ -272,9 +324,14 @@ def run_ours(
         started = time.perf_counter()
         with sender.producer_or_acquire() as producer:
             for i, run in enumerate(runs):
-                message = IngestRun(message_id=content_id("bench", str(round_), str(i)), path=str(run),
-                                    run=f"r{round_}-{run.name}")  # fmt: skip
-                sender.send_task(message.TASK, args=[message.to_json_dict()], queue="miner", producer=producer)
+                message = IngestRun(
+                    message_id=content_id("bench", str(round_), str(i)),
+                    path=str(run),
+                    run=f"r{round_}-{run.name}",
+                )
+                sender.send_task(
+                    message.TASK, args=[message.to_json_dict()], queue="miner", producer=producer
+                )
         _until(lambda: _handled(store).get("miner.mine", 0) >= base + len(runs), 3600, "the runs to be mined")
         seconds, (main, child) = time.perf_counter() - started, fleet.cpu_s()
         return seconds, fleet.peaks_mib(), (main - cpu[0], child - cpu[1], _pg_cpu_s(store) - pg)
@@ -308,8 +365,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2, help="worker processes on each side")
     parser.add_argument("--rounds", type=int, default=1, help="peer then ours, this many times")
     parser.add_argument("--redis-url", default=None, help="a Redis to use instead of a private redis-server")
-    parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
-                        help="a PostgreSQL server (a fresh database is created on it and dropped)")  # fmt: skip
+    parser.add_argument(
+        "--pg-url",
+        default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
+        help="a PostgreSQL server (a fresh database is created on it and dropped)",
+    )
     parser.add_argument("--noop-worker", action="store_true", help=argparse.SUPPRESS)
     add_markdown_option(parser)
     args, extra = parser.parse_known_args(argv)
@@ -317,29 +377,53 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"unrecognised arguments: {' '.join(extra)}")
     if args.noop_worker:  # the peer's worker process
         noop_app(os.environ["OURO_BENCH_BROKER"]).worker_main(
-            ["worker", "-Q", NOOP_QUEUE, "-c", "1", "-l", "WARNING", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", *extra])  # fmt: skip
+            [
+                "worker",
+                "-Q",
+                NOOP_QUEUE,
+                "-c",
+                "1",
+                "-l",
+                "WARNING",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                *extra,
+            ]
+        )
         return
     with tempfile.TemporaryDirectory(prefix="ouro-bench-fleet-") as tmp:
         folder = Path(tmp)
         runs = make_runs(folder / "runs", args.events, args.run_events)
         messages = 2 * len(runs)  # an IngestRun and its MineRun per run
-        print(f"{args.events:,} harness events in {len(runs):,} runs ({messages:,} messages), {args.workers} workers")
+        print(
+            f"{args.events:,} harness events in {len(runs):,} runs ({messages:,} messages), {args.workers} "
+            "workers"
+        )
         peers: list[Round] = []
         ours: list[Round] = []
         with _redis(args.redis_url, folder) as broker, fresh_pg_database(args.pg_url, "fleet") as database:
             for round_ in range(args.rounds):
                 peers.append(peer := Round(*run_peer(broker, messages, args.workers, folder)))
-                print(f"round {round_ + 1} peer (no-op task): {messages / peer.seconds:,.0f} messages/s; "
-                      f"peak RSS per worker (main + pool child): {_peaks(peer.peaks)}; "
-                      f"{_per_message(peer.cpu, messages)}")  # fmt: skip
+                print(
+                    f"round {round_ + 1} peer (no-op task): {messages / peer.seconds:,.0f} messages/s; "
+                    f"peak RSS per worker (main + pool child): {_peaks(peer.peaks)}; "
+                    f"{_per_message(peer.cpu, messages)}"
+                )
                 ours.append(mine := Round(*run_ours(broker, database, runs, args.workers, folder, round_)))
-                print(f"round {round_ + 1} ours: {args.events / mine.seconds:,.0f} events/s, "
-                      f"{messages / mine.seconds:,.0f} messages/s; peak RSS per worker (main + pool child): "
-                      f"{_peaks(mine.peaks)}; {_per_message(mine.cpu, messages)}")  # fmt: skip
+                print(
+                    f"round {round_ + 1} ours: {args.events / mine.seconds:,.0f} events/s, "
+                    f"{messages / mine.seconds:,.0f} messages/s; peak RSS per worker (main + pool child): "
+                    f"{_peaks(mine.peaks)}; {_per_message(mine.cpu, messages)}"
+                )
     last = summary(peers, ours, args.events, messages)
-    write_block(args.markdown, "fleet", ["measure", "ours", "no-op task", "ratio"],
-                _rows(peers, ours, args.events, messages, len(runs)), last)  # fmt: skip
+    write_block(
+        args.markdown,
+        "fleet",
+        ["measure", "ours", "no-op task", "ratio"],
+        _rows(peers, ours, args.events, messages, len(runs)),
+        last,
+    )
     print(last)
 
 
@@ -351,14 +435,20 @@ def summary(peers: list[Round], ours: list[Round], events: int, messages: int) -
     ratios = [peer.seconds / mine.seconds for peer, mine in zip(peers, ours, strict=True)]
     ours_rate, peer_rate = len(ours) * messages / ours_s, len(peers) * messages / peer_s
     per_message = 1000 / (len(ours) * messages)
-    print(f"rounds like for like: {', '.join(f'{r:.2f}x' for r in ratios)}; CPU per message, every measured "
-          f"process: ours {ours_cpu * per_message:.2f} ms vs no-op {peer_cpu * per_message:.2f} ms "
-          f"({ours_cpu / peer_cpu:.1f}x)")  # fmt: skip
+    print(
+        f"rounds like for like: {', '.join(f'{r:.2f}x' for r in ratios)}; CPU per message, every measured "
+        f"process: ours {ours_cpu * per_message:.2f} ms vs no-op {peer_cpu * per_message:.2f} ms "
+        f"({ours_cpu / peer_cpu:.1f}x)"
+    )
     events_rate = len(ours) * events / ours_s
-    print(f"events/s ours end to end {events_rate:,.0f} vs no-op messages/s {peer_rate:,.0f}: "
-          f"{events_rate / peer_rate:.2f}x")  # fmt: skip
-    return (f"messages/s ours {ours_rate:,.0f} vs no-op {peer_rate:,.0f} (like for like): "
-            f"{ours_rate / peer_rate:.2f}x (target >= 0.5x)")  # fmt: skip
+    print(
+        f"events/s ours end to end {events_rate:,.0f} vs no-op messages/s {peer_rate:,.0f}: "
+        f"{events_rate / peer_rate:.2f}x"
+    )
+    return (
+        f"messages/s ours {ours_rate:,.0f} vs no-op {peer_rate:,.0f} (like for like): "
+        f"{ours_rate / peer_rate:.2f}x (target >= 0.5x)"
+    )
 
 
 def _rows(peers: list[Round], ours: list[Round], events: int, messages: int, runs: int) -> list[list[str]]:
@@ -366,22 +456,47 @@ def _rows(peers: list[Round], ours: list[Round], events: int, messages: int, run
     by process, and the largest peak RSS of a worker's processes."""
     count, done = len(ours) * messages, len(ours) * events / sum(r.seconds for r in ours)
     ours_rate, peer_rate = (count / sum(r.seconds for r in side) for side in (ours, peers))
-    ours_cpu, peer_cpu = ([1000 * sum(r.cpu[i] for r in side) / count for i in range(3)] for side in (ours, peers))
-    ours_peak, peer_peak = ([max(w[i] for r in side for w in r.peaks) for i in range(2)] for side in (ours, peers))
-    rows = [[f"messages/s like for like ({messages:,} a round: {runs:,} runs, an IngestRun and a MineRun each), "
-             f"{len(ours)} round(s)", *against(ours_rate, peer_rate, "messages/s", 0)]]  # fmt: skip
+    ours_cpu, peer_cpu = (
+        [1000 * sum(r.cpu[i] for r in side) / count for i in range(3)] for side in (ours, peers)
+    )
+    ours_peak, peer_peak = (
+        [max(w[i] for r in side for w in r.peaks) for i in range(2)] for side in (ours, peers)
+    )
+    rows = [
+        [
+            f"messages/s like for like ({messages:,} a round: {runs:,} runs, an IngestRun and a MineRun "
+            "each), "
+            f"{len(ours)} round(s)",
+            *against(ours_rate, peer_rate, "messages/s", 0),
+        ]
+    ]
     if len(ours) > 1:
-        rows += [[f"round {n}, messages/s", *against(messages / mine.seconds, messages / peer.seconds, "messages/s", 0)]
-                 for n, (peer, mine) in enumerate(zip(peers, ours, strict=True), 1)]  # fmt: skip
-    rows.append([f"harness events/s end to end ({events:,} events) against the no-op's messages/s",
-                 f"{done:,.0f} events/s", f"{peer_rate:,.0f} messages/s", f"{done / peer_rate:.2f}x"])  # fmt: skip
+        rows += [
+            [
+                f"round {n}, messages/s",
+                *against(messages / mine.seconds, messages / peer.seconds, "messages/s", 0),
+            ]
+            for n, (peer, mine) in enumerate(zip(peers, ours, strict=True), 1)
+        ]
+    rows.append(
+        [
+            f"harness events/s end to end ({events:,} events) against the no-op's messages/s",
+            f"{done:,.0f} events/s",
+            f"{peer_rate:,.0f} messages/s",
+            f"{done / peer_rate:.2f}x",
+        ]
+    )
     rows.append(["CPU per message, every measured process", *against(sum(ours_cpu), sum(peer_cpu), "ms")])
-    rows += [[f"CPU per message, {what}", *against(ours_cpu[i], peer_cpu[i], "ms")]
-             for i, what in enumerate(("the workers' main processes", "their pool children"))]  # fmt: skip
+    rows += [
+        [f"CPU per message, {what}", *against(ours_cpu[i], peer_cpu[i], "ms")]
+        for i, what in enumerate(("the workers' main processes", "their pool children"))
+    ]
     postgres = f"{ours_cpu[2]:.2f} ms" if ours_cpu[2] else "not read (the server is on another host)"
     rows.append(["CPU per message, PostgreSQL's backends serving the bench database", postgres, "—", "—"])
-    rows += [[f"peak RSS of a worker's {what}, the largest", *against(ours_peak[i], peer_peak[i], "MiB", 0)]
-             for i, what in enumerate(("main process", "pool child"))]  # fmt: skip
+    rows += [
+        [f"peak RSS of a worker's {what}, the largest", *against(ours_peak[i], peer_peak[i], "MiB", 0)]
+        for i, what in enumerate(("main process", "pool child"))
+    ]
     return rows
 
 

@@ -11,7 +11,8 @@ on ``PreToolUse``, decided by the gate server, as the session's own calls were (
 interpreter per event would take half an hour at 50,000). The gates are every shipped accepted miner,
 compiled into the state's cache. Then ``--calls`` PreToolUse calls ``--gap`` seconds apart (the tool runs
 and the agent thinks between two), each the command ``ouro hooks install`` writes, taken from
-``ops.hooks_install.hook_command`` (``python -S -P …/ops/hook_script.py --state DIR``, the payload on stdin), a whole
+``ops.hooks_install.hook_command`` (``python -S -P …/ops/hook_script.py --state DIR``, the payload on stdin),
+a whole
 process timed from spawn to exit;
 one call in ten is a ``pkill -f`` that matches itself and must be denied, the others innocent and allowed.
 Printed per size: p50/p95 wall, the gate server's own decision time (``OURO_HOOK_TRACE``), the server's
@@ -76,11 +77,20 @@ def session_payloads(rng: random.Random, events: int) -> Iterator[dict[str, Any]
             yield {**base, "hook_event_name": "UserPromptSubmit", "prompt": "carry on with the next step"}
             written += 1
         tool = _pick(rng)
-        call = {**base, "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": _tool_input(rng, tool),
-                "tool_use_id": f"toolu_{n:06d}"}  # fmt: skip
+        call = {
+            **base,
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": _tool_input(rng, tool),
+            "tool_use_id": f"toolu_{n:06d}",
+        }
         failed = rng.random() < 0.08
         done = {**call, "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse"}
-        done |= {"error": "Exit code 1"} if failed else {"tool_response": {"stdout": "ok " * rng.randrange(5, 60)}}
+        done |= (
+            {"error": "Exit code 1"}
+            if failed
+            else {"tool_response": {"stdout": "ok " * rng.randrange(5, 60)}}
+        )
         yield call
         yield done
         written, n = written + 2, n + 1
@@ -164,8 +174,13 @@ def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> Laten
             tool = "Bash" if n % 10 == 5 else _pick(rng)
             innocent = {"command": rng.choice(BASH)} if tool == "Bash" else _tool_input(rng, tool)
             given = PKILL if n % 10 == 5 else innocent
-            payload = {"session_id": SESSION, "hook_event_name": "PreToolUse", "tool_name": tool,
-                       "tool_input": given, "tool_use_id": f"toolu_b{n}"}  # fmt: skip
+            payload = {
+                "session_id": SESSION,
+                "hook_event_name": "PreToolUse",
+                "tool_name": tool,
+                "tool_input": given,
+                "tool_use_id": f"toolu_b{n}",
+            }
             elapsed, decided, deny = _hook(state, payload, env)
             if deny != (n % 10 == 5):
                 raise SystemExit(f"call {n} ({given}) was {'denied' if deny else 'allowed'} (benchmark void)")
@@ -187,7 +202,8 @@ def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> Laten
         f"({denied} denied) {gap:.2f} s apart; gates: {names}"
     )
     print(
-        f"        whole process p50 {_pct(wall, 0.5):6.1f} ms  p95 {_pct(wall, 0.95):6.1f} ms  (gate server's "
+        f"        whole process p50 {_pct(wall, 0.5):6.1f} ms  p95 {_pct(wall, 0.95):6.1f} ms  (gate "
+        "server's "
         f"decision p50 {_pct(server, 0.5):5.1f} ms  p95 {_pct(server, 0.95):5.1f} ms; hook process with no "
         f"gate p50 {_pct(floor, 0.5):5.1f} ms; {memory})"
     )
@@ -195,8 +211,13 @@ def measure(root: Path, events: int, calls: int, gap: float, seed: int) -> Laten
 
 
 def _call(session: str, command: str, call: str) -> dict[str, Any]:
-    return {"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Bash",
-            "tool_input": {"command": command}, "tool_use_id": call}  # fmt: skip
+    return {
+        "session_id": session,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_use_id": call,
+    }
 
 
 def _median(values: list[float]) -> float:
@@ -218,10 +239,15 @@ def measure_long(root: Path, megabytes: int, rounds: int) -> tuple[float, float]
         _hook(state, _call("long", "true", "warm"), env)  # the server started, off the clock
         for n in range(rounds):
             offends = n % 2 == 1
-            for kind, command in (("long", f"{PKILL['command']}; {blob}" if offends else blob), ("small", "ls")):
+            for kind, command in (
+                ("long", f"{PKILL['command']}; {blob}" if offends else blob),
+                ("small", "ls"),
+            ):
                 elapsed, server, deny = _hook(state, _call("long", command, f"{kind}{n}"), env)
                 if deny != (offends and kind == "long"):
-                    raise SystemExit(f"{kind} call {n} was {'denied' if deny else 'allowed'} (benchmark void)")
+                    raise SystemExit(
+                        f"{kind} call {n} was {'denied' if deny else 'allowed'} (benchmark void)"
+                    )
                 timed[kind].append(elapsed)
                 timed[f"{kind} server"].append(server or 0.0)
         if not _hook(state, _call("long", PKILL["command"], "after"), env)[2]:
@@ -239,7 +265,8 @@ def measure_long(root: Path, megabytes: int, rounds: int) -> tuple[float, float]
 
 
 def measure_split() -> tuple[list[float], list[float]]:
-    """``split_words`` on one word of 4 and 8 MB (the best of 9, the two sizes taking turns: a few milliseconds
+    """``split_words`` on one word of 4 and 8 MB (the best of 9, the two sizes taking turns: a few
+    milliseconds
     each), ``shlex`` on 128 and 256 KiB (once each: seconds): each one's CPU seconds at its two sizes."""
     from ouroboros_gates.miners.shell import split_words
 
@@ -277,16 +304,22 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [int(size) for size in options.sizes.split(",")]
     root = Path(tempfile.mkdtemp(prefix="ouro-bench-hook-"))
     saved = dict(os.environ)
-    os.environ.update({
-        "OURO_HOOK_WARN": options.warn, "OURO_HOOK_AUTOFLUSH": "0", "OURO_GATE_IDLE_S": "300",
-        "PYTHONPYCACHEPREFIX": str(root / "pycache"),
-    })  # fmt: skip
+    os.environ.update(
+        {
+            "OURO_HOOK_WARN": options.warn,
+            "OURO_HOOK_AUTOFLUSH": "0",
+            "OURO_GATE_IDLE_S": "300",
+            "PYTHONPYCACHEPREFIX": str(root / "pycache"),
+        }
+    )
     for name in ("OURO_MINERS_PATH", "PYTHONDONTWRITEBYTECODE", "OURO_HOOK_TRACE"):
         os.environ.pop(name, None)
     try:
         from ouroboros_gates.ops.hooks_install import hook_command
 
-        print(f"hook PreToolUse, warn gates {options.warn}, whole processes ({hook_command(root / 'state-N')})")
+        print(
+            f"hook PreToolUse, warn gates {options.warn}, whole processes ({hook_command(root / 'state-N')})"
+        )
         found = {size: measure(root, size, options.calls, options.gap, options.seed) for size in sizes}
         long_ms, small_ms = measure_long(root, options.long_mb, options.long_rounds)
         ours, peer = measure_split()
@@ -296,7 +329,9 @@ def main(argv: list[str] | None = None) -> None:
             + f"; {options.long_mb} MB command {long_ms:.0f} ms ({long_ms / small_ms:.1f}x a small one's)"
             + f"; words 2x/1x: split_words {ours[1] / ours[0]:.2f}x, shlex {peer[1] / peer[0]:.2f}x"
         )
-        rows = _latency_rows(found, options.calls) + _long_rows(options.long_mb, long_ms, small_ms, ours, peer)
+        rows = _latency_rows(found, options.calls) + _long_rows(
+            options.long_mb, long_ms, small_ms, ours, peer
+        )
         write_block(options.markdown, "hook", ["measure", "ours", "peer", "ratio"], rows, last)
         print(last)
     finally:
@@ -310,24 +345,41 @@ def _latency_rows(found: dict[int, Latency], calls: int) -> list[list[str]]:
     rows = []
     for size, got in found.items():
         session = f"PreToolUse, {size:,}-event session, {calls} calls, whole process"
-        rows.append([f"{session} p50, against the hook with no gate", *against(got.p50, got.floor50, "ms", 1)])
-        rows.append([f"{session} p95, against the same (the gate server's decision p95 {got.server95:.1f} ms)",
-                     *against(got.p95, got.floor95, "ms", 1)])  # fmt: skip
+        rows.append(
+            [f"{session} p50, against the hook with no gate", *against(got.p50, got.floor50, "ms", 1)]
+        )
+        rows.append(
+            [
+                f"{session} p95, against the same (the gate server's decision p95 {got.server95:.1f} ms)",
+                *against(got.p95, got.floor95, "ms", 1),
+            ]
+        )
     return rows
 
 
-def _long_rows(mb: int, long_ms: float, small_ms: float, ours: list[float], peer: list[float]) -> list[list[str]]:
-    """The long command against a small one; how the word splitter's time grows against ``shlex``'s (no ratio of
+def _long_rows(
+    mb: int, long_ms: float, small_ms: float, ours: list[float], peer: list[float]
+) -> list[list[str]]:
+    """The long command against a small one; how the word splitter's time grows against ``shlex``'s (no ratio
+    of
     the two: they run at sizes a thousand times apart)."""
 
     def growth(times: list[float]) -> str:
         return f"{times[1] / times[0]:.2f}x ({times[0] * 1000:.1f} → {times[1] * 1000:.1f} ms)"
 
     return [
-        [f"a {mb} MB command, whole process median, against a small command's", *against(long_ms, small_ms, "ms", 1)],
-        ["shell words of one long word, CPU time as it doubles (2x linear, 4x quadratic): split_words "
-         "4 → 8 MB, shlex 128 → 256 KiB", growth(ours), growth(peer), "—"],
-    ]  # fmt: skip
+        [
+            f"a {mb} MB command, whole process median, against a small command's",
+            *against(long_ms, small_ms, "ms", 1),
+        ],
+        [
+            "shell words of one long word, CPU time as it doubles (2x linear, 4x quadratic): split_words "
+            "4 → 8 MB, shlex 128 → 256 KiB",
+            growth(ours),
+            growth(peer),
+            "—",
+        ],
+    ]
 
 
 if __name__ == "__main__":

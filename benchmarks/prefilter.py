@@ -39,7 +39,15 @@ from ouroboros_gates.forge import LocalForge  # noqa: E402  (after the path is s
 from ouroboros_gates.workers.labeler import Prefiltered, Source, Term, complete, prefilter, terms_of  # noqa: E402
 from ouroboros_gates.workers.labeler.terms import search_forms  # noqa: E402
 
-COMMANDS = ["ls -la", "git status", "pytest -q tests/unit", "cat README.md", "make lint", "npm test", "git diff"]
+COMMANDS = [
+    "ls -la",
+    "git status",
+    "pytest -q tests/unit",
+    "cat README.md",
+    "make lint",
+    "npm test",
+    "git diff",
+]
 _T = TypeVar("_T")
 RARE = ['pkill -f \\"pytest -k slow\\"', "pgrep -f uvicorn", "Exit code 143"]
 
@@ -53,9 +61,17 @@ def _line(rng: random.Random, run: str, n: int) -> str:
             "type": "assistant",
             "message": {
                 "content": [
-                    {"type": "tool_use", "id": f"toolu_{n:012d}", "name": "Bash", "input": {"command": command}}
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{n:012d}",
+                        "name": "Bash",
+                        "input": {"command": command},
+                    }
                 ],
-                "usage": {"input_tokens": rng.randint(1, 90), "cache_read_input_tokens": rng.randint(0, 400000)},
+                "usage": {
+                    "input_tokens": rng.randint(1, 90),
+                    "cache_read_input_tokens": rng.randint(0, 400000),
+                },
             },
             "session_id": run,
         }
@@ -63,7 +79,9 @@ def _line(rng: random.Random, run: str, n: int) -> str:
         content = "Exit code 143" if command == "Exit code 143" else "ok\n" + "x" * rng.randint(20, 300)
         event = {
             "type": "user",
-            "message": {"content": [{"tool_use_id": f"toolu_{n:012d}", "type": "tool_result", "content": content}]},
+            "message": {
+                "content": [{"tool_use_id": f"toolu_{n:012d}", "type": "tool_result", "content": content}]
+            },
             "session_id": run,
         }
     return json.dumps({"ts": ts, "event_type": event["type"], "event": event})
@@ -136,19 +154,32 @@ def main(argv: list[str] | None = None) -> None:
         for _ in range(args.repeat):  # alternated, so both meet the same load on a shared machine
             took, found = _timed(1, lambda: prefilter(sources, terms, limit=48))
             ours_s = min(ours_s, took)
-            rg_s = min(rg_s, _timed(1, lambda: subprocess.run(command, stdout=subprocess.DEVNULL, check=False))[0])
+            rg_s = min(
+                rg_s, _timed(1, lambda: subprocess.run(command, stdout=subprocess.DEVNULL, check=False))[0]
+            )
         assert found is not None
-        print(f"ours: {found.found} candidate lines of {found.lines}, {ours_s:.2f} s, {size / 1e6 / ours_s:.0f} MB/s")
-        counted = subprocess.run([rg, "-F", "-f", str(patterns), "-c", "--no-filename", *map(str, paths)],
-                                 capture_output=True, text=True, check=False)  # fmt: skip
+        print(
+            f"ours: {found.found} candidate lines of {found.lines}, {ours_s:.2f} s, "
+            f"{size / 1e6 / ours_s:.0f} MB/s"
+        )
+        counted = subprocess.run(
+            [rg, "-F", "-f", str(patterns), "-c", "--no-filename", *map(str, paths)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         rg_lines = sum(int(n) for n in counted.stdout.split())
         print(f"rg -F -f terms: {rg_lines} matching lines, {rg_s:.2f} s, {size / 1e6 / rg_s:.0f} MB/s")
         if rg_lines != found.found:
             print(f"void: rg counts {rg_lines} lines, ours {found.found}")
             return
         last = f"ratio ours/rg prefilter: {ours_s / rg_s:.2f}"
-        row = [f"{len(paths)} runs, {size / 1e6:.0f} MB, {found.found:,} matching lines", f"{ours_s:.2f} s",
-               f"{rg_s:.2f} s", f"{ours_s / rg_s:.2f}x"]  # fmt: skip
+        row = [
+            f"{len(paths)} runs, {size / 1e6:.0f} MB, {found.found:,} matching lines",
+            f"{ours_s:.2f} s",
+            f"{rg_s:.2f} s",
+            f"{ours_s / rg_s:.2f}x",
+        ]
         write_block(args.markdown, "prefilter", ["corpus", "ours", "rg -F -f terms", "ratio"], [row], last)
         print(last)
 

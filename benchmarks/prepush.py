@@ -10,7 +10,8 @@ candidates each); every run pushes a head of its own, so nothing is decided twic
   broker, and wherever no running worker serves the decider queue);
 - ``worker started``: ``--via queue`` on the embedded broker: the push through the outbox to a decider worker
   that the command starts for it and stops afterwards (what every push paid before);
-- ``running worker`` (with ``--redis URL``): ``--via auto`` while a worker started beforehand serves the decider
+- ``running worker`` (with ``--redis URL``): ``--via auto`` while a worker started beforehand serves the
+decider
   queue on that Redis (the command asks the broker which queues are served, then waits for the worker).
 
 The program is the $0 default (memory vote) unless ``--llm``: the LM program over the scripted model server
@@ -65,9 +66,14 @@ def settings():
     password = "s3cr3t-prod-value"
     return {"password": password}
 """
-ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "b",
-       "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",
-       "GIT_COMMITTER_EMAIL": "b@example.invalid"}  # fmt: skip
+ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@example.invalid",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@example.invalid",
+}
 
 
 def git(repo: Path, *args: str) -> str:
@@ -115,7 +121,9 @@ def pre_push(repo: Path, base: str, head: str, via: str) -> tuple[float, str]:
 
 def decisions(output: str) -> list[str]:
     """The decision lines, without their rationale (the same decision, wherever it was made)."""
-    return sorted(" ".join(line.split()[:5]) for line in output.splitlines() if line.startswith(("BLOCK", "ADVISORY")))
+    return sorted(
+        " ".join(line.split()[:5]) for line in output.splitlines() if line.startswith(("BLOCK", "ADVISORY"))
+    )
 
 
 @contextmanager
@@ -125,8 +133,24 @@ def running_worker(root: Path) -> Iterator[None]:
     from ouroboros_gates.schemas.settings import load_settings
 
     log = (root / "worker.log").open("ab")
-    argv = [sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker", "-Q", "decider",
-            "-c", "1", "-n", "bench-decider@%h", "-l", "WARNING", "--without-gossip", "--without-mingle"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "ouroboros_gates.workers.app",
+        "worker",
+        "-Q",
+        "decider",
+        "-c",
+        "1",
+        "-n",
+        "bench-decider@%h",
+        "-l",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+    ]
     worker = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
     try:
         settings, end = load_settings(), time.monotonic() + 60
@@ -139,7 +163,9 @@ def running_worker(root: Path) -> Iterator[None]:
         worker.wait(timeout=60)
 
 
-def measure(ways: dict[str, str], repo: Path, base: str, heads: list[str], repeat: int) -> dict[str, list[float]]:
+def measure(
+    ways: dict[str, str], repo: Path, base: str, heads: list[str], repeat: int
+) -> dict[str, list[float]]:
     """Each way ``repeat`` times, interleaved (a busy machine disturbs every way alike); exits if two ways
     decide differently."""
     times: dict[str, list[float]] = {name: [] for name in ways}
@@ -158,7 +184,9 @@ def measure(ways: dict[str, str], repo: Path, base: str, heads: list[str], repea
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3, help="pushes per way; the median counts")
     parser.add_argument("--redis", help="a Redis URL: add the way through a worker already running on it")
     parser.add_argument("--llm", action="store_true", help="the LM program over the scripted model server")
@@ -181,51 +209,79 @@ def main() -> None:
             os.environ["OURO_BROKER_URL"] = args.redis
             with running_worker(root):
                 times |= measure({"running worker": "auto"}, repo, base, heads[-args.repeat :], args.repeat)
-    program = f"LM program (k = {args.k}, {args.delay * 1000:.0f} ms a call)" if args.llm else "memory vote ($0)"
+    program = (
+        f"LM program (k = {args.k}, {args.delay * 1000:.0f} ms a call)" if args.llm else "memory vote ($0)"
+    )
     rows, last = report(times, program, args.repeat)
     write_block(args.markdown, "prepush", ["measure", "ours", "peer", "ratio"], [*rows, *llm_rows], last)
     print(last)
 
 
-WAYS = {"worker started": "a decider worker it starts (`--via queue`)",
-        "running worker": "a decider worker already running (`--via auto`)"}  # fmt: skip
+WAYS = {
+    "worker started": "a decider worker it starts (`--via queue`)",
+    "running worker": "a decider worker already running (`--via auto`)",
+}
 """The peer of each row, by the way's name."""
 
 
 def report(times: dict[str, list[float]], program: str, repeat: int) -> tuple[list[list[str]], str]:
-    """Print each way's median and runs; return a row per worker way (``here`` against it) and the last line."""
+    """Print each way's median and runs; return a row per worker way (``here`` against it) and the last
+    line."""
     print(f"ouro pre-push, one ref, five candidates, {program}; wall s, median of {repeat} (all runs)")
     for name, seconds in times.items():
         print(f"  {name:<16}{statistics.median(seconds):>8.2f}   ({', '.join(f'{s:.2f}' for s in seconds)})")
     here = statistics.median(times["here"])
     others = {name: statistics.median(seconds) for name, seconds in times.items() if name != "here"}
-    rows = [[f"`ouro pre-push`, {program}, median of {repeat}: here against {WAYS[name]}", *against(here, median, "s")]
-            for name, median in others.items()]  # fmt: skip
-    return rows, "ratio " + ", ".join(f"here / {name}: {here / median:.2f}" for name, median in others.items())
+    rows = [
+        [
+            f"`ouro pre-push`, {program}, median of {repeat}: here against {WAYS[name]}",
+            *against(here, median, "s"),
+        ]
+        for name, median in others.items()
+    ]
+    return rows, "ratio " + ", ".join(
+        f"here / {name}: {here / median:.2f}" for name, median in others.items()
+    )
 
 
 def llm_program(
     root: Path, server: FakeModelServer, delay: float, k: int, repo: Path, base: str, head: str
 ) -> list[str]:
-    """Switch to the LM program over the scripted server; print its in-process decide time beside the sequential
+    """Switch to the LM program over the scripted server; print its in-process decide time beside the
+    sequential
     sum of its calls (the calls run 8 at a time), and return that as the table's row."""
     from ouroboros_gates.decider.push import decide_repository
     from ouroboros_gates.schemas.settings import load_settings
 
-    answer = {"verdict": "vulnerable", "family": "x", "confidence": 0.9, "rationale": "Line 6 runs it.",
-              "cited_lines": [6, 10, 14, 18, 22]}  # fmt: skip
+    answer = {
+        "verdict": "vulnerable",
+        "family": "x",
+        "confidence": 0.9,
+        "rationale": "Line 6 runs it.",
+        "cited_lines": [6, 10, 14, 18, 22],
+    }
     server.script([], default={"content": answer, "delay_s": delay})
     program = Program(kind="llm-program", k=k, operating_points={"*": OperatingPoint(advisory=0.5)})
     (root / "program.json").write_text(program.to_json())
-    os.environ.update({"OURO_MODEL": "local", "OURO_MODEL_URL": server.url + "/v1",
-                       "OURO_DECIDER_PROGRAM": str(root / "program.json")})  # fmt: skip
+    os.environ.update(
+        {
+            "OURO_MODEL": "local",
+            "OURO_MODEL_URL": server.url + "/v1",
+            "OURO_DECIDER_PROGRAM": str(root / "program.json"),
+        }
+    )
     start = time.perf_counter()
     run, _ = decide_repository(load_settings(), repo, "bench/repo", head, base, store=None)
     seconds = time.perf_counter() - start
     calls = len([r for r in server.requests if r["method"] == "POST"])
-    print(f"decide in process: {len(run.decided)} candidates, {calls} model calls, {seconds:.2f} s against a "
-          f"sequential sum of {calls * delay:.2f} s (ratio {seconds / (calls * delay):.2f})")  # fmt: skip
-    what = f"decide in process, LM program k = {k}: {len(run.decided)} candidates, {calls} calls of {delay:.1f} s"
+    print(
+        f"decide in process: {len(run.decided)} candidates, {calls} model calls, {seconds:.2f} s against a "
+        f"sequential sum of {calls * delay:.2f} s (ratio {seconds / (calls * delay):.2f})"
+    )
+    what = (
+        f"decide in process, LM program k = {k}: {len(run.decided)} candidates, {calls} calls of "
+        f"{delay:.1f} s"
+    )
     return [f"{what}, against their sequential sum", *against(seconds, calls * delay, "s")]
 
 

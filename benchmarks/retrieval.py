@@ -22,7 +22,15 @@ from _markdown import add_markdown_option, against, write_block
 
 from ouroboros_gates.decider.features import FEATURES
 from ouroboros_gates.decider.memory import Memory, MemoryExample
-from ouroboros_gates.decider.retrieve import Boundary, Index, Settings, Target, columns_from_specs, gower, retrieve
+from ouroboros_gates.decider.retrieve import (
+    Boundary,
+    Index,
+    Settings,
+    Target,
+    columns_from_specs,
+    gower,
+    retrieve,
+)
 from ouroboros_gates.schemas import Example, InstrumentState, Scalar, State
 
 FAMILIES = ("sql_injection", "command_injection", "path_traversal", "xss", "ssrf", "deserialization")
@@ -53,8 +61,15 @@ def build(n: int, rng: random.Random, dims: int = 256) -> Memory:
     examples = []
     for i in range(n):
         x, states = record(rng)
-        e = Example(excerpt_sha=f"{i:064x}", x=x, instruments=states, y=rng.randint(0, 1),  # type: ignore[arg-type]
-                    group=f"g{rng.randrange(400)}", language="python", family=rng.choice(FAMILIES))  # fmt: skip
+        e = Example(
+            excerpt_sha=f"{i:064x}",
+            x=x,
+            instruments=states,
+            y=rng.randint(0, 1),  # type: ignore[arg-type]
+            group=f"g{rng.randrange(400)}",
+            language="python",
+            family=rng.choice(FAMILIES),
+        )
         examples.append(MemoryExample(example=e, excerpt=f"   1  example_{i}()", source="pairs"))
     memory = Memory(examples)
     vectors = np.asarray([[rng.gauss(0, 1) for _ in range(dims)] for _ in range(n)], dtype=np.float32)
@@ -83,7 +98,9 @@ def timed(fn: Callable[[], object]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--examples", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
@@ -95,8 +112,10 @@ def main() -> None:
     start = time.perf_counter()
     index = Index(memory, columns)
     index.ties(0)
-    print(f"memory: {len(memory)} examples, {len(columns)} features in {len(index.blocks)} instrument blocks; "
-          f"index built in {time.perf_counter() - start:.2f} s")  # fmt: skip
+    print(
+        f"memory: {len(memory)} examples, {len(columns)} features in {len(index.blocks)} instrument blocks; "
+        f"index built in {time.perf_counter() - start:.2f} s"
+    )
     matrix = np.stack([memory.vector(e) for e in index.examples])  # type: ignore[misc]
     targets = []
     for _ in range(args.queries):
@@ -107,13 +126,25 @@ def main() -> None:
     ours = [timed(lambda t=t: retrieve(index, t, Boundary(), Settings())) for t in targets]
     peer = [timed(lambda t=t: brute_force(index, matrix, t)) for t in targets]
     sample = targets[:3]
-    reference = [timed(lambda t=t: [gower((t.x, t.instruments), (e.example.x, e.example.instruments), columns)
-                                    for e in index.examples]) for t in sample]  # fmt: skip
+    reference = [
+        timed(
+            lambda t=t: [
+                gower((t.x, t.instruments), (e.example.x, e.example.instruments), columns)
+                for e in index.examples
+            ]
+        )
+        for t in sample
+    ]
     o50, o95 = percentiles(ours)
     p50, p95 = percentiles(peer)
-    print(f"ours  retrieve (stage 1 + re-rank + balance): p50 {o50:.2f} ms  p95 {o95:.2f} ms  ({len(ours)} queries)")
+    print(
+        f"ours  retrieve (stage 1 + re-rank + balance): p50 {o50:.2f} ms  p95 {o95:.2f} ms  ({len(ours)} "
+        "queries)"
+    )
     print(f"peer  brute-force numpy re-rank of all {len(memory)}: p50 {p50:.2f} ms  p95 {p95:.2f} ms")
-    print(f"reference pure-Python Gower over all {len(memory)}: {statistics.mean(reference):.0f} ms per query")
+    print(
+        f"reference pure-Python Gower over all {len(memory)}: {statistics.mean(reference):.0f} ms per query"
+    )
     print(f"target p95 < 50 ms: {'met' if o95 < 50 else 'NOT met'}")
     last = f"ratio ours/peer at p95: {o95 / p95:.2f}"
     mean, slow = statistics.mean(ours[: len(sample)]), statistics.mean(reference)  # the same queries

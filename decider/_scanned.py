@@ -30,9 +30,19 @@ from ouroboros_gates.decider.languages import Function, ParsedFile
 from ouroboros_gates.schemas import InstrumentState, Scalar, State
 
 __all__ = [
-    "FileScan", "family_signal_count", "function_flows", "grammar_version", "scan_file", "signals", "taint_state",
-    "x_bandit", "x_facts", "x_quick", "x_roles", "x_taint",
-]  # fmt: skip
+    "FileScan",
+    "family_signal_count",
+    "function_flows",
+    "grammar_version",
+    "scan_file",
+    "signals",
+    "taint_state",
+    "x_bandit",
+    "x_facts",
+    "x_quick",
+    "x_roles",
+    "x_taint",
+]
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,8 @@ GRAMMARS = (
     "tree-sitter",
     *(f"tree-sitter-{lang}" for lang in ("c", "cpp", "java", "javascript", "php", "python", "typescript")),
 )
-"""The distributions whose versions make the parsers' version: named, not discovered, so that whatever else lies
+"""The distributions whose versions make the parsers' version: named, not discovered, so that whatever else
+lies
 on ``sys.path`` (another environment's site-packages, a folder listed twice) never changes it."""
 
 
@@ -87,7 +98,15 @@ def signals(scan: FileScan, roles: Mapping[tuple[str, str], FunctionRoles]) -> d
         if rule.status == "enabled" and prior_active(rule.tag, priors):
             add(
                 hit.line,
-                Signal("qr", rule.id, rule.family, hit.line, rule.message, rule.mechanisms, rule.precision_estimate),
+                Signal(
+                    "qr",
+                    rule.id,
+                    rule.family,
+                    hit.line,
+                    rule.message,
+                    rule.mechanisms,
+                    rule.precision_estimate,
+                ),
             )
     for issue in scan.issues:
         add(issue.line, Signal("bandit", issue.test_id, issue.family, issue.line, issue.text))
@@ -107,12 +126,15 @@ def signals(scan: FileScan, roles: Mapping[tuple[str, str], FunctionRoles]) -> d
                 active = prior_active(use.tag, priors)
                 if use.kind == "sink" and use.depth == 0 and reached and family is not None and active:
                     message = f"{use.operation} sink ({use.origin}) reached by a parameter or a source"
-                    found.setdefault(function.name, []).append(Signal("roles", use.entry, family, use.line, message))
+                    found.setdefault(function.name, []).append(
+                        Signal("roles", use.entry, family, use.line, message)
+                    )
     return found
 
 
 def family_signal_count(scan: FileScan, function: Function, family: str) -> int:
-    """The family's signals in one function, for novelty: enabled quick-rule hits, Bandit issues, and the taint
+    """The family's signals in one function, for novelty: enabled quick-rule hits, Bandit issues, and the
+    taint
     step's flows that reach a sink of the family unsanitised."""
     item, priors = scan.item, scan.priors
     count = sum(
@@ -123,7 +145,9 @@ def family_signal_count(scan: FileScan, function: Function, family: str) -> int:
         and prior_active(hit.rule.tag, priors)
         and item.enclosing(hit.line).name == function.name
     )
-    count += sum(1 for i in scan.issues if i.family == family and item.enclosing(i.line).name == function.name)
+    count += sum(
+        1 for i in scan.issues if i.family == family and item.enclosing(i.line).name == function.name
+    )
     _inside, _mine, live = function_flows(item, function, family, priors)
     return count + len(live)
 
@@ -139,7 +163,9 @@ def x_quick(scan: FileScan, function: Function, family: str) -> dict[str, Scalar
         "qr.shadow_hits": min(len(mine) - len(enabled), 20),
         "qr.other_family_hits": min(len(active) - len(mine), 20),
         "qr.max_precision_estimate": max((h.rule.precision_estimate for h in enabled), default=0.0),
-        "qr.prior_hits": min(sum(1 for h in inside if h.rule.tag is not None and h.rule.family == family), 10),
+        "qr.prior_hits": min(
+            sum(1 for h in inside if h.rule.tag is not None and h.rule.family == family), 10
+        ),
     }
     for mechanism in families().mechanisms:
         x[f"qr.mechanism.{mechanism}"] = min(sum(mechanism in h.rule.mechanisms for h in mine), 10)
@@ -187,7 +213,9 @@ def x_roles(roles: FunctionRoles, family: str) -> dict[str, Scalar]:
         "roles.sink_nonconstant": any(u.nonconstant for u in sinks),
         "roles.param_reaches_sink": any(u.param_reaches for u in sinks),
         "roles.is_wrapper": any(kind == "sink" and op in operations for kind, op in roles.wraps),
-        "roles.sanitizer_in_function": any(u.kind == "sanitizer" and u.operation in operations for u in roles.uses),
+        "roles.sanitizer_in_function": any(
+            u.kind == "sanitizer" and u.operation in operations for u in roles.uses
+        ),
         "roles.source_in_function": bool(roles.sources),
         "roles.source_kind": min(roles.sources) if roles.sources else "absent",
     }
@@ -197,17 +225,27 @@ _SOURCE_KINDS = frozenset({"parameter", "request", "environment", "argv_stdin"})
 
 
 def _flows(item: ParsedFile, priors: Resolved) -> list[Flow]:
-    """The file's flows whose source and sink are language-level, or priors that are switched on; a flow from a
-    route's parameter whose framework is off is the parameter's flow (the same line read without the prior)."""
+    """The file's flows whose source and sink are language-level, or priors that are switched on; a flow from
+    a
+    route's parameter whose framework is off is the parameter's flow (the same line read without the
+    prior)."""
     found: dict[tuple[object, ...], Flow] = {}
     for flow in item.flows:
         kept = flow
         if not all(prior_active(tag, priors) for tag in flow.tags):
             if flow.route is None or not all(prior_active(t, priors) for t in flow.tags if t != flow.route):
                 continue
-            kept = replace(flow, source_kind=PARAMETER, tags=tuple(t for t in flow.tags if t != flow.route),
-                           route=None)  # fmt: skip
-        key = (kept.function, kept.operation, kept.sink_line, kept.source_kind, kept.source_line, kept.sanitized)
+            kept = replace(
+                flow, source_kind=PARAMETER, tags=tuple(t for t in flow.tags if t != flow.route), route=None
+            )
+        key = (
+            kept.function,
+            kept.operation,
+            kept.sink_line,
+            kept.source_kind,
+            kept.source_line,
+            kept.sanitized,
+        )
         found.setdefault(key, kept)
     return list(found.values())
 
@@ -215,7 +253,8 @@ def _flows(item: ParsedFile, priors: Resolved) -> list[Flow]:
 def function_flows(
     item: ParsedFile, function: Function, family: str, priors: Resolved
 ) -> tuple[list[Flow], list[Flow], list[Flow]]:
-    """A function's flows, those of them that reach a sink of ``family``, and those of these left unsanitised."""
+    """A function's flows, those of them that reach a sink of ``family``, and those of these left
+    unsanitised."""
     by_operation = families().by_operation
     inside = [f for f in _flows(item, priors) if f.function == function.name]
     mine = [f for f in inside if by_operation.get(f.operation) == family]
@@ -240,4 +279,6 @@ def x_taint(item: ParsedFile, function: Function, family: str, priors: Resolved)
 def taint_state(item: ParsedFile) -> InstrumentState:
     if vocabulary_of(item.language) is None:
         return InstrumentState(state=State.NONE, version=None)
-    return InstrumentState(state=State.FAILED if item.has_errors else State.RAN, version=taint_version(item.language))
+    return InstrumentState(
+        state=State.FAILED if item.has_errors else State.RAN, version=taint_version(item.language)
+    )

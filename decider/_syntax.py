@@ -34,7 +34,9 @@ class _Grammar:
     receiver: bool = False  # a method's first parameter is the instance (Python's self), not data
 
     @classmethod
-    def of(cls, functions: str, scopes: str, calls: str, assignments: str, identifiers: str = "identifier") -> _Grammar:
+    def of(
+        cls, functions: str, scopes: str, calls: str, assignments: str, identifiers: str = "identifier"
+    ) -> _Grammar:
         """A grammar from space-separated node type lists."""
         return cls(
             functions=frozenset(functions.split()),
@@ -200,7 +202,12 @@ class Walker:
             declarator = _function_declarator(node)
             params_node = declarator.child_by_field_name("parameters") if declarator else None
         found = self._params(params_node) if params_node is not None else set()
-        if self.grammar.receiver and params_node is not None and params_node.named_children and _in_class(node):
+        if (
+            self.grammar.receiver
+            and params_node is not None
+            and params_node.named_children
+            and _in_class(node)
+        ):
             found -= self._params(params_node.named_children[0])
         frame = _Frame(node=node, name=name, params=tuple(sorted(found)), decorated=_decorated(node))
         self.frames.append(frame)
@@ -274,7 +281,8 @@ class Walker:
             line=node.start_point.row + 1,
             args=reads,
             constant=tuple(
-                not read and not _has_call(arg, self.grammar) for arg, read in zip(positional, reads, strict=True)
+                not read and not _has_call(arg, self.grammar)
+                for arg, read in zip(positional, reads, strict=True)
             ),
         )
 
@@ -303,10 +311,16 @@ def _in_class(node: Node) -> bool:
     """Whether a Python function is an instance or class method (defined in a class body, not static)."""
     parent = node.parent
     if parent is not None and parent.type == "decorated_definition":
-        if any(_text(child).strip() == "@staticmethod" for child in parent.children if child.type == "decorator"):
+        if any(
+            _text(child).strip() == "@staticmethod" for child in parent.children if child.type == "decorator"
+        ):
             return False
         parent = parent.parent
-    return parent is not None and parent.type == "block" and getattr(parent.parent, "type", None) == "class_definition"
+    return (
+        parent is not None
+        and parent.type == "block"
+        and getattr(parent.parent, "type", None) == "class_definition"
+    )
 
 
 def _function_declarator(node: Node) -> Node | None:

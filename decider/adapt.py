@@ -41,9 +41,15 @@ def dismiss(repo: Path, finding: dict[str, Any], program_id: str) -> Path:
     """Keep one dismissal of a ``findings.json`` finding (its fingerprint, program id, excerpt and record)."""
     path = repo / DISMISSALS
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = {"fingerprint": finding["fingerprint"], "program_id": program_id, "excerpt_sha": finding["excerpt_sha"],
-            "family": finding["family"], "language": finding["language"], "record": finding.get("record"),
-            "excerpt": finding.get("excerpt")}  # fmt: skip
+    line = {
+        "fingerprint": finding["fingerprint"],
+        "program_id": program_id,
+        "excerpt_sha": finding["excerpt_sha"],
+        "family": finding["family"],
+        "language": finding["language"],
+        "record": finding.get("record"),
+        "excerpt": finding.get("excerpt"),
+    }
     with path.open("a") as out:
         out.write(json.dumps(line, sort_keys=True) + "\n")
     return path
@@ -58,7 +64,16 @@ def user_memory(kept: list[dict[str, Any]]) -> Memory:
     for d in usable:
         record = d["record"]
         states = {k: InstrumentState.model_validate(v) for k, v in record["instruments"].items()}
-        example = Example(excerpt_sha=d["excerpt_sha"], x=record["x"], y=0, group=USER_GROUP, language=d["language"],
-                          family=d["family"], instruments=states)  # fmt: skip
-        examples.append(MemoryExample(example=example, excerpt=d["excerpt"], source="dismissal", origin="user"))
+        example = Example(
+            excerpt_sha=d["excerpt_sha"],
+            x=record["x"],
+            y=0,
+            group=USER_GROUP,
+            language=d["language"],
+            family=d["family"],
+            instruments=states,
+        )
+        examples.append(
+            MemoryExample(example=example, excerpt=d["excerpt"], source="dismissal", origin="user")
+        )
     return Memory(examples)

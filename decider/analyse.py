@@ -92,10 +92,19 @@ class _Context:
 
 
 def analyse(
-    repo: Path, head: str, base: str | None, repo_key: str, *, priors: Priors = "detected",
-    within: tuple[str, ...] | None = None, exclude: tuple[str, ...] = (), tests: bool = True,
-    vendored: bool = True, failures: Failures | None = None, progress: Progress | None = None,
-) -> list[Analysed]:  # fmt: skip
+    repo: Path,
+    head: str,
+    base: str | None,
+    repo_key: str,
+    *,
+    priors: Priors = "detected",
+    within: tuple[str, ...] | None = None,
+    exclude: tuple[str, ...] = (),
+    tests: bool = True,
+    vendored: bool = True,
+    failures: Failures | None = None,
+    progress: Progress | None = None,
+) -> list[Analysed]:
     """Candidates of a push ``base..head`` (or a scan of ``head`` when ``base`` is None), analysed.
 
     ``within``: repository-relative folders or files; only candidates under them count (the whole head is
@@ -103,7 +112,8 @@ def analyse(
     (``decider.folder.excluded_by``); ``tests``: whether test code counts below a folder of ``within`` that is
     not test code itself nor in a test folder (``decider.folder.is_test_code``); ``priors``: which framework
     and library priors are on (``decider.frameworks``; ``detected``: what each file imports); ``vendored``:
-    whether other projects' code counts (``decider.vendored``); ``failures`` collects, per instrument, the files
+    whether other projects' code counts (``decider.vendored``); ``failures`` collects, per instrument, the
+    files
     it failed to read; ``progress`` is told each file analysed."""
     git = GitRepo(repo)
     head_sha = git.resolve(head)
@@ -139,9 +149,13 @@ def _under(path: str, folder: str) -> bool:
 
 
 def analyse_folder(
-    scan: FolderScan, repo_key: str, *, priors: Priors = "detected", failures: Failures | None = None,
+    scan: FolderScan,
+    repo_key: str,
+    *,
+    priors: Priors = "detected",
+    failures: Failures | None = None,
     progress: Progress | None = None,
-) -> list[Analysed]:  # fmt: skip
+) -> list[Analysed]:
     """Candidates of the files a folder scan read from disk (no git needed; the pin is a content digest)."""
     setting = _Setting(priors, declared(scan.manifests) if priors == "detected" else {}, failures, progress)
     return _analyse_parsed(scan.parsed, sorted(scan.parsed), scan.pin, None, {}, None, repo_key, setting)
@@ -170,10 +184,15 @@ class _Setting:
 
 
 def _analyse_parsed(
-    parsed: Mapping[str, ParsedFile], targets: list[str], head_sha: str, base_sha: str | None,
-    base_parsed: Mapping[str, ParsedFile], changed: Mapping[str, frozenset[int]] | None, repo_key: str,
+    parsed: Mapping[str, ParsedFile],
+    targets: list[str],
+    head_sha: str,
+    base_sha: str | None,
+    base_parsed: Mapping[str, ParsedFile],
+    changed: Mapping[str, frozenset[int]] | None,
+    repo_key: str,
     setting: _Setting,
-) -> list[Analysed]:  # fmt: skip
+) -> list[Analysed]:
     roles = infer_roles(parsed, setting.union(parsed.values()))
     scans = {}
     for path in targets:
@@ -238,11 +257,19 @@ def _analysed(context: _Context, scan: FileScan, candidate: Candidate, found: li
         x |= delta
     record = build_record(candidate, item.language, x, instruments, base=context.base)
     return Analysed(
-        candidate=candidate, language=item.language, record=record, signals=tuple(mine),
-        roles=function_roles.describe(), code=item.source_of(function), start_line=function.start_line,
-        end_line=function.end_line, changed_lines=inside, base_code=base_code,
-        flows=tuple(sorted(flows, key=lambda f: (f.sanitized, f.sink_line, f.source_line))), priors=scan.priors_on,
-    )  # fmt: skip
+        candidate=candidate,
+        language=item.language,
+        record=record,
+        signals=tuple(mine),
+        roles=function_roles.describe(),
+        code=item.source_of(function),
+        start_line=function.start_line,
+        end_line=function.end_line,
+        changed_lines=inside,
+        base_code=base_code,
+        flows=tuple(sorted(flows, key=lambda f: (f.sanitized, f.sink_line, f.source_line))),
+        priors=scan.priors_on,
+    )
 
 
 def _delta(
@@ -251,16 +278,21 @@ def _delta(
     """The function at the base of a push, and the delta features of the change."""
     item = scan.item
     base_scan = context.base_scans.get(item.path)
-    base_fn = next((f for f in base_scan.item.functions if f.name == function.name), None) if base_scan else None
+    base_fn = (
+        next((f for f in base_scan.item.functions if f.name == function.name), None) if base_scan else None
+    )
     operations = families().operations_of(family)
     vocab = vocabulary(item.language, scan.priors)
     sanitizers = [e for e in vocab if e.kind == "sanitizer" and e.operation in operations]
     delta = delta_facts(
-        function, base_scan.item if base_scan else None,
+        function,
+        base_scan.item if base_scan else None,
         head_signals=family_signal_count(scan, function, family),
         base_signals=family_signal_count(base_scan, base_fn, family) if base_scan and base_fn else 0,
-        changed=changed, sanitizers=sanitizers, head_file=item,
-    )  # fmt: skip
+        changed=changed,
+        sanitizers=sanitizers,
+        head_file=item,
+    )
     base_code = base_scan.item.source_of(base_fn) if base_scan and base_fn else None
     return base_code, {
         "delta.novelty": delta.novelty,

@@ -62,11 +62,15 @@ def packaged_program(kind: str, profile: str = "static") -> Program | None:
 
 def shipped_digests() -> dict[str, str]:
     """What the package decides with, by name: each packaged program's id and the shipped memory's digest."""
-    programs = {f"program {path.stem}": Program.load(path).program_id for path in sorted(PROGRAMS_DIR.glob("*.json"))}
+    programs = {
+        f"program {path.stem}": Program.load(path).program_id for path in sorted(PROGRAMS_DIR.glob("*.json"))
+    }
     return {**programs, "memory": seed_digest()}
 
 
-def find_program(settings: Settings, store: MemoryStore | None, chat: bool, profile: str = "static") -> Lookup:
+def find_program(
+    settings: Settings, store: MemoryStore | None, chat: bool, profile: str = "static"
+) -> Lookup:
     """The program in lookup order (docs/decider.md, "Program lookup"); an LM program without a chat model
     gives way to the vote."""
     found: Lookup
@@ -100,7 +104,9 @@ def _embedder(settings: Settings, store: MemoryStore | None) -> Embedder | None:
     else:
         endpoint = endpoint_from_settings(settings, embed=True)
         assert endpoint is not None
-        client = EmbeddingClient(endpoint, cache_dir=settings.state_dir / "embeddings", manifest=find_manifest(model))
+        client = EmbeddingClient(
+            endpoint, cache_dir=settings.state_dir / "embeddings", manifest=find_manifest(model)
+        )
         inner = ModelEmbedder(model, client.embed)
     return CachedEmbedder(inner, store)
 
@@ -127,20 +133,30 @@ def build_engine(
         except LlmError:  # the memory stays without vectors: retrieval runs signals_only and says so
             embedder = None
     engine = Engine(
-        program=program, memory=corpus, columns=columns_from_specs(FEATURES, profile=Profile.STATIC),
-        embedder=embedder, boundary=Boundary("deployment"), repo_group=repo_group(repo_key),
+        program=program,
+        memory=corpus,
+        columns=columns_from_specs(FEATURES, profile=Profile.STATIC),
+        embedder=embedder,
+        boundary=Boundary("deployment"),
+        repo_group=repo_group(repo_key),
         validate=validate_record,
-    )  # fmt: skip
+    )
     if program is None:
         engine.reason = "no adopted program"
-    elif program.feature_set_digest not in (None, feature_set_digest()) or program.schema_version != SCHEMA_VERSION:
+    elif (
+        program.feature_set_digest not in (None, feature_set_digest())
+        or program.schema_version != SCHEMA_VERSION
+    ):
         engine.reason = "program built for another feature set"
     elif program.kind == "llm-program" and endpoint is not None:
         manifest = find_manifest(settings.model or "") or load_manifest("local")
         client = MeteredClient(
-            ChatClient(endpoint), manifest, usd_ceiling=settings.decider_push_usd,
-            call_ceiling=settings.decider_push_calls, cache=ResponseCache(settings.state_dir / "responses"),
-        )  # fmt: skip
+            ChatClient(endpoint),
+            manifest,
+            usd_ceiling=settings.decider_push_usd,
+            call_ceiling=settings.decider_push_calls,
+            cache=ResponseCache(settings.state_dir / "responses"),
+        )
         engine.client, engine.model = client, endpoint.model
         engine.spent = lambda: (client.spent_usd, client.calls)
     return engine, lookup

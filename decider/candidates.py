@@ -112,7 +112,8 @@ class GitRepo:
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     def hunks(self, base: str, head: str, path: str) -> frozenset[int]:
-        """Head lines added or modified in ``path`` (``git diff -U0``); a pure deletion marks the line after."""
+        """Head lines added or modified in ``path`` (``git diff -U0``); a pure deletion marks the line
+        after."""
         out = self._git(
             "diff",
             "-U0",

@@ -111,15 +111,19 @@ class _Sample:
         self.model = reply.model
 
 
-def _ask(client: Chat, messages: list[dict[str, str]], view: CandidateView, temperature: float, sample: int) -> _Sample:
+def _ask(
+    client: Chat, messages: list[dict[str, str]], view: CandidateView, temperature: float, sample: int
+) -> _Sample:
     """One sample; a reply that does not parse is asked again once at temperature 0 with the reason."""
     out = _Sample()
     convo = list(messages)
     for attempt in range(2):
         request = ChatRequest(
             messages=tuple({"role": m["role"], "content": m["content"]} for m in convo),
-            schema=ANSWER_SCHEMA, temperature=temperature if attempt == 0 else 0.0, sample=sample,
-        )  # fmt: skip
+            schema=ANSWER_SCHEMA,
+            temperature=temperature if attempt == 0 else 0.0,
+            sample=sample,
+        )
         try:
             reply = client.chat(request)
         except ReplyParseError as exc:
@@ -133,17 +137,25 @@ def _ask(client: Chat, messages: list[dict[str, str]], view: CandidateView, temp
         else:
             out.take(reply)
             try:
-                out.answer = parse_answer(reply.data if isinstance(reply.data, dict) else reply.text, view.excerpt)
+                out.answer = parse_answer(
+                    reply.data if isinstance(reply.data, dict) else reply.text, view.excerpt
+                )
                 return out
             except AnswerError as exc:
                 problem, text = str(exc), reply.text
         again = f"That answer cannot be used ({problem}). Answer again in JSON."
-        convo = [*messages, {"role": "assistant", "content": text or "(empty)"}, {"role": "user", "content": again}]
+        convo = [
+            *messages,
+            {"role": "assistant", "content": text or "(empty)"},
+            {"role": "user", "content": again},
+        ]
     out.answer = PARSE_FAILED
     return out
 
 
-def _fail(out: _Sample, reason: Literal["budget_exhausted", "account", "model_failed"], exc: Exception) -> _Sample:
+def _fail(
+    out: _Sample, reason: Literal["budget_exhausted", "account", "model_failed"], exc: Exception
+) -> _Sample:
     out.failure = SampleFailure(reason, str(exc))
     return out
 
@@ -154,12 +166,18 @@ def _combine(samples: Sequence[_Sample], variant: Variant) -> Classified:
     verdict = majority(answers)
     lead = next((a for a in answers if a.verdict == verdict and not a.parse_failed), None)
     return Classified(
-        score=vote_score(answers), verdict=verdict, rationale=lead.rationale if lead else "",
-        cited_lines=lead.cited_lines if lead else (), variant=variant, answers=answers,
-        usd=sum(s.usd for s in samples), calls=sum(s.calls for s in samples),
-        cached=all(s.cached for s in samples), model=next((s.model for s in samples if s.model), None),
+        score=vote_score(answers),
+        verdict=verdict,
+        rationale=lead.rationale if lead else "",
+        cited_lines=lead.cited_lines if lead else (),
+        variant=variant,
+        answers=answers,
+        usd=sum(s.usd for s in samples),
+        calls=sum(s.calls for s in samples),
+        cached=all(s.cached for s in samples),
+        model=next((s.model for s in samples if s.model), None),
         failure=failure,
-    )  # fmt: skip
+    )
 
 
 def classify_all(
@@ -179,10 +197,12 @@ def classify_all(
     futures: list[list[Future[_Sample]]] = []
     for view, shown in items:
         messages = render_messages(program, view, shown)
-        futures.append([
-            pool.submit(_ask, client, messages, view, 0.0 if j == 0 else SAMPLE_TEMPERATURE, j)
-            for j in range(program.k)
-        ])  # fmt: skip
+        futures.append(
+            [
+                pool.submit(_ask, client, messages, view, 0.0 if j == 0 else SAMPLE_TEMPERATURE, j)
+                for j in range(program.k)
+            ]
+        )
     every = [f for group in futures for f in group]
     timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
     wait(every, timeout=timeout)
@@ -239,12 +259,16 @@ def _vote_said(voters: Sequence[Neighbour], family: str) -> str:
     if other:
         kinds = ", ".join(f"{f} {c}" for f, c in sorted(Counter(n.example.family for n in other).items()))
         against = "" if own else " as the prior"
-        said += (f"; other families, together weighing at most {CONTRAST_SHARE:g}x as much{against}: "
-                 f"{sum(n.example.y for n in other)} of {len(other)} vulnerable ({kinds})")  # fmt: skip
+        said += (
+            f"; other families, together weighing at most {CONTRAST_SHARE:g}x as much{against}: "
+            f"{sum(n.example.y for n in other)} of {len(other)} vulnerable ({kinds})"
+        )
     return said
 
 
-def memory_vote(retrieved: Retrieved, view: CandidateView, signal_names: Sequence[str] = (), k: int = 6) -> Classified:
+def memory_vote(
+    retrieved: Retrieved, view: CandidateView, signal_names: Sequence[str] = (), k: int = 6
+) -> Classified:
     """The nearest labelled examples vote (their family first, weighted by ``exp(-(1 - r) / 0.1)`` on the
     re-rank score, other families never outweighing it) and one pseudo-vote shrinks toward 0.5. No label cap
     here: the balance rule shapes prompts, not votes."""
@@ -259,10 +283,17 @@ def memory_vote(retrieved: Retrieved, view: CandidateView, signal_names: Sequenc
     where = ", ".join(str(n) for n in cited)
     named = f" ({', '.join(signal_names)})" if signal_names else ""
     rationale = (
-        f"Memory vote: {_vote_said(ns, view.family)}; retrieval {retrieved.retrieval}. The signals{named} are at "
+        f"Memory vote: {_vote_said(ns, view.family)}; retrieval {retrieved.retrieval}. The signals{named} "
+        "are at "
         f"line {where}."
     )
     labels = Counter("vulnerable" if n.example.y else "not_vulnerable" for n in ns)
     counts = {"label": dict(sorted(labels.items())), "family": dict(sorted(families.items()))}
-    return Classified(score=s, verdict=verdict, rationale=rationale, cited_lines=cited, variant="memory-vote",
-                      neighbours=counts)  # fmt: skip
+    return Classified(
+        score=s,
+        verdict=verdict,
+        rationale=rationale,
+        cited_lines=cited,
+        variant="memory-vote",
+        neighbours=counts,
+    )

@@ -26,7 +26,16 @@ from ouroboros_gates.decider.excerpt import Excerpt, make_excerpt
 from ouroboros_gates.decider.instruments.taint import Flow
 from ouroboros_gates.decider.memory import Memory
 from ouroboros_gates.decider.program import CandidateView, OperatingPoint, Program, Shown, render_signals
-from ouroboros_gates.decider.retrieve import Boundary, Column, Index, Retrieved, Settings, Target, eligible, retrieve
+from ouroboros_gates.decider.retrieve import (
+    Boundary,
+    Column,
+    Index,
+    Retrieved,
+    Settings,
+    Target,
+    eligible,
+    retrieve,
+)
 from ouroboros_gates.llm import Chat, LlmError
 from ouroboros_gates.schemas import Action, Candidate, Decision, FeatureRecord, Undecided
 
@@ -91,7 +100,9 @@ def fallback_line(reason: str) -> str:
 
 def fingerprint(candidate: Candidate) -> str:
     """A finding's fingerprint across pins: path, function and family (what a dismissal names)."""
-    return hashlib.sha256(f"{candidate.path}::{candidate.function}#{candidate.family}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{candidate.path}::{candidate.function}#{candidate.family}".encode()).hexdigest()[
+        :32
+    ]
 
 
 def platt(score: float, ab: tuple[float, float] | None) -> float:
@@ -188,8 +199,14 @@ def _view(item: Analysed, engine: Engine) -> CandidateView:
     lines = sorted({s.line for s in item.signals})
     focus = list(item.changed_lines) or lines
     excerpt = make_excerpt(item.code, item.start_line, item.language, focus=focus)
-    return CandidateView(excerpt, render_signals(record.x, record.instruments), tuple(item.roles),
-                         item.candidate.family, tuple(item.changed_lines), tuple(lines))  # fmt: skip
+    return CandidateView(
+        excerpt,
+        render_signals(record.x, record.instruments),
+        tuple(item.roles),
+        item.candidate.family,
+        tuple(item.changed_lines),
+        tuple(lines),
+    )
 
 
 def _shown(retrieved: Retrieved, target: Target, engine: Engine) -> list[Shown]:
@@ -214,19 +231,28 @@ def _named(text: str, item: Analysed) -> tuple[str, ...]:
 
 def _base(item: Analysed, engine: Engine, **fields: Any) -> Decision:
     program = engine.program
-    return Decision(candidate=item.candidate, program_id=program.program_id if program else NO_PROGRAM_ID,
-                    variant=program.kind if program else None, priors=tuple(item.priors), **fields)  # fmt: skip
+    return Decision(
+        candidate=item.candidate,
+        program_id=program.program_id if program else NO_PROGRAM_ID,
+        variant=program.kind if program else None,
+        priors=tuple(item.priors),
+        **fields,
+    )
 
 
 def _fallback(item: Analysed, engine: Engine, view: CandidateView, reason: str, why: Undecided) -> Decided:
     """Today's rule output: the candidate stands as a finding (ADVISORY), unscored, with the reason."""
-    decision = _base(item, engine, action=Action.ADVISORY, p=None, undecided=why, rationale=fallback_line(reason))
+    decision = _base(
+        item, engine, action=Action.ADVISORY, p=None, undecided=why, rationale=fallback_line(reason)
+    )
     return Decided(item, decision, view.excerpt, fallback=reason)
 
 
-_FAILURES = {"budget_exhausted": ("budget exhausted", Undecided.BUDGET_EXHAUSTED),
-             "account": ("no model key", Undecided.MODEL_FAILED),
-             "model_failed": ("model unavailable", Undecided.MODEL_FAILED)}  # fmt: skip
+_FAILURES = {
+    "budget_exhausted": ("budget exhausted", Undecided.BUDGET_EXHAUSTED),
+    "account": ("no model key", Undecided.MODEL_FAILED),
+    "model_failed": ("model unavailable", Undecided.MODEL_FAILED),
+}
 
 
 def _judge(
@@ -235,8 +261,16 @@ def _judge(
     assert engine.program is not None
     program, family = engine.program, item.candidate.family
     if got is None:
-        decision = _base(item, engine, action=Action.ADVISORY, p=None, undecided=Undecided.DEADLINE,
-                         verdict="unsure", rationale="undecided: deadline", retrieval=retrieved.retrieval)  # fmt: skip
+        decision = _base(
+            item,
+            engine,
+            action=Action.ADVISORY,
+            p=None,
+            undecided=Undecided.DEADLINE,
+            verdict="unsure",
+            rationale="undecided: deadline",
+            retrieval=retrieved.retrieval,
+        )
         return Decided(item, decision, view.excerpt, balance=retrieved.balance)
     if got.failure is not None:
         reason, why = _FAILURES[got.failure.reason]
@@ -253,22 +287,51 @@ def _judge(
         action, offered = point
     action, p, verdict = _bounded(evidence, action, p, got.verdict, program.point(family))
     if got.parse_failed:
-        action, extra["undecided"] = (Action.ADVISORY if action is Action.DROP else action), Undecided.PARSE_FAILED
+        action, extra["undecided"] = (
+            (Action.ADVISORY if action is Action.DROP else action),
+            Undecided.PARSE_FAILED,
+        )
     rationale = " ".join(part for part in (evidence.said(), got.rationale) if part)
     decision = _base(
-        item, engine, action=action, p=round(p, 6), rationale=rationale, model=got.model,
-        cost_usd=round(got.usd, 8), cached=got.cached and got.variant == "llm-program", verdict=verdict,
-        cited_lines=got.cited_lines, signals=_named(got.rationale, item), offered=offered,
-        retrieval=retrieved.retrieval, evidence=evidence.kind if evidence.kind != "none" else None, **extra,
-    )  # fmt: skip
-    return Decided(item, decision, view.excerpt, raw_score=score, parse_failed=got.parse_failed,
-                   balance=retrieved.balance, neighbours=got.neighbours or retrieved.counts(), votes=got.votes,
-                   calibrated=ab is not None, fallback=None if point else "family insufficient data",
-                   evidence=evidence, vote_score=got.score)  # fmt: skip
+        item,
+        engine,
+        action=action,
+        p=round(p, 6),
+        rationale=rationale,
+        model=got.model,
+        cost_usd=round(got.usd, 8),
+        cached=got.cached and got.variant == "llm-program",
+        verdict=verdict,
+        cited_lines=got.cited_lines,
+        signals=_named(got.rationale, item),
+        offered=offered,
+        retrieval=retrieved.retrieval,
+        evidence=evidence.kind if evidence.kind != "none" else None,
+        **extra,
+    )
+    return Decided(
+        item,
+        decision,
+        view.excerpt,
+        raw_score=score,
+        parse_failed=got.parse_failed,
+        balance=retrieved.balance,
+        neighbours=got.neighbours or retrieved.counts(),
+        votes=got.votes,
+        calibrated=ab is not None,
+        fallback=None if point else "family insufficient data",
+        evidence=evidence,
+        vote_score=got.score,
+    )
 
 
-def _bounded(evidence: Evidence, action: Action, p: float, verdict: str, point: OperatingPoint | None,
-             ) -> tuple[Action, float, Verdict]:  # fmt: skip
+def _bounded(
+    evidence: Evidence,
+    action: Action,
+    p: float,
+    verdict: str,
+    point: OperatingPoint | None,
+) -> tuple[Action, float, Verdict]:
     """What the evidence allows: a live flow is ADVISORY at least (p raised to the threshold), a guarded
     candidate is dropped below it; a reported candidate never carries ``not_vulnerable``."""
     threshold = point.advisory if point is not None else 0.5
@@ -277,15 +340,23 @@ def _bounded(evidence: Evidence, action: Action, p: float, verdict: str, point: 
     if evidence.kind == "guarded":
         return Action.DROP, min(p, max(0.0, threshold - GUARDED_MARGIN)), "not_vulnerable"
     if action is not Action.DROP and verdict == "not_vulnerable":
-        return action, p, "unsure"  # above the threshold, against the neighbours' majority: not a clean verdict
+        return (
+            action,
+            p,
+            "unsure",
+        )  # above the threshold, against the neighbours' majority: not a clean verdict
     return action, p, verdict  # type: ignore[return-value]
 
 
 def decide_all(
-    analysed: Sequence[Analysed], engine: Engine, *, deadline: float | None = None,
+    analysed: Sequence[Analysed],
+    engine: Engine,
+    *,
+    deadline: float | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> Run:  # fmt: skip
-    """Decide every candidate; ``deadline`` is a ``time.monotonic()`` instant; ``progress`` is told (done, total)
+) -> Run:
+    """Decide every candidate; ``deadline`` is a ``time.monotonic()`` instant; ``progress`` is told (done,
+    total)
     as candidates are decided."""
     program = engine.program
     views = [_view(item, engine) for item in analysed]
@@ -294,7 +365,11 @@ def decide_all(
         why = Undecided.NO_PROGRAM if program is None else Undecided.MODEL_FAILED
         decided = tuple(_fallback(a, engine, v, reason, why) for a, v in zip(analysed, views, strict=True))
         return Run(
-            decided, NO_PROGRAM_ID if program is None else program.program_id, None, reason, engine.memory.digest
+            decided,
+            NO_PROGRAM_ID if program is None else program.program_id,
+            None,
+            reason,
+            engine.memory.digest,
         )
     vectors = None
     if engine.embedder is not None and views:
@@ -302,14 +377,18 @@ def decide_all(
             vectors = engine.embedder.embed([v.excerpt.text for v in views])
         except LlmError:  # a provider failure or budget: retrieval runs signals_only and says so
             vectors = None
-    settings = Settings(n1=int(program.retrieval["n1"]), k=int(program.retrieval["k"]), lam=program.retrieval["lam"])
+    settings = Settings(
+        n1=int(program.retrieval["n1"]), k=int(program.retrieval["k"]), lam=program.retrieval["lam"]
+    )
     targets, found = [], []
     for i, item in enumerate(analysed):
         vector = None
         if vectors is not None:
             raw = np.asarray(vectors[i], dtype=np.float32)
             vector = raw / (float(np.linalg.norm(raw)) or 1.0)
-        target = Target(item.record.x, item.record.instruments, item.candidate.family, engine.repo_group, vector)
+        target = Target(
+            item.record.x, item.record.instruments, item.candidate.family, engine.repo_group, vector
+        )
         targets.append(target)
         found.append(retrieve(engine.index(), target, engine.boundary, settings))
     if program.kind == "memory-vote":
@@ -322,7 +401,9 @@ def decide_all(
         assert engine.client is not None
         shown = [_shown(r, t, engine) for r, t in zip(found, targets, strict=True)]
         got = classify_all(program, list(zip(views, shown, strict=True)), engine.client, deadline=deadline)
-    decided = tuple(_judge(a, engine, v, g, r) for a, v, g, r in zip(analysed, views, got, found, strict=True))
+    decided = tuple(
+        _judge(a, engine, v, g, r) for a, v, g, r in zip(analysed, views, got, found, strict=True)
+    )
     if progress is not None:
         progress(len(decided), len(decided))
     usd, calls = engine.spent()
@@ -331,8 +412,16 @@ def decide_all(
     if failed * 20 > len(decided):  # more than 5%: an instrument failure, not a result
         fallbacks.append(f"instrument failure: {failed} of {len(decided)} answers parse_failed")
     self_excluded = any(r.dropped.get("self_excluded") for r in found)
-    return Run(decided, program.program_id, program.kind, "; ".join(fallbacks) or None, engine.memory.digest,
-               usd, calls, self_excluded)  # fmt: skip
+    return Run(
+        decided,
+        program.program_id,
+        program.kind,
+        "; ".join(fallbacks) or None,
+        engine.memory.digest,
+        usd,
+        calls,
+        self_excluded,
+    )
 
 
 def dismiss(run: Run, dismissed: set[str]) -> Run:
@@ -340,7 +429,9 @@ def dismiss(run: Run, dismissed: set[str]) -> Run:
     out = []
     for d in run.decided:
         if d.fingerprint in dismissed and d.decision.action is not Action.DROP:
-            out.append(replace(d, decision=d.decision.model_copy(update={"action": Action.DROP}), dismissed=True))
+            out.append(
+                replace(d, decision=d.decision.model_copy(update={"action": Action.DROP}), dismissed=True)
+            )
         else:
             out.append(d)
     return replace(run, decided=tuple(out))

@@ -61,7 +61,8 @@ class HashingEmbedder:
 
 
 class ModelEmbedder:
-    """An embedding endpoint (OpenAI-compatible ``/v1/embeddings`` or Ollama ``/api/embed``) as an Embedder."""
+    """An embedding endpoint (OpenAI-compatible ``/v1/embeddings`` or Ollama ``/api/embed``) as an
+    Embedder."""
 
     def __init__(self, model: str, embed: Callable[[list[str]], list[list[float]]]) -> None:
         self._model = model

@@ -30,8 +30,13 @@ GUARDED_MARGIN = 0.05
 
 Kind = Literal["live", "guarded", "none"]
 
-_SAID = {"request": "request data", "argv_stdin": "command-line or console input", "parameter": "a parameter",
-         "environment": "the environment", CONSTANT: "constants"}  # fmt: skip
+_SAID = {
+    "request": "request data",
+    "argv_stdin": "command-line or console input",
+    "parameter": "a parameter",
+    "environment": "the environment",
+    CONSTANT: "constants",
+}
 
 
 @dataclass(frozen=True)
@@ -57,11 +62,16 @@ class Evidence:
         if self.kind == "live":
             more = f" (and {len(self.flows) - 1} more flow(s))" if len(self.flows) > 1 else ""
             sink = f"{first.call} ({first.operation}) at line {first.sink_line}{_between(first)}"
-            return (f"{_source(first)} reaches {sink} with no sanitiser, validator or allow-list on its path{more}: "
-                    "reported at ADVISORY at least.")  # fmt: skip
+            return (
+                f"{_source(first)} reaches {sink} with no sanitiser, validator or allow-list on its "
+                f"path{more}: "
+                "reported at ADVISORY at least."
+            )
         sinks = ", ".join(sorted({f"{f.call} at line {f.sink_line}" for f in self.flows}))
-        return (f"Every sink of the family here ({sinks}) is reached only through a sanitiser, a validating "
-                f"condition or allow-list, an argument vector or constants: scored below ADVISORY.")  # fmt: skip
+        return (
+            f"Every sink of the family here ({sinks}) is reached only through a sanitiser, a validating "
+            f"condition or allow-list, an argument vector or constants: scored below ADVISORY."
+        )
 
 
 def _source(flow: Flow) -> str:

@@ -5,7 +5,8 @@ whose extension no grammar covers is not a source file and is only counted. Belo
 leaves out what is not the project's own source (``LeaveOut``): installed dependencies and caches
 (``node_modules``, ``__pycache__``, any virtualenv…), what git ignores when the root is a checkout, what
 ``--exclude`` names, other projects' code the project ships unless asked (``decider.vendored``: ``vendor/``,
-``*.min.js``, bundled libraries; ``ouro scan --vendored`` reads them), and when asked (``ouro scan`` does unless
+``*.min.js``, bundled libraries; ``ouro scan --vendored`` reads them), and when asked (``ouro scan`` does
+unless
 ``--tests``) test code; a path given as PATH is always read. Bad input never stops a scan: a binary or
 huge file, a file that does not parse, a symlink loop or a link that leads outside the scanned root is
 skipped with the reason. Every path left out or skipped goes into ``manifest.json`` with its reason.
@@ -42,16 +43,46 @@ MAX_BYTES = 1_000_000
 
 _PRUNED = frozenset({".git", ".hg", ".svn", ".ouroboros"})
 
-NOT_SOURCE = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__", ".tox", ".nox", ".eggs",
-                        ".mypy_cache", ".pytest_cache", ".ruff_cache"})  # fmt: skip
+NOT_SOURCE = frozenset(
+    {
+        "node_modules",
+        "bower_components",
+        "site-packages",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".eggs",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+    }
+)
 """Folders that hold installed dependencies or caches, never the project's own source: a walk leaves them
 out (a folder holding ``pyvenv.cfg``, a virtualenv, too, whatever its name)."""
 
 
-TEST_CODE = ("test", "tests", "__tests__", "test_*.py", "*_test.py", "conftest.py", "*_test.go", "*.test.js",
-             "*.test.jsx", "*.test.ts", "*.test.tsx", "*.spec.js", "*.spec.jsx", "*.spec.ts", "*.spec.tsx",
-             "*Test.java", "*Tests.java", "*Test.php")  # fmt: skip
-"""Test code by the test runners' own conventions (pytest, go test, Jest, JUnit and PHPUnit): a test folder and
+TEST_CODE = (
+    "test",
+    "tests",
+    "__tests__",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+    "*_test.go",
+    "*.test.js",
+    "*.test.jsx",
+    "*.test.ts",
+    "*.test.tsx",
+    "*.spec.js",
+    "*.spec.jsx",
+    "*.spec.ts",
+    "*.spec.tsx",
+    "*Test.java",
+    "*Tests.java",
+    "*Test.php",
+)
+"""Test code by the test runners' own conventions (pytest, go test, Jest, JUnit and PHPUnit): a test folder
+and
 everything in it, or a test file. It does not ship, its parameters are fixtures and its secrets placeholders:
 a scan leaves it out below a PATH unless asked (``ouro scan --tests``)."""
 
@@ -116,7 +147,8 @@ class Skipped:
 
 @dataclass
 class FolderScan:
-    """The parsed source files under one root (paths relative to it), what was skipped, and the other files."""
+    """The parsed source files under one root (paths relative to it), what was skipped, and the other
+    files."""
 
     root: Path
     parsed: dict[str, ParsedFile] = field(default_factory=dict)
@@ -136,8 +168,12 @@ class FolderScan:
 
     def manifest(self) -> dict[str, object]:
         """``manifest.json``'s ``scanned`` block."""
-        return {"root": str(self.root), "files": len(self.parsed), "other_files": self.other_files,
-                "skipped": [s.as_dict() for s in sorted(self.skipped, key=lambda s: s.path)]}  # fmt: skip
+        return {
+            "root": str(self.root),
+            "files": len(self.parsed),
+            "other_files": self.other_files,
+            "skipped": [s.as_dict() for s in sorted(self.skipped, key=lambda s: s.path)],
+        }
 
 
 def scan_root(paths: Sequence[Path]) -> Path:
@@ -206,11 +242,14 @@ def _manifest(scan: FolderScan, path: Path, shown: str) -> None:
 
 
 def read_folder(
-    paths: Sequence[Path], root: Path | None = None, leave_out: LeaveOut | None = None,
+    paths: Sequence[Path],
+    root: Path | None = None,
+    leave_out: LeaveOut | None = None,
     progress: Callable[[str], None] | None = None,
-) -> FolderScan:  # fmt: skip
+) -> FolderScan:
     """Every source file under ``paths`` (folders walked, links followed once, loops and escapes skipped, what
-    ``leave_out`` names left out below them; by default dependencies, caches and vendored code); ``progress`` is
+    ``leave_out`` names left out below them; by default dependencies, caches and vendored code); ``progress``
+    is
     told each file read."""
     leave_out = leave_out or LeaveOut()
     base = (root or scan_root(paths)).resolve()
@@ -234,11 +273,15 @@ def read_folder(
             real = here.resolve()
             shown_here = shown_root / here.relative_to(absolute)
             if real in seen_dirs:
-                scan.skipped.append(Skipped(_relative(base, shown_here), "symlink loop (folder already scanned)"))
+                scan.skipped.append(
+                    Skipped(_relative(base, shown_here), "symlink loop (folder already scanned)")
+                )
                 dirs[:] = []
                 continue
             seen_dirs.add(real)
-            dirs[:] = [name for name in sorted(dirs) if _walks_into(scan, here / name, shown_here / name, walk)]
+            dirs[:] = [
+                name for name in sorted(dirs) if _walks_into(scan, here / name, shown_here / name, walk)
+            ]
             for name in sorted(files):
                 shown = _relative(base, shown_here / name)
                 why = walk.reason(shown, here / name, is_dir=False)
@@ -246,7 +289,9 @@ def read_folder(
                     _read(scan, here / name, shown, walk.vendored)
                     if progress is not None:
                         progress(shown)
-                elif language_of(shown) is not None:  # a file that is not source is only counted, left out or not
+                elif (
+                    language_of(shown) is not None
+                ):  # a file that is not source is only counted, left out or not
                     scan.skipped.append(Skipped(shown, why))
                 else:
                     scan.other_files += 1
@@ -254,7 +299,8 @@ def read_folder(
 
 
 def _walks_into(scan: FolderScan, folder: Path, shown: Path, leave_out: LeaveOut) -> bool:
-    """Whether the walk goes down into ``folder``; when not, why (a version-control or report folder: silently)."""
+    """Whether the walk goes down into ``folder``; when not, why (a version-control or report folder:
+    silently)."""
     if folder.name in _PRUNED:
         return False
     relative = _relative(scan.root, shown)

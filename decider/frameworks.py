@@ -1,10 +1,13 @@
 """Which frameworks and libraries a file uses, from what it imports and what its repository declares.
 
-``ruleset/frameworks.toml`` lists each id with its languages, the modules or packages a file imports to use it,
+``ruleset/frameworks.toml`` lists each id with its languages, the modules or packages a file imports to use
+it,
 markers for code that uses it without an import, and its names in dependency manifests. ``--priors
-detected`` (the default of ``ouro scan``, ``ouro pre-push`` and ``ouro learn evaluate``) switches on, per file,
+detected`` (the default of ``ouro scan``, ``ouro pre-push`` and ``ouro learn evaluate``) switches on, per
+file,
 the priors of the ids that file imports, and of the ids a manifest above it declares when the id is marked
-``manifest = true`` (Express's ``req``/``res`` reach a route file as parameters, without an import). A Python or
+``manifest = true`` (Express's ``req``/``res`` reach a route file as parameters, without an import). A Python
+or
 Java file must import what it uses, so there the file's own imports decide: a file that does not import
 ``flask`` gets no Flask source. The detection is text over the file's lines, done once when it is parsed.
 """
@@ -39,8 +42,19 @@ __all__ = [
 Priors = Literal["off", "all", "detected"] | frozenset[str]
 """Which framework/library priors are on: none, all, what each file uses (``detected``), or the named ids."""
 
-MANIFESTS = ("requirements*.txt", "requirements/*.txt", "pyproject.toml", "setup.py", "setup.cfg", "Pipfile",
-             "package.json", "pom.xml", "build.gradle", "build.gradle.kts", "composer.json")  # fmt: skip
+MANIFESTS = (
+    "requirements*.txt",
+    "requirements/*.txt",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "Pipfile",
+    "package.json",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "composer.json",
+)
 """Dependency manifests read for declared frameworks (by the end of their path)."""
 
 
@@ -69,17 +83,23 @@ def _framework(entry: dict[str, object]) -> Framework:
         return [str(v) for v in value] if isinstance(value, list) else []
 
     return Framework(
-        id=str(entry["id"]), languages=frozenset(strings("languages")), imports=tuple(strings("imports")),
+        id=str(entry["id"]),
+        languages=frozenset(strings("languages")),
+        imports=tuple(strings("imports")),
         markers=tuple(re.compile(m, re.MULTILINE) for m in strings("markers")),
-        packages=frozenset(p.lower() for p in strings("packages")), manifest=bool(entry.get("manifest")),
-    )  # fmt: skip
+        packages=frozenset(p.lower() for p in strings("packages")),
+        manifest=bool(entry.get("manifest")),
+    )
 
 
-_PY_IMPORT = re.compile(r"^\s*import\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)", re.MULTILINE)
+_PY_IMPORT = re.compile(
+    r"^\s*import\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)", re.MULTILINE
+)
 _PY_FROM = re.compile(r"^\s*from\s+([\w.]+)\s+import\b", re.MULTILINE)
 _JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.*]+)\s*;", re.MULTILINE)
-_JS_IMPORT = re.compile(r"""(?:\brequire\s*\(\s*|\bfrom\s+|^\s*import\s+|\bimport\s*\(\s*)['"]([^'"]+)['"]""",
-                        re.MULTILINE)  # fmt: skip
+_JS_IMPORT = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bfrom\s+|^\s*import\s+|\bimport\s*\(\s*)['"]([^'"]+)['"]""", re.MULTILINE
+)
 _PHP_USE = re.compile(r"^\s*use\s+\\?([\w\\]+)", re.MULTILINE)
 
 
@@ -87,7 +107,9 @@ def _modules(language: str, text: str) -> list[str]:
     """The module names a file imports, as its language writes them."""
     if language == "python":
         found = [name.split()[0] for group in _PY_IMPORT.findall(text) for name in group.split(",")]
-        return [m.strip().split(".")[0] for m in found + _PY_FROM.findall(text) if m and not m.startswith(".")]
+        return [
+            m.strip().split(".")[0] for m in found + _PY_FROM.findall(text) if m and not m.startswith(".")
+        ]
     if language == "java":
         return _JAVA_IMPORT.findall(text)
     if language in ("javascript", "typescript"):
@@ -162,9 +184,15 @@ def declared(manifests: Mapping[str, str]) -> dict[str, frozenset[str]]:
     return {folder: frozenset(ids) for folder, ids in by_folder.items()}
 
 
-def resolve(priors: Priors, language: str, path: str, uses: frozenset[str],
-            manifests: Mapping[str, frozenset[str]] | None = None) -> Resolved:  # fmt: skip
-    """The priors one file gets: ``detected`` becomes the ids it imports, plus the ``manifest`` ids a manifest in
+def resolve(
+    priors: Priors,
+    language: str,
+    path: str,
+    uses: frozenset[str],
+    manifests: Mapping[str, frozenset[str]] | None = None,
+) -> Resolved:
+    """The priors one file gets: ``detected`` becomes the ids it imports, plus the ``manifest`` ids a manifest
+    in
     its folder or above declares for its language; other settings are as given."""
     if priors != "detected":
         return priors

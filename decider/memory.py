@@ -20,7 +20,12 @@ from sqlalchemy import Engine, select, update
 
 from ouroboros_gates.decider.embed import CachedEmbedder, Embedder
 from ouroboros_gates.decider.excerpt import EXAMPLE_BOUNDS, make_excerpt, normalised_sha
-from ouroboros_gates.events.memory_tables import memory_blobs, memory_embeddings, memory_examples, memory_programs
+from ouroboros_gates.events.memory_tables import (
+    memory_blobs,
+    memory_embeddings,
+    memory_examples,
+    memory_programs,
+)
 from ouroboros_gates.schemas import Example, FeatureRecord, InstrumentState, Scalar
 from ouroboros_gates.schemas.errors import OuroError
 
@@ -59,7 +64,8 @@ class MemoryExample:
 
     @property
     def tie_key(self) -> str:
-        """What retrieval breaks an exact tie on: the example's content without its instruments' versions, so a
+        """What retrieval breaks an exact tie on: the example's content without its instruments' versions, so
+        a
         new version of an instrument that changes no value cannot reorder equal neighbours."""
         row = self.row()
         row["instruments"] = {name: state["state"] for name, state in row["instruments"].items()}
@@ -84,11 +90,20 @@ class MemoryExample:
         """The SQL row (without the excerpt text, which is a blob)."""
         e = self.example
         return {
-            "family": e.family, "language": e.language, "profile": self.profile, "y": e.y, "source": self.source,
-            "group_key": e.group, "frameworks": list(self.frameworks), "unit": self.unit, "x": dict(e.x),
+            "family": e.family,
+            "language": e.language,
+            "profile": self.profile,
+            "y": e.y,
+            "source": self.source,
+            "group_key": e.group,
+            "frameworks": list(self.frameworks),
+            "unit": self.unit,
+            "x": dict(e.x),
             "instruments": {k: v.to_json_dict() for k, v in sorted(e.instruments.items())},
-            "roles": list(self.roles), "excerpt_sha": e.excerpt_sha, "label_set_digest": self.label_set_digest,
-        }  # fmt: skip
+            "roles": list(self.roles),
+            "excerpt_sha": e.excerpt_sha,
+            "label_set_digest": self.label_set_digest,
+        }
 
 
 def _canonical(value: Any) -> bytes:
@@ -114,13 +129,24 @@ def example_from_record(
     except ValueError as exc:
         raise MemoryRefused(f"{record.candidate.family} example from {source}: {exc}") from exc
     example = Example(
-        excerpt_sha=excerpt.sha, x=dict(record.x), instruments=dict(record.instruments), y=y, group=group,
-        language=record.language, family=record.candidate.family,
-    )  # fmt: skip
+        excerpt_sha=excerpt.sha,
+        x=dict(record.x),
+        instruments=dict(record.instruments),
+        y=y,
+        group=group,
+        language=record.language,
+        family=record.candidate.family,
+    )
     return MemoryExample(
-        example=example, excerpt=excerpt.text, source=source, profile=record.profile.value,
-        unit=record.unit.value, frameworks=tuple(sorted(frameworks)), roles=tuple(roles), origin=origin,
-    )  # fmt: skip
+        example=example,
+        excerpt=excerpt.text,
+        source=source,
+        profile=record.profile.value,
+        unit=record.unit.value,
+        frameworks=tuple(sorted(frameworks)),
+        roles=tuple(roles),
+        origin=origin,
+    )
 
 
 class Memory:
@@ -207,7 +233,9 @@ class MemoryStore:
         examples = memory.examples if isinstance(memory, Memory) else list(memory)
         users = [e for e in examples if e.origin == "user"]
         if users:
-            raise MemoryRefused(f"{len(users)} user-local example(s): user dismissals are never written to the store")
+            raise MemoryRefused(
+                f"{len(users)} user-local example(s): user dismissals are never written to the store"
+            )
         with self.engine.begin() as conn:
             have = set(conn.execute(select(memory_examples.c.id)).scalars())
             blobs = set(conn.execute(select(memory_blobs.c.sha)).scalars())
@@ -233,23 +261,32 @@ class MemoryStore:
     def get_blob(self, sha: str) -> str | None:
         """An excerpt by its sha, or None."""
         with self.engine.connect() as conn:
-            return conn.execute(select(memory_blobs.c.text).where(memory_blobs.c.sha == sha)).scalar_one_or_none()
+            return conn.execute(
+                select(memory_blobs.c.text).where(memory_blobs.c.sha == sha)
+            ).scalar_one_or_none()
 
     def get_embeddings(self, model: str, shas: Sequence[str]) -> dict[str, list[float]]:
         """Cached vectors of one model for the given normalised shas."""
         t = memory_embeddings
         with self.engine.connect() as conn:
-            rows = conn.execute(select(t.c.sha, t.c.vector).where(t.c.model == model, t.c.sha.in_(list(shas))))
+            rows = conn.execute(
+                select(t.c.sha, t.c.vector).where(t.c.model == model, t.c.sha.in_(list(shas)))
+            )
             return {sha: np.frombuffer(base64.b64decode(v), dtype=np.float32).tolist() for sha, v in rows}
 
     def put_embeddings(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
         """Cache vectors (float32, base64) of one model; an existing one is kept."""
         have = self.get_embeddings(model, list(vectors))
         rows = [
-            {"model": model, "sha": sha, "dims": len(v),
-             "vector": base64.b64encode(np.asarray(v, dtype=np.float32).tobytes()).decode()}
-            for sha, v in vectors.items() if sha not in have
-        ]  # fmt: skip
+            {
+                "model": model,
+                "sha": sha,
+                "dims": len(v),
+                "vector": base64.b64encode(np.asarray(v, dtype=np.float32).tobytes()).decode(),
+            }
+            for sha, v in vectors.items()
+            if sha not in have
+        ]
         if rows:
             with self.engine.begin() as conn:
                 conn.execute(memory_embeddings.insert(), rows)
@@ -260,10 +297,13 @@ class MemoryStore:
         with self.engine.begin() as conn:
             if conn.execute(select(t.c.program_id).where(t.c.program_id == program_id)).first() is None:
                 conn.execute(
-                    t.insert(), [{"program_id": program_id, "profile": profile, "body": body, "adopted": False}]
+                    t.insert(),
+                    [{"program_id": program_id, "profile": profile, "body": body, "adopted": False}],
                 )
             if adopt:
-                conn.execute(update(t).where(t.c.profile == profile).values(adopted=t.c.program_id == program_id))
+                conn.execute(
+                    update(t).where(t.c.profile == profile).values(adopted=t.c.program_id == program_id)
+                )
 
     def adopted(self, profile: str) -> str | None:
         """The adopted program's JSON for a profile, or None."""
@@ -276,12 +316,22 @@ class MemoryStore:
 def _from_row(row: Any) -> MemoryExample:
     x: dict[str, Scalar] = dict(row["x"])
     example = Example(
-        excerpt_sha=row["excerpt_sha"], x=x,
+        excerpt_sha=row["excerpt_sha"],
+        x=x,
         instruments={k: InstrumentState.model_validate(v) for k, v in row["instruments"].items()},
-        y=row["y"], group=row["group_key"], language=row["language"], family=row["family"],
-    )  # fmt: skip
+        y=row["y"],
+        group=row["group_key"],
+        language=row["language"],
+        family=row["family"],
+    )
     found = MemoryExample(
-        example=example, excerpt=row["text"], source=row["source"], profile=row["profile"], unit=row["unit"],
-        frameworks=tuple(row["frameworks"]), roles=tuple(row["roles"]), label_set_digest=row["label_set_digest"],
-    )  # fmt: skip
+        example=example,
+        excerpt=row["text"],
+        source=row["source"],
+        profile=row["profile"],
+        unit=row["unit"],
+        frameworks=tuple(row["frameworks"]),
+        roles=tuple(row["roles"]),
+        label_set_digest=row["label_set_digest"],
+    )
     return replace(found, id=row["id"]) if found.id != row["id"] else found

@@ -40,14 +40,25 @@ __all__ = [
 ]
 
 VERDICTS = ("vulnerable", "not_vulnerable", "unsure")
-SIGNATURE_FIELDS = ("in:code", "in:signals", "in:roles", "in:family",
-                    "out:verdict", "out:family", "out:confidence", "out:rationale", "out:cited_lines")  # fmt: skip
+SIGNATURE_FIELDS = (
+    "in:code",
+    "in:signals",
+    "in:roles",
+    "in:family",
+    "out:verdict",
+    "out:family",
+    "out:confidence",
+    "out:rationale",
+    "out:cited_lines",
+)
 
 BASELINE_INSTRUCTION = (
     "You review one function from a code change for a security defect of the named family. Read the numbered "
-    "code, the instrument signals (a signal is evidence, not a verdict; 'no coverage' is not 'no finding') and "
+    "code, the instrument signals (a signal is evidence, not a verdict; 'no coverage' is not 'no finding') "
+    "and "
     "the inferred roles. Labelled examples of similar code follow; they show how such signals resolved "
-    "elsewhere, not the answer. Decide whether attacker-controlled data reaches a dangerous operation without "
+    "elsewhere, not the answer. Decide whether attacker-controlled data reaches a dangerous operation "
+    "without "
     "an adequate guard in this function."
 )
 ANSWER_FORMAT = (
@@ -85,7 +96,9 @@ class OperatingPoint:
     advisory: float
     block: float | None = None
     block_offered: bool = False
-    reason: str | None = None  # why BLOCK is not offered: insufficient_data, precision_unreachable, calibration
+    reason: str | None = (
+        None  # why BLOCK is not offered: insufficient_data, precision_unreachable, calibration
+    )
 
 
 @dataclass(frozen=True)
@@ -137,15 +150,23 @@ class Program:
         try:
             body = json.loads(text)
             body.pop("signature", None)
-            body["demos"] = tuple(Demo(**{**d, "roles": tuple(d["roles"]), "cited_lines": tuple(d["cited_lines"])})
-                                  for d in body.get("demos", ()))  # fmt: skip
-            body["operating_points"] = {f: OperatingPoint(**p) for f, p in body.get("operating_points", {}).items()}
-            body["calibration"] = {f: (float(a), float(b)) for f, (a, b) in body.get("calibration", {}).items()}
+            body["demos"] = tuple(
+                Demo(**{**d, "roles": tuple(d["roles"]), "cited_lines": tuple(d["cited_lines"])})
+                for d in body.get("demos", ())
+            )
+            body["operating_points"] = {
+                f: OperatingPoint(**p) for f, p in body.get("operating_points", {}).items()
+            }
+            body["calibration"] = {
+                f: (float(a), float(b)) for f, (a, b) in body.get("calibration", {}).items()
+            }
             program = cls(**body)
         except (ValueError, TypeError, KeyError) as exc:
             raise ProgramError(f"{where}: not a program: {exc}") from exc
         if program.kind not in ("llm-program", "memory-vote") or program.k not in (1, 3, 5):
-            raise ProgramError(f"{where}: kind {program.kind!r} with k={program.k} is not a program this engine runs")
+            raise ProgramError(
+                f"{where}: kind {program.kind!r} with k={program.k} is not a program this engine runs"
+            )
         return program
 
     @classmethod
@@ -202,19 +223,32 @@ class Shown:
 
 
 def _block(title: str, code: str, signals: str, roles: Sequence[str], family: str) -> list[str]:
-    return [title, f"family: {family}", "code:", code, "signals:", signals or "(none)",
-            "roles:", "\n".join(roles) if roles else "(none inferred)"]  # fmt: skip
+    return [
+        title,
+        f"family: {family}",
+        "code:",
+        code,
+        "signals:",
+        signals or "(none)",
+        "roles:",
+        "\n".join(roles) if roles else "(none inferred)",
+    ]
 
 
 def render_prefix(program: Program) -> str:
-    """Instruction + answer contract + demonstrations: identical for every candidate (provider prefix cache)."""
+    """Instruction + answer contract + demonstrations: identical for every candidate (provider prefix
+    cache)."""
     parts = [program.instruction.strip()]
     if "json" not in program.instruction.lower():
         parts.append(ANSWER_FORMAT)
     for i, demo in enumerate(program.demos, 1):
         parts += _block(f"### Demonstration {i}", demo.code, demo.signals, demo.roles, demo.family)
-        answer = {"verdict": demo.verdict, "family": demo.family, "rationale": demo.rationale,
-                  "cited_lines": list(demo.cited_lines)}  # fmt: skip
+        answer = {
+            "verdict": demo.verdict,
+            "family": demo.family,
+            "rationale": demo.rationale,
+            "cited_lines": list(demo.cited_lines),
+        }
         parts.append("answer: " + json.dumps(answer, sort_keys=True))
     return "\n".join(parts)
 
@@ -224,12 +258,18 @@ def render_messages(program: Program, view: CandidateView, examples: Sequence[Sh
     parts: list[str] = []
     for i, ex in enumerate(examples, 1):
         label = "vulnerable" if ex.y else "not_vulnerable"
-        parts += [*_block(f"### Labelled example {i}", ex.code, ex.signals, ex.roles, ex.family), f"label: {label}"]
+        parts += [
+            *_block(f"### Labelled example {i}", ex.code, ex.signals, ex.roles, ex.family),
+            f"label: {label}",
+        ]
     parts += _block("### Candidate", view.excerpt.text, view.signals, view.roles, view.family)
     if view.changed_lines:
         parts.append("changed lines: " + ", ".join(str(n) for n in view.changed_lines))
     parts.append("Answer in JSON.")
-    return [{"role": "system", "content": render_prefix(program)}, {"role": "user", "content": "\n".join(parts)}]
+    return [
+        {"role": "system", "content": render_prefix(program)},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
 
 
 @dataclass(frozen=True)
@@ -280,5 +320,10 @@ def parse_answer(reply: str | Mapping[str, Any], excerpt: Excerpt) -> Answer:
     if not lines:
         raise AnswerError(f"cites no line of the code shown ({excerpt.first_line}-{excerpt.last_line})")
     family = data.get("family")
-    return Answer(verdict, family if isinstance(family, str) and family else "none", float(confidence),
-                  " ".join(rationale.split()), lines)  # fmt: skip
+    return Answer(
+        verdict,
+        family if isinstance(family, str) and family else "none",
+        float(confidence),
+        " ".join(rationale.split()),
+        lines,
+    )

@@ -1,6 +1,8 @@
-"""What a scan writes: ``findings.json`` (each finding with its ``decision``, its sink's line and the flow to it),
+"""What a scan writes: ``findings.json`` (each finding with its ``decision``, its sink's line and the flow to
+it),
 ``dropped_by_engine.json``, ``manifest.json``, ``findings.md`` (the reported findings, the instruments that
-failed, and the dropped candidates, collapsed, each with why) and SARIF 2.1.0 (``sarif.py``); and the compact lines
+failed, and the dropped candidates, collapsed, each with why) and SARIF 2.1.0 (``sarif.py``); and the compact
+lines
 of a push."""
 
 from __future__ import annotations
@@ -31,14 +33,31 @@ def decision_fields(d: Decided) -> dict[str, Any]:
     how it was reached (variant, retrieval, neighbours as counts, never identities)."""
     dec = d.decision
     return {
-        "p": dec.p, "operating_point": d.operating_point, "program_id": dec.program_id, "verdict": dec.verdict,
-        "rationale": dec.rationale, "cited_lines": list(dec.cited_lines), "signals": list(dec.signals),
-        "offered": dec.offered, "variant": dec.variant, "retrieval": dec.retrieval, "balance": d.balance,
-        "neighbours": d.neighbours, "votes": d.votes, "raw_score": d.raw_score, "calibrated": d.calibrated,
-        "parse_failed": d.parse_failed, "undecided": dec.undecided.value if dec.undecided else None,
-        "fallback": d.fallback, "dismissed": d.dismissed, "usd": dec.cost_usd, "model": dec.model,
-        "priors": list(dec.priors), "evidence": dec.evidence, "vote_score": d.vote_score,
-    }  # fmt: skip
+        "p": dec.p,
+        "operating_point": d.operating_point,
+        "program_id": dec.program_id,
+        "verdict": dec.verdict,
+        "rationale": dec.rationale,
+        "cited_lines": list(dec.cited_lines),
+        "signals": list(dec.signals),
+        "offered": dec.offered,
+        "variant": dec.variant,
+        "retrieval": dec.retrieval,
+        "balance": d.balance,
+        "neighbours": d.neighbours,
+        "votes": d.votes,
+        "raw_score": d.raw_score,
+        "calibrated": d.calibrated,
+        "parse_failed": d.parse_failed,
+        "undecided": dec.undecided.value if dec.undecided else None,
+        "fallback": d.fallback,
+        "dismissed": d.dismissed,
+        "usd": dec.cost_usd,
+        "model": dec.model,
+        "priors": list(dec.priors),
+        "evidence": dec.evidence,
+        "vote_score": d.vote_score,
+    }
 
 
 def flows(d: Decided) -> tuple[str, ...]:
@@ -65,54 +84,91 @@ def _flow(d: Decided) -> tuple[int, list[dict[str, Any]]]:
 
 
 def finding(d: Decided) -> dict[str, Any]:
-    """One finding of ``findings.json``: where (the sink's line), which family, the flow to it, the instruments'
+    """One finding of ``findings.json``: where (the sink's line), which family, the flow to it, the
+    instruments'
     signals, and the decision."""
     item, c = d.analysed, d.decision.candidate
     line, flow = _flow(d)
     return {
-        "fingerprint": d.fingerprint, "path": c.path, "function": c.function, "family": c.family,
-        "language": item.language, "start_line": item.start_line, "end_line": item.end_line, "pin": c.pin,
-        "line": line, "flow": flow,
-        "signals": [{"instrument": s.instrument, "rule": s.rule, "line": s.line, "message": s.message}
-                    for s in item.signals],
-        "changed_lines": list(item.changed_lines), "excerpt_sha": d.excerpt.sha, "excerpt": d.excerpt.text,
+        "fingerprint": d.fingerprint,
+        "path": c.path,
+        "function": c.function,
+        "family": c.family,
+        "language": item.language,
+        "start_line": item.start_line,
+        "end_line": item.end_line,
+        "pin": c.pin,
+        "line": line,
+        "flow": flow,
+        "signals": [
+            {"instrument": s.instrument, "rule": s.rule, "line": s.line, "message": s.message}
+            for s in item.signals
+        ],
+        "changed_lines": list(item.changed_lines),
+        "excerpt_sha": d.excerpt.sha,
+        "excerpt": d.excerpt.text,
         "record": {"x": dict(item.record.x), "instruments": _states(item.record.instruments)},
         "decision": decision_fields(d),
-    }  # fmt: skip
+    }
 
 
-def manifest(run: Run, *, repo: str, head: str, base: str | None, program_source: str, note: str) -> dict[str, Any]:
+def manifest(
+    run: Run, *, repo: str, head: str, base: str | None, program_source: str, note: str
+) -> dict[str, Any]:
     """``manifest.json``: the run's program, spend, fallback and counts."""
     actions = Counter(d.operating_point for d in run.decided)
     return {
-        "repo": repo, "head": head, "base": base,
-        "decision": {"program_id": run.program_id, "variant": run.variant, "program_source": program_source,
-                     "usd": round(run.usd, 8), "calls": run.calls, "fallback": run.fallback is not None,
-                     "reason": run.fallback, "note": note, "memory_snapshot_digest": run.memory_digest,
-                     "self_excluded": run.self_excluded},
-        "counts": {"candidates": len(run.decided), "block": actions["block"], "advisory": actions["advisory"],
-                   "drop": actions["drop"]},
-    }  # fmt: skip
+        "repo": repo,
+        "head": head,
+        "base": base,
+        "decision": {
+            "program_id": run.program_id,
+            "variant": run.variant,
+            "program_source": program_source,
+            "usd": round(run.usd, 8),
+            "calls": run.calls,
+            "fallback": run.fallback is not None,
+            "reason": run.fallback,
+            "note": note,
+            "memory_snapshot_digest": run.memory_digest,
+            "self_excluded": run.self_excluded,
+        },
+        "counts": {
+            "candidates": len(run.decided),
+            "block": actions["block"],
+            "advisory": actions["advisory"],
+            "drop": actions["drop"],
+        },
+    }
 
 
 def _line(d: Decided) -> str:
     c, dec = d.decision.candidate, d.decision
     where = f"{c.path}:{_flow(d)[0]} {c.function}"
     if dec.undecided is not None and dec.p is None:
-        return f"{dec.action.value:<8} {'-':>5}  {c.family:<18} {where}  ({dec.undecided.value}) {dec.rationale}"
+        return (
+            f"{dec.action.value:<8} {'-':>5}  {c.family:<18} {where}  ({dec.undecided.value}) {dec.rationale}"
+        )
     cited = ", ".join(str(n) for n in dec.cited_lines)
     return (
-        f"{dec.action.value:<8} {dec.p:>5.2f}  {c.family:<18} {where}  [{dec.verdict}; lines {cited}] {dec.rationale}"
+        f"{dec.action.value:<8} {dec.p:>5.2f}  {c.family:<18} {where}  [{dec.verdict}; lines {cited}] "
+        f"{dec.rationale}"
     )
 
 
 def compact_lines(run: Run, note: str = "") -> list[str]:
     """The compact report: one line per decision (BLOCK first), then the engine line."""
     order = {"block": 0, "advisory": 1, "drop": 2}
-    lines = [_line(d) for d in sorted(run.decided, key=lambda d: (order[d.operating_point], d.decision.candidate.key))]
+    lines = [
+        _line(d)
+        for d in sorted(run.decided, key=lambda d: (order[d.operating_point], d.decision.candidate.key))
+    ]
     if run.fallback:
         lines.append(fallback_line(run.fallback))
-    engine = f"program {run.program_id[:12]} ({run.variant or 'none'}); spent ${run.usd:.4f} in {run.calls} call(s)"
+    engine = (
+        f"program {run.program_id[:12]} ({run.variant or 'none'}); spent ${run.usd:.4f} in "
+        f"{run.calls} call(s)"
+    )
     lines.append(f"{engine}; {note}" if note else engine)
     if run.self_excluded:
         lines.append("repository is in the corpus: its own cases excluded")
@@ -127,25 +183,39 @@ def _row(d: Decided) -> str:
     dec, c = d.decision, d.decision.candidate
     p = "-" if dec.p is None else f"{dec.p:.2f}"
     line, _flow_steps = _flow(d)
-    return (f"| {dec.action.value} | {p} | {c.family} | `{c.path}:{line}` {c.function} | {dec.verdict or '-'} | "
-            f"{_cell(dec.rationale)} |")  # fmt: skip
+    return (
+        f"| {dec.action.value} | {p} | {c.family} | `{c.path}:{line}` {c.function} | {dec.verdict or '-'} | "
+        f"{_cell(dec.rationale)} |"
+    )
 
 
 def failed_lines(failures: Mapping[str, Sequence[str]]) -> list[str]:
     """One line per instrument that failed on some files (it read nothing of them), with the count."""
-    return [f"instrument failed: {name} on {len(paths)} file(s), which it did not read (first: "
-            f"{', '.join(sorted(paths)[:3])}; every one in manifest.json)"
-            for name, paths in sorted(failures.items()) if paths]  # fmt: skip
+    return [
+        f"instrument failed: {name} on {len(paths)} file(s), which it did not read (first: "
+        f"{', '.join(sorted(paths)[:3])}; every one in manifest.json)"
+        for name, paths in sorted(failures.items())
+        if paths
+    ]
 
 
 def markdown(run: Run, note: str, failures: Mapping[str, Sequence[str]] | None = None) -> str:
-    """``findings.md``: the reported findings, the instruments that failed, the dropped candidates with why."""
-    out = ["# Findings", "", f"Program `{run.program_id[:12]}` ({run.variant or 'none'}). {note}".rstrip(), ""]
+    """``findings.md``: the reported findings, the instruments that failed, the dropped candidates with
+    why."""
+    out = [
+        "# Findings",
+        "",
+        f"Program `{run.program_id[:12]}` ({run.variant or 'none'}). {note}".rstrip(),
+        "",
+    ]
     if run.fallback:
         out += [fallback_line(run.fallback), ""]
     for line in failed_lines(failures or {}):
         out += [f"**{line}**", ""]
-    header = ["| action | p | family | where | verdict | rationale |", "| --- | --- | --- | --- | --- | --- |"]
+    header = [
+        "| action | p | family | where | verdict | rationale |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     reported = [d for d in run.decided if d.operating_point != "drop"]
     out += [*header, *(_row(d) for d in reported)] if reported else ["No finding reported."]
     dropped = [d for d in run.decided if d.operating_point == "drop"]
@@ -157,8 +227,9 @@ def markdown(run: Run, note: str, failures: Mapping[str, Sequence[str]] | None =
     return "\n".join(out) + "\n"
 
 
-def write_reports(run: Run, out: Path, meta: dict[str, Any], note: str,
-                  failures: Mapping[str, Sequence[str]] | None = None) -> dict[str, Path]:  # fmt: skip
+def write_reports(
+    run: Run, out: Path, meta: dict[str, Any], note: str, failures: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, Path]:
     """Write every report file of a scan into ``out``; returns them by name."""
     out.mkdir(parents=True, exist_ok=True)
     kept = [finding(d) for d in run.decided if d.operating_point != "drop"]

@@ -47,7 +47,9 @@ class Column:
     cap: float | None = None  # numeric: |a - b| / cap; None: equal or not
 
 
-def columns_from_specs(specs: Iterable[Any], *, profile: str = "static", priors: bool = False) -> tuple[Column, ...]:
+def columns_from_specs(
+    specs: Iterable[Any], *, profile: str = "static", priors: bool = False
+) -> tuple[Column, ...]:
     """Columns of the allow-listed features of a profile; prior features are dropped with priors off."""
     out = []
     for spec in specs:
@@ -83,7 +85,8 @@ def gower(
     b: tuple[Mapping[str, Scalar], Mapping[str, InstrumentState]],
     columns: Sequence[Column],
 ) -> float:
-    """D between two records ``(x, instruments)``: the mean over instrument blocks of each block's distance."""
+    """D between two records ``(x, instruments)``: the mean over instrument blocks of each block's
+    distance."""
     blocks: dict[str, list[Column]] = {}
     for column in columns:
         blocks.setdefault(column.block, []).append(column)
@@ -142,7 +145,9 @@ def ineligible_reason(
     return None
 
 
-def eligible(example: MemoryExample, target: Target, fold: Boundary, vector: np.ndarray | None = None) -> bool:
+def eligible(
+    example: MemoryExample, target: Target, fold: Boundary, vector: np.ndarray | None = None
+) -> bool:
     """The only gate between the memory and a prompt (retrieved examples and demonstrations alike)."""
     return ineligible_reason(example, target, fold, vector) is None
 
@@ -169,7 +174,8 @@ class Neighbour:
 
 @dataclass(frozen=True)
 class Retrieved:
-    """What Retrieve returns, with how it went (``retrieval`` mode, ``balance``, what the boundary removed)."""
+    """What Retrieve returns, with how it went (``retrieval`` mode, ``balance``, what the boundary
+    removed)."""
 
     neighbours: tuple[Neighbour, ...]
     retrieval: Literal["signals+embeddings", "signals_only"]
@@ -198,7 +204,8 @@ class Index:
             len(self.examples), len(self.columns)
         )
         self.states = np.array(
-            [[_STATES[_state(e.example.instruments, b)] for b in self.blocks] for e in self.examples], dtype=np.int8
+            [[_STATES[_state(e.example.instruments, b)] for b in self.blocks] for e in self.examples],
+            dtype=np.int8,
         ).reshape(len(self.examples), len(self.blocks))
         starts = [i for i, c in enumerate(self.columns) if i == 0 or self.columns[i - 1].block != c.block]
         self.starts = np.array(starts, dtype=np.intp)
@@ -239,14 +246,18 @@ class Index:
         return result
 
     def cosines(self, vector: np.ndarray | None) -> np.ndarray | None:
-        """The cosine from a target's unit vector to every example's (0 where an example has none), or None."""
+        """The cosine from a target's unit vector to every example's (0 where an example has none), or
+        None."""
         if vector is None:
             return None
         if self._matrix is None or self._matrix_version != self.memory.version:
             rows = [self.memory.vector(e) for e in self.examples]
             dims = next((len(r) for r in rows if r is not None), 0)
-            self._matrix = (np.stack([r if r is not None else np.zeros(dims, np.float32) for r in rows])
-                            if dims and rows else None)  # fmt: skip
+            self._matrix = (
+                np.stack([r if r is not None else np.zeros(dims, np.float32) for r in rows])
+                if dims and rows
+                else None
+            )
             self._matrix_version = self.memory.version
         if self._matrix is None or self._matrix.shape[1] != len(vector):
             return None
@@ -257,10 +268,12 @@ class Index:
         """The tie-break key per example: sha256(its content without instrument versions + seed)."""
         if seed not in self._ties:
             self._ties[seed] = np.array(
-                [int.from_bytes(hashlib.sha256(f"{e.tie_key}{seed}".encode()).digest()[:8], "big")
-                 for e in self.examples],
+                [
+                    int.from_bytes(hashlib.sha256(f"{e.tie_key}{seed}".encode()).digest()[:8], "big")
+                    for e in self.examples
+                ],
                 dtype=np.uint64,
-            )  # fmt: skip
+            )
         return self._ties[seed]
 
 
@@ -305,8 +318,13 @@ def retrieve(index: Index, target: Target, fold: Boundary, settings: Settings = 
         ranked.append(Neighbour(index.examples[i], float(d[i]), cos, float(score)))
     ranked.sort(key=lambda n: -n.score)  # stable: equal scores keep the stage-1 order
     picked, short = balance(ranked, target.family, settings.k)
-    return Retrieved(tuple(picked), "signals+embeddings" if embedded else "signals_only",
-                     "short" if short else "ok", dict(dropped), tuple(ranked))  # fmt: skip
+    return Retrieved(
+        tuple(picked),
+        "signals+embeddings" if embedded else "signals_only",
+        "short" if short else "ok",
+        dict(dropped),
+        tuple(ranked),
+    )
 
 
 def balance(ranked: Sequence[Neighbour], family: str, k: int) -> tuple[list[Neighbour], bool]:

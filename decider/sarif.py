@@ -29,18 +29,27 @@ def _rule(family: str) -> dict[str, Any]:
         "id": family,
         "name": "".join(part.capitalize() for part in family.split("_")),
         "shortDescription": {"text": f"{title}{cwe_line}"},
-        "fullDescription": {"text": f"{title}{cwe_line}: a candidate of this family, decided per function by the "
-                                    "decision engine from the instruments' signals and the labelled memory."},
+        "fullDescription": {
+            "text": f"{title}{cwe_line}: a candidate of this family, decided per function by the "
+            "decision engine from the instruments' signals and the labelled memory."
+        },
         "help": {"text": text, "markdown": f"**{title}**{cwe_line}\n\n{text}"},
         "defaultConfiguration": {"level": "warning"},
-        "properties": {"security-severity": f"{about.severity:.1f}" if about is not None else "5.0", "tags": tags,
-                       "precision": "medium"},
-    }  # fmt: skip
+        "properties": {
+            "security-severity": f"{about.severity:.1f}" if about is not None else "5.0",
+            "tags": tags,
+            "precision": "medium",
+        },
+    }
 
 
 def _location(path: str, line: int, text: str | None = None) -> dict[str, Any]:
-    where: dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": path, "uriBaseId": "SRCROOT"},
-                                                  "region": {"startLine": line}}}  # fmt: skip
+    where: dict[str, Any] = {
+        "physicalLocation": {
+            "artifactLocation": {"uri": path, "uriBaseId": "SRCROOT"},
+            "region": {"startLine": line},
+        }
+    }
     if text:
         where["message"] = {"text": text}
     return where
@@ -53,29 +62,43 @@ def _result(f: Mapping[str, Any], index: int) -> dict[str, Any]:
     location = _location(f["path"], f["line"])
     location["logicalLocations"] = [{"name": f["function"], "kind": "function"}]
     result: dict[str, Any] = {
-        "ruleId": f["family"], "ruleIndex": index, "level": _LEVELS[decision["operating_point"]],
-        "message": {"text": text}, "locations": [location],
+        "ruleId": f["family"],
+        "ruleIndex": index,
+        "level": _LEVELS[decision["operating_point"]],
+        "message": {"text": text},
+        "locations": [location],
         "partialFingerprints": {"ouroboros/v1": f["fingerprint"]},
         "properties": {"decision": decision, "signals": f["signals"]},
-    }  # fmt: skip
+    }
     if f["flow"]:
-        steps = [{"location": _location(f["path"], step["line"], f"{step['role']}: {step['text']}")}
-                 for step in f["flow"]]  # fmt: skip
+        steps = [
+            {"location": _location(f["path"], step["line"], f"{step['role']}: {step['text']}")}
+            for step in f["flow"]
+        ]
         result["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
     return result
 
 
 def _notifications(failures: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
     return [
-        {"level": "warning", "descriptor": {"id": name},
-         "message": {"text": f"{name} failed on {len(paths)} file(s), which it did not read: "
-                             f"{', '.join(sorted(paths)[:5])}{' …' if len(paths) > 5 else ''}"}}
-        for name, paths in sorted(failures.items()) if paths
-    ]  # fmt: skip
+        {
+            "level": "warning",
+            "descriptor": {"id": name},
+            "message": {
+                "text": f"{name} failed on {len(paths)} file(s), which it did not read: "
+                f"{', '.join(sorted(paths)[:5])}{' …' if len(paths) > 5 else ''}"
+            },
+        }
+        for name, paths in sorted(failures.items())
+        if paths
+    ]
 
 
-def to_sarif(run: Run, findings: list[dict[str, Any]], failures: Mapping[str, Sequence[str]] | None = None,
-             ) -> dict[str, Any]:  # fmt: skip
+def to_sarif(
+    run: Run,
+    findings: list[dict[str, Any]],
+    failures: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, Any]:
     """The SARIF log of the reported findings (BLOCK is ``error``, ADVISORY ``warning``)."""
     names = sorted({f["family"] for f in findings})
     index = {family: i for i, family in enumerate(names)}
@@ -83,12 +106,26 @@ def to_sarif(run: Run, findings: list[dict[str, Any]], failures: Mapping[str, Se
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "ouroboros", "version": __version__, "informationUri": INFORMATION_URI,
-                                "rules": [_rule(family) for family in names]}},
-            "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],
-            "results": [_result(f, index[f["family"]]) for f in findings],
-            "properties": {"decision": {"program_id": run.program_id, "variant": run.variant, "fallback": run.fallback,
-                                        "memory_snapshot_digest": run.memory_digest}},
-        }],
-    }  # fmt: skip
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "ouroboros",
+                        "version": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [_rule(family) for family in names],
+                    }
+                },
+                "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],
+                "results": [_result(f, index[f["family"]]) for f in findings],
+                "properties": {
+                    "decision": {
+                        "program_id": run.program_id,
+                        "variant": run.variant,
+                        "fallback": run.fallback,
+                        "memory_snapshot_digest": run.memory_digest,
+                    }
+                },
+            }
+        ],
+    }

@@ -36,7 +36,8 @@ __all__ = ["REPORT_FOLDER", "ScanProgress", "ScanRequest", "Scanned", "scan"]
 
 PRODUCER = "ouro.scan"
 REPORT_FOLDER = Path(".ouroboros") / "scan"
-"""Where the reports go below the scanned root, unless told otherwise (and where ``ouro dismiss`` reads them)."""
+"""Where the reports go below the scanned root, unless told otherwise (and where ``ouro dismiss`` reads
+them)."""
 
 
 class ScanProgress(Protocol):
@@ -71,7 +72,8 @@ class _Unwatched:
 @dataclass(frozen=True)
 class ScanRequest:
     """What to scan and how: the paths, the report folder (default ROOT/.ouroboros/scan), a commit (``rev``)
-    or a change (``base..rev``) of the checkout instead of the files on disk, what to leave out, the priors."""
+    or a change (``base..rev``) of the checkout instead of the files on disk, what to leave out, the
+    priors."""
 
     paths: tuple[Path, ...]
     out: Path | None = None
@@ -113,7 +115,9 @@ class Scanned:
 
     def counts(self) -> dict[str, int]:
         """How many candidates each operating point took."""
-        return {k: sum(d.operating_point == k for d in self.run.decided) for k in ("block", "advisory", "drop")}
+        return {
+            k: sum(d.operating_point == k for d in self.run.decided) for k in ("block", "advisory", "drop")
+        }
 
 
 def scan(
@@ -137,7 +141,9 @@ def scan(
     written = _write(run, lookup, target, request, failures)
     _record(store, settings.tenant, target, request.base, run)
     skipped = target.scanned.get("skipped")
-    return Scanned(run, lookup.note, target.folder, written, skipped if isinstance(skipped, list) else [], failures)
+    return Scanned(
+        run, lookup.note, target.folder, written, skipped if isinstance(skipped, list) else [], failures
+    )
 
 
 def _target(request: ScanRequest, failures: Failures, shown: ScanProgress) -> _Target:
@@ -145,7 +151,9 @@ def _target(request: ScanRequest, failures: Failures, shown: ScanProgress) -> _T
     top = toplevel(request.paths[0])
     if request.rev is not None or request.base is not None:
         if top is None:
-            raise OuroError(f"PATH: {request.paths[0]} is not in a git checkout (--rev and --base read commits)")
+            raise OuroError(
+                f"PATH: {request.paths[0]} is not in a git checkout (--rev and --base read commits)"
+            )
         return _commits(request, top, failures, shown)
     inside = top is not None and all(p.resolve().is_relative_to(top) for p in request.paths)
     return _files(request, top if inside else None, failures, shown)
@@ -194,15 +202,24 @@ def _files(request: ScanRequest, top: Path | None, failures: Failures, shown: Sc
     return _Target(root, key, read.pin, folder, read.manifest(), analysed)
 
 
-def _write(run: Run, lookup: Lookup, target: _Target, request: ScanRequest, failures: Failures) -> dict[str, Path]:
+def _write(
+    run: Run, lookup: Lookup, target: _Target, request: ScanRequest, failures: Failures
+) -> dict[str, Path]:
     """The reports, with the manifest saying what was scanned, which priors were on and what failed."""
     meta = manifest(
-        run, repo=target.key, head=target.head, base=request.base, program_source=lookup.source, note=lookup.note
+        run,
+        repo=target.key,
+        head=target.head,
+        base=request.base,
+        program_source=lookup.source,
+        note=lookup.note,
     )
     meta["scanned"] = target.scanned
     meta["priors"] = {"setting": request.priors, "on_for_candidates": _priors_used(target.analysed)}
     meta["instruments_failed"] = {
-        name: {"files": len(paths), "paths": sorted(paths)} for name, paths in sorted(failures.items()) if paths
+        name: {"files": len(paths), "paths": sorted(paths)}
+        for name, paths in sorted(failures.items())
+        if paths
     }
     return write_reports(run, target.folder, meta, lookup.note, failures)
 
@@ -234,5 +251,7 @@ def _report_folder(out: Path | None, root: Path) -> Path:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        raise OuroError(f"--out: cannot write the reports to {folder}: {exc.strerror or exc}; give --out DIR") from exc
+        raise OuroError(
+            f"--out: cannot write the reports to {folder}: {exc.strerror or exc}; give --out DIR"
+        ) from exc
     return folder

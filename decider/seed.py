@@ -1,5 +1,6 @@
 """The synthetic seed: small labelled repositories under ``ruleset/memory/`` analysed by our own instruments.
-``ouro learn memory ship`` builds them into the shipped memory with the other shipped sources; ``corpus_memory``
+``ouro learn memory ship`` builds them into the shipped memory with the other shipped sources;
+``corpus_memory``
 is what a push or a scan retrieves from: the shipped memory beside the store's examples.
 """
 
@@ -23,10 +24,12 @@ __all__ = ["SEED_DIR", "build_seed_memory", "corpus_memory", "leave_one_group_ou
 SEED_DIR = RULESET / "memory"
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "seed",
-    "GIT_AUTHOR_EMAIL": "seed@example.invalid", "GIT_COMMITTER_NAME": "seed",
-    "GIT_COMMITTER_EMAIL": "seed@example.invalid", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
+    "GIT_AUTHOR_EMAIL": "seed@example.invalid",
+    "GIT_COMMITTER_NAME": "seed",
+    "GIT_COMMITTER_EMAIL": "seed@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
     "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
-}  # fmt: skip
+}
 
 
 def _files(directory: Path) -> list[Path]:
@@ -58,8 +61,10 @@ def build_seed_memory(directory: Path = SEED_DIR) -> tuple[Memory, list[str]]:
         _git(repo, "init", "-q")
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "--no-verify", "-m", "seed")
-        found = {(a.candidate.path, a.candidate.function, a.candidate.family): a
-                 for a in analyse(repo, "HEAD", None, "seed/memory")}  # fmt: skip
+        found = {
+            (a.candidate.path, a.candidate.function, a.candidate.family): a
+            for a in analyse(repo, "HEAD", None, "seed/memory")
+        }
     examples: list[MemoryExample] = []
     missed: list[str] = []
     for label in spec["labels"]:
@@ -69,10 +74,15 @@ def build_seed_memory(directory: Path = SEED_DIR) -> tuple[Memory, list[str]]:
             missed.append("::".join(key))
             continue
         example = example_from_record(
-            item.record, y=label["y"], code=item.code, start_line=item.start_line, source=spec["source"],
-            group=f"seed/{label['path'].split('/', 1)[0]}", focus=sorted({s.line for s in item.signals}),
+            item.record,
+            y=label["y"],
+            code=item.code,
+            start_line=item.start_line,
+            source=spec["source"],
+            group=f"seed/{label['path'].split('/', 1)[0]}",
+            focus=sorted({s.line for s in item.signals}),
             roles=item.roles,
-        )  # fmt: skip
+        )
         examples.append(_with_digest(example, digest))
     return Memory(examples), missed
 
@@ -82,7 +92,8 @@ def _with_digest(example: MemoryExample, digest: str) -> MemoryExample:
 
 
 def corpus_memory(store: MemoryStore | None) -> Memory:
-    """The memory that ships (``decider.shipped``: the seed, the seeded pairs, SVEN and OWASP as feature records)
+    """The memory that ships (``decider.shipped``: the seed, the seeded pairs, SVEN and OWASP as feature
+    records)
     beside what ``ouro learn memory build`` kept in the store (a seed an older version stored is left out: the
     shipped memory holds the current one)."""
     stored = store.load("static") if store is not None else Memory()
@@ -96,7 +107,14 @@ def leave_one_group_out(memory: Memory, k: int = 6) -> list[tuple[float, int]]:
     from ouroboros_gates.decider.excerpt import make_excerpt
     from ouroboros_gates.decider.features import FEATURES
     from ouroboros_gates.decider.program import CandidateView
-    from ouroboros_gates.decider.retrieve import Boundary, Index, Settings, Target, columns_from_specs, retrieve
+    from ouroboros_gates.decider.retrieve import (
+        Boundary,
+        Index,
+        Settings,
+        Target,
+        columns_from_specs,
+        retrieve,
+    )
 
     index = Index(memory, columns_from_specs(FEATURES))
     scored = []

@@ -1,6 +1,7 @@
 """Code a project ships but did not write: vendored folders, minified files and bundled libraries.
 
-``ouro scan`` leaves them out by default (``--vendored`` reads them), each with its reason in ``manifest.json``:
+``ouro scan`` leaves them out by default (``--vendored`` reads them), each with its reason in
+``manifest.json``:
 a report about jQuery's internals is not a finding in the application that bundles it. Recognised by the
 folder (``vendor/``, ``vendors/``, ``third_party/``, any ``static/**/vendor``), by the name (``*.min.js``,
 ``jquery-3.6.0.js``, ``bootstrap.bundle.js``…), and by the first lines (a library's licence banner, ``/*!
@@ -15,7 +16,9 @@ from pathlib import PurePosixPath
 
 __all__ = ["VENDOR_FOLDERS", "vendored_by_content", "vendored_by_path"]
 
-VENDOR_FOLDERS = frozenset({"vendor", "vendors", "third_party", "third-party", "thirdparty", "bower_components"})
+VENDOR_FOLDERS = frozenset(
+    {"vendor", "vendors", "third_party", "third-party", "thirdparty", "bower_components"}
+)
 """Folders holding other projects' code by convention (``static/js/vendor``, ``app/vendor``)."""
 
 _MINIFIED_NAME = re.compile(r"[.-]min\.(js|mjs|cjs|css)$", re.IGNORECASE)
@@ -26,8 +29,10 @@ _LIBRARY = re.compile(
     r"|htmx|alpine|leaflet|mathjax|pdf(\.worker)?|bundle|vendors?)([.-][\w.-]*)?\.(js|mjs|cjs)$",
     re.IGNORECASE,
 )
-_BANNER = re.compile(r"@license\b|@preserve\b|/\*[!*]?\s*[\w. -]+\s+v?\d+\.\d+(\.\d+)?\b.*(\(c\)|copyright|license)",
-                     re.IGNORECASE)  # fmt: skip
+_BANNER = re.compile(
+    r"@license\b|@preserve\b|/\*[!*]?\s*[\w. -]+\s+v?\d+\.\d+(\.\d+)?\b.*(\(c\)|copyright|license)",
+    re.IGNORECASE,
+)
 _SCRIPTS = (".js", ".mjs", ".cjs", ".jsx", ".ts")
 LONG_LINE = 2000
 """A script line this long is minified (or generated) code, not a person's."""

@@ -33,7 +33,9 @@ def _default(param: Parameter) -> str:
     value = param.default
     if value is None or value == () or callable(value):
         return ""
-    if isinstance(value, Path) and value.is_absolute():  # a file the package ships: where it lies in the package
+    if (
+        isinstance(value, Path) and value.is_absolute()
+    ):  # a file the package ships: where it lies in the package
         for base in (PACKAGE, PACKAGE.resolve().parent):
             if value.is_relative_to(base):
                 return f"`{Path(PACKAGE.name, *value.relative_to(base).parts)}`"
@@ -84,9 +86,13 @@ def _command(path: str, command: Command, depth: int) -> Iterator[str]:
 
 def cli_page() -> str:
     """Every command of ``ouro``, in the order ``ouro --help`` lists them, with its options."""
-    lines = [HEADER, "# Command-line reference\n",
-             "Every command of `ouro`, as `ouro COMMAND --help` describes it. Errors are one line on stderr naming "
-             "the argument, option or setting, with exit status 2.\n"]  # fmt: skip
+    lines = [
+        HEADER,
+        "# Command-line reference\n",
+        "Every command of `ouro`, as `ouro COMMAND --help` describes it. Errors are one line on stderr "
+        "naming "
+        "the argument, option or setting, with exit status 2.\n",
+    ]
     for name in COMMANDS:
         lines.extend(_command(f"ouro {name}", load(name), 2))
     return "\n".join(lines).rstrip() + "\n"
@@ -104,13 +110,19 @@ def _setting_default(name: str) -> str:
 
 def configuration_page() -> str:
     """Every setting of the typed settings model: its variable, default and meaning."""
-    lines = [HEADER, "# Configuration reference\n",
-             "Every setting is an environment variable with the prefix `OURO_`. `OURO_<ROLE>_<KEY>` (for example "
-             "`OURO_MINER_DATABASE_URL`) beats `OURO_<KEY>` in a worker started for that role. An invalid value "
-             "stops the process with one line naming the variable.\n",
-             "| variable | default | meaning |", "| --- | --- | --- |"]  # fmt: skip
+    lines = [
+        HEADER,
+        "# Configuration reference\n",
+        "Every setting is an environment variable with the prefix `OURO_`. `OURO_<ROLE>_<KEY>` (for example "
+        "`OURO_MINER_DATABASE_URL`) beats `OURO_<KEY>` in a worker started for that role. An invalid value "
+        "stops the process with one line naming the variable.\n",
+        "| variable | default | meaning |",
+        "| --- | --- | --- |",
+    ]
     for name, field in Settings.model_fields.items():
-        lines.append(f"| `OURO_{name.upper()}` | {_setting_default(name)} | {_cell(field.description or '')} |")
+        lines.append(
+            f"| `OURO_{name.upper()}` | {_setting_default(name)} | {_cell(field.description or '')} |"
+        )
     return "\n".join(lines) + "\n"
 
 

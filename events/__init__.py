@@ -1,4 +1,5 @@
-"""The event log: the store (SQL and in-memory, one contract), migrations, projections (the ledger) and replay."""
+"""The event log: the store (SQL and in-memory, one contract), migrations, projections (the ledger) and
+replay."""
 
 from __future__ import annotations
 

@@ -120,9 +120,13 @@ class Budget:
                 took = conn.execute(
                     update(budget_days)
                     .where(
+                        # an overrun was really spent: no launch on a day already past its cap
                         budget_days.c.day == day,
-                        budget_days.c.spent_usd + budget_days.c.overrun_usd + budget_days.c.reserved_usd + amount_usd
-                        <= self.cap_usd,  # an overrun was really spent: no launch on a day already past its cap
+                        budget_days.c.spent_usd
+                        + budget_days.c.overrun_usd
+                        + budget_days.c.reserved_usd
+                        + amount_usd
+                        <= self.cap_usd,
                     )
                     .values(reserved_usd=budget_days.c.reserved_usd + amount_usd)
                 ).rowcount
@@ -130,12 +134,18 @@ class Budget:
                     return _why(refused, f"the day's spend would pass the cap of ${self.cap_usd:.2f} ({day})")
                 conn.execute(
                     reservations.insert().values(
-                        ticket=ticket, day=day, amount_usd=amount_usd, spent_usd=None, reserved_at=now.isoformat()
+                        ticket=ticket,
+                        day=day,
+                        amount_usd=amount_usd,
+                        spent_usd=None,
+                        reserved_at=now.isoformat(),
                     )
                 )
         except IntegrityError:  # a concurrent launch on the same ticket won the primary key
             return _why(refused, f"ticket #{ticket} already had its fixer session")
-        return Reservation(ticket, day, amount_usd, True, f"reserved ${amount_usd:.2f} of ${self.cap_usd:.2f}")
+        return Reservation(
+            ticket, day, amount_usd, True, f"reserved ${amount_usd:.2f} of ${self.cap_usd:.2f}"
+        )
 
     def settle(self, ticket: int, spent_usd: float) -> Settlement:
         """Replace ``ticket``'s reservation by what its session spent, charging the cap at most the

@@ -15,9 +15,20 @@ upcasters from the version it was stored at, validation), which raises the last 
 
 from __future__ import annotations
 
-from ouroboros_gates.schemas.errors import PermanentError, TransientError, UnknownEventType, UnknownSchemaVersion
+from ouroboros_gates.schemas.errors import (
+    PermanentError,
+    TransientError,
+    UnknownEventType,
+    UnknownSchemaVersion,
+)
 
-__all__ = ["ConcurrencyError", "MigrationError", "UndecodableEvent", "UnknownEventType", "UnknownSchemaVersion"]
+__all__ = [
+    "ConcurrencyError",
+    "MigrationError",
+    "UndecodableEvent",
+    "UnknownEventType",
+    "UnknownSchemaVersion",
+]
 
 
 class ConcurrencyError(TransientError):
@@ -34,7 +45,8 @@ class ConcurrencyError(TransientError):
 
 
 class MigrationError(PermanentError):
-    """A migration asked for cannot run: an unknown revision, or a database stamped in a state no release left."""
+    """A migration asked for cannot run: an unknown revision, or a database stamped in a state no release
+    left."""
 
 
 class UndecodableEvent(PermanentError):

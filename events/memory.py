@@ -7,7 +7,15 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ouroboros_gates.events.errors import ConcurrencyError
-from ouroboros_gates.events.store import AppendResult, Metadata, OutboxEntry, StoredEvent, StreamWrite, settling, utcnow
+from ouroboros_gates.events.store import (
+    AppendResult,
+    Metadata,
+    OutboxEntry,
+    StoredEvent,
+    StreamWrite,
+    settling,
+    utcnow,
+)
 from ouroboros_gates.schemas import Message
 
 __all__ = ["MemoryEventStore"]

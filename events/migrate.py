@@ -73,7 +73,9 @@ def history() -> list[Revision]:
     from alembic.script import ScriptDirectory
 
     walked = ScriptDirectory.from_config(_config()).walk_revisions()
-    return [Revision(r.revision, _one(r.down_revision), (r.doc or "").strip()) for r in reversed(list(walked))]
+    return [
+        Revision(r.revision, _one(r.down_revision), (r.doc or "").strip()) for r in reversed(list(walked))
+    ]
 
 
 def _one(down: str | Sequence[str] | None) -> str | None:
@@ -116,14 +118,17 @@ def _migrate(engine: Engine, direction: str, revision: str) -> None:
 
 
 def _restamp_legacy_heads(conn: Connection) -> None:
-    """A database stamped with the three heads of releases before 0.2.0 is stamped 0011, the chain's same state."""
+    """A database stamped with the three heads of releases before 0.2.0 is stamped 0011, the chain's same
+    state."""
     if not inspect(conn).has_table("alembic_version"):
         return
     stamped = set(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
     if len(stamped) <= 1:
         return
     if stamped != _LEGACY_HEADS:
-        raise MigrationError(f"the database is stamped {','.join(sorted(stamped))}: not a state any release left")
+        raise MigrationError(
+            f"the database is stamped {','.join(sorted(stamped))}: not a state any release left"
+        )
     conn.execute(text("DELETE FROM alembic_version WHERE version_num <> '0011'"))
 
 
@@ -155,7 +160,8 @@ _DOWN = re.compile(r"^down_revision\s*=\s*(.+)$", re.MULTILINE)
 
 
 def _head_from_files() -> str:
-    """The heads, read from the migration files' ``revision``/``down_revision`` lines without importing Alembic."""
+    """The heads, read from the migration files' ``revision``/``down_revision`` lines without importing
+    Alembic."""
     revisions: set[str] = set()
     parents: set[str] = set()
     for path in (_HERE / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"):

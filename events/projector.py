@@ -82,7 +82,9 @@ def catch_up(
     return applied
 
 
-def _step(store: SqlEventStore, projection: Projection, batch: int, until: datetime | None) -> tuple[int, bool]:
+def _step(
+    store: SqlEventStore, projection: Projection, batch: int, until: datetime | None
+) -> tuple[int, bool]:
     # A batch builds thousands of short-lived containers and frees them together: the cyclic collector
     # would only rescan them (it cost a third of a fold), so it waits until the batch is done.
     enabled = gc.isenabled()
@@ -94,7 +96,9 @@ def _step(store: SqlEventStore, projection: Projection, batch: int, until: datet
             gc.enable()
 
 
-def _fold_batch(store: SqlEventStore, projection: Projection, batch: int, until: datetime | None) -> tuple[int, bool]:
+def _fold_batch(
+    store: SqlEventStore, projection: Projection, batch: int, until: datetime | None
+) -> tuple[int, bool]:
     with store.writing(lock_events=False) as conn:
         start = _checkpoint(conn, projection.name, lock=True)
         # Positions commit in order, so everything up to this head is already visible.
@@ -104,7 +108,9 @@ def _fold_batch(store: SqlEventStore, projection: Projection, batch: int, until:
         end = rows[-1].position if len(rows) == batch else head
         if end != start:
             conn.execute(
-                update(t.checkpoints).where(t.checkpoints.c.projection == projection.name).values(position=end)
+                update(t.checkpoints)
+                .where(t.checkpoints.c.projection == projection.name)
+                .values(position=end)
             )
         return len(rows), end != start
 
@@ -130,14 +136,18 @@ def _checkpoint(conn: Connection, name: str, lock: bool = False) -> int:
     return int(found)
 
 
-def rebuild(store: SqlEventStore, projections: Sequence[Projection], until: datetime | None = None) -> dict[str, int]:
+def rebuild(
+    store: SqlEventStore, projections: Sequence[Projection], until: datetime | None = None
+) -> dict[str, int]:
     """Empty every projection's tables and checkpoint, then refold from position 0."""
     with store.writing() as conn:
         for projection in projections:
             for table in reversed(projection.tables):
                 conn.execute(delete(table))
             _checkpoint(conn, projection.name)
-            conn.execute(update(t.checkpoints).where(t.checkpoints.c.projection == projection.name).values(position=0))
+            conn.execute(
+                update(t.checkpoints).where(t.checkpoints.c.projection == projection.name).values(position=0)
+            )
     return catch_up(store, projections, until=until)
 
 
@@ -153,7 +163,10 @@ def status(store: SqlEventStore, projections: Iterable[Projection]) -> list[Proj
                 ).scalar_one_or_none()
                 or 0
             )
-            rows = sum(int(conn.execute(select(func.count()).select_from(tb)).scalar_one()) for tb in projection.tables)
+            rows = sum(
+                int(conn.execute(select(func.count()).select_from(tb)).scalar_one())
+                for tb in projection.tables
+            )
             result.append(ProjectionStatus(projection.name, int(position), head - int(position), rows))
     return result
 
@@ -168,15 +181,20 @@ def digest(store: SqlEventStore, projections: Iterable[Projection]) -> str:
                 sha.update(table.name.encode())
                 for row in conn.execute(select(table).order_by(*order)).mappings():
                     sha.update(
-                        orjson.dumps({str(k): v for k, v in row.items()}, option=orjson.OPT_SORT_KEYS, default=str)
+                        orjson.dumps(
+                            {str(k): v for k, v in row.items()}, option=orjson.OPT_SORT_KEYS, default=str
+                        )
                     )
     return sha.hexdigest()
 
 
 CLOCK_COLUMNS = frozenset({"position", "at", "started", "ended"})
-"""The ledger's columns that say where in the log a row was folded (``position``) or when, by the clock of the run
-that recorded it, something happened (a measurement's, a label request's, a merge's ``at``; a fixer session's or
-labeler run's ``started``/``ended``). Two runs over the same input differ in these and in nothing else. Times that
+"""The ledger's columns that say where in the log a row was folded (``position``) or when, by the clock of the
+run
+that recorded it, something happened (a measurement's, a label request's, a merge's ``at``; a fixer session's
+or
+labeler run's ``started``/``ended``). Two runs over the same input differ in these and in nothing else. Times
+that
 come from the input itself (a run's ``started_at``, a proposal's ``posted_at``) are content and stay."""
 
 
@@ -189,6 +207,8 @@ def content_digest(store: SqlEventStore, projections: Iterable[Projection]) -> t
             for table in projection.tables:
                 kept = [column for column in table.columns if column.name not in CLOCK_COLUMNS]
                 for row in conn.execute(select(*kept)).mappings():
-                    body = orjson.dumps({str(k): v for k, v in row.items()}, option=orjson.OPT_SORT_KEYS, default=str)
+                    body = orjson.dumps(
+                        {str(k): v for k, v in row.items()}, option=orjson.OPT_SORT_KEYS, default=str
+                    )
                     rows.append(table.name.encode() + b"\x1f" + body)
     return hashlib.sha256(b"\n".join(sorted(rows))).hexdigest(), len(rows)

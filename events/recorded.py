@@ -2,7 +2,8 @@
 
 A backtest judged "as of" a time must see only the corpus and the labels recorded by then, so both are
 read from the events themselves (their ``recorded_at``), not from the projections' current rows. An
-operator's review of a proposed label (``LabelReviewed``) recorded by then stands over the labeler's own check.
+operator's review of a proposed label (``LabelReviewed``) recorded by then stands over the labeler's own
+check.
 """
 
 from __future__ import annotations
@@ -98,9 +99,13 @@ def recorded_labels(store: SqlEventStore, miner: str, as_of: datetime | None = N
         if label.ticket not in tickets or _refused(label, reviews.get(stored.position)):
             continue
         before = found.get(label.instance)
-        if before is None or (label.positive and not before.positive):  # a + outweighs a -, the first + stands
+        if before is None or (
+            label.positive and not before.positive
+        ):  # a + outweighs a -, the first + stands
             flagged = stored.recorded_at if label.positive else None
-            found[label.instance] = RecordedLabel(label.instance, label.positive, flagged, f"ticket/{label.ticket}")
+            found[label.instance] = RecordedLabel(
+                label.instance, label.positive, flagged, f"ticket/{label.ticket}"
+            )
     return [found[instance] for instance in sorted(found)]
 
 

@@ -77,7 +77,9 @@ class RawWriter:
             return AppendResult(duplicate=True)
         versions = self._versions(cursor, writes, first, int(version))
         stamp = db_time(utcnow(), self.postgres)
-        rows = _event_rows(writes, versions, int(position), orjson.dumps(meta.as_dict()).decode(), meta, stamp)
+        rows = _event_rows(
+            writes, versions, int(position), orjson.dumps(meta.as_dict()).decode(), meta, stamp
+        )
         if rows:
             cursor.executemany(self.sql["event"], rows)
         positions = tuple(row[0] for row in rows)
@@ -86,7 +88,9 @@ class RawWriter:
             cursor.execute(self.sql["handled"], (meta.producer, meta.message_id, first_pos, last_pos, stamp))
         return AppendResult(positions=positions, outbox=self._outbox(cursor, outbox, stamp))
 
-    def _versions(self, cursor: Any, writes: Sequence[StreamWrite], first: str, version: int) -> dict[str, int]:
+    def _versions(
+        self, cursor: Any, writes: Sequence[StreamWrite], first: str, version: int
+    ) -> dict[str, int]:
         """Each written stream's current version (the first one's came with the state query); every other
         stream's in one round trip, not one each."""
         versions = {first: version}
@@ -109,12 +113,16 @@ class RawWriter:
         cursor.execute(statement.sql, statement.args(published_at=stamp, **ids))
         cursor.execute("COMMIT")
 
-    def _outbox(self, cursor: Any, messages: Sequence[Message], stamp: datetime | str) -> tuple[OutboxEntry, ...]:
+    def _outbox(
+        self, cursor: Any, messages: Sequence[Message], stamp: datetime | str
+    ) -> tuple[OutboxEntry, ...]:
         queued: list[OutboxEntry] = []
         for message in messages:
             payload = message.to_json_dict()
             task, kind = message.TASK, type(message).__name__
-            cursor.execute(self.sql["outbox"], (message.message_id, kind, task, orjson.dumps(payload).decode(), stamp))
+            cursor.execute(
+                self.sql["outbox"], (message.message_id, kind, task, orjson.dumps(payload).decode(), stamp)
+            )
             row = cursor.fetchone()
             if row is not None:
                 queued.append(OutboxEntry(int(row[0]), message.message_id, kind, task, payload))
@@ -122,7 +130,12 @@ class RawWriter:
 
 
 def _event_rows(
-    writes: Sequence[StreamWrite], versions: dict[str, int], head: int, meta_json: str, meta: Metadata, stamp: Any
+    writes: Sequence[StreamWrite],
+    versions: dict[str, int],
+    head: int,
+    meta_json: str,
+    meta: Metadata,
+    stamp: Any,
 ) -> list[tuple[Any, ...]]:
     """The events' rows in ``EVENT_ROW`` order, numbered on from ``head``; each stream's expected version is
     checked against the one it holds (``ConcurrencyError``)."""
@@ -134,8 +147,19 @@ def _event_rows(
         for item in write.events:
             current += 1
             payload = orjson.dumps(item.to_json_dict()).decode()
-            rows.append((head + len(rows) + 1, write.stream, current, type(item).TYPE, item.schema_version, payload,
-                         meta_json, meta.message_id, stamp))  # fmt: skip
+            rows.append(
+                (
+                    head + len(rows) + 1,
+                    write.stream,
+                    current,
+                    type(item).TYPE,
+                    item.schema_version,
+                    payload,
+                    meta_json,
+                    meta.message_id,
+                    stamp,
+                )
+            )
         versions[write.stream] = current
     return rows
 

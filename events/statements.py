@@ -55,7 +55,17 @@ __all__ = [
     "writer_statements",
 ]
 
-EVENT_ROW = ("position", "stream", "version", "type", "schema_version", "payload", "meta", "message_id", "recorded_at")
+EVENT_ROW = (
+    "position",
+    "stream",
+    "version",
+    "type",
+    "schema_version",
+    "payload",
+    "meta",
+    "message_id",
+    "recorded_at",
+)
 """The order an appended event's values are given in (its insert names them in this order)."""
 
 HANDLED_ROW = ("consumer", "message_id", "first_position", "last_position", "handled_at")
@@ -115,7 +125,8 @@ def event_columns(dialect: str) -> tuple[ColumnElement[Any], ...]:
 
 
 def lock_events(dialect: str) -> str | None:
-    """The statement that takes the position lock inside a transaction (None: SQLite's BEGIN IMMEDIATE is it)."""
+    """The statement that takes the position lock inside a transaction (None: SQLite's BEGIN IMMEDIATE is
+    it)."""
     return f"LOCK TABLE {t.events.name} IN EXCLUSIVE MODE" if dialect == "postgresql" else None
 
 
@@ -125,7 +136,9 @@ def _state() -> ClauseElement:
     zero: ColumnElement[Any] = literal_column("0")
     return select(
         select(func.coalesce(func.max(ev.position), zero)).scalar_subquery(),
-        select(func.coalesce(func.max(ev.version), zero)).where(ev.stream == bindparam("stream")).scalar_subquery(),
+        select(func.coalesce(func.max(ev.version), zero))
+        .where(ev.stream == bindparam("stream"))
+        .scalar_subquery(),
         select(func.count())
         .select_from(t.handled_messages)
         .where(handled.consumer == bindparam("consumer"), handled.message_id == bindparam("message_id"))
@@ -170,7 +183,9 @@ def stream_versions(dialect: str, streams: int) -> Compiled:
     """The last version of each of ``streams`` streams (those with none are left out)."""
     ev = t.events.c
     named: list[BindParameter[Any]] = [bindparam(f"stream_{n}") for n in range(streams)]
-    return compiled(select(ev.stream, func.max(ev.version)).where(ev.stream.in_(named)).group_by(ev.stream), dialect)
+    return compiled(
+        select(ev.stream, func.max(ev.version)).where(ev.stream.in_(named)).group_by(ev.stream), dialect
+    )
 
 
 @cache
@@ -208,7 +223,9 @@ def upsert(table: Table, dialect: str) -> Compiled:
     table's column order."""
     key = [column.name for column in table.primary_key.columns]
     others = [column.name for column in table.columns if column.name not in key]
-    proposed = _upsert_insert(dialect, table).values({column.name: bindparam(column.name) for column in table.columns})
+    proposed = _upsert_insert(dialect, table).values(
+        {column.name: bindparam(column.name) for column in table.columns}
+    )
     if not others:
         return compiled(proposed.on_conflict_do_nothing(index_elements=key), dialect)
     replaced = {name: proposed.excluded[name] for name in others}
@@ -218,4 +235,6 @@ def upsert(table: Table, dialect: str) -> Compiled:
 def positional(names: Sequence[str], expected: Sequence[str]) -> None:
     """Refuse a statement whose marks do not take the parameters in the order the caller builds them."""
     if tuple(names) != tuple(expected):
-        raise TypeError(f"statement parameters are {', '.join(names)}; the caller gives {', '.join(expected)}")
+        raise TypeError(
+            f"statement parameters are {', '.join(names)}; the caller gives {', '.join(expected)}"
+        )

@@ -117,11 +117,14 @@ class StoredEvent:
             try:
                 return event_from_stored(self.type, self.payload, self.schema_version)
             except ValidationError as exc:
-                fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(payload)'}: {e['msg']}" for e in exc.errors())
+                fields = "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or '(payload)'}: {e['msg']}" for e in exc.errors()
+                )
                 raise UndecodableEvent(f"{self.type} payload refused: {fields}") from exc
 
     def decode_as(self, cls: builtins.type[E]) -> E:  # builtins: the field ``type`` hides the name
-        """``decode`` for a reader that picked the events of ``cls``'s type (``UndecodableEvent`` if it is not)."""
+        """``decode`` for a reader that picked the events of ``cls``'s type (``UndecodableEvent`` if it is
+        not)."""
         event = self.decode()
         if not isinstance(event, cls):
             raise UndecodableEvent(f"{self.where}: a {self.type}, read as a {cls.TYPE}")

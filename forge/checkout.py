@@ -17,7 +17,9 @@ def query(repo: Path, *args: str) -> str:
     checkout and git's own complaint when it fails."""
     done = git(*args, cwd=repo, check=False, user_config=True)
     if done.returncode != 0:
-        raise OuroError(f"{repo}: git {args[0]}: {done.stderr.decode('utf-8', 'replace').strip() or 'failed'}")
+        raise OuroError(
+            f"{repo}: git {args[0]}: {done.stderr.decode('utf-8', 'replace').strip() or 'failed'}"
+        )
     return done.stdout.decode("utf-8", "replace").strip()
 
 

@@ -81,7 +81,8 @@ class UsageLedger:
 def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | None] | None:
     """The de-duplication key of an API response; redacted or missing ids take no part in it."""
     parts = tuple(
-        value if isinstance(value, str) and value and value != REDACTED else None for value in (message_id, request_id)
+        value if isinstance(value, str) and value and value != REDACTED else None
+        for value in (message_id, request_id)
     )
     return None if parts == (None, None) else (parts[0], parts[1])
 

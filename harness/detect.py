@@ -105,7 +105,10 @@ def _claude_code_line(doc: dict[str, Any]) -> Format | None:
 def _openhands_history(doc: dict[str, Any]) -> bool:
     history = doc.get("history")
     return (
-        isinstance(history, list) and bool(history) and isinstance(history[0], dict) and is_openhands_event(history[0])
+        isinstance(history, list)
+        and bool(history)
+        and isinstance(history[0], dict)
+        and is_openhands_event(history[0])
     )
 
 

@@ -90,7 +90,9 @@ def _response_text(doc: dict[str, Any]) -> str | None:
     if not isinstance(response, dict):
         return result_text(response)
     streams = [
-        response[name] for name in ("stdout", "stderr") if isinstance(response.get(name), str) and response[name]
+        response[name]
+        for name in ("stdout", "stderr")
+        if isinstance(response.get(name), str) and response[name]
     ]
     return "\n".join(streams) if streams else result_text(response.get("content"))
 

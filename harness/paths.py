@@ -56,7 +56,9 @@ def _cleaned(base: str) -> str:
 
 def run_name(path: Path) -> str:
     """A run id for ``path``: a run directory's name, a file's stem (``events.jsonl``: its folder's)."""
-    return _cleaned(path.parent.name if path.name == "events.jsonl" else (path.name if path.is_dir() else path.stem))
+    return _cleaned(
+        path.parent.name if path.name == "events.jsonl" else (path.name if path.is_dir() else path.stem)
+    )
 
 
 def run_files(directory: Path) -> tuple[Path, ...]:
@@ -133,7 +135,9 @@ def run_at(path: Path) -> RunFiles:
         return _session_folder(path)
     files = run_files(path)
     if not files:
-        raise CorpusError(f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson, *.json or *.traj files)")
+        raise CorpusError(
+            f"{path}: not a run (no events.jsonl and no *.jsonl, *.ndjson, *.json or *.traj files)"
+        )
     return RunFiles(run_name(path), files, path)
 
 

@@ -43,7 +43,9 @@ class Unread:
 
     def __str__(self) -> str:
         held = ", ".join(self.keys) or "no keys"
-        return f"{self.file}: not read: no object in a known format (its first has {held}); expected {EXPECTED}"
+        return (
+            f"{self.file}: not read: no object in a known format (its first has {held}); expected {EXPECTED}"
+        )
 
 
 class Reader:
@@ -139,7 +141,9 @@ class Reader:
             self._by_file[source.name] = Counter()
             for line, doc in source:
                 try:
-                    events = list(self._dispatch(doc, LineContext(self.run, Where(source.name, line), doc), state))
+                    events = list(
+                        self._dispatch(doc, LineContext(self.run, Where(source.name, line), doc), state)
+                    )
                 except (ValueError, TypeError, OverflowError) as exc:
                     source.report(line, f"could not be typed: {_first_line(exc)}")
                     continue
@@ -182,7 +186,9 @@ def _openhands_line(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> 
     if not isinstance(history, list):
         return openhands_events(doc, ctx, state)
     # an evaluation's line: the conversation's events, on this line
-    return (event for item in history if isinstance(item, dict) for event in openhands_events(item, ctx, state))
+    return (
+        event for item in history if isinstance(item, dict) for event in openhands_events(item, ctx, state)
+    )
 
 
 _READERS: dict[Format, Callable[[dict[str, Any], LineContext, ReadState], Iterator[LineEvent]]] = {

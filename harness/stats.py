@@ -174,12 +174,19 @@ class Tally:
         """Calls, errors and usage per agent (``main`` first, then the subagents by id)."""
         calls = Counter(self.agent_of[key] for key in self.calls)
         errors = Counter(self.agent_of[key] for key in self.errors)
-        names = sorted(set(calls) | set(errors) | set(self.agent_usage), key=lambda name: (name != MAIN_AGENT, name))
-        return {name: AgentStats(calls[name], errors[name], self.agent_usage.get(name, Tokens())) for name in names}
+        names = sorted(
+            set(calls) | set(errors) | set(self.agent_usage), key=lambda name: (name != MAIN_AGENT, name)
+        )
+        return {
+            name: AgentStats(calls[name], errors[name], self.agent_usage.get(name, Tokens()))
+            for name in names
+        }
 
     def by_tool(self, which: dict[Hashable, str]) -> dict[str, int]:
         """Counts per tool name, with a result's name filled in from its call when it lacked one."""
-        names = Counter(self.calls.get(key, name) if name == _UNNAMED else name for key, name in which.items())
+        names = Counter(
+            self.calls.get(key, name) if name == _UNNAMED else name for key, name in which.items()
+        )
         return dict(sorted(names.items()))
 
     def by_gate(self) -> dict[str, int]:

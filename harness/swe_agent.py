@@ -56,7 +56,9 @@ def is_trajectory(doc: dict[str, Any]) -> bool:
     if isinstance(doc.get("trajectory"), list):
         return True
     history = doc.get("history")
-    return isinstance(history, list) and bool(history) and isinstance(history[0], dict) and "role" in history[0]
+    return (
+        isinstance(history, list) and bool(history) and isinstance(history[0], dict) and "role" in history[0]
+    )
 
 
 def _calls(history: Any) -> list[tuple[str | None, str | None, Any]]:
@@ -140,7 +142,9 @@ def swe_agent_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) ->
         line = lines[index] if key == "trajectory" and index < len(lines) else ctx.span.line
         step = LineContext(ctx.run, Where(ctx.span.file, line), ctx.raw)
         state.called(call_id, tool)
-        yield step.event(HarnessKind.TOOL_CALL, tool=tool, tool_use_id=call_id, tool_input=tool_input, session=session)
+        yield step.event(
+            HarnessKind.TOOL_CALL, tool=tool, tool_use_id=call_id, tool_input=tool_input, session=session
+        )
         yield step.event(
             HarnessKind.TOOL_RESULT,
             tool=tool,
@@ -159,4 +163,6 @@ def _model_stats(info: Any, ctx: LineContext, session: str) -> Iterator[LineEven
     sent, received = number(stats.get("tokens_sent")), number(stats.get("tokens_received"))
     usage = Tokens(input_tokens=int(sent or 0), output_tokens=int(received or 0))
     cost = number(stats.get("instance_cost"))
-    yield ctx.event(HarnessKind.RESULT, subtype=CACHE_UNREPORTED, usage=usage, total_cost_usd=cost, session=session)
+    yield ctx.event(
+        HarnessKind.RESULT, subtype=CACHE_UNREPORTED, usage=usage, total_cost_usd=cost, session=session
+    )

@@ -1,9 +1,11 @@
 """The operator's actions, decided from the log: each returns the events to append (and, for a retry, the
 message to queue through the outbox in the same transaction); the API appends them (``ops.api._actions``).
 
-    ActionError               (schemas.errors.OuroError) an action that cannot be taken; the API answers its status
+    ActionError               (schemas.errors.OuroError) an action that cannot be taken; the API answers its
+    status
     ├── NothingThere          404: no dead letter, decision, label or miner by that name
-    └── NotPossible           409: it exists, but the action cannot apply (a dead letter whose message was not kept)
+    └── NotPossible           409: it exists, but the action cannot apply (a dead letter whose message was not
+    kept)
 
 Every action is keyed (``Action.key``) so that the same action taken twice (a double click) appends once.
 """
@@ -74,7 +76,9 @@ def _dead_letter(store: SqlEventStore, message_id: str) -> dict[str, Any]:
         if not found:
             raise NothingThere(f"no dead letter with message id {message_id!r}")
         body = found[0].decode_as(MessageDeadLettered).to_json_dict()
-        if not body.get("message"):  # recorded before dead letters kept their message: a follow-up's is queued
+        if not body.get(
+            "message"
+        ):  # recorded before dead letters kept their message: a follow-up's is queued
             kept = select(t.outbox.c.payload).where(t.outbox.c.message_id == message_id)
             body["message"] = conn.execute(kept).scalar_one_or_none()
         attempts = conn.execute(
@@ -97,15 +101,23 @@ def retry(store: SqlEventStore, message_id: str, now: datetime, note: str = "") 
     again["causation_id"] = message_id
     again["correlation_id"] = body["message"].get("correlation_id") or message_id
     message = kind.model_validate(again)
-    event = DeadLetterRetried(task=body["task"], message_id=message_id, retry_message_id=message.message_id,
-                              attempt=attempt, at=now, note=note)  # fmt: skip
+    event = DeadLetterRetried(
+        task=body["task"],
+        message_id=message_id,
+        retry_message_id=message.message_id,
+        attempt=attempt,
+        at=now,
+        note=note,
+    )
     return Action(f"fleet/retry/{message_id}", (event,), message.message_id, (message,))
 
 
 def dismiss(store: SqlEventStore, candidate: Candidate, now: datetime, note: str = "") -> Action:
     """Dismiss the decision on ``candidate`` (the decision stays; the ledger marks it dismissed)."""
     table = decisions.decisions
-    match = and_(*(table.c[k] == getattr(candidate, k) for k in ("repo", "pin", "path", "function", "family")))
+    match = and_(
+        *(table.c[k] == getattr(candidate, k) for k in ("repo", "pin", "path", "function", "family"))
+    )
     with store.reading() as conn:
         if conn.execute(select(table.c.position).where(match)).first() is None:
             raise NothingThere(f"no decision on {candidate.key}")
@@ -118,14 +130,17 @@ def review(store: SqlEventStore, label: int, verdict: Review, now: datetime, not
     ev, reviews = t.events.c, actions.label_reviews
     with store.reading() as conn:
         found = read_where(conn, ev.position == label, ev.type == LabelProposed.TYPE)
-        current = conn.execute(select(reviews.c.review, reviews.c.position).where(reviews.c.label == label)).first()
+        current = conn.execute(
+            select(reviews.c.review, reviews.c.position).where(reviews.c.label == label)
+        ).first()
     if not found:
         raise NothingThere(f"no proposed label at log position {label}")
     if current is not None and current[0] == verdict.value:
         return None
     proposed = found[0].decode_as(LabelProposed).label
-    event = LabelReviewed(label=label, ticket=proposed.ticket, instance=proposed.instance, review=verdict,
-                          at=now, note=note)  # fmt: skip
+    event = LabelReviewed(
+        label=label, ticket=proposed.ticket, instance=proposed.instance, review=verdict, at=now, note=note
+    )
     # Keyed by the review it replaces, so one change of mind is one event however often it is sent.
     key = content_id("review", label, verdict.value, current[1] if current else None)
     return Action(f"ticket/{proposed.ticket}", (event,), key)

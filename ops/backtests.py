@@ -52,7 +52,11 @@ def ledger_labels(
             left_out.append(f"ledger: {label.instance}: no recorded run with a start time; label left out")
             continue
         row = LabelRow(
-            instance=label.instance, positive=label.positive, start=start, flagged=label.flagged, source=label.source
+            instance=label.instance,
+            positive=label.positive,
+            start=start,
+            flagged=label.flagged,
+            source=label.source,
         )
         rows.append(row)
         lines.append(number)
@@ -62,7 +66,9 @@ def ledger_labels(
     return LedgerLabels(Labels("ledger", tuple(rows), tuple(lines)), found, left_out)
 
 
-def replay_backtest(store: SqlEventStore, miner_name: str, as_of: datetime, now: datetime) -> BacktestReplayed:
+def replay_backtest(
+    store: SqlEventStore, miner_name: str, as_of: datetime, now: datetime
+) -> BacktestReplayed:
     """The miner's backtest on the log as of ``as_of``, as the event that records it: its result, or the
     one-line reason it could not run (no labels by then, a miner whose rules are refused, a run gone)."""
     miner = find_miner(miner_name)  # an unknown name is the caller's error, not a replay to record
@@ -73,5 +79,9 @@ def replay_backtest(store: SqlEventStore, miner_name: str, as_of: datetime, now:
         extracted = extract_facts(miner, judged.items)
         result = backtest(miner.name, miner.rules(), miner.verdicts, judged.labels, extracted, DEFAULT_BLOCKS)
     except OuroError as exc:
-        return BacktestReplayed(miner=miner.name, as_of=as_of, labels=labels, runs=runs, error=str(exc), at=now)
-    return BacktestReplayed(miner=miner.name, as_of=as_of, labels=labels, runs=runs, backtest=result.record(), at=now)
+        return BacktestReplayed(
+            miner=miner.name, as_of=as_of, labels=labels, runs=runs, error=str(exc), at=now
+        )
+    return BacktestReplayed(
+        miner=miner.name, as_of=as_of, labels=labels, runs=runs, backtest=result.record(), at=now
+    )

@@ -1,9 +1,11 @@
 """The embedded fleet: real ``celery worker`` processes on the server-less broker, started and stopped
 by the CLI, so the same worker code, acknowledgements and retries run as in production.
 
-The worker is supervised: one that dies (SIGKILL, out of memory) is started again, and the messages it held come
+The worker is supervised: one that dies (SIGKILL, out of memory) is started again, and the messages it held
+come
 back to the new one once their heartbeat has lapsed for the visibility timeout (``workers/broker.py``). A wait
-for messages stops at once when one of them is dead-lettered for a reason the user must fix (a path outside the
+for messages stops at once when one of them is dead-lettered for a reason the user must fix (a path outside
+the
 roots, a missing setting), with that reason; and when the broker has nothing left to hand out while messages
 are still unsettled (their cause failed, or they were lost), instead of waiting out its timeout.
 """
@@ -42,7 +44,8 @@ WAIT_S = 300.0
 
 
 class MessageFailed(PermanentError):
-    """A message waited for will not be handled: dead-lettered for a reason to fix, or nothing left to run it."""
+    """A message waited for will not be handled: dead-lettered for a reason to fix, or nothing left to run
+    it."""
 
 
 class EmbeddedFleet:
@@ -79,7 +82,15 @@ class EmbeddedFleet:
         if self.settings.database_url:
             env["OURO_DATABASE_URL"] = self.settings.database_url
         env["OURO_BROKER_URL"] = self.settings.celery_broker_url
-        names = ("forge", "fixers", "fixer_command", "fixer_daily_cap_usd", "fixer_session_usd", "merge_gate", "roots")
+        names = (
+            "forge",
+            "fixers",
+            "fixer_command",
+            "fixer_daily_cap_usd",
+            "fixer_session_usd",
+            "merge_gate",
+            "roots",
+        )
         for name in names:
             value = getattr(self.settings, name)
             if value is not None:  # the worker sees the forge, fixer and roots settings the CLI was given
@@ -87,13 +98,16 @@ class EmbeddedFleet:
         return env
 
     def _start(self) -> None:
-        # Before logging starts (the banner, a failed import) the worker writes to worker.out; then to worker.log.
+        # Before logging starts (the banner, a failed import) the worker writes to worker.out; then to
+        # worker.log.
         with self.out_path.open("ab") as out:
             command, env = self.command(), self.environment()
             self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
 
     def __enter__(self) -> EmbeddedFleet:
-        if self.settings.embedded:  # its tables and queues exist before the worker and any publisher make them
+        if (
+            self.settings.embedded
+        ):  # its tables and queues exist before the worker and any publisher make them
             declare_queues(self.broker())
         self._start()
         return self
@@ -109,13 +123,18 @@ class EmbeddedFleet:
             if self.restarts >= RESTARTS:
                 return False
             self.restarts += 1
-            log.warning("the embedded worker exited with %s; starting it again (%d of %d)",
-                        self.process.returncode, self.restarts, RESTARTS)  # fmt: skip
+            log.warning(
+                "the embedded worker exited with %s; starting it again (%d of %d)",
+                self.process.returncode,
+                self.restarts,
+                RESTARTS,
+            )
             self._start()
             return True
 
     def watch(self, every_s: float = 5.0) -> None:
-        """Look after the worker from a thread until the fleet stops (``ouro serve``, where nothing waits on it)."""
+        """Look after the worker from a thread until the fleet stops (``ouro serve``, where nothing waits on
+        it)."""
 
         def look() -> None:
             while not self._stopping.wait(every_s) and self.alive():
@@ -248,7 +267,8 @@ def wait_handled(
     it exists. Returns the ids still pending at the timeout (empty on success).
 
     Raises ``MessageFailed`` at once when a message waited for, or its cause, is dead-lettered for a reason to
-    fix (with the reason), and when the fleet's queues hold nothing and nothing is in flight while messages are
+    fix (with the reason), and when the fleet's queues hold nothing and nothing is in flight while messages
+    are
     still unsettled (twice in a row, ``IDLE_CHECK_S`` apart)."""
     deadline = time.monotonic() + timeout_s
     left = dict(pending)
@@ -306,5 +326,7 @@ def _idle(store: SqlEventStore, fleet: EmbeddedFleet) -> bool:
     from ouroboros_gates.ops.status import broker_idle
 
     with store.reading() as conn:
-        unpublished = conn.execute(select(t.outbox.c.id).where(t.outbox.c.published_at.is_(None)).limit(1)).first()
+        unpublished = conn.execute(
+            select(t.outbox.c.id).where(t.outbox.c.published_at.is_(None)).limit(1)
+        ).first()
     return unpublished is None and broker_idle(fleet.queues, fleet.broker())

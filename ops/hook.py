@@ -2,7 +2,8 @@
 
     <venv>/bin/python -S -P <ops>/hook_script.py [--state DIR] [--timeout S]   as installed; payload on stdin
     <venv>/bin/python -P -m ops.hook [--state DIR] [--timeout S]               the same
-    <venv>/bin/python -P -m ops.hook --flush [--state DIR]                     hand the spooled runs to the fleet
+    <venv>/bin/python -P -m ops.hook --flush [--state DIR]                     hand the spooled runs to the
+    fleet
 
 For every payload it (1) appends it to ``<state>/runs/<session>/events.jsonl`` in the CSF envelope
 (``{"ts", "event_type": "hook", "event": <payload>}``, every field kept but secrets, which are replaced by
@@ -92,10 +93,17 @@ def main(argv: list[str] | None = None) -> int:
     signal.setitimer(signal.ITIMER_REAL, settings.timeout_s)
     output = None
     try:
-        output = run(sys.stdin.buffer.read(), _arg(args, "--state"), started + settings.timeout_s - MARGIN_S, settings)
-    except Exception as exc:  # the agent must never see the hook fail: allow (or deny, closed), and say why once
+        output = run(
+            sys.stdin.buffer.read(), _arg(args, "--state"), started + settings.timeout_s - MARGIN_S, settings
+        )
+    except (
+        Exception
+    ) as exc:  # the agent must never see the hook fail: allow (or deny, closed), and say why once
         output = _Closed.output
-        _warn(f"internal error, the call is {'allowed' if output is None else 'denied'}: {type(exc).__name__}: {exc}")
+        _warn(
+            f"internal error, the call is {'allowed' if output is None else 'denied'}: "
+            f"{type(exc).__name__}: {exc}"
+        )
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)  # a decision is never cut half-printed
     if output is not None:
@@ -180,7 +188,14 @@ def _decide(
     if settings.fail_closed:  # until an answer comes, what the hard timer prints
         _Closed.output = _unjudged_output("no gate server answered within the hook's timeout", state)
     tenant = os.environ.get("OURO_TENANT") or "default"
-    request = {"op": "decide", "file": log, "run": session, "start": span[0], "end": span[1], "tenant": tenant}
+    request = {
+        "op": "decide",
+        "file": log,
+        "run": session,
+        "start": span[0],
+        "end": span[1],
+        "tenant": tenant,
+    }
     try:
         answer = ask(state, request, deadline, start=time.monotonic() < deadline)
     except GateUnavailable as exc:
@@ -200,7 +215,9 @@ def _decide(
         return output
     unjudged = answer.get("unjudged")
     if settings.fail_closed and isinstance(unjudged, list) and unjudged:
-        return _undecided(f"deny gate(s) {', '.join(map(str, unjudged))} could not judge this call", state, settings)
+        return _undecided(
+            f"deny gate(s) {', '.join(map(str, unjudged))} could not judge this call", state, settings
+        )
     return output if isinstance(output, dict) else None
 
 
@@ -229,10 +246,14 @@ def _record_denial(log: str, payload: dict[str, Any], answer: dict[str, Any]) ->
     from ouroboros_gates.ops.gate.record import append_line, envelope
 
     decision = {
-        "hook_event_name": "OuroborosGate", "session_id": payload.get("session_id"),
-        "tool_name": payload.get("tool_name"), "tool_use_id": payload.get("tool_use_id"),
-        "decision": "deny", "gates": answer.get("fired"), "reason": answer.get("reason"),
-    }  # fmt: skip
+        "hook_event_name": "OuroborosGate",
+        "session_id": payload.get("session_id"),
+        "tool_name": payload.get("tool_name"),
+        "tool_use_id": payload.get("tool_use_id"),
+        "decision": "deny",
+        "gates": answer.get("fired"),
+        "reason": answer.get("reason"),
+    }
     append_line(log, envelope(decision, event_type="gate"))
 
 
@@ -258,7 +279,9 @@ def _flush(state_arg: str | None) -> int:
     for run in report.published:
         print(f"queued {run}")
     if report.error:
-        print(f"broker unreachable ({report.error}): {report.kept_lines} spooled line(s) kept", file=sys.stderr)
+        print(
+            f"broker unreachable ({report.error}): {report.kept_lines} spooled line(s) kept", file=sys.stderr
+        )
         return 1
     return 0
 

@@ -52,9 +52,12 @@ def expand_runs(items: Iterable[str]) -> list[Path]:
     return sorted(dict.fromkeys(run.path.resolve() for run in expand(items)))
 
 
-def ingest_messages(paths: Iterable[Path], settings: Settings, vanished: list[Path] | None = None) -> list[IngestRun]:
+def ingest_messages(
+    paths: Iterable[Path], settings: Settings, vanished: list[Path] | None = None
+) -> list[IngestRun]:
     """One message per run; the id follows the run's content, so a repeat is recognised. A run whose files are
-    gone by the time it is read (deleted since it was listed) is skipped, and added to ``vanished`` when given."""
+    gone by the time it is read (deleted since it was listed) is skipped, and added to ``vanished`` when
+    given."""
     messages = []
     for path in paths:
         try:
@@ -66,6 +69,8 @@ def ingest_messages(paths: Iterable[Path], settings: Settings, vanished: list[Pa
                 vanished.append(path)
             continue
         messages.append(
-            IngestRun(message_id=content_id("ingest", run, digest), path=str(path), run=run, tenant=settings.tenant)
+            IngestRun(
+                message_id=content_id("ingest", run, digest), path=str(path), run=run, tenant=settings.tenant
+            )
         )
     return messages

@@ -51,7 +51,11 @@ def queued_requests(store: SqlEventStore) -> dict[int, LabelRequest]:
 
 
 def label_here(
-    settings: Settings, store: SqlEventStore, tickets: Sequence[int], runs: Sequence[str], forge: Callable[[], Forge]
+    settings: Settings,
+    store: SqlEventStore,
+    tickets: Sequence[int],
+    runs: Sequence[str],
+    forge: Callable[[], Forge],
 ) -> RunResult:
     """Label ``tickets`` (none: every ticket with a queued request) over ``runs`` (files, run directories,
     globs; none: the state's runs) with the local model, and record the run. ``forge`` opens the forge, once
@@ -64,7 +68,9 @@ def label_here(
         raise OuroError("no tickets: give --ticket N or --tickets-file F (the labeler's queue is empty)")
     result = label_tickets(settings, chosen, forge(), _runs(settings, store, runs), queued)
     message_id = content_id("label", chosen, result.record.started.isoformat())
-    store.commit(run_events(result), Metadata(producer="labeler.label", message_id=message_id, tenant=settings.tenant))
+    store.commit(
+        run_events(result), Metadata(producer="labeler.label", message_id=message_id, tenant=settings.tenant)
+    )
     return result
 
 

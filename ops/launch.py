@@ -1,7 +1,10 @@
-"""The command lines of the fleet's long-running processes (``celery worker``, ``beat``, ``flower``), built in one
-place for ``ouro worker``/``beat``/``flower`` and the embedded fleet: always argument lists, never a shell string.
+"""The command lines of the fleet's long-running processes (``celery worker``, ``beat``, ``flower``), built in
+one
+place for ``ouro worker``/``beat``/``flower`` and the embedded fleet: always argument lists, never a shell
+string.
 
-A worker is named ``<role>@<host>`` unless ``-n`` says otherwise: two workers on one host with Celery's default
+A worker is named ``<role>@<host>`` unless ``-n`` says otherwise: two workers on one host with Celery's
+default
 name (``celery@<host>``) are one worker to Flower and to the remote-control commands.
 """
 
@@ -29,7 +32,8 @@ APP = "ouroboros_gates.workers.app"
 
 
 def queue_names(queues: str) -> list[str]:
-    """The queues ``-Q`` names (every queue of the fleet when empty); an unknown one is kept (Celery declares it)."""
+    """The queues ``-Q`` names (every queue of the fleet when empty); an unknown one is kept (Celery declares
+    it)."""
     names = [q.strip() for q in queues.split(",") if q.strip()]
     return names or list(dict.fromkeys(QUEUES.values()))
 
@@ -63,7 +67,8 @@ class WorkerOptions:
 
 
 def worker_argv(options: WorkerOptions) -> list[str]:
-    """``celery worker`` with the options given; a worker gets two processes unless ``-c`` or ``--autoscale``."""
+    """``celery worker`` with the options given; a worker gets two processes unless ``-c`` or
+    ``--autoscale``."""
     names = queue_names(options.queues)
     argv = [sys.executable, "-m", "celery", "-A", APP, "worker", "-Q", ",".join(names)]
     argv += ["-n", options.hostname or node_name(names), "-l", options.loglevel]
@@ -71,8 +76,11 @@ def worker_argv(options: WorkerOptions) -> list[str]:
         argv += ["--autoscale", options.autoscale]
     if options.concurrency or not options.autoscale:
         argv += ["-c", str(options.concurrency or 2)]
-    for flag, value in (("-P", options.pool), ("--max-tasks-per-child", options.max_tasks_per_child),
-                        ("--logfile", options.logfile)):  # fmt: skip
+    for flag, value in (
+        ("-P", options.pool),
+        ("--max-tasks-per-child", options.max_tasks_per_child),
+        ("--logfile", options.logfile),
+    ):
         if value is not None:
             argv += [flag, str(value)]
     return [*argv, *options.extra]
@@ -93,6 +101,7 @@ def beat_argv(schedule: str, loglevel: str) -> list[str]:
 
 
 def flower_argv(port: int, address: str) -> list[str]:
-    """``celery flower``'s arguments (run in-process): the fleet's logging is kept (``--logging=none``: tornado
+    """``celery flower``'s arguments (run in-process): the fleet's logging is kept (``--logging=none``:
+    tornado
     adds no handler of its own)."""
     return ["celery", "-A", APP, "flower", f"--port={port}", f"--address={address}", "--logging=none"]

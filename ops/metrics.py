@@ -129,7 +129,9 @@ class FleetCollector(Collector):
 
     def _broker(self) -> Iterator[Metric]:
         depths, error = queue_depths(self.broker)
-        yield GaugeMetricFamily("ouro_broker_up", "1 when the broker answered this scrape.", value=float(not error))
+        yield GaugeMetricFamily(
+            "ouro_broker_up", "1 when the broker answered this scrape.", value=float(not error)
+        )
         depth = GaugeMetricFamily("ouro_queue_depth", "Messages waiting on a queue.", labels=["queue"])
         for queue, count in depths.items():
             if count is not None:
@@ -150,9 +152,13 @@ class FleetCollector(Collector):
         for item in lags:
             lag.add_metric([item.name], float(item.lag))
         yield lag
-        yield GaugeMetricFamily("ouro_outbox_pending", "Follow-up messages not yet published.", value=float(pending))
+        yield GaugeMetricFamily(
+            "ouro_outbox_pending", "Follow-up messages not yet published.", value=float(pending)
+        )
         age = (datetime.now(UTC) - _aware(oldest)).total_seconds() if oldest is not None else 0.0
-        yield GaugeMetricFamily("ouro_outbox_oldest_pending_seconds", "Age of the oldest unpublished.", value=age)
+        yield GaugeMetricFamily(
+            "ouro_outbox_oldest_pending_seconds", "Age of the oldest unpublished.", value=age
+        )
 
     def _outcomes(self) -> Iterator[Metric]:
         handled = t.handled_messages.c
@@ -160,10 +166,14 @@ class FleetCollector(Collector):
         with self.store.reading() as conn:
             consumers = conn.execute(select(handled.consumer, func.count()).group_by(handled.consumer)).all()
             dead = conn.execute(
-                select(task_of, func.count()).where(t.events.c.type == "MessageDeadLettered").group_by(task_of)
+                select(task_of, func.count())
+                .where(t.events.c.type == "MessageDeadLettered")
+                .group_by(task_of)
             ).all()
         family = CounterMetricFamily(
-            "ouro_task_outcomes", "Messages per task by outcome, from the event log.", labels=["task", "outcome"]
+            "ouro_task_outcomes",
+            "Messages per task by outcome, from the event log.",
+            labels=["task", "outcome"],
         )
         for consumer, count in consumers:
             if consumer == DEAD_LETTER:
@@ -184,7 +194,9 @@ class FleetCollector(Collector):
         per_task: dict[str, list[float]] = {}
         with self.store.reading() as conn:
             for task, created, done in conn.execute(query):
-                per_task.setdefault(str(task), []).append(max((_aware(done) - _aware(created)).total_seconds(), 0.0))
+                per_task.setdefault(str(task), []).append(
+                    max((_aware(done) - _aware(created)).total_seconds(), 0.0)
+                )
         family = HistogramMetricFamily(
             "ouro_task_latency_seconds", "Outbox to committed result, per task.", labels=["task"]
         )
@@ -198,7 +210,9 @@ class FleetCollector(Collector):
         yield GaugeMetricFamily(
             "ouro_fixer_spend_usd_today", "Fixer spend on today's budget day.", value=spend.spent_usd
         )
-        yield GaugeMetricFamily("ouro_fixer_daily_cap_usd", "Fixers' daily cap; 0 = fixers off.", value=self.cap_usd)
+        yield GaugeMetricFamily(
+            "ouro_fixer_daily_cap_usd", "Fixers' daily cap; 0 = fixers off.", value=self.cap_usd
+        )
 
     def _triggers(self) -> Metric:
         family = CounterMetricFamily(
@@ -219,12 +233,18 @@ class FleetCollector(Collector):
             by_miner = conn.execute(
                 select(found.c.miner, found.c.scope, func.count()).group_by(found.c.miner, found.c.scope)
             ).all()
-        points = GaugeMetricFamily("ouro_decisions", "Decisions per operating point.", labels=["operating_point"])
+        points = GaugeMetricFamily(
+            "ouro_decisions", "Decisions per operating point.", labels=["operating_point"]
+        )
         for point in ("block", "advisory", "drop"):
             points.add_metric([point], float(actions_.get(point.upper(), 0)))
         yield points
-        yield GaugeMetricFamily("ouro_decisions_dismissed", "Decisions an operator dismissed.", value=float(gone))
-        family = GaugeMetricFamily("ouro_findings", "Findings per miner and scope.", labels=["miner", "scope"])
+        yield GaugeMetricFamily(
+            "ouro_decisions_dismissed", "Decisions an operator dismissed.", value=float(gone)
+        )
+        family = GaugeMetricFamily(
+            "ouro_findings", "Findings per miner and scope.", labels=["miner", "scope"]
+        )
         for miner, scope, count in sorted(by_miner):
             family.add_metric([str(miner), str(scope)], float(count))
         yield family
@@ -244,7 +264,9 @@ class FleetCollector(Collector):
         if snap is None:
             return
         rate = GaugeMetricFamily(
-            "ouro_struggle_rate_per_1k_tool_calls", "Latest struggle rate per 1,000 tool calls.", labels=["period"]
+            "ouro_struggle_rate_per_1k_tool_calls",
+            "Latest struggle rate per 1,000 tool calls.",
+            labels=["period"],
         )
         compounding = GaugeMetricFamily(
             "ouro_compounding",
@@ -261,10 +283,14 @@ class FleetCollector(Collector):
         fleet = snap.get("h_fleet") or {}
         value = fleet.get("value")
         if isinstance(value, int | float):
-            yield GaugeMetricFamily("ouro_h_fleet", "Cache reads over prompt tokens, all runs.", value=float(value))
+            yield GaugeMetricFamily(
+                "ouro_h_fleet", "Cache reads over prompt tokens, all runs.", value=float(value)
+            )
         offenders = fleet.get("offenders")
         if isinstance(offenders, list):
-            yield GaugeMetricFamily("ouro_h_fleet_offenders", "Runs below the h_r floor.", value=float(len(offenders)))
+            yield GaugeMetricFamily(
+                "ouro_h_fleet_offenders", "Runs below the h_r floor.", value=float(len(offenders))
+            )
 
 
 def _read_snapshot(state: Path | None) -> dict[str, Any] | None:

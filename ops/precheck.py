@@ -38,6 +38,10 @@ def verdict_lines(rows: Iterable[Mapping[str, Any]], width: int = 100) -> list[s
     for row in rows:
         miner = row.get("miner") or "-"
         named, found = len(row["instances_named"]), len(row["instances_found"])
-        lines.append(_ROW.format(f"#{row['ticket']}", row.get("proposal") or "-", miner, named, found, row["verdict"]))
-        lines += textwrap.wrap(row["reason"], max(width, 40), initial_indent=_INDENT, subsequent_indent=_INDENT)
+        lines.append(
+            _ROW.format(f"#{row['ticket']}", row.get("proposal") or "-", miner, named, found, row["verdict"])
+        )
+        lines += textwrap.wrap(
+            row["reason"], max(width, 40), initial_indent=_INDENT, subsequent_indent=_INDENT
+        )
     return lines

@@ -90,7 +90,8 @@ def recorded_calls(store: SqlEventStore) -> list[ProposerCall]:
 def propose_tickets(
     settings: Settings, store: SqlEventStore, forge: WritableForge, tickets: Sequence[int], batch: int | None
 ) -> Proposed:
-    """Ask the configured chat model for a proposal per ticket (``batch`` tickets a call), post and record each,
+    """Ask the configured chat model for a proposal per ticket (``batch`` tickets a call), post and record
+    each,
     and publish the pre-checks they queue."""
     chosen = chosen_tickets(forge, tickets)
     client = metered_from_settings(settings)
@@ -156,20 +157,38 @@ def census(settings: Settings, store: SqlEventStore, forge: WritableForge, ticke
 
 
 def cost_lines(calls: Sequence[ProposerCall]) -> list[str]:
-    """One line per call: family, tickets, artifacts, input, cache read, cache creation, output, USD, s, load."""
+    """One line per call: family, tickets, artifacts, input, cache read, cache creation, output, USD, s,
+    load."""
     row = "{:<16} {:<18} {:>3} {:>8} {:>8} {:>8} {:>7} {:>9} {:>7} {:>5}"
-    lines = [row.format("family", "tickets", "art", "input", "c.read", "c.write", "output", "USD", "wall s", "load")]
+    lines = [
+        row.format(
+            "family", "tickets", "art", "input", "c.read", "c.write", "output", "USD", "wall s", "load"
+        )
+    ]
     for c in calls:
         tickets = ",".join(map(str, c.tickets))
         load = "-" if c.load is None else f"{c.load:.2f}"
         cost = "cached" if c.cached else f"{c.cost_usd:.4f}"
-        lines.append(row.format(c.family[:16], tickets[:18], c.artifacts, c.input_tokens, c.cache_read_tokens,
-                                c.cache_creation_tokens, c.output_tokens, cost, f"{c.wall_s:.1f}", load))  # fmt: skip
+        lines.append(
+            row.format(
+                c.family[:16],
+                tickets[:18],
+                c.artifacts,
+                c.input_tokens,
+                c.cache_read_tokens,
+                c.cache_creation_tokens,
+                c.output_tokens,
+                cost,
+                f"{c.wall_s:.1f}",
+                load,
+            )
+        )
     return lines
 
 
 def cost_summary(calls: Sequence[ProposerCall]) -> str:
-    """The sums over paid calls, as the first mining run's costs were summed (docs/loop.md, "First mining run"):
+    """The sums over paid calls, as the first mining run's costs were summed (docs/loop.md, "First mining
+    run"):
     calls, tickets, the largest batch, input, cache read, cache creation and output tokens, USD, call-seconds
     per ticket, and the prompt-cache hit ratio (cache read over every input token)."""
     paid = [c for c in calls if not c.cached]
@@ -186,7 +205,14 @@ def cost_summary(calls: Sequence[ProposerCall]) -> str:
     )
 
 
-_SUMMED = ("input_tokens", "cache_read_tokens", "cache_creation_tokens", "output_tokens", "cost_usd", "wall_s")
+_SUMMED = (
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "output_tokens",
+    "cost_usd",
+    "wall_s",
+)
 
 
 def _ratio(part: float, whole: float) -> float:

@@ -25,7 +25,15 @@ from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import catch_up
 from ouroboros_gates.forge.checkout import query, repo_key
 from ouroboros_gates.forge.git import git
-from ouroboros_gates.schemas import NULL_COMMIT, Action, DecidePush, Decision, DecisionMade, PushReceived, content_id
+from ouroboros_gates.schemas import (
+    NULL_COMMIT,
+    Action,
+    DecidePush,
+    Decision,
+    DecisionMade,
+    PushReceived,
+    content_id,
+)
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import Settings
 
@@ -72,7 +80,9 @@ def parse_pre_push(lines: Iterable[str], repo: str, path: str | None) -> list[Pu
         if not line.strip():
             continue
         parts = line.split()
-        if len(parts) != 4 or not all(len(p) == 40 and all(c in "0123456789abcdef" for c in p) for p in parts[1::2]):
+        if len(parts) != 4 or not all(
+            len(p) == 40 and all(c in "0123456789abcdef" for c in p) for p in parts[1::2]
+        ):
             raise OuroError(f"stdin:{number}: expected '<local ref> <local sha> <remote ref> <remote sha>'")
         _local_ref, local_sha, remote_ref, remote_sha = parts
         if local_sha != NULL_COMMIT:
@@ -94,7 +104,11 @@ def pre_commit_pushes(env: Mapping[str, str], top: Path, repo: str) -> list[Push
         return None
     ref = env.get("PRE_COMMIT_REMOTE_BRANCH") or local or "HEAD"
     if head_given:
-        return [Push(repo, ref, _pre_commit_base(env, top), _commit(top, head_given, "PRE_COMMIT_TO_REF"), str(top))]
+        return [
+            Push(
+                repo, ref, _pre_commit_base(env, top), _commit(top, head_given, "PRE_COMMIT_TO_REF"), str(top)
+            )
+        ]
     if local:
         return [Push(repo, ref, NULL_COMMIT, _commit(top, local, "PRE_COMMIT_LOCAL_BRANCH"), str(top))]
     return []
@@ -108,7 +122,9 @@ def _pre_commit_base(env: Mapping[str, str], top: Path) -> str:
 
 def _commit(top: Path, name: str, variable: str) -> str:
     """The commit ``name`` (a sha or a ref) names in the checkout; an error naming the variable otherwise."""
-    found = git("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", cwd=top, check=False, user_config=True)
+    found = git(
+        "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", cwd=top, check=False, user_config=True
+    )
     sha = found.stdout.decode("utf-8", "replace").strip()
     if found.returncode != 0 or len(sha) != 40:
         raise OuroError(f"{variable}={name!r}: not a commit of {top}")
@@ -122,16 +138,23 @@ def read_pushes(top: Path, repo: str, env: Mapping[str, str], stdin: TextIO) -> 
     given = pre_commit_pushes(env, top, repo)
     if given is None:
         if stdin.isatty():
-            raise OuroError("stdin: no refs; git gives a pre-push hook '<local ref> <local sha> <remote ref> "
-                            "<remote sha>' lines there (install the hook with `ouro hooks install`)")  # fmt: skip
+            raise OuroError(
+                "stdin: no refs; git gives a pre-push hook '<local ref> <local sha> <remote ref> "
+                "<remote sha>' lines there (install the hook with `ouro hooks install`)"
+            )
         given = parse_pre_push(stdin.read().splitlines(), repo, str(top))
-    pushes = [push if push.base != NULL_COMMIT else replace(push, base=new_ref_base(top, push.head)) for push in given]
+    pushes = [
+        push if push.base != NULL_COMMIT else replace(push, base=new_ref_base(top, push.head))
+        for push in given
+    ]
     return [push for push in pushes if push.base != push.head]
 
 
 def new_ref_base(repo: Path, head: str) -> str:
     """For a new ref, the parent of the oldest commit no remote has (zeros when every commit is new)."""
-    unpushed = git("rev-list", "--reverse", head, "--not", "--remotes", cwd=repo, check=False, user_config=True)
+    unpushed = git(
+        "rev-list", "--reverse", head, "--not", "--remotes", cwd=repo, check=False, user_config=True
+    )
     listed = unpushed.stdout.decode("utf-8", "replace").split()
     if not listed:
         return head
@@ -142,9 +165,14 @@ def new_ref_base(repo: Path, head: str) -> str:
 def push_message(push: Push, tenant: str) -> DecidePush:
     """The decider's message for a push; its id comes from the push, so a repeat is recognised."""
     return DecidePush(
-        message_id=content_id("decide", push.repo, push.ref, push.base, push.head, push.path), tenant=tenant,
-        repo=push.repo, base=push.base, head=push.head, ref=push.ref, path=push.path,
-    )  # fmt: skip
+        message_id=content_id("decide", push.repo, push.ref, push.base, push.head, push.path),
+        tenant=tenant,
+        repo=push.repo,
+        base=push.base,
+        head=push.head,
+        ref=push.ref,
+        path=push.path,
+    )
 
 
 def record_push(store: SqlEventStore, push: Push, message: DecidePush, queued: bool = True) -> bool:
@@ -170,7 +198,9 @@ def handled(store: SqlEventStore, message_id: str) -> bool:
     return settled(store, TASK, message_id)
 
 
-def wait_decided(store: SqlEventStore, message_ids: list[str], deadline_s: float, alive: object = None) -> list[str]:
+def wait_decided(
+    store: SqlEventStore, message_ids: list[str], deadline_s: float, alive: object = None
+) -> list[str]:
     """Wait up to ``deadline_s`` for every message; returns those still undecided."""
     end = time.monotonic() + deadline_s
     left = [m for m in message_ids if not handled(store, m)]
@@ -190,7 +220,8 @@ class Via(StrEnum):
     HERE = "here"
     """In this process, with the decider worker's own core: no worker to start."""
     QUEUE = "queue"
-    """Through the decider's queue; on the embedded default a worker is started for the push when none runs."""
+    """Through the decider's queue; on the embedded default a worker is started for the push when none
+    runs."""
 
 
 @dataclass(frozen=True)
@@ -221,7 +252,11 @@ def worker_serves(settings: Settings, queue: str = "decider", timeout_s: float =
 
 
 def decide_pushes(
-    store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float, via: Via
+    store: SqlEventStore,
+    settings: Settings,
+    pairs: list[tuple[Push, DecidePush]],
+    deadline_s: float,
+    via: Via,
 ) -> Decided:
     """Decide each push within ``deadline_s``: in this process, or through the queue (``via``)."""
     if via is Via.QUEUE or (via is Via.AUTO and worker_serves(settings)):
@@ -245,7 +280,9 @@ def _via_queue(
     return Decided("the decider worker", frozenset(wait_decided(store, ids, deadline_s)))
 
 
-def _here(store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float) -> Decided:
+def _here(
+    store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float
+) -> Decided:
     """The decider worker's core run here on each push, its events appended as the worker appends them. A push
     not decided by the deadline (or whose decision failed) is queued for the decider worker instead: the push
     goes on, and whichever worker runs next decides it (or dead-letters it, with the reason)."""
@@ -283,8 +320,12 @@ def _decide_by(
 
     def work() -> None:
         try:
-            found.append(decide_push(message, settings.model_copy(update={"decider_deadline_s": wait_s}), store))
-        except Exception as exc:  # as a worker's dead letter would: the decider failing does not hold the push
+            found.append(
+                decide_push(message, settings.model_copy(update={"decider_deadline_s": wait_s}), store)
+            )
+        except (
+            Exception
+        ) as exc:  # as a worker's dead letter would: the decider failing does not hold the push
             found.append(exc)
 
     thread = threading.Thread(target=work, name=f"decide {message.head[:12]}", daemon=True)
@@ -297,7 +338,9 @@ def decisions_of(store: SqlEventStore, head: str, message_id: str | None = None)
     """The decisions recorded on ``push/<head>`` (those answering one message, when given)."""
     found = []
     for event in store.read_stream(f"push/{head}"):
-        if event.type == DecisionMade.TYPE and (message_id is None or event.meta.get("message_id") == message_id):
+        if event.type == DecisionMade.TYPE and (
+            message_id is None or event.meta.get("message_id") == message_id
+        ):
             found.append(event.decode_as(DecisionMade).decision)
     return found
 
@@ -352,7 +395,9 @@ def pre_push(
     if not any(top.is_relative_to(root) for root in settings.allowed_roots):
         settings = settings.with_roots(top)
     pushes = read_pushes(top, repo_key(top), env, stdin)
-    pairs = [(push, push_message(push, settings.tenant).model_copy(update={"priors": priors})) for push in pushes]
+    pairs = [
+        (push, push_message(push, settings.tenant).model_copy(update={"priors": priors})) for push in pushes
+    ]
     wait_s = deadline_s if deadline_s is not None else settings.decider_deadline_s
     decided = decide_pushes(store, settings, pairs, wait_s, via)
     catch_up(store, PROJECTIONS)
@@ -365,4 +410,6 @@ def _ref(store: SqlEventStore, message: DecidePush, decided: Decided) -> RefDeci
     if message.message_id in decided.failed:
         return RefDecided(message, failed=decided.failed[message.message_id])
     found = tuple(decisions_of(store, message.head, message.message_id))
-    return RefDecided(message, found, handled=bool(found) or store.is_handled(message.TASK, message.message_id))
+    return RefDecided(
+        message, found, handled=bool(found) or store.is_handled(message.TASK, message.message_id)
+    )

@@ -66,7 +66,9 @@ class Gate:
         common = {"root", "user", "admin", "default"}
         kept = sorted({n for n in names if len(n) >= 4 and n.lower() not in common}, key=len, reverse=True)
         self._names = (
-            re.compile("|".join(rf"(?<![\w]){re.escape(n)}(?![\w])" for n in kept), re.IGNORECASE) if kept else None
+            re.compile("|".join(rf"(?<![\w]){re.escape(n)}(?![\w])" for n in kept), re.IGNORECASE)
+            if kept
+            else None
         )
 
     def find(self, text: str) -> list[Identifier]:

@@ -1,4 +1,5 @@
-"""What ``ouro status`` reports: queue depths, messages in flight, dead letters, projection lag, the outbox, and
+"""What ``ouro status`` reports: queue depths, messages in flight, dead letters, projection lag, the outbox,
+and
 whether the broker and the event log answered at all; and the workers that answer the broker's remote control,
 with the tasks they run."""
 
@@ -67,7 +68,9 @@ def queue_depths(broker: Celery = app) -> tuple[dict[str, int | None], str | Non
             conn.ensure_connection(max_retries=1, timeout=3)
             channel = conn.default_channel
             for name in names:
-                depths[name] = int(channel.queue_declare(queue=name, passive=False, durable=True).message_count)
+                depths[name] = int(
+                    channel.queue_declare(queue=name, passive=False, durable=True).message_count
+                )
     except Exception as exc:  # any transport's connection error: report it, never crash status
         return depths, f"{type(exc).__name__}: {exc}"
     return depths, None
@@ -82,7 +85,8 @@ def held(broker: Celery = app) -> tuple[dict[str, int | None], str | None]:
 
 
 def broker_idle(queues: Iterable[str], broker: Celery = app) -> bool:
-    """Nothing waits in ``queues`` and nothing taken from them is unacknowledged (False when it cannot say)."""
+    """Nothing waits in ``queues`` and nothing taken from them is unacknowledged (False when it cannot
+    say)."""
     depths, error = queue_depths(broker)
     taken, taken_error = held(broker)
     if error or taken_error:
@@ -91,14 +95,23 @@ def broker_idle(queues: Iterable[str], broker: Celery = app) -> bool:
 
 
 def status_at(url: str, broker: Celery = app) -> FleetStatus:
-    """``fleet_status`` of the event log at ``url``, which may not even open (then ``database_error`` says why)."""
+    """``fleet_status`` of the event log at ``url``, which may not even open (then ``database_error`` says
+    why)."""
     try:
         store = open_store(url)
     except (OuroError, SQLAlchemyError) as exc:  # opening migrates: the driver's error comes straight through
         depths, error = queue_depths(broker)
         taken, taken_error = held(broker)
-        return FleetStatus(0, depths, 0, 0, 0, broker_error=error or taken_error, in_flight=taken,
-                           database_error=f"{type(exc).__name__}: {exc}".splitlines()[0])  # fmt: skip
+        return FleetStatus(
+            0,
+            depths,
+            0,
+            0,
+            0,
+            broker_error=error or taken_error,
+            in_flight=taken,
+            database_error=f"{type(exc).__name__}: {exc}".splitlines()[0],
+        )
     return fleet_status(store, broker)
 
 
@@ -116,7 +129,9 @@ def fleet_status(store: SqlEventStore, broker: Celery = app) -> FleetStatus:
 
 def _read_log(store: SqlEventStore, snapshot: FleetStatus) -> None:
     with store.reading() as conn:
-        snapshot.head = int(conn.execute(select(func.coalesce(func.max(t.events.c.position), 0))).scalar_one())
+        snapshot.head = int(
+            conn.execute(select(func.coalesce(func.max(t.events.c.position), 0))).scalar_one()
+        )
         counts: dict[str, int] = dict(
             conn.execute(
                 select(t.events.c.type, func.count())

@@ -83,7 +83,9 @@ class Event(Record):
         version = cls.SCHEMA_VERSION
         missing = [name for name in _upcaster_names(version) if not callable(getattr(cls, name, None))]
         if missing:
-            raise TypeError(f"event {cls.__name__} is at schema_version {version}: declare {', '.join(missing)}")
+            raise TypeError(
+                f"event {cls.__name__} is at schema_version {version}: declare {', '.join(missing)}"
+            )
         if cls.model_fields["schema_version"].default != version:
             raise TypeError(f"event {cls.__name__}: its schema_version field must default to {version}")
         if cls.TYPE:

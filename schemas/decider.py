@@ -34,7 +34,9 @@ __all__ = [
     "Unit",
 ]
 
-FeatureName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(\.[A-Za-z0-9_+#-]+)*$", max_length=96)]
+FeatureName = Annotated[
+    str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(\.[A-Za-z0-9_+#-]+)*$", max_length=96)
+]
 """A feature name: ``<instrument>.<feature>``, e.g. ``qr.enabled_hits`` or ``lang.python``."""
 
 Scalar = bool | int | Annotated[float, Field(allow_inf_nan=False)] | str | None
@@ -204,7 +206,9 @@ class Decision(Record):
         default=None, description="The majority verdict (None when no program answered)."
     )
     cited_lines: tuple[int, ...] = Field(default=(), description="Lines of the code the rationale cites.")
-    signals: tuple[str, ...] = Field(default=(), description="Signals the rationale names (checked against x).")
+    signals: tuple[str, ...] = Field(
+        default=(), description="Signals the rationale names (checked against x)."
+    )
     offered: bool = Field(default=False, description="Whether BLOCK is offered for the family.")
     variant: str | None = Field(default=None, description="``llm-program`` or ``memory-vote``.")
     retrieval: str | None = Field(default=None, description="``signals+embeddings`` or ``signals_only``.")
@@ -212,13 +216,16 @@ class Decision(Record):
         default=(), description="The framework and library priors that were on for the candidate's file."
     )
     evidence: str | None = Field(
-        default=None, description="What the instruments proved that bounds p: a live flow, or only guarded sinks."
+        default=None,
+        description="What the instruments proved that bounds p: a live flow, or only guarded sinks.",
     )
 
     @model_validator(mode="after")
     def _undecided_is_advisory(self) -> Self:
         if self.p is None and self.undecided is None:
             raise ValueError("a decision without p must say why it is undecided")
-        if self.undecided is Undecided.DEADLINE and (self.action is not Action.ADVISORY or self.p is not None):
+        if self.undecided is Undecided.DEADLINE and (
+            self.action is not Action.ADVISORY or self.p is not None
+        ):
             raise ValueError("a candidate undecided by the deadline is ADVISORY-unscored (p None)")
         return self

@@ -7,7 +7,8 @@
         ├── CorpusError            a corpus file cannot be read at all (names the path)
         ├── GitError               git refused or failed (names the command and what git said)
         ├── UnknownEventType       a stored event's type has no registered class (also a ``KeyError``)
-        └── UnknownSchemaVersion   a stored event's schema_version is newer than its class (also a ``ValueError``)
+        └── UnknownSchemaVersion   a stored event's schema_version is newer than its class (also a
+        ``ValueError``)
 
 Each package hangs its own errors under these (``events.errors``, ``miners.errors``, ``llm.errors``,
 ``forge.base``, ``decider.learn.errors``). Tasks retry only ``TransientError``; a ``PermanentError`` goes to
@@ -52,7 +53,9 @@ class CorpusError(PermanentError):
 class GitError(PermanentError):
     """A git command failed; the message names the command (without its environment) and git's own words."""
 
-    def __init__(self, argv: list[str], message: str, returncode: int | None = None, timed_out: bool = False) -> None:
+    def __init__(
+        self, argv: list[str], message: str, returncode: int | None = None, timed_out: bool = False
+    ) -> None:
         super().__init__(f"git {' '.join(argv)}: {message}")
         self.argv = argv
         self.message = message
@@ -68,4 +71,5 @@ class UnknownEventType(PermanentError, KeyError):
 
 
 class UnknownSchemaVersion(PermanentError, ValueError):
-    """A stored event was written at a ``schema_version`` its class cannot read (newer than the code, or below 1)."""
+    """A stored event was written at a ``schema_version`` its class cannot read (newer than the code, or below
+    1)."""

@@ -67,7 +67,9 @@ class RunRecorded(Event):
     run: RunId = Field(description="The run id.")
     path: NonEmptyStr = Field(description="Its ``events.jsonl``, relative to the state root.")
     summary: RunSummary = Field(description="What reading it found.")
-    digest: Digest = Field(description="sha256 of the file as read (a re-ingest of the same bytes is a no-op).")
+    digest: Digest = Field(
+        description="sha256 of the file as read (a re-ingest of the same bytes is a no-op)."
+    )
 
     @model_validator(mode="after")
     def _same_run(self) -> Self:
@@ -243,7 +245,9 @@ class SeriesPointRecorded(Event):
 class FieldError(Record):
     """One reason a message was invalid: where, what, and an excerpt of the input."""
 
-    field: str = Field(description="Dotted location, e.g. ``request.ticket`` (``(message)`` for the whole message).")
+    field: str = Field(
+        description="Dotted location, e.g. ``request.ticket`` (``(message)`` for the whole message)."
+    )
     message: NonEmptyStr = Field(description="What is wrong, as the validator said it.")
     input: str = Field(default="", max_length=_EXCERPT, description="The offending input, shortened.")
 
@@ -295,7 +299,8 @@ class MessageDeadLettered(Event):
     )
     permanent: bool = Field(
         default=False,
-        description="Retrying cannot help (a path outside the roots, a missing setting): the error says what to "
+        description="Retrying cannot help (a path outside the roots, a missing setting): the error says "
+        "what to "
         "fix; whoever waits for the message stops waiting.",
     )
 

@@ -100,7 +100,9 @@ class RunSummary(Record):
     tool_errors: int = Field(
         ge=0, description="Tool results that were errors or gate denials (a truncated log may lack the call)."
     )
-    usage: Usage = Field(default_factory=Usage, description="Usage summed over the run, each API response once.")
+    usage: Usage = Field(
+        default_factory=Usage, description="Usage summed over the run, each API response once."
+    )
     cache_reported: bool = Field(
         default=True,
         description="False when the run's format reports no cache counts: its h_r is unknown, not 0.",

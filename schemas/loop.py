@@ -73,7 +73,9 @@ class ProposerCall(Record):
     output_tokens: int = Field(ge=0, description="Output tokens.")
     cost_usd: float = Field(ge=0.0, allow_inf_nan=False, description="Priced from the model's manifest.")
     wall_s: float = Field(ge=0.0, allow_inf_nan=False, description="Seconds the call took.")
-    load: float | None = Field(default=None, allow_inf_nan=False, description="The host's 1-minute load then.")
+    load: float | None = Field(
+        default=None, allow_inf_nan=False, description="The host's 1-minute load then."
+    )
     cached: bool = Field(default=False, description="Replayed from the response cache at $0.")
     at: Timestamp = Field(description="When the call ended.")
 

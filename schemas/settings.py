@@ -22,11 +22,13 @@ __all__ = ["ROLES", "SAMPLE", "Settings", "load_settings"]
 ROLES = ("miner", "prechecker", "labeler", "fixer", "decider", "merger", "measurer")
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples"
-"""The sample corpus and its forge, shipped with the package: what ``ouro loop`` and ``OURO_FORGE=sample`` read."""
+"""The sample corpus and its forge, shipped with the package: what ``ouro loop`` and ``OURO_FORGE=sample``
+read."""
 
 
 class Settings(BaseSettings):
-    """Every setting of Ouroboros, with its default and meaning (docs/reference/configuration.md is made from them).
+    """Every setting of Ouroboros, with its default and meaning (docs/reference/configuration.md is made from
+    them).
 
     ``ouro hook`` runs on every tool call and reads its own settings (``hook_*``) from the environment without
     this model, by the same names; the model is where they are declared and documented."""
@@ -35,7 +37,8 @@ class Settings(BaseSettings):
 
     state: Path = Field(
         default_factory=lambda: Path(default_state_dir()),
-        description="state directory: runs, the SQLite log, the embedded broker, snapshots; unset: the project's "
+        description="state directory: runs, the SQLite log, the embedded broker, snapshots; unset: the "
+        "project's "
         "folder in the user's state directory (`$XDG_STATE_HOME/ouroboros/<project>`, by default "
         "`~/.local/state/ouroboros/<project>`), never inside the repository; one made inside a checkout is "
         "git-ignored",
@@ -55,7 +58,8 @@ class Settings(BaseSettings):
     visibility_timeout_s: int = Field(
         default=60,
         ge=3,
-        description="seconds after which a message taken by a worker that stopped heart-beating it is redelivered "
+        description="seconds after which a message taken by a worker that stopped heart-beating it is "
+        "redelivered "
         "(Redis and the embedded broker alike; the worker heart-beats what it holds four times as often)",
     )
     restore_interval_s: float = Field(
@@ -65,7 +69,8 @@ class Settings(BaseSettings):
         default=None,
         ge=0,
         allow_inf_nan=False,
-        description="seconds a task may run; past it the task is stopped (its pool child gets Celery's soft time "
+        description="seconds a task may run; past it the task is stopped (its pool child gets Celery's soft "
+        "time "
         "limit) and its message dead-lettered with the reason, not retried; `0`: no limit; unset: one hour",
     )
     shutdown_s: float = Field(
@@ -73,7 +78,8 @@ class Settings(BaseSettings):
         gt=0,
         le=3600,
         allow_inf_nan=False,
-        description="seconds a stopping process (SIGTERM) lets running tasks finish before it puts them back on "
+        description="seconds a stopping process (SIGTERM) lets running tasks finish before it puts them "
+        "back on "
         "their queue",
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
@@ -119,36 +125,42 @@ class Settings(BaseSettings):
         gt=0,
         allow_inf_nan=False,
         description=(
-            "what each session reserves from the day's cap before it starts (about twice the $0.74 mean of 107 "
+            "what each session reserves from the day's cap before it starts (about twice the $0.74 mean of "
+            "107 "
             "sessions, $79.37, on 2026-10-03); the agent is stopped when its folded cost reaches it"
         ),
     )
     fixer_command: str = Field(
         default="claude -p --output-format stream-json --verbose",
         description=(
-            "the fixer agent, run by argument list with the brief as its last argument, its stream-json recorded "
+            "the fixer agent, run by argument list with the brief as its last argument, its stream-json "
+            "recorded "
             "as a run"
         ),
     )
     fixers: bool = Field(
         default=False,
         description=(
-            "`1` (or `--fixers`): launch fixer sessions on launch verdicts; they refuse unattended launch without"
+            "`1` (or `--fixers`): launch fixer sessions on launch verdicts; they refuse unattended launch "
+            "without"
             " a sandbox (bubblewrap)"
         ),
     )
     fixer_hosts: str | None = Field(
         default=None,
         description=(
-            "`host[:port]` entries (commas or spaces) a fixer agent may reach through the sandbox's proxy; empty: "
-            "no network at all; unset: `api.anthropic.com:443`, plus `github.com:443 api.github.com:443` with a "
+            "`host[:port]` entries (commas or spaces) a fixer agent may reach through the sandbox's proxy; "
+            "empty: "
+            "no network at all; unset: `api.anthropic.com:443`, plus `github.com:443 api.github.com:443` "
+            "with a "
             "GitHub forge"
         ),
     )
     merge_gate: str | None = Field(
         default=None,
         description=(
-            "the merge train's gate command (`{pr}`, `{head}`, `{base}` substituted; exit 0 passes); unset: every"
+            "the merge train's gate command (`{pr}`, `{head}`, `{base}` substituted; exit 0 passes); unset: "
+            "every"
             " check on the head exited 0, plus `ouro miner test NAME` for a `miner` pull request"
         ),
     )
@@ -156,20 +168,24 @@ class Settings(BaseSettings):
         default="sample",
         description=(
             "`sample` (the sample forge shipped with the package), a local forge folder (`forge/tickets`, "
-            "`forge/pulls`, `repo.bundle`; writes go to `<state>/forge`) or `github:OWNER/NAME` (the `github` "
-            "extra; token from `GH_TOKEN`/`GITHUB_TOKEN`); `ouro loop CORPUS` uses `CORPUS/forge` when it exists"
+            "`forge/pulls`, `repo.bundle`; writes go to `<state>/forge`) or `github:OWNER/NAME` (the "
+            "`github` "
+            "extra; token from `GH_TOKEN`/`GITHUB_TOKEN`); `ouro loop CORPUS` uses `CORPUS/forge` when it "
+            "exists"
         ),
     )
     repository: Path | None = Field(
         default=None,
-        description="with a GitHub forge: the checkout fixers make their worktrees from and the merge gate runs in",
+        description="with a GitHub forge: the checkout fixers make their worktrees from and the merge gate "
+        "runs in",
     )
     tenant: str = Field(default="default", min_length=1, description="tenant recorded on every message")
     timezone: str = Field(default="America/Los_Angeles", description="zone of days, weeks and cron triggers")
     roots: str | None = Field(
         default=None,
         description=(
-            "`:`-separated roots that paths in messages must lie under (the state directory always is; `ouro loop` "
+            "`:`-separated roots that paths in messages must lie under (the state directory always is; "
+            "`ouro loop` "
             "adds the sample corpus it runs on); unset: the working directory"
         ),
     )
@@ -177,22 +193,26 @@ class Settings(BaseSettings):
     model_api: Literal["openai", "ollama"] | None = Field(
         default=None,
         description=(
-            "`openai` (`/v1/chat/completions`: DeepSeek, OpenRouter, vLLM, llama.cpp) or `ollama` (`/api/chat`); "
+            "`openai` (`/v1/chat/completions`: DeepSeek, OpenRouter, vLLM, llama.cpp) or `ollama` "
+            "(`/api/chat`); "
             "unset: the manifest's, else `openai`"
         ),
     )
     model_url: str | None = Field(
         default=None,
         description=(
-            "the chat server: up to `/v1` for `openai` (`https://api.deepseek.com/v1`), the root for `ollama` "
+            "the chat server: up to `/v1` for `openai` (`https://api.deepseek.com/v1`), the root for "
+            "`ollama` "
             "(`http://127.0.0.1:11434`); unset: the manifest's, else a local server"
         ),
     )
     model: str | None = Field(
         default=None,
         description=(
-            "chat model id, a manifest in `ruleset/models/` (`deepseek-chat`, `qwen3:8b`, `local`, …) or a name "
-            "the server knows; unset: no chat model (the decider votes from memory at $0). `OURO_LABELER_MODEL`, "
+            "chat model id, a manifest in `ruleset/models/` (`deepseek-chat`, `qwen3:8b`, `local`, …) or a "
+            "name "
+            "the server knows; unset: no chat model (the decider votes from memory at $0). "
+            "`OURO_LABELER_MODEL`, "
             "`OURO_DECIDER_MODEL`… pick one per role"
         ),
     )
@@ -200,7 +220,9 @@ class Settings(BaseSettings):
         default=None, description="bearer key of the chat server; never printed or logged"
     )
     model_timeout_s: float = Field(
-        default=60.0, gt=0, description="seconds one model call may take before it counts as a transient failure"
+        default=60.0,
+        gt=0,
+        description="seconds one model call may take before it counts as a transient failure",
     )
     model_keep_alive_s: float | None = Field(
         default=None, description="Ollama `keep_alive`: seconds the model stays loaded after a call"
@@ -210,18 +232,21 @@ class Settings(BaseSettings):
         ge=0,
         allow_inf_nan=False,
         description=(
-            "USD one run may spend on model calls; each call reserves its worst case first, so concurrent calls "
+            "USD one run may spend on model calls; each call reserves its worst case first, so concurrent "
+            "calls "
             "never pass it"
         ),
     )
     model_call_ceiling: int | None = Field(default=None, ge=0, description="model calls one run may make")
     embed_api: Literal["openai", "ollama"] | None = Field(
         default=None,
-        description="`openai` (`/v1/embeddings`) or `ollama` (`/api/embed`); unset: the manifest's, else `openai`",
+        description="`openai` (`/v1/embeddings`) or `ollama` (`/api/embed`); unset: the manifest's, else "
+        "`openai`",
     )
     embed_url: str | None = Field(
         default=None,
-        description="the embedding server, as for `OURO_MODEL_URL`; unset: the manifest's, else a local server",
+        description="the embedding server, as for `OURO_MODEL_URL`; unset: the manifest's, else a local "
+        "server",
     )
     embed_model: str | None = Field(
         default=None,
@@ -236,7 +261,8 @@ class Settings(BaseSettings):
     decider_program: Path | None = Field(
         default=None,
         description=(
-            "a compiled decision program (JSON); first in the lookup: this file, the store's adopted program, the"
+            "a compiled decision program (JSON); first in the lookup: this file, the store's adopted "
+            "program, the"
             " packaged `ruleset/programs/` one"
         ),
     )
@@ -253,21 +279,24 @@ class Settings(BaseSettings):
         ge=0,
         allow_inf_nan=False,
         description=(
-            "model spend ceiling per push or scan (USD); reaching it falls back to the rule output for the rest"
+            "model spend ceiling per push or scan (USD); reaching it falls back to the rule output for the "
+            "rest"
         ),
     )
     decider_push_calls: int = Field(default=120, ge=0, description="model calls per push or scan")
     decider_adapt: bool = Field(
         default=False,
         description=(
-            "`1`: keep your dismissals in `.ouroboros/decisions/dismissals.jsonl` in your repository; at 10 or "
+            "`1`: keep your dismissals in `.ouroboros/decisions/dismissals.jsonl` in your repository; at 10 "
+            "or "
             "more they form a user-local memory (never written to the store)"
         ),
     )
     docker_socket: Path | None = Field(
         default=Path("/var/run/docker.sock"),
         description=(
-            "the Docker Engine API the labeler asks before each batch whether another container holds the GPU; "
+            "the Docker Engine API the labeler asks before each batch whether another container holds the "
+            "GPU; "
             "empty or absent: GPU sharing off (the run says so)"
         ),
     )
@@ -284,18 +313,21 @@ class Settings(BaseSettings):
         ge=0.1,
         le=600,
         allow_inf_nan=False,
-        description="`ouro hook` allows the call (one warning line) when no decision comes in time: it never blocks "
+        description="`ouro hook` allows the call (one warning line) when no decision comes in time: it "
+        "never blocks "
         "the agent",
     )
     hook_autoflush: bool = Field(
         default=True, description="`0` stops `Stop`/`SessionEnd` hooks from flushing the spool to the broker"
     )
     hook_trace: bool = Field(
-        default=False, description="`1`: the hook writes the gate server's decision and timing on one stderr line"
+        default=False,
+        description="`1`: the hook writes the gate server's decision and timing on one stderr line",
     )
     hook_warn: Literal["next", "sync"] = Field(
         default="next",
-        description="`next`: warn gates answer on the session's next call (off the call's path); `sync`: on the "
+        description="`next`: warn gates answer on the session's next call (off the call's path); `sync`: on "
+        "the "
         "same call (slower: a warn gate whose miner is not `LOCAL` reads the whole run again)",
     )
     gate_idle_s: float = Field(
@@ -307,7 +339,8 @@ class Settings(BaseSettings):
     )
     gate_fail: Literal["open", "closed"] = Field(
         default="open",
-        description="what a PreToolUse call the deny gates could not judge gets: `open` allows it with a warning "
+        description="what a PreToolUse call the deny gates could not judge gets: `open` allows it with a "
+        "warning "
         "line, `closed` denies it saying why",
     )
     miners_path: str | None = Field(
@@ -320,7 +353,8 @@ class Settings(BaseSettings):
     labeler_candidates: int = Field(
         default=48,
         ge=1,
-        description="candidate lines sent to the model per ticket, best IDF score first, interleaved across instances",
+        description="candidate lines sent to the model per ticket, best IDF score first, interleaved across "
+        "instances",
     )
 
     @field_validator("database_url", "broker_url")
@@ -333,7 +367,9 @@ class Settings(BaseSettings):
     def _off_when_blank(cls, value: object) -> object:
         return value or None
 
-    @field_validator("model_api", "model_url", "model", "embed_api", "embed_url", "embed_model", mode="before")
+    @field_validator(
+        "model_api", "model_url", "model", "embed_api", "embed_url", "embed_model", mode="before"
+    )
     @classmethod
     def _unset_when_blank(cls, value: object) -> object:
         return value or None
@@ -367,7 +403,8 @@ class Settings(BaseSettings):
 
     @property
     def heartbeat_s(self) -> float:
-        """How often a worker tells the broker it still holds its messages: four times a visibility timeout."""
+        """How often a worker tells the broker it still holds its messages: four times a visibility
+        timeout."""
         return self.visibility_timeout_s / 4
 
     @cached_property

@@ -18,5 +18,8 @@ def test_corpus_benchmark_prints_every_figure_and_the_ratio_last(capsys: pytest.
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("(a) mining: 4 runs")
     assert any(re.match(r"    all \d+ miners .* events/s", line) for line in lines)
-    assert any(re.match(r"\(b\) h_fleet over the same \d+ files \(0\.\d MB\), whole processes", line) for line in lines)
+    assert any(
+        re.match(r"\(b\) h_fleet over the same \d+ files \(0\.\d MB\), whole processes", line)
+        for line in lines
+    )
     assert re.fullmatch(r"ratio ours/jq h_fleet: \d+\.\d\d", lines[-1])

@@ -20,7 +20,8 @@ import redis
 PG_ADMIN = os.environ.get("OURO_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_HOST = os.environ.get("OURO_TEST_REDIS", "redis://127.0.0.1:6379")
 
-# The runner's terminal must not shape what a test reads: pytest-xdist's workers set COLUMNS, and a console made
+# The runner's terminal must not shape what a test reads: pytest-xdist's workers set COLUMNS, and a console
+# made
 # while it is set (a CLI module's, at import) keeps that width whatever a test's own environment says later.
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
@@ -104,7 +105,8 @@ def shared_corpora() -> Path:
 
 @pytest.fixture
 def agent_logs(shared_corpora: Path) -> Path:
-    """The real agents' logs in ../shared/corpora/agent_logs, read in place (skips where the folder is absent)."""
+    """The real agents' logs in ../shared/corpora/agent_logs, read in place (skips where the folder is
+    absent)."""
     path = shared_corpora / "agent_logs"
     if not path.is_dir():
         pytest.skip("../shared/corpora/agent_logs is absent")

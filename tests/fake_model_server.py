@@ -150,7 +150,9 @@ class FakeModelServer:
             rule = self._rule(path, body, index)
         if rule.status is not None:
             error = (
-                rule.body if rule.body is not None else json.dumps({"error": {"message": f"scripted {rule.status}"}})
+                rule.body
+                if rule.body is not None
+                else json.dumps({"error": {"message": f"scripted {rule.status}"}})
             )
             return rule.status, error, rule.delay_s
         if rule.body is not None:
@@ -172,7 +174,9 @@ class FakeModelServer:
     def _get(self, path: str) -> str:
         if path == "/_requests":
             return json.dumps(self.requests)
-        entries = [{"name": m, "model": m, "size": 5_200_000_000, "details": {"family": "fake"}} for m in self.models]
+        entries = [
+            {"name": m, "model": m, "size": 5_200_000_000, "details": {"family": "fake"}} for m in self.models
+        ]
         if path == "/api/ps":
             entries = [dict(e, size_vram=e["size"], expires_at="2099-01-01T00:00:00Z") for e in entries]
             entries = [e for e in entries if e["name"] in self._loaded]
@@ -195,7 +199,12 @@ class FakeModelServer:
                 "load_duration": LOAD_NS if cold else 1_800_000,
                 "total_duration": 300_000_000,
             }
-            reply = {"model": model, "created_at": "2026-01-01T00:00:00Z", "done": True, "done_reason": "stop"}
+            reply = {
+                "model": model,
+                "created_at": "2026-01-01T00:00:00Z",
+                "done": True,
+                "done_reason": "stop",
+            }
             reply["message"] = {"role": "assistant", "content": text}
             return _with_usage(reply, usage, rule.usage, nested=False)
         cached = min(shared // 4 // 64 * 64, prompt_tokens)
@@ -218,7 +227,9 @@ class FakeModelServer:
         model = str(body.get("model", self.models[0]))
         if path == "/api/embed":
             reply = {"model": model, "embeddings": vectors}
-            return _with_usage(reply, {"prompt_eval_count": tokens, "load_duration": 1_800_000}, rule.usage, False)
+            return _with_usage(
+                reply, {"prompt_eval_count": tokens, "load_duration": 1_800_000}, rule.usage, False
+            )
         data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
         reply = {"object": "list", "model": model, "data": data}
         return _with_usage(reply, {"prompt_tokens": tokens, "total_tokens": tokens}, rule.usage, nested=True)
@@ -368,7 +379,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     server = FakeModelServer(args.port, dim=args.dim)
     loaded = json.loads(args.script.read_text()) if args.script else []
-    rules, default = (loaded.get("rules", []), loaded.get("default")) if isinstance(loaded, dict) else (loaded, None)
+    rules, default = (
+        (loaded.get("rules", []), loaded.get("default")) if isinstance(loaded, dict) else (loaded, None)
+    )
     server.script(rules, default or {"delay_s": args.latency})
     print(f"fake model server on {server.url}", flush=True)
     server.start()

@@ -132,7 +132,9 @@ def test_ouro_services_share_the_anchor(config: dict[str, Any]) -> None:
     for name in OURO_SERVICES:
         svc = services[name]
         assert svc["image"] == "ouroboros-gates:local", name
-        assert Path(svc["build"]["context"]).resolve() == ROOT, name  # the one image, built from this checkout
+        assert Path(svc["build"]["context"]).resolve() == ROOT, (
+            name
+        )  # the one image, built from this checkout
         assert "entrypoint" not in svc, name  # the image's own: nothing is installed when a container starts
         assert not any(":/src" in volume for volume in svc.get("volumes", [])), name
         assert svc["command"][0] == "ouro", name
@@ -158,7 +160,9 @@ def test_the_image_installs_at_build_time_and_runs_unprivileged() -> None:
     users = [line.split()[1] for line in lines if line.startswith("USER ")]
     assert users and users[-1] not in {"root", "0"}  # the last USER is the one every service runs as
     installs = [i for i, line in enumerate(lines) if "pip install" in line]
-    assert installs and all(lines[i].startswith(("RUN", "&&")) or lines[i - 1].endswith("\\") for i in installs)
+    assert installs and all(
+        lines[i].startswith(("RUN", "&&")) or lines[i - 1].endswith("\\") for i in installs
+    )
     assert not any(line.startswith(("CMD", "ENTRYPOINT")) and "pip" in line for line in lines)
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".git", ".venv", ".ouroboros"} <= set(ignored)
@@ -200,7 +204,9 @@ def test_password_reaches_both_sides() -> None:
 
 
 def test_every_queue_the_code_routes_to_has_a_worker(config: dict[str, Any]) -> None:
-    routing = pytest.importorskip("ouroboros_gates.workers.app", reason="the workers package is not importable")
+    routing = pytest.importorskip(
+        "ouroboros_gates.workers.app", reason="the workers package is not importable"
+    )
     commands = [svc.get("command") or [] for svc in config["services"].values()]
     consumed = {c[c.index("-Q") + 1] for c in commands if c[:2] == ["ouro", "worker"]}
     assert consumed == set(routing.QUEUES.values())

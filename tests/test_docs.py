@@ -19,8 +19,12 @@ INTERNAL = {"OURO_FORGE_DIR", "OURO_FORGE_WRITES", "OURO_FIXER_TICKET", "OURO_FI
 
 
 def test_the_reference_pages_are_current() -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "docs" / "generate.py"), "--check"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "generate.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -30,7 +34,9 @@ def test_every_variable_the_code_reads_is_a_documented_setting() -> None:
         for path in (ROOT / package).rglob("*.py"):
             named |= set(re.findall(r"\bOURO_[A-Z][A-Z0-9_]*[A-Z0-9]\b", path.read_text(encoding="utf-8")))
     settings = {f"OURO_{name.upper()}" for name in Settings.model_fields}
-    roles = {f"OURO_{role.upper()}_" for role in ("miner", "prechecker", "labeler", "fixer", "decider", "merger")}
+    roles = {
+        f"OURO_{role.upper()}_" for role in ("miner", "prechecker", "labeler", "fixer", "decider", "merger")
+    }
     unknown = {n for n in named - settings - INTERNAL if not any(n.startswith(r) for r in roles)}
     assert unknown == set(), "declare them in schemas/settings.py (the reference is made from it)"
     assert all(field.description for field in Settings.model_fields.values())

@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "examples"
 RUNS = EX / "runs"
 GIT = shutil.which("git")
-needs_git = pytest.mark.skipif(GIT is None or shutil.which("bash") is None, reason="git or bash is not installed")
+needs_git = pytest.mark.skipif(
+    GIT is None or shutil.which("bash") is None, reason="git or bash is not installed"
+)
 
 TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 EVENT_TYPES = {"system", "assistant", "user", "result"}
@@ -231,9 +233,12 @@ def test_stream_json_shapes(run_id: str) -> None:
     for ev in events(run_id, "assistant"):
         msg = ev["message"]
         assert msg["role"] == "assistant" and msg["id"].startswith("msg_")
-        assert {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"} <= set(
-            msg["usage"]
-        )
+        assert {
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "output_tokens",
+        } <= set(msg["usage"])
         for block in msg["content"]:
             assert block["type"] in {"text", "tool_use"}
             if block["type"] == "tool_use":
@@ -256,7 +261,12 @@ def test_every_run_has_a_result_with_usage(run_id: str) -> None:
     assert results
     assert lines(run_id)[-1]["event_type"] == "result"
     for ev in results:
-        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"):
+        for key in (
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "output_tokens",
+        ):
             assert isinstance(ev["usage"][key], int) and ev["usage"][key] >= 0, key
         assert isinstance(ev["total_cost_usd"], float) and ev["total_cost_usd"] > 0
         assert isinstance(ev["num_turns"], int) and ev["num_turns"] >= 1
@@ -476,7 +486,8 @@ def test_pull_requests_are_well_formed_and_cover_the_merge_train() -> None:
     assert any("LANG" in pr["labels"] for pr in pulls.values())
     assert any(pr["draft"] for pr in pulls.values())
     assert any(
-        not pr["draft"] and pr["state"] == "open" and any(c["exit_code"] for c in pr["checks"]) for pr in pulls.values()
+        not pr["draft"] and pr["state"] == "open" and any(c["exit_code"] for c in pr["checks"])
+        for pr in pulls.values()
     )
     assert any("| Backtest FN | 0 |" in pr["body"] for pr in pulls.values())
     closable = [
@@ -580,7 +591,9 @@ def test_generate_reproduces_the_corpus(tmp_path: Path) -> None:
 def test_readme_table_matches_the_runs() -> None:
     """Each run row of examples/README.md: tool calls, errors, folded cost and draft-PR seconds."""
     readme = (EX / "README.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| `([0-9a-f-]{36})` \|.*\| (\d+) \| (\d+) \| ([0-9.]+) \| ([^|]+) \|$", readme, re.M)
+    rows = re.findall(
+        r"^\| `([0-9a-f-]{36})` \|.*\| (\d+) \| (\d+) \| ([0-9.]+) \| ([^|]+) \|$", readme, re.M
+    )
     assert {r[0] for r in rows} == set(run_ids())
     for run_id, calls, errors, cost, draft in rows:
         uses = tool_uses(run_id)

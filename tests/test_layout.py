@@ -24,7 +24,8 @@ FLOORS = {
     "workers": 4,
     "ops": 5,
 }
-"""The house's floors (DESIGN.md, README): a package imports only from floors below its own, and from itself."""
+"""The house's floors (DESIGN.md, README): a package imports only from floors below its own, and from
+itself."""
 PACKAGES = ("schemas", "harness", "forge", "llm", "events", "miners", "decider", "workers", "ops")
 
 
@@ -48,7 +49,9 @@ def _imports(path: Path, name: str, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], base]).strip(".")
+                base = ".".join(
+                    [*package.split(".")[: len(package.split(".")) - node.level + 1], base]
+                ).strip(".")
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
         for written in targets:
             target = written
@@ -120,15 +123,21 @@ def test_git_is_started_by_one_module() -> None:
 def _loaded(code: str) -> set[str]:
     done = subprocess.run(
         [sys.executable, "-c", f"{code}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, cwd=ROOT,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
     return {line.removeprefix("ouroboros_gates.").split(".")[0] for line in done.stdout.splitlines()}
 
 
 @pytest.mark.parametrize("package", ["miners", "miners.datalog", "harness", "forge", "llm", "decider"])
 def test_lower_floors_load_no_event_log_or_fleet(package: str) -> None:
     loaded = _loaded(f"import {NAMESPACE}.{package}")
-    assert loaded.isdisjoint({"sqlalchemy", "celery", "kombu", "events", "workers", "ops"}) or package == "decider"
+    assert (
+        loaded.isdisjoint({"sqlalchemy", "celery", "kombu", "events", "workers", "ops"})
+        or package == "decider"
+    )
     if package == "decider":  # the decider keeps its memory in the event log's database, never the fleet
         assert loaded.isdisjoint({"celery", "kombu", "workers", "ops"})
 
@@ -163,7 +172,9 @@ def test_one_lazy_import_mechanism_whose_homes_mypy_reads_too() -> None:
     users = {name: path for name, path in _sources().items() if "__getattr__ = lazy(" in path.read_text()}
     assert len(users) >= 5
     for name, path in _sources().items():
-        assert name in users or "def __getattr__" not in path.read_text(), f"{name}: use ouroboros_gates._lazy"
+        assert name in users or "def __getattr__" not in path.read_text(), (
+            f"{name}: use ouroboros_gates._lazy"
+        )
     for name, path in users.items():
         package = importlib.import_module(name)
         assert _checked_names(path) == package._HOMES, name

@@ -42,9 +42,12 @@ def _wheel_of_llm(folder: Path) -> Path:
     files = {
         "llm/__init__.py": "NOT_OURS = True\n",
         "llm-0.19.dist-info/METADATA": "Metadata-Version: 2.1\nName: llm\nVersion: 0.19\n",
-        "llm-0.19.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        "llm-0.19.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: "
+        "py3-none-any\n",
     }
-    files["llm-0.19.dist-info/RECORD"] = "".join(f"{name},,\n" for name in [*files, "llm-0.19.dist-info/RECORD"])
+    files["llm-0.19.dist-info/RECORD"] = "".join(
+        f"{name},,\n" for name in [*files, "llm-0.19.dist-info/RECORD"]
+    )
     with zipfile.ZipFile(wheel, "w") as archive:
         for name, text in files.items():
             archive.writestr(name, text)
@@ -56,8 +59,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A fresh virtualenv holding the built wheel and llm; the dependencies are this environment's."""
     where = tmp_path_factory.mktemp("install")
     dist = where / "dist"
-    subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(dist)],
-                   cwd=ROOT, check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(dist)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     wheel = next(dist.glob("ouroboros_gates-*.whl"))
     venv = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -72,10 +79,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return wheel, venv
 
 
-def _run(venv: Path, *args: str, cwd: Path, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    venv: Path, *args: str, cwd: Path, timeout: float = 300, **env: str
+) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("OURO_", "PYTHON", "VIRTUAL_ENV"))}
-    return subprocess.run([str(venv / "bin" / args[0]), *args[1:]], cwd=cwd, env={**clean, "COLUMNS": "200", **env},
-                          capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
+    return subprocess.run(
+        [str(venv / "bin" / args[0]), *args[1:]],
+        cwd=cwd,
+        env={**clean, "COLUMNS": "200", **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def test_the_wheel_holds_one_top_level_package(installed: tuple[Path, Path]) -> None:
@@ -84,7 +100,18 @@ def test_the_wheel_holds_one_top_level_package(installed: tuple[Path, Path]) -> 
         tops = {name.split("/")[0] for name in archive.namelist()}
         names = set(archive.namelist())
     assert tops == {"ouroboros_gates", f"ouroboros_gates-{__version__}.dist-info"}
-    packages = ("schemas", "harness", "forge", "llm", "events", "miners", "decider", "workers", "ops", "ruleset")
+    packages = (
+        "schemas",
+        "harness",
+        "forge",
+        "llm",
+        "events",
+        "miners",
+        "decider",
+        "workers",
+        "ops",
+        "ruleset",
+    )
     assert all(f"ouroboros_gates/{name}/__init__.py" in names for name in packages)
     assert "ouroboros_gates/examples/forge/tickets/53.json" in names  # the sample corpus and forge ship
     assert f"ouroboros_gates-{__version__}.dist-info/licenses/LICENSE" in names
@@ -92,7 +119,9 @@ def test_the_wheel_holds_one_top_level_package(installed: tuple[Path, Path]) -> 
 
 def test_installed_beside_llm_it_imports_its_own(installed: tuple[Path, Path], tmp_path: Path) -> None:
     _, venv = installed
-    code = "import llm, ouroboros_gates.llm as ours; print(llm.__file__, llm.NOT_OURS, ours.MAX_IN_FLIGHT > 0)"
+    code = (
+        "import llm, ouroboros_gates.llm as ours; print(llm.__file__, llm.NOT_OURS, ours.MAX_IN_FLIGHT > 0)"
+    )
     done = _run(venv, "python", "-c", code, cwd=tmp_path)
     theirs, flag, ok = done.stdout.split()
     assert done.returncode == 0 and theirs.startswith(str(venv)) and flag == "True" and ok == "True"
@@ -109,12 +138,16 @@ def test_loop_and_scan_from_an_empty_folder(installed: tuple[Path, Path], tmp_pa
     looped = _run(venv, "ouro", "loop", cwd=tmp_path, **state)
     assert looped.returncode == 0, looped.stdout + looped.stderr
     assert "sample corpus shipped with the package" in looped.stdout and "Findings: " in looped.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["state"]  # nothing written into the folder it ran in
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "state"
+    ]  # nothing written into the folder it ran in
     app = tmp_path / "app"
     app.mkdir()
     (app / "views.py").write_text(FLASK_APP)
     out = tmp_path / "report"
-    scanned = _run(venv, "ouro", "scan", str(app), "--out", str(out), "--fail-on", "never", cwd=tmp_path, **state)
+    scanned = _run(
+        venv, "ouro", "scan", str(app), "--out", str(out), "--fail-on", "never", cwd=tmp_path, **state
+    )
     assert scanned.returncode == 0, scanned.stdout + scanned.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["candidates"] >= 1  # the route's command injection, decided
@@ -133,8 +166,13 @@ def test_hooks_install_and_serve(installed: tuple[Path, Path], tmp_path: Path) -
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("OURO_", "PYTHON", "VIRTUAL_ENV"))}
-    server = subprocess.Popen([str(venv / "bin" / "ouro"), "serve", "--port", str(port), "--api-only"], cwd=tmp_path,
-                              env={**clean, **state}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        [str(venv / "bin" / "ouro"), "serve", "--port", str(port), "--api-only"],
+        cwd=tmp_path,
+        env={**clean, **state},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         answer = None
         for _ in range(240):

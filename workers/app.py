@@ -58,7 +58,10 @@ def queue_for(task_name: str) -> str:
 def _transport_options(settings: Settings) -> dict[str, Any]:
     # A message a worker holds is heart-beaten (workers/broker.py); one whose worker stopped beating it is
     # delivered again after the visibility timeout, on both brokers.
-    common = {"visibility_timeout": settings.visibility_timeout_s, "polling_interval": settings.polling_interval_s}
+    common = {
+        "visibility_timeout": settings.visibility_timeout_s,
+        "polling_interval": settings.polling_interval_s,
+    }
     if settings.embedded:
         return {**common, "connect_args": {"timeout": 60}}
     return {
@@ -114,7 +117,10 @@ def configure(target: Celery, settings: Settings) -> Celery:
         broker_pool_limit=10,
         # The four cron triggers (workers/triggers.py: cadences and what each was derived from) in the
         # app's timezone, each through ``fleet.trigger`` and its skip-while-running lock.
-        beat_schedule={"relay-outbox": {"task": "fleet.relay_outbox", "schedule": 30.0}, **trigger_schedule()},
+        beat_schedule={
+            "relay-outbox": {"task": "fleet.relay_outbox", "schedule": 30.0},
+            **trigger_schedule(),
+        },
     )
     return target
 
@@ -145,7 +151,8 @@ def _logging(loglevel: int | str | None = None, logfile: str | None = None, **_:
 
 @worker_shutting_down.connect
 def _bounded_shutdown(how: str = "", **_: Any) -> None:
-    """A warm shutdown (SIGTERM) waits for the running tasks only OURO_SHUTDOWN_S: then it turns cold (Celery's
+    """A warm shutdown (SIGTERM) waits for the running tasks only OURO_SHUTDOWN_S: then it turns cold
+    (Celery's
     SIGQUIT handler), which cancels them and puts their messages back on the queue."""
     if how == "Warm":
         timer = threading.Timer(load_settings().shutdown_s, os.kill, (os.getpid(), signal.SIGQUIT))

@@ -13,7 +13,8 @@ message not heart-beaten for the visibility timeout is redelivered.
   delivered again. Here a taken message is leased (its time column set when taken), deleted when
   acknowledged, visible again when rejected or restored, and taken again once its lease is older than the
   visibility timeout; the heartbeat renews the lease. The transport is asynchronous (polled from the worker's
-  event loop), so Celery runs its asynchronous prefork pool, which gives a job written to a pool child that dies
+  event loop), so Celery runs its asynchronous prefork pool, which gives a job written to a pool child that
+  dies
   before it starts to another child. Celery's threaded pool, which it runs for a synchronous transport, lost
   such a job and its queue lock with the child: the worker then took no more messages.
 """
@@ -77,7 +78,9 @@ class EmbeddedChannel(sqla.Channel):
         self.visibility_timeout = float(connection.client.transport_options.get("visibility_timeout", 60))
 
     def _configure_entity_tablenames(self, opts: dict[str, Any]) -> None:
-        super()._configure_entity_tablenames({"queue_tablename": QUEUE_TABLE, "message_tablename": MESSAGE_TABLE})
+        super()._configure_entity_tablenames(
+            {"queue_tablename": QUEUE_TABLE, "message_tablename": MESSAGE_TABLE}
+        )
 
     def _engine_from_config(self) -> Any:
         # kombu hands every transport option but its own to create_engine; the fleet's options are not engine
@@ -86,7 +89,8 @@ class EmbeddedChannel(sqla.Channel):
         return create_engine(self.connection.client.hostname, connect_args=options.get("connect_args", {}))
 
     def _open(self) -> Any:
-        # Two processes creating the broker's tables at once (a worker starting as the loop publishes): kombu's
+        # Two processes creating the broker's tables at once (a worker starting as the loop publishes):
+        # kombu's
         # create_all checks, then creates, and the second fails on the index the first made. Its tables exist
         # now: the second try finds them.
         try:
@@ -121,8 +125,12 @@ class EmbeddedChannel(sqla.Channel):
             if row is None:
                 raise Empty()
             if not row.visible:
-                log.warning("message %s of queue %s was not heart-beaten for %g s: delivering it again",
-                            row.id, queue, self.visibility_timeout)  # fmt: skip
+                log.warning(
+                    "message %s of queue %s was not heart-beaten for %g s: delivering it again",
+                    row.id,
+                    queue,
+                    self.visibility_timeout,
+                )
             row.visible = False  # and its time column becomes now: the lease starts
             row.sent_at = datetime.now()
             payload: dict[str, Any] = json.loads(row.payload)
@@ -138,7 +146,9 @@ class EmbeddedChannel(sqla.Channel):
             super()._restore(message)
             return
         table = self.message_cls.__table__
-        self.session.execute(update(table).where(table.c.id == row).values(visible=True, version=table.c.version + 1))
+        self.session.execute(
+            update(table).where(table.c.id == row).values(visible=True, version=table.c.version + 1)
+        )
         self.session.commit()
 
     def forget(self, delivery_tag: str) -> None:
@@ -163,7 +173,8 @@ class EmbeddedChannel(sqla.Channel):
 
     def ready(self) -> bool:
         """Whether a queue this channel consumes has a message to take: one read, no write lock (taking one
-        locks the database for writing, queue by queue, which an idle worker polling ten times a second paid)."""
+        locks the database for writing, queue by queue, which an idle worker polling ten times a second
+        paid)."""
         if not self._active_queues:
             return False
         messages, queues = self.message_cls.__table__, self.queue_cls.__table__

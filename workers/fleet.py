@@ -14,7 +14,15 @@ from typing import Any
 
 from ouroboros_gates.schemas import Probe, ProbeCompleted, content_id
 from ouroboros_gates.workers.app import app
-from ouroboros_gates.workers.shell import Context, Outcome, context, fleet_task, publish, redeliver_lost, relay_outbox
+from ouroboros_gates.workers.shell import (
+    Context,
+    Outcome,
+    context,
+    fleet_task,
+    publish,
+    redeliver_lost,
+    relay_outbox,
+)
 from ouroboros_gates.workers.triggers import fire
 
 
@@ -38,7 +46,9 @@ def probe(message: Probe, ctx: Context) -> Outcome:
     """fleet.probe: hold, then record who ran it."""
     started = time.monotonic()
     time.sleep(message.hold_s)
-    event = ProbeCompleted(probe=message.probe, hostname=ctx.worker, held_s=round(time.monotonic() - started, 3))
+    event = ProbeCompleted(
+        probe=message.probe, hostname=ctx.worker, held_s=round(time.monotonic() - started, 3)
+    )
     nxt = follow_up(message)
     return Outcome.single(f"probe/{message.probe}", event, follow_ups=(nxt,) if nxt else ())
 

@@ -20,7 +20,15 @@ from celery import Celery
 from celery.exceptions import SoftTimeLimitExceeded
 from pydantic import ValidationError
 
-from ouroboros_gates.events import DEAD_LETTER, REJECTED, Metadata, OutboxEntry, SqlEventStore, StreamWrite, open_store
+from ouroboros_gates.events import (
+    DEAD_LETTER,
+    REJECTED,
+    Metadata,
+    OutboxEntry,
+    SqlEventStore,
+    StreamWrite,
+    open_store,
+)
 from ouroboros_gates.schemas import Event, Message, MessageDeadLettered, MessageRejected, content_id
 from ouroboros_gates.schemas.errors import ConfigurationError, OuroError, PermanentError, TransientError
 from ouroboros_gates.schemas.settings import Settings, load_settings
@@ -117,7 +125,9 @@ def _publish(store: SqlEventStore, entries: Sequence[OutboxEntry], sender: Celer
     sent: list[int] = []
     for entry in entries:
         try:
-            sender.send_task(entry.task, args=[entry.payload], task_id=entry.message_id, queue=queue_for(entry.task))
+            sender.send_task(
+                entry.task, args=[entry.payload], task_id=entry.message_id, queue=queue_for(entry.task)
+            )
         except Exception as exc:  # the broker's own error types vary by transport
             store.mark_published(entry.id, error=f"{type(exc).__name__}: {exc}"[:500])
             continue
@@ -159,7 +169,9 @@ def send_through_outbox(
     return queued, _publish(store, queued, publisher or app)
 
 
-def fleet_task(message_type: type[M], *, pure: bool = False) -> Callable[[Callable[[M, Context], Outcome]], Any]:
+def fleet_task(
+    message_type: type[M], *, pure: bool = False
+) -> Callable[[Callable[[M, Context], Outcome]], Any]:
     """Register ``handler`` as the Celery task for ``message_type`` (named by its ``TASK``).
 
     ``pure``: the core has no effect but its ``Outcome`` (and the event log's own idempotent appends), so a
@@ -182,15 +194,23 @@ def fleet_task(message_type: type[M], *, pure: bool = False) -> Callable[[Callab
 
 
 def run_message(
-    task: Any, message_type: type[M], handler: Callable[[M, Context], Outcome], payload: Any, pure: bool = False
+    task: Any,
+    message_type: type[M],
+    handler: Callable[[M, Context], Outcome],
+    payload: Any,
+    pure: bool = False,
 ) -> str:
     """Validate, handle, append and relay; returns what happened (for logs and Flower). ``pure``: see
     ``fleet_task``."""
     try:
         ctx = context()
     except Exception as exc:  # the event log cannot be opened yet (locked by a migration, unreachable)
-        log.warning("%s: the event log cannot be opened (%s: %s); retrying the message", message_type.TASK,
-                    type(exc).__name__, exc)  # fmt: skip
+        log.warning(
+            "%s: the event log cannot be opened (%s: %s); retrying the message",
+            message_type.TASK,
+            type(exc).__name__,
+            exc,
+        )
         raise task.retry(exc=exc, countdown=_OPEN_RETRY_S) from exc
     try:
         message = message_type.model_validate(payload)
@@ -208,7 +228,8 @@ def run_message(
         outcome = handler(message, ctx)
         result = ctx.store.commit(outcome.writes, Metadata.for_message(producer, message), outcome.follow_ups)
     except (PermanentError, ConfigurationError, SoftTimeLimitExceeded) as exc:
-        # Past the time limit is not retried either: the message would hold a worker that long again, each time.
+        # Past the time limit is not retried either: the message would hold a worker that long again, each
+        # time.
         if pure and _handled_already(ctx, producer, message):
             return "duplicate"
         if isinstance(exc, SoftTimeLimitExceeded):
@@ -222,7 +243,9 @@ def run_message(
         if retries >= ctx.settings.max_retries:
             return _dead(ctx, task, message, exc, permanent=False)
         delay = min(ctx.settings.retry_backoff_s * 2**retries, ctx.settings.retry_backoff_max_s)
-        log.warning("%s %s failed (%s), retry %d in %.1fs", producer, message.message_id, exc, retries + 1, delay)
+        log.warning(
+            "%s %s failed (%s), retry %d in %.1fs", producer, message.message_id, exc, retries + 1, delay
+        )
         raise task.retry(exc=exc, countdown=delay) from exc
     if result.outbox:
         relay_committed(ctx, result.outbox)
@@ -259,7 +282,9 @@ def reject(ctx: Context, task_name: str, payload: Any, exc: ValidationError) -> 
     log.error("%s rejected message %s: %s", task_name, message_id, fields)
 
 
-def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException, permanent: bool = False) -> None:
+def dead_letter(
+    ctx: Context, task: Any, message: Message, exc: BaseException, permanent: bool = False
+) -> None:
     """Park the message on the dead-letter queue first (so it survives a dead database), then record it; a
     park the broker refuses still records it (the record is what ``ouro status`` and a waiting loop read), and
     one neither takes fails the task, which is retried."""
@@ -268,12 +293,23 @@ def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException, p
     try:
         app.send_task(
             DEAD_LETTER,
-            args=[{"task": message.TASK, "message": message.to_json_dict(), "attempts": attempts, "error": error}],
+            args=[
+                {
+                    "task": message.TASK,
+                    "message": message.to_json_dict(),
+                    "attempts": attempts,
+                    "error": error,
+                }
+            ],
             queue=DEAD_LETTER_QUEUE,
         )
     except Exception as refused:  # the broker's own error types vary by transport
-        log.error("dead letter for %s not parked (%s: %s); recording it", message.message_id,
-                  type(refused).__name__, refused)  # fmt: skip
+        log.error(
+            "dead letter for %s not parked (%s: %s); recording it",
+            message.message_id,
+            type(refused).__name__,
+            refused,
+        )
         parked = False
     else:
         parked = True
@@ -289,11 +325,14 @@ def dead_letter(ctx: Context, task: Any, message: Message, exc: BaseException, p
     recorded = _record_dead_letter(ctx, message, event)
     if not (parked or recorded):
         raise TransientError(f"dead letter for {message.message_id} neither parked nor recorded")
-    log.error("%s %s dead-lettered after %d attempt(s): %s", message.TASK, message.message_id, attempts, error)
+    log.error(
+        "%s %s dead-lettered after %d attempt(s): %s", message.TASK, message.message_id, attempts, error
+    )
 
 
 def _record_dead_letter(ctx: Context, message: Message, event: MessageDeadLettered) -> bool:
-    """Append the dead letter, retried in place: a dropped session fails once, the next commit takes a new one."""
+    """Append the dead letter, retried in place: a dropped session fails once, the next commit takes a new
+    one."""
     meta = Metadata(producer=DEAD_LETTER, message_id=message.message_id, tenant=message.tenant)
     for attempt in range(_RECORD_ATTEMPTS):
         try:

@@ -1,4 +1,5 @@
-"""The four cron triggers of the loop and what ``fleet.trigger`` (``workers.fleet``), the one task every cron entry
+"""The four cron triggers of the loop and what ``fleet.trigger`` (``workers.fleet``), the one task every cron
+entry
 goes through, does at each occurrence.
 
 Celery beat fires ``fleet.trigger`` with a trigger's name at each occurrence of its cron entry (in
@@ -8,7 +9,8 @@ trigger in ``ouro_trigger_locks``, in the event log's own database (so it works 
 default as on PostgreSQL), taken with one atomic statement::
 
     UPDATE ouro_trigger_locks SET message_id = :new, expires_at = :now + lock_s, …
-     WHERE name = :trigger AND (expires_at < :now OR <the held message was handled, rejected or dead-lettered>)
+     WHERE name = :trigger AND (expires_at < :now OR <the held message was handled, rejected or
+     dead-lettered>)
 
 The previous occurrence "still runs" while the message it published has not been handled by its task (no
 row in ``ouro_handled_messages`` under the task, its rejection or the dead-letter producer) and its lock has
@@ -101,22 +103,36 @@ TRIGGERS: dict[str, Trigger] = {
         # before the operator flags it by hand; a scan at most 300 s apart lands inside that lead
         # (docs/loop.md, "Worked example").
         Trigger(
-            "detector", "miner.scan", "*/5", "*", 300,
-            "template miner backtest lead t_flag - (t_start + k*) = 772 - 468 = 304 s (docs/loop.md, worked example):"
+            "detector",
+            "miner.scan",
+            "*/5",
+            "*",
+            300,
+            "template miner backtest lead t_flag - (t_start + k*) = 772 - 468 = 304 s (docs/loop.md, worked "
+            "example):"
             " a scan every 300 s fires before the operator's flag",
         ),
         # Hourly at :20: 107 fixer sessions ran on 2026-10-03, about 4.5 an hour; an hourly sweep hands the
         # fixers about four verdicts at once, the four calls the overnight loop ran at a time (docs/loop.md,
         # "Pre-check replay" and "First mining run").
         Trigger(
-            "precheck", "prechecker.sweep", "20", "*", 3600,
-            "107 fixer sessions on 2026-10-03 = 4.5 launches/hour (docs/loop.md, pre-check replay): hourly gives"
+            "precheck",
+            "prechecker.sweep",
+            "20",
+            "*",
+            3600,
+            "107 fixer sessions on 2026-10-03 = 4.5 launches/hour (docs/loop.md, pre-check replay): hourly "
+            "gives"
             " batches of about 4, the concurrency the overnight loop ran at (docs/loop.md, first mining run)",
         ),
         # Daily at 00:05 local: #330's series are local calendar days and weeks, so a day is complete at
         # midnight; five minutes is one detector interval for the day's last runs to be recorded.
         Trigger(
-            "measure", "measurer.measure", "5", "0", 86400,
+            "measure",
+            "measurer.measure",
+            "5",
+            "0",
+            86400,
             "#330's struggle rate is per America/Los_Angeles day and week (Amendment 1): a day closes at"
             " midnight; +5 min = one detector interval (304 s lead) for its last runs to land",
         ),
@@ -124,12 +140,17 @@ TRIGGERS: dict[str, Trigger] = {
         # once, twenty minutes after the pre-check so its launches of the hour have had time to open
         # (docs/loop.md, "Triggers").
         Trigger(
-            "merge_train", "merger.train", "40", "*", 3600,
-            "107 sessions/day on 2026-10-03 = at most ~4.5 new heads/hour, each tried once (docs/loop.md, merge"
+            "merge_train",
+            "merger.train",
+            "40",
+            "*",
+            3600,
+            "107 sessions/day on 2026-10-03 = at most ~4.5 new heads/hour, each tried once (docs/loop.md, "
+            "merge"
             " train): hourly, 20 min after the pre-check sweep",
         ),
     )
-}  # fmt: skip
+}
 
 
 def beat_schedule() -> dict[str, dict[str, Any]]:
@@ -139,7 +160,8 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
             "task": "fleet.trigger",
             "schedule": trigger.schedule(),
             "args": (trigger.name,),
-            # A trigger not started within one period is dropped: after an outage beat never replays a backlog.
+            # A trigger not started within one period is dropped: after an outage beat never replays a
+            # backlog.
             "options": {"queue": "fleet", "expires": trigger.period_s},
         }
         for trigger in TRIGGERS.values()
@@ -240,10 +262,15 @@ def fire(
         update(locks)
         .where(locks.c.name == name, or_(locks.c.expires_at < _ms(at), _finished(trigger.task)))
         .values(
-            task=trigger.task, message_id=message.message_id, expires_at=_ms(at) + int(lock_s * 1000),
-            fired_at=_ms(at), runs=locks.c.runs + 1, last_outcome=PUBLISHED, last_at=_ms(at),
+            task=trigger.task,
+            message_id=message.message_id,
+            expires_at=_ms(at) + int(lock_s * 1000),
+            fired_at=_ms(at),
+            runs=locks.c.runs + 1,
+            last_outcome=PUBLISHED,
+            last_at=_ms(at),
         )
-    )  # fmt: skip
+    )
     ensure_lock_table(engine)
     with _writing(engine) as conn:
         conn.execute(_insert_row(engine.dialect.name, name, trigger.task))

@@ -7,7 +7,13 @@ from ouroboros_gates.decider.instruments.base import Signal
 from ouroboros_gates.decider.instruments.delta import DeltaFacts, delta_facts, delta_state
 from ouroboros_gates.decider.instruments.facts import CallGraph, FunctionFacts, build_call_graph
 from ouroboros_gates.decider.instruments.families import Families, families, lexicon, untagged_symbols
-from ouroboros_gates.decider.instruments.roles import FunctionRoles, RoleEntry, RoleUse, infer_roles, vocabulary
+from ouroboros_gates.decider.instruments.roles import (
+    FunctionRoles,
+    RoleEntry,
+    RoleUse,
+    infer_roles,
+    vocabulary,
+)
 from ouroboros_gates.decider.instruments.rules import (
     Priors,
     QuickHit,

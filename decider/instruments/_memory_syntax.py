@@ -1,4 +1,5 @@
-"""What a C or C++ function's syntax tree says, for the memory step (``_memory_tracker``): the names and access
+"""What a C or C++ function's syntax tree says, for the memory step (``_memory_tracker``): the names and
+access
 paths an expression reads, assignments, the tests and bounds conditions make, sums and casts, and where a
 freed pointer is read again."""
 
@@ -40,7 +41,7 @@ __all__ = [
 
 _TESTS = frozenset(
     {"if_statement", "while_statement", "do_statement", "for_statement", "conditional_expression"}
-)  # fmt: skip
+)
 NULLS = frozenset({"NULL", "nullptr", "0"})
 _RELATIONAL = frozenset({"<", "<=", ">", ">="})
 _IDENTIFIERS = frozenset({"identifier"})
@@ -84,8 +85,13 @@ def paths(node: Node | None) -> set[str]:
             found.add(node_text(current))
         elif current.type == "field_expression":
             found.add("".join(node_text(current).split()))
-            stack.extend(i for s in walk(current) if s.type == "subscript_expression"
-                         for i in [s.child_by_field_name("index")] if i is not None)  # fmt: skip
+            stack.extend(
+                i
+                for s in walk(current)
+                if s.type == "subscript_expression"
+                for i in [s.child_by_field_name("index")]
+                if i is not None
+            )
         elif current.type != "field_identifier":
             stack.extend(current.children)
     return found
@@ -96,8 +102,10 @@ def declared(node: Node | None) -> str | None:
     while node is not None and node.type not in ("identifier", "field_identifier"):
         inner = node.child_by_field_name("declarator")
         if inner is None:
-            inner = next((c for c in node.named_children if c.type.endswith("declarator") or c.type == "identifier"),
-                         None)  # fmt: skip
+            inner = next(
+                (c for c in node.named_children if c.type.endswith("declarator") or c.type == "identifier"),
+                None,
+            )
         node = inner
     return node_text(node) if node is not None else None
 
@@ -107,8 +115,11 @@ def params(function: Node) -> list[str]:
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
     params = declarator.child_by_field_name("parameters") if declarator is not None else None
-    names = (declared(p.child_by_field_name("declarator")) for p in (params.named_children if params else [])
-             if p.type in ("parameter_declaration", "optional_parameter_declaration"))  # fmt: skip
+    names = (
+        declared(p.child_by_field_name("declarator"))
+        for p in (params.named_children if params else [])
+        if p.type in ("parameter_declaration", "optional_parameter_declaration")
+    )
     return [name for name in names if name]
 
 
@@ -135,7 +146,10 @@ def assignments(body: Node) -> list[tuple[str, Node, int]]:
     out = []
     for node in walk(body):
         if node.type == "init_declarator":
-            target, value = declared(node.child_by_field_name("declarator")), node.child_by_field_name("value")
+            target, value = (
+                declared(node.child_by_field_name("declarator")),
+                node.child_by_field_name("value"),
+            )
         elif node.type == "assignment_expression":
             left = node.child_by_field_name("left")
             target = node_text(left) if left is not None and left.type == "identifier" else None
@@ -172,7 +186,8 @@ def relational(node: Node) -> bool:
 
 
 def bounded(condition: Node) -> set[str]:
-    """Access paths an operand of a relational comparison (``<``, ``<=``, ``>``, ``>=``) in a condition reads."""
+    """Access paths an operand of a relational comparison (``<``, ``<=``, ``>``, ``>=``) in a condition
+    reads."""
     found: set[str] = set()
     for node in walk(condition):
         if relational(node):
@@ -242,7 +257,12 @@ def arguments(call: Node) -> list[Node]:
 
 
 def callee(node: Node) -> str:
-    return node_text(node.child_by_field_name("function")).rsplit("::", 1)[-1].rsplit(".", 1)[-1].rsplit("->", 1)[-1]
+    return (
+        node_text(node.child_by_field_name("function"))
+        .rsplit("::", 1)[-1]
+        .rsplit(".", 1)[-1]
+        .rsplit("->", 1)[-1]
+    )
 
 
 _EXITS = frozenset({"return_statement", "goto_statement", "break_statement", "continue_statement"})
@@ -286,7 +306,11 @@ def use_after(body: Node, freed_at: Node, path: str) -> Node | None:
         if node.type not in ("identifier", "field_expression") or "".join(node_text(node).split()) != path:
             continue
         parent = node.parent
-        if parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") == node:
+        if (
+            parent is not None
+            and parent.type == "assignment_expression"
+            and parent.child_by_field_name("left") == node
+        ):
             return None  # assigned again first: a new object from here on
         if parent is not None and parent.type in ("sizeof_expression",):
             continue

@@ -46,10 +46,16 @@ class _Function:
         self.tainted = c.tainted([*c.params(node), *read], assignments)
         self.tests = c.tests(body)
         self.nulled = [(t, line) for t, value, line in assignments if node_text(value) in c.NULLS]
-        self.results = {t: line for t, value, line in assignments if c.unwrapped(value).type == "call_expression"}
-        # locals allocated here with a one-argument size (``copy = malloc(length)``): name -> (line, size text)
-        self.sized = {t: (line, node_text(size)) for t, value, line in assignments
-                      if (size := self.allocation_size(c.unwrapped(value))) is not None}  # fmt: skip
+        self.results = {
+            t: line for t, value, line in assignments if c.unwrapped(value).type == "call_expression"
+        }
+        # locals allocated here with a one-argument size (``copy = malloc(length)``): name -> (line, size
+        # text)
+        self.sized = {
+            t: (line, node_text(size))
+            for t, value, line in assignments
+            if (size := self.allocation_size(c.unwrapped(value))) is not None
+        }
         self.values = {t: value for t, value, _ in assignments}  # a local's (last) assigned value
         self.flows: list[Flow] = []
 
@@ -63,14 +69,17 @@ class _Function:
         given = c.arguments(value)
         return given[0] if len(given) == 1 else None
 
-    def sized_by_construction(self, operation: str, arguments: list[Node], chosen: list[Node], line: int) -> bool:
+    def sized_by_construction(
+        self, operation: str, arguments: list[Node], chosen: list[Node], line: int
+    ) -> bool:
         """A duplicated string's copy (``fits``), or an allocation of strings' lengths (``measured``)."""
         if operation == "memory_copy":
             return self.fits(arguments, line)
         return operation == "memory_alloc" and bool(chosen) and all(self.measured(a) for a in chosen)
 
     def measured(self, size: Node) -> bool:
-        """A size that is the length of strings that exist plus constants (``strlen(s) + sizeof("")``, through a
+        """A size that is the length of strings that exist plus constants (``strlen(s) + sizeof("")``, through
+        a
         local holding it): the size of objects already in memory, which no input can make wrap."""
         leaves = list(c.summands(self.resolved(size)))
         lengths = [leaf for leaf in leaves if c.is_length(leaf)]
@@ -103,19 +112,39 @@ class _Function:
 
     def bounded(self, operands: Iterable[Node], line: int) -> bool:
         """Whether a condition at or before ``line`` compares by size an access path the operands read (a
-        bounds check on ``p->len`` bounds ``p->len``, not ``p->count``), or an operand is clamped by ``min``."""
+        bounds check on ``p->len`` bounds ``p->len``, not ``p->count``), or an operand is clamped by
+        ``min``."""
         if any(c.clamped(o) for o in operands):
             return True
         paths = set().union(*(c.paths(o) for o in operands))
         return any(paths & compared for at, _, compared in self.tests if at <= line)
 
-    def add(self, operation: str, sink: str, node: Node, names: set[str], *, kind: str = PARAMETER,
-            source_line: int | None = None, sanitized: bool | None = None,
-            operands: Iterable[Node] = ()) -> None:  # fmt: skip
+    def add(
+        self,
+        operation: str,
+        sink: str,
+        node: Node,
+        names: set[str],
+        *,
+        kind: str = PARAMETER,
+        source_line: int | None = None,
+        sanitized: bool | None = None,
+        operands: Iterable[Node] = (),
+    ) -> None:
         line = node.start_point.row + 1
         checked = self.bounded(operands, line) if sanitized is None else sanitized
-        self.flows.append(Flow(self.name, operation, sink, line, node_text(node)[:60], kind,
-                               source_line or self.start, sanitized=checked))  # fmt: skip
+        self.flows.append(
+            Flow(
+                self.name,
+                operation,
+                sink,
+                line,
+                node_text(node)[:60],
+                kind,
+                source_line or self.start,
+                sanitized=checked,
+            )
+        )
 
     def run(self) -> list[Flow]:
         for node in c.evaluated(self.body):
@@ -153,7 +182,9 @@ class _Function:
         line = node.start_point.row + 1
         assigned = self.results.get(name)
         if assigned is not None and assigned <= line and not self.tested({name}, line):
-            self.add("memory_deref", "deref", node, {name}, kind="other", source_line=assigned, sanitized=False)
+            self.add(
+                "memory_deref", "deref", node, {name}, kind="other", source_line=assigned, sanitized=False
+            )
 
     def call(self, node: Node) -> None:
         name = c.callee(node)
@@ -161,8 +192,14 @@ class _Function:
         for entry in self.vocab.sinks:
             if not entry.applies(name, ""):
                 continue
-            chosen = arguments if entry.args is None else [arguments[i] for i in entry.args if i < len(arguments)]
-            if entry.operation == "memory_copy" and arguments and c.unwrapped(arguments[0]).type == "binary_expression":
+            chosen = (
+                arguments if entry.args is None else [arguments[i] for i in entry.args if i < len(arguments)]
+            )
+            if (
+                entry.operation == "memory_copy"
+                and arguments
+                and c.unwrapped(arguments[0]).type == "binary_expression"
+            ):
                 chosen = [arguments[0], *chosen]  # a copy into ``dst + offset`` writes at an index
             if entry.operation == "memory_free":
                 self.reuse(node)
@@ -182,8 +219,15 @@ class _Function:
         for freed in c.freed_paths(node):
             use = c.use_after(self.body, node, freed)
             if use is not None:
-                self.add("memory_use_after_free", "use_after_free", use, {freed}, kind="other",
-                         source_line=node.start_point.row + 1, sanitized=False)  # fmt: skip
+                self.add(
+                    "memory_use_after_free",
+                    "use_after_free",
+                    use,
+                    {freed},
+                    kind="other",
+                    source_line=node.start_point.row + 1,
+                    sanitized=False,
+                )
 
     def free(self, node: Node, names: set[str], sink: str) -> None:
         names = names & self.tainted

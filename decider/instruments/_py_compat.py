@@ -1,7 +1,9 @@
 """Python source that this interpreter's parser refuses, rewritten so that it parses, line for line.
 
-Bandit builds its tree with the running interpreter's ``ast``; a file written for a newer Python (3.12's f-strings
-with the outer quote, a backslash or a comment inside ``{...}``: PEP 701) does not parse on 3.11, and Bandit then
+Bandit builds its tree with the running interpreter's ``ast``; a file written for a newer Python (3.12's
+f-strings
+with the outer quote, a backslash or a comment inside ``{...}``: PEP 701) does not parse on 3.11, and Bandit
+then
 reads nothing of it. tree-sitter reads those f-strings, so each one the interpreter refuses is rewritten as a
 triple-quoted f-string (which may span lines and hold either quote) whose replacement fields keep every
 expression this interpreter parses and put a placeholder name, on as many lines, in place of one it does not.
@@ -48,12 +50,15 @@ def _f_strings(node: Node) -> list[Node]:
 
 
 def _field(node: Node) -> str:
-    """One replacement field ``{expr!r:spec}`` with its expression kept when it parses here, else a placeholder
+    """One replacement field ``{expr!r:spec}`` with its expression kept when it parses here, else a
+    placeholder
     on as many lines; a comment in it (3.12) is dropped, the line breaks around it kept."""
     parts, at = [], node.start_byte
     whole = node.text or b""
     for child in node.children:
-        parts.append(whole[at - node.start_byte : child.start_byte - node.start_byte].decode("utf-8", "replace"))
+        parts.append(
+            whole[at - node.start_byte : child.start_byte - node.start_byte].decode("utf-8", "replace")
+        )
         at = child.end_byte
         text = _text(child)
         if child.type == "comment":
@@ -75,7 +80,9 @@ def _rewritten(node: Node) -> str | None:
     prefix = _text(start).rstrip("\"'")
     whole, at, pieces = node.text or b"", start.end_byte, []
     for child in node.children[1:-1]:
-        pieces.append(whole[at - node.start_byte : child.start_byte - node.start_byte].decode("utf-8", "replace"))
+        pieces.append(
+            whole[at - node.start_byte : child.start_byte - node.start_byte].decode("utf-8", "replace")
+        )
         pieces.append(_field(child) if child.type == "interpolation" else _text(child))
         at = child.end_byte
     pieces.append(whole[at - node.start_byte : end.start_byte - node.start_byte].decode("utf-8", "replace"))
@@ -89,7 +96,8 @@ def _rewritten(node: Node) -> str | None:
 
 
 def parseable(source: str) -> str | None:
-    """``source`` when this interpreter parses it; else the same source with each f-string it refuses rewritten
+    """``source`` when this interpreter parses it; else the same source with each f-string it refuses
+    rewritten
     (same lines); None when that still does not parse (other syntax than f-strings, or Python 2)."""
     if _parses(source):
         return source

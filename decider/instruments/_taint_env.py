@@ -1,4 +1,5 @@
-"""What the taint tracker's walk holds while it reads a function: each name's taint, the arms that may not run,
+"""What the taint tracker's walk holds while it reads a function: each name's taint, the arms that may not
+run,
 known constants, containers followed element by element, argument vectors, and what a local was made by."""
 
 from __future__ import annotations
@@ -30,9 +31,15 @@ STEPS = 8
 VECTORS = frozenset({"list", "tuple", "list_comprehension", "array_creation_expression", "array_initializer"})
 """Node types of an argument vector made in place."""
 CALLS = frozenset(
-    {"method_invocation", "call", "function_call_expression", "member_call_expression", "scoped_call_expression",
-     "object_creation_expression"}
-)  # fmt: skip
+    {
+        "method_invocation",
+        "call",
+        "function_call_expression",
+        "member_call_expression",
+        "scoped_call_expression",
+        "object_creation_expression",
+    }
+)
 """Node types of a call (a local bound to one is known by it)."""
 
 
@@ -61,7 +68,9 @@ class Walk:
         self.vectors: set[str] = set()  # locals holding a list or array made here (an argument vector)
         self.made_by: dict[str, str] = {}  # locals holding what a call returned: the call's text
         self.page: str | None = None  # a route's priors when what it returns is the page it serves (HTML)
-        self.paths: set[str] = set()  # elements and fields a condition validated, tracked in ``env`` by their text
+        self.paths: set[str] = (
+            set()
+        )  # elements and fields a condition validated, tracked in ``env`` by their text
 
     # -- state -----------------------------------------------------------------------------------
     @property
@@ -81,7 +90,9 @@ class Walk:
             before = self.arms.pop()
             for name, value in before.items():
                 if self.arms:
-                    self.arms[-1].setdefault(name, value)  # the enclosing arm had not assigned it: as it was then
+                    self.arms[-1].setdefault(
+                        name, value
+                    )  # the enclosing arm had not assigned it: as it was then
                 merged = join_taints(value, self.env.get(name))
                 if merged is None:
                     self.env.pop(name, None)
@@ -104,7 +115,8 @@ class Walk:
                 self.env[key] = value
 
     def bind(self, name: str, node: Node | None, value: Taint | None) -> None:
-        """Assign ``name`` from the expression ``node``: its taint, and its literal value or container shape."""
+        """Assign ``name`` from the expression ``node``: its taint, and its literal value or container
+        shape."""
         if value is not None and node is not None:
             line = node.start_point.row + 1
             if line != value.line and line not in value.steps:
@@ -136,6 +148,9 @@ class Walk:
         while node is not None:
             if node.type == "identifier":
                 return node_text(node)
-            node = (node.child_by_field_name("object") or node.child_by_field_name("array")
-                    or node.child_by_field_name("value"))  # fmt: skip
+            node = (
+                node.child_by_field_name("object")
+                or node.child_by_field_name("array")
+                or node.child_by_field_name("value")
+            )
         return None

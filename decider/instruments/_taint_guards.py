@@ -31,19 +31,36 @@ _NEGATIONS = frozenset({"not_operator", "unary_expression", "unary_op_expression
 _BINARY = frozenset({"boolean_operator", "binary_expression"})
 _AND, _OR = frozenset({"and", "&&"}), frozenset({"or", "||"})
 _VARIABLES = frozenset({"identifier", "variable_name"})
-_PATHS = frozenset({"subscript", "attribute", "subscript_expression", "member_expression", "member_access_expression",
-                    "field_access", "array_access"})  # fmt: skip
+_PATHS = frozenset(
+    {
+        "subscript",
+        "attribute",
+        "subscript_expression",
+        "member_expression",
+        "member_access_expression",
+        "field_access",
+        "array_access",
+    }
+)
 """An element or a field (``a[0]``, ``a.b``, ``$a->b``): validated, it is tracked apart from its variable."""
 _JUMPS = frozenset(
-    {"return_statement", "raise_statement", "throw_statement", "continue_statement", "break_statement",
-     "exit_statement", "throw_expression"}
-)  # fmt: skip
+    {
+        "return_statement",
+        "raise_statement",
+        "throw_statement",
+        "continue_statement",
+        "break_statement",
+        "exit_statement",
+        "throw_expression",
+    }
+)
 _STOPS = frozenset({"abort", "exit", "die", "_exit"})
 """Calls that do not come back (``abort(403)``, ``sys.exit()``, ``exit()``)."""
 
 
 Proved = dict[str, tuple[frozenset[str], Node]]
-"""What a condition proves: per variable, element or field (by its text), the operations and the subject's node."""
+"""What a condition proves: per variable, element or field (by its text), the operations and the subject's
+node."""
 
 
 def validated(
@@ -84,10 +101,14 @@ def _called(vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], no
         if validator.anchored and not (args and _anchored(_pattern(args[0]))):
             continue
         index = validator.args[0] if validator.args else 0
-        subject = receiver if validator.subject == "receiver" else (args[index] if index < len(args) else None)
+        subject = (
+            receiver if validator.subject == "receiver" else (args[index] if index < len(args) else None)
+        )
         if subject is None or (subject.type not in _VARIABLES and subject.type not in _PATHS):
             continue
-        if validator.made_by is not None and not validator.made_by.search(made_by.get(node_text(subject), "")):
+        if validator.made_by is not None and not validator.made_by.search(
+            made_by.get(node_text(subject), "")
+        ):
             continue
         key = node_text(subject)
         proved[key] = (proved.get(key, (frozenset(), subject))[0] | validator.operations, subject)
@@ -102,7 +123,8 @@ _COLLECTIONS = frozenset({"list", "tuple", "set", "dictionary", "array", "frozen
 
 def _compared(node: Node, holds: bool) -> Proved | None:
     """What a comparison proves: ``x in ALLOWED`` (an allow-list: a literal collection, or a constant's name)
-    and ``x == "literal"`` prove ``x`` safe for every operation where they hold (``not in`` and ``!=`` where they
+    and ``x == "literal"`` prove ``x`` safe for every operation where they hold (``not in`` and ``!=`` where
+    they
     fail). None when ``node`` is no such comparison."""
     if node.type not in ("comparison_operator", "binary_expression") or len(node.named_children) != 2:
         return None
@@ -116,7 +138,11 @@ def _compared(node: Node, holds: bool) -> Proved | None:
         proves = holds == (op in _EQUAL)
         if left.type in _LITERALS:
             left, right = right, left
-        ok = proves and right.type in _LITERALS and not any(c.type == "interpolation" for c in right.named_children)
+        ok = (
+            proves
+            and right.type in _LITERALS
+            and not any(c.type == "interpolation" for c in right.named_children)
+        )
     else:
         return None
     if not ok or (left.type not in _VARIABLES and left.type not in _PATHS):
@@ -125,7 +151,8 @@ def _compared(node: Node, holds: bool) -> Proved | None:
 
 
 def _allow_list(node: Node) -> bool:
-    """A literal collection of literals, or a constant's name (``ALLOWED_HOSTS``, ``settings.ALLOWED_HOSTS``)."""
+    """A literal collection of literals, or a constant's name (``ALLOWED_HOSTS``,
+    ``settings.ALLOWED_HOSTS``)."""
     if node.type in _COLLECTIONS:
         return all(child.type in _LITERALS or child.type == "pair" for child in node.named_children)
     last = node_text(node).rsplit(".", 1)[-1]
@@ -141,19 +168,23 @@ def _joined(left: Proved, right: Proved) -> Proved:
 
 
 def is_element(subject: Node) -> bool:
-    """Whether a subject ``validated`` proved is an element or a field (``$octet[0]``), not a plain variable."""
+    """Whether a subject ``validated`` proved is an element or a field (``$octet[0]``), not a plain
+    variable."""
     return subject.type in _PATHS
 
 
 def is_path_of(path: str, name: str) -> bool:
-    """Whether ``path`` (an element or field's text) reads the variable ``name``: ``$a[0]`` and ``$a->b`` of ``$a``."""
+    """Whether ``path`` (an element or field's text) reads the variable ``name``: ``$a[0]`` and ``$a->b`` of
+    ``$a``."""
     return path.startswith((name + "[", name + ".", name + "->"))
 
 
 def _pattern(node: Node) -> str | None:
-    """A pattern written as one string literal, as written (``r"^\\d+$"``, ``'/^[a-z]+$/i'``), without its quotes."""
+    """A pattern written as one string literal, as written (``r"^\\d+$"``, ``'/^[a-z]+$/i'``), without its
+    quotes."""
     if node.type not in ("string", "string_literal", "encapsed_string") or any(
-        child.type in ("interpolation", "variable_name", "template_substitution") for child in node.named_children
+        child.type in ("interpolation", "variable_name", "template_substitution")
+        for child in node.named_children
     ):
         return None
     text = (node.text or b"").decode("utf-8", "replace").lstrip("rRbBuU")
@@ -175,8 +206,14 @@ def exits(node: Node | None, parts: Parts) -> bool:
     or a call that stops the request (``abort(404)``)."""
     if node is None:
         return False
-    statements = [c for c in node.named_children if c.type not in ("comment", "line_comment", "block_comment")]
-    last = statements[-1] if node.type in ("block", "compound_statement", "statement_block") and statements else node
+    statements = [
+        c for c in node.named_children if c.type not in ("comment", "line_comment", "block_comment")
+    ]
+    last = (
+        statements[-1]
+        if node.type in ("block", "compound_statement", "statement_block") and statements
+        else node
+    )
     if last.type in _JUMPS:
         return True
     inner = last.named_children[0] if last.type == "expression_statement" and last.named_children else last

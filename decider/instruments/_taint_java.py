@@ -60,7 +60,9 @@ class JavaTracker(Tracker):
     def labels(self, group: Node) -> list[object]:
         found: list[object] = []
         for label in (c for c in group.named_children if c.type == "switch_label"):
-            found.extend([self.const(c) for c in label.named_children] if label.named_children else [_DEFAULT])
+            found.extend(
+                [self.const(c) for c in label.named_children] if label.named_children else [_DEFAULT]
+            )
         return found
 
     def foreach(self, node: Node) -> None:

@@ -70,7 +70,8 @@ class JavaScriptTracker(Tracker):
                 self.bind_pattern(declarator.child_by_field_name("name"), value, self.expr(value))
 
     def for_in(self, node: Node) -> None:
-        """``for (const k of items)`` / ``for (k in object)``: each turn binds the left to part of the right."""
+        """``for (const k of items)`` / ``for (k in object)``: each turn binds the left to part of the
+        right."""
         value = self.expr(node.child_by_field_name("right"))
         with self.arm():
             self.bind_pattern(node.child_by_field_name("left"), None, value)
@@ -79,8 +80,11 @@ class JavaScriptTracker(Tracker):
     def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
         function = node.child_by_field_name("function") if node.type == "call_expression" else None
         if function is not None and function.type == "member_expression":
-            return node_text(function.child_by_field_name("property")), function.child_by_field_name("object"), \
-                _arguments(node)  # fmt: skip
+            return (
+                node_text(function.child_by_field_name("property")),
+                function.child_by_field_name("object"),
+                _arguments(node),
+            )
         if function is not None and function.type in ("identifier", "import"):
             return node_text(function), None, _arguments(node)
         return None

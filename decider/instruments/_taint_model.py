@@ -14,10 +14,31 @@ from tree_sitter import Node
 from ouroboros_gates.decider.instruments.base import RULESET, digest_files
 
 __all__ = [
-    "CONSTANT", "LITERALS", "PARAMETER", "SKIP", "TAINT_LANGUAGES", "UNHANDLED", "Entry", "Flow", "Summary", "Taint",
-    "TaintVocabulary", "constant", "container_shape", "fold", "fold_unary", "join_taints", "list_op", "literal",
-    "map_op", "node_text", "operator_of", "simple_type", "taint_version", "vocabulary_of",
-]  # fmt: skip
+    "CONSTANT",
+    "LITERALS",
+    "PARAMETER",
+    "SKIP",
+    "TAINT_LANGUAGES",
+    "UNHANDLED",
+    "Entry",
+    "Flow",
+    "Summary",
+    "Taint",
+    "TaintVocabulary",
+    "constant",
+    "container_shape",
+    "fold",
+    "fold_unary",
+    "join_taints",
+    "list_op",
+    "literal",
+    "map_op",
+    "node_text",
+    "operator_of",
+    "simple_type",
+    "taint_version",
+    "vocabulary_of",
+]
 
 
 TAINT_LANGUAGES = ("c", "cpp", "java", "javascript", "php", "python", "typescript")
@@ -53,11 +74,21 @@ class Entry:
     argv_safe: bool = False  # a list or tuple argument is an argument vector, not a string to parse
     subject: str = ""  # a validator's: "receiver" (``name.isdigit()``), else the argument ``args`` names
     anchored: bool = False  # a validator whose first argument is a pattern: only one anchored at both ends
-    made_by: re.Pattern[str] | None = None  # a validator's subject must be a local bound to a call matching it
-    safe_args: re.Pattern[str] | None = None  # a sink's call whose arguments' text matches this is safe (a Loader)
-    first_param: str = ""  # a route's: a function whose first parameter has this name (a Django view's request)
-    clean: bool = False  # a sink whose result carries no taint of its arguments (``open(name)``: the file's data)
-    html: re.Pattern[str] | None = None  # a route's: what it returns is the page when its decorator matches this
+    made_by: re.Pattern[str] | None = (
+        None  # a validator's subject must be a local bound to a call matching it
+    )
+    safe_args: re.Pattern[str] | None = (
+        None  # a sink's call whose arguments' text matches this is safe (a Loader)
+    )
+    first_param: str = (
+        ""  # a route's: a function whose first parameter has this name (a Django view's request)
+    )
+    clean: bool = (
+        False  # a sink whose result carries no taint of its arguments (``open(name)``: the file's data)
+    )
+    html: re.Pattern[str] | None = (
+        None  # a route's: what it returns is the page when its decorator matches this
+    )
 
     def applies(self, name: str, receiver: str) -> bool:
         named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
@@ -75,7 +106,8 @@ class TaintVocabulary:
     validators: tuple[Entry, ...] = ()
     """Tests that, when they hold, make a variable safe for their operations (``if name.isdigit():``)."""
     routes: tuple[Entry, ...] = ()
-    """Functions a framework calls with request data: a decorator it routes by (``@app.get("/items/{id}")``) or
+    """Functions a framework calls with request data: a decorator it routes by (``@app.get("/items/{id}")``)
+    or
     a first parameter it passes the request as; their parameters are request data."""
 
 
@@ -88,7 +120,9 @@ class Taint:
     cleared: frozenset[str] = frozenset()
     via_call: bool = False
     tag: str | None = None
-    route: bool = False  # a route's parameter: request data under its framework's prior, a parameter without it
+    route: bool = (
+        False  # a route's parameter: request data under its framework's prior, a parameter without it
+    )
     what: str = ""  # the source as written (``request.args``, a parameter's name), for the report
     steps: tuple[int, ...] = ()  # the lines of the assignments it went through (the last few), for the report
 
@@ -111,15 +145,19 @@ class Flow:
     sanitized: bool = False
     via_call: bool = False
     tags: tuple[str, ...] = ()  # the framework/library priors the source or the sink depends on
-    route: str | None = None  # the source is a route's parameter under this prior (a parameter when it is off)
+    route: str | None = (
+        None  # the source is a route's parameter under this prior (a parameter when it is off)
+    )
     source: str = ""  # what the source is, as written (``request.args``, a parameter's name)
     steps: tuple[int, ...] = ()  # the assignments between the source and the sink, by line
 
     def describe(self) -> str:
         """One line for a signal's message."""
         how = " through a sanitiser" if self.sanitized else (" through a call" if self.via_call else "")
-        return (f"{self.source_kind} (line {self.source_line}) reaches {self.call} ({self.operation}) at line "
-                f"{self.sink_line}{how}")  # fmt: skip
+        return (
+            f"{self.source_kind} (line {self.source_line}) reaches {self.call} ({self.operation}) at line "
+            f"{self.sink_line}{how}"
+        )
 
 
 def join_taints(*values: Taint | None) -> Taint | None:
@@ -187,7 +225,8 @@ def _tag(row: dict[str, object]) -> str | None:
 
 @cache
 def taint_version(language: str) -> str:
-    """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it changes)."""
+    """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it
+    changes)."""
     return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-12")
 
 
@@ -200,16 +239,48 @@ class Summary:
 
 
 LITERALS = frozenset(
-    {"string_literal", "character_literal", "decimal_integer_literal", "hex_integer_literal", "octal_integer_literal",
-     "binary_integer_literal", "decimal_floating_point_literal", "true", "false", "null_literal", "class_literal",
-     "this", "integer", "float", "none", "ellipsis"}
-)  # fmt: skip
+    {
+        "string_literal",
+        "character_literal",
+        "decimal_integer_literal",
+        "hex_integer_literal",
+        "octal_integer_literal",
+        "binary_integer_literal",
+        "decimal_floating_point_literal",
+        "true",
+        "false",
+        "null_literal",
+        "class_literal",
+        "this",
+        "integer",
+        "float",
+        "none",
+        "ellipsis",
+    }
+)
 SKIP = frozenset(
-    {"lambda_expression", "method_reference", "class_body", "class_declaration", "lambda", "function_definition",
-     "class_definition", "decorated_definition", "comment", "line_comment", "block_comment", "arrow_function",
-     "function_expression", "function", "function_declaration", "generator_function",
-     "generator_function_declaration", "method_definition", "class"}
-)  # fmt: skip
+    {
+        "lambda_expression",
+        "method_reference",
+        "class_body",
+        "class_declaration",
+        "lambda",
+        "function_definition",
+        "class_definition",
+        "decorated_definition",
+        "comment",
+        "line_comment",
+        "block_comment",
+        "arrow_function",
+        "function_expression",
+        "function",
+        "function_declaration",
+        "generator_function",
+        "generator_function_declaration",
+        "method_definition",
+        "class",
+    }
+)
 
 
 def node_text(node: Node | None) -> str:
@@ -224,9 +295,13 @@ def simple_type(node: Node | None) -> str:
 def container_shape(node: Node) -> list[Taint | None] | dict[object, Taint | None] | None:
     """An empty list or map made here (``new ArrayList<>()``, ``[]``, ``{}``), else None."""
     made = simple_type(node.child_by_field_name("type")) if node.type == "object_creation_expression" else ""
-    if made.endswith(("List", "Vector", "Deque", "Stack")) or (node.type == "list" and not node.named_children):
+    if made.endswith(("List", "Vector", "Deque", "Stack")) or (
+        node.type == "list" and not node.named_children
+    ):
         return []
-    if made.endswith(("Map", "Hashtable", "Properties")) or (node.type == "dictionary" and not node.named_children):
+    if made.endswith(("Map", "Hashtable", "Properties")) or (
+        node.type == "dictionary" and not node.named_children
+    ):
         return {}
     return None
 
@@ -246,7 +321,9 @@ def list_op(slot: list[Taint | None], name: str, keys: list[object], values: lis
     return UNHANDLED
 
 
-def map_op(slot: dict[object, Taint | None], name: str, keys: list[object], values: list[Taint | None]) -> object:
+def map_op(
+    slot: dict[object, Taint | None], name: str, keys: list[object], values: list[Taint | None]
+) -> object:
     key = keys[0] if keys else None
     if key is None:
         return UNHANDLED
@@ -262,7 +339,9 @@ def map_op(slot: dict[object, Taint | None], name: str, keys: list[object], valu
 
 def operator_of(node: Node) -> str:
     op = node.child_by_field_name("operator")
-    return node_text(op) if op is not None else next((node_text(c) for c in node.children if not c.is_named), "")
+    return (
+        node_text(op) if op is not None else next((node_text(c) for c in node.children if not c.is_named), "")
+    )
 
 
 def _is_int(value: object) -> bool:
@@ -270,13 +349,22 @@ def _is_int(value: object) -> bool:
 
 
 _ARITHMETIC: dict[str, Callable[[int, int], object]] = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "/": lambda a, b: a // b if b else None, "%": lambda a, b: a % b if b else None,
-    ">": lambda a, b: a > b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b,
-}  # fmt: skip
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b if b else None,
+    "%": lambda a, b: a % b if b else None,
+    ">": lambda a, b: a > b,
+    "<": lambda a, b: a < b,
+    ">=": lambda a, b: a >= b,
+    "<=": lambda a, b: a <= b,
+}
 _LOGIC: dict[str, Callable[[bool, bool], bool]] = {
-    "&&": lambda a, b: a and b, "and": lambda a, b: a and b, "||": lambda a, b: a or b, "or": lambda a, b: a or b,
-}  # fmt: skip
+    "&&": lambda a, b: a and b,
+    "and": lambda a, b: a and b,
+    "||": lambda a, b: a or b,
+    "or": lambda a, b: a or b,
+}
 
 
 def fold(op: str, left: object, right: object) -> object:

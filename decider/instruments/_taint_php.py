@@ -21,9 +21,23 @@ __all__ = ["PhpTracker", "php_parameter"]
 
 _NUMERIC_CASTS = frozenset({"int", "integer", "float", "double", "bool", "boolean"})
 _CLIENT_KEYS = frozenset(
-    {"REQUEST_URI", "QUERY_STRING", "PHP_SELF", "PATH_INFO", "PATH_TRANSLATED", "ORIG_PATH_INFO", "REDIRECT_URL",
-     "REDIRECT_QUERY_STRING", "SCRIPT_URI", "PHP_AUTH_USER", "PHP_AUTH_PW", "PHP_AUTH_DIGEST", "CONTENT_TYPE", "argv"}
-)  # fmt: skip
+    {
+        "REQUEST_URI",
+        "QUERY_STRING",
+        "PHP_SELF",
+        "PATH_INFO",
+        "PATH_TRANSLATED",
+        "ORIG_PATH_INFO",
+        "REDIRECT_URL",
+        "REDIRECT_QUERY_STRING",
+        "SCRIPT_URI",
+        "PHP_AUTH_USER",
+        "PHP_AUTH_PW",
+        "PHP_AUTH_DIGEST",
+        "CONTENT_TYPE",
+        "argv",
+    }
+)
 """The keys of ``$_SERVER`` a request sets (with every ``HTTP_*`` header); the rest are the server's."""
 _STORES = frozenset({"array_push", "array_unshift"})
 _OWN_RECEIVERS = frozenset({"$this", "self", "static", "parent"})
@@ -50,7 +64,11 @@ def _arguments(node: Node) -> list[Node]:
     for argument in args.named_children if args is not None else []:
         if argument.type == "comment":
             continue
-        inner = argument.named_children[-1] if argument.type == "argument" and argument.named_children else argument
+        inner = (
+            argument.named_children[-1]
+            if argument.type == "argument" and argument.named_children
+            else argument
+        )
         found.append(inner)
     return found
 
@@ -74,8 +92,14 @@ class PhpTracker(Tracker):
         while node is not None:
             if node.type == "variable_name":
                 return node_text(node)
-            if node.type in ("subscript_expression", "member_access_expression", "nullsafe_member_access_expression"):
-                node = node.child_by_field_name("object") or (node.named_children[0] if node.named_children else None)
+            if node.type in (
+                "subscript_expression",
+                "member_access_expression",
+                "nullsafe_member_access_expression",
+            ):
+                node = node.child_by_field_name("object") or (
+                    node.named_children[0] if node.named_children else None
+                )
             else:
                 return None
         return None
@@ -87,13 +111,16 @@ class PhpTracker(Tracker):
         self.branches(condition, node.child_by_field_name("body"), node.children_by_field_name("alternative"))
 
     def foreach(self, node: Node) -> None:
-        """``foreach ($rows as $k => $v)``: each turn binds the key and the value to part of what is iterated."""
+        """``foreach ($rows as $k => $v)``: each turn binds the key and the value to part of what is
+        iterated."""
         parts = [child for child in node.named_children if child != node.child_by_field_name("body")]
         value = self.expr(parts[0]) if parts else None
         with self.arm():
             for target in parts[1:]:
                 for bound in target.named_children if target.type == "pair" else [target]:
-                    inner = bound.named_children[0] if bound.type == "by_ref" and bound.named_children else bound
+                    inner = (
+                        bound.named_children[0] if bound.type == "by_ref" and bound.named_children else bound
+                    )
                     name = self._base(inner)
                     if name is not None:
                         self.assign(name, value)
@@ -114,7 +141,8 @@ class PhpTracker(Tracker):
         return self.env.get(name)
 
     def element(self, node: Node) -> Taint | None:
-        """``$a['k']``, ``$a->b``: the base's taint (an index is read on the way); of ``$_SERVER`` only the keys
+        """``$a['k']``, ``$a->b``: the base's taint (an index is read on the way); of ``$_SERVER`` only the
+        keys
         the client writes (``HTTP_*``, ``REQUEST_URI``…), not the server's own (``DOCUMENT_ROOT``)."""
         children = node.named_children
         base = node.child_by_field_name("object") or (children[0] if children else None)
@@ -133,7 +161,11 @@ class PhpTracker(Tracker):
             if function is not None and function.type in ("name", "qualified_name"):
                 return node_text(function).rsplit("\\", 1)[-1], None, _arguments(node)
             return None
-        if node.type in ("member_call_expression", "nullsafe_member_call_expression", "scoped_call_expression"):
+        if node.type in (
+            "member_call_expression",
+            "nullsafe_member_call_expression",
+            "scoped_call_expression",
+        ):
             obj = node.child_by_field_name("object") or node.child_by_field_name("scope")
             return node_text(node.child_by_field_name("name")), obj, _arguments(node)
         return None
@@ -205,7 +237,9 @@ class PhpTracker(Tracker):
     def printed(self, node: Node) -> Taint | None:
         """``print $x`` writes the page, as ``echo`` does."""
         children = node.named_children
-        self.sinks("print", ("",), [self.expr(c) for c in children], children, node.start_point.row + 1, "print")
+        self.sinks(
+            "print", ("",), [self.expr(c) for c in children], children, node.start_point.row + 1, "print"
+        )
         return None
 
 

@@ -56,7 +56,14 @@ class PythonTracker(Tracker):
     def targets(self, node: Node | None) -> list[Node]:
         if node is None:
             return []
-        if node.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "parenthesized_expression"):
+        if node.type in (
+            "pattern_list",
+            "tuple_pattern",
+            "list_pattern",
+            "tuple",
+            "list",
+            "parenthesized_expression",
+        ):
             return [t for child in node.named_children for t in self.targets(child)]
         return [node]
 
@@ -86,10 +93,16 @@ class PythonTracker(Tracker):
             return None
         function = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
-        values = [a.child_by_field_name("value") or a if a.type == "keyword_argument" else a
-                  for a in (args.named_children if args else [])]  # fmt: skip
+        values = [
+            a.child_by_field_name("value") or a if a.type == "keyword_argument" else a
+            for a in (args.named_children if args else [])
+        ]
         if function is not None and function.type == "attribute":
-            return node_text(function.child_by_field_name("attribute")), function.child_by_field_name("object"), values
+            return (
+                node_text(function.child_by_field_name("attribute")),
+                function.child_by_field_name("object"),
+                values,
+            )
         return node_text(function).rsplit(".", 1)[-1], None, values
 
     def call_expression(self, node: Node) -> Taint | None:

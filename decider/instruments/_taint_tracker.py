@@ -96,10 +96,13 @@ class Tracker(Walk, ABC):
         else:
             self.branches(condition, consequence, alternatives)
 
-    def branches(self, condition: Node | None, consequence: Node | None, alternatives: Sequence[Node]) -> None:
+    def branches(
+        self, condition: Node | None, consequence: Node | None, alternatives: Sequence[Node]
+    ) -> None:
         """An ``if`` whose condition is not known: each side from the state before it, with what the condition
         proves where it holds and where it fails; after it, each name holds what either side left it (``if not
-        allowed(x): x = "/"`` leaves ``x`` safe), or only what the other side left when one side never comes back
+        allowed(x): x = "/"`` leaves ``x`` safe), or only what the other side left when one side never comes
+        back
         (``if not name.isdigit(): abort(400)`` leaves ``name`` checked after it)."""
         start = dict(self.env)
 
@@ -122,7 +125,9 @@ class Tracker(Walk, ABC):
         self.env = dict(else_env) if leaves else dict(start)
         for name, held in before.items():
             if self.arms:
-                self.arms[-1].setdefault(name, start.get(name, held))  # an enclosing arm: as it was before the if
+                self.arms[-1].setdefault(
+                    name, start.get(name, held)
+                )  # an enclosing arm: as it was before the if
             value = on(else_env, else_set, name)
             if not leaves:
                 value = join_taints(on(then_env, then_set, name), value)
@@ -144,7 +149,9 @@ class Tracker(Walk, ABC):
 
     def guard(self, condition: Node | None, holds: bool) -> None:
         """Clear, for the operations the vocabulary's validators prove, each variable ``condition`` checks."""
-        for name, (operations, subject) in validated(self.vocab, self.parts, self.made_by, condition, holds).items():
+        for name, (operations, subject) in validated(
+            self.vocab, self.parts, self.made_by, condition, holds
+        ).items():
             element = is_element(subject)  # ``$octet[0]``: tracked apart from its variable from here
             value = self.expr(subject) if element else self.env.get(name)
             if value is not None:
@@ -195,14 +202,17 @@ class Tracker(Walk, ABC):
         decided = self.const(condition)
         if isinstance(decided, bool):
             return self.expr(node.child_by_field_name("consequence" if decided else "alternative"))
-        return join_taints(self.expr(node.child_by_field_name("consequence")),
-                     self.expr(node.child_by_field_name("alternative")))  # fmt: skip
+        return join_taints(
+            self.expr(node.child_by_field_name("consequence")),
+            self.expr(node.child_by_field_name("alternative")),
+        )
 
     def nothing(self, node: Node) -> Taint | None:
         return None
 
     def member(self, node: Node) -> Taint | None:
-        """A member read (``a.b``, ``a[i]``; Python and JavaScript): a source the vocabulary names, else its base's
+        """A member read (``a.b``, ``a[i]``; Python and JavaScript): a source the vocabulary names, else its
+        base's
         taint (an index is read on the way)."""
         found = self.attribute_source(node)
         if found is not None:
@@ -238,7 +248,8 @@ class Tracker(Walk, ABC):
                 return found  # request.args.get("x"), os.environ.get("X")
         receiver = self.expr(obj) if obj is not None else None
         values = [self.expr(a) for a in args]
-        # a bare call of this file's own function, or of a parameter or local, is not the library's of that name
+        # a bare call of this file's own function, or of a parameter or local, is not the library's of that
+        # name
         own = obj is None and (name in self.defined or name in self.env)
         source = None if own else self.call_source(name, receiver_text, line)
         if source is not None:
@@ -258,7 +269,9 @@ class Tracker(Walk, ABC):
             stored, base = join_taints(*values), self._base(obj)
             if stored is not None and base is not None:
                 self.assign(base, stored, join=True)
-        cleared = frozenset().union(*(e.operations for e in self.vocab.sanitizers if e.applies(name, receiver_text)))
+        cleared = frozenset().union(
+            *(e.operations for e in self.vocab.sanitizers if e.applies(name, receiver_text))
+        )
         if cleared:
             value = join_taints(receiver, *values)
             if value is None:
@@ -269,10 +282,19 @@ class Tracker(Walk, ABC):
             return replace(reached, via_call=True) if reached is not None else None
         return join_taints(receiver, *values)
 
-    def sink_call(self, node: Node, name: str, obj: Node | None, receiver_text: str, args: Sequence[Node],
-                  values: list[Taint | None], where: str) -> bool:  # fmt: skip
+    def sink_call(
+        self,
+        node: Node,
+        name: str,
+        obj: Node | None,
+        receiver_text: str,
+        args: Sequence[Node],
+        values: list[Taint | None],
+        where: str,
+    ) -> bool:
         """The flows into the sinks a call is; whether what it returns is clean (a sink marked ``clean``)."""
-        # a local bound to a call's result is also known by that call (``w = response.getWriter(); w.print(x)``)
+        # a local bound to a call's result is also known by that call (``w = response.getWriter();
+        # w.print(x)``)
         made_by = self.made_by.get(receiver_text)
         receivers = (receiver_text,) if made_by is None else (receiver_text, made_by)
         module = self.imported.get(receiver_text) if obj is not None and obj.type == "identifier" else None
@@ -301,13 +323,23 @@ class Tracker(Walk, ABC):
                 return Taint(source.kind, line, tag=source.tag, what=what)
         return None
 
-    def sinks(self, name: str, receivers: tuple[str, ...], values: list[Taint | None], args: Sequence[Node],
-              line: int, where: str, text: str = "") -> None:  # fmt: skip
+    def sinks(
+        self,
+        name: str,
+        receivers: tuple[str, ...],
+        values: list[Taint | None],
+        args: Sequence[Node],
+        line: int,
+        where: str,
+        text: str = "",
+    ) -> None:
         """Flows into the sinks this call is (``text``: the call as written, without spaces)."""
         for sink in self.vocab.sinks:
             if not any(sink.applies(name, receiver) for receiver in receivers):
                 continue
-            safe = sink.safe_args is not None and bool(sink.safe_args.search(text))  # ``Loader=yaml.SafeLoader``
+            safe = sink.safe_args is not None and bool(
+                sink.safe_args.search(text)
+            )  # ``Loader=yaml.SafeLoader``
             picked = range(len(values)) if sink.args is None else [i for i in sink.args if i < len(values)]
             for i in picked:
                 value = values[i]
@@ -316,8 +348,14 @@ class Tracker(Walk, ABC):
                 if value is not None:
                     self.flow(sink.operation, sink.id, line, where, value, sink.tag)
             if picked and all(values[i] is None and self.constant_arg(args[i]) for i in picked):
-                self.flow(sink.operation, sink.id, line, where, Taint(CONSTANT, line, cleared=frozenset({"*"})),
-                          sink.tag)  # fmt: skip
+                self.flow(
+                    sink.operation,
+                    sink.id,
+                    line,
+                    where,
+                    Taint(CONSTANT, line, cleared=frozenset({"*"})),
+                    sink.tag,
+                )
 
     def constant_arg(self, node: Node) -> bool:
         """Whether an argument is a constant: a literal (a string without interpolation), a local holding one,
@@ -326,7 +364,12 @@ class Tracker(Walk, ABC):
             return True
         if node.type in _STRINGS:
             return not any(c.type in _INTERPOLATIONS for c in node.named_children)
-        if node.type in ("binary_expression", "binary_operator", "parenthesized_expression", "concatenated_string"):
+        if node.type in (
+            "binary_expression",
+            "binary_operator",
+            "parenthesized_expression",
+            "concatenated_string",
+        ):
             return bool(node.named_children) and all(self.constant_arg(c) for c in node.named_children)
         return False
 
@@ -335,7 +378,9 @@ class Tracker(Walk, ABC):
         holds one made in this function (``cmd = ["ls", path]; run(cmd)``), never a string a shell parses."""
         return node.type in VECTORS or (node.type == "identifier" and node_text(node) in self.vectors)
 
-    def container(self, name: str, obj: Node | None, args: Sequence[Node], values: list[Taint | None]) -> object:
+    def container(
+        self, name: str, obj: Node | None, args: Sequence[Node], values: list[Taint | None]
+    ) -> object:
         """A list or map built in this function and used with literal indexes and keys stays precise."""
         if obj is None or obj.type != "identifier" or node_text(obj) not in self.slots:
             return UNHANDLED
@@ -356,24 +401,59 @@ class Tracker(Walk, ABC):
 
     def flow(self, operation: str, sink: str, line: int, call: str, value: Taint, tag: str | None) -> None:
         tags = tuple(sorted({t for t in (value.tag, tag) if t is not None}))
-        self.flows.append(Flow(self.name, operation, sink, line, call, value.kind, value.line,
-                               sanitized=not value.reaches(operation), via_call=value.via_call, tags=tags,
-                               route=value.tag if value.route else None, source=value.what,
-                               steps=tuple(n for n in value.steps if n != line)))  # fmt: skip
+        self.flows.append(
+            Flow(
+                self.name,
+                operation,
+                sink,
+                line,
+                call,
+                value.kind,
+                value.line,
+                sanitized=not value.reaches(operation),
+                via_call=value.via_call,
+                tags=tags,
+                route=value.tag if value.route else None,
+                source=value.what,
+                steps=tuple(n for n in value.steps if n != line),
+            )
+        )
 
 
 _STRINGS = frozenset({"string", "string_literal", "encapsed_string", "template_string", "text_block"})
-_INTERPOLATIONS = frozenset({"interpolation", "variable_name", "template_substitution", "simple_variable",
-                             "dynamic_variable_name"})  # fmt: skip
+_INTERPOLATIONS = frozenset(
+    {"interpolation", "variable_name", "template_substitution", "simple_variable", "dynamic_variable_name"}
+)
 Statement = Callable[[Any, Node], None]
 Expression = Callable[[Any, Node], Taint | None]
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
 _CASES = frozenset(
-    {"switch_block_statement_group", "switch_rule", "case_clause", "case_statement", "default_statement",
-     "switch_case", "switch_default"}
-)  # fmt: skip
-_HANDLERS = frozenset({"catch_clause", "finally_clause", "except_clause", "else_clause", "except_group_clause"})
+    {
+        "switch_block_statement_group",
+        "switch_rule",
+        "case_clause",
+        "case_statement",
+        "default_statement",
+        "switch_case",
+        "switch_default",
+    }
+)
+_HANDLERS = frozenset(
+    {"catch_clause", "finally_clause", "except_clause", "else_clause", "except_group_clause"}
+)
 _BLOCKS = frozenset(
-    {"block", "switch_block", "switch_body", "catch_clause", "finally_clause", "constructor_body",
-     "expression_statement", "resource_specification", "elif_clause", "else_clause", "except_clause", "module"}
-)  # fmt: skip
+    {
+        "block",
+        "switch_block",
+        "switch_body",
+        "catch_clause",
+        "finally_clause",
+        "constructor_body",
+        "expression_statement",
+        "resource_specification",
+        "elif_clause",
+        "else_clause",
+        "except_clause",
+        "module",
+    }
+)

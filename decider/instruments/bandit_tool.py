@@ -4,7 +4,8 @@ Bandit's import checks (``B4xx``: "this module is imported") are left out: an im
 they would raise a candidate at ``<global>`` of every file that imports ``subprocess``. An issue whose
 CWE no family claims raises no signal.
 
-Bandit parses with the running interpreter. A file written for a newer Python (3.12's f-strings) is read again,
+Bandit parses with the running interpreter. A file written for a newer Python (3.12's f-strings) is read
+again,
 rewritten line for line so that this interpreter parses it (``_py_compat``); a file that still does not parse
 (Python 2, other new syntax) is ``failed``, and the scan names the instrument and its count of such files.
 """

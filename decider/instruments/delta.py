@@ -78,9 +78,13 @@ def delta_facts(
         entries = list(sanitizers)
         removed = bool(_sanitizers(base_fn, entries) - _sanitizers(head_fn, entries))
     if base_file is not None and base_fn is not None and head_file is not None:
-        tests = _compare(count_tests(head_file.language, head_file.source_of(head_fn)),
-                         count_tests(base_file.language, base_file.source_of(base_fn)))  # fmt: skip
-    return DeltaFacts(novelty=novelty, changed_lines=min(changed, _CAP), sanitizer_removed=removed, tests=tests)
+        tests = _compare(
+            count_tests(head_file.language, head_file.source_of(head_fn)),
+            count_tests(base_file.language, base_file.source_of(base_fn)),
+        )
+    return DeltaFacts(
+        novelty=novelty, changed_lines=min(changed, _CAP), sanitizer_removed=removed, tests=tests
+    )
 
 
 def _compare(head: int, base: int) -> str:

@@ -52,9 +52,11 @@ def families() -> Families:
         ids.append(entry["id"])
         cwes = [int(c) for c in entry.get("cwes", [])]
         about[entry["id"]] = About(
-            title=str(entry.get("title", entry["id"])), cwe=cwes[0] if cwes else None,
-            severity=float(entry.get("severity", 5.0)), help=str(entry.get("help", "")),
-        )  # fmt: skip
+            title=str(entry.get("title", entry["id"])),
+            cwe=cwes[0] if cwes else None,
+            severity=float(entry.get("severity", 5.0)),
+            help=str(entry.get("help", "")),
+        )
         for cwe in entry.get("cwes", []):
             by_cwe[int(cwe)] = entry["id"]
         for operation in entry.get("operations", []):
@@ -72,7 +74,11 @@ def families() -> Families:
 def lexicon() -> dict[str, tuple[str, ...]]:
     """Framework and library ids with their symbols (``ruleset/frameworks.toml``), for the tag lint."""
     raw = tomllib.loads((RULESET / "frameworks.toml").read_text(encoding="utf-8"))
-    return {entry["id"]: tuple(entry["lexicon"]) for kind in ("framework", "library") for entry in raw.get(kind, [])}
+    return {
+        entry["id"]: tuple(entry["lexicon"])
+        for kind in ("framework", "library")
+        for entry in raw.get(kind, [])
+    }
 
 
 def untagged_symbols(text: str, tagged: bool) -> list[str]:

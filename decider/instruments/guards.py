@@ -16,9 +16,17 @@ from ouroboros_gates.decider.languages import syntax_tree
 __all__ = ["count_tests"]
 
 _CONDITIONAL = frozenset(
-    {"if_statement", "elif_clause", "while_statement", "do_statement", "for_statement", "conditional_expression",
-     "ternary_expression", "assert_statement"}
-)  # fmt: skip
+    {
+        "if_statement",
+        "elif_clause",
+        "while_statement",
+        "do_statement",
+        "for_statement",
+        "conditional_expression",
+        "ternary_expression",
+        "assert_statement",
+    }
+)
 _LOGICAL = frozenset({"&&", "||", "and", "or"})
 
 
@@ -42,7 +50,11 @@ def _atoms(node: Node) -> int:
     if node.type in ("parenthesized_expression", "condition_clause") and node.named_children:
         return sum(_atoms(child) for child in node.named_children if child.type != "comment")
     operator = node.child_by_field_name("operator")
-    if node.type in ("boolean_operator", "binary_expression") and operator is not None and operator.type in _LOGICAL:
+    if (
+        node.type in ("boolean_operator", "binary_expression")
+        and operator is not None
+        and operator.type in _LOGICAL
+    ):
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         return sum(_atoms(side) for side in (left, right) if side is not None)
     return 1

@@ -95,7 +95,9 @@ RoleIndex = dict[tuple[str, str], FunctionRoles]
 
 
 def _files(language: str) -> list[str]:
-    return [name for name in _CHAIN.get(language, (language,)) if (RULESET / "semantic" / f"{name}.toml").exists()]
+    return [
+        name for name in _CHAIN.get(language, (language,)) if (RULESET / "semantic" / f"{name}.toml").exists()
+    ]
 
 
 @cache

@@ -169,7 +169,9 @@ def quick_scan(language: str, lines: tuple[str, ...]) -> tuple[list[QuickHit], I
 
 
 _C_LIKE = re.compile(r"\s*(//|/\*)")
-_BLOCK_BODY = re.compile(r"\s*(//|/\*|\*(\s|/|$))")  # a block comment's ``* text`` line, where no code starts with *
+_BLOCK_BODY = re.compile(
+    r"\s*(//|/\*|\*(\s|/|$))"
+)  # a block comment's ``* text`` line, where no code starts with *
 _COMMENT_LINE: dict[str, re.Pattern[str]] = {
     "python": re.compile(r"\s*#"),
     "c": _C_LIKE,  # ``*p = x;`` is code in C and C++

@@ -6,9 +6,11 @@ function's parameters and the vocabulary's sources (request parameters, headers,
 environment, stdin) taint what they are assigned to; assignments, string building, containers filled with
 ``add``/``put``/``append`` and calls carry taint on; a plain reassignment clears it (inside a branch, a
 loop body or a case, for the rest of that arm: when the arm ends the name also keeps what it held before,
-as it does when the arm does not run); a sanitiser clears it for its operations only. An argument vector (a list, tuple
+as it does when the arm does not run); a sanitiser clears it for its operations only. An argument vector (a
+list, tuple
 or array made in place, or a local bound to one in this function and not rebound since) given to a sink
-that takes one (``argv_safe``: ``subprocess.run(cmd)``) is no command string. A call to a function of the same file
+that takes one (``argv_safe``: ``subprocess.run(cmd)``) is no command string. A call to a function of the same
+file
 goes through that function's summary (which parameters reach its return value, and which reach a sink in
 it), so a wrapper the roles step would infer is followed. The code of a PHP, Python, JavaScript or TypeScript
 file outside its functions and classes is walked too, as one more function (``GLOBAL``): a script's
@@ -46,9 +48,16 @@ from ouroboros_gates.decider.instruments._taint_python import PythonTracker
 from ouroboros_gates.decider.instruments._taint_tracker import Tracker
 
 __all__ = [
-    "CONSTANT", "PARAMETER", "TAINT_LANGUAGES", "Flow", "Taint", "TaintVocabulary", "find_flows", "taint_version",
+    "CONSTANT",
+    "PARAMETER",
+    "TAINT_LANGUAGES",
+    "Flow",
+    "Taint",
+    "TaintVocabulary",
+    "find_flows",
+    "taint_version",
     "vocabulary_of",
-]  # fmt: skip
+]
 
 TOP_LEVEL = frozenset({"module", "program"})
 """The root node types a file's top-level code is walked from (Python's ``module``; JavaScript's and PHP's
@@ -73,8 +82,14 @@ def _param_name(child: Node, language: str) -> list[str]:
     if language == "java":
         named = child.child_by_field_name("name")
         if named is None and child.type == "spread_parameter":
-            named = next((c.child_by_field_name("name") for c in child.named_children
-                          if c.type == "variable_declarator"), None)  # fmt: skip
+            named = next(
+                (
+                    c.child_by_field_name("name")
+                    for c in child.named_children
+                    if c.type == "variable_declarator"
+                ),
+                None,
+            )
         return [node_text(named)] if named is not None else []
     if child.type == "identifier":
         return [node_text(child)]
@@ -93,11 +108,15 @@ def _params_in_order(node: Node, language: str) -> list[str]:
     params = node.child_by_field_name("parameters")
     if params is None and language in _SCRIPT:  # ``x => ...``: one parameter, no parentheses
         return pattern_names(node.child_by_field_name("parameter"))
-    names = [name for child in (params.named_children if params else []) for name in _param_name(child, language)]
+    names = [
+        name for child in (params.named_children if params else []) for name in _param_name(child, language)
+    ]
     return names[1:] if language == "python" and names[:1] in (["self"], ["cls"]) else names
 
 
-def _run(tracker: Tracker, node: Node, params: Iterable[str], routes: Sequence[tuple[Entry, bool]] = ()) -> Tracker:
+def _run(
+    tracker: Tracker, node: Node, params: Iterable[str], routes: Sequence[tuple[Entry, bool]] = ()
+) -> Tracker:
     """Walk one function (or a file's top level) with its parameters as sources: a route's are request data
     under its frameworks' priors (a first parameter a route names, the request object itself, stays a
     parameter); what a route returns is the page when it makes one (``routes``: each entry, and whether its
@@ -125,7 +144,9 @@ def _defined(declared: list[tuple[str, Node]], every: bool) -> frozenset[str]:
     functions, not a class's methods."""
     qualified = {name.split("#", 1)[0] for name, _ in declared}
     return frozenset(
-        simple_name(name) for name in qualified if every or "." not in name or name.rsplit(".", 1)[0] in qualified
+        simple_name(name)
+        for name in qualified
+        if every or "." not in name or name.rsplit(".", 1)[0] in qualified
     )
 
 
@@ -145,7 +166,11 @@ def _summaries(
             summary = fresh.setdefault(simple_name(name), Summary())
             for index, param in enumerate(_params_in_order(node, language)):
                 tracker = _run(_TRACKERS[language](vocab, summaries, name, defined, imported), node, [param])
-                if tracker.returns is not None and tracker.returns.kind == PARAMETER and tracker.returns.reaches(""):
+                if (
+                    tracker.returns is not None
+                    and tracker.returns.kind == PARAMETER
+                    and tracker.returns.reaches("")
+                ):
                     summary.returns.add(index)
                 for flow in tracker.flows:
                     if flow.source_kind == PARAMETER and not flow.sanitized:
@@ -157,7 +182,8 @@ def _summaries(
 
 def _routes(vocab: TaintVocabulary, node: Node, params: list[str]) -> list[tuple[Entry, bool]]:
     """The route entries a function is, each with whether what it returns is the page: a decorator call the
-    vocabulary routes by, with a path string first (``@app.get("/items/{item_id}")``, ``@bp.route("/ping")``), or
+    vocabulary routes by, with a path string first (``@app.get("/items/{item_id}")``, ``@bp.route("/ping")``),
+    or
     a first parameter it names (a Django view's ``request``)."""
     decorators = [c for c in node.parent.named_children if c.type == "decorator"] if node.parent else []
     found: list[tuple[Entry, bool]] = []
@@ -168,7 +194,9 @@ def _routes(vocab: TaintVocabulary, node: Node, params: list[str]) -> list[tuple
             continue
         for decorator in decorators:
             call = decorator.named_children[0] if decorator.named_children else None
-            function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+            function = (
+                call.child_by_field_name("function") if call is not None and call.type == "call" else None
+            )
             if call is None or function is None or function.type != "attribute":
                 continue
             args = call.child_by_field_name("arguments")
@@ -183,8 +211,10 @@ def _routes(vocab: TaintVocabulary, node: Node, params: list[str]) -> list[tuple
 
 
 def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]:
-    """Python's names taken from a module (``from os import remove``, ``from .wrappers import Request as R``): the
-    module a bare call of each names, which the vocabulary's receivers are matched against (a ``Request`` of the
+    """Python's names taken from a module (``from os import remove``, ``from .wrappers import Request as R``):
+    the
+    module a bare call of each names, which the vocabulary's receivers are matched against (a ``Request`` of
+    the
     package's own is not urllib's). Empty for a function cut out of its file, or another language."""
     if language != "python" or not declared:
         return {}
@@ -202,7 +232,8 @@ def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]
 
 
 def _from_imports(node: Node) -> Iterator[Node]:
-    """The ``from … import …`` statements of a module, in blocks (``try``/``if``) too, not inside functions."""
+    """The ``from … import …`` statements of a module, in blocks (``try``/``if``) too, not inside
+    functions."""
     for child in node.named_children:
         if child.type == "import_from_statement":
             yield child
@@ -211,7 +242,8 @@ def _from_imports(node: Node) -> Iterator[Node]:
 
 
 def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Flow, ...]:
-    """Every flow in the given functions (qualified name, declaration node) of one file; a root node among them
+    """Every flow in the given functions (qualified name, declaration node) of one file; a root node among
+    them
     (a ``program``, Python's ``module``) is the file's top-level code."""
     vocab = vocabulary_of(language)
     if vocab is None:
@@ -231,7 +263,14 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
         tracker = _run(walk, node, params, _routes(vocab, node, params))
         seen: set[tuple[object, ...]] = set()
         for flow in tracker.flows:
-            key = (flow.operation, flow.sink_line, flow.source_kind, flow.source_line, flow.sanitized, flow.tags)
+            key = (
+                flow.operation,
+                flow.sink_line,
+                flow.source_kind,
+                flow.source_line,
+                flow.sanitized,
+                flow.tags,
+            )
             if key not in seen:
                 seen.add(key)
                 flows.append(flow)

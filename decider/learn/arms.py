@@ -32,7 +32,8 @@ METRICS = ("correct", "flagged")
 
 
 def outcome_of(metric: str, unit: LabelledUnit, decided: Decided) -> int:
-    """1 when the arm succeeded on the unit: ``correct`` (the majority verdict is the label) or ``flagged``."""
+    """1 when the arm succeeded on the unit: ``correct`` (the majority verdict is the label) or
+    ``flagged``."""
     verdict = decided.decision.verdict
     if metric == "flagged":
         return int(verdict == "vulnerable")
@@ -48,12 +49,19 @@ def _program(manifest: Manifest, arm: str, shelf: Callable[[str], Program]) -> P
 
 
 def run_arms(
-    manifest: Manifest, units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None], memory: Memory,
-    clients: Mapping[str, MeteredClient], shelf: Callable[[str], Program],
-) -> tuple[list[dict[str, Any]], str | None]:  # fmt: skip
-    """Outcome rows ``{unit, group, arm, outcome, usd, cached}`` and why the run is incomplete (None: complete)."""
+    manifest: Manifest,
+    units: Sequence[LabelledUnit],
+    analysed: Mapping[str, Analysed | None],
+    memory: Memory,
+    clients: Mapping[str, MeteredClient],
+    shelf: Callable[[str], Program],
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Outcome rows ``{unit, group, arm, outcome, usd, cached}`` and why the run is incomplete (None:
+    complete)."""
     if manifest.metric not in METRICS:
-        raise RegistrationError(f"{manifest.path}: experiment.metric: {manifest.metric!r} is not one of {METRICS}")
+        raise RegistrationError(
+            f"{manifest.path}: experiment.metric: {manifest.metric!r} is not one of {METRICS}"
+        )
     programs = {arm: _program(manifest, arm, shelf) for arm in ("A", "B")}
     rows: list[dict[str, Any]] = []
     for unit in units:
@@ -65,9 +73,16 @@ def run_arms(
                 continue  # a reach miss: no candidate to decide, in either arm
             if decided.fallback and "budget" in decided.fallback:
                 return rows, f"arm {arm} stopped at ${client.spent_usd:.4f}"
-            rows.append({"unit": unit.uid, "group": unit.group, "arm": arm,
-                         "outcome": outcome_of(manifest.metric, unit, decided),
-                         "usd": round(client.spent_usd - before, 8), "cached": decided.decision.cached})  # fmt: skip
+            rows.append(
+                {
+                    "unit": unit.uid,
+                    "group": unit.group,
+                    "arm": arm,
+                    "outcome": outcome_of(manifest.metric, unit, decided),
+                    "usd": round(client.spent_usd - before, 8),
+                    "cached": decided.decision.cached,
+                }
+            )
     return rows, None
 
 
@@ -76,20 +91,48 @@ def load_outcomes(rows: Sequence[dict[str, Any]]) -> list[Outcome]:
     by_unit: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
         by_unit.setdefault(row["unit"], {})[row["arm"]] = row
-    return [Outcome(unit=u, group=arms["A"]["group"], a=arms["A"]["outcome"], b=arms["B"]["outcome"],
-                    usd_a=arms["A"]["usd"], usd_b=arms["B"]["usd"])
-            for u, arms in sorted(by_unit.items()) if set(arms) == {"A", "B"}]  # fmt: skip
+    return [
+        Outcome(
+            unit=u,
+            group=arms["A"]["group"],
+            a=arms["A"]["outcome"],
+            b=arms["B"]["outcome"],
+            usd_a=arms["A"]["usd"],
+            usd_b=arms["B"]["usd"],
+        )
+        for u, arms in sorted(by_unit.items())
+        if set(arms) == {"A", "B"}
+    ]
 
 
-def write_result(manifest: Manifest, rows: Sequence[dict[str, Any]], incomplete: str | None, registered: Any,
-                 out: Path, *, resamples: int = 10000) -> dict[str, Any]:  # fmt: skip
+def write_result(
+    manifest: Manifest,
+    rows: Sequence[dict[str, Any]],
+    incomplete: str | None,
+    registered: Any,
+    out: Path,
+    *,
+    resamples: int = 10000,
+) -> dict[str, Any]:
     """Analyse and write ``outcomes.jsonl`` and ``result.json``."""
     outcomes = load_outcomes(rows)
-    result = analyse(outcomes, seed=manifest.seed, resamples=resamples, cost_only=manifest.cost_only,
-                     margin=manifest.margin, incomplete=incomplete)  # fmt: skip
-    result = {"experiment": manifest.id, "metric": manifest.metric, "manifest_sha256": registered.manifest_sha256,
-              "units_sha256": registered.units_sha256, "code_commit": registered.code_commit, **result,
-              "arms": {arm: dict(spec) for arm, spec in manifest.arms.items()}}  # fmt: skip
+    result = analyse(
+        outcomes,
+        seed=manifest.seed,
+        resamples=resamples,
+        cost_only=manifest.cost_only,
+        margin=manifest.margin,
+        incomplete=incomplete,
+    )
+    result = {
+        "experiment": manifest.id,
+        "metric": manifest.metric,
+        "manifest_sha256": registered.manifest_sha256,
+        "units_sha256": registered.units_sha256,
+        "code_commit": registered.code_commit,
+        **result,
+        "arms": {arm: dict(spec) for arm, spec in manifest.arms.items()},
+    }
     out.mkdir(parents=True, exist_ok=True)
     (out / "outcomes.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     (out / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True, default=_plain) + "\n")

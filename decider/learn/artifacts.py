@@ -50,7 +50,9 @@ class ProgramShelf:
         """The artifact whose sha starts with ``prefix`` (unique), and its content."""
         hits = sorted(p for p in self.root.glob(f"{prefix}*.json") if p.stem not in ("adopted",))
         if len(hits) != 1:
-            raise LearnError(f"program {prefix!r}: {'no' if not hits else 'more than one'} artifact in {self.root}")
+            raise LearnError(
+                f"program {prefix!r}: {'no' if not hits else 'more than one'} artifact in {self.root}"
+            )
         data: dict[str, Any] = json.loads(hits[0].read_bytes())
         return hits[0].stem, data
 
@@ -72,7 +74,9 @@ class ProgramShelf:
 def exportable(program: Program, units: Mapping[str, LabelledUnit]) -> Program:
     """The program with only permissively licensed demonstrations (the others are dropped: their code is a
     third party's and may not ship)."""
-    kept = tuple(d for d in program.demos if (u := units.get(d.example_id)) is not None and u.licence in PERMISSIVE)
+    kept = tuple(
+        d for d in program.demos if (u := units.get(d.example_id)) is not None and u.licence in PERMISSIVE
+    )
     return replace(program, demos=kept)
 
 
@@ -98,7 +102,15 @@ def with_evaluation(program: Program, evaluation: Mapping[str, Any]) -> Program:
     for family, op in adopted["operating_points"].items():
         stratum = evaluation["families"].get(family, {})
         offered = bool(stratum.get("block_offered")) and op["block"] is not None
-        reason = None if offered else (stratum.get("block_reason") or stratum.get("insufficient") or op["block_reason"])
-        points[family] = OperatingPoint(advisory=op["advisory"] if op["advisory"] is not None else 1.0,
-                                        block=op["block"], block_offered=offered, reason=reason)  # fmt: skip
+        reason = (
+            None
+            if offered
+            else (stratum.get("block_reason") or stratum.get("insufficient") or op["block_reason"])
+        )
+        points[family] = OperatingPoint(
+            advisory=op["advisory"] if op["advisory"] is not None else 1.0,
+            block=op["block"],
+            block_offered=offered,
+            reason=reason,
+        )
     return replace(program, calibration=calibration, operating_points=points)

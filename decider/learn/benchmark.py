@@ -121,7 +121,8 @@ def analyse_cases(
     progress: Callable[[int, int], None] | None = None,
     priors: Priors = "detected",
 ) -> tuple[dict[str, list[Analysed]], list[dict[str, str]]]:
-    """Every case file analysed as a folder scan of that one file (``jobs`` processes, ``priors`` on); what was
+    """Every case file analysed as a folder scan of that one file (``jobs`` processes, ``priors`` on); what
+    was
     skipped."""
     work = [(str(benchmark.resolve()), c.path, c.name, priors) for c in cases]
     analysed: dict[str, list[Analysed]] = {}
@@ -154,10 +155,18 @@ def benchmark_memory(cases: Sequence[Case], analysed: Mapping[str, list[Analysed
     for case in cases:
         for item in _mine(case, analysed):
             try:
-                examples.append(example_from_record(
-                    item.record, y=1 if case.y else 0, code=item.code, start_line=item.start_line, source=SOURCE,
-                    group=case.group, focus=[s.line for s in item.signals], roles=item.roles,
-                ))  # fmt: skip
+                examples.append(
+                    example_from_record(
+                        item.record,
+                        y=1 if case.y else 0,
+                        code=item.code,
+                        start_line=item.start_line,
+                        source=SOURCE,
+                        group=case.group,
+                        focus=[s.line for s in item.signals],
+                        roles=item.roles,
+                    )
+                )
             except MemoryRefused:
                 continue
     return examples
@@ -179,14 +188,22 @@ def _folds(cases: Sequence[Case], k: int, seed: int) -> list[list[Case]]:
 
 
 def _scores(
-    fold: Sequence[Case], analysed: Mapping[str, list[Analysed]], memory: Memory, program: Program,
+    fold: Sequence[Case],
+    analysed: Mapping[str, list[Analysed]],
+    memory: Memory,
+    program: Program,
     embedder: HashingEmbedder,
-) -> dict[str, float | None]:  # fmt: skip
+) -> dict[str, float | None]:
     """The case's score: the highest raw score among its family's candidates (None: a reach miss)."""
     memory.embed(embedder)
     held_out = frozenset(c.group for c in fold)
-    engine = Engine(program=program, memory=memory, columns=_columns(), embedder=embedder,
-                    boundary=Boundary(mode="evaluation", evaluation_groups=held_out))  # fmt: skip
+    engine = Engine(
+        program=program,
+        memory=memory,
+        columns=_columns(),
+        embedder=embedder,
+        boundary=Boundary(mode="evaluation", evaluation_groups=held_out),
+    )
     scores: dict[str, float | None] = {}
     for case in fold:
         items = _mine(case, analysed)
@@ -244,8 +261,14 @@ def _rates(y: NDArray[np.int8], hit: NDArray[np.bool_], idx: NDArray[np.intp]) -
 _STATS = ("tpr", "fpr", "j", "precision")
 
 
-def _summary(y: NDArray[np.int8], methods: Mapping[str, NDArray[np.bool_]], resamples: int, seed: int,
-             reference: str, peer: str) -> dict[str, Any]:  # fmt: skip
+def _summary(
+    y: NDArray[np.int8],
+    methods: Mapping[str, NDArray[np.bool_]],
+    resamples: int,
+    seed: int,
+    reference: str,
+    peer: str,
+) -> dict[str, Any]:
     n = len(y)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(resamples, n)) if n else np.zeros((resamples, 0), dtype=np.intp)
@@ -277,10 +300,16 @@ def _interval(value: float | None, low: float, high: float) -> dict[str, float |
 
 
 def evaluate_benchmark(
-    cases: Sequence[Case], analysed: Mapping[str, list[Analysed]], program: Program, *,
-    extra: Memory | None = None, k: int = 5, seed: int = 0, resamples: int = 2000,
+    cases: Sequence[Case],
+    analysed: Mapping[str, list[Analysed]],
+    program: Program,
+    *,
+    extra: Memory | None = None,
+    k: int = 5,
+    seed: int = 0,
+    resamples: int = 2000,
     progress: Callable[[int, int], None] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Scores on grouped folds, thresholds from the other folds, and the instruments alone beside them."""
     folds = _folds(cases, k, seed)
     examples = benchmark_memory(cases, analysed)
@@ -306,20 +335,33 @@ def evaluate_benchmark(
     methods = _methods(cases, analysed, flagged)
     y = np.array([c.y for c in cases], dtype=np.int8)
     result: dict[str, Any] = {
-        "program": {"kind": program.kind, "id": program.program_id, "retrieval": dict(program.retrieval),
-                    "embedding": embedder.model},
-        "folds": k, "seed": seed, "resamples": resamples, "thresholds": thresholds,
-        "memory": {"benchmark_examples": len(examples), "extra_examples": len(extra) if extra is not None else 0},
-        "reach": {"cases_with_a_candidate_of_their_family": sum(1 for c in cases if _mine(c, analysed)),
-                  "positives_reached": sum(1 for c in cases if c.y and _mine(c, analysed))},
+        "program": {
+            "kind": program.kind,
+            "id": program.program_id,
+            "retrieval": dict(program.retrieval),
+            "embedding": embedder.model,
+        },
+        "folds": k,
+        "seed": seed,
+        "resamples": resamples,
+        "thresholds": thresholds,
+        "memory": {
+            "benchmark_examples": len(examples),
+            "extra_examples": len(extra) if extra is not None else 0,
+        },
+        "reach": {
+            "cases_with_a_candidate_of_their_family": sum(1 for c in cases if _mine(c, analysed)),
+            "positives_reached": sum(1 for c in cases if c.y and _mine(c, analysed)),
+        },
         "methods": _DESCRIBED,
         "overall": _summary(y, {m: v for m, v in methods.items()}, resamples, seed, "decider", "instruments"),
         "by_family": {},
-    }  # fmt: skip
+    }
     for family in sorted({c.family for c in cases}):
         pick = np.array([c.family == family for c in cases])
-        result["by_family"][family] = _summary(y[pick], {m: v[pick] for m, v in methods.items()}, resamples, seed,
-                                               "decider", "instruments")  # fmt: skip
+        result["by_family"][family] = _summary(
+            y[pick], {m: v[pick] for m, v in methods.items()}, resamples, seed, "decider", "instruments"
+        )
         result["by_family"][family]["categories"] = sorted({c.category for c in cases if c.family == family})
     return result
 
@@ -333,8 +375,11 @@ _DESCRIBED = {
 }
 
 
-def _methods(cases: Sequence[Case], analysed: Mapping[str, list[Analysed]], flagged: Mapping[str, bool],
-             ) -> dict[str, NDArray[np.bool_]]:  # fmt: skip
+def _methods(
+    cases: Sequence[Case],
+    analysed: Mapping[str, list[Analysed]],
+    flagged: Mapping[str, bool],
+) -> dict[str, NDArray[np.bool_]]:
     no_flow = {f for f in families().ids if not families().operations_of(f)}
 
     def column(test: Callable[[Case], bool]) -> NDArray[np.bool_]:
@@ -346,11 +391,14 @@ def _methods(cases: Sequence[Case], analysed: Mapping[str, list[Analysed]], flag
     found = {
         "decider": column(lambda c: flagged[c.name]),
         "instruments": column(lambda c: bool(_mine(c, analysed))),
-        "taint_or_rule": column(lambda c: any(
-            f == c.family and (i == "taint" or (i == "qr" and c.family in no_flow)) for i, f in signals(c))),
+        "taint_or_rule": column(
+            lambda c: any(
+                f == c.family and (i == "taint" or (i == "qr" and c.family in no_flow)) for i, f in signals(c)
+            )
+        ),
         "quick_rules_any": column(lambda c: any(i == "qr" for i, _ in signals(c))),
         "bandit_any": column(lambda c: any(i == "bandit" for i, _ in signals(c))),
-    }  # fmt: skip
+    }
     if not any(language_of(c.path) == "python" for c in cases):
         del found["bandit_any"]  # Bandit reads Python only: no coverage is not a score of zero
     return found
@@ -367,8 +415,10 @@ def render_benchmark(data: Mapping[str, Any]) -> str:
 
     methods = [m for m in _DESCRIBED if m in data["overall"]]
     lines = [
-        f"Cases: {data['overall']['cases']} ({data['overall']['positive']} vulnerable), {data['folds']} grouped folds "
-        f"(a case is a group), {data['resamples']} case-bootstrap resamples; program {data['program']['kind']} "
+        f"Cases: {data['overall']['cases']} ({data['overall']['positive']} vulnerable), {data['folds']} "
+        "grouped folds "
+        f"(a case is a group), {data['resamples']} case-bootstrap resamples; program "
+        f"{data['program']['kind']} "
         f"({data['program']['id'][:12]}), embedding {data['program']['embedding']}.",
         "",
         "| family | cases (+/-) | method | TPR | FPR | Youden J | precision |",
@@ -377,10 +427,16 @@ def render_benchmark(data: Mapping[str, Any]) -> str:
     rows = [("overall", data["overall"]), *data["by_family"].items()]
     for family, row in rows:
         for method in methods:
-            lines.append(f"| {family} | {row['cases']} ({row['positive']}/{row['negative']}) | {method} | "
-                         f"{cell(row[method], 'tpr')} | {cell(row[method], 'fpr')} | {cell(row[method], 'j')} | "
-                         f"{cell(row[method], 'precision')} |")  # fmt: skip
+            lines.append(
+                f"| {family} | {row['cases']} ({row['positive']}/{row['negative']}) | {method} | "
+                f"{cell(row[method], 'tpr')} | {cell(row[method], 'fpr')} | {cell(row[method], 'j')} | "
+                f"{cell(row[method], 'precision')} |"
+            )
     diff = data["overall"]["j_difference"]
-    lines += ["", f"J difference ({diff['of']}), overall: {diff['value']} [{diff['low']}, {diff['high']}].", ""]
+    lines += [
+        "",
+        f"J difference ({diff['of']}), overall: {diff['value']} [{diff['low']}, {diff['high']}].",
+        "",
+    ]
     lines += [f"- `{m}`: {text}" for m, text in _DESCRIBED.items() if m in methods]
     return "\n".join(lines) + "\n"

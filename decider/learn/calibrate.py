@@ -81,10 +81,12 @@ class CalibrationMap:
         """JSON-ready."""
         return {
             "method": "platt-crossfit",
-            "per_family": {f: {"a": round(a, 6), "b": round(b, 6), "mode": self.mode[f]}
-                           for f, (a, b) in sorted(self.params.items())},
+            "per_family": {
+                f: {"a": round(a, 6), "b": round(b, 6), "mode": self.mode[f]}
+                for f, (a, b) in sorted(self.params.items())
+            },
             "insufficient": dict(sorted(self.insufficient.items())),
-        }  # fmt: skip
+        }
 
 
 def fit_map(rows: Sequence[tuple[str, str, int, float]]) -> CalibrationMap:
@@ -106,7 +108,9 @@ def fit_map(rows: Sequence[tuple[str, str, int, float]]) -> CalibrationMap:
         elif n_pos >= POOLED_FLOOR and n_neg >= POOLED_FLOOR:
             pooled.append(family)
         else:
-            short[family] = f"insufficient data ({len(pos.get(family, set()) | neg.get(family, set()))} repositories)"
+            short[family] = (
+                f"insufficient data ({len(pos.get(family, set()) | neg.get(family, set()))} repositories)"
+            )
     if pooled:
         fam_rows = [r for r in rows if r[0] in pooled]
         z = logit([r[3] for r in fam_rows])
@@ -134,8 +138,13 @@ class CalibrationCheck:
         def r(t: tuple[float, float | None, float | None]) -> list[float | None]:
             return [None if v is None else round(v, 4) for v in t]
 
-        return {"bins": self.bins, "slope": r(self.slope), "intercept": r(self.intercept),
-                "ece": round(self.ece, 4), "holds": self.holds}  # fmt: skip
+        return {
+            "bins": self.bins,
+            "slope": r(self.slope),
+            "intercept": r(self.intercept),
+            "ece": round(self.ece, 4),
+            "holds": self.holds,
+        }
 
 
 def _slope_intercept(p: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[float, float] | None:
@@ -148,7 +157,7 @@ def _slope_intercept(p: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[fl
 
 def calibration_check(
     p: Sequence[float], y: Sequence[int], groups: Sequence[str], *, resamples: int = 1000, seed: int = 0
-) -> CalibrationCheck:  # fmt: skip
+) -> CalibrationCheck:
     """Check calibrated probabilities against labels (5 quantile bins, slope, intercept, ECE ≤ 0.05)."""
     pa, ya = np.asarray(p, dtype=np.float64), np.asarray(y, dtype=np.float64)
     edges = np.quantile(pa, np.linspace(0, 1, 6))
@@ -157,8 +166,13 @@ def calibration_check(
     for b in range(5):
         m = which == b
         if m.any():
-            bins.append({"n": int(m.sum()), "mean_p": round(float(pa[m].mean()), 4),
-                         "observed": round(float(ya[m].mean()), 4)})  # fmt: skip
+            bins.append(
+                {
+                    "n": int(m.sum()),
+                    "mean_p": round(float(pa[m].mean()), 4),
+                    "observed": round(float(ya[m].mean()), 4),
+                }
+            )
             ece += m.sum() / len(pa) * abs(pa[m].mean() - ya[m].mean())
     point = _slope_intercept(pa, ya) or (float("nan"), float("nan"))
 
@@ -172,7 +186,14 @@ def calibration_check(
     s_low, s_high = cluster_bootstrap(groups, stat(0), resamples=resamples, seed=seed)
     i_low, i_high = cluster_bootstrap(groups, stat(1), resamples=resamples, seed=seed)
     holds = (
-        s_low is not None and s_high is not None and s_low <= 1 <= s_high
-        and i_low is not None and i_high is not None and i_low <= 0 <= i_high and ece <= 0.05
-    )  # fmt: skip
-    return CalibrationCheck(bins, (point[0], s_low, s_high), (point[1], i_low, i_high), float(ece), bool(holds))
+        s_low is not None
+        and s_high is not None
+        and s_low <= 1 <= s_high
+        and i_low is not None
+        and i_high is not None
+        and i_low <= 0 <= i_high
+        and ece <= 0.05
+    )
+    return CalibrationCheck(
+        bins, (point[0], s_low, s_high), (point[1], i_low, i_high), float(ece), bool(holds)
+    )

@@ -90,8 +90,9 @@ def load_spec(path: Path) -> CompileSpec:
     for key, value in data.items():
         if key not in CompileSpec.__dataclass_fields__ or key == "sha256":
             raise LearnError(f"{path}: compile.{key}: not a compile setting")
-        if type(value) is not type(getattr(defaults, key)) and not (isinstance(value, int) and isinstance(
-                getattr(defaults, key), float)):  # fmt: skip
+        if type(value) is not type(getattr(defaults, key)) and not (
+            isinstance(value, int) and isinstance(getattr(defaults, key), float)
+        ):
             raise LearnError(f"{path}: compile.{key}: expected {type(getattr(defaults, key)).__name__}")
     return replace(CompileSpec(**data), sha256=hashlib.sha256(raw).hexdigest())
 
@@ -113,8 +114,9 @@ class _Recording:
         self.asked: set[str] = set()
 
     def chat(self, request: ChatRequest) -> Any:
-        body = json.dumps([list(request.messages), request.temperature, request.sample, request.attempt],
-                          sort_keys=True)  # fmt: skip
+        body = json.dumps(
+            [list(request.messages), request.temperature, request.sample, request.attempt], sort_keys=True
+        )
         self.asked.add(hashlib.sha256(body.encode()).hexdigest())
         return self.inner.chat(request)
 
@@ -132,9 +134,16 @@ def _check(decided: Mapping[str, Decided]) -> None:
 def _demo(unit: LabelledUnit, item: Analysed, d: Decided) -> Demo:
     verdict: Literal["vulnerable", "not_vulnerable"] = "vulnerable" if unit.y else "not_vulnerable"
     signals = render_signals(item.record.x, item.record.instruments)
-    return Demo(example_id=unit.uid, code=d.excerpt.text, signals=signals,
-                roles=tuple(item.roles), family=unit.family, verdict=verdict, rationale=d.decision.rationale,
-                cited_lines=tuple(d.decision.cited_lines))  # fmt: skip
+    return Demo(
+        example_id=unit.uid,
+        code=d.excerpt.text,
+        signals=signals,
+        roles=tuple(item.roles),
+        family=unit.family,
+        verdict=verdict,
+        rationale=d.decision.rationale,
+        cited_lines=tuple(d.decision.cited_lines),
+    )
 
 
 def _confidence(d: Decided) -> float:
@@ -142,9 +151,15 @@ def _confidence(d: Decided) -> float:
     return s if d.decision.verdict == "vulnerable" else 1 - s
 
 
-def _draw_sets(pool: Sequence[tuple[LabelledUnit, Demo]], spec: CompileSpec) -> list[list[tuple[LabelledUnit, Demo]]]:
-    ordered = [pool_item for uid in seeded_order([u.uid for u, _ in pool], spec.seed, "demos")
-               for pool_item in pool if pool_item[0].uid == uid]  # fmt: skip
+def _draw_sets(
+    pool: Sequence[tuple[LabelledUnit, Demo]], spec: CompileSpec
+) -> list[list[tuple[LabelledUnit, Demo]]]:
+    ordered = [
+        pool_item
+        for uid in seeded_order([u.uid for u, _ in pool], spec.seed, "demos")
+        for pool_item in pool
+        if pool_item[0].uid == uid
+    ]
     sets: list[list[tuple[LabelledUnit, Demo]]] = []
     used: set[str] = set()
     for _ in range(spec.demo_sets):
@@ -159,13 +174,21 @@ def _draw_sets(pool: Sequence[tuple[LabelledUnit, Demo]], spec: CompileSpec) -> 
     return sets
 
 
-def _alternates(sets: Sequence[Sequence[tuple[LabelledUnit, Demo]]], pool: Sequence[tuple[LabelledUnit, Demo]],
-                ) -> dict[str, str | None]:  # fmt: skip
+def _alternates(
+    sets: Sequence[Sequence[tuple[LabelledUnit, Demo]]],
+    pool: Sequence[tuple[LabelledUnit, Demo]],
+) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for chosen in sets:
         for unit, _ in chosen:
-            other = next((u.uid for u, _ in pool if u.y == unit.y and u.uid != unit.uid
-                          and not set(u.frameworks) & set(unit.frameworks)), None)  # fmt: skip
+            other = next(
+                (
+                    u.uid
+                    for u, _ in pool
+                    if u.y == unit.y and u.uid != unit.uid and not set(u.frameworks) & set(unit.frameworks)
+                ),
+                None,
+            )
             out[unit.uid] = other
     return out
 
@@ -174,17 +197,24 @@ def _propose(client: Chat, bootstrap: Sequence[tuple[LabelledUnit, Decided, Anal
     def brief(a: Analysed) -> str:
         return "; ".join(render_signals(a.record.x, a.record.instruments).splitlines()[:6])
 
-    errors = [f"- family {u.family}; signals: {brief(a)}"
-              f"; answered {d.decision.verdict}, label {'vulnerable' if u.y else 'not_vulnerable'}"
-              for u, d, a in bootstrap if (d.decision.verdict == "vulnerable") != bool(u.y)][:20]  # fmt: skip
-    prompt = "\n".join([
-        "Propose instructions for a program that reviews one function for a security defect.",
-        "Signature: code, signals, roles, family -> verdict, family, confidence, rationale, cited_lines.",
-        "Signals are instrument observations (qr.* quick rules, bandit.* Bandit, facts.* call graph, roles.* "
-        "inferred roles, delta.* the change); 'no coverage' is not 'no finding'.",
-        "Answers that were wrong:", *(errors or ["- none"]),
-        f"Propose {n} different instructions. Answer in JSON: {{\"instructions\": [..]}}.",
-    ])  # fmt: skip
+    errors = [
+        f"- family {u.family}; signals: {brief(a)}"
+        f"; answered {d.decision.verdict}, label {'vulnerable' if u.y else 'not_vulnerable'}"
+        for u, d, a in bootstrap
+        if (d.decision.verdict == "vulnerable") != bool(u.y)
+    ][:20]
+    prompt = "\n".join(
+        [
+            "Propose instructions for a program that reviews one function for a security defect.",
+            "Signature: code, signals, roles, family -> verdict, family, confidence, rationale, cited_lines.",
+            "Signals are instrument observations (qr.* quick rules, bandit.* Bandit, facts.* call graph, "
+            "roles.* "
+            "inferred roles, delta.* the change); 'no coverage' is not 'no finding'.",
+            "Answers that were wrong:",
+            *(errors or ["- none"]),
+            f'Propose {n} different instructions. Answer in JSON: {{"instructions": [..]}}.',
+        ]
+    )
     request = ChatRequest(messages=({"role": "user", "content": prompt},), schema=PROPOSAL_SCHEMA)
     reply = client.chat(request)
     found = reply.data.get("instructions", []) if isinstance(reply.data, dict) else []
@@ -203,9 +233,14 @@ def _score(decided: Mapping[str, Decided], units: Sequence[LabelledUnit]) -> flo
 
 
 def compile_program(
-    spec: CompileSpec, labels: LabelSet, analysed: Mapping[str, Analysed | None], memory: Memory, client: Chat, *,
+    spec: CompileSpec,
+    labels: LabelSet,
+    analysed: Mapping[str, Analysed | None],
+    memory: Memory,
+    client: Chat,
+    *,
     profile: str = "static",
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """The compiled artifact (a JSON-ready dict); ``Unfinished`` when a ceiling is reached."""
     plan = plan_folds(labels.units, spec.seed, compile_share=spec.compile_share, boot_share=spec.boot_share)
     boot_groups, val_groups = plan.compile_boot, plan.compile_val
@@ -213,20 +248,34 @@ def compile_program(
     boot_memory = Memory(e for e in memory.examples if e.group in boot_groups)
     with_record = [u for u in labels.units if analysed.get(u.uid) is not None]
     boot_units = [u for u in with_record if u.group in boot_groups]
-    boot_units = [u for uid in seeded_order([u.uid for u in boot_units], spec.seed, "boot")
-                  for u in boot_units if u.uid == uid][: spec.bootstrap_max]  # fmt: skip
+    boot_units = [
+        u
+        for uid in seeded_order([u.uid for u in boot_units], spec.seed, "boot")
+        for u in boot_units
+        if u.uid == uid
+    ][: spec.bootstrap_max]
     val_units = [u for u in with_record if u.group in val_groups]
-    val_units = [u for uid in seeded_order([u.uid for u in val_units], spec.seed, "val")
-                 for u in val_units if u.uid == uid][: spec.val_max]  # fmt: skip
+    val_units = [
+        u
+        for uid in seeded_order([u.uid for u in val_units], spec.seed, "val")
+        for u in val_units
+        if u.uid == uid
+    ][: spec.val_max]
     base = Program(kind="llm-program", k=spec.k, feature_set_digest=feature_set_digest(), profile=profile)
     try:
         got = decide_units(base, boot_units, analysed, boot_memory, client=recorder)
         _check(got)
         bootstrap = [(u, got[u.uid], analysed[u.uid]) for u in boot_units if u.uid in got]
-        pool = [(u, _demo(u, a, d)) for u, d, a in bootstrap if a is not None
-                and (d.decision.verdict == "vulnerable") == bool(u.y) and d.decision.verdict != "unsure"
-                and _confidence(d) >= spec.min_confidence and d.decision.cited_lines
-                and identity_free(d.decision.rationale, u)]  # fmt: skip
+        pool = [
+            (u, _demo(u, a, d))
+            for u, d, a in bootstrap
+            if a is not None
+            and (d.decision.verdict == "vulnerable") == bool(u.y)
+            and d.decision.verdict != "unsure"
+            and _confidence(d) >= spec.min_confidence
+            and d.decision.cited_lines
+            and identity_free(d.decision.rationale, u)
+        ]
         sets = _draw_sets(pool, spec)
         proposals = _propose(recorder, [(u, d, a) for u, d, a in bootstrap if a is not None], spec.proposals)
         instructions = [
@@ -238,8 +287,9 @@ def compile_program(
 
         def trial(source: str, instruction: str, set_index: int) -> None:
             program = replace(base, instruction=instruction, demos=demo_sets[set_index], source=source)
-            decided = decide_units(program, val_units, analysed, boot_memory, client=recorder,
-                                   evaluation_groups=val_groups)  # fmt: skip
+            decided = decide_units(
+                program, val_units, analysed, boot_memory, client=recorder, evaluation_groups=val_groups
+            )
             _check(decided)
             configurations.append(
                 {
@@ -261,23 +311,41 @@ def compile_program(
     except LlmError as exc:
         raise LearnError(f"compile failed: {exc}") from exc
     chosen = _best(configurations, spec.tie)
-    program = replace(base, instruction=chosen["instruction"], demos=demo_sets[chosen["demo_set"] - 1],
-                      source=chosen["instruction_source"])  # fmt: skip
+    program = replace(
+        base,
+        instruction=chosen["instruction"],
+        demos=demo_sets[chosen["demo_set"] - 1],
+        source=chosen["instruction_source"],
+    )
     return {
-        "kind": "compiled-program", "schema_version": 1, "profile": profile, "seed": spec.seed,
-        "program_id": program.program_id, "program": json.loads(program.to_json()),
+        "kind": "compiled-program",
+        "schema_version": 1,
+        "profile": profile,
+        "seed": spec.seed,
+        "program_id": program.program_id,
+        "program": json.loads(program.to_json()),
         "compile": {
-            "spec_sha256": spec.sha256, "metric": "balanced_brier_v1", "configurations": configurations,
+            "spec_sha256": spec.sha256,
+            "metric": "balanced_brier_v1",
+            "configurations": configurations,
             "chosen": {k: chosen[k] for k in ("instruction_source", "demo_set", "score")},
-            "bootstrap": {"asked": len(boot_units), "kept": len(pool), "demo_sets": [[d.example_id for d in s]
-                                                                                     for s in demo_sets]},
-            "alternates": _alternates(sets, pool), "val_units": len(val_units),
+            "bootstrap": {
+                "asked": len(boot_units),
+                "kept": len(pool),
+                "demo_sets": [[d.example_id for d in s] for s in demo_sets],
+            },
+            "alternates": _alternates(sets, pool),
+            "val_units": len(val_units),
             "response_cache_digest": recorder.digest,
         },
-        "data": {"label_set_digest": labels.digest, "memory_snapshot_digest": memory.digest,
-                 "compile_groups_digest": _digest(sorted(boot_groups | val_groups)),
-                 "folds_digest": plan.digest, "sources": list(labels.sources)},
-    }  # fmt: skip
+        "data": {
+            "label_set_digest": labels.digest,
+            "memory_snapshot_digest": memory.digest,
+            "compile_groups_digest": _digest(sorted(boot_groups | val_groups)),
+            "folds_digest": plan.digest,
+            "sources": list(labels.sources),
+        },
+    }
 
 
 def _best(configurations: Sequence[dict[str, Any]], tie: float) -> dict[str, Any]:

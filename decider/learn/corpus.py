@@ -1,12 +1,16 @@
 """Every labelled source, as the decider's instruments see it: what the shipped memory is built from and what
 the held-out evaluation scores (``loso``).
 
-A source of ``ruleset/sources.toml`` is read by its kind: ``pairs`` and ``sven`` through the label pipeline (each
+A source of ``ruleset/sources.toml`` is read by its kind: ``pairs`` and ``sven`` through the label pipeline
+(each
 pair's two sides as pin units, its two changes as delta units, analysed in a small git history), ``benchmark``
-case by case (each case file scanned as ``ouro scan`` reads a folder, labelled by the expected results, its own
-group), ``seed`` through the synthetic seed repositories. Each labelled unit or case becomes a ``Labelled``: its
+case by case (each case file scanned as ``ouro scan`` reads a folder, labelled by the expected results, its
+own
+group), ``seed`` through the synthetic seed repositories. Each labelled unit or case becomes a ``Labelled``:
+its
 label and group, the feature records of its candidates of its family (none: a reach miss), and what the quick
-rules and Bandit alone said of it. The result is cached under ``<state>/learn/corpus/`` per source, priors setting
+rules and Bandit alone said of it. The result is cached under ``<state>/learn/corpus/`` per source, priors
+setting
 and instrument versions, so an evaluation reads the same analysis the memory was built from.
 """
 
@@ -36,7 +40,8 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class Labelled:
-    """One labelled unit or case of a source: its label, group and pair, the records of its family's candidates,
+    """One labelled unit or case of a source: its label, group and pair, the records of its family's
+    candidates,
     and what the quick rules and Bandit alone said of it (of its family, and of any family in its file)."""
 
     source: str
@@ -69,12 +74,15 @@ class Located:
 
 
 def locate(source: Source, corpora: Path | None) -> Located:
-    """Where a source lies: ``path`` under the ruleset, ``match`` under the corpora folder (an error naming both
+    """Where a source lies: ``path`` under the ruleset, ``match`` under the corpora folder (an error naming
+    both
     when it is not there)."""
     if source.path is not None:
         return Located(source, RULESET / source.path)
     if corpora is None:
-        raise LearnError(f"source {source.id}: lies outside the repository ({source.match}); give --corpora DIR")
+        raise LearnError(
+            f"source {source.id}: lies outside the repository ({source.match}); give --corpora DIR"
+        )
     folder = corpora / (source.match or "")
     if not folder.is_dir():
         raise LearnError(f"source {source.id}: {folder}: no such directory (--corpora {corpora})")
@@ -114,8 +122,24 @@ def _units(located: Located, priors: Priors, workdir: Path, progress: Progress |
         item = analysed.get(u.uid)
         qr, bandit = _said([item] if item is not None else [])
         records = ((dict(item.record.x), _states(item.record)),) if item is not None else ()
-        out.append(Labelled(u.source, u.uid, u.source_ref, u.group, u.family, u.language, u.unit, u.direction, u.y,
-                            records, qr, bandit, qr, bandit))  # fmt: skip
+        out.append(
+            Labelled(
+                u.source,
+                u.uid,
+                u.source_ref,
+                u.group,
+                u.family,
+                u.language,
+                u.unit,
+                u.direction,
+                u.y,
+                records,
+                qr,
+                bandit,
+                qr,
+                bandit,
+            )
+        )
     return out
 
 
@@ -133,9 +157,24 @@ def _cases(located: Located, priors: Priors, jobs: int, progress: Progress | Non
         qr, bandit = _said(mine)
         qr_any, bandit_any = _said(every)
         records = tuple((dict(a.record.x), _states(a.record)) for a in mine)
-        out.append(Labelled(source.id, case.name, case.name, case.group, case.family,
-                            mine[0].language if mine else _language(case.path), "pin", "case", case.y, records, qr,
-                            bandit, qr_any, bandit_any))  # fmt: skip
+        out.append(
+            Labelled(
+                source.id,
+                case.name,
+                case.name,
+                case.group,
+                case.family,
+                mine[0].language if mine else _language(case.path),
+                "pin",
+                "case",
+                case.y,
+                records,
+                qr,
+                bandit,
+                qr_any,
+                bandit_any,
+            )
+        )
     return out
 
 
@@ -154,25 +193,48 @@ def _seed(located: Located) -> list[Labelled]:
     found = []
     for e in memory.examples:
         states = {k: v.state.value for k, v in sorted(e.example.instruments.items())}
-        found.append(Labelled(located.source.id, e.id, e.id, e.group, e.family, e.example.language, e.unit, "seed",
-                              e.y, ((dict(e.example.x), states),), False, False, False, False))  # fmt: skip
+        found.append(
+            Labelled(
+                located.source.id,
+                e.id,
+                e.id,
+                e.group,
+                e.family,
+                e.example.language,
+                e.unit,
+                "seed",
+                e.y,
+                ((dict(e.example.x), states),),
+                False,
+                False,
+                False,
+                False,
+            )
+        )
     return found
 
 
 def _cache_path(cache_dir: Path, located: Located, priors: Priors) -> Path:
-    """Keyed by the folder, the instruments and, for a source inside the repository (small, and edited with the
+    """Keyed by the folder, the instruments and, for a source inside the repository (small, and edited with
+    the
     code: the seed, the seeded pairs), the content of its files."""
     content = ""
     if located.source.path is not None:
-        files = [p for p in sorted(located.folder.rglob("*")) if p.is_file() and p.suffix != ".gz"]  # not the memory
+        files = [
+            p for p in sorted(located.folder.rglob("*")) if p.is_file() and p.suffix != ".gz"
+        ]  # not the memory
         content = digest_files(files)
-    key = hashlib.sha256(f"{located.folder.resolve()}\0{instruments_digest()}\0{content}".encode()).hexdigest()
+    key = hashlib.sha256(
+        f"{located.folder.resolve()}\0{instruments_digest()}\0{content}".encode()
+    ).hexdigest()
     return cache_dir / f"{located.source.id}-{priors}-{key[:16]}.jsonl.gz"
 
 
-def analyse_source(located: Located, priors: Priors, cache_dir: Path, *, jobs: int = 1,
-                   progress: Progress | None = None) -> list[Labelled]:  # fmt: skip
-    """Every labelled unit or case of one source under ``priors`` (from the cache when the instruments have not
+def analyse_source(
+    located: Located, priors: Priors, cache_dir: Path, *, jobs: int = 1, progress: Progress | None = None
+) -> list[Labelled]:
+    """Every labelled unit or case of one source under ``priors`` (from the cache when the instruments have
+    not
     changed since it was written)."""
     path = _cache_path(cache_dir, located, priors)
     if path.exists():

@@ -44,9 +44,16 @@ def fit_power_law(n: Sequence[float], m: Sequence[float]) -> tuple[float, float,
     return best[1], best[2], best[3]
 
 
-def projection(a: float, b: float, c: float, low: float | None, high: float | None, top: float,
-               ) -> dict[str, float] | str:  # fmt: skip
-    """m at 1.5x and 2x the memory, only when the interval on c excludes 0 and stays inside the fit's bounds."""
+def projection(
+    a: float,
+    b: float,
+    c: float,
+    low: float | None,
+    high: float | None,
+    top: float,
+) -> dict[str, float] | str:
+    """m at 1.5x and 2x the memory, only when the interval on c excludes 0 and stays inside the fit's
+    bounds."""
     if low is None or high is None or low <= _C_GRID[1]:
         return "not projected: the interval on c does not exclude 0 (a flat curve)"
     if high >= _C_GRID[-1]:
@@ -54,15 +61,22 @@ def projection(a: float, b: float, c: float, low: float | None, high: float | No
     return {f"{k}x": a - b * (k * top) ** -c for k in (1.5, 2.0)}
 
 
-def _subset(units: Sequence[LabelledUnit], plan: FoldPlan, analysed: Mapping[str, Analysed | None], size: int,
-            seed: int) -> list[LabelledUnit]:  # fmt: skip
+def _subset(
+    units: Sequence[LabelledUnit],
+    plan: FoldPlan,
+    analysed: Mapping[str, Analysed | None],
+    size: int,
+    seed: int,
+) -> list[LabelledUnit]:
     evaluated = {g for f in plan.outer for g in f.eval_groups}
     pool = [u for u in units if u.group in evaluated and analysed.get(u.uid) is not None]
     by_family: dict[str, list[LabelledUnit]] = {}
     for u in pool:
         by_family.setdefault(u.family, []).append(u)
-    ordered = {f: [next(u for u in us if u.uid == uid) for uid in seeded_order([u.uid for u in us], seed, "curve")]
-               for f, us in by_family.items()}  # fmt: skip
+    ordered = {
+        f: [next(u for u in us if u.uid == uid) for uid in seeded_order([u.uid for u in us], seed, "curve")]
+        for f, us in by_family.items()
+    }
     out: list[LabelledUnit] = []
     while len(out) < min(size, len(pool)):
         for family in sorted(ordered):
@@ -93,16 +107,26 @@ def _point(units: Sequence[LabelledUnit], scores: Sequence[Score]) -> dict[str, 
 
 
 def learning_curve(
-    units: Sequence[LabelledUnit], plan: FoldPlan, analysed: Mapping[str, Analysed | None], memory: Memory,
-    make_scorer: Callable[[Memory], Scorer], *, size: int = 200, seed: int = 0, resamples: int = 200,
-) -> dict[str, Any]:  # fmt: skip
-    """The curve's points, the power-law fit with its interval on c, and projections where they are allowed."""
+    units: Sequence[LabelledUnit],
+    plan: FoldPlan,
+    analysed: Mapping[str, Analysed | None],
+    memory: Memory,
+    make_scorer: Callable[[Memory], Scorer],
+    *,
+    size: int = 200,
+    seed: int = 0,
+    resamples: int = 200,
+) -> dict[str, Any]:
+    """The curve's points, the power-law fit with its interval on c, and projections where they are
+    allowed."""
     subset = _subset(units, plan, analysed, size, seed)
     fold_of = {g: f for f in plan.outer for g in f.eval_groups}
     groups = sorted({e.group for e in memory.examples})
     sources = sorted({e.source for e in memory.examples})
     configs: list[tuple[str, float, int, frozenset[str] | None]] = [("size", 0.0, 0, None)]
-    configs += [("size", share, draw, None) for share in (0.25, 0.5) for draw in (0, 1)] + [("size", 1.0, 0, None)]
+    configs += [("size", share, draw, None) for share in (0.25, 0.5) for draw in (0, 1)] + [
+        ("size", 1.0, 0, None)
+    ]
     configs += [("sources", float(n), 0, frozenset(sources[:n])) for n in range(1, len(sources))]
     points, per_unit = [], []
     for kind, share, draw, keep_sources in configs:
@@ -115,15 +139,36 @@ def learning_curve(
         scores = [scorer(u, fold_of[u.group]) for u in subset]
         per_unit.append(scores)
         n_groups = len({e.group for e in restricted.examples})
-        points.append({"kind": kind, "share": share, "draw": draw, "sources": sorted(keep_sources or sources),
-                       "memory_groups": n_groups, **_point(subset, scores)})  # fmt: skip
-    return {"subset_units": len(subset), "subset_groups": len({u.group for u in subset}), "points": points,
-            "fit": _fit(subset, points, per_unit, resamples, seed)}  # fmt: skip
+        points.append(
+            {
+                "kind": kind,
+                "share": share,
+                "draw": draw,
+                "sources": sorted(keep_sources or sources),
+                "memory_groups": n_groups,
+                **_point(subset, scores),
+            }
+        )
+    return {
+        "subset_units": len(subset),
+        "subset_groups": len({u.group for u in subset}),
+        "points": points,
+        "fit": _fit(subset, points, per_unit, resamples, seed),
+    }
 
 
-def _fit(subset: Sequence[LabelledUnit], points: Sequence[dict[str, Any]], per_unit: Sequence[Sequence[Score]],
-         resamples: int, seed: int) -> dict[str, Any]:  # fmt: skip
-    sized = [(p, s) for p, s in zip(points, per_unit, strict=True) if p["kind"] == "size" and p["memory_groups"] > 0]
+def _fit(
+    subset: Sequence[LabelledUnit],
+    points: Sequence[dict[str, Any]],
+    per_unit: Sequence[Sequence[Score]],
+    resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    sized = [
+        (p, s)
+        for p, s in zip(points, per_unit, strict=True)
+        if p["kind"] == "size" and p["memory_groups"] > 0
+    ]
     n = [p["memory_groups"] for p, _ in sized]
     m = [p["pr_auc"]["value"] for p, _ in sized]
     if any(v is None for v in m) or (fit := fit_power_law(n, m)) is None:

@@ -18,7 +18,13 @@ from numpy.typing import NDArray
 from ouroboros_gates.decider.learn.calibrate import CalibrationMap, calibration_check, fit_map
 from ouroboros_gates.decider.learn.folds import Fold, FoldPlan
 from ouroboros_gates.decider.learn.labels import LabelledUnit, LabelSet
-from ouroboros_gates.decider.learn.metrics import Interval, Prediction, average_precision, cluster_bootstrap, summarise
+from ouroboros_gates.decider.learn.metrics import (
+    Interval,
+    Prediction,
+    average_precision,
+    cluster_bootstrap,
+    summarise,
+)
 from ouroboros_gates.decider.learn.operating import OperatingPoints, Scored, choose_points
 
 __all__ = ["ALL", "Evaluation", "Score", "Scorer", "cross_fit", "evaluate", "score_folds"]
@@ -52,8 +58,12 @@ class Raw:
     score: Score
 
 
-def score_folds(units: Sequence[LabelledUnit], folds: Sequence[Fold], scorer: Scorer,
-                progress: Callable[[int, int], None] | None = None) -> list[Raw]:  # fmt: skip
+def score_folds(
+    units: Sequence[LabelledUnit],
+    folds: Sequence[Fold],
+    scorer: Scorer,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Raw]:
     """Score every unit of every evaluated fold, with that fold's memory boundary."""
     out: list[Raw] = []
     pending = [(u, f) for f in folds if f.insufficient is None for u in units if u.group in f.eval_groups]
@@ -65,8 +75,11 @@ def score_folds(units: Sequence[LabelledUnit], folds: Sequence[Fold], scorer: Sc
 
 
 def _rows(raws: Sequence[Raw], family: str | None) -> list[tuple[str, str, int, float]]:
-    return [(ALL if family == ALL else r.unit.family, r.unit.group, r.unit.y, r.score.s) for r in raws
-            if (family in (None, ALL) or r.unit.family == family) and not r.score.reach_miss]  # fmt: skip
+    return [
+        (ALL if family == ALL else r.unit.family, r.unit.group, r.unit.y, r.score.s)
+        for r in raws
+        if (family in (None, ALL) or r.unit.family == family) and not r.score.reach_miss
+    ]
 
 
 def cross_fit(raws: Sequence[Raw], pooled: bool = False) -> tuple[list[Prediction], dict[str, Any]]:
@@ -83,17 +96,25 @@ def cross_fit(raws: Sequence[Raw], pooled: bool = False) -> tuple[list[Predictio
         rest = [r for r in raws if r.fold != name]
         cmap: CalibrationMap = fit_map(_rows(rest, ALL if pooled else None))
         maps[name] = cmap.as_dict()
-        calibrated += [(r, None if r.score.reach_miss else cmap.apply(ALL if pooled else r.unit.family, r.score.s))
-                       for r in held]  # fmt: skip
+        calibrated += [
+            (r, None if r.score.reach_miss else cmap.apply(ALL if pooled else r.unit.family, r.score.s))
+            for r in held
+        ]
     points: dict[str, dict[str, Any]] = {}
     preds: list[Prediction] = []
     for name in sorted(by_fold):
         families = {ALL} if pooled else {r.unit.family for r, _ in calibrated if r.fold == name}
         chosen: dict[str, OperatingPoints] = {}
         for family in sorted(families):
-            other = [Scored(p, r.unit.y, r.score.unsure) for r, p in calibrated
-                     if r.fold != name and p is not None and r.unit.is_delta and not r.score.reach_miss
-                     and (pooled or r.unit.family == family)]  # fmt: skip
+            other = [
+                Scored(p, r.unit.y, r.score.unsure)
+                for r, p in calibrated
+                if r.fold != name
+                and p is not None
+                and r.unit.is_delta
+                and not r.score.reach_miss
+                and (pooled or r.unit.family == family)
+            ]
             chosen[family] = choose_points(other)
         points[name] = {f: vars(op) for f, op in chosen.items()}
         for r, p_fitted in calibrated:
@@ -103,11 +124,24 @@ def cross_fit(raws: Sequence[Raw], pooled: bool = False) -> tuple[list[Predictio
             p = 0.0 if r.score.reach_miss else p_fitted
             action = op.action(p, r.score.unsure) if p is not None else "ADVISORY"
             action = "DROP" if r.score.reach_miss else action
-            preds.append(Prediction(
-                uid=r.unit.uid, group=r.unit.group, family=r.unit.family, language=r.unit.language,
-                source=r.unit.source, direction=r.unit.direction, delta=r.unit.is_delta, y=r.unit.y, s=r.score.s,
-                p=p, unsure=r.score.unsure, action=action, fold=name, reach_miss=r.score.reach_miss,
-            ))  # fmt: skip
+            preds.append(
+                Prediction(
+                    uid=r.unit.uid,
+                    group=r.unit.group,
+                    family=r.unit.family,
+                    language=r.unit.language,
+                    source=r.unit.source,
+                    direction=r.unit.direction,
+                    delta=r.unit.is_delta,
+                    y=r.unit.y,
+                    s=r.score.s,
+                    p=p,
+                    unsure=r.score.unsure,
+                    action=action,
+                    fold=name,
+                    reach_miss=r.score.reach_miss,
+                )
+            )
     return preds, {"maps": maps, "operating_points": points}
 
 
@@ -115,8 +149,10 @@ def _withhold_block(preds: list[Prediction], family: str | None) -> list[Predict
     """ADVISORY only: BLOCK becomes ADVISORY (the calibration check failed)."""
     from dataclasses import replace
 
-    return [replace(p, action="ADVISORY") if p.action == "BLOCK" and family in (None, p.family) else p
-            for p in preds]  # fmt: skip
+    return [
+        replace(p, action="ADVISORY") if p.action == "BLOCK" and family in (None, p.family) else p
+        for p in preds
+    ]
 
 
 def _block_folds(points: dict[str, dict[str, Any]], family: str) -> str:
@@ -140,13 +176,18 @@ def _adopted(raws: Sequence[Raw], preds: Sequence[Prediction]) -> dict[str, Any]
     cmap = fit_map(_rows(raws, None))
     points = {}
     for family in sorted(cmap.params):
-        scored = [Scored(p.p, p.y, p.unsure) for p in preds
-                  if p.family == family and p.p is not None and p.delta and not p.reach_miss]  # fmt: skip
+        scored = [
+            Scored(p.p, p.y, p.unsure)
+            for p in preds
+            if p.family == family and p.p is not None and p.delta and not p.reach_miss
+        ]
         points[family] = vars(choose_points(scored))
     return {"calibration": cmap.as_dict(), "operating_points": points}
 
 
-def _raw_pr_auc(raws: Sequence[Raw], resamples: int, seed: int) -> tuple[float | None, float | None, float | None]:
+def _raw_pr_auc(
+    raws: Sequence[Raw], resamples: int, seed: int
+) -> tuple[float | None, float | None, float | None]:
     if not raws:
         return None, None, None
     y = np.array([r.unit.y for r in raws], dtype=np.float64)
@@ -159,7 +200,9 @@ def _raw_pr_auc(raws: Sequence[Raw], resamples: int, seed: int) -> tuple[float |
     return pr_auc(np.arange(len(raws), dtype=np.int64)), low, high
 
 
-def _held_out(labels: LabelSet, folds: Sequence[Fold], scorer: Scorer, resamples: int, seed: int) -> dict[str, Any]:
+def _held_out(
+    labels: LabelSet, folds: Sequence[Fold], scorer: Scorer, resamples: int, seed: int
+) -> dict[str, Any]:
     """Leave-one-source-out / leave-one-framework-out: the raw score's PR-AUC on each held-out slice (with its
     interval), or why the slice is not evaluated."""
     out: dict[str, Any] = {}
@@ -169,8 +212,11 @@ def _held_out(labels: LabelSet, folds: Sequence[Fold], scorer: Scorer, resamples
             continue
         raws = [r for r in score_folds(labels.units, [fold], scorer) if not r.score.reach_miss]
         value, low, high = _raw_pr_auc(raws, resamples, seed)
-        out[fold.name] = {"repositories": len(fold.eval_groups), "scored_units": len(raws),
-                          "pr_auc_raw": Interval(value, low, high).as_dict()}  # fmt: skip
+        out[fold.name] = {
+            "repositories": len(fold.eval_groups),
+            "scored_units": len(raws),
+            "pr_auc_raw": Interval(value, low, high).as_dict(),
+        }
     return out
 
 
@@ -184,22 +230,38 @@ class Evaluation:
 
 def _stratum(preds: Sequence[Prediction], resamples: int, seed: int, check: bool) -> dict[str, Any]:
     out = summarise(preds, resamples=resamples, seed=seed)
-    scored = [p for p in preds if p.p is not None and not p.reach_miss]  # the map was fitted on surfaced units
+    scored = [
+        p for p in preds if p.p is not None and not p.reach_miss
+    ]  # the map was fitted on surfaced units
     if check and out["insufficient"] is None and not scored:
         out["block_offered"], out["block_reason"] = False, "nothing surfaced"
     elif check and out["insufficient"] is None:
-        cal = calibration_check([p.p or 0.0 for p in scored], [p.y for p in scored], [p.group for p in scored],
-                                resamples=min(resamples, 1000), seed=seed)  # fmt: skip
+        cal = calibration_check(
+            [p.p or 0.0 for p in scored],
+            [p.y for p in scored],
+            [p.group for p in scored],
+            resamples=min(resamples, 1000),
+            seed=seed,
+        )
         out["calibration"] = cal.as_dict()
         reachable = any(p.action == "BLOCK" for p in preds)
         out["block_offered"] = cal.holds and reachable
-        out["block_reason"] = None if out["block_offered"] else ("precision_unreachable" if not reachable
-                                                                 else "calibration")  # fmt: skip
+        out["block_reason"] = (
+            None if out["block_offered"] else ("precision_unreachable" if not reachable else "calibration")
+        )
     return out
 
 
-def evaluate(labels: LabelSet, plan: FoldPlan, scorer: Scorer, *, resamples: int = 2000, seed: int = 0,
-             program: dict[str, Any] | None = None, raws: Sequence[Raw] | None = None) -> Evaluation:  # fmt: skip
+def evaluate(
+    labels: LabelSet,
+    plan: FoldPlan,
+    scorer: Scorer,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    program: dict[str, Any] | None = None,
+    raws: Sequence[Raw] | None = None,
+) -> Evaluation:
     """Evaluate a program on the outer folds (and report the other fold kinds' status)."""
     raws = list(raws) if raws is not None else score_folds(labels.units, plan.outer, scorer)
     per_family, detail = cross_fit(raws)
@@ -211,8 +273,12 @@ def evaluate(labels: LabelSet, plan: FoldPlan, scorer: Scorer, *, resamples: int
         preds = [p for p in per_family if p.family == family]
         if family in uncalibrated:
             n = len({p.group for p in preds})
-            families[family] = {"units": len(preds), "repositories": n, "insufficient": f"insufficient data ({n} "
-                                "repositories)", "reason": "below the calibration floors in a fold"}  # fmt: skip
+            families[family] = {
+                "units": len(preds),
+                "repositories": n,
+                "insufficient": f"insufficient data ({n} repositories)",
+                "reason": "below the calibration floors in a fold",
+            }
             continue
         out = _stratum(preds, resamples, seed, check=True)
         if out.get("block_reason") == "calibration":
@@ -224,8 +290,10 @@ def evaluate(labels: LabelSet, plan: FoldPlan, scorer: Scorer, *, resamples: int
     if pooled_out.get("block_reason") == "calibration":
         pooled = _withhold_block(pooled, None)
     decided = [p for p in per_family if p.family not in uncalibrated]
-    languages = {lang: summarise([p for p in decided if p.language == lang], resamples=resamples, seed=seed)
-                 for lang in sorted({p.language for p in decided})}  # fmt: skip
+    languages = {
+        lang: summarise([p for p in decided if p.language == lang], resamples=resamples, seed=seed)
+        for lang in sorted({p.language for p in decided})
+    }
     measured = {ALL: pooled_out, **{f: s for f, s in families.items() if not s.get("insufficient")}}
     data = {
         "program": program or {},

@@ -106,8 +106,14 @@ def obrien_fleming(alpha: float = 0.05, info: Sequence[float] = (0.5, 1.0)) -> t
     return c / math.sqrt(info[0]), c / math.sqrt(info[1])
 
 
-def paired_bootstrap(outcomes: Sequence[Outcome], *, resamples: int = 10000, seed: int = 0, level: float = 0.95,
-                     cost: bool = False) -> tuple[float, float | None, float | None, float]:  # fmt: skip
+def paired_bootstrap(
+    outcomes: Sequence[Outcome],
+    *,
+    resamples: int = 10000,
+    seed: int = 0,
+    level: float = 0.95,
+    cost: bool = False,
+) -> tuple[float, float | None, float | None, float]:
     """``(difference, low, high, se)`` of mean(B - A) (or of the spend) by repository-cluster bootstrap."""
     diff = np.array([(o.usd_b - o.usd_a) if cost else (o.b - o.a) for o in outcomes], dtype=np.float64)
     groups = [o.group for o in outcomes]
@@ -142,19 +148,38 @@ class Look:
     crossed: bool
 
 
-def analyse(outcomes: Sequence[Outcome], *, seed: int = 0, resamples: int = 10000, cost_only: bool = False,
-            margin: float = 0.05, incomplete: str | None = None) -> dict[str, Any]:  # fmt: skip
+def analyse(
+    outcomes: Sequence[Outcome],
+    *,
+    seed: int = 0,
+    resamples: int = 10000,
+    cost_only: bool = False,
+    margin: float = 0.05,
+    incomplete: str | None = None,
+) -> dict[str, Any]:
     """Both looks, McNemar, TOST where asked, and the decision (none when an arm is incomplete)."""
     groups = seeded_order(sorted({o.group for o in outcomes}), seed, "looks")
     half = set(groups[: max(1, len(groups) // 2)])
     bounds = obrien_fleming()
     looks = []
-    for i, (subset, boundary) in enumerate(((([o for o in outcomes if o.group in half]), bounds[0]),
-                                            (list(outcomes), bounds[1])), 1):  # fmt: skip
+    for i, (subset, boundary) in enumerate(
+        ((([o for o in outcomes if o.group in half]), bounds[0]), (list(outcomes), bounds[1])), 1
+    ):
         est, low, high, se = paired_bootstrap(subset, resamples=resamples, seed=seed)
         z = est / se if se > 0 else (0.0 if est == 0 else math.copysign(math.inf, est))
-        looks.append(Look(i, len({o.group for o in subset}), len(subset), est, low, high, z, boundary,
-                          abs(z) >= boundary))  # fmt: skip
+        looks.append(
+            Look(
+                i,
+                len({o.group for o in subset}),
+                len(subset),
+                est,
+                low,
+                high,
+                z,
+                boundary,
+                abs(z) >= boundary,
+            )
+        )
     stopped = looks[0] if looks[0].crossed else looks[1]
     b, c, p = mcnemar_exact(outcomes)
     out: dict[str, Any] = {
@@ -163,13 +188,23 @@ def analyse(outcomes: Sequence[Outcome], *, seed: int = 0, resamples: int = 1000
         "looks": [vars(look) for look in looks],
         "stopped_at_look": stopped.look,
         "mcnemar": {"b_only": b, "a_only": c, "p": p},
-        "spend": {"A": round(sum(o.usd_a for o in outcomes), 6), "B": round(sum(o.usd_b for o in outcomes), 6)},
+        "spend": {
+            "A": round(sum(o.usd_a for o in outcomes), 6),
+            "B": round(sum(o.usd_b for o in outcomes), 6),
+        },
     }
     if cost_only:
         d, lo90, hi90, _ = paired_bootstrap(outcomes, resamples=resamples, seed=seed, level=0.90)
         cd, clo, chi, _ = paired_bootstrap(outcomes, resamples=resamples, seed=seed, cost=True)
-        out["tost"] = {"difference": d, "low90": lo90, "high90": hi90, "margin": margin,
-                       "cost_difference": cd, "cost_low": clo, "cost_high": chi}  # fmt: skip
+        out["tost"] = {
+            "difference": d,
+            "low90": lo90,
+            "high90": hi90,
+            "margin": margin,
+            "cost_difference": cd,
+            "cost_low": clo,
+            "cost_high": chi,
+        }
     if incomplete is not None:
         out["decision"], out["incomplete"] = None, incomplete
         return out

@@ -68,10 +68,14 @@ class FoldPlan:
     def digest(self) -> str:
         """sha256 over the sorted assignment."""
         doc = {
-            "seed": self.seed, "boot": sorted(self.compile_boot), "val": sorted(self.compile_val),
-            "folds": [[f.kind, f.name, sorted(f.eval_groups), f.insufficient]
-                      for f in (*self.outer, *self.by_source, *self.by_framework)],
-        }  # fmt: skip
+            "seed": self.seed,
+            "boot": sorted(self.compile_boot),
+            "val": sorted(self.compile_val),
+            "folds": [
+                [f.kind, f.name, sorted(f.eval_groups), f.insufficient]
+                for f in (*self.outer, *self.by_source, *self.by_framework)
+            ],
+        }
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
@@ -108,9 +112,14 @@ def _deal(strata: dict[str, str], k: int, seed: int, salt: str) -> list[set[str]
     return bins
 
 
-def compile_split(strata: dict[str, str], seed: int, share: float = 0.25, boot_share: float = 0.6,
-                  ) -> tuple[frozenset[str], frozenset[str]]:  # fmt: skip
-    """``(C_boot, C_val)``: ``share`` of the groups per family stratum, then ``boot_share`` of them to C_boot."""
+def compile_split(
+    strata: dict[str, str],
+    seed: int,
+    share: float = 0.25,
+    boot_share: float = 0.6,
+) -> tuple[frozenset[str], frozenset[str]]:
+    """``(C_boot, C_val)``: ``share`` of the groups per family stratum, then ``boot_share`` of them to
+    C_boot."""
     chosen: list[str] = []
     by_family: dict[str, list[str]] = defaultdict(list)
     for group, stratum in strata.items():
@@ -126,7 +135,9 @@ def compile_split(strata: dict[str, str], seed: int, share: float = 0.25, boot_s
 def outer_folds(strata: dict[str, str], exclude: frozenset[str], seed: int, k: int = 5) -> tuple[Fold, ...]:
     """Grouped K-fold over the groups outside ``exclude``, stratified by family and label."""
     kept = {g: s for g, s in strata.items() if g not in exclude}
-    return tuple(Fold(f"outer-{i + 1}", "outer", frozenset(b)) for i, b in enumerate(_deal(kept, k, seed, "outer")))
+    return tuple(
+        Fold(f"outer-{i + 1}", "outer", frozenset(b)) for i, b in enumerate(_deal(kept, k, seed, "outer"))
+    )
 
 
 def leave_one_source_out(units: Sequence[LabelledUnit], exclude: frozenset[str]) -> tuple[Fold, ...]:
@@ -136,7 +147,9 @@ def leave_one_source_out(units: Sequence[LabelledUnit], exclude: frozenset[str])
         if u.group not in exclude:
             by_source[u.source].add(u.group)
     if len(by_source) < 2:
-        return tuple(Fold(f"source-{s}", "source", frozenset(), "insufficient data (one source)") for s in by_source)
+        return tuple(
+            Fold(f"source-{s}", "source", frozenset(), "insufficient data (one source)") for s in by_source
+        )
     return tuple(Fold(f"source-{s}", "source", frozenset(g)) for s, g in sorted(by_source.items()))
 
 
@@ -171,15 +184,25 @@ def assert_disjoint(plan: FoldPlan) -> None:
             raise LearnError(f"group {sorted(clash)[0]!r} is in {fold.name} and in the compile split")
 
 
-def plan_folds(units: Sequence[LabelledUnit], seed: int, *, k: int = 5, compile_share: float = 0.25,
-               boot_share: float = 0.6) -> FoldPlan:  # fmt: skip
+def plan_folds(
+    units: Sequence[LabelledUnit],
+    seed: int,
+    *,
+    k: int = 5,
+    compile_share: float = 0.25,
+    boot_share: float = 0.6,
+) -> FoldPlan:
     """The whole plan for one label set, checked disjoint."""
     strata = group_strata(units)
     boot, val = compile_split(strata, seed, compile_share, boot_share)
     c = boot | val
     plan = FoldPlan(
-        seed=seed, compile_boot=boot, compile_val=val, outer=outer_folds(strata, c, seed, k),
-        by_source=leave_one_source_out(units, c), by_framework=leave_one_framework_out(units, c),
-    )  # fmt: skip
+        seed=seed,
+        compile_boot=boot,
+        compile_val=val,
+        outer=outer_folds(strata, c, seed, k),
+        by_source=leave_one_source_out(units, c),
+        by_framework=leave_one_framework_out(units, c),
+    )
     assert_disjoint(plan)
     return plan

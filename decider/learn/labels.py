@@ -79,13 +79,20 @@ class LabelledUnit:
 
     def to_label(self) -> Label:
         """The schema's ``Label`` for this unit."""
-        candidate = Candidate(repo=self.repo, pin=self.pin, path=self.source_ref, function=self.function,
-                              family=self.family)  # fmt: skip
+        candidate = Candidate(
+            repo=self.repo, pin=self.pin, path=self.source_ref, function=self.function, family=self.family
+        )
         return Label(
-            candidate=candidate, y=self.y, source=self.source, source_ref=self.source_ref, group=self.group,
-            tier=LabelTier(self.tier), provenance=Provenance(self.provenance),
-            unit=Unit.DELTA if self.is_delta else Unit.PIN, weight=self.weight,
-        )  # fmt: skip
+            candidate=candidate,
+            y=self.y,
+            source=self.source,
+            source_ref=self.source_ref,
+            group=self.group,
+            tier=LabelTier(self.tier),
+            provenance=Provenance(self.provenance),
+            unit=Unit.DELTA if self.is_delta else Unit.PIN,
+            weight=self.weight,
+        )
 
     def row(self) -> dict[str, Any]:
         """A JSON-ready row (the label snapshot line)."""
@@ -98,9 +105,9 @@ def _uid(source: str, ref: str, direction: str) -> str:
     return hashlib.sha256(f"{source}\0{ref}\0{direction}".encode()).hexdigest()[:16]
 
 
-def units_from_pairs(pairs: Iterable[Pair], source: str, *, include_title: bool = False) -> tuple[
-    list[LabelledUnit], Counter[str]
-]:  # fmt: skip
+def units_from_pairs(
+    pairs: Iterable[Pair], source: str, *, include_title: bool = False
+) -> tuple[list[LabelledUnit], Counter[str]]:
     """Apply the pair rules; the counter says what was excluded and why."""
     units: list[LabelledUnit] = []
     excluded: Counter[str] = Counter()
@@ -116,11 +123,20 @@ def units_from_pairs(pairs: Iterable[Pair], source: str, *, include_title: bool 
             excluded["no_code"] += 1
             continue
         common: dict[str, Any] = {
-            "source": source, "source_ref": pair.name, "repo": pair.repo, "group": pair.repo,
-            "language": pair.language, "family": pair.family, "function": pair.function, "line": pair.line,
-            "tier": pair.tier.value, "provenance": pair.provenance.value, "licence": pair.licence,
-            "frameworks": pair.frameworks, "advisories": pair.advisories,
-        }  # fmt: skip
+            "source": source,
+            "source_ref": pair.name,
+            "repo": pair.repo,
+            "group": pair.repo,
+            "language": pair.language,
+            "family": pair.family,
+            "function": pair.function,
+            "line": pair.line,
+            "tier": pair.tier.value,
+            "provenance": pair.provenance.value,
+            "licence": pair.licence,
+            "frameworks": pair.frameworks,
+            "advisories": pair.advisories,
+        }
         if pair.kind == "benign":
             sides: list[tuple[Direction, Literal["pin", "delta"], Literal[0, 1], str, str | None]] = [
                 ("benign", "delta", 0, vulnerable, fixed)
@@ -134,8 +150,11 @@ def units_from_pairs(pairs: Iterable[Pair], source: str, *, include_title: bool 
             ]
         for direction, unit, y, code, base in sides:
             uid = _uid(source, pair.name, direction)
-            units.append(LabelledUnit(uid=uid, unit=unit, direction=direction, y=y, code=code, base_code=base,
-                                      **common))  # fmt: skip
+            units.append(
+                LabelledUnit(
+                    uid=uid, unit=unit, direction=direction, y=y, code=code, base_code=base, **common
+                )
+            )
     return units, excluded
 
 
@@ -159,22 +178,40 @@ def _adjudications(path: Path, source: Source) -> list[LabelledUnit]:
             y = adjudication_label(str(row["verdict"]))
             repo = normalise_repo(str(row["repository"]))
             ref = f"{path.name}:{n}"
-            units.append(LabelledUnit(
-                uid=_uid(source.id, ref, "adjudicated"), source=source.id, source_ref=ref, repo=repo, group=repo,
-                language=str(row["language"]), family=str(row["family"]), function=str(row["function"]),
-                line=int(row.get("line", 1)), unit="pin", direction="adjudicated", y=y, code=str(row["code"]),
-                base_code=None, tier="reviewed", provenance="human", licence=str(row.get("licence", "unknown")),
-                evidence={"adjudicator": str(row["adjudicator"]), "text": str(row.get("text", "")),
-                          "verdict": str(row["verdict"])},
-            ))  # fmt: skip
+            units.append(
+                LabelledUnit(
+                    uid=_uid(source.id, ref, "adjudicated"),
+                    source=source.id,
+                    source_ref=ref,
+                    repo=repo,
+                    group=repo,
+                    language=str(row["language"]),
+                    family=str(row["family"]),
+                    function=str(row["function"]),
+                    line=int(row.get("line", 1)),
+                    unit="pin",
+                    direction="adjudicated",
+                    y=y,
+                    code=str(row["code"]),
+                    base_code=None,
+                    tier="reviewed",
+                    provenance="human",
+                    licence=str(row.get("licence", "unknown")),
+                    evidence={
+                        "adjudicator": str(row["adjudicator"]),
+                        "text": str(row.get("text", "")),
+                        "verdict": str(row["verdict"]),
+                    },
+                )
+            )
         except (KeyError, ValueError, TypeError, json.JSONDecodeError) as exc:
             raise LearnError(f"{path}:{n}: {exc}") from exc
     return units
 
 
-def load_source(directory: Path, allow_list: Path, *, include_title: bool = False) -> tuple[
-    Source, list[LabelledUnit], Counter[str]
-]:  # fmt: skip
+def load_source(
+    directory: Path, allow_list: Path, *, include_title: bool = False
+) -> tuple[Source, list[LabelledUnit], Counter[str]]:
     """Labels of one allow-listed directory (refused, unopened, when it is not listed)."""
     source = resolve_source(directory, allow_list)
     if source.kind == "pairs":

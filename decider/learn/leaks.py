@@ -55,13 +55,21 @@ def _separations(
     rows: list[dict[str, Any]] = []
     for name, diffs in signals.items():
         separation = abs(sum(diffs)) / len(diffs)
-        rows.append({"signal": name, "pairs": len(diffs), "separation": round(separation, 4),
-                     "flagged": separation > FLAG})  # fmt: skip
+        rows.append(
+            {
+                "signal": name,
+                "pairs": len(diffs),
+                "separation": round(separation, 4),
+                "flagged": separation > FLAG,
+            }
+        )
     rows.sort(key=lambda r: (-r["separation"], r["signal"]))
     return rows
 
 
-def _pairs(units: Sequence[LabelledUnit], positive: str, negative: str) -> list[tuple[LabelledUnit, LabelledUnit]]:
+def _pairs(
+    units: Sequence[LabelledUnit], positive: str, negative: str
+) -> list[tuple[LabelledUnit, LabelledUnit]]:
     sides: dict[tuple[str, str], dict[str, LabelledUnit]] = defaultdict(dict)
     for u in units:
         if u.direction in (positive, negative):
@@ -83,9 +91,17 @@ def audit_leaks(units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed |
     delta_rows = [row for row in _separations(deltas, analysed) if row["signal"].startswith(DELTA)]
     reach = abs(up - down) / len(pairs) if pairs else 0.0
     return {
-        "pairs": len(pairs), "both_sides_recorded": sum(1 for a, b in surfaced if a and b),
-        "surfaced": {"vulnerable_only": up, "fixed_only": down, "separation": round(reach, 4), "flagged": reach > FLAG},
-        "signals": rows, "flagged": [r["signal"] for r in rows if r["flagged"]],
-        "delta_pairs": len(deltas), "delta_signals": delta_rows,
+        "pairs": len(pairs),
+        "both_sides_recorded": sum(1 for a, b in surfaced if a and b),
+        "surfaced": {
+            "vulnerable_only": up,
+            "fixed_only": down,
+            "separation": round(reach, 4),
+            "flagged": reach > FLAG,
+        },
+        "signals": rows,
+        "flagged": [r["signal"] for r in rows if r["flagged"]],
+        "delta_pairs": len(deltas),
+        "delta_signals": delta_rows,
         "delta_flagged": [r["signal"] for r in delta_rows if r["flagged"]],
-    }  # fmt: skip
+    }

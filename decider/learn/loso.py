@@ -2,11 +2,14 @@
 
 For each held-out source the memory is every other shipped source's records, and the program's ADVISORY points
 are fitted on that memory alone (each of its sources scored with the others, ``fit_points``), so neither the
-memory nor the thresholds saw the evaluated cases: what a user whose code is unlike anything in the memory gets.
+memory nor the thresholds saw the evaluated cases: what a user whose code is unlike anything in the memory
+gets.
 Each unit (a pair's side, a benchmark case) is scored as the decider scores it (the vote over its nearest
-records, moved by the taint step's evidence: ``decider.evidence``) and flagged at ADVISORY (a live flow always;
+records, moved by the taint step's evidence: ``decider.evidence``) and flagged at ADVISORY (a live flow
+always;
 a guarded candidate never). Its figures sit beside the instruments alone on the same units: any quick-rule
-finding, Bandit alone. Intervals resample repositories (a benchmark case is its own) with their units together.
+finding, Bandit alone. Intervals resample repositories (a benchmark case is its own) with their units
+together.
 """
 
 from __future__ import annotations
@@ -53,8 +56,20 @@ class Unit:
 
 def rows_of(items: Iterable[Labelled]) -> list[Row]:
     """The memory rows of labelled units: every candidate record, its group made opaque."""
-    return [Row(i.source, opaque_group(i.source, i.group), i.family, i.language, 1 if i.y else 0, i.unit, x, states)
-            for i in items for x, states in i.records]  # fmt: skip
+    return [
+        Row(
+            i.source,
+            opaque_group(i.source, i.group),
+            i.family,
+            i.language,
+            1 if i.y else 0,
+            i.unit,
+            x,
+            states,
+        )
+        for i in items
+        for x, states in i.records
+    ]
 
 
 def memory_of(items: Iterable[Labelled]) -> Memory:
@@ -62,9 +77,21 @@ def memory_of(items: Iterable[Labelled]) -> Memory:
     return Memory(example_of(row) for row in rows_of(items))
 
 
-def _score(index: Index, x: Mapping[str, Any], states: Mapping[str, str], item: Labelled) -> tuple[float, str]:
-    example = example_of(Row(item.source, opaque_group(item.source, item.group), item.family, item.language, 0,
-                             item.unit, x, states))  # fmt: skip
+def _score(
+    index: Index, x: Mapping[str, Any], states: Mapping[str, str], item: Labelled
+) -> tuple[float, str]:
+    example = example_of(
+        Row(
+            item.source,
+            opaque_group(item.source, item.group),
+            item.family,
+            item.language,
+            0,
+            item.unit,
+            x,
+            states,
+        )
+    )
     target = Target(example.example.x, example.example.instruments, item.family, group=example.group)
     found = retrieve(index, target, Boundary("evaluation"), Settings())
     kind = str(x.get("taint.evidence") or "none")
@@ -93,10 +120,15 @@ def _advisory(rows: Sequence[tuple[float, str, int]]) -> float:
 
 
 def fit_points(units: Sequence[Unit]) -> dict[str, OperatingPoint]:
-    """ADVISORY per family (at >= 20 positive and 20 negative groups among the pin units' candidates) and pooled;
+    """ADVISORY per family (at >= 20 positive and 20 negative groups among the pin units' candidates) and
+    pooled;
     BLOCK is not offered (insufficient data: no evaluated precision at 0.95)."""
-    rows = [(u.item.family, u.item.group, s, kind, u.item.y) for u in units if u.item.unit == "pin"
-            for s, kind in u.scores]  # fmt: skip
+    rows = [
+        (u.item.family, u.item.group, s, kind, u.item.y)
+        for u in units
+        if u.item.unit == "pin"
+        for s, kind in u.scores
+    ]
     points = {"*": OperatingPoint(advisory=_advisory([(s, k, y) for _f, _g, s, k, y in rows]))}
     for family in sorted({r[0] for r in rows}):
         mine = [r for r in rows if r[0] == family]
@@ -128,7 +160,9 @@ def _weights(groups: Sequence[str], resamples: int, seed: int) -> NDArray[np.flo
     index = {g: i for i, g in enumerate(names)}
     member = np.array([index[g] for g in groups], dtype=np.intp)
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(names), size=(resamples, len(names))) if names else np.zeros((resamples, 0), int)
+    draws = (
+        rng.integers(0, len(names), size=(resamples, len(names))) if names else np.zeros((resamples, 0), int)
+    )
     counts = np.stack([np.bincount(row, minlength=len(names)) for row in draws]) if names else draws
     return counts[:, member].astype(np.float64)
 
@@ -144,8 +178,9 @@ def _interval(point: float | None, boot: Iterable[float | None]) -> dict[str, fl
 _STATS = ("tpr", "fpr", "j", "precision")
 
 
-def summarise(units: Sequence[Unit], points: Mapping[str, OperatingPoint], *, resamples: int = 1000,
-              seed: int = 0) -> dict[str, Any]:  # fmt: skip
+def summarise(
+    units: Sequence[Unit], points: Mapping[str, OperatingPoint], *, resamples: int = 1000, seed: int = 0
+) -> dict[str, Any]:
     """A stratum's figures with intervals: the decider's PR-AUC and pairwise order, and TPR, FPR, Youden J and
     precision of the decider at ADVISORY beside the quick rules alone and Bandit alone on the same units."""
     if not units:
@@ -161,8 +196,12 @@ def summarise(units: Sequence[Unit], points: Mapping[str, OperatingPoint], *, re
         del methods["bandit_any"]  # Bandit reads Python only: no coverage is not a score of zero
     groups = [u.item.group for u in units]
     w = _weights(groups, resamples, seed)
-    out: dict[str, Any] = {"units": len(units), "positive": int(y.sum()), "groups": len(set(groups)),
-                           "reached": sum(1 for u in units if u.scores)}  # fmt: skip
+    out: dict[str, Any] = {
+        "units": len(units),
+        "positive": int(y.sum()),
+        "groups": len(set(groups)),
+        "reached": sum(1 for u in units if u.scores),
+    }
     for name, hit in methods.items():
         point, boot = _rates(y, hit, np.ones((1, len(y))))[0], _rates(y, hit, w)
         out[name] = {stat: _interval(point[i], boot[:, i]) for i, stat in enumerate(_STATS)}
@@ -189,8 +228,11 @@ def _pairwise(units: Sequence[Unit]) -> tuple[list[tuple[str, float]], float] | 
         if u.item.direction in ("vulnerable", "fixed"):
             sides.setdefault(u.item.pair, {})[u.item.y] = u.best[0] if u.best else 0.0
             group[u.item.pair] = u.item.group
-    pairs = [(group[p], 1.0 if v[1] > v[0] else 0.5 if v[1] == v[0] else 0.0)
-             for p, v in sorted(sides.items()) if len(v) == 2]  # fmt: skip
+    pairs = [
+        (group[p], 1.0 if v[1] > v[0] else 0.5 if v[1] == v[0] else 0.0)
+        for p, v in sorted(sides.items())
+        if len(v) == 2
+    ]
     if not pairs:
         return None
     return pairs, float(np.mean([o for _, o in pairs]))

@@ -27,8 +27,15 @@ from ouroboros_gates.schemas import Candidate, FeatureRecord
 
 __all__ = ["EXTENSIONS", "analyse_units", "from_json", "history", "to_json"]
 
-EXTENSIONS = {"python": "py", "javascript": "js", "typescript": "ts", "java": "java", "php": "php", "c": "c",
-              "cpp": "cpp"}  # fmt: skip
+EXTENSIONS = {
+    "python": "py",
+    "javascript": "js",
+    "typescript": "ts",
+    "java": "java",
+    "php": "php",
+    "c": "c",
+    "cpp": "cpp",
+}
 _WHEN = "1700000000 +0000"
 
 
@@ -50,8 +57,15 @@ def history(root: Path, path: str, versions: Sequence[str]) -> list[str]:
         stream += [f"M 100644 inline {path}".encode(), b"data %d" % len(body), body, b""]
     stream.append(b"done")
     git("init", "-q", str(root))
-    done = git("fast-import", "--quiet", "--done", "--export-marks=marks", cwd=root, input=b"\n".join(stream) + b"\n",
-               check=False)  # fmt: skip
+    done = git(
+        "fast-import",
+        "--quiet",
+        "--done",
+        "--export-marks=marks",
+        cwd=root,
+        input=b"\n".join(stream) + b"\n",
+        check=False,
+    )
     if done.returncode != 0:
         raise LearnError(f"git fast-import: {done.stderr.decode(errors='replace').strip()}")
     marks = dict(line.split(" ", 1) for line in (root / "marks").read_text().split("\n") if line)
@@ -81,7 +95,12 @@ def _analyse_pair(
         root = Path(tmp)
         if vulnerable is not None and fixed is not None:
             c1, c2, c3 = history(root, path, [fixed.code, vulnerable.code, fixed.code])
-            plan = {"vulnerable": (c2, None), "fixed": (c1, None), "introducing": (c2, c1), "repair": (c3, c2)}
+            plan = {
+                "vulnerable": (c2, None),
+                "fixed": (c1, None),
+                "introducing": (c2, c1),
+                "repair": (c3, c2),
+            }
         elif "benign" in by_direction:
             benign = by_direction["benign"]
             c1, c2 = history(root, path, [benign.base_code or "", benign.code])
@@ -96,8 +115,12 @@ def _analyse_pair(
         return out
 
 
-def analyse_units(units: Sequence[LabelledUnit], workdir: Path, progress: Callable[[int, int], None] | None = None,
-                  priors: Priors = "detected") -> dict[str, Analysed | None]:  # fmt: skip
+def analyse_units(
+    units: Sequence[LabelledUnit],
+    workdir: Path,
+    progress: Callable[[int, int], None] | None = None,
+    priors: Priors = "detected",
+) -> dict[str, Analysed | None]:
     """Every unit analysed (None: a reach miss), pair by pair, with ``priors`` on (``decider.frameworks``)."""
     by_ref: dict[tuple[str, str], list[LabelledUnit]] = {}
     for u in units:
@@ -116,12 +139,18 @@ def to_json(item: Analysed | None) -> dict[str, Any] | None:
     if item is None:
         return None
     return {
-        "candidate": item.candidate.to_json_dict(), "language": item.language,
-        "record": item.record.to_json_dict(), "signals": [asdict(s) for s in item.signals],
-        "roles": list(item.roles), "code": item.code, "start_line": item.start_line, "end_line": item.end_line,
-        "changed_lines": list(item.changed_lines), "flows": [asdict(f) for f in item.flows],
+        "candidate": item.candidate.to_json_dict(),
+        "language": item.language,
+        "record": item.record.to_json_dict(),
+        "signals": [asdict(s) for s in item.signals],
+        "roles": list(item.roles),
+        "code": item.code,
+        "start_line": item.start_line,
+        "end_line": item.end_line,
+        "changed_lines": list(item.changed_lines),
+        "flows": [asdict(f) for f in item.flows],
         "priors": list(item.priors),
-    }  # fmt: skip
+    }
 
 
 def from_json(data: dict[str, Any] | None) -> Analysed | None:
@@ -129,15 +158,21 @@ def from_json(data: dict[str, Any] | None) -> Analysed | None:
     if data is None:
         return None
     return Analysed(
-        candidate=Candidate.model_validate(data["candidate"]), language=data["language"],
+        candidate=Candidate.model_validate(data["candidate"]),
+        language=data["language"],
         record=FeatureRecord.model_validate(data["record"]),
         signals=tuple(Signal(**{**s, "mechanisms": tuple(s["mechanisms"])}) for s in data["signals"]),
-        roles=tuple(data["roles"]), code=data["code"], start_line=data["start_line"], end_line=data["end_line"],
+        roles=tuple(data["roles"]),
+        code=data["code"],
+        start_line=data["start_line"],
+        end_line=data["end_line"],
         changed_lines=tuple(data["changed_lines"]),
-        flows=tuple(Flow(**{**f, "tags": tuple(f["tags"]), "steps": tuple(f.get("steps", []))})
-                    for f in data.get("flows", [])),
+        flows=tuple(
+            Flow(**{**f, "tags": tuple(f["tags"]), "steps": tuple(f.get("steps", []))})
+            for f in data.get("flows", [])
+        ),
         priors=tuple(data.get("priors", [])),
-    )  # fmt: skip
+    )
 
 
 def dumps(item: Analysed | None) -> str:

@@ -108,9 +108,12 @@ def balanced_brier(rows: Sequence[tuple[str, str, int, float]], cap: float = 5.0
 
 
 def cluster_bootstrap(
-    groups: Sequence[str], statistic: Callable[[NDArray[np.int64]], float | None], *, resamples: int = 2000,
+    groups: Sequence[str],
+    statistic: Callable[[NDArray[np.int64]], float | None],
+    *,
+    resamples: int = 2000,
     seed: int = 0,
-) -> tuple[float | None, float | None]:  # fmt: skip
+) -> tuple[float | None, float | None]:
     """95% interval of ``statistic(unit indices)`` over resamples of whole groups."""
     names = sorted(set(groups))
     if not names:
@@ -132,14 +135,21 @@ def cluster_bootstrap(
     return float(low), float(high)
 
 
-def insufficient(preds: Sequence[Prediction], recall: Interval | None = None, n: int | None = None) -> str | None:
+def insufficient(
+    preds: Sequence[Prediction], recall: Interval | None = None, n: int | None = None
+) -> str | None:
     """ "insufficient data (n repositories)" below the floors or with a recall interval wider than 0.5."""
     pos = {p.group for p in preds if p.y == 1}
     neg = {p.group for p in preds if p.y == 0}
     n = len(pos | neg) if n is None else n
     if len(pos) < FLOOR or len(neg) < FLOOR:
         return f"insufficient data ({n} repositories)"
-    if recall is not None and recall.low is not None and recall.high is not None and recall.high - recall.low > 0.5:
+    if (
+        recall is not None
+        and recall.low is not None
+        and recall.high is not None
+        and recall.high - recall.low > 0.5
+    ):
         return f"insufficient data ({n} repositories)"
     return None
 
@@ -193,7 +203,9 @@ class _Arrays:
     def share_unsure(self, idx: NDArray[np.int64]) -> float | None:
         return float(self.unsure[idx].mean()) if len(idx) else None
 
-    def interval(self, stat: Callable[[NDArray[np.int64]], float | None], resamples: int, seed: int) -> Interval:
+    def interval(
+        self, stat: Callable[[NDArray[np.int64]], float | None], resamples: int, seed: int
+    ) -> Interval:
         value = stat(np.arange(len(self.groups), dtype=np.int64))
         if value is None:
             return Interval(None, None, None)

@@ -58,7 +58,9 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def choose_points(scored: Sequence[Scored], *, precision: float = 0.95, recall: float = 0.90) -> OperatingPoints:
+def choose_points(
+    scored: Sequence[Scored], *, precision: float = 0.95, recall: float = 0.90
+) -> OperatingPoints:
     """BLOCK and ADVISORY thresholds on ``scored`` (the other folds' predictions)."""
     ordered = sorted(scored, key=lambda s: -s.p)
     positives = sum(1 for s in ordered if s.y == 1)
@@ -80,6 +82,9 @@ def choose_points(scored: Sequence[Scored], *, precision: float = 0.95, recall: 
         if advisory is None and positives and tp_all / positives >= recall:
             advisory = t  # the first (highest) threshold reaching the recall target
     return OperatingPoints(
-        block=block, advisory=advisory, block_reason=None if block is not None else "precision_unreachable",
-        target_precision=precision, target_recall=recall,
-    )  # fmt: skip
+        block=block,
+        advisory=advisory,
+        block_reason=None if block is not None else "precision_unreachable",
+        target_precision=precision,
+        target_recall=recall,
+    )

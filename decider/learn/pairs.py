@@ -98,7 +98,11 @@ def _side(folder: Path, data: dict[str, Any], key: str, where: str) -> Side:
         if not file.is_file():
             raise CatalogError(f"{where}: {key}: no file {value!r} in {folder}")
         return Side(code=file.read_text(encoding="utf-8"))
-    if isinstance(value, dict) and isinstance(value.get("commit"), str) and isinstance(value.get("path"), str):
+    if (
+        isinstance(value, dict)
+        and isinstance(value.get("commit"), str)
+        and isinstance(value.get("path"), str)
+    ):
         return Side(code=None, commit=value["commit"], path=value["path"])
     raise CatalogError(f"{where}: {key}: a file name or {{commit, path}}")
 

@@ -36,8 +36,11 @@ def default_columns() -> tuple[Column, ...]:
     return columns_from_specs(FEATURES, profile="static", priors=False)
 
 
-def build_memory(units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None], label_set_digest: str,
-                 ) -> tuple[Memory, dict[str, int]]:  # fmt: skip
+def build_memory(
+    units: Sequence[LabelledUnit],
+    analysed: Mapping[str, Analysed | None],
+    label_set_digest: str,
+) -> tuple[Memory, dict[str, int]]:
     """Examples of every unit with a record; counts of what was kept and what had no record, per source."""
     examples: list[MemoryExample] = []
     counts: dict[str, int] = {}
@@ -48,16 +51,31 @@ def build_memory(units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed 
             continue
         try:
             example = example_from_record(
-                item.record, y=u.y, code=item.code, start_line=item.start_line, source=u.source, group=u.group,
-                focus=item.changed_lines or [s.line for s in item.signals], frameworks=u.frameworks, roles=item.roles,
-            )  # fmt: skip
+                item.record,
+                y=u.y,
+                code=item.code,
+                start_line=item.start_line,
+                source=u.source,
+                group=u.group,
+                focus=item.changed_lines or [s.line for s in item.signals],
+                frameworks=u.frameworks,
+                roles=item.roles,
+            )
         except MemoryRefused:
             counts[f"{u.source}:empty_excerpt"] = counts.get(f"{u.source}:empty_excerpt", 0) + 1
             continue
-        examples.append(MemoryExample(
-            example=example.example, excerpt=example.excerpt, source=example.source, profile=example.profile,
-            unit=example.unit, frameworks=example.frameworks, roles=example.roles, label_set_digest=label_set_digest,
-        ))  # fmt: skip
+        examples.append(
+            MemoryExample(
+                example=example.example,
+                excerpt=example.excerpt,
+                source=example.source,
+                profile=example.profile,
+                unit=example.unit,
+                frameworks=example.frameworks,
+                roles=example.roles,
+                label_set_digest=label_set_digest,
+            )
+        )
         counts[f"{u.source}:examples"] = counts.get(f"{u.source}:examples", 0) + 1
     return Memory(examples), dict(sorted(counts.items()))
 
@@ -94,9 +112,16 @@ class ProgramScorer:
         if item is None:
             return Score(0.0, reach_miss=True)
         memory = self._memory()
-        engine = Engine(program=self.program, memory=memory, columns=self.columns, client=self.client,
-                        boundary=Boundary(mode="evaluation", evaluation_groups=fold.eval_groups),
-                        repo_group=unit.group, validate=_validator(self.program), embedder=self.embedder)  # fmt: skip
+        engine = Engine(
+            program=self.program,
+            memory=memory,
+            columns=self.columns,
+            client=self.client,
+            boundary=Boundary(mode="evaluation", evaluation_groups=fold.eval_groups),
+            repo_group=unit.group,
+            validate=_validator(self.program),
+            embedder=self.embedder,
+        )
         if self._index is None or self._index.memory is not memory:
             self._index = Index(memory, self.columns)
         engine._index = self._index
@@ -105,20 +130,33 @@ class ProgramScorer:
             reason = decided.fallback or "no score"
             raise RuntimeError(f"{unit.source_ref}: the program gave no score ({reason})")
         d = decided.decision
-        return Score(decided.raw_score, unsure=d.verdict == "unsure", usd=d.cost_usd, cached=d.cached or
-                     self.program.kind == "memory-vote")  # fmt: skip
+        return Score(
+            decided.raw_score,
+            unsure=d.verdict == "unsure",
+            usd=d.cost_usd,
+            cached=d.cached or self.program.kind == "memory-vote",
+        )
 
     def describe(self) -> dict[str, Any]:
         """The program's id and kind, and the memory's digest."""
-        return {"kind": self.program.kind, "id": self.program.program_id, "memory_snapshot_digest": self.memory.digest,
-                "embedding": self.embedder.model if self.embedder is not None else None}  # fmt: skip
+        return {
+            "kind": self.program.kind,
+            "id": self.program.program_id,
+            "memory_snapshot_digest": self.memory.digest,
+            "embedding": self.embedder.model if self.embedder is not None else None,
+        }
 
 
 def decide_units(
-    program: Program, units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None], memory: Memory, *,
-    client: Chat | None = None, evaluation_groups: frozenset[str] = frozenset(),
+    program: Program,
+    units: Sequence[LabelledUnit],
+    analysed: Mapping[str, Analysed | None],
+    memory: Memory,
+    *,
+    client: Chat | None = None,
+    evaluation_groups: frozenset[str] = frozenset(),
     columns: Sequence[Column] | None = None,
-) -> dict[str, Decided]:  # fmt: skip
+) -> dict[str, Decided]:
     """Run a program on every unit with a record, a repository at a time (its own group never retrieved).
 
     ``memory`` is what may be retrieved at all; ``evaluation_groups`` are withheld from retrieval as well.
@@ -132,9 +170,15 @@ def decide_units(
     out: dict[str, Decided] = {}
     for group in sorted(by_group):
         batch = by_group[group]
-        engine = Engine(program=program, memory=memory, columns=cols, client=client,
-                        boundary=Boundary(mode="evaluation", evaluation_groups=evaluation_groups),
-                        repo_group=group, validate=_validator(program))  # fmt: skip
+        engine = Engine(
+            program=program,
+            memory=memory,
+            columns=cols,
+            client=client,
+            boundary=Boundary(mode="evaluation", evaluation_groups=evaluation_groups),
+            repo_group=group,
+            validate=_validator(program),
+        )
         engine._index = index
         items = [analysed[u.uid] for u in batch]
         run = decide_all([i for i in items if i is not None], engine)

@@ -84,13 +84,22 @@ def load_manifest(path: Path) -> Manifest:
     budget = e.get("budget_usd", {})
     total, per_arm = float(budget.get("total", 0.0)), float(budget.get("per_arm", 0.0))
     if total and per_arm and 2 * per_arm > total:
-        raise RegistrationError(f"{path}: experiment.budget_usd: two arms of {per_arm} exceed the total {total}")
+        raise RegistrationError(
+            f"{path}: experiment.budget_usd: two arms of {per_arm} exceed the total {total}"
+        )
     return Manifest(
-        id=e["id"], path=path, units_file=_relative(path, e["units_file"]), arms=arms,
-        seed=int(e.get("order", {}).get("seed", 0)), metric=e["metric"], cost_only=bool(e.get("cost_only", False)),
-        margin=float(e.get("margin", 0.05)), budget_total=float(budget.get("total", 0.0)),
-        budget_per_arm=float(budget.get("per_arm", 0.0)), pairing=pairing,
-    )  # fmt: skip
+        id=e["id"],
+        path=path,
+        units_file=_relative(path, e["units_file"]),
+        arms=arms,
+        seed=int(e.get("order", {}).get("seed", 0)),
+        metric=e["metric"],
+        cost_only=bool(e.get("cost_only", False)),
+        margin=float(e.get("margin", 0.05)),
+        budget_total=float(budget.get("total", 0.0)),
+        budget_per_arm=float(budget.get("per_arm", 0.0)),
+        pairing=pairing,
+    )
 
 
 def _relative(manifest: Path, name: str) -> Path:
@@ -146,8 +155,9 @@ def register(manifest_path: Path, store: EventStore) -> ExperimentRegistered:
     manifest_sha, head = committed(manifest_path)
     units_sha, _ = committed(manifest.units_file)
     load_units(manifest.units_file)
-    event = ExperimentRegistered(experiment=manifest.id, manifest_sha256=manifest_sha, units_sha256=units_sha,
-                                 code_commit=head)  # fmt: skip
+    event = ExperimentRegistered(
+        experiment=manifest.id, manifest_sha256=manifest_sha, units_sha256=units_sha, code_commit=head
+    )
     store.commit([StreamWrite(f"experiment-{manifest.id}", [event])], Metadata(producer="ouro.experiment"))
     return event
 
@@ -157,14 +167,20 @@ def find_registration(store: EventStore, experiment: str) -> ExperimentRegistere
     events = [e.decode() for e in store.read_stream(f"experiment-{experiment}")]
     found = [e for e in events if isinstance(e, ExperimentRegistered)]
     if not found:
-        raise RegistrationError(f"experiment {experiment!r} is not registered; run `ouro experiment register`")
+        raise RegistrationError(
+            f"experiment {experiment!r} is not registered; run `ouro experiment register`"
+        )
     return found[-1]
 
 
 def verify_registered(manifest: Manifest, registered: ExperimentRegistered) -> None:
     """Refuse a run whose manifest or units file no longer has the registered digest."""
-    for path, digest, what in ((manifest.path, registered.manifest_sha256, "manifest"),
-                               (manifest.units_file, registered.units_sha256, "units file")):  # fmt: skip
+    for path, digest, what in (
+        (manifest.path, registered.manifest_sha256, "manifest"),
+        (manifest.units_file, registered.units_sha256, "units file"),
+    ):
         actual = hashlib.sha256(path.read_bytes()).hexdigest()
         if actual != digest:
-            raise RegistrationError(f"{path}: the {what} changed since registration ({actual[:12]} ≠ {digest[:12]})")
+            raise RegistrationError(
+                f"{path}: the {what} changed since registration ({actual[:12]} ≠ {digest[:12]})"
+            )

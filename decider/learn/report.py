@@ -28,7 +28,8 @@ def _cell(stratum: dict[str, Any], key: str, percent: bool) -> str:
 
 
 def _points(point: dict[str, Any] | None, offered: bool | None) -> str:
-    """The operating points an adopted program would carry: ``p ≥ t`` for BLOCK (when offered) and ADVISORY."""
+    """The operating points an adopted program would carry: ``p ≥ t`` for BLOCK (when offered) and
+    ADVISORY."""
     if point is None:
         return "n/a"
     block = f"BLOCK p ≥ {point['block']:.3f}" if offered and point.get("block") is not None else "no BLOCK"
@@ -44,7 +45,11 @@ def _row(name: str, stratum: dict[str, Any], point: dict[str, Any] | None = None
     offered = stratum.get("block_offered")
     folds = f" in {stratum['block_folds']} folds" if stratum.get("block_folds") else ""
     block = (
-        "n/a" if offered is None else f"offered{folds}" if offered else f"not offered ({stratum.get('block_reason')})"
+        "n/a"
+        if offered is None
+        else f"offered{folds}"
+        if offered
+        else f"not offered ({stratum.get('block_reason')})"
     )
     cells = [_cell(stratum, key, percent) for key, _, percent in _COLUMNS]
     return head + " " + " | ".join(cells) + f" | {block} | {_points(point, offered)} |"
@@ -54,8 +59,10 @@ def _held(value: Any) -> str:
     if isinstance(value, str):
         return value
     pr = value["pr_auc_raw"]
-    return (f"{value['repositories']} repositories held out, {value['scored_units']} units scored, raw PR-AUC "
-            f"{Interval(pr['value'], pr['low'], pr['high']).text()}")  # fmt: skip
+    return (
+        f"{value['repositories']} repositories held out, {value['scored_units']} units scored, raw PR-AUC "
+        f"{Interval(pr['value'], pr['low'], pr['high']).text()}"
+    )
 
 
 def _pr_auc_line(data: dict[str, Any]) -> str:
@@ -63,7 +70,10 @@ def _pr_auc_line(data: dict[str, Any]) -> str:
     decided) and pin units (a function alone, as ``ouro scan`` sees it)."""
 
     def both(stratum: dict[str, Any]) -> str:
-        return f"{_cell(stratum, 'pr_auc', False)} on delta units, {_cell(stratum, 'pr_auc_pin', False)} on pin units"
+        return (
+            f"{_cell(stratum, 'pr_auc', False)} on delta units, {_cell(stratum, 'pr_auc_pin', False)} "
+            "on pin units"
+        )
 
     pooled = data["pooled"]
     if pooled.get("insufficient"):
@@ -79,19 +89,25 @@ def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
     lines = [
         f"## {title}",
         "",
-        f"Program `{program.get('kind', '?')}` {program.get('id', '')}; labels `{data['label_set_digest'][:12]}`, "
+        f"Program `{program.get('kind', '?')}` {program.get('id', '')}; labels "
+        f"`{data['label_set_digest'][:12]}`, "
         f"folds `{data['folds_digest'][:12]}`; {data['units']} units in {data['groups']} repository groups, "
-        f"{data['compile_groups']} groups held for compiling; {data['evaluated_units']} units evaluated on the outer "
+        f"{data['compile_groups']} groups held for compiling; {data['evaluated_units']} units evaluated on "
+        "the outer "
         f"folds; spend ${data['usd']:.4f}. Intervals: {data['resamples']:,} resamples of repositories.",
         "",
-        "The BLOCK columns show the BLOCK points each fold chose on the other folds; where the BLOCK column says "
-        "*not offered*, the program reports ADVISORY at most. A labelled unit no instrument surfaced (a reach miss) "
+        "The BLOCK columns show the BLOCK points each fold chose on the other folds; where the BLOCK column "
+        "says "
+        "*not offered*, the program reports ADVISORY at most. A labelled unit no instrument surfaced (a "
+        "reach miss) "
         "counts against recall.",
         "",
         _pr_auc_line(data),
         "",
     ]
-    header = "| stratum | repositories | " + " | ".join(label for _, label, _ in _COLUMNS) + " | BLOCK | points |"
+    header = (
+        "| stratum | repositories | " + " | ".join(label for _, label, _ in _COLUMNS) + " | BLOCK | points |"
+    )
     rule = "|" + " --- |" * (len(_COLUMNS) + 4)
     points = data.get("adopted", {}).get("operating_points", {})
     lines += ["### By family (calibrated per family; pooled across families in `*`)", "", header, rule]

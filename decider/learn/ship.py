@@ -1,10 +1,13 @@
-"""Building the memory that ships, fitting the packaged memory-vote program on it, and evaluating both on every
+"""Building the memory that ships, fitting the packaged memory-vote program on it, and evaluating both on
+every
 source held out in turn (``ouro learn memory ship``, ``ouro learn evaluate --loso``).
 
 ``ship`` analyses every source ``ruleset/sources.toml`` marks ``ship = true`` with priors ``detected`` (the
-default a user gets), writes their records to ``ruleset/memory/shipped.json.gz`` and the memory-vote program, with
+default a user gets), writes their records to ``ruleset/memory/shipped.json.gz`` and the memory-vote program,
+with
 the memory's digest and ADVISORY points fitted source by source (each source scored with the others), to
-``ruleset/programs/memory-vote-static.json``. ``held_out`` does, for one source, what ``ship`` does without it,
+``ruleset/programs/memory-vote-static.json``. ``held_out`` does, for one source, what ``ship`` does without
+it,
 and scores it; ``evaluate`` runs that for every labelled source under priors ``detected`` and ``off``.
 """
 
@@ -36,16 +39,18 @@ def shipped_sources() -> list[Source]:
     return [s for s in load_sources(default_allow_list()) if s.ship]
 
 
-def analyse_all(corpora: Path | None, cache: Path, priors: Priors, *, jobs: int = 1,
-                say: Say | None = None) -> dict[str, list[Labelled]]:  # fmt: skip
+def analyse_all(
+    corpora: Path | None, cache: Path, priors: Priors, *, jobs: int = 1, say: Say | None = None
+) -> dict[str, list[Labelled]]:
     """Every shipped source's labelled units under ``priors`` (cached)."""
     found: dict[str, list[Labelled]] = {}
     for source in shipped_sources():
         located = locate(source, corpora)
         if say is not None:
             say(f"analysing {source.id} ({located.folder}), priors {priors}")
-        found[source.id] = analyse_source(located, priors, cache, jobs=jobs,
-                                          progress=_every(say, source.id) if say else None)  # fmt: skip
+        found[source.id] = analyse_source(
+            located, priors, cache, jobs=jobs, progress=_every(say, source.id) if say else None
+        )
     return found
 
 
@@ -62,7 +67,8 @@ def _pins(items: Sequence[Labelled]) -> list[Labelled]:
 
 
 def fit_program_points(sources: Mapping[str, Sequence[Labelled]]) -> dict[str, OperatingPoint]:
-    """ADVISORY points fitted on these sources alone: each source's pin units scored with the others' records."""
+    """ADVISORY points fitted on these sources alone: each source's pin units scored with the others'
+    records."""
     scored: list[Unit] = []
     for name, items in sources.items():
         others = [i for other, rest in sources.items() if other != name for i in rest]
@@ -72,15 +78,26 @@ def fit_program_points(sources: Mapping[str, Sequence[Labelled]]) -> dict[str, O
 
 def _program(points: Mapping[str, OperatingPoint], memory_digest: str, priors: str) -> Program:
     return Program(
-        kind="memory-vote", priors=priors, memory=memory_digest, operating_points=dict(points),
-        source="packaged: the shipped memory (ruleset/memory/shipped.json.gz) votes; ADVISORY per family at recall "
-               ">= 0.90 of its pin units, each source scored with the other sources' records only; a live flow from "
-               "external input is ADVISORY at least, a guarded sink below it; BLOCK not offered: insufficient data",
-    )  # fmt: skip
+        kind="memory-vote",
+        priors=priors,
+        memory=memory_digest,
+        operating_points=dict(points),
+        source="packaged: the shipped memory (ruleset/memory/shipped.json.gz) votes; ADVISORY per family at "
+        "recall "
+        ">= 0.90 of its pin units, each source scored with the other sources' records only; a live flow from "
+        "external input is ADVISORY at least, a guarded sink below it; BLOCK not offered: insufficient data",
+    )
 
 
-def ship(corpora: Path | None, cache: Path, *, jobs: int = 1, say: Say | None = None,
-         memory_path: Path = SHIPPED, program_path: Path = PROGRAM) -> tuple[int, Program]:  # fmt: skip
+def ship(
+    corpora: Path | None,
+    cache: Path,
+    *,
+    jobs: int = 1,
+    say: Say | None = None,
+    memory_path: Path = SHIPPED,
+    program_path: Path = PROGRAM,
+) -> tuple[int, Program]:
     """Rebuild the shipped memory and the packaged memory-vote program; returns the rows written and the
     program."""
     from ouroboros_gates.decider.learn.versions import instrument_versions
@@ -105,32 +122,46 @@ def _pretty(program: Program) -> str:
     return json.dumps(json.loads(program.to_json()), indent=2, sort_keys=True)
 
 
-def held_out(name: str, sources: Mapping[str, Sequence[Labelled]], *, resamples: int = 1000,
-             seed: int = 0) -> dict[str, Any]:  # fmt: skip
+def held_out(
+    name: str, sources: Mapping[str, Sequence[Labelled]], *, resamples: int = 1000, seed: int = 0
+) -> dict[str, Any]:
     """One source held out: memory and points from the others only; its pin units scored and summarised
     overall, over SVEN's Python families, and per family."""
     rest = {other: items for other, items in sources.items() if other != name}
     points = fit_program_points(rest)
     units = score_units(_pins(sources[name]), memory_of(i for items in rest.values() for i in items))
     out: dict[str, Any] = {
-        "memory_sources": sorted(rest), "points": {f: round(p.advisory, 4) for f, p in sorted(points.items())},
+        "memory_sources": sorted(rest),
+        "points": {f: round(p.advisory, 4) for f, p in sorted(points.items())},
         "overall": summarise(units, points, resamples=resamples, seed=seed),
-    }  # fmt: skip
+    }
     python = [u for u in units if u.item.language == "python" and u.item.family in PYTHON_FAMILIES]
     if python and len(python) < len(units):
         out["python_families"] = summarise(python, points, resamples=resamples, seed=seed)
     out["by_family"] = {
-        family: summarise([u for u in units if u.item.family == family], points, resamples=resamples, seed=seed)
+        family: summarise(
+            [u for u in units if u.item.family == family], points, resamples=resamples, seed=seed
+        )
         for family in sorted({u.item.family for u in units})
     }
     return out
 
 
-def evaluate(corpora: Path | None, cache: Path, *, jobs: int = 1, resamples: int = 1000, seed: int = 0,
-             say: Say | None = None) -> dict[str, Any]:  # fmt: skip
-    """Every evaluated source held out, with priors detected and off, and the difference (what rests on them)."""
+def evaluate(
+    corpora: Path | None,
+    cache: Path,
+    *,
+    jobs: int = 1,
+    resamples: int = 1000,
+    seed: int = 0,
+    say: Say | None = None,
+) -> dict[str, Any]:
+    """Every evaluated source held out, with priors detected and off, and the difference (what rests on
+    them)."""
     result: dict[str, Any] = {"resamples": resamples, "seed": seed, "sources": {}}
-    by_priors = {priors: analyse_all(corpora, cache, priors, jobs=jobs, say=say) for priors in ("detected", "off")}
+    by_priors = {
+        priors: analyse_all(corpora, cache, priors, jobs=jobs, say=say) for priors in ("detected", "off")
+    }
     for name in EVALUATED:
         if name not in by_priors["detected"]:
             continue
@@ -142,12 +173,15 @@ def evaluate(corpora: Path | None, cache: Path, *, jobs: int = 1, resamples: int
 
 
 def _difference(on: Mapping[str, Any], off: Mapping[str, Any]) -> dict[str, Any]:
-    """detected - off of the decider's J and PR-AUC per stratum: the share of the result that rests on priors."""
+    """detected - off of the decider's J and PR-AUC per stratum: the share of the result that rests on
+    priors."""
     out: dict[str, Any] = {}
     for stratum in ("overall", "python_families"):
         if stratum in on and stratum in off:
-            out[stratum] = {stat: _minus(on[stratum]["decider"].get(stat), off[stratum]["decider"].get(stat))
-                            for stat in ("j", "pr_auc")}  # fmt: skip
+            out[stratum] = {
+                stat: _minus(on[stratum]["decider"].get(stat), off[stratum]["decider"].get(stat))
+                for stat in ("j", "pr_auc")
+            }
     return out
 
 
@@ -175,15 +209,20 @@ def _strata(run: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 
 
 def render(result: Mapping[str, Any], command: str) -> str:
-    """The evaluation as markdown: each held-out source with priors detected beside the instruments alone, then
+    """The evaluation as markdown: each held-out source with priors detected beside the instruments alone,
+    then
     what rests on the priors."""
     lines = [
-        f"Measured with `{command}`: each source held out in turn (its memory and its ADVISORY points built from the "
-        f"other sources only), the memory-vote program at $0, pin units (a function alone, as `ouro scan` sees it; no "
-        f"delta feature); 95% intervals from {result['resamples']} resamples of repositories (a benchmark case is "
+        f"Measured with `{command}`: each source held out in turn (its memory and its ADVISORY points built "
+        "from the "
+        "other sources only), the memory-vote program at $0, pin units (a function alone, as `ouro scan` "
+        "sees it; no "
+        f"delta feature); 95% intervals from {result['resamples']} resamples of repositories (a benchmark "
+        "case is "
         "its own).",
         "",
-        "| held out | stratum | units (+) | reached | decider @ADVISORY: TPR | FPR | Youden J | precision | PR-AUC | "
+        "| held out | stratum | units (+) | reached | decider @ADVISORY: TPR | FPR | Youden J | precision | "
+        "PR-AUC | "
         "vulnerable side above fixed | any quick-rule finding: J | Bandit alone: J |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -194,19 +233,31 @@ def render(result: Mapping[str, Any], command: str) -> str:
             d = row["decider"]
             bandit = _cell(row.get("bandit_any"), "j") if "bandit_any" in row else "no coverage"
             lines.append(
-                f"| {name} | {stratum} | {row['units']} ({row['positive']}) | {row['reached']} | {_cell(d, 'tpr')} | "
+                f"| {name} | {stratum} | {row['units']} ({row['positive']}) | {row['reached']} | "
+                f"{_cell(d, 'tpr')} | "
                 f"{_cell(d, 'fpr')} | **{_cell(d, 'j')}** | {_cell(d, 'precision')} | {_cell(d, 'pr_auc')} | "
                 f"{_cell(d, 'pairwise_order')} | {_cell(row['quick_rules_any'], 'j')} | {bandit} |"
             )
-    lines += ["", "What rests on the framework priors (`--priors detected` against `--priors off`, same units):", "",
-              "| held out | stratum | J detected | J off | difference | PR-AUC detected | PR-AUC off | difference |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    lines += [
+        "",
+        "What rests on the framework priors (`--priors detected` against `--priors off`, same units):",
+        "",
+        "| held out | stratum | J detected | J off | difference "
+        "| PR-AUC detected | PR-AUC off | difference |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for name, runs in result["sources"].items():
         for stratum in ("overall", "python_families"):
             if stratum not in runs["detected"]:
                 continue
-            on, off, diff = runs["detected"][stratum]["decider"], runs["off"][stratum]["decider"], runs["difference"]
+            on, off, diff = (
+                runs["detected"][stratum]["decider"],
+                runs["off"][stratum]["decider"],
+                runs["difference"],
+            )
             shown = "overall" if stratum == "overall" else "Python families"
-            lines.append(f"| {name} | {shown} | {_cell(on, 'j')} | {_cell(off, 'j')} | {diff[stratum]['j']} | "
-                         f"{_cell(on, 'pr_auc')} | {_cell(off, 'pr_auc')} | {diff[stratum]['pr_auc']} |")  # fmt: skip
+            lines.append(
+                f"| {name} | {shown} | {_cell(on, 'j')} | {_cell(off, 'j')} | {diff[stratum]['j']} | "
+                f"{_cell(on, 'pr_auc')} | {_cell(off, 'pr_auc')} | {diff[stratum]['pr_auc']} |"
+            )
     return "\n".join(lines) + "\n"

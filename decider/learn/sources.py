@@ -71,11 +71,25 @@ def load_sources(path: Path) -> list[Source]:
         if data["kind"] == "benchmark" and not (
             isinstance(data.get("code"), str) and isinstance(data.get("expected"), str)
         ):
-            raise LearnError(f"{where}: a benchmark names its code folder and its expected results (code, expected)")
-        out.append(Source(id=data["id"], kind=data["kind"], status=data["status"], record=data["record"],
-                          recorded=data["recorded"], licence=data["licence"], path=data.get("path"),
-                          match=data.get("match"), ship=bool(data.get("ship", False)), code=data.get("code"),
-                          expected=data.get("expected"), shipped_as=str(data.get("shipped_as", ""))))  # fmt: skip
+            raise LearnError(
+                f"{where}: a benchmark names its code folder and its expected results (code, expected)"
+            )
+        out.append(
+            Source(
+                id=data["id"],
+                kind=data["kind"],
+                status=data["status"],
+                record=data["record"],
+                recorded=data["recorded"],
+                licence=data["licence"],
+                path=data.get("path"),
+                match=data.get("match"),
+                ship=bool(data.get("ship", False)),
+                code=data.get("code"),
+                expected=data.get("expected"),
+                shipped_as=str(data.get("shipped_as", "")),
+            )
+        )
     ids = [s.id for s in out]
     if len(set(ids)) != len(ids):
         raise LearnError(f"{path}: source ids repeat")

@@ -7,7 +7,8 @@ code belongs to each repository, so its licence is recorded as unknown and it ne
 
 Two artefacts of SVEN's extraction are repaired the same way on both sides, whatever the label: a C or
 C++ function whose return type stood on the line before its name (``static int`` / ``name(...)``) starts at
-its name, which no C parser reads as a definition, so such a text gets the return type ``int`` on a line of its
+its name, which no C parser reads as a definition, so such a text gets the return type ``int`` on a line of
+its
 own (the changed lines move down by one); and a C++ ``func_name`` spelled ``ns::Class::method`` becomes the
 name the decider gives the function it defines (``Class.method``).
 """
@@ -38,9 +39,19 @@ CWE_FAMILY = {
     "cwe-787": "memory_safety",
 }
 _EXTENSIONS = {
-    ".py": "python", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp",
-    ".hh": "cpp", ".js": "javascript", ".ts": "typescript", ".java": "java", ".php": "php",
-}  # fmt: skip
+    ".py": "python",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".java": "java",
+    ".php": "php",
+}
 
 
 def language_of(file_name: str) -> str:
@@ -57,7 +68,9 @@ _STARTS_AT_NAME = re.compile(r"\A\s*[A-Za-z_][\w:~]*\s*\(")
 
 
 def _defines(language: str, code: str) -> list[str]:
-    return [f.name for f in parse_source(f"f.{language}", language, code.encode()).functions if not f.is_global]
+    return [
+        f.name for f in parse_source(f"f.{language}", language, code.encode()).functions if not f.is_global
+    ]
 
 
 def _with_return_type(language: str, code: str) -> tuple[str, int]:
@@ -69,7 +82,8 @@ def _with_return_type(language: str, code: str) -> tuple[str, int]:
 
 
 def _defined_name(language: str, code: str, name: str) -> str:
-    """The decider's name of the function ``code`` defines whose last segment is ``name``'s (else ``name``)."""
+    """The decider's name of the function ``code`` defines whose last segment is ``name``'s (else
+    ``name``)."""
     if language not in ("c", "cpp") or "::" not in name:
         return name
     last = name.rsplit("::", 1)[-1]

@@ -22,5 +22,7 @@ def instrument_versions() -> dict[str, dict[str, str | None]]:
         "lang": {lang: grammar_version() for lang in LANGUAGES},
         "qr": {lang: rules_version() for lang in LANGUAGES},
         "roles": {lang: roles_version(lang) for lang in LANGUAGES},
-        "taint": {lang: taint_version(lang) if vocabulary_of(lang) is not None else None for lang in LANGUAGES},
+        "taint": {
+            lang: taint_version(lang) if vocabulary_of(lang) is not None else None for lang in LANGUAGES
+        },
     }

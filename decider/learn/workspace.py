@@ -40,9 +40,13 @@ class Workspace:
             row.pop("code"), row.pop("base_code")
             rows.append(json.dumps(row, sort_keys=True))
         snapshot.write_text("\n".join(rows) + "\n")
-        pointer = {"digest": labels.digest, "dirs": [str(d.resolve()) for d in dirs],
-                   "allow_list": str(allow_list.resolve()), "include_title": include_title,
-                   "summary": labels.summary()}  # fmt: skip
+        pointer = {
+            "digest": labels.digest,
+            "dirs": [str(d.resolve()) for d in dirs],
+            "allow_list": str(allow_list.resolve()),
+            "include_title": include_title,
+            "summary": labels.summary(),
+        }
         self.current.write_text(json.dumps(pointer, indent=1, sort_keys=True) + "\n")
         return snapshot
 
@@ -56,7 +60,9 @@ class Workspace:
     def labels(self) -> LabelSet:
         """The current label set, rebuilt from its sources and checked against its digest."""
         p = self.pointer()
-        labels = build_labels([Path(d) for d in p["dirs"]], Path(p["allow_list"]), include_title=p["include_title"])
+        labels = build_labels(
+            [Path(d) for d in p["dirs"]], Path(p["allow_list"]), include_title=p["include_title"]
+        )
         if labels.digest != p["digest"]:
             raise LearnError(f"{self.current}: the sources changed since `ouro learn labels`; run it again")
         return labels
@@ -70,7 +76,8 @@ class Workspace:
         path = self.memory_file(digest)
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = [
-            json.dumps({"uid": uid, "analysed": to_json(a)}, sort_keys=True) for uid, a in sorted(analysed.items())
+            json.dumps({"uid": uid, "analysed": to_json(a)}, sort_keys=True)
+            for uid, a in sorted(analysed.items())
         ]
         path.write_text("\n".join(lines) + "\n")
         return path

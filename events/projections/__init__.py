@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from ouroboros_gates.events.projections import actions, decisions, faults, findings, labels, loop, proposals, runs
+from ouroboros_gates.events.projections import (
+    actions,
+    decisions,
+    faults,
+    findings,
+    labels,
+    loop,
+    proposals,
+    runs,
+)
 from ouroboros_gates.events.projections.base import RowProjection
 
 __all__ = ["PROJECTIONS", "RowProjection"]

@@ -92,8 +92,13 @@ def _retry(event: StoredEvent) -> dict[str, Any]:
 def _dismissal(event: StoredEvent) -> dict[str, Any]:
     p = event.payload
     candidate = {key: p["candidate"][key] for key in ("repo", "pin", "path", "function", "family")}
-    return {**candidate, "fingerprint": p["fingerprint"], "at": p["at"], "note": p.get("note", ""),
-            "position": event.position}  # fmt: skip
+    return {
+        **candidate,
+        "fingerprint": p["fingerprint"],
+        "at": p["at"],
+        "note": p.get("note", ""),
+        "position": event.position,
+    }
 
 
 def _review(event: StoredEvent) -> dict[str, Any]:
@@ -107,10 +112,18 @@ def _replay(event: StoredEvent) -> dict[str, Any]:
     result = p.get("backtest") or {}
     counts = {key: len(result[key]) if result else None for key in ("tp", "fp", "fn")}
     return {
-        "position": event.position, "miner": p["miner"], "as_of": p["as_of"], "labels": p["labels"],
-        "runs": p["runs"], "kappa_star": result.get("kappa_star"), **counts,
-        "pbo_status": result.get("pbo_status"), "error": p.get("error"), "backtest": p.get("backtest"), "at": p["at"],
-    }  # fmt: skip
+        "position": event.position,
+        "miner": p["miner"],
+        "as_of": p["as_of"],
+        "labels": p["labels"],
+        "runs": p["runs"],
+        "kappa_star": result.get("kappa_star"),
+        **counts,
+        "pbo_status": result.get("pbo_status"),
+        "error": p.get("error"),
+        "backtest": p.get("backtest"),
+        "at": p["at"],
+    }
 
 
 retries_projection = RowProjection("dead_letter_retries", dead_letter_retries, {"DeadLetterRetried": _retry})

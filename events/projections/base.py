@@ -57,7 +57,8 @@ class RowProjection:
         conn.execute(insert(self.table).values(**row))
 
     def apply_many(self, conn: Connection, events: Sequence[StoredEvent]) -> None:
-        """``apply`` for each event in order, as one upsert per batch instead of a delete and an insert per event.
+        """``apply`` for each event in order, as one upsert per batch instead of a delete and an insert per
+        event.
 
         The upsert runs on the driver's cursor, inside the caller's transaction: SQLAlchemy's per-row
         parameter processing cost more than the database's work.

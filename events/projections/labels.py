@@ -80,7 +80,12 @@ def _label(event: StoredEvent) -> dict[str, Any]:
 
 def _labeler_run(event: StoredEvent) -> dict[str, Any]:
     record = event.payload["labeler_run"]
-    return {"started": record["started"], "ended": record.get("ended"), "record": record, "position": event.position}
+    return {
+        "started": record["started"],
+        "ended": record.get("ended"),
+        "record": record,
+        "position": event.position,
+    }
 
 
 requests_projection = RowProjection("label_requests", label_requests, {"LabelRequested": _request})

@@ -92,7 +92,12 @@ def _result(event: StoredEvent) -> dict[str, Any]:
 
 def _closed(event: StoredEvent) -> dict[str, Any]:
     p = event.payload
-    return {"ticket": p["ticket"], "pull_request": p["pull_request"], "reason": p["reason"], "position": event.position}
+    return {
+        "ticket": p["ticket"],
+        "pull_request": p["pull_request"],
+        "reason": p["reason"],
+        "position": event.position,
+    }
 
 
 def _point(event: StoredEvent) -> dict[str, Any]:

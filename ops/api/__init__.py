@@ -85,11 +85,17 @@ def create_app(
     zone, cap = ZoneInfo(settings.timezone), settings.fixer_daily_cap_usd
     _prepare_state(settings, store, zone)
     broker = build_app(settings, include=False)
-    deps = Deps(settings, store, broker, zone, cap, registry_for(store, broker, zone, cap, settings.state_dir))
+    deps = Deps(
+        settings, store, broker, zone, cap, registry_for(store, broker, zone, cap, settings.state_dir)
+    )
     api = FastAPI(
-        title="Ouroboros", version="0.1.0", lifespan=_lifespan(store, catch_up_every_s),
-        max_body_size=MAX_BODY_BYTES, docs_url=None, redoc_url=None,
-    )  # fmt: skip
+        title="Ouroboros",
+        version="0.1.0",
+        lifespan=_lifespan(store, catch_up_every_s),
+        max_body_size=MAX_BODY_BYTES,
+        docs_url=None,
+        redoc_url=None,
+    )
     guard(api, settings, body_timeout_s)
     fleet_routes(api, deps)
     findings_routes(api, deps)
@@ -144,8 +150,13 @@ def _document(path: str, method: str, operation: dict[str, Any]) -> None:
     invalid = responses.pop("422", None)
     if invalid is not None:
         problem = {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
-        responses.setdefault("400", {"description": "A parameter is malformed or out of range.", "content": problem})
+        responses.setdefault(
+            "400", {"description": "A parameter is malformed or out of range.", "content": problem}
+        )
         if path.startswith("/api/publish/"):
-            responses["422"] = {"description": "The message's fields are invalid (each named).", "content": problem}
+            responses["422"] = {
+                "description": "The message's fields are invalid (each named).",
+                "content": problem,
+            }
     if method in ("post", "put", "patch", "delete"):
         operation["security"] = [{"bearer": []}]

@@ -72,7 +72,11 @@ class ReplayRequest(BaseModel):
 
 def action_routes(api: FastAPI, deps: Deps) -> None:
     """Publish, replay, and the four actions; every one needs the token."""
-    secured = {"dependencies": [Depends(token_check(deps.settings))], "responses": _responses(), "tags": ["write"]}
+    secured = {
+        "dependencies": [Depends(token_check(deps.settings))],
+        "responses": _responses(),
+        "tags": ["write"],
+    }
     _log_routes(api, deps, secured)
     _operator_routes(api, deps, secured)
 
@@ -147,7 +151,9 @@ def _operator_routes(api: FastAPI, deps: Deps, secured: dict[str, Any]) -> None:
         return action, (None if action is None else _record(deps, producer, action))
 
     @api.post(
-        "/api/actions/dead_letters/{message_id}/retry", response_model=Retried, **_with(secured, _MISSING, _CONFLICT)
+        "/api/actions/dead_letters/{message_id}/retry",
+        response_model=Retried,
+        **_with(secured, _MISSING, _CONFLICT),
     )
     def retry(message_id: Annotated[str, Path(max_length=128)], body: RetryRequest) -> dict[str, Any]:
         """Send a dead-lettered message again, as a new message queued through the outbox."""
@@ -160,15 +166,21 @@ def _operator_routes(api: FastAPI, deps: Deps, secured: dict[str, Any]) -> None:
                 select(t.outbox.c.published_at).where(t.outbox.c.message_id == sent.message_id)
             ).scalar_one_or_none()
         attempt = action.events[0].attempt
-        return {"position": position, "retry_message_id": sent.message_id, "attempt": attempt,
-                "published": published is not None}  # fmt: skip
+        return {
+            "position": position,
+            "retry_message_id": sent.message_id,
+            "attempt": attempt,
+            "published": published is not None,
+        }
 
     @api.post("/api/actions/decisions/dismiss", response_model=DismissRecorded, **_with(secured, _MISSING))
     def dismiss(body: DismissRequest) -> dict[str, Any]:
         """Dismiss the decision on a candidate; the ledger marks it dismissed with the note."""
         from ouroboros_gates.ops.actions import dismiss as decide
 
-        _action, position = taken(lambda: decide(store, body.candidate, utcnow(), body.note), "ops.api.dismiss")
+        _action, position = taken(
+            lambda: decide(store, body.candidate, utcnow(), body.note), "ops.api.dismiss"
+        )
         return {"position": position, "candidate": body.candidate.to_json_dict()}
 
     @api.post("/api/actions/labels/{label}/review", response_model=Reviewed, **_with(secured, _MISSING))
@@ -176,7 +188,9 @@ def _operator_routes(api: FastAPI, deps: Deps, secured: dict[str, Any]) -> None:
         """Accept or reject a proposed label (by its log position); the ledger's labels follow the review."""
         from ouroboros_gates.ops.actions import review as decide
 
-        _action, position = taken(lambda: decide(store, label, body.review, utcnow(), body.note), "ops.api.review")
+        _action, position = taken(
+            lambda: decide(store, label, body.review, utcnow(), body.note), "ops.api.review"
+        )
         return {"position": position, "label": label, "review": body.review.value}
 
     @api.post("/api/actions/miners/{miner}/replay", response_model=ReplayRecorded, **_with(secured, _MISSING))

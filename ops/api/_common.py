@@ -1,4 +1,5 @@
-"""What the API's routes share: the settings, the event store, the broker, and the query parameters' bounds."""
+"""What the API's routes share: the settings, the event store, the broker, and the query parameters'
+bounds."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ MAX_POSITION = 2**63 - 1
 
 After = Annotated[int, Query(ge=0, le=MAX_POSITION, description="Only rows past this log position.")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="Rows per page.")]
-Offset = Annotated[int, Query(ge=0, le=1_000_000, description="Rows to skip (with a sort other than position).")]
+Offset = Annotated[
+    int, Query(ge=0, le=1_000_000, description="Rows to skip (with a sort other than position).")
+]
 
 _CREDENTIALS = re.compile(r"(\w[\w+.-]*://)[^@/\s]+@")
 

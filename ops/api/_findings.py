@@ -64,7 +64,8 @@ def _source(file: str, line: int, settings: Settings) -> str | None:
 
 def _fact_text(fact: dict[str, Any]) -> str:
     args = [
-        orjson.dumps(arg["text"]).decode() if "text" in arg else f"{arg['number']:g}" for arg in fact.get("args", [])
+        orjson.dumps(arg["text"]).decode() if "text" in arg else f"{arg['number']:g}"
+        for arg in fact.get("args", [])
     ]
     return f"{fact['predicate']}({', '.join(args)})"
 
@@ -83,7 +84,9 @@ def _proof(proof: list[dict[str, Any]], own: bool, settings: Settings) -> list[d
     return shown
 
 
-def _where(visible: ColumnElement[bool], filters: dict[str, str | None], text: str | None) -> ColumnElement[bool]:
+def _where(
+    visible: ColumnElement[bool], filters: dict[str, str | None], text: str | None
+) -> ColumnElement[bool]:
     clauses = [visible, *(table.c[name] == value for name, value in filters.items() if value is not None)]
     if text:
         clauses.append(
@@ -97,7 +100,9 @@ def _facets(deps: Deps, visible: ColumnElement[bool]) -> dict[str, list[str]]:
         return {
             name: [
                 str(v)
-                for v in conn.execute(select(table.c[name]).where(visible).distinct().order_by(table.c[name])).scalars()
+                for v in conn.execute(
+                    select(table.c[name]).where(visible).distinct().order_by(table.c[name])
+                ).scalars()
             ]
             for name in _FACETS
         }
@@ -110,14 +115,31 @@ def findings_routes(api: FastAPI, deps: Deps) -> None:
 
     @api.get("/api/findings", response_model=FindingsPage, tags=["loop"])
     def findings_(
-        after: After = 0, limit: Limit = 100, offset: Offset = 0,
-        sort: FindingSort = FindingSort.POSITION, order: Literal["asc", "desc"] = "asc",
-        miner: Text = None, rule: Text = None, scope: Literal["generic", "tenant"] | None = None,
-        severity: Text = None, run: Text = None, q: Text = None,
-        tenant: Annotated[str | None, Query(max_length=64, description="Only this tenant's (as visible here).")] = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        """Findings with their proofs, filtered (exact fields; ``q`` in the run or subject), sorted and paged."""
-        filters = {"miner": miner, "rule": rule, "scope": scope, "severity": severity, "run": run, "tenant": tenant}
+        after: After = 0,
+        limit: Limit = 100,
+        offset: Offset = 0,
+        sort: FindingSort = FindingSort.POSITION,
+        order: Literal["asc", "desc"] = "asc",
+        miner: Text = None,
+        rule: Text = None,
+        scope: Literal["generic", "tenant"] | None = None,
+        severity: Text = None,
+        run: Text = None,
+        q: Text = None,
+        tenant: Annotated[
+            str | None, Query(max_length=64, description="Only this tenant's (as visible here).")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Findings with their proofs, filtered (exact fields; ``q`` in the run or subject), sorted and
+        paged."""
+        filters = {
+            "miner": miner,
+            "rule": rule,
+            "scope": scope,
+            "severity": severity,
+            "run": run,
+            "tenant": tenant,
+        }
         where = and_(_where(visible, filters, q), table.c.position > after)
         column = table.c[sort.value]
         keys = [column.desc() if order == "desc" else column.asc(), table.c.position.asc()]
@@ -132,11 +154,14 @@ def findings_routes(api: FastAPI, deps: Deps) -> None:
         by_position = sort is FindingSort.POSITION and order == "asc" and offset == 0
         full = len(found) == limit
         return {
-            "rows": found, "total": total, "offset": offset, "limit": limit,
+            "rows": found,
+            "total": total,
+            "offset": offset,
+            "limit": limit,
             "next": found[-1]["position"] if full and by_position else None,
             "next_offset": offset + limit if offset + limit < total else None,
             "facets": _facets(deps, visible),
-        }  # fmt: skip
+        }
 
     @api.get("/api/export/findings", response_model=ExportPage, tags=["loop"])
     def export(after: After = 0, limit: Limit = 100) -> dict[str, Any]:
@@ -145,7 +170,9 @@ def findings_routes(api: FastAPI, deps: Deps) -> None:
         rows = deps.rows(generic.order_by(table.c.position).limit(limit))
         key = read_export_key(settings)
         if key is None:
-            raise HTTPException(503, "no export key yet: the server makes it when it starts with a writable state")
+            raise HTTPException(
+                503, "no export key yet: the server makes it when it starts with a writable state"
+            )
         try:
             shown = export_findings(rows, key, gate_for(settings, {r["tenant"] for r in rows}))
         except OuroError as exc:

@@ -60,7 +60,12 @@ def fleet_routes(api: FastAPI, deps: Deps) -> None:
     def events(after: After = 0, limit: Limit = 100) -> list[dict[str, Any]]:
         """This tenant's events past ``after``, in log order."""
         mine = t.events.c.meta["tenant"].as_string() == settings.tenant
-        query = select(t.events).where(t.events.c.position > after, mine).order_by(t.events.c.position).limit(limit)
+        query = (
+            select(t.events)
+            .where(t.events.c.position > after, mine)
+            .order_by(t.events.c.position)
+            .limit(limit)
+        )
         keys = ("position", "stream", "version", "type", "payload")
         return [{**{k: e[k] for k in keys}, "recorded_at": iso(e["recorded_at"])} for e in deps.rows(query)]
 
@@ -71,7 +76,8 @@ def fleet_routes(api: FastAPI, deps: Deps) -> None:
         responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text exposition."}},
     )
     def metrics() -> Response:
-        """Prometheus metrics, read from the broker, the event log and the measurer's snapshot at each scrape."""
+        """Prometheus metrics, read from the broker, the event log and the measurer's snapshot at each
+        scrape."""
         return Response(render(deps.registry), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -112,7 +112,9 @@ def token_check(settings: Settings) -> Any:
             raise HTTPException(400, "malformed bearer token: not printable ASCII")
         if scheme.lower() != "bearer" or not secrets.compare_digest(given.encode(), expected.encode()):
             raise HTTPException(
-                401, "a bearer token (OURO_API_TOKEN) is required to write", headers={"WWW-Authenticate": "Bearer"}
+                401,
+                "a bearer token (OURO_API_TOKEN) is required to write",
+                headers={"WWW-Authenticate": "Bearer"},
             )
 
     return require_token

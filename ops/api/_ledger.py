@@ -73,16 +73,24 @@ def _filters(table: Table, params: dict[str, str]) -> list[Any]:
 def _page_model(name: str, table: Table) -> type[BaseModel]:
     row = row_model(table)
     title = "Ledger" + "".join(part.title() for part in name.split("_")) + "Page"
-    fields: dict[str, Any] = {"table": (Literal[name], ...), "rows": (list[row], ...), "next": (int | None, ...)}  # type: ignore[valid-type]
+    fields: dict[str, Any] = {
+        "table": (Literal[name], ...),
+        "rows": (list[row], ...),  # type: ignore[valid-type]
+        "next": (int | None, ...),
+    }
     return create_model(title, __doc__=f"A page of {table.name}.", **fields)
 
 
 def _route(api: FastAPI, deps: Deps, name: str, table: Table) -> None:
-    @api.get(f"/api/ledger/{name}", response_model=_page_model(name, table), tags=["ledger"], name=f"ledger_{name}")
+    @api.get(
+        f"/api/ledger/{name}", response_model=_page_model(name, table), tags=["ledger"], name=f"ledger_{name}"
+    )
     def read(
         request: Request,
         after: After = 0,
-        before: Annotated[int | None, Query(ge=1, le=MAX_POSITION, description="Only rows before it.")] = None,
+        before: Annotated[
+            int | None, Query(ge=1, le=MAX_POSITION, description="Only rows before it.")
+        ] = None,
         limit: Limit = 100,
         order: Literal["asc", "desc"] = "asc",
     ) -> dict[str, Any]:

@@ -43,14 +43,22 @@ def loop_routes(api: FastAPI, deps: Deps) -> None:
 def _measured_routes(api: FastAPI, deps: Deps) -> None:
     settings = deps.settings
 
-    @api.get("/api/ouroboros", response_model=Snapshot, tags=["loop"], responses={404: {"description": "None yet."}})
+    @api.get(
+        "/api/ouroboros",
+        response_model=Snapshot,
+        tags=["loop"],
+        responses={404: {"description": "None yet."}},
+    )
     def ouroboros() -> Any:
-        """The measurer's snapshot: the latest series, h_fleet with its offenders, accepted miners by scope."""
+        """The measurer's snapshot: the latest series, h_fleet with its offenders, accepted miners by
+        scope."""
         from ouroboros_gates.workers.measurer import snapshot_path
 
         path = snapshot_path(settings)
         if not path.is_file():
-            raise HTTPException(404, f"no snapshot yet: {path.name} is written by the measurer (ouro measure)")
+            raise HTTPException(
+                404, f"no snapshot yet: {path.name} is written by the measurer (ouro measure)"
+            )
         return orjson.loads(path.read_bytes())
 
     @api.get("/api/backtests", response_model=BacktestsPage, tags=["loop"])
@@ -67,7 +75,9 @@ def _measured_routes(api: FastAPI, deps: Deps) -> None:
                 shown.append({"position": event.position, "recorded_at": at, **acceptance.to_json_dict()})
         return page(shown[:limit], limit)
 
-    @api.get("/api/labeler", response_model=LabelerShown, tags=["loop"], responses={404: {"description": "None."}})
+    @api.get(
+        "/api/labeler", response_model=LabelerShown, tags=["loop"], responses={404: {"description": "None."}}
+    )
     def labeler() -> dict[str, Any]:
         """The labeler's run: ``labeler.json`` while it runs, else the ledger's latest."""
         record = settings.state_dir / "labeler.json"
@@ -92,8 +102,12 @@ def _measured_routes(api: FastAPI, deps: Deps) -> None:
 def _decision_routes(api: FastAPI, deps: Deps) -> None:
     table, dismissed = decisions.decisions, actions.dismissals
     joined = table.outerjoin(dismissed, and_(*(table.c[k] == dismissed.c[k] for k in _KEY)))
-    columns = [*table.c, dismissed.c.at.label("dismissed_at"), dismissed.c.note.label("dismissed_note"),
-               dismissed.c.position.label("dismissed_position")]  # fmt: skip
+    columns = [
+        *table.c,
+        dismissed.c.at.label("dismissed_at"),
+        dismissed.c.note.label("dismissed_note"),
+        dismissed.c.position.label("dismissed_position"),
+    ]
 
     @api.get("/api/decisions", response_model=DecisionsPage, tags=["decider"])
     def decisions_(
@@ -104,16 +118,34 @@ def _decision_routes(api: FastAPI, deps: Deps) -> None:
     ) -> dict[str, Any]:
         """The decider's decisions, newest first, each with its flows, rationale and dismissal."""
         by_repo = [table.c.repo == repo] if repo is not None else []
-        where = and_(true(), *by_repo, *([table.c.action == operating_point.upper()] if operating_point else []))
-        query = select(*columns).select_from(joined).where(where).order_by(table.c.position.desc(), *table.c[_KEY])
+        where = and_(
+            true(), *by_repo, *([table.c.action == operating_point.upper()] if operating_point else [])
+        )
+        query = (
+            select(*columns)
+            .select_from(joined)
+            .where(where)
+            .order_by(table.c.position.desc(), *table.c[_KEY])
+        )
         rows = [_decision(row) for row in deps.rows(query.offset(offset).limit(limit))]
         total = int(deps.scalar(select(func.count()).select_from(table).where(where)))
         with deps.store.reading() as conn:
-            repos = [str(r) for r in conn.execute(select(table.c.repo).distinct().order_by(table.c.repo)).scalars()]
-            counted = conn.execute(select(table.c.action, func.count()).where(*by_repo).group_by(table.c.action))
+            repos = [
+                str(r) for r in conn.execute(select(table.c.repo).distinct().order_by(table.c.repo)).scalars()
+            ]
+            counted = conn.execute(
+                select(table.c.action, func.count()).where(*by_repo).group_by(table.c.action)
+            )
             counts = {"block": 0, "advisory": 0, "drop": 0} | {str(a).lower(): int(n) for a, n in counted}
-        return {"rows": rows, "total": total, "offset": offset, "limit": limit, "repos": repos, "counts": counts,
-                "next_offset": offset + limit if offset + limit < total else None}  # fmt: skip
+        return {
+            "rows": rows,
+            "total": total,
+            "offset": offset,
+            "limit": limit,
+            "repos": repos,
+            "counts": counts,
+            "next_offset": offset + limit if offset + limit < total else None,
+        }
 
 
 def _decision(row: dict[str, Any]) -> dict[str, Any]:
@@ -127,12 +159,15 @@ def _decision(row: dict[str, Any]) -> dict[str, Any]:
 def _queue_routes(api: FastAPI, deps: Deps) -> None:
     @api.get("/api/labels", response_model=LabelsPage, tags=["loop"])
     def labels_(
-        after: After = 0, limit: Limit = 100,
+        after: After = 0,
+        limit: Limit = 100,
         ticket: Annotated[int | None, Query(ge=1, le=MAX_POSITION)] = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         """Proposed labels in log order, each with the labeler's check and the operator's review."""
         table, reviews = labels.labels, actions.label_reviews
-        query = select(table, reviews.c.review, reviews.c.at, reviews.c.note, reviews.c.position.label("reviewed"))
+        query = select(
+            table, reviews.c.review, reviews.c.at, reviews.c.note, reviews.c.position.label("reviewed")
+        )
         query = query.select_from(table.outerjoin(reviews, reviews.c.label == table.c.position))
         query = query.where(table.c.position > after, *([table.c.ticket == ticket] if ticket else []))
         rows = deps.rows(query.order_by(table.c.position).limit(limit))
@@ -146,23 +181,40 @@ def _queue_routes(api: FastAPI, deps: Deps) -> None:
         """Messages the fleet gave up on, newest first, and their latest retry from the ops page."""
         table, retries = faults.faults, actions.dead_letter_retries
         kept = _kept_messages(deps)
-        query = select(table, retries.c.attempt, retries.c.retry_message_id, retries.c.at,
-                       retries.c.position.label("retried"))  # fmt: skip
+        query = select(
+            table,
+            retries.c.attempt,
+            retries.c.retry_message_id,
+            retries.c.at,
+            retries.c.position.label("retried"),
+        )
         query = query.select_from(table.outerjoin(retries, retries.c.message_id == table.c.message_id))
         query = query.where(table.c.kind == "dead_letter", *([table.c.position < before] if before else []))
         rows = []
         for row in deps.rows(query.order_by(table.c.position.desc()).limit(limit)):
-            retry = {k: row.pop(k) for k in ("attempt", "retry_message_id", "at")} | {"position": row.pop("retried")}
+            retry = {k: row.pop(k) for k in ("attempt", "retry_message_id", "at")} | {
+                "position": row.pop("retried")
+            }
             detail = row.pop("detail")
-            rows.append({**row, **detail, "retryable": row["message_id"] in kept,
-                         "retry": retry if retry["attempt"] else None})  # fmt: skip
+            rows.append(
+                {
+                    **row,
+                    **detail,
+                    "retryable": row["message_id"] in kept,
+                    "retry": retry if retry["attempt"] else None,
+                }
+            )
         return {"rows": rows, "next": rows[-1]["position"] if len(rows) == limit else None}
 
 
 def _kept_messages(deps: Deps) -> set[str]:
-    """Dead letters whose message was kept (by the event, or by the outbox for a follow-up): those can be retried."""
+    """Dead letters whose message was kept (by the event, or by the outbox for a follow-up): those can be
+    retried."""
     with deps.store.reading() as conn:
-        dead = [e.decode_as(MessageDeadLettered) for e in read_where(conn, t.events.c.type == MessageDeadLettered.TYPE)]
+        dead = [
+            e.decode_as(MessageDeadLettered)
+            for e in read_where(conn, t.events.c.type == MessageDeadLettered.TYPE)
+        ]
         ids = {letter.message_id for letter in dead}
         queued = conn.execute(select(t.outbox.c.message_id).where(t.outbox.c.message_id.in_(ids))).scalars()
         return {letter.message_id for letter in dead if letter.message} | {str(m) for m in queued}

@@ -76,16 +76,23 @@ class FleetStatus(BaseModel):
     projection lag, and whether the broker and the event log answered."""
 
     head: int
-    queues: dict[str, int | None] = Field(description="Messages waiting per queue; None when the broker cannot say.")
+    queues: dict[str, int | None] = Field(
+        description="Messages waiting per queue; None when the broker cannot say."
+    )
     in_flight: dict[str, int | None] = Field(
-        description="Messages a worker has taken and not yet acknowledged, per queue; None when the broker cannot say."
+        description="Messages a worker has taken and not yet acknowledged, per queue; None when the broker "
+        "cannot say."
     )
     dead_letters_recorded: int
     rejected: int
     outbox_pending: int = Field(description="Follow-up messages committed but not yet published.")
     projections: list[ProjectionLag]
-    broker_error: str | None = Field(description="The broker's error, credentials cut; None when it answered.")
-    database_error: str | None = Field(description="The event log's error, credentials cut; None when it answered.")
+    broker_error: str | None = Field(
+        description="The broker's error, credentials cut; None when it answered."
+    )
+    database_error: str | None = Field(
+        description="The event log's error, credentials cut; None when it answered."
+    )
 
 
 class RunningTask(BaseModel):
@@ -132,7 +139,9 @@ class ProofFact(BaseModel):
     span: SpanShown | None = None
     text: str = Field(description='The fact as written, e.g. ``score("r1", 1259)``.')
     where: str | None = Field(description="``file:line``, or None for a constant.")
-    source: str | None = Field(description="The text of that line; None when it is not this tenant's or not readable.")
+    source: str | None = Field(
+        description="The text of that line; None when it is not this tenant's or not readable."
+    )
 
 
 class FindingRow(BaseModel):
@@ -156,9 +165,13 @@ class FindingsPage(BaseModel):
     total: int = Field(description="Findings matching the filters.")
     offset: int
     limit: int
-    next: int | None = Field(description="With sort=position, order=asc: the ``after`` cursor of the next page.")
+    next: int | None = Field(
+        description="With sort=position, order=asc: the ``after`` cursor of the next page."
+    )
     next_offset: int | None = Field(description="The ``offset`` of the next page; None on the last one.")
-    facets: dict[str, list[str]] = Field(description="Values each filter can take (miner, rule, scope, severity).")
+    facets: dict[str, list[str]] = Field(
+        description="Values each filter can take (miner, rule, scope, severity)."
+    )
 
 
 def _absent(value: object) -> bool:
@@ -416,7 +429,9 @@ class ReplayDone(BaseModel):
 class Retried(BaseModel):
     """A dead letter sent again: the event recorded and the message queued."""
 
-    position: int | None = Field(description="The event's position; None when this retry was recorded already.")
+    position: int | None = Field(
+        description="The event's position; None when this retry was recorded already."
+    )
     retry_message_id: str
     attempt: int
     published: bool = Field(description="Whether the broker took it now (else the outbox sweep sends it).")
@@ -432,7 +447,9 @@ class DismissRecorded(BaseModel):
 class ReplayRecorded(BaseModel):
     """A backtest re-run as of a time, as recorded."""
 
-    position: int | None = Field(description="The event's position; None when the same replay was recorded already.")
+    position: int | None = Field(
+        description="The event's position; None when the same replay was recorded already."
+    )
     replay: BacktestReplayed
 
 

@@ -76,7 +76,9 @@ class HeadDeadlineProtocol(H11Protocol):
     def _head_timed_out(self) -> None:
         self._head_timer = None
         if not self.transport.is_closing():
-            self.logger.info("request head not received within %.0f s; closing the connection", self.head_timeout_s)
+            self.logger.info(
+                "request head not received within %.0f s; closing the connection", self.head_timeout_s
+            )
             self.transport.write(_TIMED_OUT)
             self.transport.close()
 

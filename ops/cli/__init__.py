@@ -23,7 +23,9 @@ __all__ = ["COMMANDS", "ROOT_HELP", "Entry", "LazyGroup", "app", "load", "main",
 
 def main() -> None:
     """Entry point: run the CLI; our errors and usage errors are one line on stderr and exit status 2."""
-    completing = "_OURO_COMPLETE" in os.environ  # the shell asks for completions: the words are in the environment
+    completing = (
+        "_OURO_COMPLETE" in os.environ
+    )  # the shell asks for completions: the words are in the environment
     if sys.argv[1:] == ["--help"]:  # the command table, before any command-line library is loaded
         sys.stdout.write(usage())
         raise SystemExit(0)

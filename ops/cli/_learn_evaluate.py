@@ -1,4 +1,5 @@
-"""The benchmark and held-out evaluations of ``ouro learn`` (``learn.py`` parses the options and calls these)."""
+"""The benchmark and held-out evaluations of ``ouro learn`` (``learn.py`` parses the options and calls
+these)."""
 
 from __future__ import annotations
 
@@ -28,33 +29,58 @@ def store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
     examples = [replace(e, id="", label_set_digest=digest) for e in benchmark_memory(cases, analysed)]
     new = keep_examples(load_settings().event_log_url, Memory(examples))
     positives = sum(e.y for e in examples)
-    print(f"benchmark {expected.name}: {len(examples)} examples ({positives} vulnerable) from {len(cases)} cases, "
-          f"{len(skipped)} file(s) skipped; stored: {new} new examples in the decider's store")  # fmt: skip
+    print(
+        f"benchmark {expected.name}: {len(examples)} examples ({positives} vulnerable) from {len(cases)} "
+        "cases, "
+        f"{len(skipped)} file(s) skipped; stored: {new} new examples in the decider's store"
+    )
 
 
-def evaluate_loso(corpora: Path | None, *, jobs: int, seed: int, resamples: int, name: str,
-                   markdown: Path | None) -> None:  # fmt: skip
+def evaluate_loso(
+    corpora: Path | None, *, jobs: int, seed: int, resamples: int, name: str, markdown: Path | None
+) -> None:
     from ouroboros_gates.decider.learn.ship import evaluate, render
 
-    result = evaluate(corpora, workspace().root / "corpus", jobs=jobs, resamples=resamples, seed=seed, say=say)
-    command = "ouro learn evaluate --loso --corpora ../shared/corpora" + (f" --jobs {jobs}" if jobs > 1 else "")
+    result = evaluate(
+        corpora, workspace().root / "corpus", jobs=jobs, resamples=resamples, seed=seed, say=say
+    )
+    command = "ouro learn evaluate --loso --corpora ../shared/corpora" + (
+        f" --jobs {jobs}" if jobs > 1 else ""
+    )
     table = render(result, command)
     written = _write(name if name != "evaluation" else "loso", result, table, markdown)
     print(table)
     print(f"written: {written}")
 
 
-def evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int, resamples: int, name: str,
-                        with_memory: bool, priors: str = "detected", markdown: Path | None = None) -> None:  # fmt: skip
+def evaluate_benchmark(
+    benchmark: Path,
+    expected: Path,
+    *,
+    jobs: int,
+    seed: int,
+    resamples: int,
+    name: str,
+    with_memory: bool,
+    priors: str = "detected",
+    markdown: Path | None = None,
+) -> None:
     import time
 
     from ouroboros_gates.decider.assemble import packaged_program
-    from ouroboros_gates.decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
+    from ouroboros_gates.decider.learn.benchmark import (
+        analyse_cases,
+        evaluate_benchmark,
+        load_cases,
+        render_benchmark,
+    )
 
     cases = load_cases(benchmark, expected)
     started = time.monotonic()
     chosen: Any = priors
-    analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"), priors=chosen)
+    analysed, skipped = analyse_cases(
+        cases, benchmark, jobs=jobs, progress=_progress("analysed files"), priors=chosen
+    )
     analysed_s = time.monotonic() - started
     extra = None
     if with_memory:
@@ -66,15 +92,24 @@ def evaluate_benchmark(benchmark: Path, expected: Path, *, jobs: int, seed: int,
     program = packaged_program("memory-vote")
     if program is None:
         raise OuroError("no packaged memory-vote program in ruleset/programs/")
-    result = evaluate_benchmark(cases, analysed, program, extra=extra, seed=seed, resamples=resamples,
-                                progress=_progress("decided folds"))  # fmt: skip
+    result = evaluate_benchmark(
+        cases,
+        analysed,
+        program,
+        extra=extra,
+        seed=seed,
+        resamples=resamples,
+        progress=_progress("decided folds"),
+    )
     result["skipped"] = skipped
     result["seconds"] = {"analyse": round(analysed_s, 1), "total": round(time.monotonic() - started, 1)}
     table = render_benchmark(result)
     written = _write(name if name != "evaluation" else "benchmark", result, table, markdown)
     print(table)
-    print(f"{len(cases)} cases in {result['seconds']['total']} s ({result['seconds']['analyse']} s analysing, "
-          f"{jobs} process(es)); written: {written}")  # fmt: skip
+    print(
+        f"{len(cases)} cases in {result['seconds']['total']} s ({result['seconds']['analyse']} s analysing, "
+        f"{jobs} process(es)); written: {written}"
+    )
 
 
 def _write(stem: str, result: dict[str, Any], table: str, markdown: Path | None) -> str:

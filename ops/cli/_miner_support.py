@@ -14,7 +14,8 @@ __all__ = ["fail", "from_ledger", "knee_of", "miner_test_cmd", "report_malformed
 
 
 def report_malformed(items: list[CorpusItem], exit_on_unread: bool = False) -> None:
-    """The lines the readers skipped (file:line: why), what a run's layout lacks, and each file no reader could
+    """The lines the readers skipped (file:line: why), what a run's layout lacks, and each file no reader
+    could
     read, on stderr; with ``exit_on_unread``, exit status 1 when there was such a file (the output stands)."""
     unread = [bad for item in items for bad in item.unread]
     for item in items:
@@ -37,7 +38,8 @@ def fail(rows: list[str]) -> None:
 
 
 def runs_given(runs: list[str] | None, more: list[str] | None) -> tuple[str, ...]:
-    """``--runs A B C`` (and ``--runs A --runs B``): click gives the first value to the option, the rest here."""
+    """``--runs A B C`` (and ``--runs A --runs B``): click gives the first value to the option, the rest
+    here."""
     from ouroboros_gates.miners import MinerUsageError
 
     if more and not runs:
@@ -50,7 +52,9 @@ def miner_test_cmd(miner: Miner, write: bool, as_json: bool, runs: tuple[str, ..
 
     report = miner_test(miner, write=write, runs=runs)
     if as_json:
-        checks = [{"check": check.name, "passed": check.passed, "detail": check.detail} for check in report.checks]
+        checks = [
+            {"check": check.name, "passed": check.passed, "detail": check.detail} for check in report.checks
+        ]
         print(json.dumps({"miner": miner.name, "passed": report.passed, "checks": checks}, indent=2))
     else:
         for line in report.lines():
@@ -60,8 +64,10 @@ def miner_test_cmd(miner: Miner, write: bool, as_json: bool, runs: tuple[str, ..
 
 
 def knee_of(miner: Miner) -> float | int | str | None:
-    """The knee a miner's findings use when none is given: none for rules that read no knee; else κ*, the one its
-    backtest fits on its own fixtures and labels (said on stderr), or ``MinerUsageError`` saying why there is none."""
+    """The knee a miner's findings use when none is given: none for rules that read no knee; else κ*, the one
+    its
+    backtest fits on its own fixtures and labels (said on stderr), or ``MinerUsageError`` saying why there is
+    none."""
     from ouroboros_gates.miners import (
         KNEE,
         MinerError,
@@ -76,14 +82,22 @@ def knee_of(miner: Miner) -> float | int | str | None:
     if KNEE not in rules.checked.arities:
         return None
     try:
-        fitted = backtest(miner.name, rules, miner.verdicts, read_labels(miner.labels_path),
-                          extract_facts(miner, fixture_items(miner.fixtures)))  # fmt: skip
+        fitted = backtest(
+            miner.name,
+            rules,
+            miner.verdicts,
+            read_labels(miner.labels_path),
+            extract_facts(miner, fixture_items(miner.fixtures)),
+        )
     except MinerError as exc:  # no labels, a label without its fixture: the miner test names the same
         raise MinerUsageError(f"--knee: {miner.name} has no fitted knee ({exc}); give --knee K") from exc
     if fitted.kappa_star is None:
         why = "no `score` facts in its fixtures" if not fitted.candidates else "no candidate misses nothing"
         raise MinerUsageError(f"--knee: {miner.name} has no fitted knee ({why}); give --knee K")
-    print(f"knee: κ* = {fitted.kappa_star} (fitted on {miner.name}'s fixtures; --knee K sets another)", file=sys.stderr)
+    print(
+        f"knee: κ* = {fitted.kappa_star} (fitted on {miner.name}'s fixtures; --knee K sets another)",
+        file=sys.stderr,
+    )
     return fitted.kappa_star
 
 

@@ -1,7 +1,8 @@
 """How a report reaches the user: a table on a terminal, whole values anywhere else.
 
 Piped (``ouro corpus stats … | cat``, an agent's Bash tool), a report is never cut or wrapped: a table becomes
-tab-separated lines (its title as a ``#`` line, then a header row), with every value in full, and a note is one
+tab-separated lines (its title as a ``#`` line, then a header row), with every value in full, and a note is
+one
 line however long. On a terminal a table is rich's, wrapped to the terminal's width. Every command that prints
 a report also has ``--json``.
 """

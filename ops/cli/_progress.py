@@ -13,7 +13,15 @@ import time
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 __all__ = ["ScanProgress"]
 
@@ -34,12 +42,21 @@ class ScanProgress:
 
     def __enter__(self) -> ScanProgress:
         if self.live:
-            self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=self.console, transient=True)  # fmt: skip
+            self._bar = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
             self._bar.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._bar is not None:
             self._bar.stop()
 
@@ -72,6 +89,8 @@ class ScanProgress:
     def summary(self, counts: dict[str, int], skipped: int) -> str:
         """The one line a non-terminal gets: files, what was left out, candidates and what became of them."""
         seconds = time.monotonic() - self.started
-        return (f"scanned {self.files_analysed} file(s) ({skipped} left out or skipped) in {seconds:.1f} s: "
-                f"{self.candidates} candidate(s) decided, {counts.get('block', 0)} BLOCK, "
-                f"{counts.get('advisory', 0)} ADVISORY, {counts.get('drop', 0)} DROP")  # fmt: skip
+        return (
+            f"scanned {self.files_analysed} file(s) ({skipped} left out or skipped) in {seconds:.1f} s: "
+            f"{self.candidates} candidate(s) decided, {counts.get('block', 0)} BLOCK, "
+            f"{counts.get('advisory', 0)} ADVISORY, {counts.get('drop', 0)} DROP"
+        )

@@ -61,7 +61,8 @@ def _version(asked: bool) -> None:
 @app.callback()
 def _root(
     version: Annotated[
-        bool, typer.Option("--version", "-V", is_eager=True, callback=_version, help="Show the version and exit.")
+        bool,
+        typer.Option("--version", "-V", is_eager=True, callback=_version, help="Show the version and exit."),
     ] = False,
 ) -> None:
     """Ouroboros: gates from agents' mistakes."""

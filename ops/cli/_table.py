@@ -13,7 +13,8 @@ ROOT_HELP = "Ouroboros: gates from agents' mistakes."
 
 
 class Entry(NamedTuple):
-    """One command of ``ouro``: its module, the attribute there (a function or a Typer group), its help line."""
+    """One command of ``ouro``: its module, the attribute there (a function or a Typer group), its help
+    line."""
 
     module: str
     attribute: str
@@ -34,7 +35,8 @@ COMMANDS: dict[str, Entry] = {
     "hook": Entry(
         "ouroboros_gates.ops.cli.hooks",
         "hook",
-        "Claude Code's hook: the payload on stdin; records it, spools it, decides PreToolUse (see ops/hook.py).",
+        "Claude Code's hook: the payload on stdin; records it, spools it, decides PreToolUse (see "
+        "ops/hook.py).",
     ),
     "hooks": Entry(
         "ouroboros_gates.ops.cli.hooks", "hooks_app", "Claude Code and git hooks; the gate cache and server."
@@ -58,7 +60,8 @@ COMMANDS: dict[str, Entry] = {
     "triggers": Entry(
         "ouroboros_gates.ops.cli.fleet",
         "triggers",
-        "The cron triggers: next occurrences, last outcome, and the measurement each cadence was derived from.",
+        "The cron triggers: next occurrences, last outcome, and the measurement each cadence was derived "
+        "from.",
     ),
     "serve": Entry(
         "ouroboros_gates.ops.cli.fleet",
@@ -68,13 +71,15 @@ COMMANDS: dict[str, Entry] = {
     "status": Entry(
         "ouroboros_gates.ops.cli.fleet",
         "status",
-        "Queue depths, messages in flight, dead letters, rejected messages, outbox, projection lag; exit 1 when the "
+        "Queue depths, messages in flight, dead letters, rejected messages, outbox, projection lag; exit 1 "
+        "when the "
         "broker or the event log does not answer.",
     ),
     "replay": Entry(
         "ouroboros_gates.ops.cli.log",
         "replay",
-        "Catch the projections up with the log (or rebuild them, now or as of a past time) and print the digest.",
+        "Catch the projections up with the log (or rebuild them, now or as of a past time) and print the "
+        "digest.",
     ),
     "events": Entry("ouroboros_gates.ops.cli.log", "events_app", "Read the event log."),
     "db": Entry("ouroboros_gates.ops.cli.log", "db_app", "Schema migrations."),
@@ -85,7 +90,9 @@ COMMANDS: dict[str, Entry] = {
         "ouroboros_gates.ops.cli.corpus", "app", "Read harness logs: Claude Code's, SWE-agent's, OpenHands'."
     ),
     "measure": Entry(
-        "ouroboros_gates.ops.cli.measure", "measure_app", "Measure the loop's series (and h_fleet from run files)."
+        "ouroboros_gates.ops.cli.measure",
+        "measure_app",
+        "Measure the loop's series (and h_fleet from run files).",
     ),
     "miner": Entry(
         "ouroboros_gates.ops.cli.miner",
@@ -93,10 +100,16 @@ COMMANDS: dict[str, Entry] = {
         "Miners: list, new, test, and `ouro miner NAME facts|findings|backtest|mutate|scope …`.",
     ),
     "datalog": Entry(
-        "ouroboros_gates.ops.cli.datalog", "datalog_app", "The Datalog engine: check a rules file, run it over facts."
+        "ouroboros_gates.ops.cli.datalog",
+        "datalog_app",
+        "The Datalog engine: check a rules file, run it over facts.",
     ),
-    "learn": Entry("ouroboros_gates.ops.cli.learn", "learn_app", "Labels, memory, evaluation, compile and curves."),
-    "experiment": Entry("ouroboros_gates.ops.cli.experiment", "experiment_app", "Pre-registered paired experiments."),
+    "learn": Entry(
+        "ouroboros_gates.ops.cli.learn", "learn_app", "Labels, memory, evaluation, compile and curves."
+    ),
+    "experiment": Entry(
+        "ouroboros_gates.ops.cli.experiment", "experiment_app", "Pre-registered paired experiments."
+    ),
     "precheck": Entry(
         "ouroboros_gates.ops.cli.precheck",
         "precheck_cmd",
@@ -105,8 +118,10 @@ COMMANDS: dict[str, Entry] = {
     "propose": Entry(
         "ouroboros_gates.ops.cli.precheck",
         "propose_cmd",
-        "Ask the model for a proposal per open mining ticket (one call per batch) and post each as the ticket's"
-        " proposal comment; --census counts the proposals an existing extractor reaches TP > 0 with; --costs prints"
+        "Ask the model for a proposal per open mining ticket (one call per batch) and post each as the "
+        "ticket's"
+        " proposal comment; --census counts the proposals an existing extractor reaches TP > 0 with; "
+        "--costs prints"
         " the cost row of every call recorded, and their sums.",
     ),
     "label": Entry(
@@ -145,7 +160,8 @@ COMMANDS: dict[str, Entry] = {
         "Launch one fixer session per ticket whose latest pre-check verdict is launch, under the daily cap.",
     ),
 }
-"""Every command, in the order ``ouro --help`` lists them; a test holds each help line to the command's own."""
+"""Every command, in the order ``ouro --help`` lists them; a test holds each help line to the command's
+own."""
 
 
 def usage(width: int | None = None) -> str:
@@ -155,11 +171,19 @@ def usage(width: int | None = None) -> str:
 
     width = max(60, min(width or _terminal_columns(), 100))
     column = max(map(len, COMMANDS)) + 4
-    lines = ["Usage: ouro [OPTIONS] COMMAND [ARGS]...", "", f"  {ROOT_HELP}", "", "Options:",
-             "  -V, --version         Show the version and the shipped program and memory digests, and exit.",
-             "  --install-completion  Install completion for the current shell.",
-             "  --show-completion     Show completion for the current shell, to copy it or customize it.",
-             "  --help                Show this message and exit.", "", "Commands:"]  # fmt: skip
+    lines = [
+        "Usage: ouro [OPTIONS] COMMAND [ARGS]...",
+        "",
+        f"  {ROOT_HELP}",
+        "",
+        "Options:",
+        "  -V, --version         Show the version and the shipped program and memory digests, and exit.",
+        "  --install-completion  Install completion for the current shell.",
+        "  --show-completion     Show completion for the current shell, to copy it or customize it.",
+        "  --help                Show this message and exit.",
+        "",
+        "Commands:",
+    ]
     for name, entry in COMMANDS.items():
         wrapped = wrap(entry.help, width - column) or [""]
         lines.append(f"  {name:<{column - 2}}{wrapped[0]}")

@@ -1,6 +1,7 @@
 """``ouro corpus``: look at harness logs without the fleet (no broker, no event log).
 
-    ouro corpus stats PATH… [--json]        lines, sessions, tool calls and struggles, usage, cost, h_r per run
+    ouro corpus stats PATH… [--json]        lines, sessions, tool calls and struggles, usage, cost, h_r per
+    run
     ouro corpus sessions PATH… [--json]     each run's start, end, agent and counts (what labels.tsv needs)
 
 PATH is a harness log file of any format (CSF envelope, stream-json, a Claude Code transcript, hook
@@ -31,7 +32,8 @@ err = console(stderr=True)
 
 _SHOWN_MALFORMED = 20
 Paths = Annotated[
-    list[str], typer.Argument(metavar="PATH...", help="Files, run directories, directories of runs, quoted globs.")
+    list[str],
+    typer.Argument(metavar="PATH...", help="Files, run directories, directories of runs, quoted globs."),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print stable JSON instead of tables.")]
 
@@ -44,7 +46,8 @@ def corpus() -> None:
 
 @app.command()
 def stats(paths: Paths, as_json: AsJson = False) -> None:
-    """Per run, per agent and in total: lines, malformed lines, sessions, tool calls and struggles, usage, cost."""
+    """Per run, per agent and in total: lines, malformed lines, sessions, tool calls and struggles, usage,
+    cost."""
     found = collect(paths)
     if as_json:
         print_json(json.dumps(found.to_json(), indent=2, sort_keys=True))
@@ -59,14 +62,18 @@ def stats(paths: Paths, as_json: AsJson = False) -> None:
 
 @app.command()
 def sessions(paths: Paths, as_json: AsJson = False) -> None:
-    """Each run with its first and last timestamp, agent and counts: the instance, start and source of labels.tsv."""
+    """Each run with its first and last timestamp, agent and counts: the instance, start and source of
+    labels.tsv."""
     found = collect(paths)
     rows = [_session_row(run) for run in found.runs]
     if as_json:
         print_json(json.dumps(rows, indent=2))
     else:
-        report = Report("Runs", ("run", "start", "end", "seconds", "agent", "tool calls", "tool errors", "path"),
-                        right=("seconds", "tool calls", "tool errors"))  # fmt: skip
+        report = Report(
+            "Runs",
+            ("run", "start", "end", "seconds", "agent", "tool calls", "tool errors", "path"),
+            right=("seconds", "tool calls", "tool errors"),
+        )
         for row in rows:
             report.add(*("-" if value is None else value for value in row.values()))
         report.show(out)
@@ -78,9 +85,15 @@ def _session_row(run: RunStats) -> dict[str, object]:
     start, end = shown["started_at"], shown["ended_at"]
     seconds = (run.ended_at - run.started_at).total_seconds() if run.started_at and run.ended_at else None
     return {
-        "run": run.run, "start": start, "end": end, "seconds": seconds, "agent": run.agent,
-        "tool_calls": sum(run.tool_calls.values()), "tool_errors": sum(run.tool_errors.values()), "path": run.path,
-    }  # fmt: skip
+        "run": run.run,
+        "start": start,
+        "end": end,
+        "seconds": seconds,
+        "agent": run.agent,
+        "tool_calls": sum(run.tool_calls.values()),
+        "tool_errors": sum(run.tool_errors.values()),
+        "path": run.path,
+    }
 
 
 def _exit_on_unread(found: CorpusStats) -> None:
@@ -108,15 +121,27 @@ def _print_runs(found: CorpusStats) -> None:
         out.print(f"[yellow]note:[/] {note}", highlight=False)
     if found.total.relays_skipped:
         out.print(
-            f"[dim]{found.total.relays_skipped} relayed subagent event(s) skipped: their own transcripts count them.[/]"
+            f"[dim]{found.total.relays_skipped} relayed subagent event(s) skipped: their own transcripts "
+            "count them.[/]"
         )
 
 
 def _agent_row(name: str, agent: AgentStats) -> tuple[str, ...]:
     usage = agent.usage
     counts = (agent.tool_calls, agent.tool_errors, usage.input_tokens, usage.cache_creation_input_tokens)
-    return (f"  agent {name}", "", "", "", "", "", *(str(n) for n in counts), str(usage.cache_read_input_tokens),
-            str(usage.output_tokens), "", "")  # fmt: skip
+    return (
+        f"  agent {name}",
+        "",
+        "",
+        "",
+        "",
+        "",
+        *(str(n) for n in counts),
+        str(usage.cache_read_input_tokens),
+        str(usage.output_tokens),
+        "",
+        "",
+    )
 
 
 def _row(run: RunStats) -> tuple[str, ...]:
@@ -152,7 +177,9 @@ def _print_tools(total: RunStats) -> None:
 def _print_gates(total: RunStats) -> None:
     if not total.tool_errors_by_gate:
         return
-    report = Report("Struggles a gate's denial accounts for", ("gate", "denied calls"), right=("denied calls",))
+    report = Report(
+        "Struggles a gate's denial accounts for", ("gate", "denied calls"), right=("denied calls",)
+    )
     for gate, denied in total.tool_errors_by_gate.items():
         report.add(gate, denied)
     report.show(out)

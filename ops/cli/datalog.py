@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = ["datalog_app"]
 
-datalog_app = typer.Typer(no_args_is_help=True, help="The Datalog engine: check a rules file, run it over facts.")
+datalog_app = typer.Typer(
+    no_args_is_help=True, help="The Datalog engine: check a rules file, run it over facts."
+)
 
 RulesArg = Annotated[Path, typer.Argument(metavar="RULES", help="A .dl file.")]
 FactsArg = Annotated[list[Path], typer.Argument(metavar="FACTS...", help="JSON-lines files of facts.")]
@@ -125,13 +127,22 @@ def datalog_run(
     facts: FactsArg,
     output: Annotated[
         list[str] | None,
-        typer.Option("--output", metavar="P", help="Write relation P (repeatable; default: the .output directives)."),
+        typer.Option(
+            "--output", metavar="P", help="Write relation P (repeatable; default: the .output directives)."
+        ),
     ] = None,
     form: Annotated[str, typer.Option("--format", help="jsonl (with proofs), tsv or csv.")] = "jsonl",
-    out: Annotated[Path | None, typer.Option(help="Write one file per relation here (P.jsonl, P.tsv, P.csv).")] = None,
-    no_proofs: Annotated[bool, typer.Option("--no-proofs", help="JSON lines without proofs (and none kept).")] = False,
+    out: Annotated[
+        Path | None, typer.Option(help="Write one file per relation here (P.jsonl, P.tsv, P.csv).")
+    ] = None,
+    no_proofs: Annotated[
+        bool, typer.Option("--no-proofs", help="JSON lines without proofs (and none kept).")
+    ] = False,
     trees: Annotated[
-        bool, typer.Option("--trees", help="Each proof as its whole tree (its size grows with the derivation's depth).")
+        bool,
+        typer.Option(
+            "--trees", help="Each proof as its whole tree (its size grows with the derivation's depth)."
+        ),
     ] = False,
 ) -> None:
     """Evaluate RULES over FACTS and write the output relations: JSON lines with each atom's proof (its last
@@ -154,7 +165,9 @@ def datalog_run(
     _write(model, relations, chosen_format, written, out)
 
 
-def _write(model: Model, relations: tuple[str, ...], form: OutputFormat, proofs: Proofs, out: Path | None) -> None:
+def _write(
+    model: Model, relations: tuple[str, ...], form: OutputFormat, proofs: Proofs, out: Path | None
+) -> None:
     from ouroboros_gates.miners import write_relation
 
     if out is None:
@@ -176,9 +189,12 @@ def datalog_explain(
     facts: FactsArg,
     atom: Annotated[str, typer.Argument(metavar="ATOM", help='A ground atom, e.g. \'path("a", "c")\'.')],
     depth: Annotated[int | None, typer.Option(min=1, help="Expand the proof N steps below the atom.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="The proof as JSON (the nodes of `run --trees`).")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="The proof as JSON (the nodes of `run --trees`).")
+    ] = False,
 ) -> None:
-    """Why ATOM holds (its proof tree: the rules used, leaves the input facts with their spans), or why it does
+    """Why ATOM holds (its proof tree: the rules used, leaves the input facts with their spans), or why it
+    does
     not (no rule derives it, or the body literal that fails the nearest candidate binding); exit 1 then."""
     import json
 

@@ -2,7 +2,8 @@
 
     ouro scan PATH… [--out DIR] [--fail-on blocked|findings|never] [--rev REV] [--base REV]
               [--priors off|detected|all] [--tests] [--vendored] [--exclude GLOB]…
-    ouro pre-push [REMOTE] [URL] [--mode blocking|advisory] [--deadline S] [--repo PATH] [--via auto|here|queue]
+    ouro pre-push [REMOTE] [URL] [--mode blocking|advisory] [--deadline S] [--repo PATH] [--via
+    auto|here|queue]
                   [--priors off|detected|all]                         (git's stdin or pre-commit's variables)
     ouro dismiss FINGERPRINT [--findings FILE] [--repo PATH]
 
@@ -70,34 +71,44 @@ class PriorsChoice(StrEnum):
 
 
 _PRIORS_HELP = (
-    "Framework and library knowledge (Flask's request, Django's HttpResponse, requests.get…): detected = what each "
+    "Framework and library knowledge (Flask's request, Django's HttpResponse, requests.get…): detected = "
+    "what each "
     "file imports (and, for Express-like frameworks, what a manifest declares); off; all."
 )
 
 
 def scan(
     paths: Annotated[
-        list[Path], typer.Argument(metavar="PATH...", help="Folders or files to scan (a git checkout or not).")
+        list[Path],
+        typer.Argument(metavar="PATH...", help="Folders or files to scan (a git checkout or not)."),
     ],
     out: Annotated[Path | None, typer.Option(help="Report folder (default ROOT/.ouroboros/scan).")] = None,
-    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 on any BLOCK, any finding, or never.")] = (
-        FailOn.NEVER
-    ),
-    rev: Annotated[str | None, typer.Option(help="Scan this commit of the checkout instead of the files on disk.")] = (
-        None
-    ),
-    base: Annotated[str | None, typer.Option(help="Decide only the change BASE..REV (REV default HEAD).")] = None,
+    fail_on: Annotated[
+        FailOn, typer.Option("--fail-on", help="Exit 1 on any BLOCK, any finding, or never.")
+    ] = (FailOn.NEVER),
+    rev: Annotated[
+        str | None, typer.Option(help="Scan this commit of the checkout instead of the files on disk.")
+    ] = (None),
+    base: Annotated[
+        str | None, typer.Option(help="Decide only the change BASE..REV (REV default HEAD).")
+    ] = None,
     exclude: Annotated[
         list[str] | None,
-        typer.Option(help="Leave out the paths under PATH this glob matches at their end (vendor, *.min.js, docs/*)."),
+        typer.Option(
+            help="Leave out the paths under PATH this glob matches at their end (vendor, *.min.js, docs/*)."
+        ),
     ] = None,
     tests: Annotated[
         bool,
-        typer.Option("--tests", help="Scan test code below PATH too (tests/, test_*.py, *.spec.ts, *Test.java…)."),
+        typer.Option(
+            "--tests", help="Scan test code below PATH too (tests/, test_*.py, *.spec.ts, *Test.java…)."
+        ),
     ] = False,
     vendored: Annotated[
         bool,
-        typer.Option("--vendored", help="Scan vendored and minified code too (vendor/, *.min.js, bundled libraries)."),
+        typer.Option(
+            "--vendored", help="Scan vendored and minified code too (vendor/, *.min.js, bundled libraries)."
+        ),
     ] = False,
     priors: Annotated[PriorsChoice, typer.Option(help=_PRIORS_HELP)] = PriorsChoice.DETECTED,
 ) -> None:
@@ -136,7 +147,9 @@ def _print(done: Scanned, shown: ScanProgress) -> None:
     if skipped:
         listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:_SHOWN_SKIPPED])
         more = f"; {len(skipped) - _SHOWN_SKIPPED} more" if len(skipped) > _SHOWN_SKIPPED else ""
-        console.print(f"skipped {len(skipped)} path(s): {listed}{more} (every reason in manifest.json)", markup=False)
+        console.print(
+            f"skipped {len(skipped)} path(s): {listed}{more} (every reason in manifest.json)", markup=False
+        )
     if not shown.live:
         console.print(shown.summary(done.counts(), len(skipped)), markup=False)
     console.print(f"reports in {done.folder}: {', '.join(sorted(done.written))}", markup=False)
@@ -150,7 +163,10 @@ def decision_line(d: Decision) -> str:
     c = d.candidate
     if d.p is None:
         why = d.undecided.value if d.undecided else "unscored"
-        return f"{d.action.value:<8}     -  {c.family:<18} {c.path} {c.function}  (undecided: {why}) {d.rationale}"
+        return (
+            f"{d.action.value:<8}     -  {c.family:<18} {c.path} {c.function}  (undecided: {why}) "
+            f"{d.rationale}"
+        )
     cited = ", ".join(str(n) for n in d.cited_lines)
     where = f"{c.family:<18} {c.path} {c.function}"
     return f"{d.action.value:<8} {d.p:5.2f}  {where}  [{d.verdict}; lines {cited}] {d.rationale}"
@@ -159,8 +175,12 @@ def decision_line(d: Decision) -> str:
 def pre_push(
     remote: Annotated[str | None, typer.Argument(help="The remote's name (git passes it).")] = None,
     url: Annotated[str | None, typer.Argument(help="The remote's URL (git passes it).")] = None,
-    mode: Annotated[Mode, typer.Option(help="blocking: refuse on BLOCK; advisory: list only.")] = Mode.BLOCKING,
-    deadline: Annotated[float | None, typer.Option(help="Seconds to wait (default OURO_DECIDER_DEADLINE_S).")] = None,
+    mode: Annotated[
+        Mode, typer.Option(help="blocking: refuse on BLOCK; advisory: list only.")
+    ] = Mode.BLOCKING,
+    deadline: Annotated[
+        float | None, typer.Option(help="Seconds to wait (default OURO_DECIDER_DEADLINE_S).")
+    ] = None,
     repo: Annotated[Path, typer.Option(help="The checkout being pushed.")] = Path("."),
     via: Annotated[
         Via,
@@ -180,7 +200,9 @@ def pre_push(
 
     settings = load_settings()
     store = open_store(settings.event_log_url)
-    done = decide_refs(store, settings, repo, os.environ, sys.stdin, deadline_s=deadline, via=via, priors=priors.value)
+    done = decide_refs(
+        store, settings, repo, os.environ, sys.stdin, deadline_s=deadline, via=via, priors=priors.value
+    )
     for ref in done.refs:
         for line in _ref_lines(ref, mode):
             console.print(line, markup=False)
@@ -192,7 +214,8 @@ def pre_push(
 
 
 def _ref_lines(ref: RefDecided, mode: Mode) -> list[str]:
-    """What the hook says of one ref: why it has no decision, or its decisions (DROPs left out when advisory)."""
+    """What the hook says of one ref: why it has no decision, or its decisions (DROPs left out when
+    advisory)."""
     message = ref.message
     where = f"{message.ref} {message.base[:7]}..{message.head[:7]}"
     if ref.late:
@@ -200,7 +223,11 @@ def _ref_lines(ref: RefDecided, mode: Mode) -> list[str]:
     if ref.failed is not None:
         return [f"ADVISORY     -  {where}  (undecided: the decider failed: {ref.failed}; not blocking)"]
     if not ref.decisions:
-        why = "no candidate" if ref.handled else "the decider refused the push: see `ouro status` (not blocking)"
+        why = (
+            "no candidate"
+            if ref.handled
+            else "the decider refused the push: see `ouro status` (not blocking)"
+        )
         return [f"{where}: {why}"]
     shown = [d for d in ref.decisions if mode is Mode.BLOCKING or d.action is not Action.DROP]
     return [decision_line(d) for d in shown]
@@ -208,7 +235,9 @@ def _ref_lines(ref: RefDecided, mode: Mode) -> list[str]:
 
 def dismiss(
     fingerprint: Annotated[str, typer.Argument(help="A finding's fingerprint (findings.json).")],
-    findings: Annotated[Path | None, typer.Option(help="findings.json (default REPO/.ouroboros/scan/).")] = None,
+    findings: Annotated[
+        Path | None, typer.Option(help="findings.json (default REPO/.ouroboros/scan/).")
+    ] = None,
     repo: Annotated[Path, typer.Option(help="Your repository.")] = Path("."),
 ) -> None:
     """Dismiss a finding: kept in your repository (OURO_DECIDER_ADAPT=1 reads it), never in the store."""
@@ -224,7 +253,9 @@ def dismiss(
     if not match:
         raise OuroError(f"FINGERPRINT: {fingerprint} is not in {source}")
     path = keep(repo, match[0], match[0]["decision"]["program_id"])
-    console.print(f"dismissed {fingerprint} ({match[0]['family']} in {match[0]['path']}); kept in {path}", markup=False)
+    console.print(
+        f"dismissed {fingerprint} ({match[0]['family']} in {match[0]['path']}); kept in {path}", markup=False
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -31,8 +31,11 @@ def experiment_register(manifest: Annotated[Path, typer.Argument(help="experimen
     from ouroboros_gates.ops.cli._common import event_store
 
     event = register(manifest, event_store())
-    print(f"registered {event.experiment}: manifest {event.manifest_sha256[:12]}, units {event.units_sha256[:12]}, "
-          f"at {event.code_commit[:12]}")  # fmt: skip
+    print(
+        f"registered {event.experiment}: manifest {event.manifest_sha256[:12]}, units "
+        f"{event.units_sha256[:12]}, "
+        f"at {event.code_commit[:12]}"
+    )
 
 
 def _result_dir(experiment: str, out: Path | None) -> Path:
@@ -103,9 +106,11 @@ def _print_result(result: dict[str, object]) -> None:
     looks = result["looks"]
     assert isinstance(looks, list)
     for look in looks:
-        print(f"look {look['look']}: {look['repositories']} repositories, {look['units']} units, B - A = "
-              f"{look['estimate']:+.3f} [{look['low']}, {look['high']}], z = {look['z']:.2f} (boundary "
-              f"{look['boundary']:.3f})")  # fmt: skip
+        print(
+            f"look {look['look']}: {look['repositories']} repositories, {look['units']} units, B - A = "
+            f"{look['estimate']:+.3f} [{look['low']}, {look['high']}], z = {look['z']:.2f} (boundary "
+            f"{look['boundary']:.3f})"
+        )
     mcnemar = result["mcnemar"]
     assert isinstance(mcnemar, dict)
     print(f"McNemar exact: B only {mcnemar['b_only']}, A only {mcnemar['a_only']}, p = {mcnemar['p']:.4g}")

@@ -1,4 +1,5 @@
-"""``ouro publish``, ``worker``, ``beat``, ``flower``, ``triggers``, ``serve`` and ``status``: running the fleet
+"""``ouro publish``, ``worker``, ``beat``, ``flower``, ``triggers``, ``serve`` and ``status``: running the
+fleet
 and looking at it."""
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ def publish_cmd(
 
     cls = MESSAGE_TYPES.get(type_name)
     if cls is None:
-        raise UsageError(f"TYPE: unknown message type {type_name!r}; known: {', '.join(sorted(MESSAGE_TYPES))}")
+        raise UsageError(
+            f"TYPE: unknown message type {type_name!r}; known: {', '.join(sorted(MESSAGE_TYPES))}"
+        )
     text = sys.stdin.read() if body == "-" else body
     try:
         data = json.loads(text)
@@ -63,17 +66,24 @@ def publish_cmd(
 
 def worker(
     ctx: typer.Context,
-    queues: Annotated[str, typer.Option("-Q", "--queues", help="Comma-separated queues (all by default).")] = "",
+    queues: Annotated[
+        str, typer.Option("-Q", "--queues", help="Comma-separated queues (all by default).")
+    ] = "",
     hostname: Annotated[
-        str | None, typer.Option("-n", "--hostname", help="Node name (default <role>@<host>; %h is the host).")
+        str | None,
+        typer.Option("-n", "--hostname", help="Node name (default <role>@<host>; %h is the host)."),
     ] = None,
-    pool: Annotated[str | None, typer.Option("-P", "--pool", help="prefork (default), threads, solo.")] = None,
+    pool: Annotated[
+        str | None, typer.Option("-P", "--pool", help="prefork (default), threads, solo.")
+    ] = None,
     concurrency: Annotated[
         int | None, typer.Option("-c", "--concurrency", min=1, help="Processes (default 2).")
     ] = None,
     autoscale: Annotated[str | None, typer.Option(help="MAX,MIN processes.")] = None,
     max_tasks_per_child: Annotated[int | None, typer.Option("--max-tasks-per-child", min=1)] = None,
-    logfile: Annotated[str | None, typer.Option("-f", "--logfile", help="Log file, rotated (default stderr).")] = None,
+    logfile: Annotated[
+        str | None, typer.Option("-f", "--logfile", help="Log file, rotated (default stderr).")
+    ] = None,
     loglevel: Annotated[str | None, typer.Option("-l", "--loglevel", help="Default OURO_LOG_LEVEL.")] = None,
 ) -> None:
     """Start a Celery worker on the given queues; any other Celery worker option after these is passed on."""
@@ -81,9 +91,17 @@ def worker(
 
     settings = load_settings()
     names = queue_names(queues)
-    options = WorkerOptions(queues=",".join(names), hostname=hostname, pool=pool, concurrency=concurrency,
-                            autoscale=autoscale, max_tasks_per_child=max_tasks_per_child, logfile=logfile,
-                            loglevel=loglevel or settings.log_level, extra=tuple(ctx.args))  # fmt: skip
+    options = WorkerOptions(
+        queues=",".join(names),
+        hostname=hostname,
+        pool=pool,
+        concurrency=concurrency,
+        autoscale=autoscale,
+        max_tasks_per_child=max_tasks_per_child,
+        logfile=logfile,
+        loglevel=loglevel or settings.log_level,
+        extra=tuple(ctx.args),
+    )
     argv = worker_argv(options)
     os.execve(argv[0], argv, worker_env(names, os.environ))
 
@@ -104,7 +122,9 @@ def beat(
 
 def flower(
     port: Annotated[int, typer.Option()] = 5555,
-    address: Annotated[str, typer.Option(help="Bind address (0.0.0.0 to expose it beyond this host).")] = "127.0.0.1",
+    address: Annotated[
+        str, typer.Option(help="Bind address (0.0.0.0 to expose it beyond this host).")
+    ] = "127.0.0.1",
 ) -> None:
     """Start Flower on the broker, with basic auth from OURO_FLOWER_BASIC_AUTH (refused without it)."""
     from importlib.util import find_spec
@@ -130,7 +150,8 @@ def triggers(
     count: Annotated[int, typer.Option("-n", "--count", min=1, max=50, help="Occurrences per trigger.")] = 3,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """The cron triggers: next occurrences, last outcome, and the measurement each cadence was derived from."""
+    """The cron triggers: next occurrences, last outcome, and the measurement each cadence was derived
+    from."""
     from zoneinfo import ZoneInfo
 
     from ouroboros_gates.ops.triggers import plan
@@ -170,9 +191,16 @@ def serve(
     # uvicorn stops on SIGTERM, then raises the signal again with the handler it found: this one, so the
     # embedded worker is stopped too (the default handler would end the process and leave it running).
     signal.signal(signal.SIGTERM, _stopped)
-    run = partial(uvicorn.run, **server_options(settings), host=bind, port=bind_port, log_config=None,
-                  access_log=True, log_level=settings.log_level.lower(),
-                  timeout_graceful_shutdown=int(settings.shutdown_s))  # fmt: skip
+    run = partial(
+        uvicorn.run,
+        **server_options(settings),
+        host=bind,
+        port=bind_port,
+        log_config=None,
+        access_log=True,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=int(settings.shutdown_s),
+    )
     if api_only:
         run()
         return
@@ -207,7 +235,9 @@ def _print_status(snap: FleetStatus) -> None:
     table.add_column("in flight", justify="right")
     for name, depth in snap.queues.items():
         held = snap.in_flight.get(name)
-        table.add_row(f"queue {name}", "?" if depth is None else str(depth), "?" if held is None else str(held))
+        table.add_row(
+            f"queue {name}", "?" if depth is None else str(depth), "?" if held is None else str(held)
+        )
     table.add_row("dead letters recorded", str(snap.dead_letters_recorded), "")
     table.add_row("messages rejected", str(snap.rejected), "")
     table.add_row("outbox pending", str(snap.outbox_pending), "")

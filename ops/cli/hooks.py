@@ -23,11 +23,14 @@ hooks_app = typer.Typer(no_args_is_help=True, help="Claude Code and git hooks; t
 
 
 def hook(
-    flush: Annotated[bool, typer.Option("--flush", help="Hand the spooled runs to the fleet (IngestRun).")] = False,
+    flush: Annotated[
+        bool, typer.Option("--flush", help="Hand the spooled runs to the fleet (IngestRun).")
+    ] = False,
     state: Annotated[str | None, typer.Option(help="State directory (default OURO_STATE).")] = None,
     timeout: Annotated[float | None, typer.Option(help="Seconds after which the call is allowed.")] = None,
 ) -> None:
-    """Claude Code's hook: the payload on stdin; records it, spools it, decides PreToolUse (see ops/hook.py)."""
+    """Claude Code's hook: the payload on stdin; records it, spools it, decides PreToolUse (see
+    ops/hook.py)."""
     from ouroboros_gates.ops.hook import main as hook_main
 
     argv = ["--flush"] if flush else []
@@ -62,13 +65,18 @@ StateOption = Annotated[Path | None, typer.Option("--state", help="State directo
 def install(
     settings: Annotated[
         Path | None,
-        typer.Option(help="Claude Code settings file (default: the repository's .claude/settings.local.json)."),
+        typer.Option(
+            help="Claude Code settings file (default: the repository's .claude/settings.local.json)."
+        ),
     ] = None,
     git_dir: Annotated[Path | None, typer.Option(help="Git directory (default: this repository's).")] = None,
     state: StateOption = None,
-    refresh_gates: Annotated[bool, typer.Option("--refresh/--no-refresh", help="Compile gates.json now.")] = True,
+    refresh_gates: Annotated[
+        bool, typer.Option("--refresh/--no-refresh", help="Compile gates.json now.")
+    ] = True,
 ) -> None:
-    """Merge the hook into Claude Code's local settings (kept out of git) and install the git pre-push hook."""
+    """Merge the hook into Claude Code's local settings (kept out of git) and install the git pre-push
+    hook."""
     from ouroboros_gates.ops.hooks_install import (
         EVENTS,
         LOCAL_SETTINGS,
@@ -119,7 +127,9 @@ def _install_git_hook(git_dir: Path | None) -> bool:
 
 @hooks_app.command("refresh")
 def refresh(
-    miner: Annotated[list[str] | None, typer.Option("--miner", help="Keep only these miners (repeatable).")] = None,
+    miner: Annotated[
+        list[str] | None, typer.Option("--miner", help="Keep only these miners (repeatable).")
+    ] = None,
     state: StateOption = None,
 ) -> None:
     """Judge every miner and write the accepted ones to <state>/gates.json (binds from the next call)."""
@@ -151,7 +161,9 @@ def status(state: StateOption = None) -> None:
     except GateUnavailable:
         typer.echo("gate server: not running (the next hook call starts it)")
         return
-    typer.echo(f"gate server: pid {answer.get('pid')}, binding {', '.join(answer.get('gates', [])) or 'nothing'}")
+    typer.echo(
+        f"gate server: pid {answer.get('pid')}, binding {', '.join(answer.get('gates', [])) or 'nothing'}"
+    )
 
 
 @hooks_app.command("serve")

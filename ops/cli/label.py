@@ -61,7 +61,9 @@ def _print(result: RunResult) -> None:
         table.add_row(
             f"#{label.ticket}",
             label.instance,
-            f"{label.span.file}:{label.span.line}" if label.span.file.startswith("#") else str(label.span.line),
+            f"{label.span.file}:{label.span.line}"
+            if label.span.file.startswith("#")
+            else str(label.span.line),
             "+" if label.positive else "-",
             acceptance,
             label.why,
@@ -71,7 +73,8 @@ def _print(result: RunResult) -> None:
     run = result.record
     console.print(
         f"labeler {run.status.value}: {len(run.tickets)} ticket(s), {run.candidates} candidate(s), "
-        f"{run.batches} batch(es) ({run.failed_batches} failed), {run.accepted} accepted, {run.rejected} rejected, "
+        f"{run.batches} batch(es) ({run.failed_batches} failed), {run.accepted} accepted, {run.rejected} "
+        "rejected, "
         f"model {run.model}, keep-alive {run.keep_alive_s:g} s"
     )
     for note in run.notes:
@@ -79,13 +82,17 @@ def _print(result: RunResult) -> None:
 
 
 def label(
-    ticket: Annotated[list[int] | None, typer.Option("--ticket", help="A ticket to label (repeatable).")] = None,
+    ticket: Annotated[
+        list[int] | None, typer.Option("--ticket", help="A ticket to label (repeatable).")
+    ] = None,
     tickets_file: Annotated[
         Path | None, typer.Option("--tickets-file", help="A TSV whose first column is ticket numbers.")
     ] = None,
     runs: Annotated[
         list[str] | None,
-        typer.Option("--runs", help="Runs to search (files, run directories, globs); default: the state's runs."),
+        typer.Option(
+            "--runs", help="Runs to search (files, run directories, globs); default: the state's runs."
+        ),
     ] = None,
 ) -> None:
     """Label tickets with the local model: prefilter, label in batches, accept only what reproduces."""

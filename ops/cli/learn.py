@@ -1,10 +1,12 @@
-"""``ouro learn``: labels, memory, evaluation, compile, curves and the leak audit (experiments: ``experiment.py``).
+"""``ouro learn``: labels, memory, evaluation, compile, curves and the leak audit (experiments:
+``experiment.py``).
 
     ouro learn labels [--corpus DIR]… [--sources FILE] [--include-title]   label set from allow-listed sources
     ouro learn memory build [--benchmark DIR --expected CSV]               analyse every labelled unit
     ouro learn evaluate [--program FILE] [--resamples N]                   outer folds, markdown + JSON
     ouro learn evaluate --benchmark DIR --expected CSV [--jobs N]          a labelled benchmark end to end
-    ouro learn evaluate --loso --corpora DIR [--markdown FILE]             each shipped source held out in turn
+    ouro learn evaluate --loso --corpora DIR [--markdown FILE]             each shipped source held out in
+    turn
     ouro learn memory ship --corpora DIR                                   rebuild the memory that ships
     ouro learn compile --profile P --spec compile.toml                     compile a language-model program
     ouro learn adopt PROGRAM_ID                                            export an indexed program
@@ -32,7 +34,11 @@ from ouroboros_gates.schemas.settings import load_settings
 if TYPE_CHECKING:
     from ouroboros_gates.llm import MeteredClient
 
-__all__ = ["learn_app", "metered_client", "workspace"]  # workspace: from _learn_common, used by experiment.py too
+__all__ = [
+    "learn_app",
+    "metered_client",
+    "workspace",
+]  # workspace: from _learn_common, used by experiment.py too
 
 RULESET = Path(str(files("ouroboros_gates.ruleset")))
 SEEDED = RULESET / "pairs"
@@ -43,8 +49,12 @@ learn_app.add_typer(memory_app, name="memory")
 
 @learn_app.command("labels")
 def labels_cmd(
-    corpus: Annotated[list[Path] | None, typer.Option("--corpus", help="A corpus directory (repeatable).")] = None,
-    sources: Annotated[Path | None, typer.Option(help="The allow-list (default ruleset/sources.toml).")] = None,
+    corpus: Annotated[
+        list[Path] | None, typer.Option("--corpus", help="A corpus directory (repeatable).")
+    ] = None,
+    sources: Annotated[
+        Path | None, typer.Option(help="The allow-list (default ruleset/sources.toml).")
+    ] = None,
     include_title: Annotated[bool, typer.Option("--include-title", help="Keep title-tier pairs.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
@@ -59,8 +69,10 @@ def labels_cmd(
     if as_json:
         print(json.dumps(summary, indent=1, sort_keys=True))
         return
-    print(f"label set {labels.digest[:12]}: {summary['units']} units in {summary['groups']} repository groups "
-          f"from {', '.join(summary['sources'])}")  # fmt: skip
+    print(
+        f"label set {labels.digest[:12]}: {summary['units']} units in {summary['groups']} repository groups "
+        f"from {', '.join(summary['sources'])}"
+    )
     print(f"  by direction: {summary['by_direction']}")
     print(f"  by language:  {summary['by_language']}")
     for family, counts in summary["groups_by_family"].items():
@@ -75,9 +87,9 @@ def memory_build(
     store: Annotated[
         bool, typer.Option(help="Also keep the examples in the decider's store (deployment reads it).")
     ] = True,
-    benchmark: Annotated[Path | None, typer.Option(help="Also a labelled benchmark's folder (one file a case).")] = (
-        None
-    ),
+    benchmark: Annotated[
+        Path | None, typer.Option(help="Also a labelled benchmark's folder (one file a case).")
+    ] = (None),
     expected: Annotated[Path | None, typer.Option(help="The benchmark's expected results CSV.")] = None,
     jobs: Annotated[int, typer.Option(min=1, help="Processes analysing the benchmark's files.")] = 1,
 ) -> None:
@@ -110,13 +122,17 @@ def memory_build(
     if store:
         from ouroboros_gates.decider.learn.keep import keep_examples
 
-        print(f"  stored: {keep_examples(load_settings().event_log_url, memory)} new examples in the decider's store")
+        print(
+            f"  stored: {keep_examples(load_settings().event_log_url, memory)} new examples in the "
+            "decider's store"
+        )
 
 
 @memory_app.command("ship")
 def memory_ship(
     corpora: Annotated[
-        Path | None, typer.Option(help="The folder the allow-listed corpora kept outside the repository lie in.")
+        Path | None,
+        typer.Option(help="The folder the allow-listed corpora kept outside the repository lie in."),
     ] = None,
     jobs: Annotated[int, typer.Option(min=1, help="Processes analysing a benchmark's files.")] = 1,
 ) -> None:
@@ -135,16 +151,23 @@ def memory_ship(
 def evaluate_cmd(
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples of repositories.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the folds and the bootstrap.")] = 0,
-    program: Annotated[Path | None, typer.Option(help="A program or artifact (default: the memory vote).")] = None,
+    program: Annotated[
+        Path | None, typer.Option(help="A program or artifact (default: the memory vote).")
+    ] = None,
     name: Annotated[str, typer.Option(help="Report file name under <state>/learn/reports/.")] = "evaluation",
-    usd: Annotated[float, typer.Option(min=0, help="Ceiling of a language-model program's evaluation.")] = 7.0,
-    benchmark: Annotated[Path | None, typer.Option(help="A labelled benchmark's source folder (one file a case).")] = (
-        None
-    ),
-    expected: Annotated[Path | None, typer.Option(help="Its expected results: name, category, real, cwe.")] = None,
+    usd: Annotated[
+        float, typer.Option(min=0, help="Ceiling of a language-model program's evaluation.")
+    ] = 7.0,
+    benchmark: Annotated[
+        Path | None, typer.Option(help="A labelled benchmark's source folder (one file a case).")
+    ] = (None),
+    expected: Annotated[
+        Path | None, typer.Option(help="Its expected results: name, category, real, cwe.")
+    ] = None,
     jobs: Annotated[int, typer.Option(min=1, help="Processes analysing the benchmark's files.")] = 1,
     with_memory: Annotated[
-        bool, typer.Option("--with-memory", help="Add the examples of `ouro learn memory build` to every fold.")
+        bool,
+        typer.Option("--with-memory", help="Add the examples of `ouro learn memory build` to every fold."),
     ] = False,
     embed_local: Annotated[
         bool, typer.Option("--embed-local", help="Re-rank by local hashed-n-gram code embeddings ($0).")
@@ -152,15 +175,20 @@ def evaluate_cmd(
     loso: Annotated[
         bool, typer.Option("--loso", help="Hold each shipped source out in turn: code the memory never saw.")
     ] = False,
-    corpora: Annotated[Path | None, typer.Option(help="With --loso: where the corpora outside the repository lie.")] = (
-        None
-    ),
-    markdown: Annotated[Path | None, typer.Option(help="Also write the evaluation table as Markdown here.")] = None,
-    priors: Annotated[str, typer.Option(help="With --benchmark: off, detected (default) or all.")] = "detected",
+    corpora: Annotated[
+        Path | None, typer.Option(help="With --loso: where the corpora outside the repository lie.")
+    ] = (None),
+    markdown: Annotated[
+        Path | None, typer.Option(help="Also write the evaluation table as Markdown here.")
+    ] = None,
+    priors: Annotated[
+        str, typer.Option(help="With --benchmark: off, detected (default) or all.")
+    ] = "detected",
 ) -> None:
     """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals.
 
-    With --loso: every shipped source held out in turn (the memory and the ADVISORY points built from the others
+    With --loso: every shipped source held out in turn (the memory and the ADVISORY points built from the
+    others
     only), with priors detected and off, beside any quick-rule finding and Bandit alone on the same units.
     With --benchmark and --expected: score that labelled benchmark end to end (each file scanned as a folder),
     the decider at $0 on grouped folds beside its instruments alone, with case-bootstrap intervals."""
@@ -174,8 +202,17 @@ def evaluate_cmd(
     if benchmark is not None or expected is not None:
         if benchmark is None or expected is None:
             raise OuroError("--benchmark and --expected go together")
-        evaluate_benchmark(benchmark, expected, jobs=jobs, seed=seed, resamples=resamples, name=name,
-                            with_memory=with_memory, priors=priors, markdown=markdown)  # fmt: skip
+        evaluate_benchmark(
+            benchmark,
+            expected,
+            jobs=jobs,
+            seed=seed,
+            resamples=resamples,
+            name=name,
+            with_memory=with_memory,
+            priors=priors,
+            markdown=markdown,
+        )
         return
     from ouroboros_gates.decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
     from ouroboros_gates.decider.learn.artifacts import load_program_file
@@ -190,10 +227,14 @@ def evaluate_cmd(
     client = metered_client(usd, None) if chosen.kind == "llm-program" else None
     from ouroboros_gates.decider.embed import HashingEmbedder
 
-    scorer = ProgramScorer(chosen, memory, analysed, client=client, embedder=HashingEmbedder() if embed_local else None)
+    scorer = ProgramScorer(
+        chosen, memory, analysed, client=client, embedder=HashingEmbedder() if embed_local else None
+    )
     plan = plan_folds(labels.units, seed)
     raws = score_folds(labels.units, plan.outer, scorer, _progress("scored units"))
-    result = evaluate(labels, plan, scorer, resamples=resamples, seed=seed, program=scorer.describe(), raws=raws)
+    result = evaluate(
+        labels, plan, scorer, resamples=resamples, seed=seed, program=scorer.describe(), raws=raws
+    )
     table = render_markdown(result.data)
     out = ws.report_dir()
     (out / f"{name}.json").write_text(json.dumps(result.data, indent=1, sort_keys=True) + "\n")
@@ -206,14 +247,25 @@ def evaluate_cmd(
 
 def metered_client(usd: float | None, calls: int | None) -> MeteredClient:
     """The configured chat model, metered under the given ceilings, replaying from ``<state>/responses``."""
-    from ouroboros_gates.llm import ChatClient, MeteredClient, ResponseCache, endpoint_from_settings, load_manifest
+    from ouroboros_gates.llm import (
+        ChatClient,
+        MeteredClient,
+        ResponseCache,
+        endpoint_from_settings,
+        load_manifest,
+    )
 
     settings = load_settings()
     endpoint = endpoint_from_settings(settings)
     if endpoint is None or settings.model is None:
         raise OuroError("no chat model is configured: set OURO_MODEL (and OURO_MODEL_URL)")
-    return MeteredClient(ChatClient(endpoint), load_manifest(settings.model), usd_ceiling=usd, call_ceiling=calls,
-                         cache=ResponseCache(settings.state_dir / "responses"))  # fmt: skip
+    return MeteredClient(
+        ChatClient(endpoint),
+        load_manifest(settings.model),
+        usd_ceiling=usd,
+        call_ceiling=calls,
+        cache=ResponseCache(settings.state_dir / "responses"),
+    )
 
 
 @learn_app.command("compile")
@@ -238,19 +290,28 @@ def compile_cmd(
     memory, _ = build_memory(labels.units, analysed, labels.digest)
     client = metered_client(settings.usd_ceiling, settings.call_ceiling)
     artifact = compile_program(settings, labels, analysed, memory, client, profile=profile)
-    run = {"usd": round(client.spent_usd, 6), "calls": client.calls, "cache_hits": client.cache_hits,
-           "replayed": client.calls == 0}  # fmt: skip
+    run = {
+        "usd": round(client.spent_usd, 6),
+        "calls": client.calls,
+        "cache_hits": client.cache_hits,
+        "replayed": client.calls == 0,
+    }
     sha = ProgramShelf(ws.root / "programs").put(artifact, run)
     chosen = artifact["compile"]["chosen"]
-    print(f"compiled {sha} (program {artifact['program_id'][:12]}): {chosen['instruction_source']} with demo set "
-          f"{chosen['demo_set']}, balanced Brier {chosen['score']:.4f} on C_val; ${run['usd']:.4f}, "
-          f"{run['calls']} calls, {run['cache_hits']} replayed from the cache")  # fmt: skip
+    print(
+        f"compiled {sha} (program {artifact['program_id'][:12]}): {chosen['instruction_source']} with demo "
+        "set "
+        f"{chosen['demo_set']}, balanced Brier {chosen['score']:.4f} on C_val; ${run['usd']:.4f}, "
+        f"{run['calls']} calls, {run['cache_hits']} replayed from the cache"
+    )
 
 
 @learn_app.command("adopt")
 def adopt_cmd(
     program_id: Annotated[str, typer.Argument(help="An artifact sha (or a unique prefix).")],
-    evaluation: Annotated[str | None, typer.Option(help="The program's report: its calibration and points.")] = None,
+    evaluation: Annotated[
+        str | None, typer.Option(help="The program's report: its calibration and points.")
+    ] = None,
     export: Annotated[
         bool, typer.Option("--export", help="Also write ruleset/programs/<kind>-<profile>.json.")
     ] = False,
@@ -274,7 +335,10 @@ def adopt_cmd(
         target = RULESET / "programs" / f"{program.kind}-{program.profile}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(shipped.to_json() + "\n")
-        print(f"exported {target} with {len(shipped.demos)} of {len(program.demos)} demonstrations (permissive only)")
+        print(
+            f"exported {target} with {len(shipped.demos)} of {len(program.demos)} demonstrations "
+            "(permissive only)"
+        )
 
 
 @learn_app.command("curve")
@@ -295,15 +359,25 @@ def curve_cmd(
     memory, _ = build_memory(labels.units, analysed, labels.digest)
     plan = plan_folds(labels.units, seed)
     program = Program(kind="memory-vote")
-    curve = learning_curve(labels.units, plan, analysed, memory, lambda m: ProgramScorer(program, m, analysed),
-                           size=size, seed=seed, resamples=resamples)  # fmt: skip
+    curve = learning_curve(
+        labels.units,
+        plan,
+        analysed,
+        memory,
+        lambda m: ProgramScorer(program, m, analysed),
+        size=size,
+        seed=seed,
+        resamples=resamples,
+    )
     (ws.report_dir() / "curve.json").write_text(json.dumps(curve, indent=1, sort_keys=True) + "\n")
     print(f"subset: {curve['subset_units']} units in {curve['subset_groups']} repositories")
     for p in curve["points"]:
         pr = p["pr_auc"]
         shown = "n/a" if pr["value"] is None else f"{pr['value']:.3f} [{pr['low']:.3f}, {pr['high']:.3f}]"
-        print(f"  {p['kind']:<7} share {p['share']:<4} draw {p['draw']} sources {','.join(p['sources'])}: "
-              f"{p['memory_groups']} memory groups, PR-AUC {shown}")  # fmt: skip
+        print(
+            f"  {p['kind']:<7} share {p['share']:<4} draw {p['draw']} sources {','.join(p['sources'])}: "
+            f"{p['memory_groups']} memory groups, PR-AUC {shown}"
+        )
     print(f"fit: {json.dumps(curve['fit'], sort_keys=True)}")
 
 
@@ -317,9 +391,11 @@ def audit_leaks_cmd() -> None:
     found = audit_leaks(labels.units, ws.analysed(labels.digest))
     (ws.report_dir() / "leaks.json").write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
     reach = found["surfaced"]
-    print(f"{found['pairs']} pairs, {found['both_sides_recorded']} with both sides recorded; surfaced on the "
-          f"vulnerable side only {reach['vulnerable_only']}, fixed side only {reach['fixed_only']} "
-          f"(separation {reach['separation']:.2f}{', flagged' if reach['flagged'] else ''})")  # fmt: skip
+    print(
+        f"{found['pairs']} pairs, {found['both_sides_recorded']} with both sides recorded; surfaced on the "
+        f"vulnerable side only {reach['vulnerable_only']}, fixed side only {reach['fixed_only']} "
+        f"(separation {reach['separation']:.2f}{', flagged' if reach['flagged'] else ''})"
+    )
     _print_separations(found["signals"])
     print(f"delta units: {found['delta_pairs']} pairs, the introducing change against the repair")
     _print_separations(found["delta_signals"])

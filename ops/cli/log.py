@@ -21,7 +21,9 @@ db_app = typer.Typer(no_args_is_help=True, help="Schema migrations.")
 
 
 def ingest(
-    items: Annotated[list[str], typer.Argument(metavar="PATH...", help="Run directories, files or quoted globs.")],
+    items: Annotated[
+        list[str], typer.Argument(metavar="PATH...", help="Run directories, files or quoted globs.")
+    ],
 ) -> None:
     """Queue one IngestRun per run through the event log's outbox and publish it; workers record them."""
     from ouroboros_gates.ops.ingest import expand_runs, ingest_messages, send_runs
@@ -44,13 +46,18 @@ def ingest(
 
 
 def replay(
-    rebuild_all: Annotated[bool, typer.Option("--rebuild", help="Drop every projection and refold from 0.")] = False,
+    rebuild_all: Annotated[
+        bool, typer.Option("--rebuild", help="Drop every projection and refold from 0.")
+    ] = False,
     as_of: Annotated[
         str | None,
-        typer.Option("--as-of", metavar="TIME", help="Rebuild every projection as it stood at TIME (ISO 8601)."),
+        typer.Option(
+            "--as-of", metavar="TIME", help="Rebuild every projection as it stood at TIME (ISO 8601)."
+        ),
     ] = None,
 ) -> None:
-    """Catch the projections up with the log (or rebuild them, now or as of a past time) and print the digest."""
+    """Catch the projections up with the log (or rebuild them, now or as of a past time) and print the
+    digest."""
     from ouroboros_gates.events.projections import PROJECTIONS
     from ouroboros_gates.events.projector import catch_up, content_digest, digest, rebuild
 
@@ -64,7 +71,8 @@ def replay(
         console.print(f"folded {sum(applied.values())} event(s) over {len(applied)} projection(s)")
         console.print(f"ledger digest {digest(store, PROJECTIONS)}")
         console.print(
-            f"[yellow]The live ledger tables now show the past (as of {moment.isoformat()}); events folded from now"
+            f"[yellow]The live ledger tables now show the past (as of {moment.isoformat()}); events folded "
+            "from now"
             " on land on top of it. `ouro replay --rebuild` returns them to now.[/]"
         )
         return
@@ -121,7 +129,8 @@ def db_history() -> None:
     for step in history():
         mark = "  <- database" if step.revision == current else ""
         console.print(
-            f"{step.down_revision or 'base'} -> {step.revision}  {step.doc.splitlines()[0]}{mark}", soft_wrap=True
+            f"{step.down_revision or 'base'} -> {step.revision}  {step.doc.splitlines()[0]}{mark}",
+            soft_wrap=True,
         )
 
 

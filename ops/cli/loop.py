@@ -29,11 +29,14 @@ def loop(
     corpus: Annotated[
         Path | None,
         typer.Argument(
-            help="Directory of runs (<run>/events.jsonl); default: the sample corpus shipped with the package.",
+            help="Directory of runs (<run>/events.jsonl); default: the sample corpus shipped with the "
+            "package.",
             show_default=False,
         ),
     ] = None,
-    fixers: Annotated[bool, typer.Option("--fixers", help="Launch fixer sessions (sandboxed, under the cap).")] = False,
+    fixers: Annotated[
+        bool, typer.Option("--fixers", help="Launch fixer sessions (sandboxed, under the cap).")
+    ] = False,
 ) -> None:
     """Run the whole loop once on the embedded default over CORPUS and print the summary."""
     from ouroboros_gates.ops.loop import run_loop
@@ -80,7 +83,9 @@ def train_cmd() -> None:
 
 def fix_cmd(
     fixers: Annotated[bool, typer.Option("--fixers", help="Launch fixer sessions (off by default).")] = False,
-    ticket: Annotated[list[int] | None, typer.Option("--ticket", help="Only this ticket (repeatable).")] = None,
+    ticket: Annotated[
+        list[int] | None, typer.Option("--ticket", help="Only this ticket (repeatable).")
+    ] = None,
 ) -> None:
     """Launch one fixer session per ticket whose latest pre-check verdict is launch, under the daily cap."""
     from ouroboros_gates.ops.loop import fix, fixers_refusal, print_fixers

@@ -47,9 +47,11 @@ def _cell(value: float | None) -> str:
 
 
 def _series_table(snapshot: dict[str, Any]) -> Report:
-    table = Report(f"Ouroboros series as of {snapshot['generated_at']} ({snapshot['timezone']})",
-                   ("series", "day / week / at", "value", "95% interval", "labels / reason"),
-                   right=("value", "95% interval"))  # fmt: skip
+    table = Report(
+        f"Ouroboros series as of {snapshot['generated_at']} ({snapshot['timezone']})",
+        ("series", "day / week / at", "value", "95% interval", "labels / reason"),
+        right=("value", "95% interval"),
+    )
     for series, points in snapshot["series"].items():
         for point in points:
             labels = point["labels"]
@@ -61,19 +63,28 @@ def _series_table(snapshot: dict[str, Any]) -> Report:
 
 
 def _offender_table(offenders: list[dict[str, Any]], floor: float) -> Report:
-    report = Report(f"Runs below the h floor {floor} ({len(offenders)}), lowest first",
-                    ("rank", "run", "h_r", "cache read", "prompt tokens"),
-                    right=("rank", "h_r", "cache read", "prompt tokens"))  # fmt: skip
+    report = Report(
+        f"Runs below the h floor {floor} ({len(offenders)}), lowest first",
+        ("rank", "run", "h_r", "cache read", "prompt tokens"),
+        right=("rank", "h_r", "cache read", "prompt tokens"),
+    )
     for row in offenders:
-        report.add(row["rank"], row["run"], f"{row['h_r']:.4f}", f"{row['cache_read']:.0f}",
-                   f"{row['prompt_tokens']:.0f}")  # fmt: skip
+        report.add(
+            row["rank"],
+            row["run"],
+            f"{row['h_r']:.4f}",
+            f"{row['cache_read']:.0f}",
+            f"{row['prompt_tokens']:.0f}",
+        )
     return report
 
 
 @measure_app.callback(invoke_without_command=True)
 def measure(
     ctx: typer.Context,
-    at: Annotated[str | None, typer.Option("--at", help="ISO time or date (no offset: the configured zone).")] = None,
+    at: Annotated[
+        str | None, typer.Option("--at", help="ISO time or date (no offset: the configured zone).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the snapshot as JSON.")] = False,
 ) -> None:
     """Measure every series from the event log as of --at (default now) and write the snapshot."""
@@ -91,14 +102,18 @@ def measure(
     path = snapshot_path(settings)
     wrote = write_snapshot(path, snapshot)
     if as_json:
-        sys.stdout.write(orjson.dumps(snapshot, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n")
+        sys.stdout.write(
+            orjson.dumps(snapshot, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+        )
         return
     _series_table(snapshot).show(console)
     h = snapshot["h_fleet"]
     if h["offenders"]:
         _offender_table(h["offenders"], h["floor"]).show(console)
     miners = snapshot["accepted_miners"]
-    console.print("accepted miners: " + ", ".join(f"{scope} {item['count']}" for scope, item in miners.items()))
+    console.print(
+        "accepted miners: " + ", ".join(f"{scope} {item['count']}" for scope, item in miners.items())
+    )
     console.print(f"snapshot {'written to' if wrote else 'NOT written (a later one exists):'} {path}")
 
 
@@ -139,7 +154,9 @@ def h_fleet(
     if result.malformed:
         print(f"ouro: skipped {result.malformed} malformed line(s)", file=sys.stderr)
     if as_json:
-        sys.stdout.write(orjson.dumps(_h_fleet_json(result, ranked), option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(
+            orjson.dumps(_h_fleet_json(result, ranked), option=orjson.OPT_INDENT_2).decode() + "\n"
+        )
     else:
         shown = "- (no prompt tokens)" if result.value is None else repr(result.value)
         console.print(f"h_fleet {shown} over {len(result.runs)} run(s), {result.results} result(s)")
@@ -156,8 +173,19 @@ def h_fleet(
 def _h_fleet_json(result: HFleet, ranked: list[dict[str, Any]]) -> dict[str, Any]:
     from ouroboros_gates.workers.measurer.hfleet import FLOOR
 
-    per_run = [{"run": r.run, "h_r": r.h, "cache_read": r.cache_read, "prompt_tokens": r.prompt_tokens}
-               for r in result.runs]  # fmt: skip
-    return {"h_fleet": result.value, "floor": FLOOR, "runs": len(result.runs), "lines": result.lines,
-            "results": result.results, "malformed": result.malformed, "offenders": ranked, "per_run": per_run,
-            "notes": list(result.notes), "unread": list(result.unread)}  # fmt: skip
+    per_run = [
+        {"run": r.run, "h_r": r.h, "cache_read": r.cache_read, "prompt_tokens": r.prompt_tokens}
+        for r in result.runs
+    ]
+    return {
+        "h_fleet": result.value,
+        "floor": FLOOR,
+        "runs": len(result.runs),
+        "lines": result.lines,
+        "results": result.results,
+        "malformed": result.malformed,
+        "offenders": ranked,
+        "per_run": per_run,
+        "notes": list(result.notes),
+        "unread": list(result.unread),
+    }

@@ -50,20 +50,27 @@ if TYPE_CHECKING:
 
 __all__ = ["miner_app"]
 
-Items = Annotated[list[str], typer.Argument(metavar="ITEM...", help="Run files, run directories or quoted globs.")]
-WriteOption = Annotated[bool, typer.Option("--write", help="Regenerate backtest.md, mutation.md, README block.")]
+Items = Annotated[
+    list[str], typer.Argument(metavar="ITEM...", help="Run files, run directories or quoted globs.")
+]
+WriteOption = Annotated[
+    bool, typer.Option("--write", help="Regenerate backtest.md, mutation.md, README block.")
+]
 RunsOption = Annotated[
     list[str] | None,
     typer.Option(
         "--runs",
         metavar="ITEM…",
-        help="The miner's corpus (several values, or repeated): a rule mutant that changes a verdict on one is "
+        help="The miner's corpus (several values, or repeated): a rule mutant that changes a verdict on one "
+        "is "
         "not equivalent.",
     ),
 ]
 MoreRuns = Annotated[list[str] | None, typer.Argument(metavar="", hidden=True, show_default=False)]
 LabelsArg = Annotated[Path, typer.Argument(metavar="LABELS", help="A labels.tsv file.")]
-AsJson = Annotated[bool, typer.Option("--json", help="Print the record as JSON instead of the markdown block.")]
+AsJson = Annotated[
+    bool, typer.Option("--json", help="Print the record as JSON instead of the markdown block.")
+]
 JsonReport = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
@@ -72,7 +79,10 @@ def _test_verb(verbs: typer.Typer, miner: Miner) -> None:
 
     @verbs.command("test")
     def test_verb(
-        write: WriteOption = False, as_json: JsonReport = False, runs: RunsOption = None, more: MoreRuns = None
+        write: WriteOption = False,
+        as_json: JsonReport = False,
+        runs: RunsOption = None,
+        more: MoreRuns = None,
     ) -> None:
         """The miner test (as `ouro miner test NAME`)."""
         miner_test_cmd(miner, write, as_json, runs_given(runs, more))
@@ -83,7 +93,9 @@ def _verbs(name: str) -> TyperGroup:
     from ouroboros_gates.miners import DEFAULT_BLOCKS, find_miner
 
     miner = find_miner(name)
-    verbs = typer.Typer(no_args_is_help=True, help=f"The verbs of the miner {miner.name} ({miner.folder.name}).")
+    verbs = typer.Typer(
+        no_args_is_help=True, help=f"The verbs of the miner {miner.name} ({miner.folder.name})."
+    )
 
     @verbs.command()
     def facts(items: Items) -> None:
@@ -100,7 +112,8 @@ def _verbs(name: str) -> TyperGroup:
     def findings(
         items: Items,
         knee: Annotated[
-            float | None, typer.Option(help="The knee K (default: the one the miner's backtest fits on its fixtures).")
+            float | None,
+            typer.Option(help="The knee K (default: the one the miner's backtest fits on its fixtures)."),
         ] = None,
     ) -> None:
         """Print the findings at knee K, one JSON line each, with the facts of their proofs."""
@@ -116,13 +129,16 @@ def _verbs(name: str) -> TyperGroup:
     def backtest_cmd(
         labels: Annotated[str, typer.Argument(metavar="LABELS", help="A labels.tsv file, or `ledger`.")],
         items: Annotated[
-            list[str] | None, typer.Argument(metavar="[ITEM...]", help="Runs (default with ledger: the recorded ones).")
+            list[str] | None,
+            typer.Argument(metavar="[ITEM...]", help="Runs (default with ledger: the recorded ones)."),
         ] = None,
         as_json: AsJson = False,
         blocks: Annotated[int, typer.Option(help="PBO blocks S (even, at least 4).")] = DEFAULT_BLOCKS,
         as_of: Annotated[
             str | None,
-            typer.Option("--as-of", metavar="TIME", help="With `ledger`: what was recorded by TIME (ISO 8601)."),
+            typer.Option(
+                "--as-of", metavar="TIME", help="With `ledger`: what was recorded by TIME (ISO 8601)."
+            ),
         ] = None,
     ) -> None:
         """Walk-forward backtest against LABELS (a labels.tsv, or the ledger's labels), with the PBO guard."""
@@ -138,7 +154,9 @@ def _verbs(name: str) -> TyperGroup:
         if labels == "ledger":
             judged, found = from_ledger(miner.name, items, as_of)
         elif as_of is not None or not items:
-            raise MinerUsageError("--as-of and an empty ITEM list go with LABELS = ledger; a labels file needs ITEM…")
+            raise MinerUsageError(
+                "--as-of and an empty ITEM list go with LABELS = ledger; a labels file needs ITEM…"
+            )
         else:
             judged, found = read_labels(Path(labels)), corpus_items(items)
         extracted = extract_facts(miner, found)
@@ -146,7 +164,9 @@ def _verbs(name: str) -> TyperGroup:
         print(compact_json(result.record()) if as_json else result.markdown(), end="\n" if as_json else "")
         report_malformed(found)
         if not result.missed_nothing:
-            failing = [(name, value) for name, value in result.rows() if name == "Backtest FN" or "kappa" in name]
+            failing = [
+                (name, value) for name, value in result.rows() if name == "Backtest FN" or "kappa" in name
+            ]
             fail([f"| {name} | {value} |" for name, value in failing])
 
     @verbs.command("mutate")
@@ -157,7 +177,9 @@ def _verbs(name: str) -> TyperGroup:
         found = corpus_items(items)
         extracted = extract_facts(miner, found)
         # The runs given are the corpus a rule mutant must leave unchanged to be equivalent.
-        result = mutate(miner.name, miner.rules().program, miner.verdicts, read_labels(labels), extracted, extracted)
+        result = mutate(
+            miner.name, miner.rules().program, miner.verdicts, read_labels(labels), extracted, extracted
+        )
         print(compact_json(result.report) if as_json else result.markdown(), end="\n" if as_json else "")
         report_malformed(found)
         if not result.holds:
@@ -195,15 +217,32 @@ def list_cmd(as_json: JsonReport = False) -> None:
     from ouroboros_gates.miners import discover
 
     miners, broken = discover()
-    rows = [{"name": miner.name, "folder": miner.folder.name, "scope": miner.scope.value,
-             "verdicts": list(miner.verdicts), "gate": miner.gate, "severity": miner.severity.value,
-             "origin": miner.origin, "path": str(miner.folder)} for miner in miners.values()]  # fmt: skip
+    rows = [
+        {
+            "name": miner.name,
+            "folder": miner.folder.name,
+            "scope": miner.scope.value,
+            "verdicts": list(miner.verdicts),
+            "gate": miner.gate,
+            "severity": miner.severity.value,
+            "origin": miner.origin,
+            "path": str(miner.folder),
+        }
+        for miner in miners.values()
+    ]
     if as_json:
         print(json.dumps({"miners": rows, "broken": {str(k): v for k, v in broken.items()}}, indent=2))
     else:
         print("\t".join(("NAME", "FOLDER", "SCOPE", "VERDICTS", "GATE", "SEVERITY", "ORIGIN")))
         for row in rows:
-            cells = (row["name"], row["folder"], row["scope"], ",".join(row["verdicts"]), row["gate"], row["severity"])
+            cells = (
+                row["name"],
+                row["folder"],
+                row["scope"],
+                ",".join(row["verdicts"]),
+                row["gate"],
+                row["severity"],
+            )
             print("\t".join((*map(str, cells), f"{row['origin']} {row['path']}")))
     for folder, error in broken.items():
         print(f"broken\t{folder.name}\t{error}", file=sys.stderr)
@@ -211,10 +250,14 @@ def list_cmd(as_json: JsonReport = False) -> None:
 
 @miner_app.command("new")
 def new_cmd(
-    name: Annotated[str, typer.Argument(help="The new miner's folder, a Python identifier (e.g. sleep_poll).")],
+    name: Annotated[
+        str, typer.Argument(help="The new miner's folder, a Python identifier (e.g. sleep_poll).")
+    ],
     directory: Annotated[
         Path | None,
-        typer.Option("--dir", help="Create it here (default: the first OURO_MINERS_PATH folder, else miners/)."),
+        typer.Option(
+            "--dir", help="Create it here (default: the first OURO_MINERS_PATH folder, else miners/)."
+        ),
     ] = None,
 ) -> None:
     """Copy _template to a new miner folder and rename it; it fails its test until you label fixtures."""
@@ -235,7 +278,8 @@ def test_cmd(
     runs: RunsOption = None,
     more: MoreRuns = None,
 ) -> None:
-    """The miner test: check_rules, fixtures vs labels at κ*, FN = 0, knee binds, mutation gate, files current."""
+    """The miner test: check_rules, fixtures vs labels at κ*, FN = 0, knee binds, mutation gate, files
+    current."""
     from ouroboros_gates.miners import find_miner
 
     miner_test_cmd(find_miner(name), write, as_json, runs_given(runs, more))

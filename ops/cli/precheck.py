@@ -2,7 +2,8 @@
 
 ``ouro precheck [--ticket N]… [--json]`` judges the latest proposal of each ticket (every open mining
 ticket by default) at no model cost and prints one row per ticket: ticket, proposal, miner, instances named,
-instances found, verdict, reason. ``ouro propose [--ticket N]… [--batch B] [--census | --costs]`` asks the model for
+instances found, verdict, reason. ``ouro propose [--ticket N]… [--batch B] [--census | --costs]`` asks the
+model for
 a proposal per ticket, one call per batch, and posts each as the ticket's proposal comment. The work is in
 ``ops.precheck`` and ``ops.proposals``, imported when a command runs (so ``ouro`` starts without the fleet's
 settings); this module parses the arguments and prints what they return.
@@ -51,20 +52,29 @@ def precheck_cmd(
         console.print("no open mining ticket")
         return
     launch = sum(1 for row in rows if row["verdict"] == "launch")
-    console.print(f"Pre-check: {launch} launch, {len(rows) - launch} needs_labels (0 model calls)", style="bold")
+    console.print(
+        f"Pre-check: {launch} launch, {len(rows) - launch} needs_labels (0 model calls)", style="bold"
+    )
     _say(verdict_lines(rows, console.width))
 
 
 def propose_cmd(
     ticket: _Tickets = None,
-    census: Annotated[bool, typer.Option("--census", help="Measure the proposals against the contract.")] = False,
+    census: Annotated[
+        bool, typer.Option("--census", help="Measure the proposals against the contract.")
+    ] = False,
     batch: Annotated[
         int | None,
         typer.Option(
-            "--batch", min=1, max=50, help="Tickets per model call (default 6; docs/loop.md, first mining run)."
+            "--batch",
+            min=1,
+            max=50,
+            help="Tickets per model call (default 6; docs/loop.md, first mining run).",
         ),
     ] = None,
-    costs: Annotated[bool, typer.Option("--costs", help="Print the recorded cost rows and their sums.")] = False,
+    costs: Annotated[
+        bool, typer.Option("--costs", help="Print the recorded cost rows and their sums.")
+    ] = False,
 ) -> None:
     """Ask the model for a proposal per open mining ticket (one call per batch) and post each as the ticket's
     proposal comment; --census counts the proposals an existing extractor reaches TP > 0 with; --costs prints
@@ -102,10 +112,12 @@ def _print_proposed(done: Proposed) -> None:
 def _print_census(found: Census) -> None:
     _say(found.notes)
     _say(
-        f"#{row.ticket:<5} {row.miner:<20} extractor {row.extractor:<16} runs {row.instances}  TP {row.tp}  {row.why}"
+        f"#{row.ticket:<5} {row.miner:<20} extractor {row.extractor:<16} runs {row.instances}  TP {row.tp}  "
+        f"{row.why}"
         for row in found.rows
     )
     console.print(
-        f"census: {found.reaching} of {len(found.rows)} proposal(s) reach TP > 0 with the template's or a registered "
+        f"census: {found.reaching} of {len(found.rows)} proposal(s) reach TP > 0 with the template's or a "
+        "registered "
         "extractor"
     )

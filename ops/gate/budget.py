@@ -9,7 +9,8 @@
   signals, ends the process (``faulthandler``'s own C thread, which needs no interpreter lock, writes every
   thread's traceback to the log and exits); the next hook finds no server and starts a fresh one.
 
-``install()`` sets the ``SIGALRM`` handler once, at the server's start; an alarm outside a budget does nothing.
+``install()`` sets the ``SIGALRM`` handler once, at the server's start; an alarm outside a budget does
+nothing.
 """
 
 from __future__ import annotations

@@ -89,10 +89,16 @@ def _entry(raw: Any) -> GateEntry | None:
         stamp = tuple(int(part) for part in raw["stamp"])
         knee = raw.get("knee")
         return GateEntry(
-            name=str(raw["name"]), folder=str(raw["folder"]), origin=str(raw["origin"]), digest=str(raw["digest"]),
-            stamp=(stamp[0], stamp[1], stamp[2]), gate=str(raw["gate"]), scope=str(raw["scope"]),
-            severity=str(raw["severity"]), knee=knee if isinstance(knee, int | float | str) else None,
-        )  # fmt: skip
+            name=str(raw["name"]),
+            folder=str(raw["folder"]),
+            origin=str(raw["origin"]),
+            digest=str(raw["digest"]),
+            stamp=(stamp[0], stamp[1], stamp[2]),
+            gate=str(raw["gate"]),
+            scope=str(raw["scope"]),
+            severity=str(raw["severity"]),
+            knee=knee if isinstance(knee, int | float | str) else None,
+        )
     except (KeyError, TypeError, ValueError, IndexError):
         return None
 
@@ -103,7 +109,11 @@ def read_gates(state: Path | str) -> GateFile | None:
         data = json.loads(Path(gates_path(str(state))).read_bytes())
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("gates"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != VERSION
+        or not isinstance(data.get("gates"), list)
+    ):
         return None
     entries = tuple(entry for entry in map(_entry, data["gates"]) if entry is not None)
     return GateFile(str(data.get("written_at", "")), str(data.get("tenant", "default")), entries)
@@ -113,7 +123,12 @@ def write_gates(state: Path | str, gates: Iterable[GateEntry], tenant: str, writ
     """Write the cache atomically (a reader sees the old file or the new one, never half of one)."""
     target = Path(gates_path(str(state)))
     target.parent.mkdir(parents=True, exist_ok=True)
-    body = {"version": VERSION, "written_at": written_at, "tenant": tenant, "gates": [asdict(g) for g in gates]}
+    body = {
+        "version": VERSION,
+        "written_at": written_at,
+        "tenant": tenant,
+        "gates": [asdict(g) for g in gates],
+    }
     partial = target.with_name(f".{GATES_FILE}.{os.getpid()}")
     partial.write_text(json.dumps(body, indent=2) + "\n")
     os.replace(partial, target)

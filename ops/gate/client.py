@@ -132,7 +132,9 @@ def ask(state: str, request: dict[str, Any], deadline: float, start: bool = True
         except (OSError, ValueError) as exc:  # TimeoutError is an OSError
             raise GateUnavailable(f"gate server on {path}: {type(exc).__name__}: {exc}") from exc
         if time.monotonic() + 0.05 >= deadline:
-            raise GateUnavailable(f"the gate server for {state} did not answer in time (log: {log_path(state)})")
+            raise GateUnavailable(
+                f"the gate server for {state} did not answer in time (log: {log_path(state)})"
+            )
         time.sleep(0.05)
 
 

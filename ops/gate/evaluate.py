@@ -99,7 +99,9 @@ class PendingCall:
 def events_facts(gate: LoadedGate, instance: str, path: Path, events: list[HarnessEvent]) -> list[InputFact]:
     """The gate's input facts over some of a session log's events (the whole run so far, or for a local
     gate one line's), through ``extract_facts`` as every verb runs a miner."""
-    return extract_facts(gate.miner, [EventsItem(JSONL, instance, path.parent, (path,), events)]).input_facts()
+    return extract_facts(
+        gate.miner, [EventsItem(JSONL, instance, path.parent, (path,), events)]
+    ).input_facts()
 
 
 def evaluate(gate: LoadedGate, facts: Sequence[InputFact]) -> tuple[Model, frozenset[Atom]]:
@@ -137,7 +139,9 @@ def new_findings(gate: LoadedGate, memory: SessionMemory, call: PendingCall) -> 
     last = memory.last.get(name)
     # Only a decision on an earlier line saw the run so far alone; a later line's has seen this call too.
     seen = last[1] if last is not None and last[0] < line else None
-    fired = [(atom, _finding(gate, model, atom)) for atom in sorted(atoms - (seen or frozenset()), key=_order)]
+    fired = [
+        (atom, _finding(gate, model, atom)) for atom in sorted(atoms - (seen or frozenset()), key=_order)
+    ]
     # A verdict whose proof rests on the pending call is new with it; any other one the previous decision
     # had not seen is checked against the run so far (a second evaluation, only then).
     doubtful = {atom for atom, f in fired if seen is None or call.line not in {fact.span for fact in f.proof}}

@@ -90,7 +90,11 @@ class SessionFacts:
                     raise
                 self._skipped.setdefault(_key(gate), set()).add(number)
                 log.warning(
-                    "gate %s: %s:%d took over %.1fs: left out", gate.entry.name, self.log.path, number, LINE_BUDGET_S
+                    "gate %s: %s:%d took over %.1fs: left out",
+                    gate.entry.name,
+                    self.log.path,
+                    number,
+                    LINE_BUDGET_S,
                 )
                 continue
             found += [(number, fact) for fact in facts]

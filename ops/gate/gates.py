@@ -96,7 +96,9 @@ class GateSet:
             if gate is None or stamp == self._stamps.get(entry.name):
                 continue
             self._stamps[entry.name] = stamp
-            from ouroboros_gates.workers.miner.catalogue import miner_digest  # rare: only when a miner's files moved
+            from ouroboros_gates.workers.miner.catalogue import (
+                miner_digest,
+            )  # rare: only when a miner's files moved
 
             digest = miner_digest(gate.miner) if stamp[0] >= 0 else "missing"
             if digest == entry.digest:
@@ -119,7 +121,9 @@ def _purge(entry: GateEntry) -> None:
     if entry.origin == "installed":
         package = f"ouroboros_gates.miners.{folder.name}"
     else:  # the private name ``miners.registry`` imports a miner outside the package under
-        package = f"_ouro_miner_{folder.name}_{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]}"
+        package = (
+            f"_ouro_miner_{folder.name}_{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]}"
+        )
     for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
         del sys.modules[name]
     importlib.invalidate_caches()

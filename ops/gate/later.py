@@ -92,7 +92,9 @@ class Later:
             key = next(iter(self._jobs))
             try:
                 self._running = _fork(*self._jobs.pop(key))
-            except OSError as exc:  # no process to be had now: the job is dropped, the next call brings another
+            except (
+                OSError
+            ) as exc:  # no process to be had now: the job is dropped, the next call brings another
                 log.warning("deferred work not started: %s", exc)
                 self._rest_until = time.monotonic() + REST_MAX_S
 

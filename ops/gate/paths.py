@@ -5,7 +5,8 @@
     <state>/gates.json               the compiled gate cache (``ouro hooks refresh``)
     <state>/gate.pid, gate.lock, gate.log   the gate server's pid, its single-instance lock, its log
 
-The state directory is the one given (``--state``, ``OURO_STATE``), else the project's own folder in the user's
+The state directory is the one given (``--state``, ``OURO_STATE``), else the project's own folder in the
+user's
 state directory (``schemas.statedir``), never the user's repository. Sessions live in their own folder, so no
 session id can name one of the state's own files (a session ``gates.json`` or ``events.sqlite`` is
 ``runs/gates.json``, not the gate cache or the event log). A session recorded by an earlier version at
@@ -72,7 +73,8 @@ def session_name(session_id: object) -> str:
 
 
 def run_file(state: str, session: str) -> str:
-    """The session's harness log: ``<state>/runs/<session>/events.jsonl``, or where an earlier version began it."""
+    """The session's harness log: ``<state>/runs/<session>/events.jsonl``, or where an earlier version began
+    it."""
     path = os.path.join(state, RUNS_DIR, session, "events.jsonl")
     if os.path.exists(path):
         return path

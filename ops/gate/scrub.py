@@ -31,7 +31,8 @@ PLACEHOLDER = "<secret>"
 
 
 class _Shape:
-    """One shape of secret: the words that must be in a text for it to hold one (cheap ``in`` checks, so a text
+    """One shape of secret: the words that must be in a text for it to hold one (cheap ``in`` checks, so a
+    text
     without them is never scanned), and its pattern (compiled on first use: the hook is a fresh process every
     call), whose ``value`` group is replaced and ``kept``/``tail`` groups stay."""
 
@@ -52,31 +53,54 @@ class _Shape:
 
 _VALUE = r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s;&|]+)"
 SHAPES = (
-    _Shape(("authorization",), True,
-           r"(?P<kept>authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?)(?P<value>[^\s\"',;]+)", re.I),
+    _Shape(
+        ("authorization",),
+        True,
+        r"(?P<kept>authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?)(?P<value>[^\s\"',;]+)",
+        re.I,
+    ),
     _Shape(("export",), False, r"(?P<kept>\bexport\s+[A-Za-z_][A-Za-z0-9_]*=)" + _VALUE),
-    _Shape(("KEY=", "TOKEN=", "SECRET=", "PASSWORD=", "PASSWD=", "CREDENTIAL", "AUTH=", "COOKIE=", "DSN="), False,
-           r"(?P<kept>(?<![A-Za-z0-9_])[A-Z_][A-Z0-9_]{0,60}(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH"
-           r"|COOKIE|DSN)=)(?P<value>\"[^\"]*\"|'[^']*'|[^\s;&|,]+)"),
-    _Shape(("-password", "-passwd", "-token", "-secret", "-api-key", "-access-key"), True,
-           r"(?P<kept>--(?:[a-z]+-)*(?:password|passwd|token|secret|api-key|access-key)(?:=|\s+))" + _VALUE, re.I),
-    _Shape(("password", "passwd", "secret", "token", "apikey", "api_key", "access_key"), True,
-           r"(?P<kept>[\"'](?:[a-z]+_)*(?:password|passwd|secret|token|api_?key|access_?key)[\"']\s*:\s*[\"'])"
-           r"(?P<value>[^\"']+)", re.I),
+    _Shape(
+        ("KEY=", "TOKEN=", "SECRET=", "PASSWORD=", "PASSWD=", "CREDENTIAL", "AUTH=", "COOKIE=", "DSN="),
+        False,
+        r"(?P<kept>(?<![A-Za-z0-9_])[A-Z_][A-Z0-9_]{0,60}(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH"
+        r"|COOKIE|DSN)=)(?P<value>\"[^\"]*\"|'[^']*'|[^\s;&|,]+)",
+    ),
+    _Shape(
+        ("-password", "-passwd", "-token", "-secret", "-api-key", "-access-key"),
+        True,
+        r"(?P<kept>--(?:[a-z]+-)*(?:password|passwd|token|secret|api-key|access-key)(?:=|\s+))" + _VALUE,
+        re.I,
+    ),
+    _Shape(
+        ("password", "passwd", "secret", "token", "apikey", "api_key", "access_key"),
+        True,
+        r"(?P<kept>[\"'](?:[a-z]+_)*(?:password|passwd|secret|token|api_?key|access_?key)[\"']\s*:\s*[\"'])"
+        r"(?P<value>[^\"']+)",
+        re.I,
+    ),
     _Shape(("://",), False, r"(?P<kept>://[^\s:/@]{1,200}:)(?P<value>[^\s@/]{1,200})(?P<tail>@)"),
-    *(_Shape(triggers, False, rf"(?P<value>{pattern})", flags) for triggers, pattern, flags in (
-        (("sk-",), r"\bsk-[A-Za-z0-9_-]{16,}", 0),
-        (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}", 0),
-        (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,}", 0),
-        (("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}", 0),
-        (("xox",), r"\bxox[abprs]-[A-Za-z0-9-]{10,}", 0),
-        (("AKIA",), r"\bAKIA[0-9A-Z]{16}\b", 0),
-        (("AIza",), r"\bAIza[0-9A-Za-z_-]{35}", 0),
-        (("eyJ",), r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0),
-        (("PRIVATE KEY-----",), r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
-    )),
-)  # fmt: skip
-"""Every shape of secret, a provider's token shape each on its own (a text is scanned once per shape whose words
+    *(
+        _Shape(triggers, False, rf"(?P<value>{pattern})", flags)
+        for triggers, pattern, flags in (
+            (("sk-",), r"\bsk-[A-Za-z0-9_-]{16,}", 0),
+            (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}", 0),
+            (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,}", 0),
+            (("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}", 0),
+            (("xox",), r"\bxox[abprs]-[A-Za-z0-9-]{10,}", 0),
+            (("AKIA",), r"\bAKIA[0-9A-Z]{16}\b", 0),
+            (("AIza",), r"\bAIza[0-9A-Za-z_-]{35}", 0),
+            (("eyJ",), r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0),
+            (
+                ("PRIVATE KEY-----",),
+                r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----",
+                re.S,
+            ),
+        )
+    ),
+)
+"""Every shape of secret, a provider's token shape each on its own (a text is scanned once per shape whose
+words
 it holds, by a pattern of one branch). Every open repetition is bounded or stops at a delimiter, so a scan is
 linear in the text's length."""
 
@@ -84,7 +108,9 @@ _SECRET_NAME = (
     r"(?:^|[_-])(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|"
     r"authorization|auth|credentials?|cookie|session[_-]?key|client[_-]?secret)$"
 )
-_KEPT_KEYS = frozenset({"session_id", "tool_use_id", "hook_event_name", "tool_name", "transcript_path", "cwd"})
+_KEPT_KEYS = frozenset(
+    {"session_id", "tool_use_id", "hook_event_name", "tool_name", "transcript_path", "cwd"}
+)
 """Payload keys that identify the call: never taken for a secret's name."""
 _names: list[re.Pattern[str]] = []
 
@@ -134,7 +160,8 @@ def _scrub_item(key: Any, value: Any) -> Any:
 
 
 def scrub_payload(payload: dict[str, Any], record_prompts: bool = False) -> dict[str, Any]:
-    """A copy of a hook payload fit to be written: secrets replaced; a prompt dropped unless ``record_prompts``."""
+    """A copy of a hook payload fit to be written: secrets replaced; a prompt dropped unless
+    ``record_prompts``."""
     prompt = payload.get("prompt")
     if record_prompts or payload.get("hook_event_name") != "UserPromptSubmit" or not isinstance(prompt, str):
         return dict(_scrub(payload))

@@ -49,7 +49,15 @@ from typing import IO, Any
 from ouroboros_gates.miners import MinerError
 from ouroboros_gates.ops.gate.budget import OverBudget, budget, install, watchdog
 from ouroboros_gates.ops.gate.cache import compile_gates, read_gates
-from ouroboros_gates.ops.gate.evaluate import Atom, Fired, LoadedGate, PendingCall, SessionMemory, new_findings, render
+from ouroboros_gates.ops.gate.evaluate import (
+    Atom,
+    Fired,
+    LoadedGate,
+    PendingCall,
+    SessionMemory,
+    new_findings,
+    render,
+)
 from ouroboros_gates.ops.gate.facts import LINE_BUDGET_S, DecisionFacts, SessionFacts
 from ouroboros_gates.ops.gate.gates import GateSet
 from ouroboros_gates.ops.gate.later import Later
@@ -134,7 +142,8 @@ class GateServer:
 
     def _session(self, request: dict[str, Any]) -> Session:
         path = Path(str(request["file"])).absolute()
-        # Resolved for the check alone (``..`` and links cannot lead out); spans keep the path as the hook gave it.
+        # Resolved for the check alone (``..`` and links cannot lead out); spans keep the path as the hook
+        # gave it.
         folders = (self.state.resolve(), self.state.resolve() / RUNS_DIR)  # the second: an earlier version's
         if path.name != "events.jsonl" or path.resolve().parent.parent not in folders:
             raise ValueError(f"{path} is not a session log of {self.state}")
@@ -164,7 +173,11 @@ class GateServer:
         call = PendingCall(DecisionFacts(session.facts, offsets), span)
         deny = self._deny([g for g in gates if g.entry.gate == "deny"], session, call, problems)
         warns = [g for g in gates if g.entry.gate != "deny"]
-        told = [render(f) for f in self._fire(warns, session, call, problems)] if self.warn_mode == "sync" else []
+        told = (
+            [render(f) for f in self._fire(warns, session, call, problems)]
+            if self.warn_mode == "sync"
+            else []
+        )
         context = "\n\n".join([*session.waiting, *told])
         session.waiting.clear()
         if warns and self.warn_mode == "next":  # told on a later answer, found off the request path
@@ -214,7 +227,13 @@ class GateServer:
                 if not mine:
                     raise
                 problems[gate.entry.name] = f"took over {budget_s}s on this call"
-                log.warning("gate %s took over %ss on %s:%d", gate.entry.name, budget_s, call.line.file, call.line.line)
+                log.warning(
+                    "gate %s took over %ss on %s:%d",
+                    gate.entry.name,
+                    budget_s,
+                    call.line.file,
+                    call.line.line,
+                )
             except (MinerError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
                 problems[gate.entry.name] = f"{type(exc).__name__}: {exc}"[:300]
                 log.warning("gate %s failed: %s", gate.entry.name, exc)
@@ -223,7 +242,9 @@ class GateServer:
     def _warn_compute(self, gates: list[LoadedGate], session: Session, call: PendingCall) -> WarnResult:
         """In a child: the warn gates' new verdicts, rendered, and what each gate has told."""
         problems: dict[str, str] = {}
-        told = [render(f) for f in self._fire(gates, session, call, problems)]  # no budget: a child, limited whole
+        told = [
+            render(f) for f in self._fire(gates, session, call, problems)
+        ]  # no budget: a child, limited whole
         return told, {g.entry.name: session.memory.told.get(g.entry.name, set()) for g in gates}, problems
 
     def _warn_apply(self, session: Session, result: WarnResult) -> None:
@@ -255,7 +276,9 @@ def serve(server: GateServer, idle_s: float) -> None:
             wait = min(1.0, max(idle_s - (time.monotonic() - last), 0.01))
             rest = server.later.wait_s()
             children = server.later.fds()
-            ready, _, _ = select.select([listening, *children], [], [], wait if rest is None else min(wait, rest))
+            ready, _, _ = select.select(
+                [listening, *children], [], [], wait if rest is None else min(wait, rest)
+            )
             if any(fd in ready for fd in children):
                 server.later.collect()
             server.later.stop_overdue()

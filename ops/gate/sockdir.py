@@ -1,6 +1,7 @@
 """Where the gate server's socket lives: in a folder only its user can enter (hot path: stdlib only).
 
-    $XDG_RUNTIME_DIR/ouroboros/gate-<h>.sock     when $XDG_RUNTIME_DIR is the user's own, entered by no one else
+    $XDG_RUNTIME_DIR/ouroboros/gate-<h>.sock     when $XDG_RUNTIME_DIR is the user's own, entered by no one
+    else
     $TMPDIR/ouroboros-<uid>/gate-<h>.sock         otherwise (/tmp when $TMPDIR is unset or not absolute)
 
 ``<h>`` is a 64-bit FNV-1a digest of the state directory's path: one server per state directory. The

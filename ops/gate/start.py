@@ -39,7 +39,9 @@ def main(argv: list[str] | None = None) -> int:
 
         from ouroboros_gates.ops.gate.server import run
 
-        environ = {**os.environ, "OURO_GATE_IDLE_S": args.idle_s} if args.idle_s is not None else dict(os.environ)
+        environ = (
+            {**os.environ, "OURO_GATE_IDLE_S": args.idle_s} if args.idle_s is not None else dict(os.environ)
+        )
         return run(Path(state), lock, environ)
     finally:
         lock.close()

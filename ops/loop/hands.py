@@ -64,13 +64,17 @@ def fixers_refusal(settings: Settings) -> str | None:
 
     if not settings.fixers:
         return (
-            "fixers are off: they launch only with --fixers (OURO_FIXERS=1) and an agent command (OURO_FIXER_COMMAND)"
+            "fixers are off: they launch only with --fixers (OURO_FIXERS=1) and an agent command "
+            "(OURO_FIXER_COMMAND)"
         )
     if settings.fixer_daily_cap_usd <= 0:
         return "fixers are off: the daily cap OURO_FIXER_DAILY_CAP_USD is 0"
     argv = shlex.split(settings.fixer_command)
     if not argv or shutil.which(argv[0]) is None:
-        return f"fixers are off: the agent command {argv[0] if argv else '(empty)'!r} (OURO_FIXER_COMMAND) is not found"
+        return (
+            f"fixers are off: the agent command {argv[0] if argv else '(empty)'!r} (OURO_FIXER_COMMAND) "
+            "is not found"
+        )
     sandbox, why = find_sandbox()
     return f"fixers refuse unattended launch: {why}" if sandbox is None else None
 
@@ -86,7 +90,10 @@ def launch_verdicts(store: SqlEventStore) -> list[PrecheckVerdict]:
 
 
 def fixer_step(
-    store: SqlEventStore, settings: Settings, verdicts: Sequence[PrecheckVerdict], shared: SharedFleet | None = None
+    store: SqlEventStore,
+    settings: Settings,
+    verdicts: Sequence[PrecheckVerdict],
+    shared: SharedFleet | None = None,
 ) -> Handled:
     """One ``LaunchFixer`` per verdict, handled by a fixer worker; then each session's log ingested and mined
     (through the outbox), so nothing is left queued for a later run."""
@@ -132,7 +139,9 @@ def train_step(store: SqlEventStore, settings: Settings, shared: SharedFleet | N
 
     forge = open_forge(settings)
     tried = tried_heads(forge, store)
-    untried = sorted(f"{p.number}:{p.head_sha}" for p in ready_pulls(forge) if (p.number, p.head_sha) not in tried)
+    untried = sorted(
+        f"{p.number}:{p.head_sha}" for p in ready_pulls(forge) if (p.number, p.head_sha) not in tried
+    )
     if not untried:
         return Handled()
     message = RunMergeTrain(message_id=content_id("merge-train", *untried), tenant=settings.tenant)
@@ -168,7 +177,9 @@ def train_here(forge: WritableForge, store: SqlEventStore, settings: Settings) -
     return {(e.pull_request, e.head_sha) for w in writes for e in w.events if isinstance(e, MergeAttempted)}
 
 
-def close_ticket(forge: WritableForge, settings: Settings, ticket: int, pull: int, dry_run: bool) -> CloseVerdict:
+def close_ticket(
+    forge: WritableForge, settings: Settings, ticket: int, pull: int, dry_run: bool
+) -> CloseVerdict:
     """``ouro close-ticket``: the gate's verdict on closing ``ticket`` on the merged ``pull``; a passing one
     (not a dry run) closes the ticket and is recorded as ``TicketClosed``."""
     from ouroboros_gates.workers.merger import close_ticket as close

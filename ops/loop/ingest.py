@@ -19,7 +19,9 @@ from ouroboros_gates.workers.miner.ingest import mine_message
 __all__ = ["ingest_step", "measure_step"]
 
 
-def ingest_step(store: SqlEventStore, settings: Settings, messages: list[IngestRun], shared: SharedFleet) -> Handled:
+def ingest_step(
+    store: SqlEventStore, settings: Settings, messages: list[IngestRun], shared: SharedFleet
+) -> Handled:
     """Ingest the runs not recorded yet, then wait for each run's mine: the one its recorded content asks for
     (a run still being written may have grown since its message was made), published here for a run recorded
     by an earlier run of the loop, by the ingest's outbox otherwise."""
@@ -28,7 +30,9 @@ def ingest_step(store: SqlEventStore, settings: Settings, messages: list[IngestR
     if not ingests and not earlier:
         return Handled(before=tuple(m.message_id for m in messages))
     with Progress(console=Console(stderr=True), transient=True) as progress:
-        bar = progress.add_task("ingesting and mining runs through the queue", total=2 * len(ingests) + len(earlier))
+        bar = progress.add_task(
+            "ingesting and mining runs through the queue", total=2 * len(ingests) + len(earlier)
+        )
 
         def advance(n: int) -> None:
             progress.advance(bar, n)

@@ -43,7 +43,9 @@ from ouroboros_gates.workers import QUEUES
 __all__ = ["loop_forge", "run_loop"]
 
 
-def run_loop(corpus: Path | None, console: Console, settings: Settings | None = None, fixers: bool = False) -> int:
+def run_loop(
+    corpus: Path | None, console: Console, settings: Settings | None = None, fixers: bool = False
+) -> int:
     """Ingest ``corpus`` (None: the sample corpus shipped with the package) through the real queue path, fold
     the ledger, print the summary; the exit status."""
     settings = _loop_settings(settings or load_settings(), corpus, fixers)
@@ -114,7 +116,10 @@ def _steps(
         steps += [
             (partial(precheck_step, store, forge_settings, key, shared), "the pre-check was not handled"),
             (partial(label_step, store, forge_settings, shared), "the label requests were not handled"),
-            (partial(hands_step, store, forge_settings, shared), "the fixers or the merge train were not handled"),
+            (
+                partial(hands_step, store, forge_settings, shared),
+                "the fixers or the merge train were not handled",
+            ),
             (partial(decide_step, store, forge_settings, shared), "the example pushes were not decided"),
         ]
     steps.append((partial(measure_step, store, settings, shared), "the measurement was not handled"))
@@ -137,7 +142,11 @@ def _ingest_and_mine(
 
 
 def _summary(
-    store: SqlEventStore, settings: Settings, forge_settings: Settings | None, runs: set[str], console: Console
+    store: SqlEventStore,
+    settings: Settings,
+    forge_settings: Settings | None,
+    runs: set[str],
+    console: Console,
 ) -> None:
     """Every section of the summary, from the ledger."""
     print_runs(store, runs, console)

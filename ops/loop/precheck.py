@@ -19,7 +19,9 @@ from ouroboros_gates.workers.prechecker import is_mining, latest_proposal, prech
 __all__ = ["label_step", "precheck_step"]
 
 
-def precheck_step(store: SqlEventStore, settings: Settings, key: str, shared: SharedFleet | None = None) -> Handled:
+def precheck_step(
+    store: SqlEventStore, settings: Settings, key: str, shared: SharedFleet | None = None
+) -> Handled:
     """One ``PrecheckTicket`` per open mining ticket of the settings' forge, handled by the prechecker.
 
     ``key`` is what the verdicts depend on besides the proposal (the corpus's runs): a message already
@@ -39,5 +41,7 @@ def label_step(store: SqlEventStore, settings: Settings, shared: SharedFleet | N
     if endpoint_from_settings(settings) is None:
         return Handled()
     with store.reading() as conn:
-        rows = conn.execute(select(outbox.c.message_id).where(outbox.c.task == LabelTicket.TASK)).scalars().all()
+        rows = (
+            conn.execute(select(outbox.c.message_id).where(outbox.c.task == LabelTicket.TASK)).scalars().all()
+        )
     return through_queue(store, settings, ["gpu"], shared, waiting=dict.fromkeys(rows, LabelTicket.TASK))

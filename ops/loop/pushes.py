@@ -44,4 +44,6 @@ def decide_step(store: SqlEventStore, settings: Settings, shared: SharedFleet | 
     for push, message in pending:
         record_push(store, push, message)
     waiting = tasks(m for _p, m in pending)
-    return through_queue(store, settings, ["decider"], shared, waiting=waiting, relay=True, timeout_s=DECIDE_WAIT_S)
+    return through_queue(
+        store, settings, ["decider"], shared, waiting=waiting, relay=True, timeout_s=DECIDE_WAIT_S
+    )

@@ -76,13 +76,17 @@ def through_queue(
     return Handled(tuple(m for m in pending if m not in left), before, dict.fromkeys(left, why))
 
 
-def _handled_before(store: SqlEventStore, wanted: Mapping[str, str]) -> tuple[tuple[str, ...], dict[str, str]]:
+def _handled_before(
+    store: SqlEventStore, wanted: Mapping[str, str]
+) -> tuple[tuple[str, ...], dict[str, str]]:
     """The messages handled before (never sent again), and the rest (message id -> task)."""
     before = tuple(m for m, task in wanted.items() if store.is_handled(task, m))
     return before, {m: task for m, task in wanted.items() if m not in before}
 
 
-def _send(store: SqlEventStore, settings: Settings, sender: Celery, messages: Sequence[Message], relay: bool) -> None:
+def _send(
+    store: SqlEventStore, settings: Settings, sender: Celery, messages: Sequence[Message], relay: bool
+) -> None:
     """Publish the messages on the settings' broker (whatever this process's environment says), and the outbox
     when ``relay``."""
     if messages and not settings.embedded:  # the embedded fleet declared them when it started
@@ -94,8 +98,11 @@ def _send(store: SqlEventStore, settings: Settings, sender: Celery, messages: Se
 
 
 @contextmanager
-def sharing(shared: SharedFleet | None, settings: Settings, queues: Sequence[str] | None) -> Iterator[SharedFleet]:
-    """The shared worker when there is one; else one of its own on ``queues`` for several waits in a row (started
+def sharing(
+    shared: SharedFleet | None, settings: Settings, queues: Sequence[str] | None
+) -> Iterator[SharedFleet]:
+    """The shared worker when there is one; else one of its own on ``queues`` for several waits in a row
+    (started
     when first needed), stopped after them."""
     if shared is not None:
         yield shared

@@ -1,6 +1,7 @@
 """The main job's summary, read back from the event log's projections: the runs ingested, findings with a
 proof, backtests, pre-check verdicts and label requests, labels, fixer sessions, the merge train, decisions
-on the example pushes, the series and the ledger itself (``ouro train`` and ``ouro fix`` print their parts)."""
+on the example pushes, the series and the ledger itself (``ouro train`` and ``ouro fix`` print their
+parts)."""
 
 from __future__ import annotations
 
@@ -58,8 +59,14 @@ def print_labels(store: SqlEventStore, console: Console) -> None:
     for row in rows:
         acceptance = row["acceptance"].removeprefix("ACCEPTANCE_").lower()
         where = f"{Path(row['file']).name}:{row['line']}"
-        table.add_row(f"#{row['ticket']}", row["instance"][:12], "+" if row["positive"] else "-", where, acceptance,
-                      row["why"] or row["reason"])  # fmt: skip
+        table.add_row(
+            f"#{row['ticket']}",
+            row["instance"][:12],
+            "+" if row["positive"] else "-",
+            where,
+            acceptance,
+            row["why"] or row["reason"],
+        )
     console.print(table)
 
 
@@ -68,7 +75,9 @@ def print_findings(store: SqlEventStore, chosen: set[str], console: Console) -> 
     with store.reading() as conn:
         rows = list(
             conn.execute(
-                select(findings).where(findings.c.run.in_(sorted(chosen))).order_by(findings.c.miner, findings.c.run)
+                select(findings)
+                .where(findings.c.run.in_(sorted(chosen)))
+                .order_by(findings.c.miner, findings.c.run)
             ).mappings()
         )
     if not rows:
@@ -83,7 +92,9 @@ def print_findings(store: SqlEventStore, chosen: set[str], console: Console) -> 
     scopes = {(row["miner"], row["rule"]): row["scope"] for row in rows}
     for (miner, rule), runs in sorted(grouped.items()):
         distinct = sorted(set(runs))
-        table.add_row(miner, rule, scopes[(miner, rule)], str(len(runs)), f"{len(distinct)}: {', '.join(distinct)}")
+        table.add_row(
+            miner, rule, scopes[(miner, rule)], str(len(runs)), f"{len(distinct)}: {', '.join(distinct)}"
+        )
     console.print(table)
     shown: set[str] = set()
     for row in rows:  # one proof in full per miner
@@ -137,8 +148,17 @@ def print_backtests(store: SqlEventStore, console: Console) -> None:
         bt = acc.backtest
         kappa = "-" if bt.kappa_star is None else f"{bt.kappa_star:g}"
         pbo = bt.pbo_status if bt.pbo is None else f"{bt.pbo:.2f}"
-        table.add_row(name, acc.scope.value, kappa, str(bt.families), str(bt.tp), str(bt.fp), str(bt.fn),
-                      pbo, f"{acc.mutation_score:.2f} (floor {acc.mutation_floor:.2f})")  # fmt: skip
+        table.add_row(
+            name,
+            acc.scope.value,
+            kappa,
+            str(bt.families),
+            str(bt.tp),
+            str(bt.fp),
+            str(bt.fn),
+            pbo,
+            f"{acc.mutation_score:.2f} (floor {acc.mutation_floor:.2f})",
+        )
     console.print(table)
     for name, reason in sorted(refused.items()):
         console.print(f"refused: {name}: {reason}", markup=False, highlight=False)
@@ -181,7 +201,9 @@ def _series_row(table: Table, name: str, point: dict[str, Any]) -> None:
         table.add_row(name, "-", point.get("reason") or "")
         return
     interval = f"[{point['low']:.4f}, {point['high']:.4f}]" if point.get("low") is not None else ""
-    labels = ", ".join(f"{k}={v}" for k, v in sorted(point.get("labels", {}).items()) if k in ("scope", "period"))
+    labels = ", ".join(
+        f"{k}={v}" for k, v in sorted(point.get("labels", {}).items()) if k in ("scope", "period")
+    )
     table.add_row(name, f"{point['value']:.4f}", " ".join(x for x in (interval, labels) if x))
 
 
@@ -195,11 +217,17 @@ def print_decisions(store: SqlEventStore, settings: Settings, console: Console) 
     how = " — memory-vote program (no chat model configured), $0" if "memory-vote" in variants else ""
     console.print(f"[bold]Decisions on the example pushes: {len(pushes)}[/]{how}")
     for number, (push, decided) in enumerate(zip(pushes, found, strict=True), 1):
-        console.print(f"  push {number} {push.base[:7]}..{push.head[:7]}: {len(decided) or 'no'} candidate(s)")
-        for d in sorted(decided, key=lambda d: (("BLOCK", "ADVISORY", "DROP").index(d.action.value), d.candidate.key)):
+        console.print(
+            f"  push {number} {push.base[:7]}..{push.head[:7]}: {len(decided) or 'no'} candidate(s)"
+        )
+        for d in sorted(
+            decided, key=lambda d: (("BLOCK", "ADVISORY", "DROP").index(d.action.value), d.candidate.key)
+        ):
             p = "    -" if d.p is None else f"{d.p:5.2f}"
             where = f"{d.candidate.family} {d.candidate.path} {d.candidate.function}"
-            console.print(f"    {d.action.value:<8} {p}  {where}: {d.rationale}", markup=False, highlight=False)
+            console.print(
+                f"    {d.action.value:<8} {p}  {where}: {d.rationale}", markup=False, highlight=False
+            )
 
 
 def print_runs(store: SqlEventStore, chosen: set[str], console: Console) -> None:
@@ -216,8 +244,15 @@ def print_runs(store: SqlEventStore, chosen: set[str], console: Console) -> None
             cost = row["cost_usd"] or 0.0
             seen = row["input_tokens"] + row["cache_creation_input_tokens"] + row["cache_read_input_tokens"]
             ratio = f"{row['cache_read_input_tokens'] / seen:.4f}" if seen else "-"
-            table.add_row(row["run"], str(row["lines"]), str(row["tool_calls"]), str(row["tool_errors"]),
-                          str(row["malformed"]), f"{cost:.4f}", ratio)  # fmt: skip
+            table.add_row(
+                row["run"],
+                str(row["lines"]),
+                str(row["tool_calls"]),
+                str(row["tool_errors"]),
+                str(row["malformed"]),
+                f"{cost:.4f}",
+                ratio,
+            )
             for i, key in enumerate(("lines", "tool_calls", "tool_errors", "malformed")):
                 totals[i] += row[key]
             totals[4] += cost
@@ -239,7 +274,9 @@ def print_ledger(store: SqlEventStore, console: Console) -> None:
     for item in status(store, PROJECTIONS):
         table.add_row(item.name, str(item.rows), str(item.position), str(item.lag))
     console.print(table)
-    console.print(f"ledger digest {content_digest(store, PROJECTIONS)[0][:16]} (log positions and times left out)")
+    console.print(
+        f"ledger digest {content_digest(store, PROJECTIONS)[0][:16]} (log positions and times left out)"
+    )
 
 
 def print_verdicts(store: SqlEventStore, console: Console, settings: Settings) -> None:
@@ -267,7 +304,9 @@ def _print_waiting(waiting: list[int], settings: Settings, console: Console) -> 
         return
     tickets = ", ".join(f"#{n}" for n in waiting)
     if endpoint_from_settings(settings) is None:
-        console.print(f"label requests queued for the labeler: {tickets} (no chat model configured: OURO_MODEL)")
+        console.print(
+            f"label requests queued for the labeler: {tickets} (no chat model configured: OURO_MODEL)"
+        )
     else:
         console.print(f"label requests sent to the labeler: {tickets} (its labels below)")
 
@@ -279,7 +318,9 @@ def print_train(store: SqlEventStore, console: Console, only: set[tuple[int, str
         closed = list(conn.execute(select(closed_tickets).order_by(closed_tickets.c.ticket)).mappings())
     rows = [r for r in rows if only is None or (r["pull_request"], r["head_sha"]) in only]
     counts = {o: sum(r["outcome"] == o for r in rows) for o in ("merged", "refused")}
-    table = Table(title=f"Merge train: {counts['merged']} merged, {counts['refused']} refused (each head once)")
+    table = Table(
+        title=f"Merge train: {counts['merged']} merged, {counts['refused']} refused (each head once)"
+    )
     for name in ("pull request", "head", "outcome", "why"):
         table.add_column(name)
     for row in rows:
@@ -292,7 +333,9 @@ def print_train(store: SqlEventStore, console: Console, only: set[tuple[int, str
 def _print_closed(closed: list[Any], console: Console) -> None:
     """The tickets the close-ticket gate closed."""
     for row in closed:
-        console.print(f"close-ticket gate: #{row['ticket']} closed on #{row['pull_request']} ({row['reason']})")
+        console.print(
+            f"close-ticket gate: #{row['ticket']} closed on #{row['pull_request']} ({row['reason']})"
+        )
     if not closed:
         console.print("close-ticket gate: no ticket closed")
 

@@ -133,7 +133,9 @@ def message_mix(folder: Path, total: int, runs: int, poison: int, invalid: int, 
         target = folder / "runs" / f"run-{i:05d}" / "events.jsonl"
         target.parent.mkdir(parents=True)
         shutil.copyfile(sources[i % len(sources)], target)
-        message = IngestRun(message_id=content_id("chaos-ingest", str(i)), path=str(target.parent), run=f"run-{i:05d}")
+        message = IngestRun(
+            message_id=content_id("chaos-ingest", str(i)), path=str(target.parent), run=f"run-{i:05d}"
+        )
         items.append((message.TASK, "miner", message.to_json_dict()))
     dead: set[str] = set()
     for i in range(poison):
@@ -179,7 +181,9 @@ def clean_run(mix: Mix, settings: Settings, database_url: str) -> SqlEventStore:
                 error_type=type(exc).__name__,
                 error=f"{type(exc).__name__}: {exc}"[:2000],
             )
-            meta = Metadata(producer="fleet.dead_letter", message_id=message.message_id, tenant=message.tenant)
+            meta = Metadata(
+                producer="fleet.dead_letter", message_id=message.message_id, tenant=message.tenant
+            )
             store.commit([StreamWrite("fleet/dead-letter", [event])], meta)
             continue
         store.commit(outcome.writes, Metadata.for_message(task, message), outcome.follow_ups)

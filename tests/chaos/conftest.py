@@ -1,4 +1,5 @@
-"""The chaos suite's marker (``pytest -m chaos`` runs it alone) and the path to the fleet test support (``_fleet``)."""
+"""The chaos suite's marker (``pytest -m chaos`` runs it alone) and the path to the fleet test support
+(``_fleet``)."""
 
 from __future__ import annotations
 

@@ -126,7 +126,9 @@ class Chaos(threading.Thread):
         self.stop = threading.Event()
         self.rng = random.Random(SEED)
         step = expected / (len(self.PLAN) + 1)
-        self.points = sorted(int(step * (i + 1) + self.rng.uniform(-0.3, 0.3) * step) for i in range(len(self.PLAN)))
+        self.points = sorted(
+            int(step * (i + 1) + self.rng.uniform(-0.3, 0.3) * step) for i in range(len(self.PLAN))
+        )
         self.error: BaseException | None = None
 
     def run(self) -> None:
@@ -189,7 +191,10 @@ class Chaos(threading.Thread):
         process, the fleet's SIGUSR2 one in the pool child), so a standstill shows where each one waits."""
         for worker in self.fleet.workers:
             if worker.poll() is None:
-                signals = [(worker.pid, signal.SIGUSR1), *((c, signal.SIGUSR2) for c in iterate_children(worker.pid))]
+                signals = [
+                    (worker.pid, signal.SIGUSR1),
+                    *((c, signal.SIGUSR2) for c in iterate_children(worker.pid)),
+                ]
                 for pid, number in signals:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, number)
@@ -249,7 +254,9 @@ def test_ten_thousand_messages_survive_kills_restarts_and_dropped_sessions(
         chaos.stop.set()
         assert chaos.error is None, f"the fault injector failed: {chaos.error!r}"
         counts = retrying(lambda: _handled(fleet))
-        assert _done(counts, mix), f"not every message was handled: {counts}; {_broker_state(fleet, private_redis)}"
+        assert _done(counts, mix), (
+            f"not every message was handled: {counts}; {_broker_state(fleet, private_redis)}"
+        )
         elapsed = time.monotonic() - started
         dead_letters = [json.loads(raw) for raw in private_redis.client().lrange("dead_letter", 0, -1)]
         logs = "".join(path.read_text(errors="replace") for path in tmp_path.glob("w-*.log"))
@@ -262,9 +269,11 @@ def test_ten_thousand_messages_survive_kills_restarts_and_dropped_sessions(
     finally:
         fleet.stop()
     faults = chaos.faults
-    assert (faults.worker_kills, faults.redis_restarts, faults.pg_drops) == (4, 2, 3) and faults.child_kills >= 1, (
-        faults
-    )
+    assert (faults.worker_kills, faults.redis_restarts, faults.pg_drops) == (
+        4,
+        2,
+        3,
+    ) and faults.child_kills >= 1, faults
 
     store = fleet.store
     retrying(lambda: catch_up(store, PROJECTIONS))
@@ -275,7 +284,8 @@ def test_ten_thousand_messages_survive_kills_restarts_and_dropped_sessions(
     with store.reading() as conn:
         repeated = conn.execute(
             text(
-                "SELECT stream, type, COUNT(*) FROM ouro_events WHERE type IN ('ProbeCompleted', 'RunRecorded')"
+                "SELECT stream, type, COUNT(*) FROM ouro_events WHERE type IN ('ProbeCompleted', "
+                "'RunRecorded')"
                 " GROUP BY stream, type HAVING COUNT(*) > 1"
             )
         ).fetchall()
@@ -285,7 +295,9 @@ def test_ten_thousand_messages_survive_kills_restarts_and_dropped_sessions(
     # is at-least-once too), which the recorded MessageDeadLettered, once per message, tells apart.
     assert set(parked) == mix.poison
     with store.reading() as conn:
-        recorded = conn.execute(text("SELECT COUNT(*) FROM ouro_events WHERE type = 'MessageDeadLettered'")).scalar()
+        recorded = conn.execute(
+            text("SELECT COUNT(*) FROM ouro_events WHERE type = 'MessageDeadLettered'")
+        ).scalar()
     assert recorded == len(mix.poison)
     print(
         f"\nchaos: {TOTAL} messages sent ({mix.probes} probes, {mix.runs} ingests + {mix.runs} mines, "
@@ -315,8 +327,11 @@ def _broker_state(fleet: Fleet, server: PrivateRedis) -> str:
 def _worker_state(process: subprocess.Popen[bytes], log: Path) -> str:
     """A worker's exit status (None: running) and the last lines of its log but rejections and the local
     variables of a stack dump."""
-    lines = [line for line in log.read_text(errors="replace").splitlines()
-             if "rejected message" not in line and not line.startswith((" '", "{'"))]  # fmt: skip
+    lines = [
+        line
+        for line in log.read_text(errors="replace").splitlines()
+        if "rejected message" not in line and not line.startswith((" '", "{'"))
+    ]
     tail = "\n  ".join(line[:300] for line in lines[-120:])
     return f"{log.name} pid {process.pid} exit {process.poll()}:\n  {tail}"
 

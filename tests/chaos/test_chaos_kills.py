@@ -1,7 +1,10 @@
-"""The main job survives its worker being killed (issue 32, items 10 and 11): on Redis and PostgreSQL, SIGKILL of
-the worker's main process while it decides a push; on the embedded broker, SIGKILL of pool children at any moment.
+"""The main job survives its worker being killed (issue 32, items 10 and 11): on Redis and PostgreSQL, SIGKILL
+of
+the worker's main process while it decides a push; on the embedded broker, SIGKILL of pool children at any
+moment.
 Each time the loop finishes by itself (the test's own timeout is the bound, never a measured speed), ``ouro
-status`` shows the dead worker's message in flight and then nothing, and the ledger's content is a clean run's."""
+status`` shows the dead worker's message in flight and then nothing, and the ledger's content is a clean
+run's."""
 
 from __future__ import annotations
 
@@ -56,7 +59,9 @@ def _finished(loop: subprocess.Popen[bytes], log: Path) -> str:
     except subprocess.TimeoutExpired:
         os.killpg(loop.pid, signal.SIGKILL)
         loop.wait()
-        raise AssertionError(f"the loop did not finish within {LOOP_BOUND_S} s:\n{log.read_text()[-4000:]}") from None
+        raise AssertionError(
+            f"the loop did not finish within {LOOP_BOUND_S} s:\n{log.read_text()[-4000:]}"
+        ) from None
     said = log.read_text()
     assert code == 0, said[-4000:]
     return said
@@ -67,7 +72,9 @@ def _in_flight(env: dict[str, str]) -> dict[str, int]:
     return {q: n for q, n in json.loads(done.stdout)["in_flight"].items() if n}
 
 
-def test_a_worker_killed_while_it_decides_does_not_stall_the_loop(tmp_path: Path, redis_url: str, pg_url: str) -> None:
+def test_a_worker_killed_while_it_decides_does_not_stall_the_loop(
+    tmp_path: Path, redis_url: str, pg_url: str
+) -> None:
     clean = _clean_digest(tmp_path)
     env = _env(tmp_path, "chaos", OURO_BROKER_URL=redis_url, OURO_DATABASE_URL=pg_url)
     client = redis.Redis.from_url(redis_url)

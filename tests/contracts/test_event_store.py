@@ -94,7 +94,9 @@ def test_outbox_entries_commit_with_events_and_dedupe(store: EventStore) -> None
     assert store.pending_outbox() == []
 
 
-def test_a_commit_returns_the_entries_it_queued_and_several_are_marked_published_at_once(store: EventStore) -> None:
+def test_a_commit_returns_the_entries_it_queued_and_several_are_marked_published_at_once(
+    store: EventStore,
+) -> None:
     first, second = Probe(message_id="follow-0002", probe="a"), Probe(message_id="follow-0003", probe="b")
     queued = store.commit([], Metadata("t", message_id="m-3"), outbox=[first, second]).outbox
     assert [(e.message_id, e.task, e.payload["probe"]) for e in queued] == [
@@ -108,7 +110,9 @@ def test_a_commit_returns_the_entries_it_queued_and_several_are_marked_published
 
 
 @pytest.mark.parametrize("consumer", ["fleet.probe", "fleet.probe" + REJECTED, DEAD_LETTER])
-def test_a_message_is_settled_when_handled_rejected_or_dead_lettered(store: EventStore, consumer: str) -> None:
+def test_a_message_is_settled_when_handled_rejected_or_dead_lettered(
+    store: EventStore, consumer: str
+) -> None:
     assert not store.is_settled("fleet.probe", "m-settle")
     store.commit([], Metadata("other.task", message_id="m-settle"))
     assert not store.is_settled("fleet.probe", "m-settle")  # another task's record settles nothing here
@@ -161,7 +165,8 @@ def test_the_writer_connection_leaves_no_autocommit_behind_in_the_pool(pg_url: s
 def test_an_append_that_waits_for_a_held_position_lock_fails_as_transient_after_the_lock_timeout(
     pg_url: str,
 ) -> None:
-    """A session that takes the position lock and hangs stalls no writer for ever: the append gives up after the
+    """A session that takes the position lock and hangs stalls no writer for ever: the append gives up after
+    the
     lock timeout (60 s by default; the URL's own ``options`` here, 0.3 s) as an error the worker retries."""
     import psycopg
 
@@ -179,7 +184,9 @@ def test_an_append_that_waits_for_a_held_position_lock_fails_as_transient_after_
         with pytest.raises(TransientError, match="lock timeout"):
             sql.commit([StreamWrite("a", [_event(1)])], Metadata("t", message_id="m-lock-1"))
         holder.rollback()
-        sql.commit([StreamWrite("a", [_event(1)])], Metadata("t", message_id="m-lock-1"))  # the retry goes through
+        sql.commit(
+            [StreamWrite("a", [_event(1)])], Metadata("t", message_id="m-lock-1")
+        )  # the retry goes through
         assert [e.version for e in sql.read_stream("a")] == [1]
     finally:
         holder.close()

@@ -61,14 +61,21 @@ class Item:
     priors: tuple[str, ...] = ()
 
 
-def item(function: str = "search", hits: int = 1, family: str = "sql_injection", repo: str = "acme/shop") -> Item:
+def item(
+    function: str = "search", hits: int = 1, family: str = "sql_injection", repo: str = "acme/shop"
+) -> Item:
     candidate = Candidate(repo=repo, pin="b" * 40, path="app/db.py", function=function, family=family)
     record = FeatureRecord(
-        candidate=candidate, language="python", x={"qr.enabled_hits": hits, "bandit.issues": hits, "lang.python": True},
-        instruments={"qr": RAN, "bandit": RAN, "lang": RAN}, feature_set_digest="d" * 64,
-    )  # fmt: skip
+        candidate=candidate,
+        language="python",
+        x={"qr.enabled_hits": hits, "bandit.issues": hits, "lang.python": True},
+        instruments={"qr": RAN, "bandit": RAN, "lang": RAN},
+        feature_set_digest="d" * 64,
+    )
     code = f'def {function}(q):\n    sql = f"SELECT * FROM t WHERE a = {{q}}"\n    return db.execute(sql)'
-    return Item(candidate, "python", record, (Sig("qr", "py-sql-fstring", 11),), code, 10, 12, (), ("sink sql 12",))
+    return Item(
+        candidate, "python", record, (Sig("qr", "py-sql-fstring", 11),), code, 10, 12, (), ("sink sql 12",)
+    )
 
 
 def memory(n: int = 8, family: str = "sql_injection") -> Memory:
@@ -76,10 +83,18 @@ def memory(n: int = 8, family: str = "sql_injection") -> Memory:
     out = []
     for i in range(n):
         y = 1 if i % 2 == 0 else 0
-        e = Example(excerpt_sha=f"{i:064x}", x={"qr.enabled_hits": y, "bandit.issues": y, "lang.python": True},
-                    instruments={"qr": RAN, "bandit": RAN, "lang": RAN}, y=y, group=f"corpus/repo{i}",  # type: ignore[arg-type]
-                    language="python", family=family)  # fmt: skip
+        e = Example(
+            excerpt_sha=f"{i:064x}",
+            x={"qr.enabled_hits": y, "bandit.issues": y, "lang.python": True},
+            instruments={"qr": RAN, "bandit": RAN, "lang": RAN},
+            y=y,
+            group=f"corpus/repo{i}",  # type: ignore[arg-type]
+            language="python",
+            family=family,
+        )
         out.append(
-            MemoryExample(example=e, excerpt=f"   1  def f{i}(x):\n   2      return run(x, {i})", source="pairs")
+            MemoryExample(
+                example=e, excerpt=f"   1  def f{i}(x):\n   2      return run(x, {i})", source="pairs"
+            )
         )
     return Memory(out)

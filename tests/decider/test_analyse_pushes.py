@@ -20,7 +20,9 @@ ENV = GIT_ENV
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bare = tmp_path_factory.mktemp("shop") / "shop.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(EXAMPLES / "repo.bundle"), str(bare)], env=ENV, check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(EXAMPLES / "repo.bundle"), str(bare)], env=ENV, check=True
+    )
     return bare
 
 
@@ -64,7 +66,8 @@ FIXTURES = {
     "py/app.py": ("import os\n\ndef run(cmd):\n    os.system(cmd)\n", "python", "command_injection"),
     "js/ui.js": ("function show(el, q) {\n  el.innerHTML = '<b>' + q;\n}\n", "javascript", "xss"),
     "ts/net.ts": (
-        "import { exec } from 'child_process';\nexport function go(dir: string): void {\n  exec(`ls ${dir}`);\n}\n",
+        "import { exec } from 'child_process';\nexport function go(dir: string): void {\n  exec(`ls "
+        "${dir}`);\n}\n",
         "typescript",
         "command_injection",
     ),
@@ -74,7 +77,11 @@ FIXTURES = {
         "java",
         "sql_injection",
     ),
-    "php/prefs.php": ("<?php\nfunction prefs() {\n  return unserialize($_COOKIE['p']);\n}\n", "php", "deserialization"),
+    "php/prefs.php": (
+        "<?php\nfunction prefs() {\n  return unserialize($_COOKIE['p']);\n}\n",
+        "php",
+        "deserialization",
+    ),
     "c/main.c": (
         "#include <string.h>\nvoid copy(char *dst, char *src) {\n  strcpy(dst, src);\n}\n",
         "c",
@@ -97,7 +104,9 @@ def _commit(root: Path, files: dict[str, str]) -> str:
         (root / name).write_text(text)
     subprocess.run(["git", "add", "-A"], cwd=root, env=ENV, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "c"], cwd=root, env=ENV, check=True)
-    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, env=ENV, check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, env=ENV, check=True, capture_output=True, text=True
+    )
     return done.stdout.strip()
 
 
@@ -116,7 +125,9 @@ def test_a_scan_finds_a_candidate_in_every_language(tmp_path: Path) -> None:
 
 def test_a_file_that_does_not_parse_says_failed_instead_of_crashing(tmp_path: Path) -> None:
     broken = "import os\n\ndef run(cmd):\n    os.system(cmd)\n\ndef broken(:\n    pass\n"
-    head = _commit(tmp_path / "r", {"bad.py": broken, "ok.py": "import os\n\ndef run(cmd):\n    os.system(cmd)\n"})
+    head = _commit(
+        tmp_path / "r", {"bad.py": broken, "ok.py": "import os\n\ndef run(cmd):\n    os.system(cmd)\n"}
+    )
     found = {a.candidate.path: a for a in analyse(tmp_path / "r", head, None, "o/r")}
     bad = found["bad.py"].record
     assert bad.instruments["facts"].state is State.FAILED and bad.x["facts.callers"] is None
@@ -137,12 +148,19 @@ def test_framework_priors_raise_signals_only_when_switched_on(tmp_path: Path) ->
 
 
 def test_detected_priors_are_what_each_file_imports(tmp_path: Path) -> None:
-    route = "from flask import request\nimport os\n\ndef ping():\n    os.system('ping ' + request.args['h'])\n"
+    route = (
+        "from flask import request\nimport os\n\ndef ping():\n    os.system('ping ' + request.args['h'])\n"
+    )
     bare = route.replace("from flask import request\n", "")  # a global named request, not Flask's
     head = _commit(tmp_path / "r", {"app.py": route, "other.py": bare})
     found = {a.candidate.path: a for a in analyse(tmp_path / "r", head, None, "o/r")}
-    assert found["app.py"].flows[0].source_kind == "request" and found["app.py"].flows[0].source == "request.args"
-    assert "other.py" not in found or not found["other.py"].flows  # no Flask source where flask is not imported
+    assert (
+        found["app.py"].flows[0].source_kind == "request"
+        and found["app.py"].flows[0].source == "request.args"
+    )
+    assert (
+        "other.py" not in found or not found["other.py"].flows
+    )  # no Flask source where flask is not imported
     assert not [f for a in analyse(tmp_path / "r", head, None, "o/r", priors="off") for f in a.flows]
 
 
@@ -164,9 +182,13 @@ def test_a_push_that_removes_the_fix_is_a_memory_candidate_with_fewer_tests(tmp_
     assert introducing.candidate.family == "memory_safety"
     assert introducing.record.instruments["taint"].state is State.RAN
     assert introducing.record.x["delta.tests"] == "fewer" and introducing.record.x["taint.flows"] == 4
-    assert introducing.record.x["delta.novelty"] == "worsened"  # four flows live at head that were checked at base
+    assert (
+        introducing.record.x["delta.novelty"] == "worsened"
+    )  # four flows live at head that were checked at base
     again = _commit(repo, {"put.c": FIXED})
     (repair,) = analyse(repo, again, vulnerable, "o/r")  # still a candidate: the roles step sees memcpy
     assert repair.record.x["delta.tests"] == "more" and repair.record.x["taint.flows"] == 0
     assert repair.record.x["delta.novelty"] == "unchanged"
-    assert repair.record.x["taint.sanitized_flows"] == 3 and not any(s.instrument == "taint" for s in repair.signals)
+    assert repair.record.x["taint.sanitized_flows"] == 3 and not any(
+        s.instrument == "taint" for s in repair.signals
+    )

@@ -20,20 +20,35 @@ from ouroboros_gates.llm import ChatClient, Endpoint, MeteredClient, load_manife
 from ouroboros_gates.schemas import Action, Undecided
 from ouroboros_gates.schemas.settings import Settings
 
-BLOCKING = Program(kind="llm-program", k=1,
-                   operating_points={"*": OperatingPoint(advisory=0.4, block=0.85, block_offered=True)})  # fmt: skip
+BLOCKING = Program(
+    kind="llm-program",
+    k=1,
+    operating_points={"*": OperatingPoint(advisory=0.4, block=0.85, block_offered=True)},
+)
 
 
 def answer(verdict: str, confidence: float) -> dict[str, Any]:
-    return {"verdict": verdict, "family": "sql_injection", "confidence": confidence,
-            "rationale": "Line 11 builds SQL from q; qr.enabled_hits agrees.", "cited_lines": [11]}  # fmt: skip
+    return {
+        "verdict": verdict,
+        "family": "sql_injection",
+        "confidence": confidence,
+        "rationale": "Line 11 builds SQL from q; qr.enabled_hits agrees.",
+        "cited_lines": [11],
+    }
 
 
 def llm_engine(server: Any, program: Program = BLOCKING, **ceilings: Any) -> Engine:
-    metered = MeteredClient(ChatClient(Endpoint("openai", server.url + "/v1", "local")), load_manifest("local"),
-                            **ceilings)  # fmt: skip
-    return Engine(program=program, memory=memory(), columns=COLUMNS, client=metered, model="local",
-                  spent=lambda: (metered.spent_usd, metered.calls))  # fmt: skip
+    metered = MeteredClient(
+        ChatClient(Endpoint("openai", server.url + "/v1", "local")), load_manifest("local"), **ceilings
+    )
+    return Engine(
+        program=program,
+        memory=memory(),
+        columns=COLUMNS,
+        client=metered,
+        model="local",
+        spent=lambda: (metered.spent_usd, metered.calls),
+    )
 
 
 def test_operating_points_and_unsure_never_blocks() -> None:
@@ -60,17 +75,22 @@ def test_other_families_inform_the_vote_but_never_outvote_the_candidates_own() -
     vote = Program(kind="memory-vote", operating_points={"*": OperatingPoint(advisory=0.5)})
     own_safe = [e for e in memory(2, family="insecure_temp_file").examples if e.y == 0]
     others = [e for e in memory(12).examples if e.y == 1]  # six sql_injection positives, just as near
-    run = decide_all([item("search", hits=0, family="insecure_temp_file")],
-                     Engine(vote, Memory([*own_safe, *others]), COLUMNS))  # fmt: skip
+    run = decide_all(
+        [item("search", hits=0, family="insecure_temp_file")],
+        Engine(vote, Memory([*own_safe, *others]), COLUMNS),
+    )
     (d,) = run.decided
     assert d.neighbours["family"] == {"insecure_temp_file": 1, "sql_injection": 5}
     assert d.raw_score is not None and d.raw_score < 0.5 and d.decision.verdict == "not_vulnerable"
     # the words count as the weights do: five vulnerable voters of six, yet the verdict follows the one
     assert d.decision.rationale.startswith(
-        "Memory vote: the nearest labelled insecure_temp_file example is not vulnerable; other families, together "
+        "Memory vote: the nearest labelled insecure_temp_file example is not vulnerable; other families, "
+        "together "
         "weighing at most 0.5x as much: 5 of 5 vulnerable (sql_injection 5); retrieval "
     )
-    alone = decide_all([item("search", hits=1, family="xxe")], Engine(vote, Memory(others), COLUMNS)).decided[0]
+    alone = decide_all([item("search", hits=1, family="xxe")], Engine(vote, Memory(others), COLUMNS)).decided[
+        0
+    ]
     assert alone.raw_score is not None and 0.5 < alone.raw_score <= 2 / 3  # no own family: informs, bounded
     assert (
         "no labelled xxe example is near; other families, together weighing at most 0.5x as much as the "
@@ -79,9 +99,13 @@ def test_other_families_inform_the_vote_but_never_outvote_the_candidates_own() -
 
 
 def test_the_lm_program_blocks_and_names_only_signals_the_record_has(model_server: Any) -> None:
-    model_server.script([{"contains": "def safe", "content": answer("not_vulnerable", 0.9)},
-                         {"contains": "def odd", "content": answer("unsure", 0.95)}],
-                        default={"content": answer("vulnerable", 0.95)})  # fmt: skip
+    model_server.script(
+        [
+            {"contains": "def safe", "content": answer("not_vulnerable", 0.9)},
+            {"contains": "def odd", "content": answer("unsure", 0.95)},
+        ],
+        default={"content": answer("vulnerable", 0.95)},
+    )
     run = decide_all([item("search"), item("safe"), item("odd")], llm_engine(model_server))
     actions = [d.decision.action for d in run.decided]
     assert actions == [Action.BLOCK, Action.DROP, Action.ADVISORY]
@@ -108,7 +132,9 @@ def test_budget_exhausted_falls_back_with_the_reason(model_server: Any) -> None:
     undecided = [d.decision for d in run.decided if d.decision.undecided is not None]
     assert [d.undecided for d in undecided] == [Undecided.BUDGET_EXHAUSTED]
     assert undecided[0].rationale == fallback_line("budget exhausted") and run.fallback == "budget exhausted"
-    assert "budget exhausted" in fallback_line("budget exhausted") and "today's rule output" in fallback_line("x")
+    assert "budget exhausted" in fallback_line("budget exhausted") and "today's rule output" in fallback_line(
+        "x"
+    )
 
 
 def test_undecided_by_the_deadline_is_advisory_unscored(model_server: Any) -> None:
@@ -143,10 +169,14 @@ def test_lookup_order_setting_then_store_then_packaged(tmp_path: Path, sqlite_ur
     chosen = find_program(Settings(state=tmp_path, decider_program=path), store, chat=True)
     assert chosen.source == "setting" and chosen.program.k == 5  # type: ignore[union-attr]
     assert repo_group("https://github.com/Acme/Shop.git") == "acme/shop"
-    assert repo_group("git@github.com:Acme/Shop.git") == repo_group("acme/shop") == normalise_repo("Acme/Shop")
+    assert (
+        repo_group("git@github.com:Acme/Shop.git") == repo_group("acme/shop") == normalise_repo("Acme/Shop")
+    )
 
 
-def test_dismissals_stay_in_the_repository_and_form_a_user_memory_at_ten(tmp_path: Path, sqlite_url: str) -> None:
+def test_dismissals_stay_in_the_repository_and_form_a_user_memory_at_ten(
+    tmp_path: Path, sqlite_url: str
+) -> None:
     from ouroboros_gates.decider.report import finding
 
     vote = Program(kind="memory-vote", operating_points={"*": OperatingPoint(advisory=0.1)})
@@ -184,10 +214,17 @@ def test_embeddings_from_the_endpoint_rerank_and_a_failure_says_signals_only(
     run = decide_all([item("search")], Engine(vote, mem, COLUMNS, embedder=embedder))
     assert run.decided[0].decision.retrieval == "signals+embeddings"
     asked = [r for r in model_server.requests if r["path"] == "/v1/embeddings"]
-    assert asked and len(MemoryStore(engine).get_embeddings("fake-embed", [e.embedding_key for e in mem.examples])) == 8
+    assert (
+        asked
+        and len(MemoryStore(engine).get_embeddings("fake-embed", [e.embedding_key for e in mem.examples]))
+        == 8
+    )
     model_server.script([{"path": "/v1/embeddings", "status": 500}])
-    broken = CachedEmbedder(ModelEmbedder("fake-embed", EmbeddingClient(Endpoint("openai", model_server.url + "/v1",
-                                                                                  "fake-embed")).embed))  # fmt: skip
+    broken = CachedEmbedder(
+        ModelEmbedder(
+            "fake-embed", EmbeddingClient(Endpoint("openai", model_server.url + "/v1", "fake-embed")).embed
+        )
+    )
     failed = decide_all([item("other")], Engine(vote, mem, COLUMNS, embedder=broken))
     assert failed.decided[0].decision.retrieval == "signals_only"
 

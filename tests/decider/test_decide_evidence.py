@@ -1,5 +1,7 @@
-"""The vote respects evidence: a live flow from external input is ADVISORY at least whatever the neighbours say,
-the same sink behind a guard scores lower and is dropped, and a reported candidate never says not_vulnerable."""
+"""The vote respects evidence: a live flow from external input is ADVISORY at least whatever the neighbours
+say,
+the same sink behind a guard scores lower and is dropped, and a reported candidate never says
+not_vulnerable."""
 
 from __future__ import annotations
 
@@ -16,14 +18,28 @@ from ouroboros_gates.schemas import Action
 VOTE = Program(kind="memory-vote", operating_points={"*": OperatingPoint(advisory=0.5)})
 
 
-def flow(kind: str = "request", sanitized: bool = False, sink_line: int = 12, steps: tuple[int, ...] = ()) -> Flow:
-    return Flow("search", "sql", "sql.dbapi", sink_line, "db.execute", kind, 10, sanitized=sanitized,
-                source="request.args" if kind == "request" else "q", steps=steps)  # fmt: skip
+def flow(
+    kind: str = "request", sanitized: bool = False, sink_line: int = 12, steps: tuple[int, ...] = ()
+) -> Flow:
+    return Flow(
+        "search",
+        "sql",
+        "sql.dbapi",
+        sink_line,
+        "db.execute",
+        kind,
+        10,
+        sanitized=sanitized,
+        source="request.args" if kind == "request" else "q",
+        steps=steps,
+    )
 
 
 def test_a_live_flow_from_request_data_is_advisory_even_when_every_neighbour_is_safe() -> None:
     safe_only = memory(8)
-    safe_only = type(safe_only)(e for e in safe_only.examples if e.y == 0)  # four safe neighbours, no vulnerable one
+    safe_only = type(safe_only)(
+        e for e in safe_only.examples if e.y == 0
+    )  # four safe neighbours, no vulnerable one
     cold = item("search", hits=0)
     (without,) = decide_all([cold], Engine(VOTE, safe_only, COLUMNS)).decided
     assert without.decision.action is Action.DROP and without.decision.verdict == "not_vulnerable"

@@ -1,4 +1,5 @@
-"""The synthetic seed: every label of ``ruleset/memory/labels.toml`` matches a candidate our instruments find and
+"""The synthetic seed: every label of ``ruleset/memory/labels.toml`` matches a candidate our instruments find
+and
 excerpts carry no identity; a scan retrieves the shipped memory beside the store's examples."""
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ def test_a_scan_retrieves_the_shipped_memory_beside_the_stores_examples(sqlite_u
     assert corpus_memory(store).digest == shipped.digest  # nothing built at run time: the seed ships
     seed, _missed = build_seed_memory()
     first = seed.examples[0]
-    extra = replace(first, example=first.example.model_copy(update={"group": "acme/shop"}), source="pairs", id="")
+    extra = replace(
+        first, example=first.example.model_copy(update={"group": "acme/shop"}), source="pairs", id=""
+    )
     stale = replace(seed.examples[1], source="seed", id="")  # what an older version kept in the store
     store.save([extra, stale])
     both = corpus_memory(store)

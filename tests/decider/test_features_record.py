@@ -106,7 +106,9 @@ NAMES_B = dict(
 )
 NAMES_A |= dict(cls="Repo", find="find", ident="id", q="q", stmt="stmt", copy="copy", dst="dst", src="src")
 NAMES_A |= dict(caller="main2", buf="buf", prefs="prefs", raw="raw")
-NAMES_B |= dict(cls="Zeta", find="lookUp", ident="key", q="text", stmt="handle", copy="dup", dst="to", src="from_")
+NAMES_B |= dict(
+    cls="Zeta", find="lookUp", ident="key", q="text", stmt="handle", copy="dup", dst="to", src="from_"
+)
 NAMES_B |= dict(caller="k9", buf="mem", prefs="settingsOf", raw="blob")
 
 
@@ -119,7 +121,9 @@ def _repo(root: Path, files: dict[str, str], message: str, date: str) -> str:
         (root / name).write_text(text)
     subprocess.run(["git", "add", "-A"], cwd=root, env=env, check=True)
     subprocess.run(["git", "commit", "-q", "-m", message], cwd=root, env=env, check=True)
-    out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, env=env, check=True, capture_output=True, text=True
+    )
     return out.stdout.strip()
 
 
@@ -127,7 +131,10 @@ def _shop(root: Path, names: dict[str, str], layout: tuple[str, str], message: s
     py, js = layout
     stem = js.rsplit("/", 1)[0]
     files = {py: PY.format(**names), js: JS.format(**names)}
-    files |= {f"{stem}/{names['cls']}.java": JAVA.format(**names), f"{stem}/{names['copy']}.c": C.format(**names)}
+    files |= {
+        f"{stem}/{names['cls']}.java": JAVA.format(**names),
+        f"{stem}/{names['copy']}.c": C.format(**names),
+    }
     files |= {f"{stem}/{names['prefs']}.php": PHP.format(**names)}
     return _repo(root, files, message, date)
 
@@ -158,7 +165,11 @@ def test_features_are_allow_listed(tmp_path: Path) -> None:
 def test_record_is_name_invariant(tmp_path: Path) -> None:
     head_a = _shop(tmp_path / "a", NAMES_A, ("shop/app.py", "web/ui.js"), "one", "2026-01-01T00:00:00+00:00")
     head_b = _shop(
-        tmp_path / "other-name", NAMES_B, ("lib/x/server.py", "assets/y/page.js"), "two", "2026-03-03T03:03:03+00:00"
+        tmp_path / "other-name",
+        NAMES_B,
+        ("lib/x/server.py", "assets/y/page.js"),
+        "two",
+        "2026-03-03T03:03:03+00:00",
     )
     assert head_a != head_b
     xs_a, xs_b = _xs(tmp_path / "a", head_a, "owner/a"), _xs(tmp_path / "other-name", head_b, "someone/else")
@@ -188,12 +199,18 @@ def test_missing_is_not_zero(tmp_path: Path) -> None:
     js = next(a for a in found if a.language == "javascript")
     assert js.record.instruments["bandit"].state is State.NOT_APPLICABLE
     assert js.record.x["bandit.issues"] is None and js.record.x["bandit.max_severity"] is None
-    assert js.record.instruments["delta"].state is State.NOT_APPLICABLE and js.record.x["delta.novelty"] is None
+    assert (
+        js.record.instruments["delta"].state is State.NOT_APPLICABLE and js.record.x["delta.novelty"] is None
+    )
     py = next(a for a in found if a.candidate.family == "path_traversal" and a.record.x["bandit.issues"] == 0)
-    assert py.record.instruments["bandit"].state is State.RAN and py.record.x["bandit.max_severity"] == "absent"
+    assert (
+        py.record.instruments["bandit"].state is State.RAN and py.record.x["bandit.max_severity"] == "absent"
+    )
     candidate = Candidate(repo="o/r", pin="a" * 40, path="p.py", function="f", family="xss")
     states = dict(py.record.instruments)
-    uncovered = build_record(candidate, "python", py.record.x, {**states, "qr": InstrumentState(state=State.NONE)})
+    uncovered = build_record(
+        candidate, "python", py.record.x, {**states, "qr": InstrumentState(state=State.NONE)}
+    )
     assert uncovered.x["qr.enabled_hits"] is None and py.record.x["qr.enabled_hits"] == 0
     with pytest.raises(FeatureError, match="is null but qr ran"):
         validate_record({**py.record.x, "qr.enabled_hits": None}, states)
@@ -203,7 +220,9 @@ def test_missing_is_not_zero(tmp_path: Path) -> None:
 
 def test_values_outside_their_type_are_refused() -> None:
     states = {name: InstrumentState(state=State.RAN) for name in INSTRUMENTS}
-    base = {spec.name: (False if spec.type == "bool" else 0 if spec.type == "int" else 0.0) for spec in FEATURES}
+    base = {
+        spec.name: (False if spec.type == "bool" else 0 if spec.type == "int" else 0.0) for spec in FEATURES
+    }
     base |= {spec.name: spec.vocabulary[0] for spec in FEATURES if spec.type == "enum"}
     validate_record(base, states)
     bad = [

@@ -12,9 +12,16 @@ from ouroboros_gates.decider.vendored import vendored_by_content, vendored_by_pa
 
 @pytest.mark.parametrize(
     "path",
-    ["static/js/vendor/chart.js", "app/vendor/lib.py", "web/jquery-3.6.0.js", "web/app.min.js",
-     "assets/bootstrap.bundle.js", "third_party/zlib/inflate.c", "public/js/lodash.js"],
-)  # fmt: skip
+    [
+        "static/js/vendor/chart.js",
+        "app/vendor/lib.py",
+        "web/jquery-3.6.0.js",
+        "web/app.min.js",
+        "assets/bootstrap.bundle.js",
+        "third_party/zlib/inflate.c",
+        "public/js/lodash.js",
+    ],
+)
 def test_vendored_by_path(path: str) -> None:
     assert vendored_by_path(path) is not None
 
@@ -25,7 +32,9 @@ def test_own_code_by_path(path: str) -> None:
 
 
 def test_a_licence_banner_or_minified_lines_mark_a_bundled_library() -> None:
-    assert vendored_by_content("static/lib.js", ["/*! jQuery v3.4.1 | (c) JS Foundation | jquery.org/license */"])
+    assert vendored_by_content(
+        "static/lib.js", ["/*! jQuery v3.4.1 | (c) JS Foundation | jquery.org/license */"]
+    )
     assert vendored_by_content("static/x.js", ["/**", " * @license MIT", " */"])
     assert vendored_by_content("static/app.js", ["var a=1;" * 400])
     assert vendored_by_content("static/app.js", ["// our app", "export function f() {}"]) is None

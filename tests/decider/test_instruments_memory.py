@@ -61,7 +61,9 @@ def test_the_fix_tests_what_it_uses_and_clears_what_it_frees() -> None:
 def test_a_freed_parameter_is_live_until_it_is_set_to_null() -> None:
     code = "void drop(struct node *n) {\n    free(n->name);\n    free(n);\n}\n"
     assert ("memory_free", "parameter", 3, False) in _flows(code)
-    assert ("memory_free", "parameter", 3, True) in _flows(code.replace("free(n);", "free(n);\n    n = NULL;"))
+    assert ("memory_free", "parameter", 3, True) in _flows(
+        code.replace("free(n);", "free(n);\n    n = NULL;")
+    )
 
 
 def test_cpp_reads_the_c_vocabulary_and_follows_locals_and_pointer_sums() -> None:
@@ -161,15 +163,20 @@ def test_a_cast_allocation_is_a_result_to_test_before_it_is_dereferenced() -> No
 
 
 def test_a_read_after_free_on_a_path_that_goes_on_is_a_use_after_free() -> None:
-    code = "int drop(struct list *l, struct node *n) {\n    free(n);\n    l->last = n->next;\n    return 0;\n}\n"
+    code = (
+        "int drop(struct list *l, struct node *n) {\n    free(n);\n    l->last = n->next;\n    return 0;\n}\n"
+    )
     assert ("memory_use_after_free", 3) in _live(code)
     assert not any(op == "memory_use_after_free" for op, _ in _live(code.replace("    free(n);\n", "") + ""))
-    reordered = "int drop(struct list *l, struct node *n) {\n    l->last = n->next;\n    free(n);\n    return 0;\n}\n"
+    reordered = (
+        "int drop(struct list *l, struct node *n) {\n    l->last = n->next;\n    free(n);\n    return 0;\n}\n"
+    )
     assert not any(op == "memory_use_after_free" for op, _ in _live(reordered))
     reassigned = code.replace("    l->last", "    n = l->head;\n    l->last")
     assert not any(op == "memory_use_after_free" for op, _ in _live(reassigned))
     leaving = (
-        "int drop(struct list *l, struct node *n, int err) {\n    if (err) {\n        free(n);\n        return -1;\n"
+        "int drop(struct list *l, struct node *n, int err) {\n    if (err) {\n        free(n);\n        "
+        "return -1;\n"
         "    }\n    l->last = n->next;\n    return 0;\n}\n"
     )
     assert not any(op == "memory_use_after_free" for op, _ in _live(leaving))
@@ -188,7 +195,9 @@ unsigned char *dup(const unsigned char *string, size_t room) {
     return copy;
 }
 """
-    copies = {(line, sanitized) for operation, _, line, sanitized in _flows(source) if operation == "memory_copy"}
+    copies = {
+        (line, sanitized) for operation, _, line, sanitized in _flows(source) if operation == "memory_copy"
+    }
     assert copies == {(8, True), (9, False)}
 
 
@@ -202,5 +211,7 @@ char *join(const char *a, const char *b, struct hdr *h) {
     return out;
 }
 """
-    allocations = {(line, sanitized) for operation, _, line, sanitized in _flows(source) if operation == "memory_alloc"}
+    allocations = {
+        (line, sanitized) for operation, _, line, sanitized in _flows(source) if operation == "memory_alloc"
+    }
     assert allocations == {(5, True), (6, False)}

@@ -113,7 +113,9 @@ def test_annotated_java_and_php_functions_count_as_registered_entries() -> None:
     java = parse_source(
         "A.java", "java", b'class A { @GetMapping("/x") String get(String q) { return q; } void h() {} }'
     )
-    php = parse_source("a.php", "php", b'<?php class C { #[Route("/x")] public function m($a) {} function n() {} }')
+    php = parse_source(
+        "a.php", "php", b'<?php class C { #[Route("/x")] public function m($a) {} function n() {} }'
+    )
     assert [(f.name, f.decorated) for f in java.functions[:-1]] == [("A.get", True), ("A.h", False)]
     assert [(f.name, f.decorated) for f in php.functions[:-1]] == [("C.m", True), ("C.n", False)]
 
@@ -133,7 +135,10 @@ def test_a_methods_instance_parameter_is_not_data() -> None:
     parsed = parse_source("store.py", "python", source)
     assert [f.params for f in parsed.functions[:-1]] == [("sql",), (), ("conn", "sql")]
     roles = infer_roles({"store.py": parsed})
-    reaches = {name: [u.param_reaches for u in roles[("store.py", name)].uses] for name in ("Store.run", "Store.fixed")}
+    reaches = {
+        name: [u.param_reaches for u in roles[("store.py", name)].uses]
+        for name in ("Store.run", "Store.fixed")
+    }
     assert reaches == {"Store.run": [True], "Store.fixed": [False]}
 
 

@@ -89,7 +89,10 @@ def test_semantic_entries_obey_the_same_lint_and_closed_vocabularies() -> None:
 def test_priors_are_off_by_default() -> None:
     tagged = {entry.id for entry in vocabulary("python", "all") if entry.tag}
     assert tagged and not tagged & {entry.id for entry in vocabulary("python")}
-    assert {e.id for e in vocabulary("python", frozenset({"flask"})) if e.tag} == {"path.flask", "flask.request"}
+    assert {e.id for e in vocabulary("python", frozenset({"flask"})) if e.tag} == {
+        "path.flask",
+        "flask.request",
+    }
 
 
 @pytest.mark.parametrize(
@@ -108,11 +111,18 @@ def test_a_line_that_is_only_a_comment_is_not_read(language: str, comment: str) 
     assert quick_scan(language, (comment,))[0] == []
 
 
-# One line each and whether the rule must hit it: the SQL-clause rule wants the value where SQL takes an operand,
-# a PHP backtick is a shell where an expression starts (not quoted in a message), the secret rule takes a literal
+# One line each and whether the rule must hit it: the SQL-clause rule wants the value where SQL takes an
+# operand,
+# a PHP backtick is a shell where an expression starts (not quoted in a message), the secret rule takes a
+# literal
 # (not a placeholder filled later).
 ONE_LINE = [
-    ("python", "py-sql-fstring-clause", "q = f\"SELECT * FROM t WHERE a = 1 AND name LIKE '%{term}%'\"", True),
+    (
+        "python",
+        "py-sql-fstring-clause",
+        "q = f\"SELECT * FROM t WHERE a = 1 AND name LIKE '%{term}%'\"",
+        True,
+    ),
     ("python", "py-sql-fstring-clause", 'q = f"SELECT * FROM t ORDER BY {column}"', True),
     (
         "python",
@@ -136,7 +146,12 @@ ONE_LINE = [
         'throw new InvalidArgumentException("Invalid style `{$style}`. Must be `append` or `prepend`");',
         False,
     ),
-    ("php", "php-command", "sprintf('Cache file directory `%s` is not writable', dirname($cacheFile))", False),
+    (
+        "php",
+        "php-command",
+        "sprintf('Cache file directory `%s` is not writable', dirname($cacheFile))",
+        False,
+    ),
     ("python", "py-hardcoded-secret", 'SECRET_KEY = "s3cr3t-value-123"', True),
     ("python", "py-hardcoded-secret", '  SECRET = "%(secret)s";', False),
     ("python", "py-hardcoded-secret", 'token = "{token_value}"', False),

@@ -29,7 +29,8 @@ public class Case extends HttpServlet {{
 
 _TRICKS = {
     "constant condition": (
-        '        int num = 106;\n        if ((7 * 42) - num > 200) bar = "safe";\n        else bar = param;\n',
+        '        int num = 106;\n        if ((7 * 42) - num > 200) bar = "safe";\n'
+        "        else bar = param;\n",
         '        int num = 86;\n        if ((7 * 42) - num > 200) bar = "safe";\n        else bar = param;\n',
     ),
     "ternary": (
@@ -94,7 +95,9 @@ def test_each_trick_separates_the_vulnerable_from_the_safe_variant(trick: str) -
     found = _sql_flows(vulnerable)
     assert found, f"{trick}: the vulnerable variant has no flow"
     flow = found[0]
-    assert flow.function.endswith("doPost") and flow.source_line == 6 and flow.call == "statement.executeQuery"
+    assert (
+        flow.function.endswith("doPost") and flow.source_line == 6 and flow.call == "statement.executeQuery"
+    )
     assert flow.source_kind in ("request", "parameter") and flow.sink_line > flow.source_line
     assert _sql_flows(safe) == [], f"{trick}: the safe variant still has a flow"
 
@@ -144,7 +147,9 @@ def test_untagged_taint_entries_name_no_framework_symbol() -> None:
         raw = tomllib.loads((RULESET / "taint" / f"{language}.toml").read_text())
         for kind in ("source", "sink", "sanitizer"):
             for entry in raw.get(kind, []):
-                text = " ".join([*entry.get("names", []), *entry.get("attributes", []), entry.get("receiver", "")])
+                text = " ".join(
+                    [*entry.get("names", []), *entry.get("attributes", []), entry.get("receiver", "")]
+                )
                 tagged = "framework" in entry or "library" in entry
                 assert untagged_symbols(text, tagged) == [], (language, entry["id"])
 
@@ -336,7 +341,8 @@ class Client:
         open(url)
 """
     found = sorted((f.sink, f.sink_line) for f in _flows(source, "python"))
-    # subprocess's call is a command (a bare call( was none before); the package's Request, re's compile and the
+    # subprocess's call is a command (a bare call( was none before); the package's Request, re's compile and
+    # the
     # class's own open are no sinks; the builtin open is one
     assert found == [("command.subprocess", 10), ("path.open", 13)]
 
@@ -380,7 +386,10 @@ if (isset($_GET['page'])) {
 def test_php_superglobals_and_parameters_reach_its_sinks_in_functions_and_in_the_script_itself() -> None:
     parsed = parse_source("page.php", "php", _PHP.encode())
     assert not parsed.has_errors
-    found = {(f.function, f.operation, f.sink_line, f.source_kind, f.source_line, f.sanitized) for f in parsed.flows}
+    found = {
+        (f.function, f.operation, f.sink_line, f.source_kind, f.source_line, f.sanitized)
+        for f in parsed.flows
+    }
     assert found == {
         ("lookup", "sql", 4, "request", 3, False),  # an interpolated string
         ("lookup", "sql", 5, "parameter", 2, True),  # through PDO's quote
@@ -451,20 +460,30 @@ _ARMS_JAVA = """class A { void f(javax.servlet.http.HttpServletRequest request, 
 
 def test_inside_a_branch_a_reassignment_replaces_and_the_branch_not_taken_keeps_what_was_before() -> None:
     def flows(path: str, language: str, source: str) -> set[tuple[int, int, bool]]:
-        return {(f.source_line, f.sink_line, f.sanitized) for f in parse_source(path, language, source.encode()).flows}
+        return {
+            (f.source_line, f.sink_line, f.sanitized)
+            for f in parse_source(path, language, source.encode()).flows
+        }
 
     # escaped inside the branch that read it: nothing reaches line 5; the elif/else arms do not wipe the if's
     # taint (13); a loop's next turn sees the last one's (16); a sanitiser in a branch that may not run leaves
     # the taint (21)
     # guarded: the int() in the branch (5) and the loop's first turn, a constant (16)
-    assert flows("a.py", "python", _ARMS_PY) == {(3, 5, True), (8, 13, False), (16, 16, True), (17, 16, False),
-                                                 (18, 21, False)}  # fmt: skip
+    assert flows("a.py", "python", _ARMS_PY) == {
+        (3, 5, True),
+        (8, 13, False),
+        (16, 16, True),
+        (17, 16, False),
+        (18, 21, False),
+    }
     assert flows("a.js", "javascript", _ARMS_JS) == {(4, 7, False)}  # case 2 does not wipe case 1
     assert flows("A.java", "java", _ARMS_JAVA) == {(3, 4, True)}  # read and encoded in one branch
 
 
 _GUARDED = {
-    "python": ("a.py", """def view(request, root):
+    "python": (
+        "a.py",
+        """def view(request, root):
     name = request.args["name"]
     if name.isdigit():
         cursor.execute("SELECT " + name)
@@ -480,35 +499,47 @@ _GUARDED = {
     other = request.args["o"]
     if re.match(r"[a-z]", other):
         os.system(other)
-"""),
-    "java": ("A.java", """class A { void f(javax.servlet.http.HttpServletRequest request) throws Exception {
+""",
+    ),
+    "java": (
+        "A.java",
+        """class A { void f(javax.servlet.http.HttpServletRequest request) throws Exception {
   String id = request.getParameter("id");
   if (!id.matches("[0-9]+")) { return; }
   statement.executeQuery("SELECT " + id);
   String q = request.getParameter("q");
   if (org.apache.commons.lang3.StringUtils.isNumeric(q)) statement.executeQuery("SELECT " + q);
   statement.executeQuery("SELECT " + q);
-} }"""),
-    "javascript": ("a.js", """function h(req, res) {
+} }""",
+    ),
+    "javascript": (
+        "a.js",
+        """function h(req, res) {
   const sort = req.query.sort
   if (!['name', 'date'].includes(sort)) return res.status(400).end()
   db.query('SELECT * FROM t ORDER BY ' + sort)
   const n = req.query.n
   if (Number.isInteger(n) && n > 0) { db.query('SELECT * FROM t LIMIT ' + n) }
   if (Number.isInteger(n) || n > 0) { db.query('SELECT * FROM t LIMIT ' + n) }
-}"""),
-    "php": ("a.php", """<?php
+}""",
+    ),
+    "php": (
+        "a.php",
+        """<?php
 $id = $_GET['id'];
 if (!ctype_digit($id)) { die('bad id'); }
 mysqli_query($db, "SELECT * FROM t WHERE id = $id");
 $u = $_GET['u'];
 if (preg_match('/^[a-z0-9_]+$/i', $u) && in_array($_GET['k'], $allowed)) { mysqli_query($db, "SELECT '$u'"); }
 if (preg_match('/[a-z]/', $u)) { mysqli_query($db, "SELECT '$u'"); }
-"""),
-}  # fmt: skip
+""",
+    ),
+}
 _GUARDED_FLOWS = {
-    # inside `if name.isdigit()` (4) and after `if not re.match("^...$", name): abort()` (7): checked; a resolved
-    # path checked with startswith is safe to open (12), not to run (13); an unanchored pattern proves nothing (16)
+    # inside `if name.isdigit()` (4) and after `if not re.match("^...$", name): abort()` (7): checked; a
+    # resolved
+    # path checked with startswith is safe to open (12), not to run (13); an unanchored pattern proves nothing
+    # (16)
     "python": {(2, 4, True), (2, 7, True), (8, 12, True), (8, 13, False), (14, 16, False)},
     # after `if (!id.matches(...)) return;` and inside `if (isNumeric(q))`; not after it (7)
     "java": {(2, 4, True), (5, 6, True), (5, 7, False)},
@@ -522,12 +553,16 @@ _GUARDED_FLOWS = {
 @pytest.mark.parametrize("language", sorted(_GUARDED))
 def test_a_validating_condition_clears_where_it_holds_and_after_a_branch_that_leaves(language: str) -> None:
     path, source = _GUARDED[language]
-    found = {(f.source_line, f.sink_line, f.sanitized) for f in parse_source(path, language, source.encode()).flows}
+    found = {
+        (f.source_line, f.sink_line, f.sanitized) for f in parse_source(path, language, source.encode()).flows
+    }
     assert found == _GUARDED_FLOWS[language]
 
 
 _ELEMENTS = {
-    "python": ("v.py", """def view(request):
+    "python": (
+        "v.py",
+        """def view(request):
     parts = request.args["ip"].split(".")
     if parts[0].isdigit() and parts[1].isdigit():
         os.system("ping " + parts[0] + "." + parts[1])
@@ -537,26 +572,35 @@ _ELEMENTS = {
     os.system("ping " + parts[2])
     parts = request.args["x"].split(".")
     os.system("ping " + parts[2])
-"""),
-    "php": ("ping.php", """<?php
+""",
+    ),
+    "php": (
+        "ping.php",
+        """<?php
 $octet = explode(".", $_REQUEST['ip']);
 if (is_numeric($octet[0]) && is_numeric($octet[1]) && sizeof($octet) == 2) {
     $target = $octet[0] . '.' . $octet[1];
     shell_exec('ping -c 4 ' . $target);
 }
 shell_exec('ping ' . $octet[0]);
-"""),
-    "javascript": ("h.js", """function h(req, res) {
+""",
+    ),
+    "javascript": (
+        "h.js",
+        """function h(req, res) {
   if (Number.isInteger(req.query.n)) { db.query('SELECT * FROM t LIMIT ' + req.query.n) }
   db.query('SELECT * FROM t LIMIT ' + req.query.n)
 }
-"""),
-}  # fmt: skip
+""",
+    ),
+}
 _ELEMENT_FLOWS = {
-    # each element checked where its test holds (4) and after a branch that leaves (8); not after the `if` (5),
+    # each element checked where its test holds (4) and after a branch that leaves (8); not after the `if`
+    # (5),
     # nor once the list is bound again (10)
     "python": {(2, 5), (9, 10)},
-    # DVWA's "impossible" ping: every octet numeric, the address rebuilt from them; one octet after the `if` is not
+    # DVWA's "impossible" ping: every octet numeric, the address rebuilt from them; one octet after the `if`
+    # is not
     "php": {(2, 7)},
     # a field of the request checked in place: safe inside the `if` only (read first at 2)
     "javascript": {(2, 3)},
@@ -566,8 +610,11 @@ _ELEMENT_FLOWS = {
 @pytest.mark.parametrize("language", sorted(_ELEMENTS))
 def test_a_validated_element_is_safe_where_its_test_holds_and_follows_its_variable(language: str) -> None:
     path, source = _ELEMENTS[language]
-    found = {(f.source_line, f.sink_line) for f in parse_source(path, language, source.encode()).flows
-             if not f.sanitized}  # fmt: skip
+    found = {
+        (f.source_line, f.sink_line)
+        for f in parse_source(path, language, source.encode()).flows
+        if not f.sanitized
+    }
     assert found == _ELEMENT_FLOWS[language]
 
 
@@ -604,8 +651,11 @@ exec("uptime");
 
 def test_a_scripts_top_level_code_is_walked_as_one_more_function_and_its_definitions_are_not() -> None:
     python = parse_source("tool.py", "python", _SCRIPT_PY.encode())
-    found = {(f.function, f.operation, f.sink_line, f.source_kind, f.source_line) for f in python.flows
-             if not f.sanitized}  # fmt: skip
+    found = {
+        (f.function, f.operation, f.sink_line, f.source_kind, f.source_line)
+        for f in python.flows
+        if not f.sanitized
+    }
     assert found == {
         ("<global>", "command", 6, "environment", 5),  # argv read at top level, run at top level
         ("helper", "command", 10, "parameter", 9),
@@ -613,7 +663,11 @@ def test_a_scripts_top_level_code_is_walked_as_one_more_function_and_its_definit
         ("<global>", "command", 19, "environment", 19),  # inside `if __name__ == "__main__":`
     }, sorted(found)
     script = parse_source("ping.js", "javascript", _SCRIPT_JS.encode())
-    top = {(f.operation, f.sink_line, f.source_kind, f.source_line) for f in script.flows if f.function == "<global>"}
+    top = {
+        (f.operation, f.sink_line, f.source_kind, f.source_line)
+        for f in script.flows
+        if f.function == "<global>"
+    }
     # the function and the arrow function are their own; `exec("uptime")` is a constant, guarded
     assert top == {("command", 3, "environment", 2), ("command", 6, "constant", 6)}
     # a module of definitions alone has no top-level flow

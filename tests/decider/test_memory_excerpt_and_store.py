@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from ouroboros_gates.decider.embed import CachedEmbedder, HashingEmbedder
-from ouroboros_gates.decider.excerpt import EXAMPLE_BOUNDS, make_excerpt, normalise, normalised_sha, redact_comments
+from ouroboros_gates.decider.excerpt import (
+    EXAMPLE_BOUNDS,
+    make_excerpt,
+    normalise,
+    normalised_sha,
+    redact_comments,
+)
 from ouroboros_gates.decider.memory import Memory, MemoryRefused, MemoryStore, example_from_record
 from ouroboros_gates.events import ensure_schema, make_engine
 from ouroboros_gates.schemas import Candidate, FeatureRecord, InstrumentState, State
@@ -15,12 +21,16 @@ SHA = "a" * 40
 RAN = InstrumentState(state=State.RAN, version="v1")
 
 
-def record(family: str = "injection", hits: int = 1, repo: str = "acme/shop", path: str = "app.py") -> FeatureRecord:
+def record(
+    family: str = "injection", hits: int = 1, repo: str = "acme/shop", path: str = "app.py"
+) -> FeatureRecord:
     return FeatureRecord(
         candidate=Candidate(repo=repo, pin=SHA, path=path, function="search", family=family),
-        language="python", x={"qr.enabled_hits": hits, "lang.python": True},
-        instruments={"qr": RAN, "lang": RAN}, feature_set_digest="d" * 64,
-    )  # fmt: skip
+        language="python",
+        x={"qr.enabled_hits": hits, "lang.python": True},
+        instruments={"qr": RAN, "lang": RAN},
+        feature_set_digest="d" * 64,
+    )
 
 
 CODE = "\n".join(
@@ -40,7 +50,9 @@ def test_excerpt_lines_are_numbered_from_the_function_start_and_comments_redacte
     assert lines[1] == "  11      # <redacted>"
     assert "# plain note" in lines[2] and 'f"SELECT' in lines[2]
     assert lines[3].endswith("# <redacted>") and "GHSA" not in excerpt.text and "CVE" not in excerpt.text
-    assert (excerpt.first_line, excerpt.last_line) == (10, 13) and excerpt.covers(12) and not excerpt.covers(14)
+    assert (
+        (excerpt.first_line, excerpt.last_line) == (10, 13) and excerpt.covers(12) and not excerpt.covers(14)
+    )
 
 
 def test_a_hash_inside_a_string_is_not_a_comment_and_block_comments_span_lines() -> None:
@@ -67,8 +79,9 @@ def test_the_same_code_at_another_line_has_the_same_embedding_key() -> None:
 
 
 def test_example_holds_no_path_or_repository() -> None:
-    example = example_from_record(record(path="secret_dir/app.py"), y=1, code=CODE, start_line=1,
-                                  source="seed", group="acme/shop")  # fmt: skip
+    example = example_from_record(
+        record(path="secret_dir/app.py"), y=1, code=CODE, start_line=1, source="seed", group="acme/shop"
+    )
     assert "secret_dir" not in example.excerpt and "acme" not in example.excerpt
     assert "path" not in example.row() and "repo" not in example.row()
 
@@ -78,14 +91,18 @@ def test_store_round_trip_is_idempotent_and_refuses_user_rows(sqlite_url: str) -
     ensure_schema(engine)
     store = MemoryStore(engine)
     a = example_from_record(record(), y=1, code=CODE, start_line=1, source="seed", group="g1")
-    b = example_from_record(record(hits=0), y=0, code=CODE + "\n    pass", start_line=1, source="seed", group="g2")
+    b = example_from_record(
+        record(hits=0), y=0, code=CODE + "\n    pass", start_line=1, source="seed", group="g2"
+    )
     assert store.save(Memory([a, b])) == 2
     assert store.save([a]) == 0
     loaded = store.load("static")
     assert sorted(e.id for e in loaded.examples) == sorted([a.id, b.id])
     assert loaded.get(a.id).excerpt == a.excerpt and loaded.digest == Memory([b, a]).digest
     assert store.get_blob(a.example.excerpt_sha) == a.excerpt
-    user = example_from_record(record(), y=0, code=CODE, start_line=1, source="dismissal", group="me", origin="user")
+    user = example_from_record(
+        record(), y=0, code=CODE, start_line=1, source="dismissal", group="me", origin="user"
+    )
     with pytest.raises(MemoryRefused, match="never written to the store"):
         store.save([user])
 

@@ -27,16 +27,25 @@ from ouroboros_gates.decider.program import (
 from ouroboros_gates.schemas import InstrumentState, State
 
 PROGRAM = Program(
-    kind="llm-program", k=3,
-    demos=(Demo("e1", "   1  run(x)", "qr.enabled_hits: 1", (), "command_injection", "vulnerable", "Line 1.", (1,)),),
+    kind="llm-program",
+    k=3,
+    demos=(
+        Demo(
+            "e1", "   1  run(x)", "qr.enabled_hits: 1", (), "command_injection", "vulnerable", "Line 1.", (1,)
+        ),
+    ),
     operating_points={"*": OperatingPoint(advisory=0.4, block=0.9, block_offered=True)},
-)  # fmt: skip
+)
 
 
 def view(function: str) -> CandidateView:
     a = item(function)
-    return CandidateView(make_excerpt(a.code, a.start_line, "python"),
-                         render_signals(a.record.x, a.record.instruments), a.roles, "sql_injection")  # fmt: skip
+    return CandidateView(
+        make_excerpt(a.code, a.start_line, "python"),
+        render_signals(a.record.x, a.record.instruments),
+        a.roles,
+        "sql_injection",
+    )
 
 
 def test_the_shared_prefix_is_byte_identical_across_candidates() -> None:
@@ -58,9 +67,16 @@ def test_a_prompt_holds_no_identity_and_no_label_field() -> None:
 
 def test_signals_of_an_instrument_that_did_not_run_are_said_in_words() -> None:
     x = {"qr.enabled_hits": 0, "bandit.issues": None, "delta.novelty": None}
-    states = {"qr": InstrumentState(state=State.RAN), "bandit": InstrumentState(state=State.FAILED),
-              "delta": InstrumentState(state=State.NOT_APPLICABLE)}  # fmt: skip
-    assert render_signals(x, states).splitlines() == ["bandit: failed", "delta: not applicable", "qr.enabled_hits: 0"]
+    states = {
+        "qr": InstrumentState(state=State.RAN),
+        "bandit": InstrumentState(state=State.FAILED),
+        "delta": InstrumentState(state=State.NOT_APPLICABLE),
+    }
+    assert render_signals(x, states).splitlines() == [
+        "bandit: failed",
+        "delta: not applicable",
+        "qr.enabled_hits: 0",
+    ]
     assert render_signals({"facts.callers": None}, {}) == "facts: no coverage"
 
 
@@ -68,12 +84,26 @@ EXCERPT = make_excerpt("a = 1\nb = 2\nc = 3", 10, "python")
 
 
 def test_a_valid_answer_parses_and_lines_named_in_the_rationale_count() -> None:
-    got = parse_answer({"verdict": "vulnerable", "family": "sql_injection", "confidence": 0.8,
-                        "rationale": "Line 11 builds SQL; see lines 10-12.", "cited_lines": []}, EXCERPT)  # fmt: skip
-    assert got == Answer("vulnerable", "sql_injection", 0.8, "Line 11 builds SQL; see lines 10-12.", (10, 11, 12))
+    got = parse_answer(
+        {
+            "verdict": "vulnerable",
+            "family": "sql_injection",
+            "confidence": 0.8,
+            "rationale": "Line 11 builds SQL; see lines 10-12.",
+            "cited_lines": [],
+        },
+        EXCERPT,
+    )
+    assert got == Answer(
+        "vulnerable", "sql_injection", 0.8, "Line 11 builds SQL; see lines 10-12.", (10, 11, 12)
+    )
     assert got.p == 0.8
-    assert parse_answer(json.dumps({"verdict": "not_vulnerable", "confidence": 0.9, "rationale": "safe",
-                                    "cited_lines": [12]}), EXCERPT).p == pytest.approx(0.1)  # fmt: skip
+    assert parse_answer(
+        json.dumps(
+            {"verdict": "not_vulnerable", "confidence": 0.9, "rationale": "safe", "cited_lines": [12]}
+        ),
+        EXCERPT,
+    ).p == pytest.approx(0.1)
 
 
 @pytest.mark.parametrize(
@@ -82,7 +112,10 @@ def test_a_valid_answer_parses_and_lines_named_in_the_rationale_count() -> None:
         ('{"verdict": "vulnerable", "confidence": 0.9, "rationale": "line 3 reads', "not JSON"),
         ({"verdict": "maybe", "confidence": 0.5, "rationale": "r", "cited_lines": [10]}, "verdict"),
         ({"verdict": "vulnerable", "confidence": 1.5, "rationale": "r", "cited_lines": [10]}, "confidence"),
-        ({"verdict": "vulnerable", "confidence": 0.5, "rationale": "line 99", "cited_lines": [99]}, "cites no line"),
+        (
+            {"verdict": "vulnerable", "confidence": 0.5, "rationale": "line 99", "cited_lines": [99]},
+            "cites no line",
+        ),
         ({"verdict": "vulnerable", "confidence": 0.5, "rationale": "", "cited_lines": [10]}, "no rationale"),
     ],
 )

@@ -17,7 +17,16 @@ from ouroboros_gates.decider.program import OperatingPoint, Program
 from ouroboros_gates.decider.report import compact_lines, manifest, write_reports
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
-DECISION_KEYS = {"p", "operating_point", "program_id", "verdict", "rationale", "cited_lines", "signals", "offered"}
+DECISION_KEYS = {
+    "p",
+    "operating_point",
+    "program_id",
+    "verdict",
+    "rationale",
+    "cited_lines",
+    "signals",
+    "offered",
+}
 
 
 def run() -> Run:
@@ -27,18 +36,25 @@ def run() -> Run:
 
 def test_reports_are_written_and_sarif_is_valid(tmp_path: Path) -> None:
     r = run()
-    meta = manifest(r, repo="acme/shop", head="b" * 40, base=None, program_source="packaged", note="memory-vote")
+    meta = manifest(
+        r, repo="acme/shop", head="b" * 40, base=None, program_source="packaged", note="memory-vote"
+    )
     files = write_reports(r, tmp_path, meta, "memory-vote program (no chat model configured)")
     sarif = json.loads(files["findings.sarif"].read_text())
     jsonschema.Draft4Validator(SCHEMA).validate(sarif)
     (result,) = sarif["runs"][0]["results"]
     assert result["level"] == "warning" and result["ruleId"] == "sql_injection"
     assert set(result["properties"]["decision"]) >= DECISION_KEYS
-    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 11  # the signal's line, not the def
+    assert (
+        result["locations"][0]["physicalLocation"]["region"]["startLine"] == 11
+    )  # the signal's line, not the def
     findings = json.loads(files["findings.json"].read_text())
     dropped = json.loads(files["dropped_by_engine.json"].read_text())
     assert [f["function"] for f in findings] == ["search"] and [f["function"] for f in dropped] == ["safe"]
-    assert set(findings[0]["decision"]) >= DECISION_KEYS and findings[0]["decision"]["operating_point"] == "advisory"
+    assert (
+        set(findings[0]["decision"]) >= DECISION_KEYS
+        and findings[0]["decision"]["operating_point"] == "advisory"
+    )
     written = json.loads(files["manifest.json"].read_text())["decision"]
     assert written["program_id"] == r.program_id and written["usd"] == 0 and written["fallback"] is False
     md = files["findings.md"].read_text()
@@ -46,9 +62,13 @@ def test_reports_are_written_and_sarif_is_valid(tmp_path: Path) -> None:
     assert "<details><summary>Dropped candidates, each with why</summary>" in md and "| DROP |" in md
 
 
-def test_sarif_carries_the_sink_line_the_flow_rule_help_severity_and_failed_instruments(tmp_path: Path) -> None:
+def test_sarif_carries_the_sink_line_the_flow_rule_help_severity_and_failed_instruments(
+    tmp_path: Path,
+) -> None:
     vote = Program(kind="memory-vote", operating_points={"*": OperatingPoint(advisory=0.5)})
-    source = Flow("search", "sql", "sql.dbapi", 12, "db.execute", "request", 10, source="request.args", steps=(11,))
+    source = Flow(
+        "search", "sql", "sql.dbapi", 12, "db.execute", "request", 10, source="request.args", steps=(11,)
+    )
     live = replace(item("search", hits=0), flows=(source,))
     r = decide_all([live], Engine(vote, memory(), COLUMNS))
     meta = manifest(r, repo="acme/shop", head="b" * 40, base=None, program_source="packaged", note="")
@@ -60,7 +80,9 @@ def test_sarif_carries_the_sink_line_the_flow_rule_help_severity_and_failed_inst
     assert driver["version"] == __version__ and driver["informationUri"].startswith("https://")
     (rule,) = driver["rules"]
     assert rule["properties"]["security-severity"] == "8.8" and rule["properties"]["tags"] == [
-        "security", "external/cwe/cwe-89"]  # fmt: skip
+        "security",
+        "external/cwe/cwe-89",
+    ]
     assert rule["help"]["text"] and rule["fullDescription"]["text"].startswith("SQL injection (CWE-89)")
     (result,) = sarif["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 12}

@@ -28,8 +28,12 @@ from ouroboros_gates.decider.retrieve import (
 )
 from ouroboros_gates.schemas import Example, InstrumentState, State
 
-COLUMNS = (Column("qr.hits", "qr", 20.0), Column("qr.kind", "qr"), Column("facts.callers", "facts", 40.0),
-           Column("lang.python", "lang"))  # fmt: skip
+COLUMNS = (
+    Column("qr.hits", "qr", 20.0),
+    Column("qr.kind", "qr"),
+    Column("facts.callers", "facts", 40.0),
+    Column("lang.python", "lang"),
+)
 
 
 def st_(s: State) -> InstrumentState:
@@ -76,33 +80,68 @@ def test_prior_features_are_dropped_with_priors_off() -> None:
         prior: bool = False
         profile: str = "static"
 
-    specs = [Spec("qr.hits", "qr", "int", 20), Spec("qr.prior_hits", "qr", "int", 10, prior=True),
-             Spec("verify.x", "verify", "bool", profile="plane")]  # fmt: skip
+    specs = [
+        Spec("qr.hits", "qr", "int", 20),
+        Spec("qr.prior_hits", "qr", "int", 10, prior=True),
+        Spec("verify.x", "verify", "bool", profile="plane"),
+    ]
     assert [c.name for c in columns_from_specs(specs)] == ["qr.hits"]
     assert [c.name for c in columns_from_specs(specs, priors=True)] == ["qr.hits", "qr.prior_hits"]
     assert [c.name for c in columns_from_specs(specs, profile="plane")] == ["qr.hits", "verify.x"]
 
 
-def ex(y: int, family: str = "injection", group: str = "g", hits: int = 1, source: str = "pairs",
-       frameworks: tuple[str, ...] = (), code: str = "") -> MemoryExample:  # fmt: skip
-    e = Example(excerpt_sha=hashlib.sha256(f"{y}{hits}{group}{family}{code}".encode()).hexdigest(),
-                x={"qr.hits": hits, "qr.kind": "sql", "facts.callers": 1, "lang.python": True},
-                instruments={"qr": RAN, "facts": RAN, "lang": RAN}, y=y, group=group,  # type: ignore[arg-type]
-                language="python", family=family)  # fmt: skip
-    return MemoryExample(example=e, excerpt=code or f"   1  x = {y} + {hits}  # {group} {family}", source=source,
-                         frameworks=frameworks)  # fmt: skip
+def ex(
+    y: int,
+    family: str = "injection",
+    group: str = "g",
+    hits: int = 1,
+    source: str = "pairs",
+    frameworks: tuple[str, ...] = (),
+    code: str = "",
+) -> MemoryExample:
+    e = Example(
+        excerpt_sha=hashlib.sha256(f"{y}{hits}{group}{family}{code}".encode()).hexdigest(),
+        x={"qr.hits": hits, "qr.kind": "sql", "facts.callers": 1, "lang.python": True},
+        instruments={"qr": RAN, "facts": RAN, "lang": RAN},
+        y=y,
+        group=group,  # type: ignore[arg-type]
+        language="python",
+        family=family,
+    )
+    return MemoryExample(
+        example=e,
+        excerpt=code or f"   1  x = {y} + {hits}  # {group} {family}",
+        source=source,
+        frameworks=frameworks,
+    )
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([None, 0, 3, 20]), st.sampled_from([None, "sql", "cmd"]),
-                          st.sampled_from([State.RAN, State.NONE, State.FAILED])), min_size=2, max_size=6))  # fmt: skip
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([None, 0, 3, 20]),
+            st.sampled_from([None, "sql", "cmd"]),
+            st.sampled_from([State.RAN, State.NONE, State.FAILED]),
+        ),
+        min_size=2,
+        max_size=6,
+    )
+)
 def test_the_index_agrees_with_the_reference(rows: list[tuple[int | None, str | None, State]]) -> None:
     examples = []
     for i, (hits, kind, state) in enumerate(rows):
         x = {"qr.hits": hits, "qr.kind": kind} if state is State.RAN else {"qr.hits": None, "qr.kind": None}
         x |= {"facts.callers": i % 3, "lang.python": True}
-        e = Example(excerpt_sha=f"{i:064x}", x=x, instruments={"qr": st_(state), "facts": RAN, "lang": RAN},
-                    y=i % 2, group=f"g{i}", language="python", family="injection")  # type: ignore[arg-type]  # fmt: skip
+        e = Example(
+            excerpt_sha=f"{i:064x}",
+            x=x,
+            instruments={"qr": st_(state), "facts": RAN, "lang": RAN},
+            y=i % 2,
+            group=f"g{i}",
+            language="python",
+            family="injection",
+        )  # type: ignore[arg-type]
         examples.append(MemoryExample(example=e, excerpt=f"   1  x{i}", source="pairs"))
     index = Index(Memory(examples), COLUMNS)
     for a in examples:
@@ -136,8 +175,14 @@ def test_balance_short_is_recorded_when_a_minimum_cannot_be_met() -> None:
 
 
 def test_retrieve_reranks_with_embeddings_and_says_signals_only_without() -> None:
-    memory = Memory([ex(1, group="a", hits=1, code="   1  os.system(cmd)"), ex(0, group="b", code="   1  print(x)"),
-                     ex(1, group="c", hits=5), ex(0, group="d", hits=5)])  # fmt: skip
+    memory = Memory(
+        [
+            ex(1, group="a", hits=1, code="   1  os.system(cmd)"),
+            ex(0, group="b", code="   1  print(x)"),
+            ex(1, group="c", hits=5),
+            ex(0, group="d", hits=5),
+        ]
+    )
     index = Index(memory, COLUMNS)
     base = memory.examples[0].example
     target = Target(base.x, base.instruments, "injection", group="someone/else")
@@ -150,7 +195,10 @@ def test_retrieve_reranks_with_embeddings_and_says_signals_only_without() -> Non
     far = memory.examples[2].example  # the signals point at examples 2 and 3 (D = 0), the code at example 1
     near = Target(far.x, far.instruments, "injection", "someone/else", np.eye(4, dtype=np.float32)[1])
     by_code = retrieve(index, near, Boundary(), Settings(k=4, lam=0.5))
-    assert by_code.retrieval == "signals+embeddings" and by_code.neighbours[0].example.id == memory.examples[1].id
+    assert (
+        by_code.retrieval == "signals+embeddings"
+        and by_code.neighbours[0].example.id == memory.examples[1].id
+    )
     by_signals = retrieve(index, near, Boundary(), Settings(k=4, lam=1.0))
     assert by_signals.neighbours[0].example.id in {memory.examples[2].id, memory.examples[3].id}
 
@@ -163,7 +211,9 @@ FOLDS = [
 ]
 
 
-@pytest.mark.parametrize("fold", FOLDS, ids=["outer", "leave-one-source-out", "leave-one-framework-out", "deployment"])
+@pytest.mark.parametrize(
+    "fold", FOLDS, ids=["outer", "leave-one-source-out", "leave-one-framework-out", "deployment"]
+)
 def test_boundary_every_retrieved_example_is_eligible(fold: Boundary) -> None:
     memory = Memory(
         ex(y, group=g, hits=h, source=s, frameworks=f)
@@ -187,7 +237,10 @@ def test_near_duplicates_are_dropped_in_evaluation_only_and_counted() -> None:
     twin = ex(1, group="fork", hits=1)
     memory = Memory([twin, ex(0, group="other", hits=1)])
     v = np.array([1.0, 0.0], dtype=np.float32)
-    memory.vectors = {twin.embedding_key: v, memory.examples[1].embedding_key: np.array([0.0, 1.0], dtype=np.float32)}
+    memory.vectors = {
+        twin.embedding_key: v,
+        memory.examples[1].embedding_key: np.array([0.0, 1.0], dtype=np.float32),
+    }
     target = Target(twin.example.x, twin.example.instruments, "injection", group="mine", vector=v)
     index = Index(memory, COLUMNS)
     evaluation = retrieve(index, target, Boundary("evaluation"), Settings(k=2))
@@ -200,8 +253,12 @@ def test_near_duplicates_are_dropped_in_evaluation_only_and_counted() -> None:
 def test_deployment_excludes_the_users_own_repository_group() -> None:
     memory = Memory([ex(1, group="acme/shop"), ex(0, group="other/repo"), ex(1, group="third/one")])
     e = memory.examples[0]
-    got = retrieve(Index(memory, COLUMNS), Target(e.example.x, e.example.instruments, "injection", "acme/shop"),
-                   Boundary("deployment"), Settings(k=6))  # fmt: skip
+    got = retrieve(
+        Index(memory, COLUMNS),
+        Target(e.example.x, e.example.instruments, "injection", "acme/shop"),
+        Boundary("deployment"),
+        Settings(k=6),
+    )
     assert {nb.example.group for nb in got.neighbours} == {"other/repo", "third/one"}
     assert got.dropped == {"self_excluded": 1}
 
@@ -212,9 +269,16 @@ def test_a_new_instrument_version_that_changes_no_value_does_not_reorder_equal_n
         made = []
         for i in range(12):
             e = ex(i % 2, group=f"g{i}")
-            states = {name: InstrumentState(state=State.RAN, version=version) for name in e.example.instruments}
-            made.append(MemoryExample(example=e.example.model_copy(update={"instruments": states}), excerpt=e.excerpt,
-                                      source=e.source))  # fmt: skip
+            states = {
+                name: InstrumentState(state=State.RAN, version=version) for name in e.example.instruments
+            }
+            made.append(
+                MemoryExample(
+                    example=e.example.model_copy(update={"instruments": states}),
+                    excerpt=e.excerpt,
+                    source=e.source,
+                )
+            )
         return Memory(made)
 
     def kept(version: str) -> list[str]:
@@ -227,5 +291,7 @@ def test_a_new_instrument_version_that_changes_no_value_does_not_reorder_equal_n
         ]
 
     first, second = memory("rules-1"), memory("rules-2")
-    assert {e.id for e in first.examples}.isdisjoint(e.id for e in second.examples)  # the ids follow the version
+    assert {e.id for e in first.examples}.isdisjoint(
+        e.id for e in second.examples
+    )  # the ids follow the version
     assert kept("rules-1") == kept("rules-2")  # the neighbours do not

@@ -17,27 +17,54 @@ APPS = Path(__file__).parent / "data" / "apps"
 
 FLAWS = {
     "flask_shop": {
-        "ping": "command_injection", "find_user": "sql_injection", "download": "path_traversal",
-        "restore_cart": "deserialization", "import_settings": "deserialization", "hello": "code_injection",
-        "after_login": "open_redirect", "partner_feed": "ssrf", "calc": "code_injection", "register": "weak_crypto",
+        "ping": "command_injection",
+        "find_user": "sql_injection",
+        "download": "path_traversal",
+        "restore_cart": "deserialization",
+        "import_settings": "deserialization",
+        "hello": "code_injection",
+        "after_login": "open_redirect",
+        "partner_feed": "ssrf",
+        "calc": "code_injection",
+        "register": "weak_crypto",
     },
     "django_shop": {
-        "archive": "command_injection", "orders": "sql_injection", "report": "path_traversal",
-        "load_basket": "deserialization", "import_rules": "deserialization", "greet": "code_injection",
-        "logout_to": "open_redirect", "stock": "ssrf", "discount": "code_injection", "set_password": "weak_crypto",
+        "archive": "command_injection",
+        "orders": "sql_injection",
+        "report": "path_traversal",
+        "load_basket": "deserialization",
+        "import_rules": "deserialization",
+        "greet": "code_injection",
+        "logout_to": "open_redirect",
+        "stock": "ssrf",
+        "discount": "code_injection",
+        "set_password": "weak_crypto",
     },
     "fastapi_shop": {
-        "lookup": "command_injection", "products": "sql_injection", "export_file": "path_traversal",
-        "resume_session": "deserialization", "load_config": "deserialization", "welcome": "code_injection",
-        "go": "open_redirect", "catalog": "ssrf", "price_quote": "code_injection", "signup": "weak_crypto",
+        "lookup": "command_injection",
+        "products": "sql_injection",
+        "export_file": "path_traversal",
+        "resume_session": "deserialization",
+        "load_config": "deserialization",
+        "welcome": "code_injection",
+        "go": "open_redirect",
+        "catalog": "ssrf",
+        "price_quote": "code_injection",
+        "signup": "weak_crypto",
     },
-}  # fmt: skip
+}
 
 
 @pytest.fixture(autouse=True)
 def _embedded_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OURO_STATE", str(tmp_path / "state"))
-    for name in ("OURO_MODEL", "OURO_MODEL_URL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_DECIDER_PROGRAM"):
+    for name in (
+        "OURO_MODEL",
+        "OURO_MODEL_URL",
+        "OURO_EMBED_MODEL",
+        "OURO_DATABASE_URL",
+        "OURO_DECIDER_PROGRAM",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -55,4 +82,6 @@ def test_every_flaw_is_reported_and_no_safe_twin_is(name: str, tmp_path: Path) -
     assert all(f["decision"]["operating_point"] in ("advisory", "block") for f in reported)
     assert all(f["decision"]["verdict"] != "not_vulnerable" for f in reported)
     flows = [f for f in reported if f["decision"]["evidence"] == "live"]
-    assert len(flows) >= 9 and all(f["flow"][-1]["line"] == f["line"] for f in flows)  # at the sink, with its flow
+    assert len(flows) >= 9 and all(
+        f["flow"][-1]["line"] == f["line"] for f in flows
+    )  # at the sink, with its flow

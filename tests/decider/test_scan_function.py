@@ -26,7 +26,13 @@ def listing(folder):
 @pytest.fixture(autouse=True)
 def _embedded_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OURO_STATE", str(tmp_path / "state"))
-    for name in ("OURO_MODEL", "OURO_MODEL_URL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_DECIDER_PROGRAM"):
+    for name in (
+        "OURO_MODEL",
+        "OURO_MODEL_URL",
+        "OURO_EMBED_MODEL",
+        "OURO_DATABASE_URL",
+        "OURO_DECIDER_PROGRAM",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -62,7 +68,9 @@ def test_a_scan_returns_what_it_decided_wrote_and_skipped_and_records_it_once(tm
     seen = _Seen()
     done = scan(ScanRequest((plain,)), settings, store, seen)
     assert done.folder == plain / REPORT_FOLDER
-    assert sorted(done.written) == sorted(p.name for p in done.folder.iterdir())  # every report it wrote, named
+    assert sorted(done.written) == sorted(
+        p.name for p in done.folder.iterdir()
+    )  # every report it wrote, named
     assert [row["path"] for row in done.skipped] == ["broken.py"]
     assert done.skipped[0]["reason"].startswith("does not parse")
     assert "views.py" in seen.files_read and seen.expected == [1] and seen.files_analysed == ["views.py"]

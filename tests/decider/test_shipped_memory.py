@@ -1,5 +1,7 @@
-"""The memory that ships: labelled, name-invariant feature records (no code, no identity) of every source marked
-ship = true, valid under the current feature set and instruments, both labels in every family, rebuilt byte for
+"""The memory that ships: labelled, name-invariant feature records (no code, no identity) of every source
+marked
+ship = true, valid under the current feature set and instruments, both labels in every family, rebuilt byte
+for
 byte from the same rows, and held together with the packaged memory-vote program by its digest."""
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ from ouroboros_gates.decider.features import SCHEMA_VERSION, validate_record
 from ouroboros_gates.decider.instruments import families
 from ouroboros_gates.decider.learn.ship import shipped_sources
 from ouroboros_gates.decider.learn.versions import instrument_versions
-from ouroboros_gates.decider.shipped import EMPTY_EXCERPT_SHA, SHIPPED, Row, load_rows, load_shipped, write_shipped
+from ouroboros_gates.decider.shipped import (
+    EMPTY_EXCERPT_SHA,
+    SHIPPED,
+    Row,
+    load_rows,
+    load_shipped,
+    write_shipped,
+)
 
 REBUILD = "rebuild with `ouro learn memory ship --corpora ../shared/corpora` (docs/decider.md, 'The memory')"
 
@@ -45,15 +54,30 @@ def test_every_family_a_scan_reports_has_examples_of_both_labels() -> None:
 
 def test_a_rebuild_from_the_same_rows_is_byte_identical(tmp_path: Path) -> None:
     header, examples = load_rows()
-    rows = [Row(e.source, e.group, e.family, e.example.language, e.y, e.unit, dict(e.example.x),
-                {k: v.state.value for k, v in e.example.instruments.items()}) for e in examples]  # fmt: skip
+    rows = [
+        Row(
+            e.source,
+            e.group,
+            e.family,
+            e.example.language,
+            e.y,
+            e.unit,
+            dict(e.example.x),
+            {k: v.state.value for k, v in e.example.instruments.items()},
+        )
+        for e in examples
+    ]
     write_shipped(reversed(rows), header["versions"], tmp_path / "a.json.gz")
     write_shipped(rows, header["versions"], tmp_path / "b.json.gz")
-    assert (tmp_path / "a.json.gz").read_bytes() == (tmp_path / "b.json.gz").read_bytes() == SHIPPED.read_bytes()
+    assert (
+        (tmp_path / "a.json.gz").read_bytes() == (tmp_path / "b.json.gz").read_bytes() == SHIPPED.read_bytes()
+    )
     assert load_shipped(tmp_path / "a.json.gz").digest == load_shipped().digest
 
 
 def test_every_packaged_program_is_built_for_the_current_feature_set() -> None:
     for kind in ("llm-program", "memory-vote"):
         program = packaged_program(kind)
-        assert program is not None and program.schema_version == SCHEMA_VERSION, f"{kind}: another feature schema"
+        assert program is not None and program.schema_version == SCHEMA_VERSION, (
+            f"{kind}: another feature schema"
+        )

@@ -1,4 +1,5 @@
-"""The one decoding of a stored event: its type's class, the named upcasters from the version it was stored at,
+"""The one decoding of a stored event: its type's class, the named upcasters from the version it was stored
+at,
 validation; an unknown type, a newer version or a payload its class refuses is a typed error naming where the
 event lies, never a bare KeyError; a projection folds the payload its class reads today."""
 
@@ -29,7 +30,9 @@ from ouroboros_gates.schemas.errors import PermanentError
 
 
 def _stored(type_name: str, payload: dict[str, Any], version: int = 1, position: int = 7) -> StoredEvent:
-    return StoredEvent(position, "probe/a", 3, type_name, version, payload, {}, datetime(2026, 1, 2, tzinfo=UTC))
+    return StoredEvent(
+        position, "probe/a", 3, type_name, version, payload, {}, datetime(2026, 1, 2, tzinfo=UTC)
+    )
 
 
 PROBE = {"schema_version": 1, "probe": "p", "hostname": "h", "held_s": 0.5}
@@ -96,7 +99,9 @@ def test_a_payload_its_class_refuses_names_the_event_and_the_field() -> None:
     with pytest.raises(UndecodableEvent) as caught:
         _stored("ProbeCompleted", PROBE | {"held_s": "long"}).decode()
     assert isinstance(caught.value, PermanentError)
-    assert str(caught.value).startswith("event 7 ('probe/a' version 3): ProbeCompleted payload refused: held_s: ")
+    assert str(caught.value).startswith(
+        "event 7 ('probe/a' version 3): ProbeCompleted payload refused: held_s: "
+    )
     with pytest.raises(UndecodableEvent, match=r"a ProbeCompleted, read as a RunRecorded"):
         _stored("ProbeCompleted", PROBE).decode_as(RunRecorded)
 
@@ -108,7 +113,9 @@ def test_an_old_version_comes_up_through_each_named_upcaster(renamed: type[_Rena
     assert current.schema_version == 3
     assert current.payload == {"schema_version": 3, "probe": "p", "host": "h", "hold": 0.5}
     assert old.payload == PROBE  # the stored form is left as it was read
-    middle = _stored("TestRenamed", {"schema_version": 2, "probe": "p", "hostname": "h", "hold": 0.5}, version=2)
+    middle = _stored(
+        "TestRenamed", {"schema_version": 2, "probe": "p", "hostname": "h", "hold": 0.5}, version=2
+    )
     assert middle.decode() == renamed(probe="p", host="h", hold=0.5)
     now = _stored("TestRenamed", renamed(probe="p", host="h", hold=0.5).to_json_dict(), version=3)
     assert now.upcast() is now
@@ -135,7 +142,9 @@ def test_an_event_class_declares_its_upcasters_and_its_version() -> None:
     assert "TestNoUpcaster" not in EVENT_TYPES and "TestStaleDefault" not in EVENT_TYPES
 
 
-def test_the_log_reads_back_an_old_version_through_its_upcasters(tmp_path: Path, renamed: type[_Renamed]) -> None:
+def test_the_log_reads_back_an_old_version_through_its_upcasters(
+    tmp_path: Path, renamed: type[_Renamed]
+) -> None:
     store = SqlEventStore.from_url(f"sqlite:///{tmp_path / 'events.sqlite'}")
     ensure_schema(store.engine)
     old = ProbeCompleted(probe="p", hostname="h", held_s=0.5)  # the same fields as TestRenamed's version 1
@@ -148,9 +157,20 @@ def test_the_log_reads_back_an_old_version_through_its_upcasters(tmp_path: Path,
 
 
 def test_a_projection_folds_the_payload_its_class_reads_today(renamed: type[_Renamed]) -> None:
-    table = Table("t_renamed", MetaData(), Column("probe", String, primary_key=True), Column("host", String),
-                  Column("position", Integer))  # fmt: skip
-    rows = {"TestRenamed": lambda e: {"probe": e.payload["probe"], "host": e.payload["host"], "position": e.position}}
+    table = Table(
+        "t_renamed",
+        MetaData(),
+        Column("probe", String, primary_key=True),
+        Column("host", String),
+        Column("position", Integer),
+    )
+    rows = {
+        "TestRenamed": lambda e: {
+            "probe": e.payload["probe"],
+            "host": e.payload["host"],
+            "position": e.position,
+        }
+    }
     projection = RowProjection("renamed", table, rows)
     engine = create_engine("sqlite://")
     table.create(engine)

@@ -1,4 +1,5 @@
-"""One linear chain of migrations: an empty database, or one an earlier release left, goes to head and back."""
+"""One linear chain of migrations: an empty database, or one an earlier release left, goes to head and
+back."""
 
 from __future__ import annotations
 
@@ -49,7 +50,9 @@ def test_one_linear_chain_from_the_first_revision() -> None:
 def test_down_to_base_and_up_again(backend: str, request: pytest.FixtureRequest) -> None:
     engine = make_engine(request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url"))
     upgrade(engine)
-    for step in reversed(history()[:-1]):  # one revision at a time, each leaving a schema its upgrade rebuilds
+    for step in reversed(
+        history()[:-1]
+    ):  # one revision at a time, each leaving a schema its upgrade rebuilds
         downgrade(engine, step.revision)
         assert current_revision(engine) == step.revision
     downgrade(engine, "base")
@@ -71,7 +74,8 @@ def test_a_database_of_the_earliest_release_upgrades_with_its_events(
     with engine.begin() as conn:
         conn.execute(
             text(
-                "INSERT INTO ouro_events (position, stream, version, type, schema_version, payload, meta, recorded_at,"
+                "INSERT INTO ouro_events (position, stream, version, type, schema_version, payload, meta, "
+                "recorded_at,"
                 " message_id) VALUES (1, 'run/r1', 1, 'RunRecorded', 1, '{}', '{}', CURRENT_TIMESTAMP, 'm1')"
             )
         )

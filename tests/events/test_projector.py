@@ -36,11 +36,18 @@ class InsertOnly:
 
 def _run_event(n: int) -> RunRecorded:
     summary = RunSummary(
-        run=f"run-{n % 12:04d}", lines=10 + n, malformed=0, tool_calls=n, tool_errors=n % 3,
-        usage=Usage(input_tokens=n, cache_read_input_tokens=10 * n), cost_usd=0.01 * n,
+        run=f"run-{n % 12:04d}",
+        lines=10 + n,
+        malformed=0,
+        tool_calls=n,
+        tool_errors=n % 3,
+        usage=Usage(input_tokens=n, cache_read_input_tokens=10 * n),
+        cost_usd=0.01 * n,
         started_at=datetime(2026, 10, 1, tzinfo=UTC),
-    )  # fmt: skip
-    return RunRecorded(run=summary.run, path=f"/runs/{summary.run}/events.jsonl", summary=summary, digest="a" * 64)
+    )
+    return RunRecorded(
+        run=summary.run, path=f"/runs/{summary.run}/events.jsonl", summary=summary, digest="a" * 64
+    )
 
 
 @pytest.mark.integration
@@ -56,8 +63,10 @@ def test_eight_writers_and_a_concurrent_projection_skip_nothing(pg_url: str) -> 
         own = SqlEventStore.from_url(pg_url)
         try:
             for i in range(per_writer):
-                own.commit([StreamWrite(f"w/{w}", [ProbeCompleted(probe=f"{w}-{i}", hostname="t", held_s=0)])],
-                           Metadata("test", message_id=f"msg-{w}-{i:04d}"))  # fmt: skip
+                own.commit(
+                    [StreamWrite(f"w/{w}", [ProbeCompleted(probe=f"{w}-{i}", hostname="t", held_s=0)])],
+                    Metadata("test", message_id=f"msg-{w}-{i:04d}"),
+                )
         except BaseException as exc:
             errors.append(exc)
         finally:
@@ -87,7 +96,9 @@ def test_eight_writers_and_a_concurrent_projection_skip_nothing(pg_url: str) -> 
     total = writers * per_writer
     with store.reading() as conn:
         positions = [row[0] for row in conn.execute(select(applied.c.position).order_by(applied.c.position))]
-        per_stream = dict(conn.execute(select(applied.c.stream, func.count()).group_by(applied.c.stream)).all())
+        per_stream = dict(
+            conn.execute(select(applied.c.stream, func.count()).group_by(applied.c.stream)).all()
+        )
     assert positions == list(range(1, total + 1))
     assert per_stream == {f"w/{w}": per_writer for w in range(writers)}
     assert [e.version for e in store.read_stream("w/3")] == list(range(1, per_writer + 1))
@@ -113,7 +124,9 @@ def test_checkpoint_moves_with_rows_and_resumes(sqlite_url: str) -> None:
     ensure_schema(store.engine)
     _meta.create_all(store.engine)
     for n in range(10):
-        store.commit([StreamWrite("p", [ProbeCompleted(probe=str(n), hostname="t", held_s=0)])], Metadata("t"))
+        store.commit(
+            [StreamWrite("p", [ProbeCompleted(probe=str(n), hostname="t", held_s=0)])], Metadata("t")
+        )
     assert catch_up(store, [InsertOnly()], batch=3) == {"test_applied": 10}
     assert catch_up(store, [InsertOnly()]) == {"test_applied": 0}  # nothing applied twice
     store.commit([StreamWrite("p", [ProbeCompleted(probe="late", hostname="t", held_s=0)])], Metadata("t"))

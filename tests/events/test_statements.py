@@ -58,11 +58,20 @@ def _event(position: int, key: str, value: str) -> StoredEvent:
 
 
 def test_a_batch_upsert_leaves_what_one_by_one_leaves() -> None:
-    table = Table("t_probe", MetaData(), Column("probe", String, primary_key=True), Column("host", String),
-                  Column("position", Integer))  # fmt: skip
+    table = Table(
+        "t_probe",
+        MetaData(),
+        Column("probe", String, primary_key=True),
+        Column("host", String),
+        Column("position", Integer),
+    )
 
     def row(event: StoredEvent) -> dict[str, object]:
-        return {"probe": event.payload["probe"], "host": event.payload["hostname"], "position": event.position}
+        return {
+            "probe": event.payload["probe"],
+            "host": event.payload["hostname"],
+            "position": event.position,
+        }
 
     projection = RowProjection("probe", table, {"ProbeCompleted": row})
     events = [_event(1, "a", "h1"), _event(2, "b", "h2"), _event(3, "a", "h3")]
@@ -74,4 +83,8 @@ def test_a_batch_upsert_leaves_what_one_by_one_leaves() -> None:
         conn.execute(table.delete())
         for event in events:
             projection.apply(conn, event)
-        assert conn.execute(select(table).order_by(table.c.probe)).all() == batched == [("a", "h3", 3), ("b", "h2", 2)]
+        assert (
+            conn.execute(select(table).order_by(table.c.probe)).all()
+            == batched
+            == [("a", "h3", 3), ("b", "h2", 2)]
+        )

@@ -104,8 +104,12 @@ def test_writes_comment_merge_and_close() -> None:
     )
     forge.close_ticket(41)
     writes = [(m, p, b) for m, p, b in served.asked if m != "GET"]
-    merge = {"sha": "be3f057d" + "0" * 32, "merge_method": "merge", "commit_title": "Merge #60",
-             "commit_message": "Merged-By: ouroboros-merger/1"}  # fmt: skip
+    merge = {
+        "sha": "be3f057d" + "0" * 32,
+        "merge_method": "merge",
+        "commit_title": "Merge #60",
+        "commit_message": "Merged-By: ouroboros-merger/1",
+    }
     assert writes == [
         ("POST", "/repos/example/shop/issues/58/comments", {"body": "The merge train refused head 134789bb"}),
         ("PUT", "/repos/example/shop/pulls/60/merge", merge),
@@ -119,7 +123,11 @@ def test_a_refused_merge_is_a_forge_error_naming_githubs_reason() -> None:
 
 
 def _limited(status: int, headers: dict[str, str], message: str) -> dict[str, Any]:
-    return {"status": status, "headers": {"content-type": "application/json", **headers}, "body": {"message": message}}
+    return {
+        "status": status,
+        "headers": {"content-type": "application/json", **headers},
+        "body": {"message": message},
+    }
 
 
 def _sleeper() -> tuple[list[float], Callable[[float], None]]:
@@ -128,10 +136,14 @@ def _sleeper() -> tuple[list[float], Callable[[float], None]]:
 
 
 def test_a_secondary_limit_is_waited_out_with_retry_after() -> None:
-    served = Recorded({"GET /repos/example/shop/issues/41": [
-        _limited(403, {"retry-after": "7"}, "You have exceeded a secondary rate limit."),
-        _limited(429, {"retry-after": "3"}, "You have exceeded a secondary rate limit."),
-    ]})  # fmt: skip
+    served = Recorded(
+        {
+            "GET /repos/example/shop/issues/41": [
+                _limited(403, {"retry-after": "7"}, "You have exceeded a secondary rate limit."),
+                _limited(429, {"retry-after": "3"}, "You have exceeded a secondary rate limit."),
+            ]
+        }
+    )
     slept, sleep = _sleeper()
     assert _forge(served, sleep=sleep).ticket(41).number == 41
     assert slept == [7.0, 3.0]

@@ -131,7 +131,12 @@ def test_a_commit_with_its_message_and_the_paths_it_changed(forge: LocalForge) -
     assert commit.sha == "bd0245e589eae64527bf26804f0d2094844147fe"
     assert commit.files == ("shop/db.py", "tests/test_db.py")
     assert commit.message.startswith("Bind the search term as a query parameter\n\n")
-    assert forge.commit("374fdc4").files == ("shop/__init__.py", "shop/app.py", "shop/files.py", "shop/static/cart.js")
+    assert forge.commit("374fdc4").files == (
+        "shop/__init__.py",
+        "shop/app.py",
+        "shop/files.py",
+        "shop/static/cart.js",
+    )
     root = forge.commit("31eb1b3")  # the first commit: every path it holds
     assert "shop/app.py" in root.files and root.message.startswith("Initial shop")
     with pytest.raises(NotFoundError):

@@ -29,14 +29,20 @@ def forge(tmp_path: Path) -> LocalForge:
 def _branch_commit(forge: LocalForge, name: str) -> str:
     """A commit on a new branch made from main with git plumbing (a file of its own)."""
     git = ["git", "-C", str(forge.git_dir())]
-    blob = subprocess.run([*git, "hash-object", "-w", "--stdin"], input=b"x\n", capture_output=True, check=True)
-    base_tree = subprocess.run([*git, "rev-parse", "main^{tree}"], capture_output=True, check=True).stdout.decode()
+    blob = subprocess.run(
+        [*git, "hash-object", "-w", "--stdin"], input=b"x\n", capture_output=True, check=True
+    )
+    base_tree = subprocess.run(
+        [*git, "rev-parse", "main^{tree}"], capture_output=True, check=True
+    ).stdout.decode()
     index = {"GIT_INDEX_FILE": str(forge.git_dir() / "scratch-index")}
     env = {**index, "PATH": "/usr/bin:/bin"}
     subprocess.run([*git, "read-tree", base_tree.strip()], env=env, check=True)
     entry = f"100644,{blob.stdout.decode().strip()},{name}.txt"
     subprocess.run([*git, "update-index", "--add", "--cacheinfo", entry], env=env, check=True)
-    tree = subprocess.run([*git, "write-tree"], env=env, capture_output=True, check=True).stdout.decode().strip()
+    tree = (
+        subprocess.run([*git, "write-tree"], env=env, capture_output=True, check=True).stdout.decode().strip()
+    )
     who = {
         **env,
         "GIT_AUTHOR_NAME": "a",
@@ -44,18 +50,37 @@ def _branch_commit(forge: LocalForge, name: str) -> str:
         "GIT_COMMITTER_NAME": "a",
         "GIT_COMMITTER_EMAIL": "a@x",
     }
-    commit = subprocess.run([*git, "commit-tree", tree, "-p", "main", "-m", f"{name}\n\nCSF-Session: s\n"],
-                            env=who, capture_output=True, check=True).stdout.decode().strip()  # fmt: skip
+    commit = (
+        subprocess.run(
+            [*git, "commit-tree", tree, "-p", "main", "-m", f"{name}\n\nCSF-Session: s\n"],
+            env=who,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
     subprocess.run([*git, "update-ref", f"refs/heads/{name}", commit], check=True)
     return commit
 
 
 def _open(forge: LocalForge, head: str, ref: str) -> int:
-    return forge.open_pull_request({
-        "title": ref, "body": "Closes #47.", "state": "open", "draft": False, "labels": [],
-        "created_at": "2026-10-05T19:05:00+00:00", "base": "main", "head_sha": head, "author": "csf-fixer",
-        "head_ref": ref, "commits": [{"sha": head, "message": f"{ref}\n\nCSF-Session: s\n"}], "checks": [],
-    }).number  # fmt: skip
+    return forge.open_pull_request(
+        {
+            "title": ref,
+            "body": "Closes #47.",
+            "state": "open",
+            "draft": False,
+            "labels": [],
+            "created_at": "2026-10-05T19:05:00+00:00",
+            "base": "main",
+            "head_sha": head,
+            "author": "csf-fixer",
+            "head_ref": ref,
+            "commits": [{"sha": head, "message": f"{ref}\n\nCSF-Session: s\n"}],
+            "checks": [],
+        }
+    ).number
 
 
 def test_writes_go_to_the_writes_directory_only(forge: LocalForge) -> None:
@@ -84,11 +109,15 @@ def test_merge_is_a_merge_commit_on_the_base(forge: LocalForge) -> None:
     a, b = _open(forge, first, "one"), _open(forge, second, "two")
     merged = forge.merge(a, first, "Merge pull request #61")
     git = ["git", "-C", str(forge.git_dir())]
-    parents = subprocess.run([*git, "rev-list", "--parents", "-n", "1", "main"], capture_output=True, check=True)
+    parents = subprocess.run(
+        [*git, "rev-list", "--parents", "-n", "1", "main"], capture_output=True, check=True
+    )
     assert parents.stdout.decode().split()[0] == merged and parents.stdout.decode().split()[2] == first
     assert forge.pull_request(a).state == "merged"
     forge.merge(b, second, "Merge pull request #62")  # a second branch from the old main merges cleanly too
-    files = subprocess.run([*git, "ls-tree", "--name-only", "main"], capture_output=True, check=True).stdout.decode()
+    files = subprocess.run(
+        [*git, "ls-tree", "--name-only", "main"], capture_output=True, check=True
+    ).stdout.decode()
     assert {"one.txt", "two.txt"} <= set(files.split())
     with pytest.raises(ForgeError, match="is merged, not open"):
         forge.merge(a, first, "again")

@@ -12,8 +12,12 @@ import pytest
 from ouroboros_gates.forge.git import git, seal
 from ouroboros_gates.schemas.errors import GitError
 
-IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.invalid", "GIT_COMMITTER_NAME": "a",
-            "GIT_COMMITTER_EMAIL": "a@example.invalid"}  # fmt: skip
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "a",
+    "GIT_AUTHOR_EMAIL": "a@example.invalid",
+    "GIT_COMMITTER_NAME": "a",
+    "GIT_COMMITTER_EMAIL": "a@example.invalid",
+}
 
 
 def _payload(markers: Path, name: str) -> str:
@@ -33,8 +37,11 @@ def _booby_trapped(root: Path, markers: Path) -> Path:
     monitor = repo / "monitor"
     monitor.write_text(_payload(markers, "fsmonitor"))
     monitor.chmod(0o755)
-    config = {"core.hooksPath": str(repo / "evil-hooks"), "core.fsmonitor": str(monitor),
-              "uploadpack.packObjectsHook": f"touch {markers}/pack-objects"}  # fmt: skip
+    config = {
+        "core.hooksPath": str(repo / "evil-hooks"),
+        "core.fsmonitor": str(monitor),
+        "uploadpack.packObjectsHook": f"touch {markers}/pack-objects",
+    }
     for key, value in config.items():
         git("config", key, value, cwd=repo)
     return repo
@@ -50,11 +57,15 @@ def test_hooks_and_fsmonitor_never_run_under_git(tmp_path: Path) -> None:
     git("status", "--porcelain", cwd=repo)
     assert sorted(p.name for p in markers.iterdir()) == []
     # Control: plain git runs them (the trap is live).
-    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "main"], check=True, env={**os.environ, **IDENTITY})
+    subprocess.run(
+        ["git", "-C", str(repo), "checkout", "-q", "main"], check=True, env={**os.environ, **IDENTITY}
+    )
     assert "evil-hooks-post-checkout" in {p.name for p in markers.iterdir()}
 
 
-def test_a_sealed_fetch_takes_commits_from_a_foreign_repository_and_runs_nothing_of_it(tmp_path: Path) -> None:
+def test_a_sealed_fetch_takes_commits_from_a_foreign_repository_and_runs_nothing_of_it(
+    tmp_path: Path,
+) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
     foreign = _booby_trapped(tmp_path, markers)

@@ -40,7 +40,9 @@ BASELINE = {name: _baseline(path) for name, path in FILES.items()}
 def _break(line: bytes, how: int, at: float) -> bytes:
     """A line no JSON parser accepts, made from ``line``."""
     cut = max(1, int(len(line) * at))
-    made = [line[:cut], line[:cut] + b"\xff\xfe" + line[cut:], b"{" + line[cut:], b"not json: " + line[:cut]][how]
+    made = [line[:cut], line[:cut] + b"\xff\xfe" + line[cut:], b"{" + line[cut:], b"not json: " + line[:cut]][
+        how
+    ]
     try:
         orjson.loads(made)
     except orjson.JSONDecodeError:
@@ -53,7 +55,9 @@ def _break(line: bytes, how: int, at: float) -> bytes:
     name=st.sampled_from(sorted(FILES)),
     damage=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 3), st.floats(0.05, 0.95)), max_size=6),
 )
-def test_broken_lines_are_reported_where_and_the_rest_is_read(name: str, damage: list[tuple[int, int, float]]) -> None:
+def test_broken_lines_are_reported_where_and_the_rest_is_read(
+    name: str, damage: list[tuple[int, int, float]]
+) -> None:
     original = FILES[name].read_bytes().split(b"\n")
     numbered = [i for i, line in enumerate(original) if line.strip()]
     broken: dict[int, bytes] = {}
@@ -69,7 +73,9 @@ def test_broken_lines_are_reported_where_and_the_rest_is_read(name: str, damage:
         reported = sorted(bad.span.line for bad in reader.malformed)
         expected = BASELINE[name][1] | {i + 1 for i in broken}
         assert reported == sorted(expected)  # each broken line once, at its own line number
-        assert all(str(bad).startswith(f"{path}:{bad.span.line}: ") and bad.reason for bad in reader.malformed)
+        assert all(
+            str(bad).startswith(f"{path}:{bad.span.line}: ") and bad.reason for bad in reader.malformed
+        )
         read_lines = {e.span.line for e in events if e.span is not None}
         intact = BASELINE[name][0] - {i + 1 for i in broken}
         assert intact <= read_lines, f"intact lines not read: {sorted(intact - read_lines)}"

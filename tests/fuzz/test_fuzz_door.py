@@ -26,7 +26,9 @@ from ouroboros_gates.workers.fleet import probe
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
 values = st.recursive(
@@ -104,7 +106,9 @@ def test_hook_stdin_that_is_not_a_payload_is_one_warning_and_allowed(
         assert len(warned) == 1 and warned[0].startswith("ouro hook: stdin is not")
 
 
-_QUIET_EVENTS = st.sampled_from(["PostToolUse", "UserPromptSubmit", "Notification", "SubagentStop", "PreCompact"])
+_QUIET_EVENTS = st.sampled_from(
+    ["PostToolUse", "UserPromptSubmit", "Notification", "SubagentStop", "PreCompact"]
+)
 
 
 @QUICK
@@ -112,7 +116,9 @@ _QUIET_EVENTS = st.sampled_from(["PostToolUse", "UserPromptSubmit", "Notificatio
     event=_QUIET_EVENTS
     | st.text(max_size=12).filter(lambda t: t not in ("PreToolUse", "SessionStart", "Stop", "SessionEnd")),
     extra=st.dictionaries(
-        st.sampled_from(["session_id", "tool_name", "tool_input", "cwd", "transcript_path", "tool_response", "prompt"])
+        st.sampled_from(
+            ["session_id", "tool_name", "tool_input", "cwd", "transcript_path", "tool_response", "prompt"]
+        )
         | st.text(max_size=6),
         values,
         max_size=6,

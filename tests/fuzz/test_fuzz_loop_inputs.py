@@ -93,7 +93,9 @@ _PUSH = st.builds(
 
 
 @QUICK
-@given(lines=st.lists(_PUSH | st.text(max_size=60).filter(lambda t: "\n" not in t and "\r" not in t), max_size=8))
+@given(
+    lines=st.lists(_PUSH | st.text(max_size=60).filter(lambda t: "\n" not in t and "\r" not in t), max_size=8)
+)
 def test_pre_push_stdin_is_read_or_refused_at_its_first_bad_line(lines: list[str]) -> None:
     try:
         pushes = parse_pre_push(lines, "repo", str(Path.cwd()))

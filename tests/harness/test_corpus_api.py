@@ -16,24 +16,72 @@ PACKAGE = Path(corpus.__file__).resolve().parent
 def test_public_surface_is_pinned_and_sorted() -> None:
     assert corpus.__all__ == sorted(corpus.__all__, key=lambda name: (not name.isupper(), name))
     assert set(corpus.__all__) == {
-        "CACHE_UNREPORTED", "MAIN_AGENT", "TOOL_ERROR_DEFINITION", "AgentStats", "CorpusStats", "CostFold",
-        "Format", "Layout", "Malformed", "Reader", "RunFiles", "RunStats", "SessionCosts", "ToolUse", "Unread",
-        "cache_ratio", "call_key", "classify", "collect", "denied_by", "detect_format", "expand", "fold_cumulative",
-        "format_of", "has_result_lines", "is_tool_error", "iter_events", "pair_tool_uses", "read", "run_at",
-        "run_files", "run_name", "summarise",
-    }  # fmt: skip
+        "CACHE_UNREPORTED",
+        "MAIN_AGENT",
+        "TOOL_ERROR_DEFINITION",
+        "AgentStats",
+        "CorpusStats",
+        "CostFold",
+        "Format",
+        "Layout",
+        "Malformed",
+        "Reader",
+        "RunFiles",
+        "RunStats",
+        "SessionCosts",
+        "ToolUse",
+        "Unread",
+        "cache_ratio",
+        "call_key",
+        "classify",
+        "collect",
+        "denied_by",
+        "detect_format",
+        "expand",
+        "fold_cumulative",
+        "format_of",
+        "has_result_lines",
+        "is_tool_error",
+        "iter_events",
+        "pair_tool_uses",
+        "read",
+        "run_at",
+        "run_files",
+        "run_name",
+        "summarise",
+    }
     assert all(hasattr(corpus, name) for name in corpus.__all__)
 
 
 def test_modules_are_pure_small_and_documented() -> None:
     # The package's own imports: the contract and the standard library, never the event log.
-    allowed = {"__future__", "bisect", "collections", "dataclasses", "datetime", "enum", "functools", "glob",
-               "itertools", "json", "os", "pathlib", "re", "typing", "orjson", "pydantic", "schemas",
-               "harness", "_lazy"}  # fmt: skip
+    allowed = {
+        "__future__",
+        "bisect",
+        "collections",
+        "dataclasses",
+        "datetime",
+        "enum",
+        "functools",
+        "glob",
+        "itertools",
+        "json",
+        "os",
+        "pathlib",
+        "re",
+        "typing",
+        "orjson",
+        "pydantic",
+        "schemas",
+        "harness",
+        "_lazy",
+    }
     for module in PACKAGE.glob("*.py"):
         text = module.read_text()
         tree = ast.parse(text)
-        names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        names = {
+            alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+        }
         names |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert {name.removeprefix("ouroboros_gates.").split(".")[0] for name in names} <= allowed, module.name
         assert {name for name in names if name.startswith("ouroboros_gates.harness.")} <= {
@@ -46,7 +94,10 @@ def test_modules_are_pure_small_and_documented() -> None:
 @pytest.mark.parametrize(
     ("doc", "expected"),
     [
-        ({"ts": "2026-01-01T00:00:00Z", "event_type": "result", "event": {"type": "result"}}, Format.ENVELOPE),
+        (
+            {"ts": "2026-01-01T00:00:00Z", "event_type": "result", "event": {"type": "result"}},
+            Format.ENVELOPE,
+        ),
         ({"event_type": "result", "event": "not an object"}, Format.UNKNOWN),
         ({"hook_event_name": "Stop", "session_id": "s"}, Format.HOOK),
         ({"type": "user", "sessionId": "s", "message": {}}, Format.TRANSCRIPT),
@@ -59,7 +110,9 @@ def test_modules_are_pure_small_and_documented() -> None:
         ({"tool_name": "Bash", "tool_use_id": "t"}, Format.UNKNOWN),
     ],
 )
-def test_each_object_is_classified_by_the_keys_only_its_format_writes(doc: dict[str, object], expected: Format) -> None:
+def test_each_object_is_classified_by_the_keys_only_its_format_writes(
+    doc: dict[str, object], expected: Format
+) -> None:
     assert classify(doc) is expected
 
 
@@ -70,7 +123,9 @@ def test_file_formats(fixtures: Path, tmp_path: Path) -> None:
     assert detect_format(fixtures / "mixed_formats.jsonl") is Format.MIXED
     (tmp_path / "empty.jsonl").write_text("\n\nnot json\n")
     assert detect_format(tmp_path / "empty.jsonl") is Format.EMPTY
-    (tmp_path / "envelope.jsonl").write_text('{"ts": "2026-01-01T00:00:00Z", "event_type": "system", "event": {}}\n')
+    (tmp_path / "envelope.jsonl").write_text(
+        '{"ts": "2026-01-01T00:00:00Z", "event_type": "system", "event": {}}\n'
+    )
     assert detect_format(tmp_path / "envelope.jsonl") is Format.ENVELOPE
 
 

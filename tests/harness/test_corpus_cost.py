@@ -50,7 +50,9 @@ def test_sessions_fold_apart_whatever_the_interleaving(readings: list[tuple[str,
     folds = SessionCosts()
     for session, value in readings:
         folds.add(session, value)
-    expected = sum(fold_cumulative([v for s, v in readings if s == name]) for name in {s for s, _ in readings})
+    expected = sum(
+        fold_cumulative([v for s, v in readings if s == name]) for name in {s for s, _ in readings}
+    )
     assert (folds.total is None) == (not readings)
     assert (folds.total or 0.0) == pytest.approx(expected)
 

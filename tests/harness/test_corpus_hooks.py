@@ -43,7 +43,11 @@ def test_hooks_pair_by_tool_use_id(fixtures: Path) -> None:
         ("Edit", True, 0, False),  # never answered (the log ends)
     ]
     stats = collect([fixtures / "hooks_session.jsonl"]).runs[0]
-    assert (stats.tool_calls, stats.tool_errors, stats.turns) == ({"Bash": 1, "Edit": 1, "Read": 1}, {"Bash": 1}, 1)
+    assert (stats.tool_calls, stats.tool_errors, stats.turns) == (
+        {"Bash": 1, "Edit": 1, "Read": 1},
+        {"Bash": 1},
+        1,
+    )
 
 
 def test_old_payloads_without_ids_pair_by_input(fixtures: Path) -> None:
@@ -51,7 +55,11 @@ def test_old_payloads_without_ids_pair_by_input(fixtures: Path) -> None:
     uses = pair_tool_uses(reader)
     assert [(u.tool, u.call.tool_input if u.call else None, len(u.results)) for u in uses] == [
         ("Grep", {"pattern": "TODO"}, 0),
-        ("Grep", {"pattern": "FIXME"}, 1),  # the Post answers the call with the same input, not the first Grep
+        (
+            "Grep",
+            {"pattern": "FIXME"},
+            1,
+        ),  # the Post answers the call with the same input, not the first Grep
         ("Bash", {"command": "make"}, 0),
     ]
     assert [u.call.span.line for u in uses if u.call] == [2, 12, 37]
@@ -61,8 +69,11 @@ def test_old_payloads_without_ids_pair_by_input(fixtures: Path) -> None:
 def test_a_single_pretty_payload(fixtures: Path) -> None:
     (event,) = read(fixtures / "hook_single.json")
     assert (event.kind, event.tool, event.tool_use_id, event.span.line) == (
-        HarnessKind.TOOL_CALL, "Bash", "toolu_H1", 1
-    )  # fmt: skip
+        HarnessKind.TOOL_CALL,
+        "Bash",
+        "toolu_H1",
+        1,
+    )
     assert detect_format(fixtures / "hook_single.json") is Format.HOOK
 
 

@@ -32,7 +32,11 @@ def test_a_run_directory_is_still_its_events_jsonl(fixtures: Path, tmp_path: Pat
         _settings(tmp_path),
     )
     assert recorded.path == str((run / "events.jsonl").resolve())
-    assert (recorded.summary.tool_calls, recorded.summary.tool_errors, recorded.summary.cost_usd) == (2, 1, 0.3)
+    assert (recorded.summary.tool_calls, recorded.summary.tool_errors, recorded.summary.cost_usd) == (
+        2,
+        1,
+        0.3,
+    )
 
 
 def test_a_project_folder_of_transcripts_is_one_run_per_session(fixtures: Path, tmp_path: Path) -> None:
@@ -53,6 +57,9 @@ def test_a_project_folder_of_transcripts_is_one_run_per_session(fixtures: Path, 
     ]
     recorded = [ingest_run(message, settings) for message in messages]
     assert [r.digest for r in recorded] == [run_digest(path) for path in paths]
-    assert [(r.summary.lines, r.summary.tool_calls, r.summary.tool_errors) for r in recorded] == [(12, 2, 1), (6, 3, 1)]
+    assert [(r.summary.lines, r.summary.tool_calls, r.summary.tool_errors) for r in recorded] == [
+        (12, 2, 1),
+        (6, 3, 1),
+    ]
     (project / "b.jsonl").write_text((fixtures / "transcript_sidechain.jsonl").read_text() + "\n")
     assert ingest_messages(paths, settings)[1].message_id != messages[1].message_id  # changed content, new id

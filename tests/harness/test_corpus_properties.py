@@ -14,16 +14,39 @@ from hypothesis import strategies as st
 
 from ouroboros_gates.harness import read, summarise
 
-scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text()
+scalars = (
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text()
+)
 values = st.recursive(
     scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3)
 )
 # Objects a harness could write, and ones shaped like each format (with wrong-typed fields too).
 keys = st.sampled_from(
-    ["type", "session_id", "sessionId", "hook_event_name", "event_type", "event", "message", "usage",
-     "total_cost_usd", "timestamp", "ts", "tool_name", "tool_input", "tool_use_id", "requestId",
-     "isSidechain", "data", "permission_denials", "content", "id", "subtype", "is_error"]
-) | st.text(max_size=8)  # fmt: skip
+    [
+        "type",
+        "session_id",
+        "sessionId",
+        "hook_event_name",
+        "event_type",
+        "event",
+        "message",
+        "usage",
+        "total_cost_usd",
+        "timestamp",
+        "ts",
+        "tool_name",
+        "tool_input",
+        "tool_use_id",
+        "requestId",
+        "isSidechain",
+        "data",
+        "permission_denials",
+        "content",
+        "id",
+        "subtype",
+        "is_error",
+    ]
+) | st.text(max_size=8)
 good_objects = st.dictionaries(keys, values, max_size=6)
 
 
@@ -46,12 +69,16 @@ garbage = (
     | st.binary(max_size=40).map(lambda b: b.replace(b"\n", b" ") + b"\xff")
     | st.text(max_size=30).map(lambda t: ("x" + t.replace("\n", " ")).encode())
 ).filter(_not_json)
-lines = st.lists(st.one_of(good_objects.map(lambda o: ("good", o)), garbage.map(lambda g: ("bad", g))), max_size=25)
+lines = st.lists(
+    st.one_of(good_objects.map(lambda o: ("good", o)), garbage.map(lambda g: ("bad", g))), max_size=25
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines, st.booleans())
-def test_the_reader_never_raises_and_accounts_for_every_line(mixed: list[tuple[str, Any]], final_newline: bool) -> None:
+def test_the_reader_never_raises_and_accounts_for_every_line(
+    mixed: list[tuple[str, Any]], final_newline: bool
+) -> None:
     blobs = [orjson.dumps(item) if kind == "good" else item for kind, item in mixed]
     body = b"\n".join(blobs) + (b"\n" if final_newline and blobs else b"")
     with tempfile.TemporaryDirectory() as tmp:

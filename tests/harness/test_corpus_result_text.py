@@ -10,16 +10,26 @@ from ouroboros_gates.schemas import HarnessKind
 
 
 def _results(path: Path) -> list[tuple[str | None, str | None, bool]]:
-    return [(e.tool_use_id, e.result_text, e.is_error) for e in read(path) if e.kind is HarnessKind.TOOL_RESULT]
+    return [
+        (e.tool_use_id, e.result_text, e.is_error) for e in read(path) if e.kind is HarnessKind.TOOL_RESULT
+    ]
 
 
 def test_stream_json_transcript_and_envelope(tmp_path: Path) -> None:
     blocks = [
-        {"type": "tool_result", "tool_use_id": "t1", "content": "Exit code 1\nfatal: no upstream", "is_error": True},
-        {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": "a"}, {"type": "image"},
-                                                               {"type": "text", "text": "b"}]},
+        {
+            "type": "tool_result",
+            "tool_use_id": "t1",
+            "content": "Exit code 1\nfatal: no upstream",
+            "is_error": True,
+        },
+        {
+            "type": "tool_result",
+            "tool_use_id": "t2",
+            "content": [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}],
+        },
         {"type": "tool_result", "tool_use_id": "t3", "content": []},
-    ]  # fmt: skip
+    ]
     user = {"type": "user", "message": {"role": "user", "content": blocks}}
     (tmp_path / "stream.ndjson").write_text(json.dumps({**user, "session_id": "s"}) + "\n")
     (tmp_path / "transcript.jsonl").write_text(json.dumps({**user, "sessionId": "s", "uuid": "u"}) + "\n")
@@ -43,7 +53,17 @@ def test_hook_payloads(tmp_path: Path, agent_logs: Path) -> None:
             "tool_use_id": "o",
             "tool_response": {"stdout": "", "stderr": "w"},
         },
-        {**common, "hook_event_name": "PostToolUse", "tool_use_id": "r", "tool_name": "Read", "tool_response": "x"},
+        {
+            **common,
+            "hook_event_name": "PostToolUse",
+            "tool_use_id": "r",
+            "tool_name": "Read",
+            "tool_response": "x",
+        },
     ]
     (tmp_path / "hooks.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    assert _results(tmp_path / "hooks.jsonl") == [("f", "Exit code 128", True), ("o", "w", False), ("r", "x", False)]
+    assert _results(tmp_path / "hooks.jsonl") == [
+        ("f", "Exit code 128", True),
+        ("o", "w", False),
+        ("r", "x", False),
+    ]

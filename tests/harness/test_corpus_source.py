@@ -72,7 +72,11 @@ def test_a_10_mb_line_is_read_whole(tmp_path: Path) -> None:
 def test_reading_is_lazy_and_memory_stays_flat(tmp_path: Path) -> None:
     path = tmp_path / "long.jsonl"
     line = json.dumps(
-        {"type": "assistant", "session_id": "s", "message": {"content": [{"type": "text", "text": "y" * 600}]}}
+        {
+            "type": "assistant",
+            "session_id": "s",
+            "message": {"content": [{"type": "text", "text": "y" * 600}]},
+        }
     )
     with path.open("w") as handle:
         for _ in range(20_000):  # ~13 MB
@@ -148,10 +152,14 @@ def test_an_unreadable_path_is_one_corpus_error(tmp_path: Path) -> None:
         read(tmp_path / "empty")
 
 
-def test_every_bad_line_is_counted_but_reports_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_bad_line_is_counted_but_reports_are_capped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("ouroboros_gates.harness.source.MAX_REPORTED", 3)
     path = tmp_path / "garbage.jsonl"
-    path.write_bytes(b"".join(b"nope %d\n" % n for n in range(5)) + b'{"type": "result", "session_id": "s"}\n')
+    path.write_bytes(
+        b"".join(b"nope %d\n" % n for n in range(5)) + b'{"type": "result", "session_id": "s"}\n'
+    )
     reader = read(path)
     assert len(list(reader)) == 1
     assert reader.malformed_count == 5 and [m.span.line for m in reader.malformed] == [1, 2, 3]

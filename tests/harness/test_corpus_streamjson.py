@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from ouroboros_gates.harness import Format, collect, detect_format, fold_cumulative, pair_tool_uses, read, summarise
+from ouroboros_gates.harness import (
+    Format,
+    collect,
+    detect_format,
+    fold_cumulative,
+    pair_tool_uses,
+    read,
+    summarise,
+)
 from ouroboros_gates.schemas import HarnessKind, Usage
 
 Jq = Callable[..., list[Any]]
@@ -20,9 +28,11 @@ def test_a_reopened_process_restarts_the_cost_counter(fixtures: Path) -> None:
     summary = summarise(read(fixtures / "stream_restart.ndjson"))
     assert summary.cost_usd == pytest.approx(0.4 + 0.15)  # 0.25 -> 0.4, reopened: 0.1 -> 0.15
     assert summary.usage == Usage(
-        input_tokens=20 + 5 + 30 + 2, cache_creation_input_tokens=3000 + 200 + 5000,
-        cache_read_input_tokens=15000 + 18000 + 5100, output_tokens=300 + 80 + 120 + 40,
-    )  # fmt: skip
+        input_tokens=20 + 5 + 30 + 2,
+        cache_creation_input_tokens=3000 + 200 + 5000,
+        cache_read_input_tokens=15000 + 18000 + 5100,
+        output_tokens=300 + 80 + 120 + 40,
+    )
     # toolu_R1 is refused twice over (an is_error result and a permission denial): one error.
     assert (summary.tool_calls, summary.tool_errors) == (3, 2)
 
@@ -76,8 +86,12 @@ def test_every_format_in_one_file_line_by_line(fixtures: Path) -> None:
     assert by_line == {1: "system", 2: "result", 3: "tool_call", 4: "user", 5: "other", 9: "hook"}
     assert [m.span.line for m in reader.malformed] == [6, 7]
     assert reader.formats == {
-        Format.ENVELOPE: 1, Format.STREAM_JSON: 1, Format.HOOK: 3, Format.TRANSCRIPT: 1, Format.UNKNOWN: 1
-    }  # fmt: skip
+        Format.ENVELOPE: 1,
+        Format.STREAM_JSON: 1,
+        Format.HOOK: 3,
+        Format.TRANSCRIPT: 1,
+        Format.UNKNOWN: 1,
+    }
 
 
 # --- real captures (charlieyou/claude-agent-sdk-gleam), read in place ----------------------------------
@@ -85,7 +99,11 @@ def test_every_format_in_one_file_line_by_line(fixtures: Path) -> None:
 
 def test_golden_stream_result_is_authoritative(agent_logs: Path, jq: Jq) -> None:
     path = (
-        agent_logs / "claude_code_stream_json" / "charlieyou_claude-agent-sdk-gleam" / "golden" / "basic_query.ndjson"
+        agent_logs
+        / "claude_code_stream_json"
+        / "charlieyou_claude-agent-sdk-gleam"
+        / "golden"
+        / "basic_query.ndjson"
     )
     summary = summarise(read(path))
     assert summary.cost_usd == 0.1354875  # as the capture's README states
@@ -100,7 +118,9 @@ def test_single_stream_messages(agent_logs: Path, jq: Jq) -> None:
     folder = agent_logs / "claude_code_stream_json" / "charlieyou_claude-agent-sdk-gleam"
     files = sorted(folder.glob("*.json"))
     stats = collect([folder]).runs[0]
-    expected_calls = jq('[.. | objects | select(.type == "tool_use") | .id] | unique | length', *files, slurp=True)[0]
+    expected_calls = jq(
+        '[.. | objects | select(.type == "tool_use") | .id] | unique | length', *files, slurp=True
+    )[0]
     assert sum(stats.tool_calls.values()) == expected_calls == 3
     assert stats.tool_errors == {} and stats.malformed == []
     costs = jq('select(.type == "result") | .total_cost_usd', *files)
@@ -108,9 +128,9 @@ def test_single_stream_messages(agent_logs: Path, jq: Jq) -> None:
     # user_message.json answers the call in assistant_message.json.
     events = list(read(folder))
     paired = [u for u in pair_tool_uses(events) if u.call and u.results]
-    assert [(u.call.span.file.rsplit("/", 1)[1], u.results[0].span.file.rsplit("/", 1)[1]) for u in paired] == [
-        ("assistant_message.json", "user_message.json")
-    ]
+    assert [
+        (u.call.span.file.rsplit("/", 1)[1], u.results[0].span.file.rsplit("/", 1)[1]) for u in paired
+    ] == [("assistant_message.json", "user_message.json")]
     kinds = {e.span.file.rsplit("/", 1)[1]: e.kind.value for e in events if e.span.line == 1}
     assert kinds["system_message.json"] == "system" and kinds["result_error.json"] == "result"
     assert kinds["permission_denial.json"] == kinds["usage_stats.json"] == "other"  # fragments, kept
@@ -126,7 +146,9 @@ def _plain(path: Path) -> tuple[int, int, float, int]:
         event = json.loads(text)["event"]
         if event["type"] == "system" and event.get("subtype") == "init":
             processes.append(0.0)
-        for block in event.get("message", {}).get("content", []) if isinstance(event.get("message"), dict) else []:
+        for block in (
+            event.get("message", {}).get("content", []) if isinstance(event.get("message"), dict) else []
+        ):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 calls.add(block["id"])
             if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
@@ -141,7 +163,9 @@ def _plain(path: Path) -> tuple[int, int, float, int]:
 EXAMPLE_RUNS = ROOT / "examples" / "runs"
 
 
-@pytest.mark.parametrize("run", sorted(p.name for p in EXAMPLE_RUNS.iterdir()) if EXAMPLE_RUNS.is_dir() else [])
+@pytest.mark.parametrize(
+    "run", sorted(p.name for p in EXAMPLE_RUNS.iterdir()) if EXAMPLE_RUNS.is_dir() else []
+)
 def test_example_runs_match_a_plain_reading(run: str) -> None:
     path = EXAMPLE_RUNS / run / "events.jsonl"
     summary = summarise(read(path.parent))

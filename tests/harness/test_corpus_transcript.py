@@ -29,9 +29,11 @@ def test_one_response_split_over_lines_counts_its_usage_once(fixtures: Path) -> 
     path = fixtures / "transcript_session.jsonl"
     # msg_A spans lines 3-5 (the last one reports 95 output tokens), msg_B is line 9.
     assert _usage_sum(path) == Usage(
-        input_tokens=3 + 1, cache_creation_input_tokens=1200 + 300, cache_read_input_tokens=9000 + 10200,
+        input_tokens=3 + 1,
+        cache_creation_input_tokens=1200 + 300,
+        cache_read_input_tokens=9000 + 10200,
         output_tokens=95 + 40,
-    )  # fmt: skip
+    )
 
 
 def test_transcript_events_calls_results_and_spans(fixtures: Path) -> None:
@@ -40,7 +42,10 @@ def test_transcript_events_calls_results_and_spans(fixtures: Path) -> None:
     events = list(reader)
     calls = [e for e in events if e.kind is HarnessKind.TOOL_CALL]
     results = [e for e in events if e.kind is HarnessKind.TOOL_RESULT]
-    assert [(e.tool, e.tool_use_id, e.span.line) for e in calls] == [("Bash", "toolu_T1", 4), ("Read", "toolu_T2", 5)]
+    assert [(e.tool, e.tool_use_id, e.span.line) for e in calls] == [
+        ("Bash", "toolu_T1", 4),
+        ("Read", "toolu_T2", 5),
+    ]
     assert calls[0].tool_input == {"command": "pytest -q", "description": "Run tests"}
     # A result names its tool from the call it answers.
     assert [(e.tool, e.is_error, e.span.line) for e in results] == [("Bash", True, 6), ("Read", False, 7)]
@@ -60,9 +65,11 @@ def test_transcript_events_calls_results_and_spans(fixtures: Path) -> None:
 def test_redacted_ids_are_never_merged(fixtures: Path) -> None:
     # Two different responses both redacted to REDACTED, then msg_C split over two lines.
     assert _usage_sum(fixtures / "transcript_redacted.jsonl") == Usage(
-        input_tokens=2 + 4 + 1, cache_creation_input_tokens=500 + 600 + 100,
-        cache_read_input_tokens=7000 + 7500 + 8000, output_tokens=30 + 12 + 20,
-    )  # fmt: skip
+        input_tokens=2 + 4 + 1,
+        cache_creation_input_tokens=500 + 600 + 100,
+        cache_read_input_tokens=7000 + 7500 + 8000,
+        output_tokens=30 + 12 + 20,
+    )
 
 
 def test_subagent_work_is_read_and_named(fixtures: Path) -> None:
@@ -88,7 +95,9 @@ def test_subagent_work_is_read_and_named(fixtures: Path) -> None:
 # jq finds every tool_use / tool_result object anywhere in the file (top level or relayed), and groups
 # assistant usage by "message.id requestId" taking each field's maximum: a different method from the reader's.
 CALLS = '[.. | objects | select(.type == "tool_use") | .id] | unique | length'
-ERRORS = '[.. | objects | select(.type == "tool_result" and .is_error == true) | .tool_use_id] | unique | length'
+ERRORS = (
+    '[.. | objects | select(.type == "tool_result" and .is_error == true) | .tool_use_id] | unique | length'
+)
 USAGE = """
 [.. | objects | select(.type == "assistant" and .message.usage? != null)
   | {k: "\\(.message.id) \\(.requestId)", u: .message.usage}]
@@ -118,13 +127,27 @@ def test_real_transcript_numbers(agent_logs: Path) -> None:
     found = {}
     for name in ("short", "tool_heavy", "subagent"):
         run = collect([agent_logs / "claude_code_transcripts" / f"{name}.jsonl"]).runs[0]
-        found[name] = (sum(run.tool_calls.values()), sum(run.tool_errors.values()), run.subagent_tool_calls,
-                       run.usage.input_tokens, run.usage.cache_creation_input_tokens,
-                       run.usage.cache_read_input_tokens, run.usage.output_tokens)  # fmt: skip
+        found[name] = (
+            sum(run.tool_calls.values()),
+            sum(run.tool_errors.values()),
+            run.subagent_tool_calls,
+            run.usage.input_tokens,
+            run.usage.cache_creation_input_tokens,
+            run.usage.cache_read_input_tokens,
+            run.usage.output_tokens,
+        )
     assert found == {
         "short": (2, 2, 0, 3, 13835, 11515, 13),  # both calls refused by the user: is_error results
         "tool_heavy": (6, 0, 0, 54, 17696, 88231, 212),
-        "subagent": (25, 3, 9, 1600, 40127, 522629, 1593),  # 16 main calls + 9 by the Plan subagent (3 failed)
+        "subagent": (
+            25,
+            3,
+            9,
+            1600,
+            40127,
+            522629,
+            1593,
+        ),  # 16 main calls + 9 by the Plan subagent (3 failed)
     }
 
 

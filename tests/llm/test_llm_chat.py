@@ -41,7 +41,9 @@ def endpoint(server: Any, api: str, **kw: Any) -> Endpoint:
 
 
 def ask(text: str, **kw: Any) -> ChatRequest:
-    return ChatRequest(messages=({"role": "system", "content": "judge"}, {"role": "user", "content": text}), **kw)
+    return ChatRequest(
+        messages=({"role": "system", "content": "judge"}, {"role": "user", "content": text}), **kw
+    )
 
 
 @pytest.mark.parametrize("api", ["openai", "ollama"])
@@ -69,7 +71,11 @@ def test_schema_constrained_reply_is_parsed_and_the_schema_is_sent(model_server:
     [
         ({"malformed": True}, "not JSON", MALFORMED),
         ({"empty": True}, "empty reply", ""),
-        ({"content": {"verdict": "maybe", "confidence": 0.5}}, "/verdict", '{"verdict": "maybe", "confidence": 0.5}'),
+        (
+            {"content": {"verdict": "maybe", "confidence": 0.5}},
+            "/verdict",
+            '{"verdict": "maybe", "confidence": 0.5}',
+        ),
         ({"content": {"verdict": "unsure"}}, "missing required 'confidence'", '{"verdict": "unsure"}'),
         ({"content": "```json\n[1]\n```"}, "expected object", "```json\n[1]\n```"),
     ],
@@ -78,7 +84,10 @@ def test_a_bad_reply_is_a_parse_error_carrying_the_raw_text(
     model_server: Any, api: str, rule: dict[str, Any], words: str, raw: str
 ) -> None:
     model_server.script([rule])
-    with pytest.raises(ReplyParseError, match=words) as caught, ChatClient(endpoint(model_server, api)) as client:
+    with (
+        pytest.raises(ReplyParseError, match=words) as caught,
+        ChatClient(endpoint(model_server, api)) as client,
+    ):
         client.chat(ask("x", schema=VERDICT))
     assert caught.value.text == raw
     assert caught.value.reply is not None and caught.value.reply.usage.input_tokens > 0
@@ -119,7 +128,9 @@ def test_a_slow_server_is_a_transient_timeout(model_server: Any, api: str) -> No
     ],
 )
 def test_http_statuses_map_to_the_error_tree(model_server: Any, status: int, error: type[Exception]) -> None:
-    model_server.script([{"status": status, "body": '{"error": {"message": "Authentication Fails (key sk-x)"}}'}])
+    model_server.script(
+        [{"status": status, "body": '{"error": {"message": "Authentication Fails (key sk-x)"}}'}]
+    )
     with pytest.raises(error, match=f"HTTP {status}: Authentication Fails") as caught:
         ChatClient(endpoint(model_server, "openai", api_key="sk-secret")).chat(ask("x"))
     assert caught.value.status == status  # type: ignore[attr-defined]
@@ -129,7 +140,9 @@ def test_http_statuses_map_to_the_error_tree(model_server: Any, status: int, err
 
 def test_a_refused_connection_is_transient() -> None:
     with pytest.raises(TransientLlmError, match="ConnectError"):
-        ChatClient(Endpoint(api="ollama", base_url="http://127.0.0.1:9", model="m", timeout_s=2)).chat(ask("x"))
+        ChatClient(Endpoint(api="ollama", base_url="http://127.0.0.1:9", model="m", timeout_s=2)).chat(
+            ask("x")
+        )
 
 
 def test_a_non_json_http_body_is_a_parse_error(model_server: Any) -> None:
@@ -222,13 +235,25 @@ ANSWER = {
         ('{"verdict": "unsure", "confidence": 1, "cited_lines": [3, 4], "rationale": "line 3"}', None),
         ('{"verdict": "sure", "confidence": 0.5, "cited_lines": [3]}', "/verdict: 'sure' is not one of"),
         ('{"verdict": "unsure", "confidence": 1.5, "cited_lines": [3]}', "/confidence: 1.5 is outside"),
-        ('{"verdict": "unsure", "confidence": true, "cited_lines": [3]}', "/confidence: expected number, got bool"),
+        (
+            '{"verdict": "unsure", "confidence": true, "cited_lines": [3]}',
+            "/confidence: expected number, got bool",
+        ),
         ('{"verdict": "unsure", "confidence": 0.5, "cited_lines": []}', "/cited_lines: 0 items"),
         ('{"verdict": "unsure", "confidence": 0.5, "cited_lines": [0]}', "/cited_lines/0: 0 is outside"),
-        ('{"verdict": "unsure", "confidence": 0.5, "cited_lines": ["3"]}', "/cited_lines/0: expected integer"),
+        (
+            '{"verdict": "unsure", "confidence": 0.5, "cited_lines": ["3"]}',
+            "/cited_lines/0: expected integer",
+        ),
         ('{"verdict": "unsure", "confidence": 0.5, "cited_lines": [3], "x": 1}', "unexpected property 'x'"),
-        ('{"verdict": "unsure", "confidence": 0.5, "cited_lines": [3], "family": 7}', "/family: expected string or"),
-        ('{"verdict": "unsure", "confidence": 0.5, "cited_lines": [3], "rationale": "' + "x" * 21 + '"}', "anyOf"),
+        (
+            '{"verdict": "unsure", "confidence": 0.5, "cited_lines": [3], "family": 7}',
+            "/family: expected string or",
+        ),
+        (
+            '{"verdict": "unsure", "confidence": 0.5, "cited_lines": [3], "rationale": "' + "x" * 21 + '"}',
+            "anyOf",
+        ),
     ],
 )
 def test_replies_are_checked_against_the_schema(text: str, problem: str | None) -> None:

@@ -48,7 +48,9 @@ def test_the_disk_cache_is_per_model(model_server: Any, tmp_path: Path) -> None:
     first = embedder(model_server, "openai", cache_dir=tmp_path).embed(["def f(x):\n    return x\n"])
     again = embedder(model_server, "openai", cache_dir=tmp_path).embed(["def f(x):\n    return x"])
     assert again == first and len(model_server.calls()) == 1
-    embedder(model_server, "openai", model="other/model", cache_dir=tmp_path).embed(["def f(x):\n    return x"])
+    embedder(model_server, "openai", model="other/model", cache_dir=tmp_path).embed(
+        ["def f(x):\n    return x"]
+    )
     assert len(model_server.calls()) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fake-embed", "other_model"]
 
@@ -67,7 +69,9 @@ def test_normalisation_keeps_meaning_and_drops_layout_noise() -> None:
         ({"status": 503}, TransientLlmError, "HTTP 503"),
     ],
 )
-def test_a_bad_embedding_reply_is_typed(model_server: Any, rule: dict[str, Any], error: type, words: str) -> None:
+def test_a_bad_embedding_reply_is_typed(
+    model_server: Any, rule: dict[str, Any], error: type, words: str
+) -> None:
     model_server.script([rule])
     with pytest.raises(error, match=words):
         embedder(model_server, "openai").embed(["x"])

@@ -78,7 +78,9 @@ def test_the_command_line_serves_a_script_file(tmp_path: Path) -> None:
     with FakeModelServer() as probe:  # a free port, released before the child binds it
         port = int(probe.url.rsplit(":", 1)[1])
     script = tmp_path / "rules.json"
-    script.write_text(json.dumps({"rules": [{"contains": "ping", "content": "pong"}], "default": {"status": 500}}))
+    script.write_text(
+        json.dumps({"rules": [{"contains": "ping", "content": "pong"}], "default": {"status": 500}})
+    )
     child = subprocess.Popen(
         [sys.executable, str(SERVER), "--port", str(port), "--script", str(script)],
         stdout=subprocess.PIPE,

@@ -60,7 +60,9 @@ def test_an_unknown_model_names_itself_and_the_folder() -> None:
 
 
 def test_a_broken_manifest_names_its_file(tmp_path: Path) -> None:
-    (tmp_path / "bad.toml").write_text('id = "x"\napi = "grpc"\ncontext_window = 1\n[prices]\ninput = 1\noutput = 1\n')
+    (tmp_path / "bad.toml").write_text(
+        'id = "x"\napi = "grpc"\ncontext_window = 1\n[prices]\ninput = 1\noutput = 1\n'
+    )
     with pytest.raises(ModelRequestError, match=r"bad.toml: invalid model manifest.*'grpc'"):
         load_manifest("x", tmp_path)
     (tmp_path / "bad.toml").write_text('id = "x"\napi = "openai"\ncontext_window = 1\n[prices]\ninptu = 1\n')
@@ -69,7 +71,9 @@ def test_a_broken_manifest_names_its_file(tmp_path: Path) -> None:
 
 
 def test_a_cache_price_left_out_is_charged_as_input(tmp_path: Path) -> None:
-    (tmp_path / "m.toml").write_text('id = "m"\napi = "openai"\ncontext_window = 8\n[prices]\ninput = 2\noutput = 3\n')
+    (tmp_path / "m.toml").write_text(
+        'id = "m"\napi = "openai"\ncontext_window = 8\n[prices]\ninput = 2\noutput = 3\n'
+    )
     assert load_manifest("m", tmp_path).cost(Usage(0, 10**6, 10**6, 10**6)) == 7.0
     (tmp_path / "m.toml").write_text('id = "m"\napi = "openai"\ncontext_window = 8\n[prices]\ninput = 2\n')
     with pytest.raises(ModelRequestError, match="KeyError: 'output'"):
@@ -98,9 +102,17 @@ def test_the_manifest_fills_what_the_settings_leave_out(monkeypatch: pytest.Monk
     )
     assert point.api_key == "sk-secret" and "sk-secret" not in repr(settings)
     labeler = endpoint_from_settings(load_settings("labeler"))
-    assert labeler is not None and (labeler.api, labeler.model, labeler.keep_alive_s) == ("ollama", "qwen3:8b", 300)
+    assert labeler is not None and (labeler.api, labeler.model, labeler.keep_alive_s) == (
+        "ollama",
+        "qwen3:8b",
+        300,
+    )
     embed = endpoint_from_settings(settings, embed=True)
-    assert embed is not None and (embed.api, embed.base_url, embed.api_key) == ("ollama", "http://gpu-host:11434", None)
+    assert embed is not None and (embed.api, embed.base_url, embed.api_key) == (
+        "ollama",
+        "http://gpu-host:11434",
+        None,
+    )
 
 
 def test_a_model_without_manifest_is_called_by_its_id(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,7 +182,9 @@ def test_clients_from_settings_meter_and_cache_under_the_state_dir(
     assert embedder is not None and embedder.dimensions == 768
     with pytest.raises(ReplyParseError, match="16 dimensions, 768 declared"):
         embedder.embed(["x"])  # the fake serves 16
-    assert (tmp_path / "responses").is_dir() and embedder.cache_dir == tmp_path / "embeddings" / "nomic-embed-text"
+    assert (
+        tmp_path / "responses"
+    ).is_dir() and embedder.cache_dir == tmp_path / "embeddings" / "nomic-embed-text"
     monkeypatch.setenv("OURO_MODEL", "unpriced")
     with pytest.raises(ModelRequestError, match="no model manifest for 'unpriced'"):
         metered_from_settings(load_settings())

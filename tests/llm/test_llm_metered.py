@@ -96,7 +96,9 @@ def test_the_usd_ceiling_stops_before_the_call_that_could_pass_it(model_server: 
     request = ask(1, max_tokens=1_000)
     metered = MeteredClient(client(model_server), DEEPSEEK, usd_ceiling=None, call_ceiling=None, cache=None)
     worst = metered.worst_case_usd(request)
-    capped = MeteredClient(client(model_server), DEEPSEEK, usd_ceiling=worst * 0.99, call_ceiling=None, cache=None)
+    capped = MeteredClient(
+        client(model_server), DEEPSEEK, usd_ceiling=worst * 0.99, call_ceiling=None, cache=None
+    )
     with pytest.raises(BudgetExhausted, match="usd ceiling reached") as caught:
         capped.chat(request)
     assert caught.value.kind == "usd" and model_server.calls() == []
@@ -137,7 +139,9 @@ def test_a_budget_exhausted_mid_run_keeps_what_was_done(model_server: Any) -> No
 @pytest.mark.parametrize("api", ["openai", "ollama"])
 def test_a_working_looking_zero_stops_the_run(model_server: Any, usage: str, api: str) -> None:
     model_server.script([{"usage": usage}])
-    metered = MeteredClient(client(model_server, api), DEEPSEEK, usd_ceiling=1.0, call_ceiling=None, cache=None)
+    metered = MeteredClient(
+        client(model_server, api), DEEPSEEK, usd_ceiling=1.0, call_ceiling=None, cache=None
+    )
     with pytest.raises(AccountError, match="a working-looking zero: deepseek-chat replied 2 characters"):
         metered.smoke()
     with pytest.raises(AccountError, match="a working-looking zero"):
@@ -162,7 +166,11 @@ def test_a_failed_call_releases_its_reservation(model_server: Any) -> None:
     metered = MeteredClient(client(model_server), DEEPSEEK, usd_ceiling=None, call_ceiling=None, cache=None)
     request = ask(1, max_tokens=100)
     capped = MeteredClient(
-        metered.client, DEEPSEEK, usd_ceiling=metered.worst_case_usd(request) * 1.5, call_ceiling=None, cache=None
+        metered.client,
+        DEEPSEEK,
+        usd_ceiling=metered.worst_case_usd(request) * 1.5,
+        call_ceiling=None,
+        cache=None,
     )
     with pytest.raises(TransientLlmError):
         capped.chat(request)
@@ -195,7 +203,9 @@ def test_every_part_of_the_key_matters() -> None:
         ask(1, schema=SCHEMA, attempt=1),
     ]
     keys = {cache_key("deepseek-chat", r) for r in [base, *variants]} | {cache_key("qwen3:8b", base)}
-    assert len(keys) == 9 and cache_key("deepseek-chat", base) == cache_key("deepseek-chat", ask(1, schema=SCHEMA))
+    assert len(keys) == 9 and cache_key("deepseek-chat", base) == cache_key(
+        "deepseek-chat", ask(1, schema=SCHEMA)
+    )
 
 
 def test_cache_writes_are_atomic_and_a_torn_file_is_a_miss(tmp_path: Path) -> None:
@@ -203,7 +213,9 @@ def test_cache_writes_are_atomic_and_a_torn_file_is_a_miss(tmp_path: Path) -> No
     reply = ChatReply(text="é ok", data=None, usage=Usage(1, 2, 3, 4), model="m", cost_usd=0.5, wall_s=1.0)
     cache.put("ab" * 32, reply)
     assert not list(tmp_path.rglob("*.tmp"))
-    assert cache.get("ab" * 32) == ChatReply(text="é ok", data=None, usage=Usage(1, 2, 3, 4), model="m", cached=True)
+    assert cache.get("ab" * 32) == ChatReply(
+        text="é ok", data=None, usage=Usage(1, 2, 3, 4), model="m", cached=True
+    )
     cache.path("cd" * 32).parent.mkdir(parents=True)
     cache.path("cd" * 32).write_text('{"text": "half')
     assert cache.get("cd" * 32) is None and cache.get("ef" * 32) is None
@@ -218,7 +230,9 @@ def test_a_reply_that_does_not_parse_is_paid_cached_and_replayed_as_the_same_fai
     with pytest.raises(ReplyParseError, match="not JSON") as first:
         metered.chat(ask(1, schema=SCHEMA))
     paid = first.value.reply
-    assert paid is not None and paid.cost_usd > 0 and metered.spent_usd == paid.cost_usd and metered.calls == 1
+    assert (
+        paid is not None and paid.cost_usd > 0 and metered.spent_usd == paid.cost_usd and metered.calls == 1
+    )
     with pytest.raises(ReplyParseError, match="not JSON") as again:
         metered.chat(ask(1, schema=SCHEMA))
     assert again.value.reply is not None and again.value.reply.cached and again.value.text == first.value.text

@@ -16,10 +16,37 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ouroboros_gates.miners import shell
-from ouroboros_gates.miners.shell import MAX_COMMAND, invocations, simple_commands, split_words, strip_heredocs
+from ouroboros_gates.miners.shell import (
+    MAX_COMMAND,
+    invocations,
+    simple_commands,
+    split_words,
+    strip_heredocs,
+)
 
 # Every character the splitter treats apart, and a few it does not (a vertical tab is no blank to shlex).
-PIECES = [" ", "\t", "\r", "\n", "'", '"', "\\", ";", "&", "|", "(", ")", "<", ">", "#", "$", "-", "a", "é", "\x0b"]
+PIECES = [
+    " ",
+    "\t",
+    "\r",
+    "\n",
+    "'",
+    '"',
+    "\\",
+    ";",
+    "&",
+    "|",
+    "(",
+    ")",
+    "<",
+    ">",
+    "#",
+    "$",
+    "-",
+    "a",
+    "é",
+    "\x0b",
+]
 HEREDOC_PIECES = ["<<", "<<-", "A", "B", "'A'", '"B"', "\n", " ", "\t", "\r", "x", "<", "-", "AB"]
 
 
@@ -68,8 +95,19 @@ def test_here_documents_are_dropped_as_line_by_line_drops_them(command: str) -> 
 
 
 def test_a_cut_command_keeps_the_words_before_the_cut() -> None:
-    assert split_words('pkill -f "node server.js"; echo "no end', cut=True) == ("pkill", "-f", "node server.js", ";")
-    assert split_words("pkill -f x; echo abcdef", cut=True) == ("pkill", "-f", "x", ";", "echo")  # abcdef… cut
+    assert split_words('pkill -f "node server.js"; echo "no end', cut=True) == (
+        "pkill",
+        "-f",
+        "node server.js",
+        ";",
+    )
+    assert split_words("pkill -f x; echo abcdef", cut=True) == (
+        "pkill",
+        "-f",
+        "x",
+        ";",
+        "echo",
+    )  # abcdef… cut
     assert split_words('echo "no end') == ()  # whole, an unclosed quote is no command
 
 

@@ -95,37 +95,65 @@ def _run(store: SqlEventStore, state: Path, run: str, started: datetime, calls: 
     file = folder / "events.jsonl"
     lines = [
         {"event_type": "session_start", "event": {"run": run}},
-        {"event_type": "tool_result", "event": {"is_error": True, "content": "mkdir: cannot create directory"}},
+        {
+            "event_type": "tool_result",
+            "event": {"is_error": True, "content": "mkdir: cannot create directory"},
+        },
         {"event_type": "draft_pr", "event": {"seconds": 1259}},
     ]
     file.write_text("".join(json.dumps(line) + "\n" for line in lines))
     # Most runs read their prompts from the cache; two of the first week's did not (h_fleet's offenders).
     cold = run in ("run-w0d0", "run-w0d2")
-    usage = Usage(input_tokens=40_000 if cold else 30, cache_creation_input_tokens=200, cache_read_input_tokens=60_000)
+    usage = Usage(
+        input_tokens=40_000 if cold else 30, cache_creation_input_tokens=200, cache_read_input_tokens=60_000
+    )
     summary = RunSummary(
-        run=run, lines=3, malformed=0, tool_calls=calls, tool_errors=errors, usage=usage, started_at=started,
+        run=run,
+        lines=3,
+        malformed=0,
+        tool_calls=calls,
+        tool_errors=errors,
+        usage=usage,
+        started_at=started,
         cost_usd=0.5,
-    )  # fmt: skip
-    _commit(store, f"run-{run}", f"run/{run}", RunRecorded(run=run, path=str(file), summary=summary, digest=DIGEST))
+    )
+    _commit(
+        store,
+        f"run-{run}",
+        f"run/{run}",
+        RunRecorded(run=run, path=str(file), summary=summary, digest=DIGEST),
+    )
     return file
 
 
 def _finding(run: str, file: Path, scope: Scope, rule: str = "invisible") -> Finding:
     proof = (
         Fact(predicate="gated", args=(Text(text=run),), span=Span(file=str(file), line=1)),
-        Fact(predicate="score", args=(Text(text=run), Number(number=1259)), span=Span(file=str(file), line=3)),
+        Fact(
+            predicate="score", args=(Text(text=run), Number(number=1259)), span=Span(file=str(file), line=3)
+        ),
         Fact(predicate="knee", args=(Number(number=468),)),
     )
     return Finding(
-        miner="draft-pr-late", rule=rule, subject=(Text(text=run),), severity=Severity.S3, proof=proof, scope=scope
+        miner="draft-pr-late",
+        rule=rule,
+        subject=(Text(text=run),),
+        severity=Severity.S3,
+        proof=proof,
+        scope=scope,
     )
 
 
 def _acceptance(miner: str, scope: Scope) -> MinerAccepted:
     backtest = BacktestSummary(
-        split_at=datetime(2026, 10, 2, 18, 4, 45, tzinfo=UTC), kappa_star=468.0, families=3, tp=1, fp=0, fn=0,
+        split_at=datetime(2026, 10, 2, 18, 4, 45, tzinfo=UTC),
+        kappa_star=468.0,
+        families=3,
+        tp=1,
+        fp=0,
+        fn=0,
         pbo_status="waits for labels",
-    )  # fmt: skip
+    )
     acceptance = MinerAcceptance(
         miner=miner, scope=scope, backtest=backtest, mutation_score=1.0, mutation_floor=0.8, test_passed=True
     )
@@ -133,26 +161,46 @@ def _acceptance(miner: str, scope: Scope) -> MinerAccepted:
 
 
 def _loop_events(store: SqlEventStore, now: datetime) -> None:
-    # The fixers' budget day is Los Angeles's: the session starts within it whatever the hour the tests run at.
+    # The fixers' budget day is Los Angeles's: the session starts within it whatever the hour the tests run
+    # at.
     since_midnight = now - datetime.combine(now.astimezone(LA).date(), datetime.min.time(), LA)
     took = min(timedelta(minutes=30), since_midnight / 2)
     session = FixerSession(
-        ticket=105, branch="miner/draft-pr-late-4e60", worktree="/tmp/wt105", started=now - took,
-        ended=now - took / 6, cost_usd=1.25, outcome=FixerOutcome.READY, pull_request=1105,
-    )  # fmt: skip
+        ticket=105,
+        branch="miner/draft-pr-late-4e60",
+        worktree="/tmp/wt105",
+        started=now - took,
+        ended=now - took / 6,
+        cost_usd=1.25,
+        outcome=FixerOutcome.READY,
+        pull_request=1105,
+    )
     _commit(store, "fixer-105", "ticket/105", FixerSessionEnded(session=session))
     at = now - timedelta(minutes=4)
     refused = MergeResult(
         pull_request=1105, head_sha="abc1234", outcome=MergeOutcome.REFUSED, refusal=(REFUSAL,), at=at
     )
     merged = MergeResult(pull_request=1106, head_sha="def5678", outcome=MergeOutcome.MERGED, at=at)
-    _commit(store, "merge-1105", "pr/1105", MergeAttempted(pull_request=1105, head_sha="abc1234", at=at),
-            MergeRefused(result=refused))  # fmt: skip
+    _commit(
+        store,
+        "merge-1105",
+        "pr/1105",
+        MergeAttempted(pull_request=1105, head_sha="abc1234", at=at),
+        MergeRefused(result=refused),
+    )
     _commit(store, "merge-1106", "pr/1106", Merged(result=merged))
     run = LabelerRun(
-        started=now - timedelta(hours=2), ended=now - timedelta(hours=1), tickets=(105, 71), batches=4,
-        candidates=120, accepted=3, rejected=1, model="qwen3:8b", keep_alive_s=42.0, status=LabelerStatus.COMPLETED,
-    )  # fmt: skip
+        started=now - timedelta(hours=2),
+        ended=now - timedelta(hours=1),
+        tickets=(105, 71),
+        batches=4,
+        candidates=120,
+        accepted=3,
+        rejected=1,
+        model="qwen3:8b",
+        keep_alive_s=42.0,
+        status=LabelerStatus.COMPLETED,
+    )
     _commit(store, "labeler-1", "labeler/1", LabelerRunCompleted(labeler_run=run))
 
 
@@ -162,14 +210,34 @@ def _candidate(repo: str, function: str, family: str = "injection") -> Candidate
 
 def _decisions(store: SqlEventStore) -> None:
     made = [
-        (_candidate("acme/shop", "checkout"), Action.BLOCK, 0.97, "user input reaches a shell unsanitised", (FLOW,)),
-        (_candidate("acme/shop", "search"), Action.ADVISORY, 0.62, "a query built from input; a guard may hold", ()),
+        (
+            _candidate("acme/shop", "checkout"),
+            Action.BLOCK,
+            0.97,
+            "user input reaches a shell unsanitised",
+            (FLOW,),
+        ),
+        (
+            _candidate("acme/shop", "search"),
+            Action.ADVISORY,
+            0.62,
+            "a query built from input; a guard may hold",
+            (),
+        ),
         (_candidate("acme/shop", "health"), Action.DROP, 0.04, "a constant command; nothing reaches it", ()),
-        (_candidate("acme/web", "upload", "path"), Action.ADVISORY, 0.55, "a path joined from a form field", ()),
+        (
+            _candidate("acme/web", "upload", "path"),
+            Action.ADVISORY,
+            0.55,
+            "a path joined from a form field",
+            (),
+        ),
     ]
     events = [
         DecisionMade(
-            decision=Decision(candidate=c, action=a, p=p, rationale=why, program_id=DIGEST, variant="memory-vote"),
+            decision=Decision(
+                candidate=c, action=a, p=p, rationale=why, program_id=DIGEST, variant="memory-vote"
+            ),
             flows=flows,
         )
         for c, a, p, why, flows in made
@@ -187,12 +255,25 @@ def _queue(store: SqlEventStore, run_file: Path, now: datetime) -> None:
         instances_found=("run-w5d4",),
         reason="1 of 1 found",
     )
-    waits = PrecheckVerdict(ticket=71, proposal=4002, miner="draft-pr-late", verdict=PrecheckOutcome.NEEDS_LABELS,
-                            instances_named=("4e60",), reason="no instance named is a recorded run")  # fmt: skip
+    waits = PrecheckVerdict(
+        ticket=71,
+        proposal=4002,
+        miner="draft-pr-late",
+        verdict=PrecheckOutcome.NEEDS_LABELS,
+        instances_named=("4e60",),
+        reason="no instance named is a recorded run",
+    )
     _commit(store, "precheck-105", "ticket/105", PrecheckCompleted(verdict=launch))
     _commit(store, "precheck-71", "ticket/71", PrecheckCompleted(verdict=waits))
-    request = LabelRequest(ticket=71, proposal=4002, miner="draft-pr-late", corpus=(CorpusKind.JSONL,),
-                           instances=("4e60",), reason=waits.reason, at=now)  # fmt: skip
+    request = LabelRequest(
+        ticket=71,
+        proposal=4002,
+        miner="draft-pr-late",
+        corpus=(CorpusKind.JSONL,),
+        instances=("4e60",),
+        reason=waits.reason,
+        at=now,
+    )
     _commit(store, "request-71", "ticket/71", LabelRequested(request=request))
     span = Span(file=str(run_file), line=3)
     kept = ProposedLabel(
@@ -204,8 +285,15 @@ def _queue(store: SqlEventStore, run_file: Path, now: datetime) -> None:
         acceptance=Acceptance.ACCEPTED,
         why="the quote is on its line",
     )
-    refused = ProposedLabel(ticket=71, instance="run-w5d2", positive=True, quote="gh pr create", span=span,
-                            acceptance=Acceptance.REJECTED, why="the quote is not on line 3")  # fmt: skip
+    refused = ProposedLabel(
+        ticket=71,
+        instance="run-w5d2",
+        positive=True,
+        quote="gh pr create",
+        span=span,
+        acceptance=Acceptance.REJECTED,
+        why="the quote is not on line 3",
+    )
     _commit(store, "labels-71", "ticket/71", LabelProposed(label=kept), LabelProposed(label=refused))
 
 
@@ -219,10 +307,17 @@ def _dead_letters(store: SqlEventStore, run_file: Path) -> None:
         error="database is locked",
         message=message.to_json_dict(),
     )
-    old = MessageDeadLettered(task="miner.mine", message_id=DEAD_OLD, attempts=6, error_type="PermanentError",
-                              error="run not recorded")  # fmt: skip
+    old = MessageDeadLettered(
+        task="miner.mine",
+        message_id=DEAD_OLD,
+        attempts=6,
+        error_type="PermanentError",
+        error="run not recorded",
+    )
     for event in (kept, old):
-        store.commit([StreamWrite("fleet/dead-letter", [event])], Metadata("fleet.dead_letter", event.message_id))
+        store.commit(
+            [StreamWrite("fleet/dead-letter", [event])], Metadata("fleet.dead_letter", event.message_id)
+        )
 
 
 def seed(tmp: Path, tenant: str = "default", **settings_kwargs: object) -> Seeded:
@@ -274,7 +369,9 @@ def seed(tmp: Path, tenant: str = "default", **settings_kwargs: object) -> Seede
     _dead_letters(store, file)
     at = datetime.now(UTC)
     points, snapshot = measure_log(store, at, LA)
-    _commit(store, f"measure-{at.isoformat()}", series_stream(at), *(SeriesPointRecorded(point=p) for p in points))
+    _commit(
+        store, f"measure-{at.isoformat()}", series_stream(at), *(SeriesPointRecorded(point=p) for p in points)
+    )
     write_snapshot(snapshot_path(settings), snapshot)
     catch_up(store, PROJECTIONS)
     return Seeded(settings, store, file, at)

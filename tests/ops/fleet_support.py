@@ -34,29 +34,41 @@ def ouro(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(
             [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def run(*args: str, env: dict[str, str], timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
     """``ouro ARGS`` to its end (``timeout_s`` is the test's bound, never a measure of speed)."""
     return subprocess.run(
         [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
-        cwd=ROOT, env={**env, "COLUMNS": "200"}, capture_output=True, text=True, timeout=timeout_s, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env={**env, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
 
 
 def wait_http(
     url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 90, **kw: Any
 ) -> httpx.Response:
-    """The first answer of ``url`` (any status), failing with the log when the process exits or never listens."""
+    """The first answer of ``url`` (any status), failing with the log when the process exits or never
+    listens."""
     deadline = time.monotonic() + timeout_s
     while True:
         assert process.poll() is None, f"exited with {process.returncode}: {log.read_text()[-3000:]}"
         try:
             return httpx.get(url, timeout=5, **kw)
         except httpx.TransportError:
-            assert time.monotonic() < deadline, f"{url} did not answer in {timeout_s} s: {log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, (
+                f"{url} did not answer in {timeout_s} s: {log.read_text()[-3000:]}"
+            )
             time.sleep(0.3)
 
 

@@ -21,7 +21,8 @@ from ouroboros_gates.ops.gate.cache import compile_gates
 from ouroboros_gates.ops.gate.client import notify, server_pid, start_server
 from ouroboros_gates.ops.hooks_install import hook_command, merge_settings
 
-FORCE_PUSH_EXTRACT = '''"""FORCE-PUSH (a test miner): Bash calls that push to a remote, and calls that force."""
+FORCE_PUSH_EXTRACT = '''"""FORCE-PUSH (a test miner): Bash calls that push to a remote, and calls that
+force."""
 
 from __future__ import annotations
 
@@ -98,7 +99,9 @@ def build_force_push(directory: Path, wedge_on: str = "") -> Path:
     folder = new_miner("force_push", directory)
     anchor = '        call = Text(text=event.tool_use_id or f"line {event.span.line}")\n'
     extract = (
-        FORCE_PUSH_EXTRACT.replace(anchor, anchor + WEDGE.format(marker=wedge_on)) if wedge_on else FORCE_PUSH_EXTRACT
+        FORCE_PUSH_EXTRACT.replace(anchor, anchor + WEDGE.format(marker=wedge_on))
+        if wedge_on
+        else FORCE_PUSH_EXTRACT
     )
     (folder / "extract.py").write_text(extract)
     (folder / "rules.dl").write_text(FORCE_PUSH_RULES)
@@ -106,8 +109,13 @@ def build_force_push(directory: Path, wedge_on: str = "") -> Path:
     for instance, label, start, command in FORCE_PUSH_RUNS:
         run = folder / "fixtures" / instance
         run.mkdir()
-        call = {"session_id": instance, "hook_event_name": "PreToolUse", "tool_name": "Bash",
-                "tool_input": {"command": command}, "tool_use_id": f"toolu_{instance}"}  # fmt: skip
+        call = {
+            "session_id": instance,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "tool_use_id": f"toolu_{instance}",
+        }
         (run / "events.jsonl").write_text(hook_line(start, call) + "\n")
         flagged = start.replace("T0", "T1") if label == "+" else "-"
         labels.append(f"{instance}\t{label}\t{start}\t{flagged}\ttest\n")
@@ -125,9 +133,15 @@ def run_hook(
     """Run a hook command as Claude Code does: through a shell, the JSON payload on stdin."""
     stdin = payload if isinstance(payload, str) else json.dumps(payload)
     return subprocess.run(
-        command, shell=True, input=stdin, capture_output=True, text=True, timeout=timeout,
-        env={**os.environ, "OURO_HOOK_AUTOFLUSH": "0", **(env or {})}, check=False,
-    )  # fmt: skip
+        command,
+        shell=True,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "OURO_HOOK_AUTOFLUSH": "0", **(env or {})},
+        check=False,
+    )
 
 
 def wait_for(predicate: Any, seconds: float = 60.0) -> None:
@@ -148,15 +162,23 @@ def closed_port() -> int:
 def pre_tool(session: str, command: str, call: str) -> dict[str, Any]:
     """A PreToolUse payload for a Bash call, shaped like Claude Code's."""
     return {
-        "session_id": session, "transcript_path": f"/tmp/{session}.jsonl", "cwd": "/home/dev/project",
-        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "run it"}, "tool_use_id": call,
-    }  # fmt: skip
+        "session_id": session,
+        "transcript_path": f"/tmp/{session}.jsonl",
+        "cwd": "/home/dev/project",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "run it"},
+        "tool_use_id": call,
+    }
 
 
 def post_tool(session: str, command: str, call: str, failed: bool = False) -> dict[str, Any]:
     """The PostToolUse (or PostToolUseFailure) payload of that call."""
-    payload = {**pre_tool(session, command, call), "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse"}
+    payload = {
+        **pre_tool(session, command, call),
+        "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse",
+    }
     if failed:
         payload |= {"error": "Exit code 143", "is_interrupt": False}
     else:

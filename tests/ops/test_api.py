@@ -52,7 +52,9 @@ def test_replay_needs_the_token_and_catches_up_or_rebuilds(tmp_path: Path) -> No
 
 def test_an_invalid_message_is_refused_with_its_fields(tmp_path: Path) -> None:
     client = _client(tmp_path, "s3cret")
-    response = client.post("/api/publish/Probe", json={"message_id": "x"}, headers={"Authorization": "Bearer s3cret"})
+    response = client.post(
+        "/api/publish/Probe", json={"message_id": "x"}, headers={"Authorization": "Bearer s3cret"}
+    )
     assert response.status_code == 422
     assert {".".join(map(str, e["loc"])) for e in response.json()["detail"]} >= {"message_id", "probe"}
 
@@ -60,30 +62,50 @@ def test_an_invalid_message_is_refused_with_its_fields(tmp_path: Path) -> None:
 def test_openapi_lists_every_read_and_write(tmp_path: Path) -> None:
     paths = _client(tmp_path, "t").get("/openapi.json").json()["paths"]
     assert {
-        "/api/ouroboros", "/api/findings", "/api/backtests", *(f"/api/ledger/{t}" for t in LEDGER), "/api/labeler",
+        "/api/ouroboros",
+        "/api/findings",
+        "/api/backtests",
+        *(f"/api/ledger/{t}" for t in LEDGER),
+        "/api/labeler",
         "/api/spend",
-        "/api/replay", "/metrics",
-    } <= set(paths)  # fmt: skip
+        "/api/replay",
+        "/metrics",
+    } <= set(paths)
     assert "post" in paths["/api/replay"] and "post" in paths["/api/publish/{type_name}"]
 
 
 def test_no_read_shows_a_secret(tmp_path: Path) -> None:
     secrets = ("tok-s3cret", "flower-pw", "hunter2")
     settings = Settings(
-        state=tmp_path / "s", api_token=secrets[0], flower_basic_auth=f"admin:{secrets[1]}",
+        state=tmp_path / "s",
+        api_token=secrets[0],
+        flower_basic_auth=f"admin:{secrets[1]}",
         broker_url=f"redis://:{secrets[2]}@127.0.0.1:9/0",
-    )  # fmt: skip
+    )
     client = TestClient(create_app(settings, catch_up_every_s=None), base_url=LOCAL)
-    reads = ["/", "/page/app.js", "/openapi.json", "/api/health", "/api/events", "/api/findings", "/api/backtests",
-             "/api/spend", "/api/labeler", "/api/ouroboros", "/metrics",
-             *(f"/api/ledger/{table}" for table in LEDGER)]  # fmt: skip
+    reads = [
+        "/",
+        "/page/app.js",
+        "/openapi.json",
+        "/api/health",
+        "/api/events",
+        "/api/findings",
+        "/api/backtests",
+        "/api/spend",
+        "/api/labeler",
+        "/api/ouroboros",
+        "/metrics",
+        *(f"/api/ledger/{table}" for table in LEDGER),
+    ]
     for path in reads:
         body = client.get(path).text
         assert not [s for s in secrets if s in body], path
 
 
 def test_broker_errors_lose_their_credentials() -> None:
-    shown = redact("ConnectionError: Error 111 connecting to redis://:hunter2@10.0.0.5:6379/0 and amqp://u:p@h//")
+    shown = redact(
+        "ConnectionError: Error 111 connecting to redis://:hunter2@10.0.0.5:6379/0 and amqp://u:p@h//"
+    )
     assert shown == "ConnectionError: Error 111 connecting to redis://***@10.0.0.5:6379/0 and amqp://***@h//"
 
 
@@ -94,7 +116,9 @@ def test_a_fresh_state_is_measured_once_so_the_snapshot_answers(tmp_path: Path) 
     first = TestClient(create_app(settings, catch_up_every_s=None), base_url=LOCAL).get("/api/ouroboros")
     assert first.status_code == 200
     h_fleet = first.json()["series"]["ouroboros.h_fleet"][0]
-    assert h_fleet["labels"]["runs"] == "0" and h_fleet["value"] is None  # an empty log, measured: nothing yet
+    assert (
+        h_fleet["labels"]["runs"] == "0" and h_fleet["value"] is None
+    )  # an empty log, measured: nothing yet
     written = snapshot.read_bytes()
     again = TestClient(create_app(settings, catch_up_every_s=None), base_url=LOCAL).get("/api/ouroboros")
     assert written == snapshot.read_bytes()  # a snapshot that exists is left as it is

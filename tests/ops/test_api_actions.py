@@ -1,4 +1,5 @@
-"""The operator's reads and actions through the API: decisions, labels and dead letters as the ledger holds them,
+"""The operator's reads and actions through the API: decisions, labels and dead letters as the ledger holds
+them,
 and each action behind the token, recorded as an event, folded into the ledger, and idempotent."""
 
 from __future__ import annotations
@@ -58,8 +59,12 @@ def test_decisions_filter_by_repository_and_operating_point(seeded: Seeded) -> N
     shop = client.get("/api/decisions", params={"repo": "acme/shop"}).json()
     assert {r["function"] for r in shop["rows"]} == {"checkout", "search", "health"}
     assert shop["counts"] == {"block": 1, "advisory": 1, "drop": 1}
-    block = client.get("/api/decisions", params={"repo": "acme/shop", "operating_point": "block"}).json()["rows"]
-    assert [(r["function"], r["operating_point"], r["flows"]) for r in block] == [("checkout", "block", [FLOW])]
+    block = client.get("/api/decisions", params={"repo": "acme/shop", "operating_point": "block"}).json()[
+        "rows"
+    ]
+    assert [(r["function"], r["operating_point"], r["flows"]) for r in block] == [
+        ("checkout", "block", [FLOW])
+    ]
     assert "unsanitised" in block[0]["rationale"] and block[0]["dismissed"] is None
     paged = client.get("/api/decisions", params={"limit": 3}).json()
     assert len(paged["rows"]) == 3 and paged["next_offset"] == 3
@@ -68,8 +73,16 @@ def test_decisions_filter_by_repository_and_operating_point(seeded: Seeded) -> N
 
 def test_dismissing_a_decision_is_an_event_the_ledger_shows_once(seeded: Seeded) -> None:
     client = _client(seeded)
-    body = {"candidate": {"repo": "acme/shop", "pin": PIN, "path": "app/views.py", "function": "checkout",
-                          "family": "injection"}, "note": "the input is an enum"}  # fmt: skip
+    body = {
+        "candidate": {
+            "repo": "acme/shop",
+            "pin": PIN,
+            "path": "app/views.py",
+            "function": "checkout",
+            "family": "injection",
+        },
+        "note": "the input is an enum",
+    }
     assert client.post("/api/actions/decisions/dismiss", json=body).status_code == 401
     first = client.post("/api/actions/decisions/dismiss", json=body, headers=TOKEN)
     assert first.status_code == 200 and first.json()["position"] > 0
@@ -88,15 +101,21 @@ def test_reviewing_a_label_changes_the_labels_a_backtest_reads(seeded: Seeded) -
     client = _client(seeded)
     rows = client.get("/api/labels", params={"ticket": 71}).json()["rows"]
     assert [(r["instance"], r["acceptance"], r["review"]) for r in rows] == [
-        ("run-w5d4", "ACCEPTANCE_ACCEPTED", None), ("run-w5d2", "ACCEPTANCE_REJECTED", None)]  # fmt: skip
+        ("run-w5d4", "ACCEPTANCE_ACCEPTED", None),
+        ("run-w5d2", "ACCEPTANCE_REJECTED", None),
+    ]
     kept, refused = rows[0]["position"], rows[1]["position"]
     assert {x.instance for x in recorded_labels(seeded.store, "draft-pr-late")} == {"run-w5d4"}
 
     path = f"/api/actions/labels/{kept}/review"
     assert client.post(path, json={"review": "rejected"}).status_code == 401
-    rejected = client.post(path, json={"review": "rejected", "note": "a brief, not an offense"}, headers=TOKEN)
+    rejected = client.post(
+        path, json={"review": "rejected", "note": "a brief, not an offense"}, headers=TOKEN
+    )
     assert rejected.status_code == 200 and rejected.json()["position"] > 0
-    accepted = client.post(f"/api/actions/labels/{refused}/review", json={"review": "accepted"}, headers=TOKEN)
+    accepted = client.post(
+        f"/api/actions/labels/{refused}/review", json={"review": "accepted"}, headers=TOKEN
+    )
     assert accepted.status_code == 200
     assert {x.instance for x in recorded_labels(seeded.store, "draft-pr-late")} == {"run-w5d2"}
     after = {r["position"]: r["review"] for r in client.get("/api/labels").json()["rows"]}
@@ -106,11 +125,16 @@ def test_reviewing_a_label_changes_the_labels_a_backtest_reads(seeded: Seeded) -
     changed = client.post(path, json={"review": "accepted"}, headers=TOKEN)
     assert changed.json()["position"] > rejected.json()["position"]
     assert len(_types(seeded.store, "LabelReviewed")) == 3
-    assert client.post("/api/actions/labels/1/review", json={"review": "accepted"}, headers=TOKEN).status_code == 404
+    assert (
+        client.post("/api/actions/labels/1/review", json={"review": "accepted"}, headers=TOKEN).status_code
+        == 404
+    )
     assert client.post(path, json={"review": "maybe"}, headers=TOKEN).status_code == 400
 
 
-def test_a_kept_dead_letter_is_sent_again_through_the_outbox_to_the_broker(seeded: Seeded, redis_url: str) -> None:
+def test_a_kept_dead_letter_is_sent_again_through_the_outbox_to_the_broker(
+    seeded: Seeded, redis_url: str
+) -> None:
     client = _client(seeded, broker_url=redis_url)
     listed = {r["message_id"]: r for r in client.get("/api/dead_letters").json()["rows"]}
     assert listed[DEAD_KEPT]["retryable"] and not listed[DEAD_OLD]["retryable"]
@@ -132,7 +156,9 @@ def test_a_kept_dead_letter_is_sent_again_through_the_outbox_to_the_broker(seede
     assert shown["retry"]["attempt"] == 2
     old = client.post(f"/api/actions/dead_letters/{DEAD_OLD}/retry", json={}, headers=TOKEN)
     assert old.status_code == 409 and "not kept" in old.json()["detail"]
-    assert client.post("/api/actions/dead_letters/nothing-here/retry", json={}, headers=TOKEN).status_code == 404
+    assert (
+        client.post("/api/actions/dead_letters/nothing-here/retry", json={}, headers=TOKEN).status_code == 404
+    )
 
 
 def _outbox_payload(store: SqlEventStore, message_id: str) -> dict[str, Any]:
@@ -141,7 +167,9 @@ def _outbox_payload(store: SqlEventStore, message_id: str) -> dict[str, Any]:
     from ouroboros_gates.events import tables as t
 
     with store.reading() as conn:
-        return dict(conn.execute(select(t.outbox.c.payload).where(t.outbox.c.message_id == message_id)).scalar_one())
+        return dict(
+            conn.execute(select(t.outbox.c.payload).where(t.outbox.c.message_id == message_id)).scalar_one()
+        )
 
 
 def _template_log(seeded: Seeded) -> None:
@@ -156,9 +184,17 @@ def _template_log(seeded: Seeded) -> None:
     store.commit([StreamWrite("ticket/7", [LabelRequested(request=request)])], Metadata("test", "request-7"))
     for run, positive in truth.items():
         span = Span(file=str(FIXTURES / run / "events.jsonl"), line=1)
-        label = ProposedLabel(ticket=7, instance=run, positive=positive, quote="gh pr create --draft", span=span,
-                              acceptance=Acceptance.ACCEPTED if positive else Acceptance.UNCHECKED)  # fmt: skip
-        store.commit([StreamWrite("ticket/7", [LabelProposed(label=label)])], Metadata("test", f"label-{run}"))
+        label = ProposedLabel(
+            ticket=7,
+            instance=run,
+            positive=positive,
+            quote="gh pr create --draft",
+            span=span,
+            acceptance=Acceptance.ACCEPTED if positive else Acceptance.UNCHECKED,
+        )
+        store.commit(
+            [StreamWrite("ticket/7", [LabelProposed(label=label)])], Metadata("test", f"label-{run}")
+        )
 
 
 def test_a_backtest_replayed_as_of_a_time_sees_the_log_as_it_stood(seeded: Seeded) -> None:
@@ -169,8 +205,12 @@ def test_a_backtest_replayed_as_of_a_time_sees_the_log_as_it_stood(seeded: Seede
     path = "/api/actions/miners/draft-pr-late/replay"
     assert client.post(path, json={"as_of": datetime.now(UTC).isoformat()}).status_code == 401
     seeded_label = client.get("/api/labels", params={"ticket": 71}).json()["rows"][0]["position"]
-    rejected = client.post(f"/api/actions/labels/{seeded_label}/review", json={"review": "rejected"}, headers=TOKEN)
-    assert rejected.status_code == 200  # the seed's own label on run-w5d4 leaves the replay: the fixtures' alone
+    rejected = client.post(
+        f"/api/actions/labels/{seeded_label}/review", json={"review": "rejected"}, headers=TOKEN
+    )
+    assert (
+        rejected.status_code == 200
+    )  # the seed's own label on run-w5d4 leaves the replay: the fixtures' alone
 
     now = client.post(path, json={"as_of": datetime.now(UTC).isoformat()}, headers=TOKEN).json()
     miner = find_miner("draft-pr-late")
@@ -193,13 +233,18 @@ def test_a_backtest_replayed_as_of_a_time_sees_the_log_as_it_stood(seeded: Seede
 
     future = (datetime.now(UTC) + timedelta(days=1)).isoformat()
     later = client.post(path, json={"as_of": future}, headers=TOKEN).json()["replay"]
-    assert datetime.fromisoformat(later["as_of"]) <= datetime.now(UTC) and later["labels"] == 3  # a later time is now
+    assert (
+        datetime.fromisoformat(later["as_of"]) <= datetime.now(UTC) and later["labels"] == 3
+    )  # a later time is now
     assert client.post(path, json={"as_of": future, "extra": 1}, headers=TOKEN).status_code == 400
-    assert client.post(path, json={"as_of": "2026-10-04T09:00:00"}, headers=TOKEN).status_code == 400  # no zone
+    assert (
+        client.post(path, json={"as_of": "2026-10-04T09:00:00"}, headers=TOKEN).status_code == 400
+    )  # no zone
     unknown = client.post("/api/actions/miners/no-such/replay", json={"as_of": future}, headers=TOKEN)
     assert unknown.status_code in (400, 404)
-    missing = client.post("/api/actions/miners/no-such/replay", json={"as_of": "2020-01-01T00:00:00Z"},
-                          headers=TOKEN)  # fmt: skip
+    missing = client.post(
+        "/api/actions/miners/no-such/replay", json={"as_of": "2020-01-01T00:00:00Z"}, headers=TOKEN
+    )
     assert missing.status_code == 404 and "no miner named" in missing.json()["detail"]
 
 
@@ -211,7 +256,9 @@ def test_findings_filter_sort_and_page_in_the_database(seeded: Seeded) -> None:
     assert generic["total"] == 2 and {r["scope"] for r in generic["rows"]} == {"generic"}
     by_run = client.get("/api/findings", params={"sort": "run", "order": "desc"}).json()["rows"]
     assert [r["run"] for r in by_run] == sorted((r["run"] for r in by_run), reverse=True)
-    pages = [client.get("/api/findings", params={"sort": "run", "limit": 1, "offset": n}).json() for n in range(3)]
+    pages = [
+        client.get("/api/findings", params={"sort": "run", "limit": 1, "offset": n}).json() for n in range(3)
+    ]
     assert [p["rows"][0]["run"] for p in pages] == sorted(r["run"] for r in by_run)
     assert [p["next_offset"] for p in pages] == [1, 2, None]
     assert client.get("/api/findings", params={"q": "w5d4"}).json()["total"] == 1

@@ -64,7 +64,10 @@ def test_a_tenants_findings_never_reach_another_tenant(seeded: Seeded) -> None:
     assert [f["rule"] for f in only_acme] == ["shared"]  # the filter narrows; it never widens
     theirs = _as(seeded, "acme").get("/api/findings").json()["rows"]
     assert sorted((f["tenant"], f["rule"]) for f in theirs) == [
-        ("acme", "secret"), ("acme", "shared"), ("default", "invisible")]  # fmt: skip
+        ("acme", "secret"),
+        ("acme", "shared"),
+        ("default", "invisible"),
+    ]
     assert next(f for f in theirs if f["tenant"] == "default")["scope"] == "generic"
 
 
@@ -73,7 +76,9 @@ def test_findings_page_by_position(seeded: Seeded) -> None:
     first = client.get("/api/findings", params={"limit": 1}).json()
     assert len(first["rows"]) == 1 and first["next"] == first["rows"][0]["position"]
     paged = _all(client, "/api/findings", limit=1)
-    assert [f["position"] for f in paged] == [f["position"] for f in client.get("/api/findings").json()["rows"]]
+    assert [f["position"] for f in paged] == [
+        f["position"] for f in client.get("/api/findings").json()["rows"]
+    ]
 
 
 def test_events_show_only_the_servers_tenant(seeded: Seeded) -> None:
@@ -107,25 +112,34 @@ def test_ledger_tables_filter_order_and_refuse_what_they_do_not_know(seeded: See
     merges = client.get("/api/ledger/merges", params={"order": "desc"}).json()["rows"]
     assert [(m["pull_request"], m["outcome"]) for m in merges] == [(1106, "merged"), (1105, "refused")]
     assert merges[1]["refusal"] == [REFUSAL]
-    weekly = _all(client, "/api/ledger/series_points", series="ouroboros.struggle_rate_per_1k_tool_calls_weekly")
-    assert len(weekly) == 6 and {p["series"] for p in weekly} == {"ouroboros.struggle_rate_per_1k_tool_calls_weekly"}
-    assert [r["ticket"] for r in client.get("/api/ledger/fixer_sessions", params={"ticket": 105}).json()["rows"]] == [
-        105
-    ]
+    weekly = _all(
+        client, "/api/ledger/series_points", series="ouroboros.struggle_rate_per_1k_tool_calls_weekly"
+    )
+    assert len(weekly) == 6 and {p["series"] for p in weekly} == {
+        "ouroboros.struggle_rate_per_1k_tool_calls_weekly"
+    }
+    assert [
+        r["ticket"] for r in client.get("/api/ledger/fixer_sessions", params={"ticket": 105}).json()["rows"]
+    ] == [105]
     unknown = client.get("/api/ledger/csf_ouroboros_secrets")
     assert (
         unknown.status_code == 404
         and "known: backtest_replays, closed_tickets, dead_letter_retries" in unknown.json()["detail"]
     )
     assert "unknown filter 'nope'" in client.get("/api/ledger/runs", params={"nope": 1}).json()["detail"]
-    assert "'abc' is not a int" in client.get("/api/ledger/fixer_sessions", params={"ticket": "abc"}).json()["detail"]
+    assert (
+        "'abc' is not a int"
+        in client.get("/api/ledger/fixer_sessions", params={"ticket": "abc"}).json()["detail"]
+    )
     assert client.get("/api/ledger/merges", params={"refusal": "x"}).status_code == 400
 
 
 def test_the_snapshot_is_served_and_its_absence_said(seeded: Seeded) -> None:
     client = _client(seeded.settings)
     snapshot = client.get("/api/ouroboros").json()
-    assert snapshot["series"]["ouroboros.compounding_per_week"][0]["value"] < 0  # struggles fall week over week
+    assert (
+        snapshot["series"]["ouroboros.compounding_per_week"][0]["value"] < 0
+    )  # struggles fall week over week
     (seeded.settings.state_dir / "ouroboros.json").unlink()
     missing = client.get("/api/ouroboros")
     assert missing.status_code == 404 and "no snapshot yet" in missing.json()["detail"]
@@ -139,7 +153,9 @@ def test_the_labeler_run_comes_from_labeler_json_else_the_ledger(seeded: Seeded)
     )
     live = client.get("/api/labeler").json()
     assert live["source"] == "labeler.json" and live["run"]["status"] == "yielding"
-    empty = _client(Settings(state=seeded.settings.state / "empty", broker_url="memory://")).get("/api/labeler")
+    empty = _client(Settings(state=seeded.settings.state / "empty", broker_url="memory://")).get(
+        "/api/labeler"
+    )
     assert empty.status_code == 404
 
 
@@ -147,7 +163,11 @@ def test_spend_today_against_the_cap(seeded: Seeded, monkeypatch: pytest.MonkeyP
     off = _client(seeded.settings).get("/api/spend").json()
     assert (off["spent_usd"], off["cap_usd"], off["fixers_on"], off["sessions"]) == (1.25, 0.0, False, 1)
     monkeypatch.setenv("OURO_FIXER_DAILY_CAP_USD", "10")  # the cap is a setting, read with the others
-    on = _client(Settings(state=seeded.settings.state, broker_url=seeded.settings.broker_url)).get("/api/spend").json()
+    on = (
+        _client(Settings(state=seeded.settings.state, broker_url=seeded.settings.broker_url))
+        .get("/api/spend")
+        .json()
+    )
     assert (on["cap_usd"], on["remaining_usd"], on["fixers_on"], on["zone"]) == (
         10.0,
         8.75,

@@ -25,7 +25,8 @@ HEADERS = {"Host": "127.0.0.1", "Authorization": "Bearer schema-token"}
 _FOLDER = tempfile.TemporaryDirectory(prefix="ouro-schema-")
 _SEEDED = seed(Path(_FOLDER.name))
 _APP = create_app(
-    Settings(state=_SEEDED.settings.state, broker_url="memory://", api_token="schema-token"), catch_up_every_s=None
+    Settings(state=_SEEDED.settings.state, broker_url="memory://", api_token="schema-token"),
+    catch_up_every_s=None,
 )
 schema = schemathesis.openapi.from_asgi("/openapi.json", _APP, headers={"Host": "127.0.0.1"})
 

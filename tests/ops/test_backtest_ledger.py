@@ -36,8 +36,13 @@ def _ouro(url: str, state: Path, *args: str) -> subprocess.CompletedProcess[str]
     env = {**os.environ, "OURO_DATABASE_URL": url, "OURO_STATE": str(state)}
     return subprocess.run(
         [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _append(store: SqlEventStore, stream: str, event: object, message_id: str) -> None:
@@ -48,7 +53,12 @@ def _label(instance: str, positive: bool) -> LabelProposed:
     acceptance = Acceptance.ACCEPTED if positive else Acceptance.UNCHECKED
     span = Span(file=str(FIXTURES / instance / "events.jsonl"), line=1)
     label = ProposedLabel(
-        ticket=7, instance=instance, positive=positive, quote="gh pr create --draft", span=span, acceptance=acceptance
+        ticket=7,
+        instance=instance,
+        positive=positive,
+        quote="gh pr create --draft",
+        span=span,
+        acceptance=acceptance,
     )
     return LabelProposed(label=label)
 
@@ -80,7 +90,9 @@ def test_backtest_on_the_ledger_matches_the_labels_file_and_respects_as_of(tmp_p
         assert got[key] == expected[key], key
     assert "not-a-recorded-run: no recorded run with a start time" in from_ledger.stderr
 
-    earlier = _ouro(url, tmp_path, "miner", "_template", "backtest", "ledger", "--as-of", before_labels.isoformat())
+    earlier = _ouro(
+        url, tmp_path, "miner", "_template", "backtest", "ledger", "--as-of", before_labels.isoformat()
+    )
     assert earlier.returncode == 2
     assert "no labels recorded for draft-pr-late by" in earlier.stderr
     bad = _ouro(url, tmp_path, "miner", "_template", "backtest", "ledger", "--as-of", "yesterday")

@@ -14,13 +14,25 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def ouro(*args: str, state: Path, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "OURO_STATE": str(state), "OURO_ROOTS": str(state.parent), "COLUMNS": "200", **env}
+    full_env = {
+        **os.environ,
+        "OURO_STATE": str(state),
+        "OURO_ROOTS": str(state.parent),
+        "COLUMNS": "200",
+        **env,
+    }
     full_env.pop("OURO_DATABASE_URL", None)
     full_env.pop("OURO_BROKER_URL", None)
     return subprocess.run(
         [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
-        cwd=ROOT, env=full_env, input=stdin, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=full_env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_schema_lists_and_prints_json_schema(tmp_path: Path) -> None:
@@ -101,9 +113,13 @@ def test_version_names_the_release_and_what_it_decides_with(tmp_path: Path, flag
 
 
 def test_the_shell_completes_commands_and_options(tmp_path: Path) -> None:
-    commands = ouro(state=tmp_path / "s", _OURO_COMPLETE="complete_bash", COMP_WORDS="ouro sc", COMP_CWORD="1")
+    commands = ouro(
+        state=tmp_path / "s", _OURO_COMPLETE="complete_bash", COMP_WORDS="ouro sc", COMP_CWORD="1"
+    )
     assert commands.returncode == 0 and commands.stdout.split() == ["schema", "scan"]
-    options = ouro(state=tmp_path / "s", _OURO_COMPLETE="complete_bash", COMP_WORDS="ouro scan --fa", COMP_CWORD="2")
+    options = ouro(
+        state=tmp_path / "s", _OURO_COMPLETE="complete_bash", COMP_WORDS="ouro scan --fa", COMP_CWORD="2"
+    )
     assert options.stdout.split() == ["--fail-on"]
     script = ouro("--show-completion", "bash", state=tmp_path / "s")
     assert script.returncode == 0 and "_OURO_COMPLETE=complete_bash" in script.stdout

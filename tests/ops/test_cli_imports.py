@@ -66,8 +66,14 @@ def test_help_loads_no_command_module_and_nothing_heavy() -> None:
 
 def test_help_lists_every_command_with_its_whole_help_line_and_the_group_says_the_same() -> None:
     env = {**os.environ, "COLUMNS": "100"}
-    done = subprocess.run([sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", "--help"], env=env,
-                          capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     assert done.stdout == usage(100)
     assert done.stdout.startswith("Usage: ouro [OPTIONS] COMMAND [ARGS]...\n")
     rows: dict[str, str] = {}  # a row starts at column 2; its wrapped lines are indented further
@@ -85,8 +91,13 @@ def test_help_lists_every_command_with_its_whole_help_line_and_the_group_says_th
 
 
 def test_no_command_is_the_table_as_a_usage_error() -> None:
-    done = subprocess.run([sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()"],
-                          capture_output=True, text=True, cwd=ROOT, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("Usage: ouro [OPTIONS] COMMAND [ARGS]...") and "\n  scan  " in done.stderr
 
@@ -131,8 +142,11 @@ def test_corpus_stats_counts_without_a_model_and_nothing_of_the_fleet() -> None:
 def test_an_unknown_command_is_one_usage_error() -> None:
     done = subprocess.run(
         [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", "no-such-command"],
-        capture_output=True, text=True, cwd=ROOT, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert done.returncode == 2
     assert "No such command 'no-such-command'" in done.stderr
 

@@ -36,9 +36,17 @@ def _pull(body: str, state: str = "merged") -> PullRequest:
 
 def test_dry_run_names_the_missing_row_and_exits_1(shipped: Path) -> None:
     assert _run(shipped, "close-ticket", "--dry-run", "46", "59") == (
-        1, "the pull request body has no | Backtest FN | row\n")  # fmt: skip
-    assert _run(shipped, "close-ticket", "--dry-run", "38", "52") == (0, "Backtest FN 0; every check row exited 0\n")
-    assert _run(shipped, "close-ticket", "--dry-run", "47", "60") == (1, "pull request #60 is open, not merged\n")
+        1,
+        "the pull request body has no | Backtest FN | row\n",
+    )
+    assert _run(shipped, "close-ticket", "--dry-run", "38", "52") == (
+        0,
+        "Backtest FN 0; every check row exited 0\n",
+    )
+    assert _run(shipped, "close-ticket", "--dry-run", "47", "60") == (
+        1,
+        "pull request #60 is open, not merged\n",
+    )
     assert not (shipped.parent / "state" / "forge").exists()  # a dry run writes nothing
 
 
@@ -48,7 +56,8 @@ def test_dry_run_names_the_missing_row_and_exits_1(shipped: Path) -> None:
         ("| Backtest FN | 1: #58 |\n| Check | Command | Exit |\n| a | `a` | 0 |", "| Backtest FN | 1: #58 |"),
         ("| Backtest FN | 0 |", "no | Check | Command | Exit | table"),
         (
-            "| Backtest FN | 0 |\n\n| Check | Command | Exit |\n| --- | --- | --- |\n| ruff | `ruff check` | 0 |\n"
+            "| Backtest FN | 0 |\n\n| Check | Command | Exit |\n| --- | --- | --- |\n| ruff | `ruff check` "
+            "| 0 |\n"
             "| miner_test | `pytest` | 1 |",
             "| miner_test | `pytest` | 1 |: the check did not exit 0",
         ),
@@ -63,7 +72,9 @@ def test_a_failing_row_is_commented_once_and_the_ticket_stays_open(shipped: Path
     for _ in range(2):
         code, out = _run(shipped, "close-ticket", "41", "56")
         assert code == 1 and "#41 stays open" in out and "| miner_test |" in out
-    forge = LocalForge.from_examples(shipped, shipped.parent / "c", writes_dir=shipped.parent / "state" / "forge")
+    forge = LocalForge.from_examples(
+        shipped, shipped.parent / "c", writes_dir=shipped.parent / "state" / "forge"
+    )
     kept = [c.body for c in forge.comments(41) if c.body.startswith("The close-ticket gate")]
     assert len(kept) == 1 and "`python -m pytest miners/sleep_poll -q` | 1 |" in kept[0]
     assert forge.ticket(41).state == "open"
@@ -80,9 +91,13 @@ def test_train_then_close_ticket_closes_with_an_event(shipped: Path) -> None:
     assert (code, out) == (0, "#38 closed on #52: Backtest FN 0; every check row exited 0\n")
     store = SqlEventStore.from_url(f"sqlite:///{shipped.parent / 'state' / 'events.sqlite'}")
     types = [e.type for e in store.read(limit=100)]
-    assert types.count("MergeAttempted") == 3 and types.count("Merged") == 1 and types.count("MergeRefused") == 2
+    assert (
+        types.count("MergeAttempted") == 3 and types.count("Merged") == 1 and types.count("MergeRefused") == 2
+    )
     closed = [e.payload for e in store.read(limit=100) if e.type == "TicketClosed"]
     assert [(c["ticket"], c["pull_request"]) for c in closed] == [(47, 60), (38, 52)]
     written = json.loads((shipped.parent / "state" / "forge" / "tickets" / "38.json").read_text())
     assert written["state"] == "closed"
-    assert json.loads((shipped / "forge" / "tickets" / "38.json").read_text())["state"] == "open"  # never modified
+    assert (
+        json.loads((shipped / "forge" / "tickets" / "38.json").read_text())["state"] == "open"
+    )  # never modified

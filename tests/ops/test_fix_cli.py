@@ -1,4 +1,5 @@
-"""``ouro fix``: fixers stay off unless --fixers, a cap above zero, an agent command and a sandbox are given."""
+"""``ouro fix``: fixers stay off unless --fixers, a cap above zero, an agent command and a sandbox are
+given."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ def test_each_missing_condition_is_named(tmp_path: Path) -> None:
     no_cap = fixers_refusal(base.model_copy(update={"fixer_daily_cap_usd": 0.0}))
     assert no_cap == "fixers are off: the daily cap OURO_FIXER_DAILY_CAP_USD is 0"
     missing = fixers_refusal(base.model_copy(update={"fixer_command": "no-such-agent-here -p"}))
-    assert missing == "fixers are off: the agent command 'no-such-agent-here' (OURO_FIXER_COMMAND) is not found"
+    assert (
+        missing == "fixers are off: the agent command 'no-such-agent-here' (OURO_FIXER_COMMAND) is not found"
+    )
     sandbox, why = find_sandbox()
     expected = None if sandbox is not None else f"fixers refuse unattended launch: {why}"
     assert fixers_refusal(base.model_copy(update={"fixer_command": "true"})) == expected

@@ -15,8 +15,12 @@ USER, PASSWORD = "ops", "flower-test-secret"
 
 def test_flower_refuses_requests_without_credentials(tmp_path: Path, redis_url: str) -> None:
     port = free_port()
-    env = {**os.environ, "OURO_BROKER_URL": redis_url, "OURO_STATE": str(tmp_path / "state"),
-           "OURO_FLOWER_BASIC_AUTH": f"{USER}:{PASSWORD}"}  # fmt: skip
+    env = {
+        **os.environ,
+        "OURO_BROKER_URL": redis_url,
+        "OURO_STATE": str(tmp_path / "state"),
+        "OURO_FLOWER_BASIC_AUTH": f"{USER}:{PASSWORD}",
+    }
     log = tmp_path / "flower.log"
     process = ouro("flower", f"--port={port}", env=env, log=log)
     try:
@@ -24,7 +28,9 @@ def test_flower_refuses_requests_without_credentials(tmp_path: Path, redis_url: 
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
-                pytest.skip(f"Flower exited with {process.returncode} before serving: {log.read_text()[-1500:]}")
+                pytest.skip(
+                    f"Flower exited with {process.returncode} before serving: {log.read_text()[-1500:]}"
+                )
             try:
                 first = httpx.get(base + "/", timeout=2)
                 break
@@ -60,6 +66,8 @@ def test_without_the_flower_extra_the_error_names_it(monkeypatch: pytest.MonkeyP
     from ouroboros_gates.ops.cli import app
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "flower" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "flower" else real(name, *a)
+    )
     result = CliRunner().invoke(app, ["flower"])
     assert result.exit_code == 1 and "pip install 'ouroboros-gates[flower]'" in str(result.exception)

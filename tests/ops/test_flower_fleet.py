@@ -27,10 +27,17 @@ def _api(base: str, path: str) -> Any:
     return answer.json() if answer.status_code == 200 else None
 
 
-def test_flower_shows_both_workers_their_tasks_and_a_dead_letter(tmp_path: Path, redis_url: str, pg_url: str) -> None:
-    env = {**os.environ, "OURO_BROKER_URL": redis_url, "OURO_DATABASE_URL": pg_url,
-           "OURO_STATE": str(tmp_path / "state"), "OURO_ROOTS": str(tmp_path),
-           "OURO_FLOWER_BASIC_AUTH": ":".join(AUTH)}  # fmt: skip
+def test_flower_shows_both_workers_their_tasks_and_a_dead_letter(
+    tmp_path: Path, redis_url: str, pg_url: str
+) -> None:
+    env = {
+        **os.environ,
+        "OURO_BROKER_URL": redis_url,
+        "OURO_DATABASE_URL": pg_url,
+        "OURO_STATE": str(tmp_path / "state"),
+        "OURO_ROOTS": str(tmp_path),
+        "OURO_FLOWER_BASIC_AUTH": ":".join(AUTH),
+    }
     logs = {name: tmp_path / f"{name}.log" for name in ("fleet", "miner", "flower")}
     port = free_port()
     processes = {
@@ -47,15 +54,24 @@ def test_flower_shows_both_workers_their_tasks_and_a_dead_letter(tmp_path: Path,
         wait_http(base + "/", processes["flower"], logs["flower"])
         host = socket.gethostname()
         names = {f"fleet@{host}", f"mine-one@{host}"}
-        poll(lambda: names <= set(_api(base, "/api/workers?refresh=1") or {}), 180, f"Flower to show {names}", said)
+        poll(
+            lambda: names <= set(_api(base, "/api/workers?refresh=1") or {}),
+            180,
+            f"Flower to show {names}",
+            said,
+        )
         sender = build_app(Settings(broker_url=redis_url), include=False)
         declare_queues(sender)
         probe = Probe(message_id=content_id("flower", "probe"), probe="seen-in-flower")
         outside = IngestRun(message_id=content_id("flower", "outside"), path="/etc/hostname", run="outside")
         publish(probe, via=sender)
         publish(outside, via=sender)
-        tasks = poll(lambda: _finished(_api(base, "/api/tasks"), {probe.message_id, outside.message_id}), 180,
-                     "both tasks in Flower", said)  # fmt: skip
+        tasks = poll(
+            lambda: _finished(_api(base, "/api/tasks"), {probe.message_id, outside.message_id}),
+            180,
+            "both tasks in Flower",
+            said,
+        )
         assert tasks[probe.message_id]["state"] == "SUCCESS"
         assert tasks[probe.message_id]["result"] == "'appended'"
         assert "seen-in-flower" in tasks[probe.message_id]["args"]
@@ -86,4 +102,6 @@ def test_flower_refuses_an_empty_user_or_password(tmp_path: Path) -> None:
         log.write_text("")
         process = ouro("flower", f"--port={free_port()}", env=env, log=log)
         assert process.wait(timeout=60) == 2, auth
-        assert "OURO_FLOWER_BASIC_AUTH: " in log.read_text() and "user:password" in log.read_text(), log.read_text()
+        assert "OURO_FLOWER_BASIC_AUTH: " in log.read_text() and "user:password" in log.read_text(), (
+            log.read_text()
+        )

@@ -51,7 +51,9 @@ def test_a_10_mb_command_is_decided_and_the_next_call_still_denies(self_match: t
     innocent = run_hook(command, pre_tool("long", padding, "toolu_l1"), env=TRACE, timeout=120)
     _decided_by_the_server(innocent)
     assert decision(innocent) == "allow"
-    leading = run_hook(command, pre_tool("long", f"{OFFENDING}; {padding}", "toolu_l2"), env=TRACE, timeout=120)
+    leading = run_hook(
+        command, pre_tool("long", f"{OFFENDING}; {padding}", "toolu_l2"), env=TRACE, timeout=120
+    )
     _decided_by_the_server(leading)
     assert decision(leading) == "deny"  # the offense is in the part that is read
     after = run_hook(command, pre_tool("long", OFFENDING, "toolu_l3"), env=TRACE)
@@ -77,7 +79,10 @@ def test_a_pattern_that_backtracks_without_end_is_left_out_and_the_server_goes_o
     closed_env = {**TRACE, "OURO_GATE_FAIL": "closed"}
     closed = run_hook(command, pre_tool("redos", evil + "x", "toolu_r2"), env=closed_env, timeout=120)
     assert decision(closed) == "deny"
-    assert "could not judge this call" in json.loads(closed.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert (
+        "could not judge this call"
+        in json.loads(closed.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    )
     assert decision(run_hook(command, pre_tool("redos", OFFENDING, "toolu_r3"), env=TRACE)) == "deny"
     assert decision(run_hook(command, pre_tool("redos", "ls", "toolu_r4"), env=TRACE)) == "allow"
     assert server_pid(str(state)) == pid
@@ -94,11 +99,15 @@ def test_a_server_stuck_where_no_signal_reaches_ends_and_the_next_call_starts_an
         try:
             command = gate_command(state, ["force-push"])
             stuck_pid = server_pid(str(state))
-            stuck = run_hook(command, pre_tool("a", "echo wedge-the-gate", "t1"), env={"OURO_HOOK_TIMEOUT_S": "2"})
+            stuck = run_hook(
+                command, pre_tool("a", "echo wedge-the-gate", "t1"), env={"OURO_HOOK_TIMEOUT_S": "2"}
+            )
             assert decision(stuck) == "allow" and "the call is allowed" in stuck.stderr
             wait_for(lambda: server_pid(str(state)) is None, seconds=WEDGED_S + 60)
             log = Path(log_path(str(state))).read_text()
-            assert f"Timeout (0:00:{WEDGED_S:02.0f})!" in log and "in extract" in log  # faulthandler's traceback
+            assert (
+                f"Timeout (0:00:{WEDGED_S:02.0f})!" in log and "in extract" in log
+            )  # faulthandler's traceback
             pushed = pre_tool("b", "git push --force origin main", "t2")
             fresh = run_hook(command, pushed, env={"OURO_HOOK_TIMEOUT_S": "60"})
             assert decision(fresh) == "deny"

@@ -1,4 +1,5 @@
-"""The gate server's deferred work: the latest job of each key, run in a forked child, its result applied here."""
+"""The gate server's deferred work: the latest job of each key, run in a forked child, its result applied
+here."""
 
 from __future__ import annotations
 

@@ -80,12 +80,16 @@ def _twenty_at_once(command: str, session: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.slow
-def test_twenty_parallel_calls_deny_every_self_matching_one_cold_and_warm(self_match: tuple[Path, str]) -> None:
+def test_twenty_parallel_calls_deny_every_self_matching_one_cold_and_warm(
+    self_match: tuple[Path, str],
+) -> None:
     state, command = self_match
     for round_, session in enumerate(["cold", "warm-1", "warm-2"]):  # the first round starts the server
         decided = _twenty_at_once(command, f"parallel-{session}")
         denied = [call for call, verdict in decided if verdict == "deny"]
         assert denied == [OFFENDING] * 4, (round_, decided)
         log = state / "runs" / f"parallel-{session}" / "events.jsonl"
-        gate_lines = [json.loads(line) for line in log.read_text().splitlines() if '"event_type":"gate"' in line]
+        gate_lines = [
+            json.loads(line) for line in log.read_text().splitlines() if '"event_type":"gate"' in line
+        ]
         assert len(gate_lines) == 4 and {g["event"]["decision"] for g in gate_lines} == {"deny"}

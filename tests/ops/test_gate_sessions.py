@@ -19,9 +19,22 @@ pytestmark = pytest.mark.slow
 
 OFFENDING = "pkill -f 'node server.js'"
 STATE_FILES = [
-    "gate.sock", "gate.log", "gate.lock", "gate.pid", "gates.json", "events.sqlite", "events.sqlite-wal",
-    "broker.sqlite", "ouroboros.json", "export.key", "spool", "runs", "forge", "fixers", "..",
-]  # fmt: skip
+    "gate.sock",
+    "gate.log",
+    "gate.lock",
+    "gate.pid",
+    "gates.json",
+    "events.sqlite",
+    "events.sqlite-wal",
+    "broker.sqlite",
+    "ouroboros.json",
+    "export.key",
+    "spool",
+    "runs",
+    "forge",
+    "fixers",
+    "..",
+]
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +78,9 @@ def test_a_session_an_earlier_version_began_goes_on_where_it_is(gated: tuple[Pat
         + hook_line("2026-10-01T00:00:01Z", post_tool("sess-earlier", OFFENDING, "toolu_e1", failed=True))
         + "\n"
     )
-    assert decision(run_hook(command, pre_tool("sess-earlier", "ls", "toolu_e2"))) == "allow"  # the old one held
+    assert (
+        decision(run_hook(command, pre_tool("sess-earlier", "ls", "toolu_e2"))) == "allow"
+    )  # the old one held
     assert decision(run_hook(command, pre_tool("sess-earlier", OFFENDING, "toolu_e3"))) == "deny"
     ids = [json.loads(line)["event"].get("tool_use_id") for line in earlier.read_text().splitlines()]
     assert ids[:4] == ["toolu_e1", "toolu_e1", "toolu_e2", "toolu_e3"]  # one run, in one file

@@ -33,17 +33,33 @@ def _read(settings: HookSettings) -> tuple[float, bool, bool, bool]:
 def test_every_setting_has_a_type_a_default_and_a_warning() -> None:
     defaults, none = hook_settings({})
     assert none == [] and _read(defaults) == (5.0, True, False, False)
-    good = {"OURO_HOOK_TIMEOUT_S": " 2.5 ", "OURO_HOOK_AUTOFLUSH": "off", "OURO_HOOK_TRACE": "Yes",
-            "OURO_GATE_FAIL": "CLOSED", "OURO_HOOK_WARN": "sync", "OURO_GATE_IDLE_S": "60"}  # fmt: skip
+    good = {
+        "OURO_HOOK_TIMEOUT_S": " 2.5 ",
+        "OURO_HOOK_AUTOFLUSH": "off",
+        "OURO_HOOK_TRACE": "Yes",
+        "OURO_GATE_FAIL": "CLOSED",
+        "OURO_HOOK_WARN": "sync",
+        "OURO_GATE_IDLE_S": "60",
+    }
     settings, warnings = hook_settings(good)
     assert warnings == [] and _read(settings) == (2.5, False, True, True)
-    bad = {"OURO_HOOK_AUTOFLUSH": "2", "OURO_HOOK_TRACE": "maybe", "OURO_GATE_FAIL": "sometimes",
-           "OURO_HOOK_WARN": "later", "OURO_GATE_IDLE_S": "nan"}  # fmt: skip
+    bad = {
+        "OURO_HOOK_AUTOFLUSH": "2",
+        "OURO_HOOK_TRACE": "maybe",
+        "OURO_GATE_FAIL": "sometimes",
+        "OURO_HOOK_WARN": "later",
+        "OURO_GATE_IDLE_S": "nan",
+    }
     settings, warnings = hook_settings(bad, timeout="inf")
     assert _read(settings) == (5.0, True, False, False)
     assert [w.split("=", 1)[0] for w in warnings] == [
-        "--timeout", "OURO_HOOK_AUTOFLUSH", "OURO_HOOK_TRACE", "OURO_GATE_FAIL", "OURO_HOOK_WARN", "OURO_GATE_IDLE_S",
-    ]  # fmt: skip
+        "--timeout",
+        "OURO_HOOK_AUTOFLUSH",
+        "OURO_HOOK_TRACE",
+        "OURO_GATE_FAIL",
+        "OURO_HOOK_WARN",
+        "OURO_GATE_IDLE_S",
+    ]
     served, told = server_settings(bad)
     assert (served.warn, served.idle_s) == ("next", 1800.0) and len(told) == 2
     assert server_settings({"OURO_GATE_IDLE_S": "1e400"})[0].idle_s == 1800.0
@@ -58,7 +74,9 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("value", ["inf", "nan", "1e300", "-1", "abc"])
-def test_the_hook_with_a_bad_timeout_warns_once_records_and_still_denies(gated: tuple[Path, str], value: str) -> None:
+def test_the_hook_with_a_bad_timeout_warns_once_records_and_still_denies(
+    gated: tuple[Path, str], value: str
+) -> None:
     state, command = gated
     session = f"bad-timeout-{value}"
     result = run_hook(command, pre_tool(session, OFFENDING, "t1"), env={"OURO_HOOK_TIMEOUT_S": value})
@@ -73,13 +91,22 @@ def test_the_hook_with_a_bad_timeout_warns_once_records_and_still_denies(gated: 
 @pytest.mark.slow
 def test_the_hook_with_every_setting_bad_warns_once_each_and_still_denies(gated: tuple[Path, str]) -> None:
     _state, command = gated
-    env = {"OURO_HOOK_AUTOFLUSH": "2", "OURO_HOOK_TRACE": "maybe", "OURO_GATE_FAIL": "sometimes",
-           "OURO_HOOK_WARN": "later", "OURO_GATE_IDLE_S": "-5"}  # fmt: skip
-    result = run_hook(command.replace("--state", "--timeout inf --state"), pre_tool("bad-all", OFFENDING, "t1"), env)
+    env = {
+        "OURO_HOOK_AUTOFLUSH": "2",
+        "OURO_HOOK_TRACE": "maybe",
+        "OURO_GATE_FAIL": "sometimes",
+        "OURO_HOOK_WARN": "later",
+        "OURO_GATE_IDLE_S": "-5",
+    }
+    result = run_hook(
+        command.replace("--state", "--timeout inf --state"), pre_tool("bad-all", OFFENDING, "t1"), env
+    )
     assert decision(result) == "deny"
     lines = result.stderr.splitlines()
     assert len(lines) == 6 and all(line.startswith("ouro hook: ") and "; using " in line for line in lines)
-    stop = run_hook(command, {"session_id": "bad-all", "hook_event_name": "Stop"}, env={"OURO_HOOK_TIMEOUT_S": "nan"})
+    stop = run_hook(
+        command, {"session_id": "bad-all", "hook_event_name": "Stop"}, env={"OURO_HOOK_TIMEOUT_S": "nan"}
+    )
     assert stop.returncode == 0 and stop.stdout == ""
 
 
@@ -94,14 +121,19 @@ def test_no_server_in_time_allows_open_and_denies_closed(tmp_path: Path, fail: s
     try:
         env = {"OURO_HOOK_TIMEOUT_S": "1", "OURO_GATE_FAIL": fail}
         result = run_hook(hook_command(state), pre_tool("s", "ls", "t1"), env=env)
-        innocent = run_hook(hook_command(state), {"session_id": "s", "hook_event_name": "SessionEnd"}, env=env)
+        innocent = run_hook(
+            hook_command(state), {"session_id": "s", "hook_event_name": "SessionEnd"}, env=env
+        )
     finally:
         held.close()
     assert decision(result) == ("deny" if fail == "closed" else "allow")
     assert innocent.returncode == 0 and innocent.stdout == ""  # only tool calls are judged
     if fail == "closed":
         output = json.loads(result.stdout)["hookSpecificOutput"]
-        assert output["hookEventName"] == "PreToolUse" and "OURO_GATE_FAIL=closed" in output["permissionDecisionReason"]
+        assert (
+            output["hookEventName"] == "PreToolUse"
+            and "OURO_GATE_FAIL=closed" in output["permissionDecisionReason"]
+        )
         assert "denies the call" in result.stderr
     else:
         assert "allowed" in result.stderr
@@ -125,7 +157,8 @@ def test_the_hard_timer_allows_open_and_denies_closed(gated: tuple[Path, str], f
 
 
 def test_the_hooks_fast_reader_and_the_typed_settings_agree() -> None:
-    """The hook reads its settings without pydantic; the settings model declares and documents the same ones."""
+    """The hook reads its settings without pydantic; the settings model declares and documents the same
+    ones."""
     from pydantic import ValidationError
 
     from ouroboros_gates.ops.gate.settings import hook_settings, server_settings

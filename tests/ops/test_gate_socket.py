@@ -48,7 +48,8 @@ while True:
 
 @pytest.fixture
 def temp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A fresh folder as ``$TMPDIR``, every user may write in it (sticky, like /tmp); no ``$XDG_RUNTIME_DIR``."""
+    """A fresh folder as ``$TMPDIR``, every user may write in it (sticky, like /tmp); no
+    ``$XDG_RUNTIME_DIR``."""
     folder = Path(tempfile.mkdtemp(prefix="ouro-sock-", dir="/tmp"))
     folder.chmod(0o1777)
     monkeypatch.setenv("TMPDIR", str(folder))
@@ -91,7 +92,9 @@ def test_an_unsafe_folder_is_refused_naming_it_and_why(temp: Path, unsafe: str) 
     assert str(folder) in str(refused.value) and reason[unsafe] in str(refused.value)
 
 
-def test_xdg_runtime_dir_is_used_only_when_it_is_the_users_own(temp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_xdg_runtime_dir_is_used_only_when_it_is_the_users_own(
+    temp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runtime = temp / "run-user"
     runtime.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
@@ -108,7 +111,14 @@ def _attack(temp: Path, paths: list[str]) -> tuple[subprocess.Popen[bytes], Path
     script.write_text(ATTACKER)
     script.chmod(0o644)
     log = temp / "connections.log"
-    argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "/usr/bin/python3", str(script)]
+    argv = [
+        "setpriv",
+        f"--reuid={NOBODY}",
+        f"--regid={NOBODY}",
+        "--clear-groups",
+        "/usr/bin/python3",
+        str(script),
+    ]
     attacker = subprocess.Popen([*argv, str(log), *paths])
     wait_for(lambda: Path(f"{log}.ready").exists() or attacker.poll() is not None, seconds=30)
     assert attacker.poll() is None, "the attacker's server did not start"

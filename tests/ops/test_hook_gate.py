@@ -57,7 +57,10 @@ def test_deny_gate_refuses_the_offending_call_citing_its_proof(gated: tuple[Path
     state, command = gated
     session = "sess-deny"
     assert (
-        run_hook(command, {"session_id": session, "hook_event_name": "SessionStart", "source": "startup"}).stdout == ""
+        run_hook(
+            command, {"session_id": session, "hook_event_name": "SessionStart", "source": "startup"}
+        ).stdout
+        == ""
     )
     innocent = run_hook(command, pre_tool(session, "git status", "toolu_1"))
     assert (innocent.returncode, innocent.stdout) == (0, "")
@@ -90,7 +93,11 @@ def test_deny_gate_refuses_the_offending_call_citing_its_proof(gated: tuple[Path
 
 def test_every_payload_is_recorded_in_the_csf_envelope_with_unknown_fields(gated: tuple[Path, str]) -> None:
     state, command = gated
-    payload = {**pre_tool("sess-record", "echo hi", "toolu_9"), "effort": {"level": "high"}, "new_field": [1, 2]}
+    payload = {
+        **pre_tool("sess-record", "echo hi", "toolu_9"),
+        "effort": {"level": "high"},
+        "new_field": [1, 2],
+    }
     assert run_hook(command, payload).returncode == 0
     run_hook(command, {"session_id": "sess-record", "hook_event_name": "Stop", "stop_hook_active": False})
     first, second = _lines(state, "sess-record")
@@ -107,7 +114,9 @@ def test_warn_gate_adds_context_and_never_denies(gated: tuple[Path, str]) -> Non
     started = (datetime.now(UTC) - timedelta(hours=1)).isoformat().replace("+00:00", "Z")
     (state / session).mkdir()
     start = {"session_id": session, "hook_event_name": "SessionStart", "source": "startup"}
-    (state / session / "events.jsonl").write_text(hook_line(started, start) + "\n")  # an hour old, no draft PR
+    (state / session / "events.jsonl").write_text(
+        hook_line(started, start) + "\n"
+    )  # an hour old, no draft PR
 
     # Warn gates are evaluated after the answer (off the hot path) and told on the session's next call.
     first = run_hook(command, pre_tool(session, "ls", "toolu_w1"))
@@ -146,7 +155,9 @@ def test_no_server_in_time_allows_within_the_timeout(tmp_path: Path) -> None:
     held = open(lock_path(str(state)), "a")  # noqa: SIM115 (a server "already running" that never answers)
     fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
     try:
-        result = run_hook(command, pre_tool("s", "ls", "t1"), env={"OURO_HOOK_TIMEOUT_S": "1", "OURO_GATE_IDLE_S": "1"})
+        result = run_hook(
+            command, pre_tool("s", "ls", "t1"), env={"OURO_HOOK_TIMEOUT_S": "1", "OURO_GATE_IDLE_S": "1"}
+        )
         assert time.monotonic() - started < 4
         assert (result.returncode, result.stdout) == (0, "")
         assert result.stderr.startswith("ouro hook: ") and "allowed" in result.stderr
@@ -166,7 +177,9 @@ def test_installed_self_match_denies_a_pending_pkill_f_that_matches_itself(tmp_p
             pytest.skip("self-match does not pass its own test yet, so it is not a gate")
         session = "sess-self"
         earlier = 'pkill -f "python -m http.server"'
-        run_hook(command, pre_tool(session, earlier, "toolu_s1"))  # the run so far already has one self-match…
+        run_hook(
+            command, pre_tool(session, earlier, "toolu_s1")
+        )  # the run so far already has one self-match…
         run_hook(command, post_tool(session, earlier, "toolu_s1", failed=True))
         innocent = run_hook(command, pre_tool(session, "python -m http.server 8000 &", "toolu_s2"))
         assert (innocent.returncode, innocent.stdout) == (0, "")  # …which never refuses an innocent call
@@ -204,12 +217,25 @@ def test_a_fresh_state_denies_a_self_matching_pkill_f_from_the_first_calls(tmp_p
 
 def test_the_hot_path_imports_neither_celery_nor_sqlalchemy_nor_alembic(gated: tuple[Path, str]) -> None:
     _state, command = gated
-    traced = run_hook(command.replace(" -P ", " -X importtime -P "), pre_tool("sess-imports", "git push -f", "t1"))
-    assert json.loads(traced.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"  # the whole path ran
+    traced = run_hook(
+        command.replace(" -P ", " -X importtime -P "), pre_tool("sess-imports", "git push -f", "t1")
+    )
+    assert (
+        json.loads(traced.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    )  # the whole path ran
     imported = {
         line.split("|")[-1].strip().removeprefix("ouroboros_gates.").split(".")[0]
         for line in traced.stderr.splitlines()
         if "|" in line
     }
     assert "ops" in imported
-    assert not imported & {"celery", "kombu", "sqlalchemy", "alembic", "pydantic", "schemas", "events", "miners"}
+    assert not imported & {
+        "celery",
+        "kombu",
+        "sqlalchemy",
+        "alembic",
+        "pydantic",
+        "schemas",
+        "events",
+        "miners",
+    }

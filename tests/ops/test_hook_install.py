@@ -34,20 +34,41 @@ def test_the_command_is_this_environments_interpreter_running_the_stdlib_hook(tm
     # without site, from anywhere: the payload is recorded under the state, the call allowed (no gate)
     (tmp_path / "state").mkdir()
     (tmp_path / "state" / "gates.json").write_text(json.dumps({"version": 1, "gates": []}))
-    payload = {"session_id": "s-1", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-               "tool_input": {"command": "ls"}}  # fmt: skip
-    env = {"PATH": os.environ["PATH"], "OURO_HOOK_AUTOFLUSH": "0"}  # no PYTHONPATH: the script finds its package
-    done = subprocess.run(shlex.split(command), input=json.dumps(payload), capture_output=True, text=True,
-                          cwd=tmp_path, env=env, check=False)  # fmt: skip
+    payload = {
+        "session_id": "s-1",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+    }
+    env = {
+        "PATH": os.environ["PATH"],
+        "OURO_HOOK_AUTOFLUSH": "0",
+    }  # no PYTHONPATH: the script finds its package
+    done = subprocess.run(
+        shlex.split(command),
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        check=False,
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert json.loads((tmp_path / "state" / "runs" / "s-1" / "events.jsonl").read_text())["event"] == payload
 
 
 def test_an_earlier_installs_module_command_is_ours_and_replaced_in_place() -> None:
-    earlier = {"hooks": {"PreToolUse": [
-        {"matcher": "*", "hooks": [{"type": "command", "command": "/venv/bin/python -P -m ops.hook --state /s"}]},
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]},
-    ]}}  # fmt: skip
+    earlier = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [{"type": "command", "command": "/venv/bin/python -P -m ops.hook --state /s"}],
+                },
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]},
+            ]
+        }
+    }
     now = merge_settings(earlier, "/venv/bin/python -S -P /venv/lib/ops/hook_script.py --state /s")
     commands = [h["command"] for entry in now["hooks"]["PreToolUse"] for h in entry["hooks"]]
     assert commands == ["/venv/bin/python -S -P /venv/lib/ops/hook_script.py --state /s", "echo mine"]
@@ -61,7 +82,10 @@ def test_a_pyenv_shim_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
 def test_settings_are_merged_keeping_the_users_hooks_and_idempotent(tmp_path: Path) -> None:
     users = {"type": "command", "command": "echo mine", "timeout": 3}
-    settings = {"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [users]}], "Notification": []}}
+    settings = {
+        "model": "opus",
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [users]}], "Notification": []},
+    }
     once = merge_settings(json.loads(json.dumps(settings)), "/venv/bin/python -P -m ops.hook --state /s")
     twice = merge_settings(json.loads(json.dumps(once)), "/venv/bin/python -P -m ops.hook --state /s")
     assert once == twice
@@ -71,7 +95,9 @@ def test_settings_are_merged_keeping_the_users_hooks_and_idempotent(tmp_path: Pa
     assert pre[0] == {"matcher": "Bash", "hooks": [users]}
     assert pre[1] == {
         "matcher": "*",
-        "hooks": [{"type": "command", "command": "/venv/bin/python -P -m ops.hook --state /s", "timeout": 10}],
+        "hooks": [
+            {"type": "command", "command": "/venv/bin/python -P -m ops.hook --state /s", "timeout": 10}
+        ],
     }
     assert once["hooks"]["Stop"] == [{"hooks": [pre[1]["hooks"][0]]}]  # no matcher outside tool events
     moved = merge_settings(json.loads(json.dumps(once)), "/other/python -P -m ops.hook --state /t")
@@ -98,9 +124,14 @@ def _fake_ouro(path: Path, body: str) -> str:
 def _push(hook: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     refs = "refs/heads/main 1111111 refs/heads/main 2222222\n"
     return subprocess.run(
-        [str(hook), "origin", "git@example.com:o/r.git"], input=refs, capture_output=True, text=True,
-        timeout=30, check=False, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+        [str(hook), "origin", "git@example.com:o/r.git"],
+        input=refs,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_pre_push_passes_through_until_ouro_pre_push_exists(tmp_path: Path) -> None:
@@ -134,15 +165,21 @@ def test_ouro_hooks_install_writes_both_and_refuses_nothing_of_the_users(tmp_pat
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(
-        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "x"}]}]}})
+        json.dumps(
+            {"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "x"}]}]}}
+        )
     )
     subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
     argv = ["hooks", "install", "--settings", str(settings), "--git-dir", str(tmp_path / "repo" / ".git")]
     argv += ["--state", str(tmp_path / "state"), "--no-refresh"]
     result = subprocess.run(
         [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *argv],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     written = json.loads(settings.read_text())
     assert written["hooks"]["PreToolUse"][0]["matcher"] == "Edit"

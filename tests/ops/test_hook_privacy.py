@@ -1,5 +1,7 @@
-"""What the hook records stays out of the user's repository and has its secrets cut: ``ouro hooks install`` in a
-checkout writes the machine-specific command to git-ignored local settings, the state lives in the user's state
+"""What the hook records stays out of the user's repository and has its secrets cut: ``ouro hooks install`` in
+a
+checkout writes the machine-specific command to git-ignored local settings, the state lives in the user's
+state
 directory, a state put inside a checkout ignores itself, a secret in a tool input is redacted before it is
 written, a prompt is kept only when asked, and a flush queues into the state the hook was given."""
 
@@ -43,8 +45,9 @@ def _checkout(tmp_path: Path) -> Path:
 
 def _ouro(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     ouro = Path(sys.executable).with_name("ouro")
-    return subprocess.run([str(ouro), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120,
-                          check=False)  # fmt: skip
+    return subprocess.run(
+        [str(ouro), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120, check=False
+    )
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -68,9 +71,20 @@ def test_a_hook_installed_in_a_checkout_leaves_nothing_git_would_pick_up(tmp_pat
     assert state == tmp_path / "xdg" / "ouroboros" / project_key(str(repo))
     assert not (repo / SHARED_SETTINGS).exists()  # the committed settings get nothing
     (state / "gates.json").write_text(json.dumps({"version": 1, "gates": []}))
-    payload = pre_tool("s-1", f"export API_KEY={SECRET} && curl -H 'Authorization: Bearer abc123' api", "toolu_1")
-    answered = subprocess.run(command, shell=True, input=json.dumps(payload), capture_output=True, text=True,
-                              cwd=repo, env=env, timeout=30, check=False)  # fmt: skip
+    payload = pre_tool(
+        "s-1", f"export API_KEY={SECRET} && curl -H 'Authorization: Bearer abc123' api", "toolu_1"
+    )
+    answered = subprocess.run(
+        command,
+        shell=True,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=env,
+        timeout=30,
+        check=False,
+    )
     assert (answered.returncode, answered.stderr) == (0, "")
     assert _git("status", "--porcelain", "--untracked-files=all", cwd=repo) == ""
     recorded = (state / "runs" / "s-1" / "events.jsonl").read_text()
@@ -83,11 +97,25 @@ def test_hook_entries_an_earlier_install_committed_are_taken_out(tmp_path: Path)
     repo = _checkout(tmp_path)
     shared = repo / SHARED_SETTINGS
     shared.parent.mkdir()
-    earlier = {"model": "opus", "hooks": {"PreToolUse": [
-        {"matcher": "*", "hooks": [{"type": "command", "command": "/home/dev/.venv/bin/python -S -P "
-                                    "/home/dev/.venv/lib/ops/hook_script.py --state /home/dev/project/.ouroboros"}]},
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]},
-    ], "Stop": [{"hooks": [{"type": "command", "command": "/v/bin/python -P -m ops.hook --state /s"}]}]}}  # fmt: skip
+    earlier = {
+        "model": "opus",
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "/home/dev/.venv/bin/python -S -P "
+                            "/home/dev/.venv/lib/ops/hook_script.py --state /home/dev/project/.ouroboros",
+                        }
+                    ],
+                },
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]},
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "/v/bin/python -P -m ops.hook --state /s"}]}],
+        },
+    }
     shared.write_text(json.dumps(earlier))
     done = _ouro("hooks", "install", "--no-refresh", cwd=repo, env=_env(tmp_path))
     assert done.returncode == 0, done.stderr
@@ -124,18 +152,26 @@ def test_a_state_put_inside_a_checkout_ignores_itself(tmp_path: Path) -> None:
     assert _git("status", "--porcelain", "--untracked-files=all", cwd=repo) == ""
 
 
-def test_the_default_state_is_the_projects_folder_outside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_state_is_the_projects_folder_outside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = _checkout(tmp_path)
     (repo / "deep" / "er").mkdir(parents=True)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     at_root, below = default_state_dir(str(repo)), default_state_dir(str(repo / "deep" / "er"))
     assert at_root == below == str(tmp_path / "xdg" / "ouroboros" / project_key(str(repo)))
-    assert project_key(str(repo)).startswith("project-") and project_key(str(repo)) != project_key(str(tmp_path))
+    assert project_key(str(repo)).startswith("project-") and project_key(str(repo)) != project_key(
+        str(tmp_path)
+    )
 
 
 def test_the_prompt_is_recorded_only_when_asked(tmp_path: Path) -> None:
     command = f"{shlex.quote(sys.executable)} -P -m ouroboros_gates.ops.hook --state {tmp_path / 'state'}"
-    prompt = {"session_id": "s-4", "hook_event_name": "UserPromptSubmit", "prompt": f"use key {SECRET} please"}
+    prompt = {
+        "session_id": "s-4",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": f"use key {SECRET} please",
+    }
     assert run_hook(command, prompt).returncode == 0
     assert run_hook(command, prompt, env={"OURO_RECORD_PROMPTS": "1"}).returncode == 0
     log = tmp_path / "state" / "runs" / "s-4" / "events.jsonl"
@@ -164,10 +200,18 @@ def test_secret_shapes(text: str, scrubbed: str) -> None:
 
 def test_secret_named_keys_and_identifying_keys() -> None:
     payload: dict[str, Any] = {
-        "session_id": "s", "tool_use_id": "t", "hook_event_name": "PreToolUse", "tool_name": "WebFetch",
-        "tool_input": {"url": "https://x.example.org", "headers": {"Authorization": "Token abc", "Accept": "*/*"},
-                       "api_key": "k1", "password": "", "token_count": 3},
-    }  # fmt: skip
+        "session_id": "s",
+        "tool_use_id": "t",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "WebFetch",
+        "tool_input": {
+            "url": "https://x.example.org",
+            "headers": {"Authorization": "Token abc", "Accept": "*/*"},
+            "api_key": "k1",
+            "password": "",
+            "token_count": 3,
+        },
+    }
     scrubbed = scrub_payload(payload)
     assert scrubbed["tool_input"]["headers"] == {"Authorization": "<secret>", "Accept": "*/*"}
     assert scrubbed["tool_input"]["api_key"] == "<secret>" and scrubbed["tool_input"]["password"] == ""
@@ -181,11 +225,26 @@ def test_a_stop_flush_queues_into_the_state_it_was_given(tmp_path: Path) -> None
     command = f"{shlex.quote(sys.executable)} -P -m ouroboros_gates.ops.hook --state {state}"
     env = _env(tmp_path, OURO_BROKER_URL="", OURO_DATABASE_URL="", OURO_ROOTS=str(tmp_path))
     for payload in (pre_tool("s-5", "ls", "toolu_5"), {"session_id": "s-5", "hook_event_name": "Stop"}):
-        done = subprocess.run(shlex.split(command), input=json.dumps(payload), capture_output=True, text=True,
-                              cwd=elsewhere, env=env, timeout=30, check=False)  # fmt: skip
+        done = subprocess.run(
+            shlex.split(command),
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            cwd=elsewhere,
+            env=env,
+            timeout=30,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
-    flushed = subprocess.run([*shlex.split(command), "--flush"], capture_output=True, text=True, cwd=elsewhere,
-                             env=env, timeout=120, check=False)  # fmt: skip
+    flushed = subprocess.run(
+        [*shlex.split(command), "--flush"],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert flushed.returncode == 0, flushed.stderr
     assert flushed.stdout.split() == ["queued", "s-5"]
     with sqlite3.connect(state / "broker.sqlite") as broker:
@@ -196,7 +255,9 @@ def test_a_stop_flush_queues_into_the_state_it_was_given(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("value", ["1", "true", "TRUE", "yes", "on", "0", "false", "no", "off"])
-def test_the_hook_reads_ouro_record_prompts_as_the_settings_do(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_hook_reads_ouro_record_prompts_as_the_settings_do(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ouroboros_gates.ops.hook import _record_prompts
     from ouroboros_gates.schemas.settings import load_settings
 

@@ -58,7 +58,9 @@ def test_a_miner_accepted_between_two_calls_binds_from_the_next(
     assert _call(server, state, "git status", "t3")["decision"] == "allow"
 
     recompiles: list[str] = []
-    monkeypatch.setattr(gates_module.GateSet, "_recompile", lambda self, name, digest: recompiles.append(name))
+    monkeypatch.setattr(
+        gates_module.GateSet, "_recompile", lambda self, name, digest: recompiles.append(name)
+    )
     rules = miners / "rules.dl"
     accepted = rules.read_text()
     rules.write_text(accepted + "\n% edited after acceptance\n")
@@ -116,7 +118,9 @@ def test_gate_cache_round_trip_and_broken_files(tmp_path: Path) -> None:
     assert read_gates(tmp_path) is None
     (tmp_path / "gates.json").write_text("{not json")
     assert read_gates(tmp_path) is None
-    (tmp_path / "gates.json").write_text(json.dumps({"version": 1, "tenant": "t", "gates": [{"name": "half"}]}))
+    (tmp_path / "gates.json").write_text(
+        json.dumps({"version": 1, "tenant": "t", "gates": [{"name": "half"}]})
+    )
     compiled = read_gates(tmp_path)
     assert compiled is not None and compiled.tenant == "t" and compiled.gates == ()
 
@@ -198,7 +202,9 @@ def test_a_local_gate_keeps_the_facts_the_whole_run_gives_line_by_line(
     assert len(whole) > 3 and session.facts.local(gate, session.log.lines) == whole  # kept as read, in order
     assert SessionFacts(session.log).local(gate, session.log.lines) == whole  # a gate new to the session
     before_last = session.log.lines - 1
-    assert session.facts.local(gate, before_last) == [f for f in whole if f[2] is None or f[2].line <= before_last]
+    assert session.facts.local(gate, before_last) == [
+        f for f in whole if f[2] is None or f[2].line <= before_last
+    ]
 
 
 def test_a_session_idle_for_long_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -225,4 +231,7 @@ def test_a_log_outside_the_state_directory_is_refused_however_it_is_spelt(tmp_pa
     dotted = state / ".." / "events.jsonl"  # its parent's parent is spelt <state>, but it lies beside it
     with pytest.raises(ValueError, match="is not a session log"):
         server._session({"file": str(dotted)})
-    assert server._session({"file": str(state / "s1" / "events.jsonl")}).log.path == state / "s1" / "events.jsonl"
+    assert (
+        server._session({"file": str(state / "s1" / "events.jsonl")}).log.path
+        == state / "s1" / "events.jsonl"
+    )

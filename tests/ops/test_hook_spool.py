@@ -22,8 +22,12 @@ def _flush(state: Path, broker: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OURO_BROKER_URL": broker, "OURO_STATE": str(state), "OURO_ROOTS": str(state)}
     return subprocess.run(
         [sys.executable, "-P", "-m", "ouroboros_gates.ops.hook", "--flush", "--state", str(state)],
-        capture_output=True, text=True, timeout=120, env=env, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
 
 
 def test_spooled_with_the_broker_down_then_flushed_when_it_is_up(tmp_path: Path, redis_url: str) -> None:

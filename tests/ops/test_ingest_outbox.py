@@ -23,10 +23,23 @@ RUN = ROOT / "examples" / "runs" / "d2f0a8c6-7e3b-4c51-9b28-1a4e6d0f3c95"
 
 
 def ingest(run: Path, database: str, broker: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OURO_STATE": str(run.parents[1] / "s"), "OURO_ROOTS": str(run.parents[1]),
-           "OURO_DATABASE_URL": database, "OURO_BROKER_URL": broker, "COLUMNS": "200"}  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "ouroboros_gates.ops.cli", "ingest", str(run)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    env = {
+        **os.environ,
+        "OURO_STATE": str(run.parents[1] / "s"),
+        "OURO_ROOTS": str(run.parents[1]),
+        "OURO_DATABASE_URL": database,
+        "OURO_BROKER_URL": broker,
+        "COLUMNS": "200",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "ouroboros_gates.ops.cli", "ingest", str(run)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _closed_port() -> int:
@@ -56,20 +69,26 @@ def test_ingest_queues_each_run_once_and_publishes_it(tmp_path: Path, redis_url:
     store.close()
 
 
-def test_a_broker_that_is_down_leaves_the_message_in_the_outbox_for_the_sweep(tmp_path: Path, redis_url: str) -> None:
+def test_a_broker_that_is_down_leaves_the_message_in_the_outbox_for_the_sweep(
+    tmp_path: Path, redis_url: str
+) -> None:
     run = shutil.copytree(RUN, tmp_path / "runs" / RUN.name)
     database = f"sqlite:///{tmp_path / 'events.sqlite'}"
     down = f"redis://127.0.0.1:{_closed_port()}/0"
     result = ingest(run, database, down)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"queued {RUN.name} (")
-    assert "1 message(s) not published (broker unreachable): kept in the outbox" in " ".join(result.stderr.split())
+    assert "1 message(s) not published (broker unreachable): kept in the outbox" in " ".join(
+        result.stderr.split()
+    )
     store = open_store(database)
     [pending] = store.pending_outbox()
     assert pending.task == "miner.ingest" and pending.attempts == 1  # one refused try, recorded
     from ouroboros_gates.schemas.settings import Settings
 
-    sweep = build_app(Settings(broker_url=redis_url, database_url=database, state=tmp_path / "s"), include=False)
+    sweep = build_app(
+        Settings(broker_url=redis_url, database_url=database, state=tmp_path / "s"), include=False
+    )
     assert relay_outbox(store, publisher=sweep) == 1  # what beat's fleet.relay_outbox does
     assert [m["id"] for m in _queued(redis_url)] == [pending.message_id] and store.pending_outbox() == []
     store.close()

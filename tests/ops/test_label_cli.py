@@ -1,5 +1,6 @@
 """``ouro label`` against the scripted model server over the example tickets: accepted and rejected labels
-with their reasons, printed, in labeler.jsonl and labeler.json, and in the event log; bad input is one line."""
+with their reasons, printed, in labeler.jsonl and labeler.json, and in the event log; bad input is one
+line."""
 
 from __future__ import annotations
 
@@ -24,13 +25,24 @@ BATCH = 8
 
 
 def _ouro(*args: str, state: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "OURO_STATE": str(state), "OURO_FORGE": str(ROOT / "examples"), "COLUMNS": "250", **env}
+    full = {
+        **os.environ,
+        "OURO_STATE": str(state),
+        "OURO_FORGE": str(ROOT / "examples"),
+        "COLUMNS": "250",
+        **env,
+    }
     for key in ("OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_MODEL", "OURO_MODEL_URL", "OURO_MODEL_API"):
         full.pop(key, None)
     return subprocess.run(
         [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
-        cwd=ROOT, env={**full, **env}, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env={**full, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _batch(ticket: int, tmp_path: Path) -> list[Any]:
@@ -84,9 +96,12 @@ def test_ouro_label_gives_accepted_and_rejected_labels_with_reasons_for_the_exam
     )
     state = tmp_path / "state"
     env = {
-        "OURO_MODEL": "fake-model", "OURO_MODEL_API": "ollama", "OURO_MODEL_URL": model_server.url,
-        "OURO_LABELER_CANDIDATES": str(BATCH), "OURO_DOCKER_SOCKET": "",
-    }  # fmt: skip
+        "OURO_MODEL": "fake-model",
+        "OURO_MODEL_API": "ollama",
+        "OURO_MODEL_URL": model_server.url,
+        "OURO_LABELER_CANDIDATES": str(BATCH),
+        "OURO_DOCKER_SOCKET": "",
+    }
     result = _ouro(
         "label",
         "--ticket",
@@ -102,7 +117,10 @@ def test_ouro_label_gives_accepted_and_rejected_labels_with_reasons_for_the_exam
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "miner self-match reproduces it: its facts name 3e7b1f5d-9c2a-4d84-a6f3-8b0e5d2c7a41 at line 27" in out
+    assert (
+        "miner self-match reproduces it: its facts name 3e7b1f5d-9c2a-4d84-a6f3-8b0e5d2c7a41 at line 27"
+        in out
+    )
     assert "miner self-match's facts do not name 9d41b7a3-0e5f-4a82-b6c9-3f7e1d2a5c60" in out
     assert "every fragment of the quote (2) is on line 28 in order" in out
     assert "the quote is lifted from the ticket's own words" in out
@@ -111,7 +129,12 @@ def test_ouro_label_gives_accepted_and_rejected_labels_with_reasons_for_the_exam
     assert "GPU sharing off: no Docker Engine API (OURO_DOCKER_SOCKET unset)" in out
     assert "batch 2 failed: ReplyParseError" in out  # #47's batch; the run went on to #48
     record = json.loads((state / "labeler.json").read_text())
-    assert (record["status"], record["accepted"], record["rejected"], record["batches"]) == ("completed", 2, 3, 3)
+    assert (record["status"], record["accepted"], record["rejected"], record["batches"]) == (
+        "completed",
+        2,
+        3,
+        3,
+    )
     lines = [json.loads(line) for line in (state / "labeler.jsonl").read_text().splitlines()]
     assert len(lines) == 2 * BATCH and sum(line["positive"] for line in lines) == 5
     store = SqlEventStore.from_url(f"sqlite:///{state / 'events.sqlite'}")

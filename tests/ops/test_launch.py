@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import sys
 
-from ouroboros_gates.ops.launch import APP, WorkerOptions, beat_argv, flower_argv, node_name, worker_argv, worker_env
+from ouroboros_gates.ops.launch import (
+    APP,
+    WorkerOptions,
+    beat_argv,
+    flower_argv,
+    node_name,
+    worker_argv,
+    worker_env,
+)
 from ouroboros_gates.workers import QUEUES
 
 
@@ -22,11 +30,24 @@ def test_a_worker_is_named_after_its_role_unless_told() -> None:
 
 
 def test_celery_options_are_passed_on() -> None:
-    argv = worker_argv(WorkerOptions(queues="miner, decider", pool="threads", concurrency=3, max_tasks_per_child=9,
-                                     logfile="/var/log/w.log", loglevel="DEBUG", extra=("-O", "fair")))  # fmt: skip
+    argv = worker_argv(
+        WorkerOptions(
+            queues="miner, decider",
+            pool="threads",
+            concurrency=3,
+            max_tasks_per_child=9,
+            logfile="/var/log/w.log",
+            loglevel="DEBUG",
+            extra=("-O", "fair"),
+        )
+    )
     assert argv[:6] == [sys.executable, "-m", "celery", "-A", APP, "worker"]
     assert _after(argv, "-Q") == "miner,decider"
-    assert (_after(argv, "-P"), _after(argv, "-c"), _after(argv, "--max-tasks-per-child")) == ("threads", "3", "9")
+    assert (_after(argv, "-P"), _after(argv, "-c"), _after(argv, "--max-tasks-per-child")) == (
+        "threads",
+        "3",
+        "9",
+    )
     assert (_after(argv, "--logfile"), _after(argv, "-l")) == ("/var/log/w.log", "DEBUG")
     assert argv[-2:] == ["-O", "fair"]
 
@@ -41,7 +62,12 @@ def test_autoscale_replaces_the_default_concurrency() -> None:
 
 
 def test_beat_and_flower_command_lines() -> None:
-    assert beat_argv("/state/celerybeat-schedule", "INFO")[-4:] == ["-l", "INFO", "-s", "/state/celerybeat-schedule"]
+    assert beat_argv("/state/celerybeat-schedule", "INFO")[-4:] == [
+        "-l",
+        "INFO",
+        "-s",
+        "/state/celerybeat-schedule",
+    ]
     flower = flower_argv(5555, "127.0.0.1")
     assert flower[:4] == ["celery", "-A", APP, "flower"] and "--logging=none" in flower
 

@@ -41,8 +41,13 @@ record = "README.md"
 recorded = "2026-11-30"
 licence = "Apache-2.0"
 """
-ANSWER = {"verdict": "vulnerable", "family": "sql_injection", "confidence": 0.8,
-          "rationale": "Line 2 passes the caller's value on.", "cited_lines": [2]}  # fmt: skip
+ANSWER = {
+    "verdict": "vulnerable",
+    "family": "sql_injection",
+    "confidence": 0.8,
+    "rationale": "Line 2 passes the caller's value on.",
+    "cited_lines": [2],
+}
 PROPOSALS = {"instructions": [f"Instruction {i}." for i in range(6)]}
 
 
@@ -94,22 +99,44 @@ def test_labels_memory_evaluate_at_zero_cost(env: Path) -> None:
 def test_an_unlisted_corpus_is_one_error_line(env: Path) -> None:
     (env / "elsewhere").mkdir()
     full = {**os.environ, "COLUMNS": "200"}
-    done = subprocess.run([sys.executable, "-m", "ouroboros_gates.ops.cli", "learn", "labels", "--corpus",
-                           str(env / "elsewhere"), "--sources", str(env / "sources.toml")],
-                          cwd=ROOT, env=full, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ouroboros_gates.ops.cli",
+            "learn",
+            "labels",
+            "--corpus",
+            str(env / "elsewhere"),
+            "--sources",
+            str(env / "sources.toml"),
+        ],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("ouro: error: ") and "never read" in lines[0]
 
 
 def _git(root: Path, *args: str) -> None:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-           "PATH": os.environ["PATH"]}  # fmt: skip
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "PATH": os.environ["PATH"],
+    }
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
 
-def test_compile_and_experiment_end_to_end_then_replay(env: Path, model_server: Any,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_compile_and_experiment_end_to_end_then_replay(
+    env: Path, model_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     model_server.script([{"contains": "Propose", "content": PROPOSALS}, {"content": ANSWER}])
     monkeypatch.setenv("OURO_MODEL", "deepseek-chat")
     monkeypatch.setenv("OURO_MODEL_URL", f"{model_server.url}/v1")
@@ -117,7 +144,9 @@ def test_compile_and_experiment_end_to_end_then_replay(env: Path, model_server: 
     specs = env / "specs"
     specs.mkdir()
     spec = specs / "compile.toml"
-    spec.write_text("[compile]\nseed = 5\ncompile_share = 0.4\nbootstrap_max = 6\nval_max = 6\nusd_ceiling = 1.0\n")
+    spec.write_text(
+        "[compile]\nseed = 5\ncompile_share = 0.4\nbootstrap_max = 6\nval_max = 6\nusd_ceiling = 1.0\n"
+    )
     _git(specs, "init", "-q")
     with pytest.raises(Exception, match="not committed at HEAD"):
         CliRunner().invoke(app, ["learn", "compile", "--spec", str(spec)], catch_exceptions=False)
@@ -126,7 +155,9 @@ def test_compile_and_experiment_end_to_end_then_replay(env: Path, model_server: 
     compiled = ouro("learn", "compile", "--spec", str(spec), "--profile", "static").output
     sha = compiled.split()[1]
     assert compiled.startswith("compiled ") and "replayed from the cache" in compiled
-    assert ouro("learn", "compile", "--spec", str(spec)).output.split()[1] == sha  # from the cache: same bytes
+    assert (
+        ouro("learn", "compile", "--spec", str(spec)).output.split()[1] == sha
+    )  # from the cache: same bytes
     artifact = env / "state" / "learn" / "programs" / f"{sha}.json"
     # the language-model program's evaluation on the outer folds, paid once, then replayed at $0
     ouro("learn", "evaluate", "--program", str(artifact), "--resamples", "200", "--name", "lm")
@@ -142,19 +173,23 @@ def test_compile_and_experiment_end_to_end_then_replay(env: Path, model_server: 
     (repo / "experiments").mkdir(parents=True)
     shutil.copy(artifact, repo / "experiments" / "a.json")
     variant = Program.from_json(json.dumps(json.loads(artifact.read_text())["program"]))
-    (repo / "experiments" / "b.json").write_text(Program(kind="llm-program", instruction="Answer in JSON only.",
-                                                          demos=variant.demos).to_json())  # fmt: skip
+    (repo / "experiments" / "b.json").write_text(
+        Program(kind="llm-program", instruction="Answer in JSON only.", demos=variant.demos).to_json()
+    )
     digest = json.loads((env / "state" / "learn" / "labels" / "current.json").read_text())["digest"]
     rows = [
-        json.loads(line) for line in (env / "state" / "learn" / "labels" / f"{digest}.jsonl").read_text().splitlines()
+        json.loads(line)
+        for line in (env / "state" / "learn" / "labels" / f"{digest}.jsonl").read_text().splitlines()
     ]
     units = [{"unit": r["uid"], "group": r["group"]} for r in rows if r["unit"] == "delta"]
     (repo / "experiments" / "exp-k.units.jsonl").write_text("".join(json.dumps(u) + "\n" for u in units))
     manifest = repo / "experiments" / "exp-k.toml"
-    manifest.write_text('[experiment]\nid = "exp-k"\nhypothesis = "a shorter instruction answers as well"\n'
-                        'units_file = "experiments/exp-k.units.jsonl"\nmetric = "correct"\norder = {seed = 2}\n'
-                        'budget_usd = {total = 1.0, per_arm = 0.5}\n[arms.A]\nprogram = "a.json"\n'
-                        '[arms.B]\nprogram = "b.json"\n')  # fmt: skip
+    manifest.write_text(
+        '[experiment]\nid = "exp-k"\nhypothesis = "a shorter instruction answers as well"\n'
+        'units_file = "experiments/exp-k.units.jsonl"\nmetric = "correct"\norder = {seed = 2}\n'
+        'budget_usd = {total = 1.0, per_arm = 0.5}\n[arms.A]\nprogram = "a.json"\n'
+        '[arms.B]\nprogram = "b.json"\n'
+    )
     _git(repo, "init", "-q")
     refused = CliRunner().invoke(app, ["experiment", "register", str(manifest)])
     assert refused.exit_code != 0  # nothing committed yet
@@ -171,7 +206,11 @@ def test_compile_and_experiment_end_to_end_then_replay(env: Path, model_server: 
     ouro("experiment", "run", str(manifest), "--out", str(out), "--resamples", "300")
     again = json.loads((out / "result.json").read_text())
     assert again["spend"] == {"A": 0.0, "B": 0.0} and again["looks"] == result["looks"]
-    assert ouro("experiment", "analyse", str(manifest), "--out", str(out), "--resamples", "300").exit_code == 0
+    assert (
+        ouro("experiment", "analyse", str(manifest), "--out", str(out), "--resamples", "300").exit_code == 0
+    )
     (repo / "experiments" / "exp-k.units.jsonl").write_text(json.dumps(units[0]) + "\n")
     with pytest.raises(Exception, match="changed since registration"):
-        CliRunner().invoke(app, ["experiment", "run", str(manifest), "--out", str(out)], catch_exceptions=False)
+        CliRunner().invoke(
+            app, ["experiment", "run", str(manifest), "--out", str(out)], catch_exceptions=False
+        )

@@ -1,6 +1,8 @@
-"""How the fleet's processes start and stop: SIGTERM stops ``ouro serve`` with its embedded worker (started again
+"""How the fleet's processes start and stop: SIGTERM stops ``ouro serve`` with its embedded worker (started
+again
 when it dies), ``ouro worker`` (its running task requeued after OURO_SHUTDOWN_S) and ``ouro beat``; ``ouro
-status`` fails when the broker or the event log does not answer; a main job whose messages fail for a reason to
+status`` fails when the broker or the event log does not answer; a main job whose messages fail for a reason
+to
 fix stops at once with it, and records every dead letter."""
 
 from __future__ import annotations
@@ -46,8 +48,12 @@ def test_sigterm_stops_serve_and_its_embedded_worker(tmp_path: Path) -> None:
         poll(lambda: store.is_handled(probe.TASK, probe.message_id), 120, "the probe", log.read_text)
         httpx.get(f"http://127.0.0.1:{port}/api/status", timeout=30)
         os.kill(workers[0], signal.SIGKILL)  # serve starts its worker again, and the next probe is handled
-        workers = poll(lambda: [p for p in children(serve.pid) if "worker" in _cmdline(p) and p not in workers],
-                       120, "the worker started again", log.read_text)  # fmt: skip
+        workers = poll(
+            lambda: [p for p in children(serve.pid) if "worker" in _cmdline(p) and p not in workers],
+            120,
+            "the worker started again",
+            log.read_text,
+        )
         again = Probe(message_id=content_id("serve", "again"), probe="after-restart")
         publish(again, via=sender)
         poll(lambda: store.is_handled(again.TASK, again.message_id), 120, "the probe after", log.read_text)
@@ -70,7 +76,9 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def test_sigterm_requeues_a_running_task_after_the_shutdown_time(tmp_path: Path, redis_url: str, pg_url: str) -> None:
+def test_sigterm_requeues_a_running_task_after_the_shutdown_time(
+    tmp_path: Path, redis_url: str, pg_url: str
+) -> None:
     env = _env(tmp_path, OURO_BROKER_URL=redis_url, OURO_DATABASE_URL=pg_url, OURO_SHUTDOWN_S="2")
     log = tmp_path / "worker.log"
     worker = ouro("worker", "-Q", "fleet", "-c", "1", env=env, log=log)
@@ -80,7 +88,9 @@ def test_sigterm_requeues_a_running_task_after_the_shutdown_time(tmp_path: Path,
     publish(Probe(message_id=content_id("shutdown", "long"), probe="long", hold_s=300), via=sender)
     client = redis.Redis.from_url(redis_url)
     try:
-        poll(lambda: client.hlen("unacked") == 1 and "received" in log.read_text(), 120, "the long probe taken")
+        poll(
+            lambda: client.hlen("unacked") == 1 and "received" in log.read_text(), 120, "the long probe taken"
+        )
     finally:
         code = terminate(worker)
     # It stopped (not killed), and the probe it could not finish is back on its queue for another worker.
@@ -103,8 +113,12 @@ def test_status_fails_when_the_broker_or_the_event_log_does_not_answer(tmp_path:
     assert report["healthy"] and report["in_flight"]["miner"] == 0
     broker_down = run("status", env=_env(tmp_path, OURO_BROKER_URL=f"redis://127.0.0.1:{nobody}/0"))
     assert broker_down.returncode == 1 and "broker unreachable" in broker_down.stderr, broker_down.stderr
-    database_down = run("status", env=_env(tmp_path, OURO_DATABASE_URL=f"postgresql+psycopg://127.0.0.1:{nobody}/x"))
-    assert database_down.returncode == 1 and "event log unreachable" in database_down.stderr, database_down.stderr
+    database_down = run(
+        "status", env=_env(tmp_path, OURO_DATABASE_URL=f"postgresql+psycopg://127.0.0.1:{nobody}/x")
+    )
+    assert database_down.returncode == 1 and "event log unreachable" in database_down.stderr, (
+        database_down.stderr
+    )
 
 
 def test_a_loop_outside_the_roots_fails_at_once_with_the_reason(tmp_path: Path) -> None:
@@ -119,7 +133,8 @@ def test_a_loop_outside_the_roots_fails_at_once_with_the_reason(tmp_path: Path) 
     settings = Settings(state=tmp_path / "state")
     dead = [e for e in open_store(settings.event_log_url).read_stream("fleet/dead-letter")]
     assert dead and all(e.type == "MessageDeadLettered" and e.payload["permanent"] for e in dead)
-    # Every message parked on the dead-letter queue is recorded (a redelivered one is parked again, recorded once).
+    # Every message parked on the dead-letter queue is recorded (a redelivered one is parked again, recorded
+    # once).
     assert _parked(settings) == {e.payload["message_id"] for e in dead}
     fixed = run("loop", str(corpus), env=_env(tmp_path))
     assert fixed.returncode == 0, fixed.stdout[-3000:] + fixed.stderr[-2000:]

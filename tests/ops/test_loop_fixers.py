@@ -38,7 +38,8 @@ message = f"miner for #{{ticket}}\\n\\nCSF-Session: {{branch}}\\n"
 subprocess.run([*git, "add", "."], check=True)
 subprocess.run([*git, "commit", "-q", "-m", message], check=True)
 head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-body = (f"Closes #{{ticket}}.\\n\\n| Backtest FN | 0 |\\n\\n| Check | Command | Exit |\\n| --- | --- | --- |\\n"
+body = (f"Closes #{{ticket}}.\\n\\n| Backtest FN | 0 |\\n\\n| Check | Command | Exit |\\n| --- | --- | ---
+|\\n"
         "| ruff | `ruff check` | 0 |\\n")
 LocalForge({forge!r}, {bundle!r}, writes_dir=os.environ["OURO_FORGE_WRITES"]).open_pull_request({{
     "title": f"miner for #{{ticket}}", "body": body, "state": "open", "draft": False, "labels": [],
@@ -60,8 +61,11 @@ def test_ticket_to_closed_through_a_fake_fixer_every_step_an_event(tmp_path: Pat
     assert first.returncode == 0, first.stdout + first.stderr
     store = SqlEventStore.from_url(f"sqlite:///{tmp_path / 'state' / 'events.sqlite'}")
     events = store.read(limit=10_000)
-    launched = {e.payload["verdict"]["ticket"] for e in events
-                if e.type == "PrecheckCompleted" and e.payload["verdict"]["verdict"] == "launch"}  # fmt: skip
+    launched = {
+        e.payload["verdict"]["ticket"]
+        for e in events
+        if e.type == "PrecheckCompleted" and e.payload["verdict"]["verdict"] == "launch"
+    }
     assert 50 in launched
     for ticket in sorted(launched):
         stream = store.read_stream(f"ticket/{ticket}")
@@ -71,14 +75,20 @@ def test_ticket_to_closed_through_a_fake_fixer_every_step_an_event(tmp_path: Pat
         assert (session["outcome"], session["cost_usd"]) == ("ready", 0.75)  # 0.5, then 0.25 after a reopen
         pull = session["pull_request"]
         recorded = [
-            e for e in events if e.type == "RunRecorded" and e.payload["run"] == Path(session["worktree"]).parent.name
+            e
+            for e in events
+            if e.type == "RunRecorded" and e.payload["run"] == Path(session["worktree"]).parent.name
         ]
-        assert recorded and recorded[0].payload["summary"]["cost_usd"] == pytest.approx(0.75)  # ingested as a run
+        assert recorded and recorded[0].payload["summary"]["cost_usd"] == pytest.approx(
+            0.75
+        )  # ingested as a run
         train = store.read_stream(f"pr/{pull}")
         assert [e.type for e in train] == ["MergeAttempted", "Merged"]
         closed = next(e for e in stream if e.type == "TicketClosed")
         assert closed.payload["pull_request"] == pull
-        assert verdict.position < ended.position < recorded[0].position < train[-1].position <= closed.position
+        assert (
+            verdict.position < ended.position < recorded[0].position < train[-1].position <= closed.position
+        )
     assert f"Fixer sessions: {len(launched)}" in first.stdout
     assert "NO-SELF-MERGE" in first.stdout
     second = ouro("loop", str(corpus), "--fixers", state=tmp_path / "state", **env)

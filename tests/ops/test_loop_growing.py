@@ -1,4 +1,5 @@
-"""The main job on runs that change under it: a session file still being written is recorded as it stood, waited
+"""The main job on runs that change under it: a session file still being written is recorded as it stood,
+waited
 for by the content the worker read, and ingested again when it grows; a run deleted before it is read is a
 counted skip with its path."""
 
@@ -24,7 +25,9 @@ SOURCE = sorted((ROOT / "examples" / "runs").glob("*/events.jsonl"))[0]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_FORGE"}}
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_FORGE"}
+    }
     return {**env, "OURO_STATE": str(tmp_path / "state"), "OURO_ROOTS": str(tmp_path)}
 
 
@@ -54,7 +57,9 @@ def test_the_loop_waits_for_the_mine_of_what_the_worker_read(tmp_path: Path) -> 
     shutil.copyfile(SOURCE, corpus / "events.jsonl")
     settings = Settings(state=tmp_path / "state", roots=str(tmp_path))
     messages = ingest_messages([corpus], settings)  # ids from the content now...
-    with (corpus / "events.jsonl").open("a") as more:  # ...then the session writes on before a worker reads it
+    with (corpus / "events.jsonl").open(
+        "a"
+    ) as more:  # ...then the session writes on before a worker reads it
         more.write(json.dumps({"type": "system", "subtype": "note", "session_id": "race-run"}) + "\n")
     os.environ["OURO_STATE"], os.environ["OURO_ROOTS"] = str(tmp_path / "state"), str(tmp_path)
     store = open_store(settings.event_log_url)

@@ -17,7 +17,9 @@ from ouroboros_gates.schemas.settings import Settings
 
 
 def _measure(tag: str) -> Measure:
-    return Measure(message_id=content_id("measure-test", tag), at=datetime(2026, 1, 2, tzinfo=UTC), tenant="default")
+    return Measure(
+        message_id=content_id("measure-test", tag), at=datetime(2026, 1, 2, tzinfo=UTC), tenant="default"
+    )
 
 
 @pytest.fixture

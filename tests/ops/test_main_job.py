@@ -17,14 +17,24 @@ def _envelope(ts: str, event_type: str, event: dict[str, object]) -> str:
 
 
 def _write_run(root: Path, run: str, errors: int, costs: list[float]) -> None:
-    lines = [_envelope("2026-10-01T10:00:00Z", "system", {"type": "system", "subtype": "init", "session_id": run})]
+    lines = [
+        _envelope("2026-10-01T10:00:00Z", "system", {"type": "system", "subtype": "init", "session_id": run})
+    ]
     for n in range(3):
         call = {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": f"echo {n}"}}
-        lines.append(_envelope(f"2026-10-01T10:0{n + 1}:00Z", "assistant",
-                               {"type": "assistant", "message": {"content": [call]}}))  # fmt: skip
+        lines.append(
+            _envelope(
+                f"2026-10-01T10:0{n + 1}:00Z",
+                "assistant",
+                {"type": "assistant", "message": {"content": [call]}},
+            )
+        )
         result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "x", "is_error": n < errors}
-        lines.append(_envelope(f"2026-10-01T10:0{n + 1}:30Z", "user",
-                               {"type": "user", "message": {"content": [result]}}))  # fmt: skip
+        lines.append(
+            _envelope(
+                f"2026-10-01T10:0{n + 1}:30Z", "user", {"type": "user", "message": {"content": [result]}}
+            )
+        )
     for cost in costs:
         usage = {"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 5}
         result = {"type": "result", "subtype": "success", "usage": usage, "total_cost_usd": cost}
@@ -46,7 +56,9 @@ def test_loop_ingests_through_the_queue_and_a_second_run_prints_the_same(tmp_pat
     assert row_a and row_a.groups() == ("10", "3", "1", "1", "0.7500")
     assert row_b and row_b.groups() == ("11", "3", "2", "1", "0.5500")  # 0.25 + 0.3
     # recorded, then mined through the outbox by the accepted template (no draft PR for 540 s > κ* = 468)
-    assert re.search(r"draft-pr-late\s*│\s*invisible\s*│\s*generic\s*│\s*2\s*│\s*2: run-a, run-b", first.stdout)
+    assert re.search(
+        r"draft-pr-late\s*│\s*invisible\s*│\s*generic\s*│\s*2\s*│\s*2: run-a, run-b", first.stdout
+    )
     assert "score(run-a, 540)" in first.stdout
     assert "Accepted miners:" in first.stdout
     # the example tickets' runs are not in this corpus: only the pull requests and commits they name exist

@@ -40,7 +40,9 @@ def _on(seeded: Seeded, broker_url: str) -> Settings:
 
 
 @pytest.mark.parametrize(("raw", "cap"), [(None, 0.0), ("12.5", 12.5), ("0", 0.0)])
-def test_the_cap_defaults_to_zero_fixers_off(raw: str | None, cap: float, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cap_defaults_to_zero_fixers_off(
+    raw: str | None, cap: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if raw is not None:
         monkeypatch.setenv(CAP_KEY, raw)
     assert load_settings().fixer_daily_cap_usd == cap
@@ -72,16 +74,24 @@ def test_a_broker_down_is_said_not_guessed(tmp_path: Path) -> None:
     assert not [key for key in samples if key[0] == "ouro_queue_depth"]
 
 
-def test_log_metrics_outcomes_latency_spend_and_triggers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_log_metrics_outcomes_latency_spend_and_triggers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seeded = seed(tmp_path)
     store = seeded.store
     # A follow-up probe through the outbox, handled; a rejection; a dead letter.
     probe = Probe(message_id="metrics-probe-1", probe="p")
     store.commit([], Metadata(producer="test.cause", message_id="metrics-cause-1"), outbox=[probe])
     store.commit([], Metadata(producer="fleet.probe", message_id=probe.message_id))
-    rejected = MessageRejected(task="miner.ingest", errors=(FieldError(field="run", message="Field required"),))
-    store.commit([StreamWrite("fleet/rejected", [rejected])], Metadata("miner.ingest:rejected", "metrics-rej-1"))
-    dead = MessageDeadLettered(task="miner.ingest", message_id="metrics-dl-1", attempts=3, error_type="E", error="e")
+    rejected = MessageRejected(
+        task="miner.ingest", errors=(FieldError(field="run", message="Field required"),)
+    )
+    store.commit(
+        [StreamWrite("fleet/rejected", [rejected])], Metadata("miner.ingest:rejected", "metrics-rej-1")
+    )
+    dead = MessageDeadLettered(
+        task="miner.ingest", message_id="metrics-dl-1", attempts=3, error_type="E", error="e"
+    )
     store.commit([StreamWrite("fleet/dead-letter", [dead])], Metadata("fleet.dead_letter", "metrics-dl-1"))
     store.commit(
         [],
@@ -98,15 +108,23 @@ def test_log_metrics_outcomes_latency_spend_and_triggers(tmp_path: Path, monkeyp
     outcome = lambda task, kind: samples[("ouro_task_outcomes_total", (("outcome", kind), ("task", task)))]  # noqa: E731
     assert (outcome("fleet.probe", "handled"), outcome("miner.ingest", "rejected")) == (1.0, 1.0)
     assert outcome("miner.ingest", "dead_lettered") == 2.0  # the seed's and this one
-    assert ("ouro_task_outcomes_total", (("outcome", "handled"), ("task", "fleet.dead_letter"))) not in samples
+    assert (
+        "ouro_task_outcomes_total",
+        (("outcome", "handled"), ("task", "fleet.dead_letter")),
+    ) not in samples
     assert samples[("ouro_task_latency_seconds_count", (("task", "fleet.probe"),))] == 1.0
     assert samples[("ouro_task_latency_seconds_bucket", (("le", "+Inf"), ("task", "fleet.probe")))] == 1.0
     assert samples[("ouro_outbox_pending", ())] == 2.0  # neither probe was relayed to the broker
     assert samples[("ouro_event_log_head", ())] == store.head()
-    assert samples[("ouro_projection_lag_events", (("projection", "faults"),))] == 2.0  # the two not yet folded
+    assert (
+        samples[("ouro_projection_lag_events", (("projection", "faults"),))] == 2.0
+    )  # the two not yet folded
     assert samples[("ouro_fixer_spend_usd_today", ())] == 1.25
     assert samples[("ouro_fixer_daily_cap_usd", ())] == 20.0
-    trigger = lambda name, kind: samples[("ouro_trigger_occurrences_total", (("outcome", kind), ("trigger", name)))]  # noqa: E731
+
+    def trigger(name: str, kind: str) -> float:
+        return samples[("ouro_trigger_occurrences_total", (("outcome", kind), ("trigger", name)))]
+
     assert (trigger("measure", "published"), trigger("measure", "skipped_running")) == (1.0, 1.0)
     assert trigger("detector", "skipped_not_built") == 1.0
 
@@ -116,8 +134,17 @@ def test_decisions_findings_denials_and_the_snapshots_figures(tmp_path: Path) ->
 
     seeded = seed(tmp_path)
     # Two refusals the hook wrote into a recorded run, one naming two gates; an allowed call is not one.
-    for gates, decision in ((["draft-pr-late"], "deny"), (["draft-pr-late", "self-match"], "deny"), ([], "allow")):
-        payload = {"hook_event_name": "OuroborosGate", "session_id": "s", "decision": decision, "gates": gates}
+    for gates, decision in (
+        (["draft-pr-late"], "deny"),
+        (["draft-pr-late", "self-match"], "deny"),
+        ([], "allow"),
+    ):
+        payload = {
+            "hook_event_name": "OuroborosGate",
+            "session_id": "s",
+            "decision": decision,
+            "gates": gates,
+        }
         append_line(str(seeded.run_file), envelope(payload, event_type="gate"))
     samples = _scrape(_on(seeded, "memory://"))
     point = lambda name: samples[("ouro_decisions", (("operating_point", name),))]  # noqa: E731
@@ -134,7 +161,9 @@ def test_decisions_findings_denials_and_the_snapshots_figures(tmp_path: Path) ->
     assert samples[("ouro_struggle_rate_per_1k_tool_calls", (("period", "week"),))] == pytest.approx(latest)
     week = snapshot["series"]["ouroboros.compounding_per_week"][0]
     for bound in ("value", "low", "high"):
-        assert samples[("ouro_compounding", (("bound", bound), ("period", "week")))] == pytest.approx(week[bound])
+        assert samples[("ouro_compounding", (("bound", bound), ("period", "week")))] == pytest.approx(
+            week[bound]
+        )
     assert samples[("ouro_h_fleet_offenders", ())] == len(snapshot["h_fleet"]["offenders"])
     assert (("ouro_h_fleet", ()) in samples) == (snapshot["h_fleet"]["value"] is not None)
 
@@ -143,4 +172,6 @@ def test_without_a_snapshot_its_figures_are_absent_not_zero(tmp_path: Path) -> N
     seeded = seed(tmp_path)
     (seeded.settings.state_dir / "ouroboros.json").write_text("{not json")
     samples = _scrape(_on(seeded, "memory://"))
-    assert not [key for key in samples if key[0].startswith(("ouro_struggle", "ouro_compounding", "ouro_h_fleet"))]
+    assert not [
+        key for key in samples if key[0].startswith(("ouro_struggle", "ouro_compounding", "ouro_h_fleet"))
+    ]

@@ -27,13 +27,20 @@ from ouroboros_gates.schemas.settings import Settings
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _chromium() -> str:
-    found = os.environ.get("OURO_TEST_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    found = (
+        os.environ.get("OURO_TEST_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
     reason = None
     if not found:
         reason = "chromium is not installed (apt-get install chromium; .ci/run installs it)"
@@ -58,7 +65,8 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def _serving(settings: Settings) -> Iterator[str]:
-    """The API on ``settings`` behind a real uvicorn server on a free 127.0.0.1 port, in a background thread."""
+    """The API on ``settings`` behind a real uvicorn server on a free 127.0.0.1 port, in a background
+    thread."""
     port = _free_port()
     options = server_options(settings, catch_up_every_s=0.5)  # the protocol and bounds ``ouro serve`` uses
     server = uvicorn.Server(uvicorn.Config(**options, host="127.0.0.1", port=port, log_level="warning"))
@@ -103,9 +111,17 @@ def _write_labeler(seeded: Seeded, status: LabelerStatus) -> None:
     started = seeded.measured_at
     done = status is LabelerStatus.COMPLETED
     run = LabelerRun(
-        started=started, ended=started if done else None, tickets=(105, 71, 199), batches=7 if done else 2,
-        candidates=300, accepted=5 if done else 1, rejected=2, model="qwen3:8b", keep_alive_s=38.5, status=status,
-    )  # fmt: skip
+        started=started,
+        ended=started if done else None,
+        tickets=(105, 71, 199),
+        batches=7 if done else 2,
+        candidates=300,
+        accepted=5 if done else 1,
+        rejected=2,
+        model="qwen3:8b",
+        keep_alive_s=38.5,
+        status=status,
+    )
     path = seeded.settings.state_dir / "labeler.json"
     path.write_text(run.model_dump_json(indent=2))
 
@@ -163,7 +179,11 @@ def test_a_fresh_state_shows_what_to_do_not_an_error(tmp_path: Path) -> None:
 
     chromium = _chromium()
     settings = Settings(state=tmp_path / "fresh", broker_url="memory://")
-    with _serving(settings) as url, sync_playwright() as driver, _loaded(driver, chromium, url) as (page, errors):
+    with (
+        _serving(settings) as url,
+        sync_playwright() as driver,
+        _loaded(driver, chromium, url) as (page, errors),
+    ):
         empty = page.locator("#empty")
         expect(empty).to_be_visible()
         expect(empty).to_contain_text("No run recorded yet: nothing to measure.")

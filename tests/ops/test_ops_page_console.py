@@ -31,10 +31,28 @@ DASH = "\u2013"  # the en dash of the pager's range, "1-10 of 15"
 
 def _worker(settings: Settings, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "OURO_BROKER_URL": str(settings.broker_url), "OURO_STATE": str(settings.state_dir)}
-    argv = [sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker", "-Q", "fleet", "-c", "1",
-            "-n", "console@%h", "-l", "WARNING", "--without-gossip", "--without-mingle"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "ouroboros_gates.workers.app",
+        "worker",
+        "-Q",
+        "fleet",
+        "-c",
+        "1",
+        "-n",
+        "console@%h",
+        "-l",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+    ]
     with log.open("ab") as out:
-        return subprocess.Popen(argv, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            argv, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 def _more_findings(seeded: Seeded) -> None:
@@ -85,7 +103,11 @@ def test_every_panel_is_filled_and_every_action_is_an_event(fleet: tuple[Seeded,
     from playwright.sync_api import expect, sync_playwright
 
     seeded, settings = fleet
-    with _serving(settings) as url, sync_playwright() as driver, _loaded(driver, _chromium(), url) as (page, errors):
+    with (
+        _serving(settings) as url,
+        sync_playwright() as driver,
+        _loaded(driver, _chromium(), url) as (page, errors),
+    ):
         _health(page, expect)
         _decisions(page, expect)
         _gates_and_offenders(page, expect)
@@ -94,7 +116,13 @@ def test_every_panel_is_filled_and_every_action_is_an_event(fleet: tuple[Seeded,
         _actions(page, expect, seeded)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "ops-console.png"), full_page=True)
-        for panel in ("health", "decisions", "gates", "offenders", "labels"):  # each panel alone, for the docs
+        for panel in (
+            "health",
+            "decisions",
+            "gates",
+            "offenders",
+            "labels",
+        ):  # each panel alone, for the docs
             page.locator(f"#{panel}-panel").screenshot(path=str(ARTIFACTS / f"ops-{panel}.png"))
         assert not errors, errors
 
@@ -195,10 +223,14 @@ def _actions(page: Any, expect: Any, seeded: Seeded) -> None:
 
     page.fill("#retry-note", "the lock is gone")
     retry.click()
-    expect(page.locator(f'#dead-letters tr[data-message="{DEAD_KEPT}"] td.retried')).to_contain_text("retry 1 sent")
+    expect(page.locator(f'#dead-letters tr[data-message="{DEAD_KEPT}"] td.retried')).to_contain_text(
+        "retry 1 sent"
+    )
     page.fill("#dismiss-note", "the input is an enum")
     page.locator('#decisions tr[data-function="checkout"] button.dismiss').click()
-    expect(page.locator('#decisions tr[data-function="checkout"] td.dismissed')).to_contain_text("the input is an enum")
+    expect(page.locator('#decisions tr[data-function="checkout"] td.dismissed')).to_contain_text(
+        "the input is an enum"
+    )
     page.click("#replay-form button")
     expect(page.locator("#replays tbody tr").first).to_contain_text("draft-pr-late")
     expect(page.locator("#replays tbody tr").first.locator("td:nth-child(3)")).to_have_text("1")
@@ -223,7 +255,9 @@ def test_the_api_documentation_renders_offline(tmp_path: Path) -> None:
             asked: list[str] = []
             page.on("request", lambda request: asked.append(request.url))
             page.goto(f"{url}/docs")
-            operations = sum(len(item) for item in page.request.get(f"{url}/openapi.json").json()["paths"].values())
+            operations = sum(
+                len(item) for item in page.request.get(f"{url}/openapi.json").json()["paths"].values()
+            )
             expect(page.locator(".opblock")).to_have_count(operations, timeout=20_000)
             expect(page.locator(".auth-wrapper .authorize")).to_be_visible()  # the bearer scheme
             assert asked and all(u.startswith(url) or u.startswith("data:") for u in asked), asked

@@ -39,10 +39,14 @@ def test_pre_push_lines_are_parsed_and_deletions_skipped() -> None:
 def pushing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A clone of the example repository at push 2's base, with a bare remote and the hook installed."""
     remote, repo = tmp_path / "remote.git", tmp_path / "shop"
-    subprocess.run(["git", "clone", "-q", "--bare", str(ROOT / "examples" / "repo.bundle"), str(remote)], check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(ROOT / "examples" / "repo.bundle"), str(remote)], check=True
+    )
     subprocess.run(["git", "-C", str(remote), "update-ref", "refs/heads/main", BASE], check=True)
     subprocess.run(["git", "clone", "-q", str(remote), str(repo)], check=True)
-    subprocess.run(["git", "-C", str(repo), "fetch", "-q", str(ROOT / "examples" / "repo.bundle"), HEAD], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "fetch", "-q", str(ROOT / "examples" / "repo.bundle"), HEAD], check=True
+    )
     subprocess.run(["git", "-C", str(repo), "reset", "-q", "--hard", HEAD], check=True)
     hook = repo / ".git" / "hooks" / "pre-push"
     hook.write_text(f'#!/bin/sh\nexec "{OURO}" pre-push "$@"\n')
@@ -55,22 +59,42 @@ def pushing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def git_push(repo: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(repo), "push", "origin", "main"], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=120, check=False)  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(repo), "push", "origin", "main"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=120,
+        check=False,
+    )
 
 
 def test_a_real_git_push_is_refused_on_a_block_from_the_lm_program(
     pushing: Path, model_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    program = Program(kind="llm-program", k=1,
-                      operating_points={"*": OperatingPoint(advisory=0.4, block=0.8, block_offered=True)})  # fmt: skip
+    program = Program(
+        kind="llm-program",
+        k=1,
+        operating_points={"*": OperatingPoint(advisory=0.4, block=0.8, block_offered=True)},
+    )
     (tmp_path / "program.json").write_text(program.to_json())
     monkeypatch.setenv("OURO_DECIDER_PROGRAM", str(tmp_path / "program.json"))
     monkeypatch.setenv("OURO_MODEL", "local")
     monkeypatch.setenv("OURO_MODEL_URL", model_server.url + "/v1")
-    yes = {"verdict": "vulnerable", "family": "x", "confidence": 0.9, "rationale": "Line 51 splices the term.",
-           "cited_lines": [51]}  # fmt: skip
-    no = {"verdict": "not_vulnerable", "family": "x", "confidence": 0.8, "rationale": "see line 1", "cited_lines": []}
+    yes = {
+        "verdict": "vulnerable",
+        "family": "x",
+        "confidence": 0.9,
+        "rationale": "Line 51 splices the term.",
+        "cited_lines": [51],
+    }
+    no = {
+        "verdict": "not_vulnerable",
+        "family": "x",
+        "confidence": 0.8,
+        "rationale": "see line 1",
+        "cited_lines": [],
+    }
     model_server.script([{"contains": "def search_products", "content": yes}], default={"content": no})
     done = git_push(pushing)
     assert done.returncode != 0, done.stderr
@@ -81,8 +105,12 @@ def test_a_real_git_push_is_refused_on_a_block_from_the_lm_program(
     with store.reading() as conn:
         ledger = list(conn.execute(select(decisions).where(decisions.c.pin == HEAD)).mappings())
     assert any(r["action"] == "BLOCK" and r["function"] == "search_products" for r in ledger)
-    remote_head = subprocess.run(["git", "-C", str(tmp_path / "remote.git"), "rev-parse", "main"],
-                                 capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    remote_head = subprocess.run(
+        ["git", "-C", str(tmp_path / "remote.git"), "rev-parse", "main"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert remote_head == BASE  # the push did not land
 
 
@@ -94,10 +122,14 @@ def test_a_new_ref_is_decided_from_the_parent_of_its_first_commit_no_remote_has(
 
 
 def test_memory_vote_advisory_and_the_deadline(pushing: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OURO_ROOTS")  # the checkout is outside the working directory: the embedded worker may read it
+    monkeypatch.delenv(
+        "OURO_ROOTS"
+    )  # the checkout is outside the working directory: the embedded worker may read it
     line = f"refs/heads/main {HEAD} refs/heads/main {BASE}\n"
     runner = CliRunner()
-    late = runner.invoke(app, ["pre-push", "origin", "x", "--repo", str(pushing), "--deadline", "0.01"], input=line)
+    late = runner.invoke(
+        app, ["pre-push", "origin", "x", "--repo", str(pushing), "--deadline", "0.01"], input=line
+    )
     assert late.exit_code == 0 and "undecided: deadline" in late.output  # never blocks, never dropped
     benign = f"refs/heads/orders {BASE} refs/heads/orders 31eb1b31d23fe1c2d715d2ec93a6523570ecb3aa\n"
     args = ["pre-push", "origin", "x", "--repo", str(pushing), "--mode", "advisory"]
@@ -118,7 +150,13 @@ def test_the_main_jobs_example_pushes_are_decided_once_through_the_queue(
     from ouroboros_gates.ops.loop.summary import print_decisions
     from ouroboros_gates.schemas.settings import Settings
 
-    for name in ("OURO_MODEL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_DECIDER_PROGRAM"):
+    for name in (
+        "OURO_MODEL",
+        "OURO_EMBED_MODEL",
+        "OURO_DATABASE_URL",
+        "OURO_BROKER_URL",
+        "OURO_DECIDER_PROGRAM",
+    ):
         monkeypatch.delenv(name, raising=False)
     settings = Settings(state=tmp_path / "state", forge=str(ROOT / "examples"))
     store = SqlEventStore.from_url(settings.event_log_url)
@@ -144,5 +182,9 @@ def test_a_checkout_outside_the_roots_is_decided_with_the_environment_left_alone
     args = ["pre-push", "origin", "x", "--repo", str(pushing), "--mode", "advisory", "--via", via]
     done = CliRunner().invoke(app, args, input=line)
     assert done.exit_code == 0, done.output
-    assert "ADVISORY" in done.output and "1 of 1 ref(s) decided" in done.output  # the worker read the checkout
-    assert "OURO_ROOTS" not in os.environ  # the roots reached the decider as settings, not through the environment
+    assert (
+        "ADVISORY" in done.output and "1 of 1 ref(s) decided" in done.output
+    )  # the worker read the checkout
+    assert (
+        "OURO_ROOTS" not in os.environ
+    )  # the roots reached the decider as settings, not through the environment

@@ -1,5 +1,6 @@
 """The push gate wherever git runs hooks: ``ouro hooks install`` into ``.git/hooks`` or the ``core.hooksPath``
-folder, and pre-commit's own pre-push hook (pre-commit run for real, on a local hook made from this repository's
+folder, and pre-commit's own pre-push hook (pre-commit run for real, on a local hook made from this
+repository's
 ``.pre-commit-hooks.yaml``). Each way, a real ``git push`` to a local bare remote is refused in blocking mode
 when it adds a Flask command injection and goes through when the code is clean; the push is decided in the
 hook's own process (no worker started) and the log holds ``PushReceived`` and the decider's ``DecisionMade``.
@@ -45,8 +46,13 @@ def index():
 
 def with_ping(call: str) -> str:
     """The app with a ``/ping`` route that returns ``call``."""
-    head = BASE_CODE.replace("from flask import Flask", "import subprocess\n\nfrom flask import Flask, request")
-    return head + f'\n\n@app.route("/ping")\ndef ping():\n    host = request.args.get("host", "")\n    return {call}\n'
+    head = BASE_CODE.replace(
+        "from flask import Flask", "import subprocess\n\nfrom flask import Flask, request"
+    )
+    return (
+        head + '\n\n@app.route("/ping")\ndef ping():\n    host = request.args.get("host", "")\n    return '
+        f"{call}\n"
+    )
 
 
 FLAW = with_ping('subprocess.check_output("ping -c 1 " + host, shell=True)')
@@ -64,7 +70,9 @@ class Project:
 
 
 def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=60)
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=60
+    )
     return done.stdout.strip()
 
 
@@ -77,30 +85,65 @@ def commit(repo: Path, code: str, message: str) -> str:
 
 def push(repo: Path) -> subprocess.CompletedProcess[str]:
     """``git push``; what it and its hooks said in ``stdout`` (pre-commit writes its report there)."""
-    return subprocess.run(["git", "-C", str(repo), "push", "origin", "main"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=240, check=False)  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(repo), "push", "origin", "main"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=240,
+        check=False,
+    )
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_server: Any) -> Project:
-    """The checkout, its remote, the LM program over the scripted model, git and pre-commit kept to tmp_path."""
-    program = Program(kind="llm-program", k=1,
-                      operating_points={"*": OperatingPoint(advisory=0.4, block=0.8, block_offered=True)})  # fmt: skip
+    """The checkout, its remote, the LM program over the scripted model, git and pre-commit kept to
+    tmp_path."""
+    program = Program(
+        kind="llm-program",
+        k=1,
+        operating_points={"*": OperatingPoint(advisory=0.4, block=0.8, block_offered=True)},
+    )
     (tmp_path / "program.json").write_text(program.to_json())
-    yes = {"verdict": "vulnerable", "family": "command_injection", "confidence": 0.95,
-           "rationale": "The host parameter reaches a shell.", "cited_lines": [14]}  # fmt: skip
-    no = {"verdict": "not_vulnerable", "family": "x", "confidence": 0.9, "rationale": "An argument vector.",
-          "cited_lines": []}  # fmt: skip
+    yes = {
+        "verdict": "vulnerable",
+        "family": "command_injection",
+        "confidence": 0.95,
+        "rationale": "The host parameter reaches a shell.",
+        "cited_lines": [14],
+    }
+    no = {
+        "verdict": "not_vulnerable",
+        "family": "x",
+        "confidence": 0.9,
+        "rationale": "An argument vector.",
+        "cited_lines": [],
+    }
     model_server.script([{"contains": '"ping -c 1 " + host', "content": yes}], default={"content": no})
-    env = {"OURO_STATE": str(tmp_path / "state"), "OURO_ROOTS": str(tmp_path), "OURO_MODEL": "local",
-           "OURO_MODEL_URL": model_server.url + "/v1", "OURO_DECIDER_PROGRAM": str(tmp_path / "program.json"),
-           "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.invalid", "GIT_COMMITTER_NAME": "dev",
-           "GIT_COMMITTER_EMAIL": "dev@example.invalid", "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
-           "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
+    env = {
+        "OURO_STATE": str(tmp_path / "state"),
+        "OURO_ROOTS": str(tmp_path),
+        "OURO_MODEL": "local",
+        "OURO_MODEL_URL": model_server.url + "/v1",
+        "OURO_DECIDER_PROGRAM": str(tmp_path / "program.json"),
+        "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "dev",
+        "GIT_AUTHOR_EMAIL": "dev@example.invalid",
+        "GIT_COMMITTER_NAME": "dev",
+        "GIT_COMMITTER_EMAIL": "dev@example.invalid",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    }
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    for name in ("OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_BROKER_URL", "PRE_COMMIT", "PRE_COMMIT_TO_REF"):
+    for name in (
+        "OURO_EMBED_MODEL",
+        "OURO_DATABASE_URL",
+        "OURO_BROKER_URL",
+        "PRE_COMMIT",
+        "PRE_COMMIT_TO_REF",
+    ):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "gitconfig").write_text("")
     repo, remote = tmp_path / "shop", tmp_path / "remote.git"
@@ -174,12 +217,20 @@ def test_pre_commit_runs_the_manifests_hook_with_its_variables(project: Project)
     git(project.repo, "commit", "-q", "-m", "pre-commit")
     git(project.repo, "push", "-q", "--no-verify", "origin", "main")
     project = Project(project.tmp, project.repo, project.remote, git(project.repo, "rev-parse", "HEAD"))
-    done = subprocess.run([str(BIN / "pre-commit"), "install", "--hook-type", "pre-push"], cwd=project.repo,
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(BIN / "pre-commit"), "install", "--hook-type", "pre-push"],
+        cwd=project.repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     refused, passed = refused_then_passed(project)
     assert "ouro pre-push (the decider judges the pushed commits)" in refused  # pre-commit's own report
-    assert "1 of 1 ref(s) decided" in refused and "1 of 1 ref(s) decided" in passed  # verbose: shown on success
+    assert (
+        "1 of 1 ref(s) decided" in refused and "1 of 1 ref(s) decided" in passed
+    )  # verbose: shown on success
     again = install(project)  # pre-commit owns .git/hooks/pre-push now: ours is not forced on it
     assert again.returncode == 1 and "pre-commit runs the repository's hooks" in again.stderr
 
@@ -204,7 +255,9 @@ def test_a_worker_serving_the_decider_queue_decides_the_push(
         git(project.repo, "commit", "-q", "--amend", "-m", "ping again")
         line = f"refs/heads/main {git(project.repo, 'rev-parse', 'HEAD')} refs/heads/main {project.base}\n"
         queued = subprocess.run(argv, input=line, capture_output=True, text=True, timeout=120, check=False)
-        assert queued.returncode == 1 and "decided by the decider worker" in queued.stderr, queued.stderr + fleet.logs()
+        assert queued.returncode == 1 and "decided by the decider worker" in queued.stderr, (
+            queued.stderr + fleet.logs()
+        )
         assert "BLOCK" in queued.stderr
     finally:
         fleet.stop()
@@ -221,14 +274,29 @@ def test_pre_commits_variables_name_the_push(project: Project) -> None:
     head = commit(project.repo, FLAW, "ping")
     top, key = project.repo, "acme/shop"
     assert pre_commit_pushes({}, top, key) is None  # not run by pre-commit: git's stdin is read
-    given = {"PRE_COMMIT": "1", "PRE_COMMIT_FROM_REF": project.base, "PRE_COMMIT_TO_REF": head,
-             "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main", "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main"}  # fmt: skip
+    given = {
+        "PRE_COMMIT": "1",
+        "PRE_COMMIT_FROM_REF": project.base,
+        "PRE_COMMIT_TO_REF": head,
+        "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main",
+        "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main",
+    }
     (found,) = pre_commit_pushes(given, top, key) or []
-    assert (found.ref, found.base, found.head, found.path) == ("refs/heads/main", project.base, head, str(top))
+    assert (found.ref, found.base, found.head, found.path) == (
+        "refs/heads/main",
+        project.base,
+        head,
+        str(top),
+    )
     named = pre_commit_pushes({"PRE_COMMIT_ORIGIN": "origin/main", "PRE_COMMIT_SOURCE": "HEAD"}, top, key)
-    assert named is not None and (named[0].base, named[0].head) == (project.base, head)  # before pre-commit 2.2
+    assert named is not None and (named[0].base, named[0].head) == (
+        project.base,
+        head,
+    )  # before pre-commit 2.2
     # every commit new to the remote, the root included: pre-commit names the branch alone
-    (whole,) = pre_commit_pushes({"PRE_COMMIT": "1", "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main"}, top, key) or []
+    (whole,) = (
+        pre_commit_pushes({"PRE_COMMIT": "1", "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main"}, top, key) or []
+    )
     assert (whole.base, whole.head) == (NEW, head)
     assert pre_commit_pushes({"PRE_COMMIT": "1"}, top, key) == []  # `pre-commit run` without refs
     with pytest.raises(OuroError, match="PRE_COMMIT_TO_REF='no-such-ref': not a commit of"):
@@ -240,7 +308,9 @@ def test_the_hooks_folder_is_where_git_runs_hooks(project: Project) -> None:
     assert hooks_folder(cwd=repo) == repo / ".git" / "hooks"
     assert hooks_folder(repo / ".git") == repo / ".git" / "hooks"
     git(repo, "worktree", "add", "-q", str(project.tmp / "side"))
-    assert hooks_folder(cwd=project.tmp / "side") == repo / ".git" / "hooks"  # a linked worktree: the main one's
+    assert (
+        hooks_folder(cwd=project.tmp / "side") == repo / ".git" / "hooks"
+    )  # a linked worktree: the main one's
     git(repo, "config", "core.hooksPath", ".husky/_")
     (repo / "sub").mkdir()
     assert hooks_folder(cwd=repo / "sub") == repo / ".husky" / "_"  # relative to the work tree's top

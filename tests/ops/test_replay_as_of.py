@@ -1,4 +1,5 @@
-"""``ouro replay --as-of TIME`` rebuilds every projection as it stood at TIME; ``--rebuild`` returns to now."""
+"""``ouro replay --as-of TIME`` rebuilds every projection as it stood at TIME; ``--rebuild`` returns to
+now."""
 
 from __future__ import annotations
 
@@ -21,9 +22,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _recorded(run: str) -> RunRecorded:
     summary = RunSummary(
-        run=run, lines=3, malformed=0, tool_calls=1, tool_errors=0, usage=Usage(input_tokens=1), cost_usd=None,
+        run=run,
+        lines=3,
+        malformed=0,
+        tool_calls=1,
+        tool_errors=0,
+        usage=Usage(input_tokens=1),
+        cost_usd=None,
         started_at=datetime(2026, 10, 1, tzinfo=UTC),
-    )  # fmt: skip
+    )
     return RunRecorded(run=run, path=f"/runs/{run}/events.jsonl", summary=summary, digest="a" * 64)
 
 
@@ -31,8 +38,13 @@ def _ouro(url: str, state: Path, *args: str) -> subprocess.CompletedProcess[str]
     env = {**os.environ, "OURO_DATABASE_URL": url, "OURO_STATE": str(state), "COLUMNS": "200"}
     return subprocess.run(
         [sys.executable, "-c", "from ouroboros_gates.ops.cli import main; main()", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _runs(store: SqlEventStore) -> list[str]:
@@ -65,5 +77,7 @@ def test_as_of_between_two_events_shows_only_the_first(
     assert _runs(store) == ["first", "second"]
 
     bad = _ouro(url, tmp_path / "state", "replay", "--as-of", "yesterday")
-    assert bad.returncode == 2 and bad.stderr.startswith("ouro: error: --as-of: 'yesterday' is not an ISO 8601 time")
+    assert bad.returncode == 2 and bad.stderr.startswith(
+        "ouro: error: --as-of: 'yesterday' is not an ISO 8601 time"
+    )
     store.engine.dispose()

@@ -15,7 +15,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600
 
 
 def _digests(tmp_path: Path, name: str) -> tuple[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_FORGE"}}
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"OURO_DATABASE_URL", "OURO_BROKER_URL", "OURO_FORGE"}
+    }
     env = {**env, "OURO_STATE": str(tmp_path / name), "OURO_ROOTS": str(ROOT)}
     loop = run("loop", str(ROOT / "examples"), env=env, timeout_s=300)
     assert loop.returncode == 0, loop.stdout[-3000:] + loop.stderr[-2000:]
@@ -30,4 +32,6 @@ def _digests(tmp_path: Path, name: str) -> tuple[str, str]:
 def test_two_clean_runs_of_the_main_job_have_the_same_content_digest(tmp_path: Path) -> None:
     first, second = _digests(tmp_path, "first"), _digests(tmp_path, "second")
     assert first[0] == second[0]
-    assert first[1] != second[1]  # the stored rows differ in positions and times, which the content leaves out
+    assert (
+        first[1] != second[1]
+    )  # the stored rows differ in positions and times, which the content leaves out

@@ -29,7 +29,13 @@ def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     repo = tmp_path / "shop"
     subprocess.run(["git", "clone", "-q", str(ROOT / "examples" / "repo.bundle"), str(repo)], check=True)
     monkeypatch.setenv("OURO_STATE", str(tmp_path / "state"))
-    for name in ("OURO_MODEL", "OURO_MODEL_URL", "OURO_EMBED_MODEL", "OURO_DATABASE_URL", "OURO_DECIDER_PROGRAM"):
+    for name in (
+        "OURO_MODEL",
+        "OURO_MODEL_URL",
+        "OURO_EMBED_MODEL",
+        "OURO_DATABASE_URL",
+        "OURO_DECIDER_PROGRAM",
+    ):
         monkeypatch.delenv(name, raising=False)
     return repo
 
@@ -54,7 +60,9 @@ def test_scan_on_the_embedded_default(shop: Path) -> None:
     assert meta["usd"] == 0 and meta["variant"] == "memory-vote"
     ledger = rows(shop.parent / "state")
     dropped = json.loads((out / "dropped_by_engine.json").read_text())
-    assert len(ledger) == len(findings) + len(dropped) and {r["program_id"] for r in ledger} == {meta["program_id"]}
+    assert len(ledger) == len(findings) + len(dropped) and {r["program_id"] for r in ledger} == {
+        meta["program_id"]
+    }
     again = CliRunner().invoke(app, ["scan", str(shop), "--fail-on", "findings"])
     assert again.exit_code == 1  # ADVISORY findings exist
     assert len(rows(shop.parent / "state")) == len(ledger)  # same decisions, same rows
@@ -63,24 +71,38 @@ def test_scan_on_the_embedded_default(shop: Path) -> None:
 def test_scan_with_the_lm_program_against_the_fake_model(
     shop: Path, model_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    program = Program(kind="llm-program", k=1,
-                      operating_points={"*": OperatingPoint(advisory=0.4, block=0.8, block_offered=True)})  # fmt: skip
+    program = Program(
+        kind="llm-program",
+        k=1,
+        operating_points={"*": OperatingPoint(advisory=0.4, block=0.8, block_offered=True)},
+    )
     path = tmp_path / "program.json"
     path.write_text(program.to_json())
     monkeypatch.setenv("OURO_DECIDER_PROGRAM", str(path))
     monkeypatch.setenv("OURO_MODEL", "local")
     monkeypatch.setenv("OURO_MODEL_URL", model_server.url + "/v1")
-    yes = {"verdict": "vulnerable", "family": "x", "confidence": 0.9, "rationale": "Line 22 runs a shell.",
-           "cited_lines": [22]}  # fmt: skip
-    model_server.script([{"contains": "def export_report", "content": yes}],
-                        default={"content": {**yes, "verdict": "not_vulnerable", "rationale": "see line 1",
-                                             "cited_lines": []}})  # fmt: skip
+    yes = {
+        "verdict": "vulnerable",
+        "family": "x",
+        "confidence": 0.9,
+        "rationale": "Line 22 runs a shell.",
+        "cited_lines": [22],
+    }
+    model_server.script(
+        [{"contains": "def export_report", "content": yes}],
+        default={
+            "content": {**yes, "verdict": "not_vulnerable", "rationale": "see line 1", "cited_lines": []}
+        },
+    )
     result = CliRunner().invoke(app, ["scan", str(shop), "--fail-on", "blocked"])
     assert result.exit_code == 1, result.output  # a BLOCK
     findings = json.loads((shop / ".ouroboros" / "scan" / "findings.json").read_text())
     blocked = [f for f in findings if f["decision"]["operating_point"] == "block"]
     assert blocked and {f["function"] for f in blocked} == {"export_report"}
-    assert blocked[0]["decision"]["cited_lines"] == [22] and blocked[0]["decision"]["program_id"] == program.program_id
+    assert (
+        blocked[0]["decision"]["cited_lines"] == [22]
+        and blocked[0]["decision"]["program_id"] == program.program_id
+    )
     jsonschema.Draft4Validator(SCHEMA).validate(
         json.loads((shop / ".ouroboros" / "scan" / "findings.sarif").read_text())
     )
@@ -132,15 +154,20 @@ def test_scan_of_a_plain_folder_reads_it_from_disk(tmp_path: Path, shop: Path) -
     assert ("app/views.py", "lookup", "sql_injection") in decided
     listing = next(f for f in found + dropped if f["function"] == "listing")
     taint = [s["message"] for s in listing["signals"] if s["instrument"] == "taint"]
-    assert taint == ["parameter (line 6) reaches os.system (command) at line 8"]  # which source, which sink, where
+    assert taint == [
+        "parameter (line 6) reaches os.system (command) at line 8"
+    ]  # which source, which sink, where
     assert "skipped 5 path(s)" in result.output
 
 
 def test_scan_of_a_subfolder_of_a_checkout_scans_only_that_folder(tmp_path: Path, shop: Path) -> None:
     every = CliRunner().invoke(app, ["scan", str(shop), "--out", str(tmp_path / "all")])
     assert every.exit_code == 0, every.output
-    paths = {f["path"] for name in ("findings.json", "dropped_by_engine.json")
-             for f in json.loads((tmp_path / "all" / name).read_text())}  # fmt: skip
+    paths = {
+        f["path"]
+        for name in ("findings.json", "dropped_by_engine.json")
+        for f in json.loads((tmp_path / "all" / name).read_text())
+    }
     first = sorted(paths)[0]
     folder = first.rsplit("/", 1)[0] if "/" in first else ""
     ignored = shop / "untracked_dir"
@@ -149,14 +176,20 @@ def test_scan_of_a_subfolder_of_a_checkout_scans_only_that_folder(tmp_path: Path
     (shop / ".gitignore").write_text("untracked_dir/\n")
     one = CliRunner().invoke(app, ["scan", str(ignored), "--out", str(tmp_path / "one")])
     assert one.exit_code == 0, one.output
-    got = {f["path"] for name in ("findings.json", "dropped_by_engine.json")
-           for f in json.loads((tmp_path / "one" / name).read_text())}  # fmt: skip
+    got = {
+        f["path"]
+        for name in ("findings.json", "dropped_by_engine.json")
+        for f in json.loads((tmp_path / "one" / name).read_text())
+    }
     assert got == {"untracked_dir/views.py"}  # a git-ignored folder given is scanned, and nothing else
     if folder:
         sub = CliRunner().invoke(app, ["scan", str(shop / folder), "--out", str(tmp_path / "sub")])
         assert sub.exit_code == 0, sub.output
-        got = {f["path"] for name in ("findings.json", "dropped_by_engine.json")
-               for f in json.loads((tmp_path / "sub" / name).read_text())}  # fmt: skip
+        got = {
+            f["path"]
+            for name in ("findings.json", "dropped_by_engine.json")
+            for f in json.loads((tmp_path / "sub" / name).read_text())
+        }
         assert got and all(p.startswith(folder + "/") for p in got)
 
 
@@ -169,17 +202,23 @@ def test_scan_bad_arguments_are_one_error(tmp_path: Path, shop: Path) -> None:
     assert isinstance(delta.exception, OuroError) and "not in a git checkout" in str(delta.exception)
 
 
-def test_a_report_folder_that_cannot_be_written_is_one_error_before_the_scan(tmp_path: Path, shop: Path) -> None:
+def test_a_report_folder_that_cannot_be_written_is_one_error_before_the_scan(
+    tmp_path: Path, shop: Path
+) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "views.py").write_text(_VULNERABLE)
     (plain / ".ouroboros").write_text("a file where the report folder would go")
     default = CliRunner().invoke(app, ["scan", str(plain)])
     assert isinstance(default.exception, OuroError), default.output
-    assert str(default.exception).startswith(f"--out: cannot write the reports to {plain / '.ouroboros' / 'scan'}")
+    assert str(default.exception).startswith(
+        f"--out: cannot write the reports to {plain / '.ouroboros' / 'scan'}"
+    )
     given = CliRunner().invoke(app, ["scan", str(shop), "--out", str(plain / "views.py")])
     assert isinstance(given.exception, OuroError) and "give --out DIR" in str(given.exception)
-    assert not (shop.parent / "state" / "events.sqlite").exists() or not rows(shop.parent / "state")  # nothing decided
+    assert not (shop.parent / "state" / "events.sqlite").exists() or not rows(
+        shop.parent / "state"
+    )  # nothing decided
     done = CliRunner().invoke(app, ["scan", str(plain), "--out", str(tmp_path / "reports")])
     assert done.exit_code == 0, done.output
     assert (tmp_path / "reports" / "findings.json").exists()
@@ -199,29 +238,45 @@ def test_scan_of_files_scans_only_those_files(tmp_path: Path, shop: Path) -> Non
     (plain / "other.py").write_text(_VULNERABLE)
     result = CliRunner().invoke(app, ["scan", str(plain / "views.py"), "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
-    got = {f["path"] for name in ("findings.json", "dropped_by_engine.json")
-           for f in json.loads((tmp_path / "r" / name).read_text())}  # fmt: skip
+    got = {
+        f["path"]
+        for name in ("findings.json", "dropped_by_engine.json")
+        for f in json.loads((tmp_path / "r" / name).read_text())
+    }
     assert got == {"views.py"}
     assert json.loads((tmp_path / "r" / "manifest.json").read_text())["scanned"]["files"] == 1
 
 
 def _decided_paths(out: Path) -> set[str]:
-    return {f["path"] for name in ("findings.json", "dropped_by_engine.json")
-            for f in json.loads((out / name).read_text())}  # fmt: skip
+    return {
+        f["path"]
+        for name in ("findings.json", "dropped_by_engine.json")
+        for f in json.loads((out / name).read_text())
+    }
 
 
 def test_below_a_path_dependencies_git_ignored_and_excluded_paths_are_left_out_and_said(
     tmp_path: Path, shop: Path
 ) -> None:
-    for folder in ("lib", "venv/lib/python3.11/site-packages/dep", "web/node_modules/pkg", "build", "app_tests"):
+    for folder in (
+        "lib",
+        "venv/lib/python3.11/site-packages/dep",
+        "web/node_modules/pkg",
+        "build",
+        "app_tests",
+    ):
         (shop / folder).mkdir(parents=True)
         (shop / folder / "views.py").write_text(_VULNERABLE)
     (shop / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")  # a virtualenv under any name
     (shop / ".gitignore").write_text("build/\n")
-    result = CliRunner().invoke(app, ["scan", str(shop), "--exclude", "app_tests", "--out", str(tmp_path / "r")])
+    result = CliRunner().invoke(
+        app, ["scan", str(shop), "--exclude", "app_tests", "--out", str(tmp_path / "r")]
+    )
     assert result.exit_code == 0, result.output
-    reasons = {r["path"]: r["reason"] for r in json.loads((tmp_path / "r" / "manifest.json").read_text())
-               ["scanned"]["skipped"]}  # fmt: skip
+    reasons = {
+        r["path"]: r["reason"]
+        for r in json.loads((tmp_path / "r" / "manifest.json").read_text())["scanned"]["skipped"]
+    }
     assert reasons == {
         "venv": "left out: a virtualenv (pyvenv.cfg)",
         "web/node_modules": "left out: node_modules holds dependencies or caches, not the project's source",
@@ -239,10 +294,13 @@ def test_below_a_path_dependencies_git_ignored_and_excluded_paths_are_left_out_a
     assert _decided_paths(tmp_path / "b") == {"build/views.py"}
     # a commit's files: --exclude leaves its paths out there too
     subprocess.run(["git", "-C", str(shop), "add", "lib", "app_tests"], check=True)
-    subprocess.run(["git", "-C", str(shop), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more"],
-                   check=True)  # fmt: skip
-    rev = CliRunner().invoke(app, ["scan", str(shop), "--rev", "HEAD", "--exclude", "app_tests",
-                                   "--out", str(tmp_path / "c")])  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(shop), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more"],
+        check=True,
+    )
+    rev = CliRunner().invoke(
+        app, ["scan", str(shop), "--rev", "HEAD", "--exclude", "app_tests", "--out", str(tmp_path / "c")]
+    )
     assert rev.exit_code == 0, rev.output
     committed = _decided_paths(tmp_path / "c")
     assert "lib/views.py" in committed and not {p for p in committed if p.startswith("app_tests/")}
@@ -250,15 +308,26 @@ def test_below_a_path_dependencies_git_ignored_and_excluded_paths_are_left_out_a
 
 def test_test_code_below_a_path_is_left_out_unless_asked_for_or_given(tmp_path: Path, shop: Path) -> None:
     plain = tmp_path / "plain"  # no git: the test runners' conventions alone say what is test code
-    for name in ("app.py", "tests/test_views.py", "test_app.py", "pkg/conftest.py", "pkg/views_test.py",
-                 "pkg/testing.py", "app_tests/views.py"):  # fmt: skip
+    for name in (
+        "app.py",
+        "tests/test_views.py",
+        "test_app.py",
+        "pkg/conftest.py",
+        "pkg/views_test.py",
+        "pkg/testing.py",
+        "app_tests/views.py",
+    ):
         (plain / name).parent.mkdir(parents=True, exist_ok=True)
         (plain / name).write_text(_VULNERABLE)
     result = CliRunner().invoke(app, ["scan", str(plain), "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
-    reasons = {r["path"]: r["reason"] for r in json.loads((tmp_path / "r" / "manifest.json").read_text())
-               ["scanned"]["skipped"]}  # fmt: skip
-    assert reasons == {path: TEST_REASON for path in ("tests", "test_app.py", "pkg/conftest.py", "pkg/views_test.py")}
+    reasons = {
+        r["path"]: r["reason"]
+        for r in json.loads((tmp_path / "r" / "manifest.json").read_text())["scanned"]["skipped"]
+    }
+    assert reasons == {
+        path: TEST_REASON for path in ("tests", "test_app.py", "pkg/conftest.py", "pkg/views_test.py")
+    }
     assert f"tests ({TEST_REASON})" in result.output
     assert _decided_paths(tmp_path / "r") == {"app.py", "pkg/testing.py", "app_tests/views.py"}
     asked = CliRunner().invoke(app, ["scan", str(plain), "--tests", "--out", str(tmp_path / "t")])
@@ -272,11 +341,15 @@ def test_test_code_below_a_path_is_left_out_unless_asked_for_or_given(tmp_path: 
     (shop / "tests" / "test_views.py").write_text(_VULNERABLE)
     (shop / "shop" / "views.py").write_text(_VULNERABLE)
     subprocess.run(["git", "-C", str(shop), "add", "tests", "shop"], check=True)
-    subprocess.run(["git", "-C", str(shop), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "views"],
-                   check=True)  # fmt: skip
-    for args, out, tests_decided in (([str(shop), "--base", "HEAD~1"], "c", False),
-                                     ([str(shop), "--base", "HEAD~1", "--tests"], "d", True),
-                                     ([str(shop / "tests"), "--base", "HEAD~1"], "e", True)):  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(shop), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "views"],
+        check=True,
+    )
+    for args, out, tests_decided in (
+        ([str(shop), "--base", "HEAD~1"], "c", False),
+        ([str(shop), "--base", "HEAD~1", "--tests"], "d", True),
+        ([str(shop / "tests"), "--base", "HEAD~1"], "e", True),
+    ):
         rev = CliRunner().invoke(app, ["scan", *args, "--out", str(tmp_path / out)])
         assert rev.exit_code == 0, rev.output
         decided = _decided_paths(tmp_path / out)
@@ -287,20 +360,30 @@ def test_test_code_below_a_path_is_left_out_unless_asked_for_or_given(tmp_path: 
 def test_an_instrument_that_fails_on_a_file_is_named_with_its_count(tmp_path: Path, shop: Path) -> None:
     legacy = tmp_path / "legacy"
     legacy.mkdir()
-    (legacy / "old.py").write_text('import os\n\n\ndef run(cmd):\n    print "running", cmd\n    os.system(cmd)\n')
+    (legacy / "old.py").write_text(
+        'import os\n\n\ndef run(cmd):\n    print "running", cmd\n    os.system(cmd)\n'
+    )
     (legacy / "new.py").write_text('import os\n\n\ndef run(d):\n    os.system(f"ls {d["path"]}")\n')
     result = CliRunner().invoke(app, ["scan", str(legacy)])
     assert result.exit_code == 0, result.output
     out = legacy / ".ouroboros" / "scan"
     meta = json.loads((out / "manifest.json").read_text())
-    assert meta["instruments_failed"] == {"bandit": {"files": 1, "paths": ["old.py"]}}  # Python 2: no parser here
+    assert meta["instruments_failed"] == {
+        "bandit": {"files": 1, "paths": ["old.py"]}
+    }  # Python 2: no parser here
     assert "instrument failed: bandit on 1 file(s)" in result.output
     assert "**instrument failed: bandit on 1 file(s)" in (out / "findings.md").read_text()
-    notes = json.loads((out / "findings.sarif").read_text())["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    notes = json.loads((out / "findings.sarif").read_text())["runs"][0]["invocations"][0][
+        "toolExecutionNotifications"
+    ]
     assert [n["descriptor"]["id"] for n in notes] == ["bandit"]
-    found = json.loads((out / "findings.json").read_text()) + json.loads((out / "dropped_by_engine.json").read_text())
+    found = json.loads((out / "findings.json").read_text()) + json.loads(
+        (out / "dropped_by_engine.json").read_text()
+    )
     new = next(f for f in found if f["path"] == "new.py")  # a 3.12 f-string: Bandit read it all the same
-    assert new["record"]["instruments"]["bandit"]["state"] == "ran" and "B605" in {s["rule"] for s in new["signals"]}
+    assert new["record"]["instruments"]["bandit"]["state"] == "ran" and "B605" in {
+        s["rule"] for s in new["signals"]
+    }
     assert "scanned 2 file(s) (0 left out or skipped)" in result.output  # not a terminal: one summary line
 
 
@@ -332,4 +415,6 @@ def test_priors_detected_by_the_files_imports_and_said_in_every_decision(tmp_pat
     assert all(f["decision"]["priors"] == [] for f in every)  # no Flask source: no flow from request.args
     assert not [f for f in every if f["flow"] and f["flow"][0]["text"] == "request.args"]
     assert json.loads((tmp_path / "on" / "manifest.json").read_text())["priors"] == {
-        "setting": "detected", "on_for_candidates": {"flask": 1}}  # fmt: skip
+        "setting": "detected",
+        "on_for_candidates": {"flask": 1},
+    }

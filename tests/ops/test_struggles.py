@@ -1,5 +1,7 @@
-"""One definition of a struggle: five calls the installed ``self-match`` gate denies through the real hook are five
-struggles, attributed to the gate, in ``ouro corpus stats``, in the run the fleet records (the measurer's input)
+"""One definition of a struggle: five calls the installed ``self-match`` gate denies through the real hook are
+five
+struggles, attributed to the gate, in ``ouro corpus stats``, in the run the fleet records (the measurer's
+input)
 and in ``/api/ouroboros`` (what the ops page plots)."""
 
 from __future__ import annotations
@@ -81,5 +83,9 @@ def test_the_measurer_and_the_api_count_the_same_five(denied_run: Path, tmp_path
     app = create_app(settings, catch_up_every_s=None)
     snapshot = TestClient(app, base_url="http://127.0.0.1").get("/api/ouroboros").json()
     day = utcnow().astimezone(ZoneInfo(settings.timezone)).date().isoformat()
-    [point] = [p for p in snapshot["series"]["ouroboros.struggle_rate_per_1k_tool_calls"] if p["labels"]["day"] == day]
+    [point] = [
+        p
+        for p in snapshot["series"]["ouroboros.struggle_rate_per_1k_tool_calls"]
+        if p["labels"]["day"] == day
+    ]
     assert point["value"] == pytest.approx(1000 * 5 / 8)

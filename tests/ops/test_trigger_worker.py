@@ -1,4 +1,5 @@
-"""``fleet.trigger`` on a real Celery worker (Redis broker, PostgreSQL log): what beat would send, end to end."""
+"""``fleet.trigger`` on a real Celery worker (Redis broker, PostgreSQL log): what beat would send, end to
+end."""
 
 from __future__ import annotations
 
@@ -26,8 +27,14 @@ pytestmark = pytest.mark.integration
 def worker(tmp_path: Path, redis_url: str, pg_url: str) -> Iterator[tuple[Any, SqlEventStore, Path]]:
     """A real worker on the fleet and measurer queues; yields a sender app, the store and the state dir."""
     state = tmp_path / "state"
-    env = {**os.environ, "OURO_BROKER_URL": redis_url, "OURO_DATABASE_URL": pg_url, "OURO_STATE": str(state),
-           "OURO_ROOTS": str(tmp_path), "OURO_VISIBILITY_TIMEOUT_S": "30"}  # fmt: skip
+    env = {
+        **os.environ,
+        "OURO_BROKER_URL": redis_url,
+        "OURO_DATABASE_URL": pg_url,
+        "OURO_STATE": str(state),
+        "OURO_ROOTS": str(tmp_path),
+        "OURO_VISIBILITY_TIMEOUT_S": "30",
+    }
     sender = build_app(Settings(broker_url=redis_url, database_url=pg_url, state=state), include=False)
     declare_queues(sender)
     store = SqlEventStore.from_url(pg_url)
@@ -38,11 +45,30 @@ def worker(tmp_path: Path, redis_url: str, pg_url: str) -> Iterator[tuple[Any, S
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker", "-Q", "fleet,measurer",
-             "-c", "2",
-             "-n", "triggers@%h", "-l", "INFO", "--without-gossip", "--without-mingle"],
-            env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "ouroboros_gates.workers.app",
+                "worker",
+                "-Q",
+                "fleet,measurer",
+                "-c",
+                "2",
+                "-n",
+                "triggers@%h",
+                "-l",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         yield sender, store, log
     finally:
@@ -78,7 +104,10 @@ def test_fleet_trigger_publishes_measure_and_records_what_is_not_built(
 
     rows = _wait(settled, "all four triggers to fire", log)
     assert (rows["detector"]["not_built"], rows["detector"]["last_outcome"]) == (1, NOT_BUILT)
-    assert (rows["merge_train"]["runs"], rows["merge_train"]["last_outcome"]) == (1, PUBLISHED)  # a RunMergeTrain
+    assert (rows["merge_train"]["runs"], rows["merge_train"]["last_outcome"]) == (
+        1,
+        PUBLISHED,
+    )  # a RunMergeTrain
     assert (rows["precheck"]["runs"], rows["precheck"]["last_outcome"]) == (1, PUBLISHED)  # a PrecheckSweep
     first = rows["measure"]["message_id"]
     assert rows["measure"]["last_outcome"] == PUBLISHED
@@ -89,5 +118,7 @@ def test_fleet_trigger_publishes_measure_and_records_what_is_not_built(
     assert (log.parent / "state" / "ouroboros.json").is_file()
     # Its run is over, so the next occurrence publishes a new message.
     sender.send_task("fleet.trigger", args=["measure"], queue="fleet")
-    rows = _wait(lambda: (r := lock_rows(store.engine)) and r["measure"]["runs"] == 2 and r, "a second measure", log)
+    rows = _wait(
+        lambda: (r := lock_rows(store.engine)) and r["measure"]["runs"] == 2 and r, "a second measure", log
+    )
     assert rows["measure"]["message_id"] != first

@@ -50,7 +50,9 @@ def store(request: pytest.FixtureRequest) -> SqlEventStore:
     return found
 
 
-def _fire(engine: Engine, sent: list[Message], at: datetime, lock_s: float = 3600, name: str = "measure") -> Fired:
+def _fire(
+    engine: Engine, sent: list[Message], at: datetime, lock_s: float = 3600, name: str = "measure"
+) -> Fired:
     return fire(name, engine, registered=BUILT, publish=sent.append, lock_s=lock_s, now=at)
 
 
@@ -81,7 +83,9 @@ def test_two_concurrent_beats_run_the_trigger_once(store: SqlEventStore) -> None
     assert (row["runs"], row["skips"], row["not_built"]) == (5, 5, 0)
 
 
-def test_an_occurrence_skips_while_the_previous_runs_and_fires_once_it_is_handled(store: SqlEventStore) -> None:
+def test_an_occurrence_skips_while_the_previous_runs_and_fires_once_it_is_handled(
+    store: SqlEventStore,
+) -> None:
     sent: list[Message] = []
     first = _fire(store.engine, sent, T0)
     assert first.outcome == PUBLISHED and first.message_id == sent[0].message_id
@@ -120,7 +124,11 @@ def test_a_trigger_whose_task_is_not_built_records_it(store: SqlEventStore, name
     sent: list[Message] = []
     for minute in range(2):
         fired = fire(
-            name, store.engine, registered=set(app.tasks), publish=sent.append, now=T0 + timedelta(minutes=minute)
+            name,
+            store.engine,
+            registered=set(app.tasks),
+            publish=sent.append,
+            now=T0 + timedelta(minutes=minute),
         )
         assert fired == Fired(name, NOT_BUILT)
     assert sent == []
@@ -158,9 +166,17 @@ def test_beat_runs_each_trigger_through_fleet_trigger_in_los_angeles() -> None:
     schedule = app.conf.beat_schedule
     assert app.conf.timezone == "America/Los_Angeles"
     entries = {key: entry for key, entry in schedule.items() if entry["task"] == "fleet.trigger"}
-    assert {entry["args"][0] for entry in entries.values()} == set(TRIGGERS) == {
-        "detector", "precheck", "measure", "merge_train"}  # fmt: skip
-    assert {t.task for t in TRIGGERS.values()} == {"miner.scan", "prechecker.sweep", "measurer.measure", "merger.train"}
+    assert (
+        {entry["args"][0] for entry in entries.values()}
+        == set(TRIGGERS)
+        == {"detector", "precheck", "measure", "merge_train"}
+    )
+    assert {t.task for t in TRIGGERS.values()} == {
+        "miner.scan",
+        "prechecker.sweep",
+        "measurer.measure",
+        "merger.train",
+    }
     for entry in entries.values():
         trigger = TRIGGERS[entry["args"][0]]
         assert entry["schedule"] == trigger.schedule()
@@ -170,7 +186,8 @@ def test_beat_runs_each_trigger_through_fleet_trigger_in_los_angeles() -> None:
 
 
 def _reference(minute: str, hour: str, after: datetime, count: int) -> list[datetime]:
-    """Cron by brute force: every UTC minute whose local wall time matches, each wall time once (first fold)."""
+    """Cron by brute force: every UTC minute whose local wall time matches, each wall time once (first
+    fold)."""
     minutes = set(range(0, 60, int(minute[2:]))) if minute.startswith("*/") else {int(minute)}
     hours = set(range(24)) if hour == "*" else {int(hour)}
     found: list[datetime] = []
@@ -184,7 +201,9 @@ def _reference(minute: str, hour: str, after: datetime, count: int) -> list[date
 
 
 @pytest.mark.parametrize("name", sorted(TRIGGERS))
-@pytest.mark.parametrize("start", [datetime(2026, 3, 7, 22, 0, tzinfo=LA), datetime(2026, 10, 31, 22, 0, tzinfo=LA)])
+@pytest.mark.parametrize(
+    "start", [datetime(2026, 3, 7, 22, 0, tzinfo=LA), datetime(2026, 10, 31, 22, 0, tzinfo=LA)]
+)
 def test_next_occurrences_across_dst_match_cron(name: str, start: datetime) -> None:
     trigger = TRIGGERS[name]
     count = {"detector": 60, "measure": 4}.get(name, 8)
@@ -200,7 +219,10 @@ def test_next_occurrences_skip_the_missing_hour_and_fire_the_repeated_one_once()
     assert [d.strftime("%H:%M%z") for d in fall] == ["00:20-0700", "01:20-0700", "02:20-0800"]
     daily = next_occurrences(TRIGGERS["measure"], datetime(2026, 3, 7, 12, 0, tzinfo=LA), 3, LA)
     assert [d.isoformat() for d in daily] == [
-        "2026-03-08T00:05:00-08:00", "2026-03-09T00:05:00-07:00", "2026-03-10T00:05:00-07:00"]  # fmt: skip
+        "2026-03-08T00:05:00-08:00",
+        "2026-03-09T00:05:00-07:00",
+        "2026-03-10T00:05:00-07:00",
+    ]
     assert daily[1].astimezone(UTC) - daily[0].astimezone(UTC) == timedelta(
         hours=23
     )  # the spring-forward day is 23 hours long

@@ -33,7 +33,9 @@ FINDING = s.Finding(
     ),
     scope=s.Scope.GENERIC,
 )
-USAGE = s.Usage(input_tokens=3, output_tokens=120, cache_creation_input_tokens=900, cache_read_input_tokens=50)
+USAGE = s.Usage(
+    input_tokens=3, output_tokens=120, cache_creation_input_tokens=900, cache_read_input_tokens=50
+)
 SUMMARY = s.RunSummary(
     run=RUN,
     lines=12,
@@ -171,7 +173,9 @@ REFUSED = s.MergeResult(
 POINT = s.SeriesPoint(
     series="ouroboros.compounding_per_week", at=T0, value=0.93, low=0.88, high=0.99, labels={"zone": "LA"}
 )
-CANDIDATE = s.Candidate(repo="acme/shop", pin=SHA, path="app/views.py", function="checkout", family="injection")
+CANDIDATE = s.Candidate(
+    repo="acme/shop", pin=SHA, path="app/views.py", function="checkout", family="injection"
+)
 INSTRUMENTS = {
     "qr": s.InstrumentState(state=s.State.RAN, version=DIGEST),
     "delta": s.InstrumentState(state=s.State.NOT_APPLICABLE),
@@ -306,7 +310,9 @@ EXAMPLES: dict[str, Callable[[], s.Record]] = {
     "DeadLetterRetried": lambda: s.DeadLetterRetried(
         task="labeler.label", message_id="msg-00000002", retry_message_id="msg-00000003", attempt=1, at=T0
     ),
-    "DecisionDismissed": lambda: s.DecisionDismissed(candidate=CANDIDATE, fingerprint="f" * 32, at=T0, note="fp"),
+    "DecisionDismissed": lambda: s.DecisionDismissed(
+        candidate=CANDIDATE, fingerprint="f" * 32, at=T0, note="fp"
+    ),
     "LabelReviewed": lambda: s.LabelReviewed(
         label=7, ticket=105, instance=RUN, review=s.Review.REJECTED, at=T0, note="not on that line"
     ),
@@ -339,7 +345,9 @@ def contract_type_names() -> list[str]:
 
 def _ours(registry: Mapping[str, type[s.Record]]) -> list[str]:
     # Other packages' tests may register throw-away types; only the contract's own are checked here.
-    return sorted(name for name, cls in registry.items() if cls.__module__.startswith("ouroboros_gates.schemas."))
+    return sorted(
+        name for name, cls in registry.items() if cls.__module__.startswith("ouroboros_gates.schemas.")
+    )
 
 
 @pytest.fixture

@@ -61,7 +61,9 @@ def test_severities_and_scopes_use_the_seeds_spelling() -> None:
 
 def test_timestamps_are_normalised_to_utc() -> None:
     pacific = timezone(timedelta(hours=-7))
-    row = LabelRow(instance="r", positive=False, start=datetime(2026, 10, 2, 11, 4, 45, tzinfo=pacific), source="t")
+    row = LabelRow(
+        instance="r", positive=False, start=datetime(2026, 10, 2, 11, 4, 45, tzinfo=pacific), source="t"
+    )
     assert row.start == datetime(2026, 10, 2, 18, 4, 45, tzinfo=UTC)
     assert row.start.tzinfo is UTC
     assert row.to_json_dict()["start"] == "2026-10-02T18:04:45Z"

@@ -67,5 +67,7 @@ def test_an_undecided_candidate_is_advisory_unscored(examples: Examples) -> None
         Decision.model_validate(_with(examples, "Decision", p=None))
     with pytest.raises(ValidationError, match="ADVISORY-unscored"):
         Decision.model_validate(_with(examples, "Decision", p=None, undecided="deadline"))
-    late = Decision.model_validate(_with(examples, "Decision", p=None, undecided="deadline", action="ADVISORY"))
+    late = Decision.model_validate(
+        _with(examples, "Decision", p=None, undecided="deadline", action="ADVISORY")
+    )
     assert late.undecided is not None and late.undecided.value == "deadline"

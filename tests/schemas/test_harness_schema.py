@@ -33,8 +33,12 @@ def test_run_ids_cannot_name_a_path(examples: Examples, run: str) -> None:
 
 
 def test_usage_adds_up() -> None:
-    total = Usage(input_tokens=1, cache_read_input_tokens=9) + Usage(output_tokens=2, cache_creation_input_tokens=3)
-    assert total == Usage(input_tokens=1, output_tokens=2, cache_creation_input_tokens=3, cache_read_input_tokens=9)
+    total = Usage(input_tokens=1, cache_read_input_tokens=9) + Usage(
+        output_tokens=2, cache_creation_input_tokens=3
+    )
+    assert total == Usage(
+        input_tokens=1, output_tokens=2, cache_creation_input_tokens=3, cache_read_input_tokens=9
+    )
     assert total.prompt_tokens == 13
 
 

@@ -52,7 +52,9 @@ def test_only_negatives_are_unchecked(examples: Examples, positive: bool, accept
 
 def test_a_rejected_label_says_why(examples: Examples) -> None:
     with pytest.raises(ValidationError, match="needs its why"):
-        ProposedLabel.model_validate(_with(examples, "ProposedLabel", acceptance="ACCEPTANCE_REJECTED", why=""))
+        ProposedLabel.model_validate(
+            _with(examples, "ProposedLabel", acceptance="ACCEPTANCE_REJECTED", why="")
+        )
 
 
 def test_labeler_run_ends_exactly_when_done(examples: Examples) -> None:
@@ -62,10 +64,16 @@ def test_labeler_run_ends_exactly_when_done(examples: Examples) -> None:
     assert live.ended is None
 
 
-@pytest.mark.parametrize(("outcome", "pull_request"), [("ready", None), ("draft", None), ("no_pull_request", 7)])
-def test_fixer_outcome_matches_its_pull_request(examples: Examples, outcome: str, pull_request: int | None) -> None:
+@pytest.mark.parametrize(
+    ("outcome", "pull_request"), [("ready", None), ("draft", None), ("no_pull_request", 7)]
+)
+def test_fixer_outcome_matches_its_pull_request(
+    examples: Examples, outcome: str, pull_request: int | None
+) -> None:
     with pytest.raises(ValidationError, match="pull request"):
-        FixerSession.model_validate(_with(examples, "FixerSession", outcome=outcome, pull_request=pull_request))
+        FixerSession.model_validate(
+            _with(examples, "FixerSession", outcome=outcome, pull_request=pull_request)
+        )
 
 
 def test_refusals_carry_their_lines(examples: Examples) -> None:

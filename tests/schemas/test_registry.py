@@ -22,25 +22,115 @@ Examples = dict[str, Callable[[], Record]]
 MODULES = ("common", "decider", "events", "harness", "loop", "messages", "miners", "operator")
 
 PUBLIC = [
-    "EVENT_TYPES", "MESSAGE_TYPES", "NULL_COMMIT", "RECORD_TYPES", "AcceptMiner", "Acceptance", "Action", "Arg", "Backtest",
-    "BacktestReplayed", "BacktestSummary", "Candidate", "CorpusKind", "DeadLetterRetried", "DecidePush", "Decision",
-    "DecisionDismissed", "DecisionMade", "Digest",
-    "Event", "Example", "ExperimentRegistered", "Fact", "FeatureName", "FeatureRecord", "FieldError", "Finding",
-    "FindingDerived", "FixerOutcome", "FixerSession", "FixerSessionEnded", "HarnessEvent",
-    "HarnessKind", "Identifier", "IngestRun", "InstrumentState", "Label", "LabelProposed",
-    "LabelRequest", "LabelRequested", "LabelReviewed", "LabelRow", "LabelTicket", "LabelTier", "LabelerRun",
-    "LabelerRunCompleted", "LabelerStatus", "LaunchFixer", "Measure", "MergeAttempted",
-    "MergeOutcome", "MergeRefused", "MergeResult", "Merged", "Message", "MessageDeadLettered",
-    "MessageRejected", "MineRun", "MinerAcceptance", "MinerAccepted", "MinerName", "MinerRefused", "MutantOutcome",
-    "MutantResult", "MutationOperator", "MutationReport", "NonEmptyStr", "Number",
-    "PrecheckCompleted", "PrecheckOutcome", "PrecheckSweep", "PrecheckTicket", "PrecheckVerdict", "Probe",
-    "ProbeCompleted", "Profile", "Proposal", "ProposalPosted", "ProposedLabel", "ProposerCall",
-    "ProposerCallCompleted", "Provenance",
-    "PushReceived", "Record", "Review", "RunId", "RunMergeTrain", "RunRecorded", "RunSummary", "Scalar",
-    "Scope", "SeriesName", "SeriesPoint", "SeriesPointRecorded", "Severity", "Sha", "Span", "State",
-    "Text", "TicketClosed", "Timestamp", "Undecided", "Unit", "Usage", "content_id",
-    "event_from_stored", "schema_for", "utc",
-]  # fmt: skip
+    "EVENT_TYPES",
+    "MESSAGE_TYPES",
+    "NULL_COMMIT",
+    "RECORD_TYPES",
+    "AcceptMiner",
+    "Acceptance",
+    "Action",
+    "Arg",
+    "Backtest",
+    "BacktestReplayed",
+    "BacktestSummary",
+    "Candidate",
+    "CorpusKind",
+    "DeadLetterRetried",
+    "DecidePush",
+    "Decision",
+    "DecisionDismissed",
+    "DecisionMade",
+    "Digest",
+    "Event",
+    "Example",
+    "ExperimentRegistered",
+    "Fact",
+    "FeatureName",
+    "FeatureRecord",
+    "FieldError",
+    "Finding",
+    "FindingDerived",
+    "FixerOutcome",
+    "FixerSession",
+    "FixerSessionEnded",
+    "HarnessEvent",
+    "HarnessKind",
+    "Identifier",
+    "IngestRun",
+    "InstrumentState",
+    "Label",
+    "LabelProposed",
+    "LabelRequest",
+    "LabelRequested",
+    "LabelReviewed",
+    "LabelRow",
+    "LabelTicket",
+    "LabelTier",
+    "LabelerRun",
+    "LabelerRunCompleted",
+    "LabelerStatus",
+    "LaunchFixer",
+    "Measure",
+    "MergeAttempted",
+    "MergeOutcome",
+    "MergeRefused",
+    "MergeResult",
+    "Merged",
+    "Message",
+    "MessageDeadLettered",
+    "MessageRejected",
+    "MineRun",
+    "MinerAcceptance",
+    "MinerAccepted",
+    "MinerName",
+    "MinerRefused",
+    "MutantOutcome",
+    "MutantResult",
+    "MutationOperator",
+    "MutationReport",
+    "NonEmptyStr",
+    "Number",
+    "PrecheckCompleted",
+    "PrecheckOutcome",
+    "PrecheckSweep",
+    "PrecheckTicket",
+    "PrecheckVerdict",
+    "Probe",
+    "ProbeCompleted",
+    "Profile",
+    "Proposal",
+    "ProposalPosted",
+    "ProposedLabel",
+    "ProposerCall",
+    "ProposerCallCompleted",
+    "Provenance",
+    "PushReceived",
+    "Record",
+    "Review",
+    "RunId",
+    "RunMergeTrain",
+    "RunRecorded",
+    "RunSummary",
+    "Scalar",
+    "Scope",
+    "SeriesName",
+    "SeriesPoint",
+    "SeriesPointRecorded",
+    "Severity",
+    "Sha",
+    "Span",
+    "State",
+    "Text",
+    "TicketClosed",
+    "Timestamp",
+    "Undecided",
+    "Unit",
+    "Usage",
+    "content_id",
+    "event_from_stored",
+    "schema_for",
+    "utc",
+]
 
 _ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
@@ -72,7 +162,9 @@ def test_unknown_field_is_rejected_by_name(contract_type: str, examples: Example
     payload = examples[contract_type]().to_json_dict() | {"surprise_field": 1}
     with pytest.raises(ValidationError) as caught:
         RECORD_TYPES[contract_type].model_validate(payload)
-    assert [(e["type"], e["loc"]) for e in caught.value.errors()] == [("extra_forbidden", ("surprise_field",))]
+    assert [(e["type"], e["loc"]) for e in caught.value.errors()] == [
+        ("extra_forbidden", ("surprise_field",))
+    ]
     assert "surprise_field" in str(caught.value)
 
 
@@ -164,7 +256,9 @@ def test_message_tasks_are_well_formed_and_unique(message_type: str) -> None:
 
 def test_message_tasks() -> None:
     tasks = {
-        name: cls.TASK for name, cls in MESSAGE_TYPES.items() if cls.__module__ == "ouroboros_gates.schemas.messages"
+        name: cls.TASK
+        for name, cls in MESSAGE_TYPES.items()
+        if cls.__module__ == "ouroboros_gates.schemas.messages"
     }
     assert tasks == {
         "IngestRun": "miner.ingest",
@@ -205,7 +299,9 @@ def test_records_are_frozen(examples: Examples) -> None:
 
 
 @pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
-def test_float_fields_refuse_values_json_cannot_carry(contract_type: str, examples: Examples, bad: float) -> None:
+def test_float_fields_refuse_values_json_cannot_carry(
+    contract_type: str, examples: Examples, bad: float
+) -> None:
     payload = examples[contract_type]().to_json_dict()
     for key in [k for k, v in payload.items() if isinstance(v, float)]:
         with pytest.raises(ValidationError) as caught:
@@ -245,5 +341,6 @@ def test_a_name_loads_its_own_family_and_a_registry_is_always_whole() -> None:
             "ouroboros_gates.schemas.decider",
         }
     )
-    # _base, loaded for content_id, holds the registries; they are bound only once every family has filled them
+    # _base, loaded for content_id, holds the registries; they are bound only once every family has filled
+    # them
     assert whole == ["True", "True", "True"]

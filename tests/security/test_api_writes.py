@@ -29,7 +29,8 @@ def _writes(client: TestClient) -> list[tuple[str, str]]:
     for route in client.app.routes:  # type: ignore[attr-defined]
         if isinstance(route, APIRoute):
             found += [
-                (method, re.sub(r"\{[^}]+\}", "Probe", route.path)) for method in (route.methods or set()) & WRITES
+                (method, re.sub(r"\{[^}]+\}", "Probe", route.path))
+                for method in (route.methods or set()) & WRITES
             ]
     return sorted(found)
 
@@ -53,7 +54,9 @@ def test_every_write_refuses_a_missing_or_wrong_token(tmp_path: Path, headers: d
     writes = _writes(client)
     assert ("POST", "/api/publish/Probe") in writes and ("POST", "/api/replay") in writes
     for method, path in writes:
-        response = client.request(method, path, json={"message_id": "sec-write-0001", "probe": "x"}, headers=headers)
+        response = client.request(
+            method, path, json={"message_id": "sec-write-0001", "probe": "x"}, headers=headers
+        )
         assert response.status_code == 401, (method, path, response.status_code)
         assert response.headers["www-authenticate"] == "Bearer"
 

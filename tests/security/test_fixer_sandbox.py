@@ -29,8 +29,11 @@ from ouroboros_gates.workers.fixer import AGENT_UID, ForgePaths, SessionRun, fin
 ROOT = Path(__file__).resolve().parents[2]
 ATTACKER = Path(__file__).with_name("fixer_attacker.py").read_text(encoding="utf-8")
 NOON = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)
-SECRETS = {"OURO_API_TOKEN": "api-token-4c1d", "AWS_SECRET_ACCESS_KEY": "aws-secret-9e2f",
-           "OURO_DATABASE_URL": "postgresql://fleet:db-secret-7a3b@127.0.0.1/ouro"}  # fmt: skip
+SECRETS = {
+    "OURO_API_TOKEN": "api-token-4c1d",
+    "AWS_SECRET_ACCESS_KEY": "aws-secret-9e2f",
+    "OURO_DATABASE_URL": "postgresql://fleet:db-secret-7a3b@127.0.0.1/ouro",
+}
 AS_ROOT = os.getuid() == 0
 
 pytestmark = pytest.mark.skipif(find_sandbox()[0] is None, reason=find_sandbox()[1])
@@ -53,22 +56,53 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     return {"state": state, "forge": forge, "engine": engine, "markers": markers, "tmp": tmp_path}
 
 
-def _attack(world: dict[str, Any], config: dict[str, Any], *, ticket: int = 47, hosts: str = "", cap: float = 10.0,
-            reserve: float = 1.5) -> tuple[SessionRun | str, dict[str, Any]]:  # fmt: skip
+def _attack(
+    world: dict[str, Any],
+    config: dict[str, Any],
+    *,
+    ticket: int = 47,
+    hosts: str = "",
+    cap: float = 10.0,
+    reserve: float = 1.5,
+) -> tuple[SessionRun | str, dict[str, Any]]:
     """One real session with the attacker as its agent: the session and the attacker's report."""
     forge: LocalForge = world["forge"]
     assert forge.writes_dir is not None
-    config = {"markers": str(world["markers"]), "origin_git_dir": str(forge.git_dir()), "state": str(world["state"]),
-              "worker_pid": os.getpid(), **config}  # fmt: skip
+    config = {
+        "markers": str(world["markers"]),
+        "origin_git_dir": str(forge.git_dir()),
+        "state": str(world["state"]),
+        "worker_pid": os.getpid(),
+        **config,
+    }
     command = f"{sys.executable} -c {shlex.quote(ATTACKER)} {shlex.quote(json.dumps(config))}"
-    settings = Settings(state=world["state"], fixers=True, fixer_daily_cap_usd=cap, fixer_session_usd=reserve,
-                        fixer_command=command, fixer_hosts=hosts)  # fmt: skip
-    verdict = PrecheckVerdict(ticket=ticket, proposal=ticket, miner="repeat_failure", verdict=PrecheckOutcome.LAUNCH,
-                              instances_named=("x",), instances_found=("x",), reason="names 1 instance")  # fmt: skip
+    settings = Settings(
+        state=world["state"],
+        fixers=True,
+        fixer_daily_cap_usd=cap,
+        fixer_session_usd=reserve,
+        fixer_command=command,
+        fixer_hosts=hosts,
+    )
+    verdict = PrecheckVerdict(
+        ticket=ticket,
+        proposal=ticket,
+        miner="repeat_failure",
+        verdict=PrecheckOutcome.LAUNCH,
+        instances_named=("x",),
+        instances_found=("x",),
+        reason="names 1 instance",
+    )
     run = run_session(
-        verdict, settings=settings, forge=forge, git_dir=forge.git_dir(), budget=Budget(world["engine"], cap),
-        sandbox=find_sandbox()[0], now=lambda: NOON, forge_paths=ForgePaths(forge.forge_dir, forge.writes_dir),
-    )  # fmt: skip
+        verdict,
+        settings=settings,
+        forge=forge,
+        git_dir=forge.git_dir(),
+        budget=Budget(world["engine"], cap),
+        sandbox=find_sandbox()[0],
+        now=lambda: NOON,
+        forge_paths=ForgePaths(forge.forge_dir, forge.writes_dir),
+    )
     report: dict[str, Any] = {}
     if isinstance(run, SessionRun):
         for line in run.log.read_text().splitlines():
@@ -87,7 +121,9 @@ def _got(report: dict[str, Any], part: str) -> dict[str, Any]:
 
 def _leaks(folder: Path) -> list[str]:
     """Marker files a planted payload left, with whether they hold a secret of the worker's environment."""
-    return [f"{p.name}: {any(v in p.read_text() for v in SECRETS.values())}" for p in sorted(folder.iterdir())]
+    return [
+        f"{p.name}: {any(v in p.read_text() for v in SECRETS.values())}" for p in sorted(folder.iterdir())
+    ]
 
 
 def test_item1_hooks_and_config_the_agent_plants_never_run_outside(world: dict[str, Any]) -> None:
@@ -96,38 +132,66 @@ def test_item1_hooks_and_config_the_agent_plants_never_run_outside(world: dict[s
     run, report = _attack(world, {"try": ["git"]})
     assert isinstance(run, SessionRun), run
     planted = _got(report, "git")
-    assert planted["hook post-checkout"]["ok"] and planted["config core.fsmonitor"]["ok"]  # its own clone: planted
+    assert (
+        planted["hook post-checkout"]["ok"] and planted["config core.fsmonitor"]["ok"]
+    )  # its own clone: planted
     assert planted["commit"]["ok"]
-    assert Path(planted["common_dir"]) == Path(run.session.worktree) / ".git"  # not the repository it came from
+    assert (
+        Path(planted["common_dir"]) == Path(run.session.worktree) / ".git"
+    )  # not the repository it came from
     assert not planted["origin hook"]["ok"] and not planted["origin config"]["ok"]
     assert ((origin / "config").read_bytes(), sorted(p.name for p in (origin / "hooks").iterdir())) == before
     # The worker fetched the branch back (sealed); the merge train merges it into main like any other.
-    head = subprocess.run(["git", "-C", str(origin), "rev-parse", f"refs/heads/{run.session.branch}"],
-                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    head = subprocess.run(
+        ["git", "-C", str(origin), "rev-parse", f"refs/heads/{run.session.branch}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     forge: LocalForge = world["forge"]
     assert {".gitattributes", "evil.txt", ".evil-fsmonitor"} <= set(forge.commit(head).files)
-    pull = forge.open_pull_request({
-        "title": "attacker", "body": "", "state": "open", "draft": False, "labels": [], "base": "main",
-        "created_at": "2026-10-05T19:05:00+00:00", "head_sha": head, "author": "csf-fixer",
-        "head_ref": run.session.branch, "commits": [{"sha": head, "message": "attacker"}], "checks": [],
-    })  # fmt: skip
+    pull = forge.open_pull_request(
+        {
+            "title": "attacker",
+            "body": "",
+            "state": "open",
+            "draft": False,
+            "labels": [],
+            "base": "main",
+            "created_at": "2026-10-05T19:05:00+00:00",
+            "head_sha": head,
+            "author": "csf-fixer",
+            "head_ref": run.session.branch,
+            "commits": [{"sha": head, "message": "attacker"}],
+            "checks": [],
+        }
+    )
     assert forge.merge(pull.number, head, "merge the attacker")
     # The next launch clones main, which now carries the attacker's .gitattributes filter and hook files.
     second, _ = _attack(world, {"try": []}, ticket=48)
     assert isinstance(second, SessionRun), second
-    assert (Path(second.session.worktree) / "evil.txt").read_text() == "smudge me\n"  # checked out, unfiltered
+    assert (
+        Path(second.session.worktree) / "evil.txt"
+    ).read_text() == "smudge me\n"  # checked out, unfiltered
     assert _leaks(world["markers"]) == []
     # Control: the planted hooks are live; plain git in the attacker's clone runs them with its environment.
     control = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}
-    subprocess.run(["git", "-c", "safe.directory=*", "-C", run.session.worktree, "checkout", "-q", "-b", "control"],
-                   env=control, capture_output=True, check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-c", "safe.directory=*", "-C", run.session.worktree, "checkout", "-q", "-b", "control"],
+        env=control,
+        capture_output=True,
+        check=True,
+    )
     leaks = _leaks(world["markers"])
     assert any(leak.startswith("hookspath-post-checkout-") and leak.endswith("True") for leak in leaks), leaks
 
 
 def test_item2_the_agent_has_no_privilege_and_no_way_to_write_outside(world: dict[str, Any]) -> None:
-    outside = [f"/etc/ouro-attacker-{os.getpid()}", f"/usr/local/ouro-attacker-{os.getpid()}",
-               str(ROOT / f"ouro-attacker-{os.getpid()}")]  # fmt: skip
+    outside = [
+        f"/etc/ouro-attacker-{os.getpid()}",
+        f"/usr/local/ouro-attacker-{os.getpid()}",
+        str(ROOT / f"ouro-attacker-{os.getpid()}"),
+    ]
     run, report = _attack(world, {"try": ["privilege"], "outside_files": outside})
     assert isinstance(run, SessionRun), run
     got = _got(report, "privilege")
@@ -139,7 +203,14 @@ def test_item2_the_agent_has_no_privilege_and_no_way_to_write_outside(world: dic
     caps = got["status"]
     assert {caps[k] for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")} == {"0000000000000000"}
     assert (caps["NoNewPrivs"], caps["Seccomp"]) == ("1", "2")
-    for attempt in ("remount", "remount /etc", "tmpfs over /etc", "unshare -Ur", "unshare -Urm", "setuid binaries"):
+    for attempt in (
+        "remount",
+        "remount /etc",
+        "tmpfs over /etc",
+        "unshare -Ur",
+        "unshare -Urm",
+        "setuid binaries",
+    ):
         assert not got[attempt]["ok"] or got[attempt]["got"]["rc"] != 0, (attempt, got[attempt])
     assert not got["setuid 0"]["ok"] and not got["chmod suid"]["ok"]
     for path in outside:
@@ -151,13 +222,28 @@ def test_item2_the_agent_has_no_privilege_and_no_way_to_write_outside(world: dic
     assert got["run"] == {"ok": True, "got": []}
     leaked = set(got["env"]) & set(SECRETS)
     assert leaked == set()
-    assert set(got["env"]) <= {"PATH", "LANG", "LC_ALL", "TERM", "TZ", "HOME", "TMPDIR", "OURO_FIXER_BRANCH",
-                               "OURO_FIXER_TICKET", "OURO_FORGE_WRITES", "OURO_FORGE_DIR", "PWD", "SHLVL", "_",
-                               "LC_CTYPE"}  # fmt: skip
+    assert set(got["env"]) <= {
+        "PATH",
+        "LANG",
+        "LC_ALL",
+        "TERM",
+        "TZ",
+        "HOME",
+        "TMPDIR",
+        "OURO_FIXER_BRANCH",
+        "OURO_FIXER_TICKET",
+        "OURO_FORGE_WRITES",
+        "OURO_FORGE_DIR",
+        "PWD",
+        "SHLVL",
+        "_",
+        "LC_CTYPE",
+    }
 
 
 def _installation_under(folder: Path) -> list[str]:
-    """What the sandbox shows again of ``folder``: the first step to the worker's own Python, if it lies there."""
+    """What the sandbox shows again of ``folder``: the first step to the worker's own Python, if it lies
+    there."""
     paths = (Path(p).resolve() for p in (sys.base_prefix, sys.prefix, ROOT))
     return sorted({p.relative_to(folder).parts[0] for p in paths if p.is_relative_to(folder)})
 
@@ -179,17 +265,25 @@ def test_item3_the_agent_reaches_the_allow_listed_model_and_nothing_of_the_fleet
             "try": ["network"],
             "forbidden": {"redis": [redis.hostname, redis.port], "postgres": ["127.0.0.1", pg.port or 5432]},
             "unix": ["/var/run/postgresql/.s.PGSQL.5432", "/run/postgresql/.s.PGSQL.5432", str(visible)],
-            "via_proxy": {"redis": f"127.0.0.1:{redis.port}", "redis by name": f"localhost:{redis.port}",
-                          "redis v6": f"[::1]:{redis.port}", "redis short": f"127.1:{redis.port}",
-                          "postgres": f"127.0.0.1:{pg.port or 5432}", "model": allowed},
-            "redis_url": f"http://127.0.0.1:{redis.port}/", "model_url": f"{model.url}/api/tags",
-        }  # fmt: skip
+            "via_proxy": {
+                "redis": f"127.0.0.1:{redis.port}",
+                "redis by name": f"localhost:{redis.port}",
+                "redis v6": f"[::1]:{redis.port}",
+                "redis short": f"127.1:{redis.port}",
+                "postgres": f"127.0.0.1:{pg.port or 5432}",
+                "model": allowed,
+            },
+            "redis_url": f"http://127.0.0.1:{redis.port}/",
+            "model_url": f"{model.url}/api/tags",
+        }
         run, report = _attack(world, config, hosts=allowed)
     assert isinstance(run, SessionRun), run
     got = _got(report, "network")
     for name in ("tcp redis", "tcp postgres", "unix abstract", "dns", *(f"unix {p}" for p in config["unix"])):
         assert not got[name]["ok"], (name, got[name])
-    assert "Address family not supported" in got[f"unix {visible}"]["error"]  # refused by seccomp, not by a path
+    assert (
+        "Address family not supported" in got[f"unix {visible}"]["error"]
+    )  # refused by seccomp, not by a path
     assert not got["psql"]["ok"] or got["psql"]["got"]["rc"] != 0
     for name in ("redis", "redis by name", "redis v6", "redis short", "postgres"):
         assert got[f"CONNECT {name}"] == {"ok": True, "got": "HTTP/1.1 403 Forbidden"}, name
@@ -197,13 +291,21 @@ def test_item3_the_agent_reaches_the_allow_listed_model_and_nothing_of_the_fleet
     assert not got["GET redis"]["ok"] and "403" in got["GET redis"]["error"]
     assert got["model"]["ok"] and got["model"]["got"].startswith("200 ")  # the one place it may reach
     network = [json.loads(line) for line in run.log.with_name("network.jsonl").read_text().splitlines()]
-    assert {a["target"] for a in network if not a["allowed"]} >= {f"127.0.0.1:{redis.port}", f"localhost:{redis.port}"}
+    assert {a["target"] for a in network if not a["allowed"]} >= {
+        f"127.0.0.1:{redis.port}",
+        f"localhost:{redis.port}",
+    }
     assert {a["target"] for a in network if a["allowed"]} == {allowed}
 
 
 def test_item3_an_agent_that_needs_no_network_gets_none(world: dict[str, Any], redis_server: str) -> None:
     redis = urlsplit(redis_server)
-    config = {"try": ["network"], "forbidden": {"redis": [redis.hostname, redis.port]}, "unix": [], "via_proxy": {}}
+    config = {
+        "try": ["network"],
+        "forbidden": {"redis": [redis.hostname, redis.port]},
+        "unix": [],
+        "via_proxy": {},
+    }
     run, report = _attack(world, config, hosts="")
     assert isinstance(run, SessionRun), run
     got = _got(report, "network")

@@ -41,7 +41,9 @@ def roots(tmp_path: Path) -> Settings:
         "{tmp}/state/../outside",
     ],
 )
-def test_paths_outside_the_roots_are_refused_naming_the_path(roots: Settings, tmp_path: Path, path: str) -> None:
+def test_paths_outside_the_roots_are_refused_naming_the_path(
+    roots: Settings, tmp_path: Path, path: str
+) -> None:
     named = path.format(tmp=tmp_path)
     with pytest.raises(PermanentError, match="outside the configured roots") as refused:
         confine(named, roots)
@@ -59,12 +61,17 @@ def test_a_symlink_inside_a_root_that_points_outside_is_refused(roots: Settings,
 
 
 def test_paths_under_a_root_or_the_state_are_let_through(roots: Settings, tmp_path: Path) -> None:
-    assert confine(str(tmp_path / "root" / "runs" / "r1"), roots) == (tmp_path / "root" / "runs" / "r1").resolve()
+    assert (
+        confine(str(tmp_path / "root" / "runs" / "r1"), roots)
+        == (tmp_path / "root" / "runs" / "r1").resolve()
+    )
     assert confine(str(tmp_path / "root" / "runs" / ".." / "runs" / "r1"), roots).name == "r1"
     assert confine(str(roots.state_dir / "runs" / "x"), roots).is_relative_to(roots.state_dir)
 
 
-_SEGMENT = st.sampled_from(["..", ".", "runs", "r1", "outside", "root", "state", "x y", "~", "", "-rf", "$(id)"])
+_SEGMENT = st.sampled_from(
+    ["..", ".", "runs", "r1", "outside", "root", "state", "x y", "~", "", "-rf", "$(id)"]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -88,7 +95,10 @@ def test_a_session_folder_that_is_a_root_never_reads_its_transcript_beside_it(tm
     session = "4f1c2a9e-0000-4000-8000-000000000001"
     folder = tmp_path / session
     (folder / "subagents").mkdir(parents=True)
-    line = json.dumps({"type": "user", "sessionId": session, "message": {"role": "user", "content": "hi"}}) + "\n"
+    line = (
+        json.dumps({"type": "user", "sessionId": session, "message": {"role": "user", "content": "hi"}})
+        + "\n"
+    )
     (folder / "subagents" / "agent-a1.jsonl").write_text(line)
     (tmp_path / f"{session}.jsonl").write_text(line)  # the main transcript, outside the only root
     confined = Settings(state=tmp_path / "state", roots=str(folder))

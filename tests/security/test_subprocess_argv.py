@@ -35,7 +35,10 @@ def _hostile(sentinel: Path) -> list[str]:
 def forge(tmp_path: Path) -> LocalForge:
     shutil.copytree(EXAMPLES / "forge", tmp_path / "forge")
     return LocalForge(
-        tmp_path / "forge", EXAMPLES / "repo.bundle", cache_dir=tmp_path / "cache", writes_dir=tmp_path / "writes"
+        tmp_path / "forge",
+        EXAMPLES / "repo.bundle",
+        cache_dir=tmp_path / "cache",
+        writes_dir=tmp_path / "writes",
     )
 
 
@@ -44,7 +47,9 @@ def _main_tip(forge: LocalForge) -> str:
     return subprocess.run(argv, capture_output=True, check=True, text=True).stdout.strip()
 
 
-def test_a_branch_name_with_shell_metacharacters_is_one_inert_argument(forge: LocalForge, tmp_path: Path) -> None:
+def test_a_branch_name_with_shell_metacharacters_is_one_inert_argument(
+    forge: LocalForge, tmp_path: Path
+) -> None:
     sentinel = tmp_path / "pwned"
     tip = _main_tip(forge)
     template = json.loads((tmp_path / "forge" / "pulls" / "55.json").read_text())
@@ -57,7 +62,9 @@ def test_a_branch_name_with_shell_metacharacters_is_one_inert_argument(forge: Lo
     assert _main_tip(forge) == tip  # no ref moved
 
 
-def test_revisions_and_paths_with_metacharacters_never_reach_a_shell(forge: LocalForge, tmp_path: Path) -> None:
+def test_revisions_and_paths_with_metacharacters_never_reach_a_shell(
+    forge: LocalForge, tmp_path: Path
+) -> None:
     sentinel = tmp_path / "pwned"
     for hostile in _hostile(sentinel):
         assert forge.has_commit(hostile) is False

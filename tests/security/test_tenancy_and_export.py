@@ -50,7 +50,9 @@ def _finding(run: str, scope: Scope, rule: str, file: str) -> Finding:
 
 
 def _seed(tmp: Path) -> Settings:
-    settings = Settings(state=tmp / "state", tenant="acme-secret-project", api_token="tok", broker_url="memory://")
+    settings = Settings(
+        state=tmp / "state", tenant="acme-secret-project", api_token="tok", broker_url="memory://"
+    )
     store = SqlEventStore.from_url(settings.event_log_url)
     ensure_schema(store.engine)
     file = "/home/alice.lindqvist/.claude/projects/shop/run.jsonl"
@@ -70,7 +72,9 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def _client(settings: Settings, tenant: str) -> TestClient:
-    return TestClient(create_app(settings.model_copy(update={"tenant": tenant}), catch_up_every_s=None), base_url=LOCAL)
+    return TestClient(
+        create_app(settings.model_copy(update={"tenant": tenant}), catch_up_every_s=None), base_url=LOCAL
+    )
 
 
 def test_another_tenants_view_never_shows_a_tenant_scope_finding(settings: Settings) -> None:
@@ -98,7 +102,10 @@ def test_the_generic_export_holds_generic_findings_only_rekeyed_and_gated(settin
     client = _client(settings, "globex")
     body = client.get("/api/export/findings").json()
     exported = body["findings"]
-    assert [f["rule"] for f in exported] == ["generic_rule", "generic_rule"]  # one per tenant, none tenant-scope
+    assert [f["rule"] for f in exported] == [
+        "generic_rule",
+        "generic_rule",
+    ]  # one per tenant, none tenant-scope
     text = orjson.dumps(exported).decode()
     for secret in (
         "acme-run-1",

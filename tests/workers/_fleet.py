@@ -47,11 +47,27 @@ class Fleet:
     ) -> subprocess.Popen[bytes]:
         """A real worker process, in its own process group so it can be killed whole."""
         log = (self.tmp / f"{name}-{len(self.workers)}.log").open("ab")
-        argv = [sys.executable, "-m", "celery", "-A", "ouroboros_gates.workers.app", "worker", "-Q", queues,
-                "-c", str(concurrency), "-n", f"{name}{len(self.workers)}@%h", "-l", "INFO",
-                "--without-gossip", "--without-mingle"]  # fmt: skip
-        process = subprocess.Popen(argv, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)  # fmt: skip
+        argv = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "ouroboros_gates.workers.app",
+            "worker",
+            "-Q",
+            queues,
+            "-c",
+            str(concurrency),
+            "-n",
+            f"{name}{len(self.workers)}@%h",
+            "-l",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+        ]
+        process = subprocess.Popen(
+            argv, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         self.workers.append(process)
         return process
 

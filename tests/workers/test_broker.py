@@ -1,5 +1,6 @@
 """The fleet's brokers hand a message to another worker only once its holder stopped heart-beating it: the
-embedded transport's leases (SQLite) and the heartbeat on Redis's unacknowledged index, each on a real broker."""
+embedded transport's leases (SQLite) and the heartbeat on Redis's unacknowledged index, each on a real
+broker."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ QUEUE = Queue("probe-q", Exchange("probe-q", type="direct"), routing_key="probe-
 
 
 def _connection(url: str, visibility_s: float) -> Connection:
-    return Connection(kombu_url(url), transport_options={"visibility_timeout": visibility_s, "polling_interval": 0.05})
+    return Connection(
+        kombu_url(url), transport_options={"visibility_timeout": visibility_s, "polling_interval": 0.05}
+    )
 
 
 def _send(conn: Connection, body: str) -> None:

@@ -32,7 +32,9 @@ def _completed(fleet: Fleet, probe: str) -> list[object]:
     return [e for e in fleet.events("ProbeCompleted") if e.payload["probe"] == probe]
 
 
-def test_sigkill_of_the_whole_worker_mid_task_redelivers_and_appends_once(fleet: Fleet, redis_url: str) -> None:
+def test_sigkill_of_the_whole_worker_mid_task_redelivers_and_appends_once(
+    fleet: Fleet, redis_url: str
+) -> None:
     first = fleet.start_worker()
     fleet.send("fleet.probe", _probe("kill-whole", hold_s=3))
     unacked = redis.Redis.from_url(redis_url)
@@ -67,8 +69,12 @@ def test_malformed_message_is_rejected_naming_the_field_and_the_worker_keeps_ser
     fleet.send("fleet.probe", {"message_id": "no-probe-field-01"})
     fleet.send("fleet.probe", ["not", "an", "object"])
     fleet.send("fleet.probe", _probe("good"))
-    rejected = wait_for(lambda: len(fleet.events("MessageRejected")) >= 3 and fleet.events("MessageRejected"), 60,
-                        "three rejections", fleet)  # fmt: skip
+    rejected = wait_for(
+        lambda: len(fleet.events("MessageRejected")) >= 3 and fleet.events("MessageRejected"),
+        60,
+        "three rejections",
+        fleet,
+    )
     fields = sorted(error["field"] for event in rejected for error in event.payload["errors"])
     assert "hold_s" in fields and "probe" in fields
     wait_for(lambda: _completed(fleet, "good"), 60, "the good probe after the bad ones", fleet)
@@ -84,14 +90,23 @@ def test_failing_message_goes_to_the_dead_letter_queue_and_is_recorded(fleet: Fl
     missing = IngestRun(message_id="ingest-missing-01", path=str(fleet.tmp / "nope"), run="missing")
     for message in (outside, missing):
         fleet.send(message.TASK, message.to_json_dict(), queue="miner")
-    dead = wait_for(lambda: len(fleet.events("MessageDeadLettered")) == 2 and fleet.events("MessageDeadLettered"),
-                    60, "two dead letters", fleet)  # fmt: skip
+    dead = wait_for(
+        lambda: len(fleet.events("MessageDeadLettered")) == 2 and fleet.events("MessageDeadLettered"),
+        60,
+        "two dead letters",
+        fleet,
+    )
     errors = {e.payload["message_id"]: e.payload["error"] for e in dead}
     assert "outside the configured roots" in errors["ingest-outside-01"]
     assert "no harness log to ingest" in errors["ingest-missing-01"]
     assert redis.Redis.from_url(redis_url).llen("dead_letter") == 2
-    kept = {e.payload["message_id"]: e.payload["message"] for e in dead}  # what a retry from the ops page sends
-    assert kept["ingest-outside-01"] == outside.to_json_dict() and kept["ingest-missing-01"] == missing.to_json_dict()
+    kept = {
+        e.payload["message_id"]: e.payload["message"] for e in dead
+    }  # what a retry from the ops page sends
+    assert (
+        kept["ingest-outside-01"] == outside.to_json_dict()
+        and kept["ingest-missing-01"] == missing.to_json_dict()
+    )
 
 
 def test_outbox_follow_ups_are_published_after_commit(fleet: Fleet) -> None:
@@ -125,8 +140,13 @@ def test_a_task_past_its_time_limit_is_dead_lettered_once_and_the_worker_keeps_s
         limited.start_worker()
         limited.send("fleet.probe", _probe("too-slow", hold_s=60))
         limited.send("fleet.probe", _probe("after-slow"))
-        dead = wait_for(lambda: limited.events("MessageDeadLettered"), 60, "the slow probe dead-lettered", limited)
-        assert dead[0].payload["error"] == "PermanentError: ran past the time limit of 1 s (OURO_TASK_TIME_LIMIT_S)"
+        dead = wait_for(
+            lambda: limited.events("MessageDeadLettered"), 60, "the slow probe dead-lettered", limited
+        )
+        assert (
+            dead[0].payload["error"]
+            == "PermanentError: ran past the time limit of 1 s (OURO_TASK_TIME_LIMIT_S)"
+        )
         assert dead[0].payload["attempts"] == 1  # not retried: it would hold a worker that long each time
         wait_for(lambda: _completed(limited, "after-slow"), 30, "the next probe on the same worker", limited)
         assert _completed(limited, "too-slow") == []

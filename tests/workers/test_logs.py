@@ -41,7 +41,9 @@ def test_json_lines_carry_level_logger_and_message(tmp_path: Path) -> None:
         logging.getLogger("ouroboros.test").exception("failed")
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["level"], r["logger"], r["message"]) for r in lines] == [
-        ("INFO", "ouroboros.test", "hello there"), ("ERROR", "ouroboros.test", "failed")]  # fmt: skip
+        ("INFO", "ouroboros.test", "hello there"),
+        ("ERROR", "ouroboros.test", "failed"),
+    ]
     assert "ValueError: boom" in lines[1]["exc_info"] and "time" in lines[0] and "task_id" not in lines[0]
 
 
@@ -72,7 +74,9 @@ def _write(path: str, process: int) -> None:
 
 def test_the_log_rotates_while_several_processes_write_it(tmp_path: Path) -> None:
     log = tmp_path / "worker.log"
-    workers = [multiprocessing.get_context("fork").Process(target=_write, args=(str(log), n)) for n in range(3)]
+    workers = [
+        multiprocessing.get_context("fork").Process(target=_write, args=(str(log), n)) for n in range(3)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -82,6 +86,8 @@ def test_the_log_rotates_while_several_processes_write_it(tmp_path: Path) -> Non
     assert [f.name for f in files] == ["worker.log", "worker.log.1", "worker.log.2", "worker.log.3"]
     assert all(f.stat().st_size <= 4096 + 400 for f in files)  # each rotated at the size named (a line over)
     for path in files:  # whole lines only: no two processes wrote into one line or a rotated file at once
-        assert all(json.loads(line)["message"].startswith("process ") for line in path.read_text().splitlines())
+        assert all(
+            json.loads(line)["message"].startswith("process ") for line in path.read_text().splitlines()
+        )
     newest = [json.loads(line)["message"] for line in log.read_text().splitlines()]
     assert any("line 199" in message for message in newest)  # the last lines land in the current file

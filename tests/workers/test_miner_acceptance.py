@@ -44,7 +44,9 @@ def test_a_recorded_run_that_cannot_be_read_does_not_stop_acceptance(tmp_path: P
     assert len(asked) == len(gates)  # asked once per miner version judged
 
 
-def test_a_version_with_a_verdict_in_the_log_is_not_judged_again(tmp_path: Path, store: SqlEventStore) -> None:
+def test_a_version_with_a_verdict_in_the_log_is_not_judged_again(
+    tmp_path: Path, store: SqlEventStore
+) -> None:
     (tmp_path / "empty").mkdir()
     asked: list[int] = []
 
@@ -71,12 +73,18 @@ def test_every_worker_follows_the_first_verdict_recorded_on_a_miner_version(stor
     refusal = "mutation gate: a surviving mutant changes a verdict on a recorded run"
 
     def refusing(version: MinerVersion, runs: Sequence[Path]) -> accept.Judgement:
-        return accept.Judgement(version, None, refusal, ()) if version is self_match else accept.judge(version, runs)
+        return (
+            accept.Judgement(version, None, refusal, ())
+            if version is self_match
+            else accept.judge(version, runs)
+        )
 
     before = read_verdicts(store, versions)  # a second worker reads the log before the first one appends
     judged = accept.judge_pending(before.pending(versions), dict, by=refusing)
     store.commit(verdict_writes(before, judged), Metadata("miner.accept", message_id="accept-first-01"))
-    first = {gate.miner.name for gate in fleet_gates(versions, read_verdicts(store, versions), catalogue.rules)}
+    first = {
+        gate.miner.name for gate in fleet_gates(versions, read_verdicts(store, versions), catalogue.rules)
+    }
     assert "self-match" not in first and {"blind-edit", "draft-pr-late"} <= first
 
     # The second worker: its own test of the version passes, yet it follows the verdict the log holds.

@@ -34,7 +34,9 @@ def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Context]:
         shutil.copytree(EXAMPLES / run, tmp_path / "runs" / run)
     store = SqlEventStore.from_url(f"sqlite:///{tmp_path / 'events.sqlite'}")
     ensure_schema(store.engine)
-    monkeypatch.setattr(tasks, "CATALOGUE", Catalogue(None, fresh_s=0))  # this test's own, looked at each time
+    monkeypatch.setattr(
+        tasks, "CATALOGUE", Catalogue(None, fresh_s=0)
+    )  # this test's own, looked at each time
     yield Context(Settings(state=tmp_path / "state", roots=str(tmp_path / "runs")), store, "test")
     store.close()
 
@@ -59,19 +61,27 @@ def test_the_first_run_is_mined_after_the_miners_are_judged_and_the_next_one_at_
     first = _ingest(ctx, RUNS[0])
     [accept] = _handle(ctx, first)
     assert isinstance(accept, AcceptMiner)
-    assert accept.mine.message_id == mine_message(first, accept.mine.digest).message_id  # what the main job awaits
+    assert (
+        accept.mine.message_id == mine_message(first, accept.mine.digest).message_id
+    )  # what the main job awaits
     assert not ctx.store.read_stream("miner/draft-pr-late")  # nothing judged while recording a run
 
     [mine] = _handle(ctx, accept)
     assert mine == accept.mine and mine.causation_id == accept.message_id
-    accepted = [e.decode() for name in ("draft-pr-late", "self-match") for e in ctx.store.read_stream(f"miner/{name}")]
+    accepted = [
+        e.decode() for name in ("draft-pr-late", "self-match") for e in ctx.store.read_stream(f"miner/{name}")
+    ]
     assert [type(event) for event in accepted] == [MinerAccepted, MinerAccepted]
-    assert all(event.acceptance.judged_runs == (RUNS[0],) for event in accepted if isinstance(event, MinerAccepted))
+    assert all(
+        event.acceptance.judged_runs == (RUNS[0],) for event in accepted if isinstance(event, MinerAccepted)
+    )
     assert _handle(ctx, mine) == []
     path = Path(mine.path)
     expected = mine_run(CorpusItem(JSONL, RUNS[0], path, run_paths(path)), accepted_gates())
     assert [event.finding for event in _findings(ctx, RUNS[0])] == expected
-    assert _handle(ctx, mine) == [] and len(_findings(ctx, RUNS[0])) == len(expected)  # mined again: no repeat
+    assert _handle(ctx, mine) == [] and len(_findings(ctx, RUNS[0])) == len(
+        expected
+    )  # mined again: no repeat
 
     [direct] = _handle(ctx, _ingest(ctx, RUNS[1]))  # every version has its verdict now
     assert isinstance(direct, MineRun)

@@ -24,15 +24,25 @@ def locate(message: DecidePush, settings: Settings) -> Path:
         return confine(message.path, settings)
     forge = open_forge(settings)  # the same clone the fixers and the merge train write to
     if not isinstance(forge, LocalForge) or not (Path(settings.forge) / "repo.bundle").exists():
-        raise PermanentError(f"push of {message.repo}: no checkout named and no local forge at {settings.forge}")
+        raise PermanentError(
+            f"push of {message.repo}: no checkout named and no local forge at {settings.forge}"
+        )
     return forge.git_dir()
 
 
-def decide_push(message: DecidePush, settings: Settings, store: SqlEventStore) -> tuple[str, list[DecisionMade]]:
+def decide_push(
+    message: DecidePush, settings: Settings, store: SqlEventStore
+) -> tuple[str, list[DecisionMade]]:
     """One ``DecisionMade`` per candidate of the push, and the stream they go to (``push/<head>``)."""
     base = None if message.base == NULL_COMMIT else message.base
     run, _lookup = decide_repository(
-        settings, locate(message, settings), message.repo, message.head, base,
-        store=MemoryStore(store.engine), deadline_s=settings.decider_deadline_s, priors=message.priors,
-    )  # fmt: skip
+        settings,
+        locate(message, settings),
+        message.repo,
+        message.head,
+        base,
+        store=MemoryStore(store.engine),
+        deadline_s=settings.decider_deadline_s,
+        priors=message.priors,
+    )
     return f"push/{message.head}", [DecisionMade(decision=d.decision, flows=flows(d)) for d in run.decided]

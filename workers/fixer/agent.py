@@ -36,9 +36,15 @@ class AgentRun:
 
 
 def run_agent(
-    sandbox: Sandbox, argv: Sequence[str], mounts: Mounts, env: Mapping[str, str], *, hosts: Sequence[AllowedHost],
-    log: Path, limit_usd: float,
-) -> AgentRun:  # fmt: skip
+    sandbox: Sandbox,
+    argv: Sequence[str],
+    mounts: Mounts,
+    env: Mapping[str, str],
+    *,
+    hosts: Sequence[AllowedHost],
+    log: Path,
+    limit_usd: float,
+) -> AgentRun:
     """Run ``argv`` sandboxed with a network only to ``hosts``; log, fold and stop it at ``limit_usd``."""
     with ExitStack() as stack:
         program = stack.enter_context(compiled_filter())
@@ -49,7 +55,9 @@ def run_agent(
             stack.callback(_record, ProxyServer(ours, hosts).start(), log.with_name("network.jsonl"))
         control_fd = None if theirs is None else theirs.fileno()
         command = sandbox.command(argv, mounts, env, seccomp_fd=program.fileno(), control_fd=control_fd)
-        process = _spawn(command, mounts.worktree, [fd for fd in (program.fileno(), control_fd) if fd is not None])
+        process = _spawn(
+            command, mounts.worktree, [fd for fd in (program.fileno(), control_fd) if fd is not None]
+        )
         if theirs is not None:
             theirs.close()  # the sandbox holds its end now: the proxy sees it close when the sandbox ends
         ran = _fold(process, log, limit_usd)
@@ -59,9 +67,13 @@ def run_agent(
 def _spawn(argv: list[str], cwd: Path, fds: Sequence[int]) -> subprocess.Popen[bytes]:
     try:
         return subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             pass_fds=tuple(fds),
-        )  # fmt: skip
+        )
     except OSError as exc:
         raise PermanentError(f"cannot start the fixer sandbox {argv[0]!r}: {exc}") from exc
 

@@ -31,8 +31,20 @@ def check_out(git_dir: Path, worktree: Path, branch: str, base: str = "main") ->
         raise PermanentError(f"{worktree} already exists: a session's checkout is made once")
     worktree.parent.mkdir(parents=True, exist_ok=True)
     config = sealed_config(git_dir, worktree)
-    git("clone", "--quiet", "--no-local", "--no-checkout", "--single-branch", "--no-tags", "--branch", base,
-        "--", str(git_dir), str(worktree), sealed=config)  # fmt: skip
+    git(
+        "clone",
+        "--quiet",
+        "--no-local",
+        "--no-checkout",
+        "--single-branch",
+        "--no-tags",
+        "--branch",
+        base,
+        "--",
+        str(git_dir),
+        str(worktree),
+        sealed=config,
+    )
     git("checkout", "--quiet", "-b", branch, cwd=worktree, sealed=config)
     origin = git("config", "--get", "remote.origin.url", cwd=git_dir, check=False, sealed=config)
     if origin.returncode == 0 and (url := origin.stdout.decode("utf-8", "replace").strip()):
@@ -45,7 +57,9 @@ def bring_back(git_dir: Path, worktree: Path, branch: str) -> str:
         return f"branch {branch} not brought back: the clone's {outside} points outside it"
     config = sealed_config(git_dir, worktree)
     refspec = f"+refs/heads/{branch}:refs/heads/{branch}"
-    done = git("fetch", "--quiet", "--no-tags", str(worktree), refspec, cwd=git_dir, check=False, sealed=config)
+    done = git(
+        "fetch", "--quiet", "--no-tags", str(worktree), refspec, cwd=git_dir, check=False, sealed=config
+    )
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return f"branch {branch} not brought back: {said[-1] if said else f'exit {done.returncode}'}"

@@ -60,7 +60,9 @@ class Layout:
                 self._made.add(parent)
                 self.args += ["--perms", "0755", "--dir", str(parent)]
             elif not _passable(parent, self.uid):
-                raise SandboxError(f"{path}: the fixer agent (uid {self.uid}) cannot reach it: {parent} is closed")
+                raise SandboxError(
+                    f"{path}: the fixer agent (uid {self.uid}) cannot reach it: {parent} is closed"
+                )
 
 
 def _passable(folder: Path, uid: int) -> bool:

@@ -21,7 +21,15 @@ from ouroboros_gates.schemas.errors import ConfigurationError
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.fixer.bridge import splice
 
-__all__ = ["AGENT_HOSTS", "FORGE_HOSTS", "AllowedHost", "Attempt", "ProxyServer", "allowed_hosts", "parse_hosts"]
+__all__ = [
+    "AGENT_HOSTS",
+    "FORGE_HOSTS",
+    "AllowedHost",
+    "Attempt",
+    "ProxyServer",
+    "allowed_hosts",
+    "parse_hosts",
+]
 
 #: Where the default agent (the Claude Code CLI) reaches its model.
 AGENT_HOSTS = "api.anthropic.com:443"
@@ -43,7 +51,9 @@ class AllowedHost:
 
     def admits(self, host: str, port: int) -> bool:
         """Whether ``host:port`` is this entry (host names compare case-insensitively)."""
-        return host.lower().rstrip(".") == self.host and (port in (80, 443) if self.port is None else port == self.port)
+        return host.lower().rstrip(".") == self.host and (
+            port in (80, 443) if self.port is None else port == self.port
+        )
 
 
 @dataclass(frozen=True)
@@ -227,7 +237,11 @@ def _target(method: str, target: str) -> tuple[str, int, str]:
 
 
 def _forwarded(method: str, path: str, version: str, headers: list[tuple[str, str]]) -> bytes:
-    kept = [(k, v) for k, v in headers if k.lower() not in {"proxy-connection", "proxy-authorization", "connection"}]
+    kept = [
+        (k, v)
+        for k, v in headers
+        if k.lower() not in {"proxy-connection", "proxy-authorization", "connection"}
+    ]
     lines = [f"{method} {path} {version}", *(f"{k}: {v}" for k, v in kept), "Connection: close", "", ""]
     return "\r\n".join(lines).encode("latin-1")
 
@@ -235,7 +249,10 @@ def _forwarded(method: str, path: str, version: str, headers: list[tuple[str, st
 def _answer(client: socket.socket, status: int, text: str) -> None:
     reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
     body = (text + "\n").encode()
-    head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\nConnection: close"
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: "
+        f"{len(body)}\r\nConnection: close"
+    )
     with contextlib.suppress(OSError):  # the agent may have hung up first
         client.sendall(head.encode() + b"\r\n\r\n" + body)
     client.close()

@@ -93,12 +93,25 @@ class Sandbox:
         return AGENT_UID if self.drops_privilege else self.uid
 
     def command(
-        self, argv: Sequence[str], mounts: Mounts, env: Mapping[str, str], *, seccomp_fd: int,
+        self,
+        argv: Sequence[str],
+        mounts: Mounts,
+        env: Mapping[str, str],
+        *,
+        seccomp_fd: int,
         control_fd: int | None = None,
-    ) -> list[str]:  # fmt: skip
+    ) -> list[str]:
         """The argument list running ``argv`` sandboxed; ``control_fd`` (the proxy's) gives it a network."""
-        command = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
-                   "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]  # fmt: skip
+        command = [
+            self.bwrap,
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
         if self.drops_privilege:
             command += ["--cap-drop", "ALL", *(a for cap in _ROOT_CAPS for a in ("--cap-add", cap))]
         else:
@@ -110,10 +123,26 @@ class Sandbox:
             command += ["--setenv", key, value]
         command += ["--seccomp", str(seccomp_fd), "--"]
         if self.setpriv is not None:
-            command += [self.setpriv, f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups",
-                        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]  # fmt: skip
+            command += [
+                self.setpriv,
+                f"--reuid={AGENT_UID}",
+                f"--regid={AGENT_UID}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+                "--",
+            ]
         if control_fd is not None:
-            command += [_interpreter(), "-I", "-S", "-c", _BRIDGE.read_text(encoding="utf-8"), str(control_fd), "--"]
+            command += [
+                _interpreter(),
+                "-I",
+                "-S",
+                "-c",
+                _BRIDGE.read_text(encoding="utf-8"),
+                str(control_fd),
+                "--",
+            ]
         return [*command, *argv]
 
     def _layout(self, mounts: Mounts) -> list[str]:
@@ -139,7 +168,10 @@ class Sandbox:
 
 
 def agent_environment(
-    environ: Mapping[str, str], worktree: Path, extra: Mapping[str, str], secrets: Sequence[str] = AGENT_SECRETS
+    environ: Mapping[str, str],
+    worktree: Path,
+    extra: Mapping[str, str],
+    secrets: Sequence[str] = AGENT_SECRETS,
 ) -> dict[str, str]:
     """The agent's whole environment: the allow-listed variables of ``environ``, then the session's own."""
     kept = {key: environ[key] for key in (*_PASSED, *secrets) if key in environ}
@@ -188,10 +220,16 @@ def _probe(sandbox: Sandbox) -> str:
         grant(sandbox, Path(folder))
         argv = sandbox.command(["true"], Mounts(Path(folder)), {}, seccomp_fd=program.fileno())
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=30, check=False, pass_fds=(program.fileno(),))
+            done = subprocess.run(
+                argv, capture_output=True, timeout=30, check=False, pass_fds=(program.fileno(),)
+            )
         except subprocess.TimeoutExpired:
             return "the probe did not finish in 30 s"
-    return "" if done.returncode == 0 else done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+    return (
+        ""
+        if done.returncode == 0
+        else done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+    )
 
 
 def _interpreter() -> str:

@@ -28,11 +28,36 @@ __all__ = ["SeccompUnavailable", "compiled_filter"]
 _FAMILIES_ALLOWED = (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK)
 _FAMILIES_TOP = 64  # above every address family Linux defines (AF_MAX is 46 in 6.x)
 _REFUSED = (
-    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "keyctl", "add_key", "request_key", "bpf",
-    "perf_event_open", "userfaultfd", "init_module", "finit_module", "delete_module", "kexec_load",
-    "kexec_file_load", "open_by_handle_at", "name_to_handle_at", "io_uring_setup", "io_uring_enter",
-    "io_uring_register", "ptrace", "process_vm_writev", "swapon", "swapoff", "reboot", "acct", "quotactl",
-)  # fmt: skip
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "ptrace",
+    "process_vm_writev",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "acct",
+    "quotactl",
+)
 _CLONE_NEWUSER = 0x10000000
 _TIOCSTI = 0x5412
 

@@ -32,7 +32,15 @@ from ouroboros_gates.workers.fixer.checkout import bring_back, check_out
 from ouroboros_gates.workers.fixer.proxy import AllowedHost, allowed_hosts
 from ouroboros_gates.workers.fixer.sandbox import Mounts, Sandbox, agent_environment, grant
 
-__all__ = ["ForgePaths", "SessionPlan", "SessionRun", "brief_for", "outcome_of", "plan_session", "run_session"]
+__all__ = [
+    "ForgePaths",
+    "SessionPlan",
+    "SessionRun",
+    "brief_for",
+    "outcome_of",
+    "plan_session",
+    "run_session",
+]
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +89,10 @@ def brief_for(verdict: PrecheckVerdict, plan: SessionPlan) -> str:
     instances = "\n".join(f"- {instance}" for instance in found)
     return (
         f"Fix ticket #{verdict.ticket}: write the miner {verdict.miner or '(named in the proposal)'}.\n"
-        f"Work on branch {plan.branch} in this worktree; commit with the CSF-Session and CSF-Model trailers.\n"
-        f"The pre-check found these labelled instances in the corpus; use them as your fixtures:\n{instances}\n"
+        f"Work on branch {plan.branch} in this worktree; commit with the CSF-Session and CSF-Model "
+        "trailers.\n"
+        "The pre-check found these labelled instances in the corpus; use them as your "
+        f"fixtures:\n{instances}\n"
         "Run the miner's test, then open a draft pull request; mark it ready only when the merge check"
         " passes. Never merge."
     )
@@ -131,7 +141,9 @@ def run_session(
             spent = folded_cost(plan.log.read_bytes().splitlines())
             settled = budget.settle(verdict.ticket, spent)
             _bring_back(git_dir, plan)
-            return _closed(verdict, plan, forge, lost, now(), spent, settled, "closed after its worker was lost")
+            return _closed(
+                verdict, plan, forge, lost, now(), spent, settled, "closed after its worker was lost"
+            )
     with _held(plan) as held:
         if not held:
             return f"ticket #{verdict.ticket}'s fixer session is running"
@@ -165,7 +177,9 @@ class _Session:
     forge_paths: ForgePaths | None
 
 
-def _launch(session: _Session, git_dir: Path, budget: Budget, limit_usd: float) -> tuple[float, str, Settlement]:
+def _launch(
+    session: _Session, git_dir: Path, budget: Budget, limit_usd: float
+) -> tuple[float, str, Settlement]:
     """Checkout, brief, sandboxed agent, branch brought back; the budget is settled whatever happens."""
     spent, stopped = 0.0, "it never started"
     try:
@@ -175,7 +189,9 @@ def _launch(session: _Session, git_dir: Path, budget: Budget, limit_usd: float) 
         grant(session.sandbox, plan.worktree, *mounts.writable)
         argv = [*shlex.split(session.settings.fixer_command), brief_for(session.verdict, plan)]
         env = agent_environment(os.environ, plan.worktree, extra)
-        ran = run_agent(session.sandbox, argv, mounts, env, hosts=session.hosts, log=plan.log, limit_usd=limit_usd)
+        ran = run_agent(
+            session.sandbox, argv, mounts, env, hosts=session.hosts, log=plan.log, limit_usd=limit_usd
+        )
         spent, stopped = ran.cost_usd, ran.stopped
         _bring_back(git_dir, plan)
     finally:
@@ -203,14 +219,26 @@ def _bring_back(git_dir: Path, plan: SessionPlan) -> None:
 
 
 def _closed(
-    verdict: PrecheckVerdict, plan: SessionPlan, forge: WritableForge, started: datetime, ended: datetime,
-    spent: float, settled: Settlement, stopped: str,
-) -> SessionRun:  # fmt: skip
+    verdict: PrecheckVerdict,
+    plan: SessionPlan,
+    forge: WritableForge,
+    started: datetime,
+    ended: datetime,
+    spent: float,
+    settled: Settlement,
+    stopped: str,
+) -> SessionRun:
     """The closed session, its outcome read from its pull request."""
     outcome, pull = outcome_of(forge, plan.branch)
     session = FixerSession(
-        ticket=verdict.ticket, branch=plan.branch, worktree=str(plan.worktree), started=started, ended=ended,
-        cost_usd=round(spent, 6), overrun_usd=round(settled.overrun_usd, 6), outcome=outcome,
+        ticket=verdict.ticket,
+        branch=plan.branch,
+        worktree=str(plan.worktree),
+        started=started,
+        ended=ended,
+        cost_usd=round(spent, 6),
+        overrun_usd=round(settled.overrun_usd, 6),
+        outcome=outcome,
         pull_request=None if pull is None else pull.number,
-    )  # fmt: skip
+    )
     return SessionRun(session, plan.slug, plan.log, stopped)

@@ -18,7 +18,8 @@ log = logging.getLogger(__name__)
 
 @fleet_task(LaunchFixer)
 def launch(message: LaunchFixer, ctx: Context) -> Outcome:
-    """fixer.launch: one sandboxed session under the daily budget; nothing is appended when it may not start."""
+    """fixer.launch: one sandboxed session under the daily budget; nothing is appended when it may not
+    start."""
     forge = open_forge(ctx.settings)
     local = forge if isinstance(forge, LocalForge) else None
     git_dir = local.git_dir() if local is not None else ctx.settings.repository
@@ -28,9 +29,15 @@ def launch(message: LaunchFixer, ctx: Context) -> Outcome:
     sandbox, _why = find_sandbox()
     budget = budget_for(ctx.store.engine, ctx.settings)
     result = run_session(
-        message.verdict, settings=ctx.settings, forge=forge, git_dir=git_dir, budget=budget, sandbox=sandbox,
-        now=utcnow, forge_paths=_forge_paths(local),
-    )  # fmt: skip
+        message.verdict,
+        settings=ctx.settings,
+        forge=forge,
+        git_dir=git_dir,
+        budget=budget,
+        sandbox=sandbox,
+        now=utcnow,
+        forge_paths=_forge_paths(local),
+    )
     if not isinstance(result, SessionRun):
         log.warning("fixer.launch #%d not started: %s", message.ticket, result)
         return Outcome()

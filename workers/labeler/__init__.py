@@ -23,7 +23,14 @@ from ouroboros_gates.workers.labeler.gpu import (
     keep_alive_s,
     sharing_from_settings,
 )
-from ouroboros_gates.workers.labeler.prefilter import CUT, Candidate, Prefiltered, Source, prefilter, read_line
+from ouroboros_gates.workers.labeler.prefilter import (
+    CUT,
+    Candidate,
+    Prefiltered,
+    Source,
+    prefilter,
+    read_line,
+)
 from ouroboros_gates.workers.labeler.prompt import SCHEMA, request_for
 from ouroboros_gates.workers.labeler.request import Job, complete, proposal_fields
 from ouroboros_gates.workers.labeler.run import LABELS, RECORD, Labeler, Plan, RunResult

@@ -36,7 +36,8 @@ class Verdict:
 
 
 def decode_escapes(line: str) -> str:
-    """``line`` with its JSON string escapes decoded (``\\"`` to ``"``, ``\\n`` to a newline, ``\\u00e9``…)."""
+    """``line`` with its JSON string escapes decoded (``\\"`` to ``"``, ``\\n`` to a newline,
+    ``\\u00e9``…)."""
 
     def one(match: re.Match[str]) -> str:
         code = match.group(1)
@@ -97,11 +98,14 @@ def judge(
         return Verdict(Acceptance.ACCEPTED if reproduced else Acceptance.REJECTED, why)
     parts = fragments(quote)
     if in_order(parts, line_text):
-        return Verdict(Acceptance.ACCEPTED, f"every fragment of the quote ({len(parts)}) is on line {line} in order")
+        return Verdict(
+            Acceptance.ACCEPTED, f"every fragment of the quote ({len(parts)}) is on line {line} in order"
+        )
     if in_order(parts, decode_escapes(line_text)):
         return Verdict(
             Acceptance.ACCEPTED,
-            f"every fragment of the quote ({len(parts)}) is on line {line} in order, its JSON escapes decoded",
+            f"every fragment of the quote ({len(parts)}) is on line {line} in order, "
+            "its JSON escapes decoded",
         )
     missing = next((p for p in parts if p not in line_text and p not in decode_escapes(line_text)), None)
     if missing is not None:

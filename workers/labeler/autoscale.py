@@ -73,7 +73,9 @@ class GpuAutoscaler(Autoscaler):  # type: ignore[misc]  # celery is untyped
         procs = self.processes
         depth = self._depth()
         reserved = len(state.reserved_requests)
-        want = target_processes(depth if depth is not None else 0, reserved, self.min_concurrency, self.max_concurrency)
+        want = target_processes(
+            depth if depth is not None else 0, reserved, self.min_concurrency, self.max_concurrency
+        )
         if want > procs:
             self.yielded_to = self._holders()
             if self.yielded_to:

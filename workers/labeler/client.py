@@ -55,7 +55,9 @@ def chat_from_settings(settings: Settings) -> tuple[ChatFn | None, str, KeepAliv
     inner = KeepAliveChat(endpoint)
     manifest = find_manifest(settings.model) if settings.model else None
     caller = (
-        MeteredClient(inner, manifest, usd_ceiling=settings.model_usd_ceiling, call_ceiling=settings.model_call_ceiling)
+        MeteredClient(
+            inner, manifest, usd_ceiling=settings.model_usd_ceiling, call_ceiling=settings.model_call_ceiling
+        )
         if manifest is not None
         else inner
     )

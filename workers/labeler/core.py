@@ -31,11 +31,15 @@ def known_runs(settings: Settings, store: SqlEventStore | None = None) -> dict[s
     """Run id -> ``events.jsonl`` of every run under the state directory (``runs/<run>/``, where the hook
     records sessions, and ``<run>/``, where it did before) and every run the log recorded."""
     layouts = ("*/events.jsonl", "runs/*/events.jsonl")
-    found = {path.parent.name: path for pattern in layouts for path in sorted(settings.state_dir.glob(pattern))}
+    found = {
+        path.parent.name: path for pattern in layouts for path in sorted(settings.state_dir.glob(pattern))
+    }
     if store is not None:
         try:
             with store.engine.connect() as conn:
-                rows = conn.execute(select(runs_table.c.run, runs_table.c.path).order_by(runs_table.c.run)).all()
+                rows = conn.execute(
+                    select(runs_table.c.run, runs_table.c.path).order_by(runs_table.c.run)
+                ).all()
         except SQLAlchemyError:  # the ledger is not built yet: the state directory's runs are all there is
             rows = []
         for run, recorded in rows:
@@ -53,7 +57,8 @@ def label_tickets(
     runs: Mapping[str, Path],
     requests: Mapping[int, LabelRequest] | None = None,
 ) -> RunResult:
-    """One labeler run over ``tickets``: each request completed from its ticket, prefiltered, labelled, accepted."""
+    """One labeler run over ``tickets``: each request completed from its ticket, prefiltered, labelled,
+    accepted."""
     chat, model, client = chat_from_settings(settings)
     endpoint_url = client.endpoint.base_url if client is not None else None
     sharing, sharing_note = sharing_from_settings(settings, endpoint_url)

@@ -96,7 +96,9 @@ def _is_model_server(name: str, summary: Mapping[str, Any], container: str | Non
     if container:
         return name == container
     ports = summary.get("Ports") or ()
-    return port is not None and any(p.get("PublicPort") == port or p.get("PrivatePort") == port for p in ports)
+    return port is not None and any(
+        p.get("PublicPort") == port or p.get("PrivatePort") == port for p in ports
+    )
 
 
 @dataclass
@@ -123,7 +125,9 @@ class GpuSharing:
             if note not in self.notes:
                 self.notes.append(note)
             return []
-        return [name for name, summary in gpu if not _is_model_server(name, summary, self.container, self.port)]
+        return [
+            name for name, summary in gpu if not _is_model_server(name, summary, self.container, self.port)
+        ]
 
     def wait_turn(self, look_s: float, on_yield: Callable[[list[str]], None], deadline_s: float) -> float:
         """Yield while another container holds the GPU, looking again every ``look_s``; the seconds

@@ -119,7 +119,9 @@ def _score_tables(idf: list[float]) -> list[npt.NDArray[np.float64]]:
     tables = []
     for low in range(0, len(idf), 8):
         weights = idf[low : low + 8]
-        tables.append(np.array([sum(w for bit, w in enumerate(weights) if value >> bit & 1) for value in range(256)]))
+        tables.append(
+            np.array([sum(w for bit, w in enumerate(weights) if value >> bit & 1) for value in range(256)])
+        )
     return tables
 
 
@@ -178,7 +180,8 @@ def prefilter(
     taken = [(score, order, _hit(scans[order], index)) for score, order, index in chosen]
     texts = _texts(sources, [(order, hit) for _, order, hit in taken])
     candidates = tuple(
-        _candidate(sources[order], hit, score, kept, idf, texts[order, hit.line]) for score, order, hit in taken
+        _candidate(sources[order], hit, score, kept, idf, texts[order, hit.line])
+        for score, order, hit in taken
     )
     found = sum(len(scan.line) for scan in scans)
     return Prefiltered(candidates, found, total, {t.text: n for t, n in zip(kept, df, strict=True)})
@@ -209,7 +212,9 @@ def _texts(sources: Sequence[Source], wanted: list[tuple[int, Hit]]) -> dict[tup
     return texts
 
 
-def _candidate(source: Source, hit: Hit, score: float, terms: Sequence[Term], idf: list[float], text: str) -> Candidate:
+def _candidate(
+    source: Source, hit: Hit, score: float, terms: Sequence[Term], idf: list[float], text: str
+) -> Candidate:
     order = sorted(hit.terms, key=lambda i: (-idf[i], i))
     excerpt = _excerpt(text, terms[order[0]])
     matched = tuple(terms[i].text for i in order)

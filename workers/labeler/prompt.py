@@ -75,7 +75,9 @@ def request_for(job: Job, batch: Sequence[Candidate]) -> ChatRequest:
         f"[{number}] instance {c.instance}, {c.file} line {c.line} (terms: {', '.join(c.terms)})\n{c.excerpt}"
         for number, c in enumerate(batch, start=1)
     )
-    ticket = f"Ticket #{job.ticket}\nPredicate:\n{job.predicate}\nFact lines:\n{facts}\n\nCandidates:\n\n{shown}"
+    ticket = (
+        f"Ticket #{job.ticket}\nPredicate:\n{job.predicate}\nFact lines:\n{facts}\n\nCandidates:\n\n{shown}"
+    )
     messages: tuple[Message, ...] = (
         {"role": "system", "content": INSTRUCTIONS},
         {"role": "user", "content": ticket},

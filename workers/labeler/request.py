@@ -89,7 +89,8 @@ def words_of(ticket: Ticket) -> str:
 
 
 def complete(request: LabelRequest | None, ticket: Ticket) -> Job:
-    """The job for ``ticket``: the row's values kept, the rest read from the ticket and its latest proposal."""
+    """The job for ``ticket``: the row's values kept, the rest read from the ticket and its latest
+    proposal."""
     comment, fields, unreadable = _latest_proposal(ticket)
     notes = [f"proposal {comment}: unreadable keys {', '.join(unreadable)}"] if unreadable else []
     if comment is None:

@@ -96,9 +96,13 @@ class Labeler:
             status = LabelerStatus.FAILED
             self._update(notes=(*self._current.notes, str(exc)))
         if self.chat is None:
-            queued = f"no model configured (OURO_MODEL): {len(plans)} request(s) stay queued, nothing labelled"
+            queued = (
+                f"no model configured (OURO_MODEL): {len(plans)} request(s) stay queued, nothing labelled"
+            )
             self._update(notes=(*self._current.notes, queued))
-        self._update(notes=(*self._current.notes, *(n for n in self.sharing.notes if n not in self._current.notes)))
+        self._update(
+            notes=(*self._current.notes, *(n for n in self.sharing.notes if n not in self._current.notes))
+        )
         self._update(status=status, ended=max(self.now(), self._current.started))
         return RunResult(tuple(labels), self._current)
 
@@ -131,7 +135,9 @@ class Labeler:
             self._note(f"#{job.ticket}: {found.found} candidates wait for a model")
             return []
         if len(found.candidates) < found.found:
-            self._note(f"#{job.ticket}: {found.found} candidates, the best {len(found.candidates)} sent to the model")
+            self._note(
+                f"#{job.ticket}: {found.found} candidates, the best {len(found.candidates)} sent to the model"
+            )
         by_name = {source.name: source for source in plan.sources}
         labels: list[ProposedLabel] = []
         candidates = list(found.candidates)

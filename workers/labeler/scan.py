@@ -127,7 +127,9 @@ def _plan(forms: tuple[tuple[bytes, int], ...]) -> _Plan:
     groups: dict[int, list[Anchored]] = {}
     for form, index in usable:
         groups.setdefault(_pair(form, offsets[form]), []).append((form, index, offsets[form]))
-    return _Plan(tuple(sorted(groups)), tuple((value, tuple(group)) for value, group in sorted(groups.items())))
+    return _Plan(
+        tuple(sorted(groups)), tuple((value, tuple(group)) for value, group in sorted(groups.items()))
+    )
 
 
 class _Scratch(threading.local):
@@ -157,7 +159,9 @@ def _padded(n: int) -> int:
     return (n + _WORD + 15) // 16 * 16
 
 
-def _aligned(here: npt.NDArray[np.uint8], n: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8], Words]:
+def _aligned(
+    here: npt.NDArray[np.uint8], n: int
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8], Words]:
     """The block (``here[:n]``, aligned) zero-padded to a multiple of 16 bytes with at least 8 of padding,
     an aligned copy of it one byte on (a compare over an unaligned view runs at a third of the speed), and
     the 64-bit word at every byte offset. A pair found in the padding would start a form that ends outside

@@ -50,7 +50,9 @@ def sources_for(job: Job, runs: Mapping[str, Path], forge: Forge | None) -> tupl
     for kind in job.corpus:
         if kind is CorpusKind.JSONL:
             sources += [
-                Source(run, str(file), path=file) for run, path in sorted(runs.items()) for file in run_at(path).files
+                Source(run, str(file), path=file)
+                for run, path in sorted(runs.items())
+                for file in run_at(path).files
             ]
             if not runs:
                 notes.append("no harness runs to search (jsonl)")
@@ -72,7 +74,9 @@ def sources_for(job: Job, runs: Mapping[str, Path], forge: Forge | None) -> tupl
     return sources, notes
 
 
-def _commit_sources(forge: Forge, shas: list[str], listed: Mapping[str, Commit], notes: list[str]) -> list[Source]:
+def _commit_sources(
+    forge: Forge, shas: list[str], listed: Mapping[str, Commit], notes: list[str]
+) -> list[Source]:
     """``file_at``: each commit's message, then each file it changed as it stood at the commit (text files
     up to ``MAX_FILE_BYTES``), one source per file named ``<sha>:<path>``; the instance is the full sha. A
     pull request's commit the repository does not hold is searched by its message alone."""
@@ -97,7 +101,9 @@ def _commit_sources(forge: Forge, shas: list[str], listed: Mapping[str, Commit],
             except NotFoundError:
                 continue  # the commit deleted it
             if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
-                notes.append(f"file_at: {commit.sha[:12]}:{path} not searched (binary or over {MAX_FILE_BYTES} bytes)")
+                notes.append(
+                    f"file_at: {commit.sha[:12]}:{path} not searched (binary or over {MAX_FILE_BYTES} bytes)"
+                )
                 continue
             lines = tuple(data.decode("utf-8", "replace").splitlines())
             sources.append(Source(commit.sha, f"{commit.sha}:{path}", text=lines))
@@ -131,8 +137,14 @@ def miner_reproducer(job: Job, runs: Mapping[str, Path]) -> tuple[Reproducer | N
         if not lines[instance]:
             return False, f"miner {miner.name}'s facts do not name {instance}"
         if not here:
-            return False, f"miner {miner.name}'s facts name {instance} in other files of the run, not in {where.file}"
+            return (
+                False,
+                f"miner {miner.name}'s facts name {instance} in other files of the run, not in {where.file}",
+            )
         near = ", ".join(str(line) for line in here[:8])
-        return False, f"miner {miner.name}'s facts name {instance} at line(s) {near}, not at line {where.line}"
+        return (
+            False,
+            f"miner {miner.name}'s facts name {instance} at line(s) {near}, not at line {where.line}",
+        )
 
     return reproduce, f"labels are checked by miner {miner.name}"

@@ -13,5 +13,7 @@ def label(message: LabelTicket, ctx: Context) -> Outcome:
     """labeler.label: one ticket, from its queued request or from the ticket alone."""
     requests = {message.ticket: message.request} if message.request is not None else {}
     forge = open_forge(ctx.settings)
-    result = label_tickets(ctx.settings, [message.ticket], forge, known_runs(ctx.settings, ctx.store), requests)
+    result = label_tickets(
+        ctx.settings, [message.ticket], forge, known_runs(ctx.settings, ctx.store), requests
+    )
     return Outcome(writes=run_events(result))

@@ -2,7 +2,8 @@
 
     h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read)
 
-over the usage of every result line, a CSF envelope's ``{"event_type": "result", "event": {…, "usage": {…}}}`` or
+over the usage of every result line, a CSF envelope's ``{"event_type": "result", "event": {…, "usage": {…}}}``
+or
 a bare stream-json ``{"type": "result", "usage": {…}}`` (``claude -p --output-format stream-json``): the jq
 command (docs/loop.md, "The h_fleet floor"), line for line. Sums are kept as floats and added in file order,
 then line order, as jq adds its doubles, so the ratio is the same double jq prints. Each run (one file) has
@@ -168,7 +169,8 @@ def _read_file(path: Path) -> _FileSums:
 
 
 _Part = Path | tuple[Path, ...]
-"""What is read as one: a file of result lines, read as bytes, or the run's other files, read by the corpus readers."""
+"""What is read as one: a file of result lines, read as bytes, or the run's other files, read by the corpus
+readers."""
 
 
 def _parts(paths: Sequence[Path]) -> list[_Part]:
@@ -197,8 +199,9 @@ def _read_session(files: tuple[Path, ...]) -> _FileSums:
     tally = Tally.of(reader)
     usage = tally.usage
     found = [(float(usage.cache_read_input_tokens), float(usage.prompt_tokens))] if tally.agent_usage else []
-    return _FileSums(reader.lines, reader.malformed_count, [] if tally.cache_unreported else found,
-                     tally.cache_unreported)  # fmt: skip
+    return _FileSums(
+        reader.lines, reader.malformed_count, [] if tally.cache_unreported else found, tally.cache_unreported
+    )
 
 
 def _read_part(part: _Part) -> _FileSums:
@@ -217,7 +220,9 @@ def _workers(parts: Sequence[_Part]) -> int:
         return 1
     if sum(path.stat().st_size for part in parts for path in _files(part)) < PARALLEL_BYTES:
         return 1
-    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    return max(
+        1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    )
 
 
 def _read_all(parts: Sequence[_Part]) -> list[_FileSums]:
@@ -240,8 +245,10 @@ def _read_all(parts: Sequence[_Part]) -> list[_FileSums]:
         doc = orjson.loads(answer) if answer else died
         if isinstance(doc, dict):  # the child's error, as it would have been raised here
             raise OSError(doc["errno"], doc["strerror"], doc["filename"])
-        found += [_FileSums(lines, malformed, [(r, p) for r, p in usages], unreported)
-                  for lines, malformed, usages, unreported in doc]  # fmt: skip
+        found += [
+            _FileSums(lines, malformed, [(r, p) for r, p in usages], unreported)
+            for lines, malformed, usages, unreported in doc
+        ]
     return found
 
 
@@ -252,7 +259,11 @@ def _share_sums(parts: Sequence[_Part]) -> bytes:
     except OSError as exc:
         doc = {"errno": exc.errno, "strerror": exc.strerror, "filename": exc.filename}
     except Exception as exc:  # anything else, named in the parent's error
-        doc = {"errno": None, "strerror": f"{type(exc).__name__}: {exc}", "filename": str(_files(parts[0])[0])}
+        doc = {
+            "errno": None,
+            "strerror": f"{type(exc).__name__}: {exc}",
+            "filename": str(_files(parts[0])[0]),
+        }
     return orjson.dumps(doc)
 
 
@@ -277,21 +288,38 @@ def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
             for read, prompt in found.usages:  # summed in file order, then line order, as jq adds them
                 total_read, total_prompt = total_read + read, total_prompt + prompt
                 run_read, run_prompt = run_read + read, run_prompt + prompt
-            lines, results, malformed = lines + found.lines, results + len(found.usages), malformed + found.malformed
+            lines, results, malformed = (
+                lines + found.lines,
+                results + len(found.usages),
+                malformed + found.malformed,
+            )
         ratios.append(RunRatio(name, run_read, run_prompt))
         notes += _why_none(name, parts, sums)
-        unread += [str(part) for part, found in zip(parts, sums, strict=True)
-                   if isinstance(part, Path) and not found.usages and format_of(part) is Format.UNKNOWN]  # fmt: skip
-    return HFleet(total_read, total_prompt, tuple(ratios), lines, results, malformed, tuple(notes), tuple(unread))
+        unread += [
+            str(part)
+            for part, found in zip(parts, sums, strict=True)
+            if isinstance(part, Path) and not found.usages and format_of(part) is Format.UNKNOWN
+        ]
+    return HFleet(
+        total_read, total_prompt, tuple(ratios), lines, results, malformed, tuple(notes), tuple(unread)
+    )
 
 
 def _why_none(name: str, parts: Sequence[_Part], sums: Sequence[_FileSums]) -> list[str]:
     """Why a run has no h_r: its format reports no cache, or its result-line files hold no result line."""
     if any(found.unreported for found in sums):
         return [f"{name}: its log reports no cache counts (SWE-agent): no h_r"]
-    cut = [part for part, found in zip(parts, sums, strict=True) if isinstance(part, Path) and not found.usages
-           and format_of(part) in (Format.ENVELOPE, Format.STREAM_JSON)]  # fmt: skip
+    cut = [
+        part
+        for part, found in zip(parts, sums, strict=True)
+        if isinstance(part, Path)
+        and not found.usages
+        and format_of(part) in (Format.ENVELOPE, Format.STREAM_JSON)
+    ]
     if cut and not any(found.usages for found in sums):
-        return [f"{name}: no result line in {', '.join(map(str, cut))} (a process killed before its result, or no "
-                "usage reported): no h_r"]  # fmt: skip
+        return [
+            f"{name}: no result line in {', '.join(map(str, cut))} (a process killed before its result, or "
+            "no "
+            "usage reported): no h_r"
+        ]
     return []

@@ -96,7 +96,9 @@ class _Fold:
         elif isinstance(event, FixerSessionEnded):
             s = event.session
             ready = s.outcome is FixerOutcome.READY
-            self.sessions[(s.ticket, s.started)] = SessionCost(s.ticket, s.started, s.ended, s.cost_usd, ready)
+            self.sessions[(s.ticket, s.started)] = SessionCost(
+                s.ticket, s.started, s.ended, s.cost_usd, ready
+            )
         elif isinstance(event, MinerAccepted):
             miner = event.acceptance.miner
             self.accepted[miner] = event.acceptance.scope
@@ -120,7 +122,9 @@ class _Fold:
 
 def _run_counts(event: RunRecorded) -> RunCounts:
     summary, usage = event.summary, event.summary.usage
-    reported = summary.cache_reported  # a run whose log reports no cache counts has no h_r, and adds none to h_fleet
+    reported = (
+        summary.cache_reported
+    )  # a run whose log reports no cache counts has no h_r, and adds none to h_fleet
     return RunCounts(
         run=event.run,
         started_at=summary.started_at,

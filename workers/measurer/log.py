@@ -17,7 +17,16 @@ from ouroboros_gates.workers.measurer.inputs import EVENT_TYPES, MeasureInput, f
 from ouroboros_gates.workers.measurer.series import measure
 from ouroboros_gates.workers.measurer.snapshot import build_snapshot
 
-__all__ = ["SNAPSHOT", "PointKey", "logged", "measure_log", "point_key", "read_input", "series_stream", "snapshot_path"]
+__all__ = [
+    "SNAPSHOT",
+    "PointKey",
+    "logged",
+    "measure_log",
+    "point_key",
+    "read_input",
+    "series_stream",
+    "snapshot_path",
+]
 
 SNAPSHOT = "ouroboros.json"
 _BATCH = 1000
@@ -39,7 +48,11 @@ PointKey = tuple[str, str, str]
 
 def point_key(point: dict[str, Any]) -> PointKey:
     """The key of a point in its JSON form."""
-    return (point["series"], point["at"], orjson.dumps(point.get("labels") or {}, option=orjson.OPT_SORT_KEYS).decode())
+    return (
+        point["series"],
+        point["at"],
+        orjson.dumps(point.get("labels") or {}, option=orjson.OPT_SORT_KEYS).decode(),
+    )
 
 
 def _point_value(point: dict[str, Any]) -> tuple[Any, ...]:

@@ -161,7 +161,9 @@ def struggle_rate(inp: MeasureInput, kind: str, zone: ZoneInfo = ZONE) -> list[S
     points = []
     for rate in _rates(inp.runs, kind, zone):
         why = f"no tool calls in the {kind} of {rate.period} ({rate.runs} run(s))"
-        points.append(_point(name, period_start(rate.period, zone), rate.value, {kind: rate.period.isoformat()}, why))
+        points.append(
+            _point(name, period_start(rate.period, zone), rate.value, {kind: rate.period.isoformat()}, why)
+        )
     return points
 
 
@@ -178,7 +180,9 @@ def compounding(inp: MeasureInput, kind: str, zone: ZoneInfo = ZONE) -> SeriesPo
     usable = [(r.period, r.value) for r in rates if r.value]
     zero = sum(1 for r in rates if r.value == 0.0)
     none = sum(1 for r in rates if r.value is None)
-    excluded = ", ".join(f"{n} {why} excluded" for n, why in ((zero, "zero-rate"), (none, "no-tool-call")) if n)
+    excluded = ", ".join(
+        f"{n} {why} excluded" for n, why in ((zero, "zero-rate"), (none, "no-tool-call")) if n
+    )
     xs = [float(_step(usable[0][0], period, kind)) for period, _ in usable]
     fit = _fit(xs, [math.log(value) for _, value in usable], excluded)
     labels: dict[str, object] = {
@@ -212,7 +216,10 @@ def structure_per_intervention(inp: MeasureInput, zone: ZoneInfo = ZONE) -> list
     for week, n in _structure_weeks(inp, zone).items():
         structure = n["miner"] + n["ticket"]
         value = structure / n["sessions"] if n["sessions"] else None
-        why = f"no fixer session ended in the week of {week} ({n['miner']} miner(s) accepted, {n['ticket']} closed)"
+        why = (
+            f"no fixer session ended in the week of {week} ({n['miner']} miner(s) accepted, "
+            f"{n['ticket']} closed)"
+        )
         labels = {"week": week.isoformat()}
         points.append(_point("structure_per_intervention", period_start(week, zone), value, labels, why))
     return points
@@ -253,7 +260,9 @@ def fixer_spend(inp: MeasureInput, zone: ZoneInfo = ZONE) -> list[SeriesPoint]:
     for session in inp.sessions:
         days[period_of(session.started, "day", zone)].append(session.cost_usd)
     return [
-        _point("fixer_spend_usd", period_start(day, zone), round(math.fsum(costs), 10), {"day": day.isoformat()})
+        _point(
+            "fixer_spend_usd", period_start(day, zone), round(math.fsum(costs), 10), {"day": day.isoformat()}
+        )
         for day, costs in sorted(days.items())
     ]
 

@@ -1,4 +1,5 @@
-"""The snapshot ``<state>/ouroboros.json``: the latest numbers, which the ops view and ``/api/ouroboros`` show.
+"""The snapshot ``<state>/ouroboros.json``: the latest numbers, which the ops view and ``/api/ouroboros``
+show.
 
 Shape (keys sorted, two-space indent)::
 
@@ -41,8 +42,9 @@ def _latest(points: Sequence[SeriesPoint]) -> dict[str, list[dict[str, Any]]]:
     for point in points:
         if point.at == newest[point.series]:
             shown = point.to_json_dict()
-            latest.setdefault(point.series, []).append({k: shown[k] for k in ("at", "value", "low", "high",
-                                                                              "reason", "labels")})  # fmt: skip
+            latest.setdefault(point.series, []).append(
+                {k: shown[k] for k in ("at", "value", "low", "high", "reason", "labels")}
+            )
     return latest
 
 
@@ -64,7 +66,9 @@ def build_snapshot(points: Sequence[SeriesPoint], inp: MeasureInput, zone: ZoneI
         "timezone": zone.key,
         "series": _latest(points),
         "h_fleet": {"value": h_fleet(inp).value, "floor": FLOOR, "offenders": _offenders(inp)},
-        "accepted_miners": {scope: {"count": len(names), "miners": names} for scope, names in by_scope.items()},
+        "accepted_miners": {
+            scope: {"count": len(names), "miners": names} for scope, names in by_scope.items()
+        },
     }
 
 

@@ -56,7 +56,9 @@ def close_verdict(pull: PullRequest) -> CloseVerdict:
             return CloseVerdict(False, f"| {row[0]} | {row[1]} | {row[2]} |: the check did not exit 0")
     for check in pull.checks:
         if check.exit_code != 0:
-            return CloseVerdict(False, f"check {check.name} (`{check.command}`) exited {check.exit_code} on the head")
+            return CloseVerdict(
+                False, f"check {check.name} (`{check.command}`) exited {check.exit_code} on the head"
+            )
     if pull.state != "merged":
         return CloseVerdict(False, f"pull request #{pull.number} is {pull.state}, not merged")
     return CloseVerdict(True, _PASSED)

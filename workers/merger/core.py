@@ -35,12 +35,16 @@ def train_writes(forge: WritableForge, store: SqlEventStore, settings: Settings)
     for step in steps:
         result = step.result
         attempted = MergeAttempted(pull_request=result.pull_request, head_sha=result.head_sha, at=result.at)
-        done: Event = Merged(result=result) if result.outcome is MergeOutcome.MERGED else MergeRefused(result=result)
+        done: Event = (
+            Merged(result=result) if result.outcome is MergeOutcome.MERGED else MergeRefused(result=result)
+        )
         writes.append(StreamWrite(f"pr/{result.pull_request}", [attempted, done]))
         if result.outcome is MergeOutcome.MERGED:
             ticket = closes_ticket(forge.pull_request(result.pull_request))
             if ticket is not None:
                 verdict = close_ticket(forge, ticket, result.pull_request)
                 if verdict.ok:
-                    writes.append(StreamWrite(f"ticket/{ticket}", [closed_event(ticket, result.pull_request, verdict)]))
+                    writes.append(
+                        StreamWrite(f"ticket/{ticket}", [closed_event(ticket, result.pull_request, verdict)])
+                    )
     return writes

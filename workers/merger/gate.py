@@ -36,12 +36,15 @@ _TIMEOUT_S = 1800.0
 
 def checks_gate(pull: PullRequest) -> GateResult:
     """The project's checks as the forge reports them on the head: every one must have exited 0."""
-    failing = [f"check {c.name} (`{c.command}`) exited {c.exit_code}" for c in pull.checks if c.exit_code != 0]
+    failing = [
+        f"check {c.name} (`{c.command}`) exited {c.exit_code}" for c in pull.checks if c.exit_code != 0
+    ]
     return GateResult(not failing, tuple(failing))
 
 
 def default_gate(repository: Path | None) -> Gate:
-    """The project's checks, then ``ouro miner test <name>`` for a miner pull request held in ``repository``."""
+    """The project's checks, then ``ouro miner test <name>`` for a miner pull request held in
+    ``repository``."""
 
     def gate(pull: PullRequest) -> GateResult:
         checks = checks_gate(pull)
@@ -85,7 +88,13 @@ def make_gate(line: str | None, repository: Path | None) -> Gate:
 
 def _has(repository: Path, sha: str) -> bool:
     found = git(
-        "cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", cwd=repository, check=False, user_config=True
+        "cat-file",
+        "-e",
+        "--end-of-options",
+        f"{sha}^{{commit}}",
+        cwd=repository,
+        check=False,
+        user_config=True,
     )
     return found.returncode == 0
 
@@ -97,11 +106,20 @@ def _run_in_checkout(argv: Sequence[str], repository: Path | None, pull: PullReq
     with tempfile.TemporaryDirectory(prefix="ouro-gate-") as scratch:
         tree = Path(scratch) / "head"
         done = git(
-            "worktree", "add", "--detach", "--quiet", str(tree), pull.head_sha, cwd=repository, check=False,
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            str(tree),
+            pull.head_sha,
+            cwd=repository,
+            check=False,
             user_config=True,
-        )  # fmt: skip
+        )
         if done.returncode != 0:
-            return GateResult(False, (f"cannot check out {pull.head_sha[:12]}: {done.stderr.decode().strip()}",))
+            return GateResult(
+                False, (f"cannot check out {pull.head_sha[:12]}: {done.stderr.decode().strip()}",)
+            )
         try:
             return _run(argv, tree)
         finally:

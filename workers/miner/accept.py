@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ouroboros_gates.miners import MinerError, MinerTestReport, miner_test
-from ouroboros_gates.schemas import AcceptMiner, MinerAcceptance, MinerAccepted, MinerRefused, MineRun, content_id
+from ouroboros_gates.schemas import (
+    AcceptMiner,
+    MinerAcceptance,
+    MinerAccepted,
+    MinerRefused,
+    MineRun,
+    content_id,
+)
 from ouroboros_gates.schemas.errors import CorpusError
 from ouroboros_gates.workers.miner.catalogue import MinerVersion, discover_versions
 from ouroboros_gates.workers.miner.mine import Gate
@@ -87,7 +94,9 @@ def _verdict(judgement: Judgement, run_ids: Mapping[Path, str]) -> Verdict:
     if judgement.acceptance is not None:
         return MinerAccepted(acceptance=judgement.acceptance.model_copy(update={"judged_runs": judged_runs}))
     version = judgement.version
-    return MinerRefused(miner=version.name, digest=version.digest, reason=judgement.reason, judged_runs=judged_runs)
+    return MinerRefused(
+        miner=version.name, digest=version.digest, reason=judgement.reason, judged_runs=judged_runs
+    )
 
 
 Judge = Callable[[MinerVersion, Sequence[Path]], Judgement]
@@ -105,7 +114,8 @@ def judge_pending(
 
 
 def accepted_gates(extra: str | None = None, runs: RecordedPaths | None = None) -> list[Gate]:
-    """Every discovered miner that passes its test, judged now, with the knee its backtest fitted; ``runs``: the
+    """Every discovered miner that passes its test, judged now, with the knee its backtest fitted; ``runs``:
+    the
     recorded runs a mutant must not change to be equivalent (asked once per version judged)."""
     gates = []
     for version in discover_versions(extra):
@@ -119,8 +129,13 @@ def accept_message(mine: MineRun) -> AcceptMiner:
     """Judge what is pending, then send ``mine`` (caused by the judgement); its id follows the mine's."""
     accept_id = content_id("accept", mine.message_id)
     then = mine.model_copy(update={"causation_id": accept_id})
-    return AcceptMiner(message_id=accept_id, correlation_id=mine.correlation_id, causation_id=mine.causation_id,
-                       tenant=mine.tenant, mine=then)  # fmt: skip
+    return AcceptMiner(
+        message_id=accept_id,
+        correlation_id=mine.correlation_id,
+        causation_id=mine.causation_id,
+        tenant=mine.tenant,
+        mine=then,
+    )
 
 
 def then_mine(mine: MineRun, pending: Sequence[MinerVersion]) -> MineRun | AcceptMiner:

@@ -36,7 +36,9 @@ def miner_digest(miner: Miner) -> str:
 
 
 def _signature(miner: Miner) -> Signature:
-    files = sorted(p for p in miner.folder.rglob("*") if p.suffix in _DIGESTED and "__pycache__" not in p.parts)
+    files = sorted(
+        p for p in miner.folder.rglob("*") if p.suffix in _DIGESTED and "__pycache__" not in p.parts
+    )
     stats = tuple((path, path.stat()) for path in files if path.is_file())
     return tuple((str(path), st.st_mtime_ns, st.st_size) for path, st in stats)
 
@@ -66,14 +68,20 @@ class MinerVersion:
 def discover_versions(extra: str | None = None) -> tuple[MinerVersion, ...]:
     """Every discovered miner of harness runs, with the digest of its files as they are now."""
     miners, _broken = discover(extra)
-    return tuple(MinerVersion(miner, miner_digest(miner)) for miner in miners.values() if JSONL in miner.corpus)
+    return tuple(
+        MinerVersion(miner, miner_digest(miner)) for miner in miners.values() if JSONL in miner.corpus
+    )
 
 
 class Catalogue:
-    """The miner versions a worker runs, looked for at most every ``fresh_s``, with their rules parsed once."""
+    """The miner versions a worker runs, looked for at most every ``fresh_s``, with their rules parsed
+    once."""
 
     def __init__(
-        self, extra: str | None = None, fresh_s: float = GATES_FRESH_S, clock: Callable[[], float] = time.monotonic
+        self,
+        extra: str | None = None,
+        fresh_s: float = GATES_FRESH_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.extra, self.fresh_s, self.clock = extra, fresh_s, clock
         self._looked: tuple[float, tuple[MinerVersion, ...]] | None = None

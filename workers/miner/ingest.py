@@ -30,7 +30,8 @@ def file_digest(path: Path) -> str:
 
 
 def run_paths(path: Path) -> tuple[Path, ...]:
-    """The files a run is read from: the file itself (a session's with its subagents'), or a run directory's."""
+    """The files a run is read from: the file itself (a session's with its subagents'), or a run
+    directory's."""
     return run_at(path).files
 
 
@@ -55,13 +56,17 @@ def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
     for file in files:  # a session folder's main transcript lies beside it: every file read is confined too
         confine(str(file), settings)
     if not files:
-        raise PermanentError(f"{message.path}: no harness log to ingest (events.jsonl, *.jsonl, *.ndjson, *.json)")
+        raise PermanentError(
+            f"{message.path}: no harness log to ingest (events.jsonl, *.jsonl, *.ndjson, *.json)"
+        )
     recorded = files[0] if len(files) == 1 else path  # a run directory's events.jsonl is recorded as the file
     try:
         summary = summarise(read(recorded, run=message.run))
         return RunRecorded(run=message.run, path=str(recorded), summary=summary, digest=run_digest(recorded))
     except FileNotFoundError as exc:  # deleted while it was read: retrying cannot bring it back
-        raise PermanentError(f"{message.path}: a file of the run vanished while it was read ({exc.filename})") from exc
+        raise PermanentError(
+            f"{message.path}: a file of the run vanished while it was read ({exc.filename})"
+        ) from exc
 
 
 def mine_message(message: IngestRun, digest: str, path: str | None = None) -> MineRun:

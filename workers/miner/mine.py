@@ -56,7 +56,9 @@ def mine_run(item: CorpusItem, gates: Iterable[Gate]) -> list[Finding]:
     return found
 
 
-def new_findings(item: CorpusItem, gates: Iterable[Gate], recorded: Iterable[StoredEvent]) -> list[FindingDerived]:
+def new_findings(
+    item: CorpusItem, gates: Iterable[Gate], recorded: Iterable[StoredEvent]
+) -> list[FindingDerived]:
     """The findings of ``gates`` on the run ``item`` that its ``recorded`` findings stream does not hold."""
     seen = {finding_key(event.decode_as(FindingDerived).finding, item.instance) for event in recorded}
     found = (finding for finding in mine_run(item, gates) if finding_key(finding, item.instance) not in seen)

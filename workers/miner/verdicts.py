@@ -23,7 +23,15 @@ from ouroboros_gates.schemas import MinerAccepted, MinerRefused
 from ouroboros_gates.workers.miner.catalogue import MinerVersion
 from ouroboros_gates.workers.miner.mine import Gate
 
-__all__ = ["KnownVerdicts", "Verdict", "Verdicts", "fleet_gates", "read_verdicts", "verdict_stream", "verdict_writes"]
+__all__ = [
+    "KnownVerdicts",
+    "Verdict",
+    "Verdicts",
+    "fleet_gates",
+    "read_verdicts",
+    "verdict_stream",
+    "verdict_writes",
+]
 
 Verdict = MinerAccepted | MinerRefused
 
@@ -64,7 +72,8 @@ def read_verdicts(store: EventStore, versions: Iterable[MinerVersion]) -> Verdic
 
 
 class KnownVerdicts:
-    """The verdicts a worker has read, per event log: each is read once, since a recorded verdict never changes."""
+    """The verdicts a worker has read, per event log: each is read once, since a recorded verdict never
+    changes."""
 
     def __init__(self) -> None:
         self._known: WeakKeyDictionary[EventStore, dict[tuple[str, str], Verdict]] = WeakKeyDictionary()

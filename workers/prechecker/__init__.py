@@ -24,7 +24,12 @@ from ouroboros_gates.workers.prechecker.proposal import (
     parse_proposal,
     render_proposal,
 )
-from ouroboros_gates.workers.prechecker.record import label_message, new_events, precheck_message, ticket_stream
+from ouroboros_gates.workers.prechecker.record import (
+    label_message,
+    new_events,
+    precheck_message,
+    ticket_stream,
+)
 from ouroboros_gates.workers.prechecker.sources import RunIndex, registered_kinds
 
 __all__ = [

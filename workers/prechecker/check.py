@@ -106,10 +106,14 @@ def precheck(
     if found:
         reason = f"{len(found)} of {len(proposal.instances)} named {shown} instance(s) exist"
         verdict = PrecheckVerdict(
-            ticket=ticket.number, proposal=comment.id, miner=proposal.miner, verdict=PrecheckOutcome.LAUNCH,
-            instances_named=proposal.instances, instances_found=found,
+            ticket=ticket.number,
+            proposal=comment.id,
+            miner=proposal.miner,
+            verdict=PrecheckOutcome.LAUNCH,
+            instances_named=proposal.instances,
+            instances_found=found,
             reason=f"{reason} (missing {why_not})" if missing else reason,
-        )  # fmt: skip
+        )
         return Precheck(verdict, proposal, None)
     if not proposal.instances:
         reason = "the proposal names no instance"
@@ -138,10 +142,21 @@ def _needs(
 ) -> Precheck:
     miner = proposal.miner if proposal is not None else None
     verdict = PrecheckVerdict(
-        ticket=ticket, proposal=comment, miner=miner, verdict=PrecheckOutcome.NEEDS_LABELS,
-        instances_named=missing, instances_found=(), reason=reason,
-    )  # fmt: skip
+        ticket=ticket,
+        proposal=comment,
+        miner=miner,
+        verdict=PrecheckOutcome.NEEDS_LABELS,
+        instances_named=missing,
+        instances_found=(),
+        reason=reason,
+    )
     request = LabelRequest(
-        ticket=ticket, proposal=comment, miner=miner, corpus=tuple(kinds), instances=missing, reason=reason, at=at
+        ticket=ticket,
+        proposal=comment,
+        miner=miner,
+        corpus=tuple(kinds),
+        instances=missing,
+        reason=reason,
+        at=at,
     )
     return Precheck(verdict, proposal, request)

@@ -108,7 +108,9 @@ def parse_proposal(body: str, *, ticket: int, comment_id: int, posted_at: dateti
         raise ProposalFormatError(lines.get(unknown[0], block.first_line), unknown[0], "unknown field")
     for key in _REQUIRED:
         if key not in table:
-            raise ProposalFormatError(block.first_line, key, "missing (required: " + ", ".join(_REQUIRED) + ")")
+            raise ProposalFormatError(
+                block.first_line, key, "missing (required: " + ", ".join(_REQUIRED) + ")"
+            )
 
     def at(key: str) -> int:
         return lines.get(key, block.first_line)
@@ -182,7 +184,9 @@ def _toml(block: ProposalBlock) -> dict[str, Any]:
         column = f" at column {found.group(2)}" if found else ""
         message = _TOML_AT.sub("", str(exc)).strip().rstrip(".")
         field = _field_at(block, line)
-        raise ProposalFormatError(block.first_line + line - 1, field, f"malformed TOML{column}: {message}") from exc
+        raise ProposalFormatError(
+            block.first_line + line - 1, field, f"malformed TOML{column}: {message}"
+        ) from exc
 
 
 def _key_lines(block: ProposalBlock) -> dict[str, int]:
@@ -250,13 +254,17 @@ def _kinds(names: tuple[str, ...], line: int) -> tuple[CorpusKind, ...]:
         raise ProposalFormatError(line, "corpus", "no corpus kind (one of: " + ", ".join(known) + ")")
     for n, name in enumerate(names):
         if name not in known:
-            raise ProposalFormatError(line, f"corpus[{n}]", f"unknown kind {name!r}; known: " + ", ".join(known))
+            raise ProposalFormatError(
+                line, f"corpus[{n}]", f"unknown kind {name!r}; known: " + ", ".join(known)
+            )
     return tuple(known[name] for name in dict.fromkeys(names))
 
 
 def _labels(value: Any, instances: tuple[str, ...], line: int) -> tuple[str, ...]:
     if not isinstance(value, list):
-        raise ProposalFormatError(line, "labels", f"expected an array of [instance, sign] pairs, got {_kind(value)}")
+        raise ProposalFormatError(
+            line, "labels", f"expected an array of [instance, sign] pairs, got {_kind(value)}"
+        )
     labels: list[str] = []
     for n, pair in enumerate(value):
         where = f"labels[{n}]"

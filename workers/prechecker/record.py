@@ -50,7 +50,9 @@ def new_events(result: Precheck, prior: Sequence[StoredEvent]) -> list[Event]:
 
 def _last_verdict(prior: Sequence[StoredEvent], proposal: int | None) -> PrecheckVerdict | None:
     """The latest verdict the stream holds on ``proposal``."""
-    verdicts = (e.decode_as(PrecheckCompleted).verdict for e in reversed(prior) if e.type == PrecheckCompleted.TYPE)
+    verdicts = (
+        e.decode_as(PrecheckCompleted).verdict for e in reversed(prior) if e.type == PrecheckCompleted.TYPE
+    )
     return next((v for v in verdicts if v.proposal == proposal), None)
 
 
@@ -75,7 +77,9 @@ def label_message(result: Precheck, cause: Message) -> LabelTicket | None:
     )
 
 
-def precheck_message(ticket: int, key: str, cause: Message | None = None, tenant: str = "default") -> PrecheckTicket:
+def precheck_message(
+    ticket: int, key: str, cause: Message | None = None, tenant: str = "default"
+) -> PrecheckTicket:
     """A ``PrecheckTicket`` whose id follows ``key`` (a sweep's id, or the ticket's latest proposal)."""
     message_id = content_id("precheck", ticket, key)
     return PrecheckTicket(

@@ -38,7 +38,9 @@ class RunIndex:
             return recorded
         # ``run`` has no separator (checked above), so these paths stay under their root.
         candidates = [
-            path for root in self.roots for path in (root / run / "events.jsonl", root / "runs" / run / "events.jsonl")
+            path
+            for root in self.roots
+            for path in (root / run / "events.jsonl", root / "runs" / run / "events.jsonl")
         ]
         return next((path for path in candidates if path.is_file()), None)
 

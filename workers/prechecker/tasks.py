@@ -6,7 +6,12 @@ from ouroboros_gates.events import utcnow
 from ouroboros_gates.forge.factory import open_forge
 from ouroboros_gates.schemas import PrecheckSweep, PrecheckTicket
 from ouroboros_gates.workers.prechecker.check import is_mining, precheck
-from ouroboros_gates.workers.prechecker.record import label_message, new_events, precheck_message, ticket_stream
+from ouroboros_gates.workers.prechecker.record import (
+    label_message,
+    new_events,
+    precheck_message,
+    ticket_stream,
+)
 from ouroboros_gates.workers.prechecker.sources import RunIndex, registered_kinds
 from ouroboros_gates.workers.shell import Context, Outcome, fleet_task
 

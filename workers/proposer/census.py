@@ -41,7 +41,9 @@ class CensusRow:
         return self.tp > 0
 
 
-def census_row(proposal: Proposal, miners: Mapping[str, Miner], run_file: Callable[[str], Path | None]) -> CensusRow:
+def census_row(
+    proposal: Proposal, miners: Mapping[str, Miner], run_file: Callable[[str], Path | None]
+) -> CensusRow:
     """Measure ``proposal``: ``miners`` by name, ``run_file`` the events file of a run id (None if none)."""
     miner = miners.get(proposal.miner) or miners.get(TEMPLATE)
     if miner is None:
@@ -52,7 +54,9 @@ def census_row(proposal: Proposal, miners: Mapping[str, Miner], run_file: Callab
         if (path := run_file(name)) is not None
     ]
     if not items:
-        return CensusRow(proposal.ticket, proposal.miner, miner.name, 0, 0, "no named instance is a run it can read")
+        return CensusRow(
+            proposal.ticket, proposal.miner, miner.name, 0, 0, "no named instance is a run it can read"
+        )
     signs = dict(label.rsplit("\t", 1) for label in proposal.labels)
     positives = {i.instance for i in items if signs.get(i.instance, "+" if not signs else "-") == "+"}
     if not positives:
@@ -60,10 +64,14 @@ def census_row(proposal: Proposal, miners: Mapping[str, Miner], run_file: Callab
     try:
         extracted = extract_facts(miner, items)
         rules = miner.rules()
-        best = max(len(judge(rules, miner.verdicts, extracted, knee).flagged & positives)
-                   for knee in (None, *extracted.scores(extracted.instances)))  # fmt: skip
+        best = max(
+            len(judge(rules, miner.verdicts, extracted, knee).flagged & positives)
+            for knee in (None, *extracted.scores(extracted.instances))
+        )
     except MinerError as exc:
-        return CensusRow(proposal.ticket, proposal.miner, miner.name, len(items), 0, f"the extractor failed: {exc}")
+        return CensusRow(
+            proposal.ticket, proposal.miner, miner.name, len(items), 0, f"the extractor failed: {exc}"
+        )
     why = f"{best} of {len(positives)} positive(s) flagged" if best else "flags no positive at any knee"
     return CensusRow(proposal.ticket, proposal.miner, miner.name, len(items), best, why)
 

@@ -29,11 +29,23 @@ SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["ticket", "miner", "corpus", "predicate", "facts", "rules", "instances", "labels"],
+                "required": [
+                    "ticket",
+                    "miner",
+                    "corpus",
+                    "predicate",
+                    "facts",
+                    "rules",
+                    "instances",
+                    "labels",
+                ],
                 "properties": {
                     "ticket": {"type": "integer"},
                     "miner": {"type": "string"},
-                    "corpus": {"type": "array", "items": {"type": "string", "enum": [k.value for k in CorpusKind]}},
+                    "corpus": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": [k.value for k in CorpusKind]},
+                    },
                     "predicate": {"type": "string"},
                     "facts": {"type": "array", "items": {"type": "string"}},
                     "rules": {"type": "string"},

@@ -79,14 +79,25 @@ def _cost_row(
 ) -> ProposerCall:
     usage = reply.usage
     return ProposerCall(
-        family=family, model=reply.model or family, tickets=tuple(t.number for t in batch), artifacts=artifacts,
-        input_tokens=usage.input_tokens, cache_read_tokens=usage.cache_read_tokens,
-        cache_creation_tokens=usage.cache_creation_tokens, output_tokens=usage.output_tokens,
-        cost_usd=0.0 if reply.cached else reply.cost_usd, wall_s=reply.wall_s, load=load, cached=reply.cached, at=at,
-    )  # fmt: skip
+        family=family,
+        model=reply.model or family,
+        tickets=tuple(t.number for t in batch),
+        artifacts=artifacts,
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_creation_tokens=usage.cache_creation_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=0.0 if reply.cached else reply.cost_usd,
+        wall_s=reply.wall_s,
+        load=load,
+        cached=reply.cached,
+        at=at,
+    )
 
 
-def _drafts(reply: ChatReply, batch: Sequence[Ticket], now: datetime) -> tuple[tuple[Draft, ...], tuple[str, ...]]:
+def _drafts(
+    reply: ChatReply, batch: Sequence[Ticket], now: datetime
+) -> tuple[tuple[Draft, ...], tuple[str, ...]]:
     wanted = {t.number for t in batch}
     drafts: dict[int, Draft] = {}
     refused: dict[int | None, list[str]] = {}
@@ -117,10 +128,17 @@ def draft(ticket: int, item: Mapping[str, Any], model: str, now: datetime) -> Dr
         raise ValueError(f"labels name {stray[0]!r}, which is not one of its instances")
     try:
         proposal = Proposal(
-            ticket=ticket, comment_id=1, miner=item["miner"], corpus=tuple(CorpusKind(k) for k in item["corpus"]),
-            instances=instances, predicate=item["predicate"], facts=tuple(item["facts"]), rules=item["rules"],
-            labels=labels, posted_at=now,
-        )  # fmt: skip
+            ticket=ticket,
+            comment_id=1,
+            miner=item["miner"],
+            corpus=tuple(CorpusKind(k) for k in item["corpus"]),
+            instances=instances,
+            predicate=item["predicate"],
+            facts=tuple(item["facts"]),
+            rules=item["rules"],
+            labels=labels,
+            posted_at=now,
+        )
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         raise ValueError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
@@ -136,4 +154,6 @@ def post(forge: WritableForge, draft: Draft) -> Proposal | None:
     if latest is not None and latest.body == draft.body:
         return None
     comment = forge.comment(draft.ticket, draft.body)
-    return parse_proposal(comment.body, ticket=draft.ticket, comment_id=comment.id, posted_at=comment.created_at)
+    return parse_proposal(
+        comment.body, ticket=draft.ticket, comment_id=comment.id, posted_at=comment.created_at
+    )

@@ -20,7 +20,10 @@ def upgrade() -> None:
     op.create_table(
         "ouro_events",
         sa.Column(
-            "position", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=False
+            "position",
+            sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+            primary_key=True,
+            autoincrement=False,
         ),
         sa.Column("stream", sa.String(200), nullable=False),
         sa.Column("version", sa.Integer, nullable=False),

@@ -56,5 +56,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for name in ("ouro_memory_programs", "ouro_memory_embeddings", "ouro_memory_blobs", "ouro_memory_examples"):
+    for name in (
+        "ouro_memory_programs",
+        "ouro_memory_embeddings",
+        "ouro_memory_blobs",
+        "ouro_memory_examples",
+    ):
         op.drop_table(name)

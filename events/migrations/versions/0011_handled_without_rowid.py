@@ -26,7 +26,9 @@ def _recreate(rowid: bool) -> None:
         " first_position BIGINT, last_position BIGINT, handled_at DATETIME NOT NULL,"
         " PRIMARY KEY (consumer, message_id))" + ("" if rowid else " WITHOUT ROWID")
     )
-    op.execute(f"INSERT INTO ouro_handled_messages_new ({_COLUMNS}) SELECT {_COLUMNS} FROM ouro_handled_messages")
+    op.execute(
+        f"INSERT INTO ouro_handled_messages_new ({_COLUMNS}) SELECT {_COLUMNS} FROM ouro_handled_messages"
+    )
     op.execute("DROP TABLE ouro_handled_messages")
     op.execute("ALTER TABLE ouro_handled_messages_new RENAME TO ouro_handled_messages")
 

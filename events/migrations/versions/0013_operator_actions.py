@@ -72,5 +72,10 @@ def upgrade() -> None:
 def downgrade() -> None:
     with op.batch_alter_table("ouro_decisions") as batch:  # SQLite drops a column by copying the table
         batch.drop_column("flows")
-    for table in ("ouro_backtest_replays", "ouro_label_reviews", "ouro_dismissals", "ouro_dead_letter_retries"):
+    for table in (
+        "ouro_backtest_replays",
+        "ouro_label_reviews",
+        "ouro_dismissals",
+        "ouro_dead_letter_retries",
+    ):
         op.drop_table(table)

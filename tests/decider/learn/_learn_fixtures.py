@@ -46,10 +46,19 @@ FIXED = """def find_user(db, name):
 
 
 def write_pair(
-    root: Path, name: str, *, repository: str = "acme/shop", family: str = "sql_injection", tier: str = "seeded",
-    unscorable: bool = False, advisories: tuple[str, ...] = (), frameworks: tuple[str, ...] = (),
-    kind: str = "pair", vulnerable: str = VULNERABLE, fixed: str = FIXED,
-) -> Path:  # fmt: skip
+    root: Path,
+    name: str,
+    *,
+    repository: str = "acme/shop",
+    family: str = "sql_injection",
+    tier: str = "seeded",
+    unscorable: bool = False,
+    advisories: tuple[str, ...] = (),
+    frameworks: tuple[str, ...] = (),
+    kind: str = "pair",
+    vulnerable: str = VULNERABLE,
+    fixed: str = FIXED,
+) -> Path:
     """One pair folder with its catalog and code files."""
     folder = root / name
     folder.mkdir(parents=True)
@@ -57,12 +66,21 @@ def write_pair(
     (folder / f"{sides[0]}.py").write_text(vulnerable)
     (folder / f"{sides[1]}.py").write_text(fixed)
     lines = [
-        f"[{kind}]", f'repository = "{repository}"', f"advisories = {list(advisories)!r}".replace("'", '"'),
-        'language = "python"', f'family = "{family}"', 'function = "find_user"', "line = 2", f'tier = "{tier}"',
-        'provenance = "human"', 'licence = "Apache-2.0"', f"unscorable = {'true' if unscorable else 'false'}",
+        f"[{kind}]",
+        f'repository = "{repository}"',
+        f"advisories = {list(advisories)!r}".replace("'", '"'),
+        'language = "python"',
+        f'family = "{family}"',
+        'function = "find_user"',
+        "line = 2",
+        f'tier = "{tier}"',
+        'provenance = "human"',
+        'licence = "Apache-2.0"',
+        f"unscorable = {'true' if unscorable else 'false'}",
         f"frameworks = {list(frameworks)!r}".replace("'", '"'),
-        f'{sides[0]} = "{sides[0]}.py"', f'{sides[1]} = "{sides[1]}.py"',
-    ]  # fmt: skip
+        f'{sides[0]} = "{sides[0]}.py"',
+        f'{sides[1]} = "{sides[1]}.py"',
+    ]
     (folder / "catalog.toml").write_text("\n".join(lines) + "\n")
     return folder
 
@@ -79,17 +97,39 @@ def corpus(tmp: Path) -> Path:
     return tmp / "sources.toml"
 
 
-def unit(group: str, family: str, y: int, *, direction: str | None = None, source: str = "s", n: int = 0,
-         frameworks: tuple[str, ...] = (), language: str = "python") -> LabelledUnit:  # fmt: skip
+def unit(
+    group: str,
+    family: str,
+    y: int,
+    *,
+    direction: str | None = None,
+    source: str = "s",
+    n: int = 0,
+    frameworks: tuple[str, ...] = (),
+    language: str = "python",
+) -> LabelledUnit:
     """A labelled unit with placeholder code."""
     direction = direction or ("introducing" if y else "repair")
     return LabelledUnit(
-        uid=f"{group}-{family}-{y}-{direction}-{n}", source=source, source_ref=f"{group}:{n}", repo=group,
-        group=group, language=language, family=family, function="f", line=1,
-        unit="pin" if direction in ("vulnerable", "fixed") else "delta", direction=direction,  # type: ignore[arg-type]
-        y=1 if y else 0, code=f"def f():\n    return {n}\n", base_code=None, tier="seeded", provenance="human",
-        licence="MIT", frameworks=frameworks,
-    )  # fmt: skip
+        uid=f"{group}-{family}-{y}-{direction}-{n}",
+        source=source,
+        source_ref=f"{group}:{n}",
+        repo=group,
+        group=group,
+        language=language,
+        family=family,
+        function="f",
+        line=1,
+        unit="pin" if direction in ("vulnerable", "fixed") else "delta",
+        direction=direction,  # type: ignore[arg-type]
+        y=1 if y else 0,
+        code=f"def f():\n    return {n}\n",
+        base_code=None,
+        tier="seeded",
+        provenance="human",
+        licence="MIT",
+        frameworks=frameworks,
+    )
 
 
 ROOT = Path(__file__).resolve().parents[3]

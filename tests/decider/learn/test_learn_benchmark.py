@@ -10,7 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from ouroboros_gates.decider.assemble import packaged_program
-from ouroboros_gates.decider.learn.benchmark import analyse_cases, evaluate_benchmark, load_cases, render_benchmark
+from ouroboros_gates.decider.learn.benchmark import (
+    analyse_cases,
+    evaluate_benchmark,
+    load_cases,
+    render_benchmark,
+)
 from ouroboros_gates.ops.cli import app
 from ouroboros_gates.schemas.errors import OuroError
 
@@ -59,7 +64,9 @@ def _benchmark(root: Path, per_cell: int = 12) -> tuple[Path, Path]:
             rows.append(f"{name},sqli,{'true' if y else 'false'},89")
             n += 1
             name = f"BenchmarkTest{n:05d}"
-            (code / f"{name}.java").write_text(_HASH.format(name=name, algorithm="MD5" if y else "SHA-256", i=i))
+            (code / f"{name}.java").write_text(
+                _HASH.format(name=name, algorithm="MD5" if y else "SHA-256", i=i)
+            )
             rows.append(f"{name},hash,{'true' if y else 'false'},328")
     expected = root / "expectedresults.csv"
     expected.write_text("\n".join(rows) + "\n")
@@ -82,7 +89,11 @@ def test_the_decider_and_its_instruments_on_the_same_cases(tmp_path: Path) -> No
     sql = result["by_family"]["sql_injection"]
     assert sql["instruments"]["fpr"]["value"] == 1.0 and sql["taint_or_rule"]["fpr"]["value"] == 0.0
     assert overall["decider"]["j"]["value"] > overall["instruments"]["j"]["value"]
-    assert overall["decider"]["tpr"]["low"] <= overall["decider"]["tpr"]["value"] <= overall["decider"]["tpr"]["high"]
+    assert (
+        overall["decider"]["tpr"]["low"]
+        <= overall["decider"]["tpr"]["value"]
+        <= overall["decider"]["tpr"]["high"]
+    )
     assert overall["j_difference"]["value"] > 0
     assert len(result["thresholds"]) == 5 and "bandit_any" not in overall  # no Python case: no Bandit row
     text = render_benchmark(result)
@@ -92,8 +103,21 @@ def test_the_decider_and_its_instruments_on_the_same_cases(tmp_path: Path) -> No
 def test_the_command_writes_its_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code, expected = _benchmark(tmp_path / "bench", per_cell=6)
     monkeypatch.setenv("OURO_STATE", str(tmp_path / "state"))
-    result = CliRunner().invoke(app, ["learn", "evaluate", "--benchmark", str(code), "--expected", str(expected),
-                                      "--resamples", "100", "--name", "fixture"])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "learn",
+            "evaluate",
+            "--benchmark",
+            str(code),
+            "--expected",
+            str(expected),
+            "--resamples",
+            "100",
+            "--name",
+            "fixture",
+        ],
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "state" / "learn" / "reports" / "fixture.json").read_text())
     assert report["overall"]["cases"] == 24 and report["seconds"]["total"] >= report["seconds"]["analyse"]
@@ -126,7 +150,10 @@ def test_the_benchmark_becomes_memory_in_the_store(tmp_path: Path, monkeypatch: 
     [
         ("BenchmarkTest00001,sqli,maybe,89", r"expectedresults\.csv:2: real vulnerability 'maybe'"),
         ("BenchmarkTest00001,sqli,true,99999", r"expectedresults\.csv:2: CWE 99999 maps to no family"),
-        ("BenchmarkTest99999,sqli,true,89", r"expectedresults\.csv:2: no source file named BenchmarkTest99999"),
+        (
+            "BenchmarkTest99999,sqli,true,89",
+            r"expectedresults\.csv:2: no source file named BenchmarkTest99999",
+        ),
         ("BenchmarkTest00001,sqli", r"expectedresults\.csv:2: expected name, category, real, cwe"),
     ],
 )

@@ -54,8 +54,11 @@ def test_cross_fitting_never_sees_the_fold() -> None:
     for g in range(90):
         fold = f"outer-{g % 3 + 1}"
         for y in (0, 1):
-            s = float(np.clip(0.5 + (0.3 if y else -0.3) * (1 if fold != "outer-1" else -1) + rng.normal(0, 0.1),
-                              0, 1))  # fmt: skip
+            s = float(
+                np.clip(
+                    0.5 + (0.3 if y else -0.3) * (1 if fold != "outer-1" else -1) + rng.normal(0, 0.1), 0, 1
+                )
+            )
             raws.append(Raw(unit(f"r/{g}", "fam", y, n=g), fold, Score(s)))
     preds, detail = cross_fit(raws)
     for name in ("outer-1", "outer-2", "outer-3"):
@@ -85,7 +88,9 @@ def test_failed_check_withholds_block(monkeypatch: pytest.MonkeyPatch) -> None:
     assert held.data["families"]["fam"]["block_offered"] is True
     assert any(p.action == "BLOCK" for p in held.predictions)
 
-    evaluation = importlib.import_module("ouroboros_gates.decider.learn.evaluate")  # the module, not the function
+    evaluation = importlib.import_module(
+        "ouroboros_gates.decider.learn.evaluate"
+    )  # the module, not the function
 
     failing = calibration_check([0.9, 0.1, 0.9, 0.1], [0, 1, 0, 1], ["a", "a", "b", "b"], resamples=10)
     assert not failing.holds

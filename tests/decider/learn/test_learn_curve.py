@@ -22,7 +22,11 @@ def test_power_law_recovers_known_parameters() -> None:
     fit = fit_power_law(n, m)
     assert fit is not None
     a, b, c = fit
-    assert a == pytest.approx(0.9, abs=1e-3) and b == pytest.approx(0.5, abs=1e-2) and c == pytest.approx(0.7, abs=0.01)
+    assert (
+        a == pytest.approx(0.9, abs=1e-3)
+        and b == pytest.approx(0.5, abs=1e-2)
+        and c == pytest.approx(0.7, abs=0.01)
+    )
     assert fit_power_law([10, 10, 20], [0.5, 0.6, 0.7]) is None  # fewer than three sizes
 
 
@@ -30,8 +34,14 @@ def _memory(groups: int) -> Memory:
     examples = []
     for g in range(groups):
         for y in (0, 1):
-            example = Example(excerpt_sha=hashlib.sha256(f"{g}{y}".encode()).hexdigest(), x={}, y=y, group=f"r/{g}",
-                              language="python", family="fam")  # fmt: skip
+            example = Example(
+                excerpt_sha=hashlib.sha256(f"{g}{y}".encode()).hexdigest(),
+                x={},
+                y=y,
+                group=f"r/{g}",
+                language="python",
+                family="fam",
+            )
             examples.append(MemoryExample(example=example, excerpt=f"{g} {y}", source="a" if g % 2 else "b"))
     return Memory(examples)
 
@@ -54,8 +64,14 @@ def test_curve_points_and_fit() -> None:
     analysed: dict[str, Any] = dict.fromkeys([u.uid for u in units], object())
     curve = learning_curve(units, plan, analysed, _memory(80), _scorer_for, size=60, resamples=100)
     kinds = [(p["kind"], p["share"], p["draw"]) for p in curve["points"]]
-    assert kinds[:6] == [("size", 0.0, 0), ("size", 0.25, 0), ("size", 0.25, 1), ("size", 0.5, 0),
-                         ("size", 0.5, 1), ("size", 1.0, 0)]  # fmt: skip
+    assert kinds[:6] == [
+        ("size", 0.0, 0),
+        ("size", 0.25, 0),
+        ("size", 0.25, 1),
+        ("size", 0.5, 0),
+        ("size", 0.5, 1),
+        ("size", 1.0, 0),
+    ]
     assert kinds[6:] == [("sources", 1.0, 0)]  # 1 of the 2 sources (all of them is the 100% point)
     assert curve["subset_units"] == 60
     sizes = [p["memory_groups"] for p in curve["points"][:6]]
@@ -71,7 +87,9 @@ def test_curve_points_and_fit() -> None:
 def test_projection_only_when_c_is_identified_and_not_zero() -> None:
     got = projection(0.9, 0.5, 0.7, 0.3, 1.2, 100)
     assert isinstance(got, dict) and got["2.0x"] == pytest.approx(0.9 - 0.5 * 200**-0.7)
-    assert str(projection(0.9, 0.5, 0.7, 0.0, 1.2, 100)).startswith("not projected: the interval on c does not")
+    assert str(projection(0.9, 0.5, 0.7, 0.0, 1.2, 100)).startswith(
+        "not projected: the interval on c does not"
+    )
     assert "c unidentified" in str(projection(0.9, 0.5, 2.9, 0.3, 3.0, 100))
 
 
@@ -88,4 +106,6 @@ def test_a_flat_curve_is_not_projected() -> None:
         return score
 
     fit = learning_curve(units, plan, analysed, _memory(40), flat, size=40, resamples=100)["fit"]
-    assert fit["fitted"] and isinstance(fit["projection"], str) and fit["projection"].startswith("not projected")
+    assert (
+        fit["fitted"] and isinstance(fit["projection"], str) and fit["projection"].startswith("not projected")
+    )

@@ -57,13 +57,16 @@ def test_strata_reach_and_report() -> None:
 
 
 def test_pin_units_measured_beside_delta_units() -> None:
-    """A program that tells changes apart but not functions: PR-AUC near 1 on delta units, near the base rate on
+    """A program that tells changes apart but not functions: PR-AUC near 1 on delta units, near the base rate
+    on
     pin units, both in the JSON (per stratum and side by side) and on the report's PR-AUC line."""
     units: list[LabelledUnit] = []
     for g in range(40):
         for y in (0, 1):
             units.append(unit(f"r/{g}", "memory_safety", y, language="c"))
-            units.append(unit(f"r/{g}", "memory_safety", y, direction="vulnerable" if y else "fixed", language="c"))
+            units.append(
+                unit(f"r/{g}", "memory_safety", y, direction="vulnerable" if y else "fixed", language="c")
+            )
     labels = LabelSet(units=tuple(units), sources=("s",), excluded={})
     plan = plan_folds(units, seed=1)
 

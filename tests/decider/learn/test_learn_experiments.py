@@ -19,7 +19,12 @@ from ouroboros_gates.decider.learn.experiments import (
     obrien_fleming,
     paired_bootstrap,
 )
-from ouroboros_gates.decider.learn.registration import find_registration, load_manifest, register, verify_registered
+from ouroboros_gates.decider.learn.registration import (
+    find_registration,
+    load_manifest,
+    register,
+    verify_registered,
+)
 from ouroboros_gates.events import MemoryEventStore
 
 
@@ -78,7 +83,10 @@ def test_decisions_adopt_reject_inconclusive_equivalent() -> None:
     stopped = analyse(better, resamples=500, incomplete="arm B stopped at $1.00")
     assert stopped["decision"] is None and stopped["incomplete"] == "arm B stopped at $1.00"
     looks = analyse(better, resamples=500)["looks"]
-    assert [look["boundary"] for look in looks] == [pytest.approx(2.7965, abs=1e-3), pytest.approx(1.9774, abs=1e-3)]
+    assert [look["boundary"] for look in looks] == [
+        pytest.approx(2.7965, abs=1e-3),
+        pytest.approx(1.9774, abs=1e-3),
+    ]
 
 
 def test_arm_order_is_seeded_per_unit() -> None:
@@ -105,9 +113,18 @@ program = "b.json"
 
 
 def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(root), *args],
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "PATH": "/usr/bin:/bin",
+        },
+    )
 
 
 def test_registration_requires_both_files_committed_and_refuses_a_changed_run(tmp_path: Path) -> None:

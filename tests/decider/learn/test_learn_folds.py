@@ -46,7 +46,9 @@ def test_no_group_in_two_places() -> None:
 def test_framework_below_floor_is_insufficient_data() -> None:
     plan = plan_folds(_units(), seed=7)
     by_name = {f.name: f for f in plan.by_framework}
-    assert by_name["framework-flask"].insufficient is None and len(by_name["framework-flask"].eval_groups) >= 10
+    assert (
+        by_name["framework-flask"].insufficient is None and len(by_name["framework-flask"].eval_groups) >= 10
+    )
     assert by_name["framework-django"].insufficient is not None
     assert by_name["framework-django"].insufficient.startswith("insufficient data (")
     assert {f.name for f in plan.by_source} == {"source-a", "source-b"}
@@ -58,7 +60,11 @@ def test_determinism_by_seed() -> None:
 
 
 def test_overlap_is_refused_naming_the_group() -> None:
-    plan = FoldPlan(seed=0, compile_boot=frozenset({"x/y"}), compile_val=frozenset(),
-                    outer=(Fold("outer-1", "outer", frozenset({"x/y"})),))  # fmt: skip
+    plan = FoldPlan(
+        seed=0,
+        compile_boot=frozenset({"x/y"}),
+        compile_val=frozenset(),
+        outer=(Fold("outer-1", "outer", frozenset({"x/y"})),),
+    )
     with pytest.raises(LearnError, match="'x/y' is in outer-1 and in compile split"):
         assert_disjoint(plan)

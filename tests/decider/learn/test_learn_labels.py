@@ -59,16 +59,33 @@ def test_adjudications(tmp_path: Path) -> None:
     allow = corpus(tmp_path)
     (tmp_path / "adjudications").mkdir()
     rows = [
-        {"repository": "x/y", "language": "python", "family": "xss", "function": "f", "code": "def f(): pass\n",
-         "verdict": "True, privileged", "adjudicator": "maintainer", "text": "reachable"},
-        {"repository": "x/y", "language": "python", "family": "xss", "function": "g", "code": "def g(): pass\n",
-         "verdict": "False, not reachable", "adjudicator": "judge", "text": "dead code"},
-    ]  # fmt: skip
+        {
+            "repository": "x/y",
+            "language": "python",
+            "family": "xss",
+            "function": "f",
+            "code": "def f(): pass\n",
+            "verdict": "True, privileged",
+            "adjudicator": "maintainer",
+            "text": "reachable",
+        },
+        {
+            "repository": "x/y",
+            "language": "python",
+            "family": "xss",
+            "function": "g",
+            "code": "def g(): pass\n",
+            "verdict": "False, not reachable",
+            "adjudicator": "judge",
+            "text": "dead code",
+        },
+    ]
     (tmp_path / "adjudications" / "a.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     labels = build_labels([tmp_path / "adjudications"], allow)
     assert [(u.function, u.y, u.evidence["adjudicator"]) for u in labels.units] == [
-        ("f", 1, "maintainer"), ("g", 0, "judge")
-    ]  # fmt: skip
+        ("f", 1, "maintainer"),
+        ("g", 0, "judge"),
+    ]
     assert adjudication_label("True") == 1 and adjudication_label("False, duplicate") == 0
     with pytest.raises(LearnError):
         adjudication_label("agreed")  # a plane verdict is never a label

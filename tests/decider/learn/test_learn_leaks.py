@@ -26,10 +26,13 @@ def test_a_side_tracking_signal_is_flagged() -> None:
         v = unit(f"r/{g}", "sql_injection", 1, direction="vulnerable", n=g)
         f = unit(f"r/{g}", "sql_injection", 0, direction="fixed", n=g)
         units += [v, f]
-        # lines grow on the fixed side in 8 of 10 pairs; hits differ in 1 of 10; the engine "fails" on fixed sides
+        # lines grow on the fixed side in 8 of 10 pairs; hits differ in 1 of 10; the engine "fails" on fixed
+        # sides
         analysed[v.uid] = _record({"facts.lines": 10, "qr.hits": 2 if g == 0 else 1, "eng.kind": "sql"})
-        analysed[f.uid] = _record({"facts.lines": 14 if g < 8 else 10, "qr.hits": 1, "eng.kind": "sql"},
-                                  engine=State.FAILED if g < 5 else State.RAN)  # fmt: skip
+        analysed[f.uid] = _record(
+            {"facts.lines": 14 if g < 8 else 10, "qr.hits": 1, "eng.kind": "sql"},
+            engine=State.FAILED if g < 5 else State.RAN,
+        )
     found = audit_leaks(units, analysed)
     by = {r["signal"]: r for r in found["signals"]}
     assert by["facts.lines"]["separation"] == 0.8 and by["facts.lines"]["flagged"]
@@ -47,7 +50,9 @@ def test_a_delta_signal_that_follows_how_the_pair_was_made_is_flagged() -> None:
         repair = unit(f"r/{g}", "sql_injection", 0, direction="repair", n=g)
         units += [introducing, repair]
         # a repair adds a test in 9 of 10 pairs, so its reversal removes one; the changed lines are the same
-        analysed[introducing.uid] = _record({"delta.tests": "fewer" if g else "same", "delta.changed_lines": 4})
+        analysed[introducing.uid] = _record(
+            {"delta.tests": "fewer" if g else "same", "delta.changed_lines": 4}
+        )
         analysed[repair.uid] = _record({"delta.tests": "more" if g else "same", "delta.changed_lines": 4})
     found = audit_leaks(units, analysed)
     by = {r["signal"]: r for r in found["delta_signals"]}
@@ -68,7 +73,11 @@ def test_history_and_reach(tmp_path: Path) -> None:
     assert set(got) == {u.uid for u in some}
     vulnerable = next(u for u in some if u.direction == "vulnerable")
     item = got[vulnerable.uid]
-    assert item is not None and item.candidate.function == "delete_note" and item.candidate.family == "sql_injection"
+    assert (
+        item is not None
+        and item.candidate.function == "delete_note"
+        and item.candidate.family == "sql_injection"
+    )
     introducing = got[next(u.uid for u in some if u.direction == "introducing")]
     assert introducing is not None and introducing.changed_lines and introducing.record.base is not None
     assert from_json(to_json(item)) == item and to_json(None) is None

@@ -1,5 +1,7 @@
-"""Leave-one-source-out: the held-out source's cases never reach the memory nor the fitted points, a live flow is
-always reported and a guarded one never, the figures sit beside the instruments alone, and the shipped memory and
+"""Leave-one-source-out: the held-out source's cases never reach the memory nor the fitted points, a live flow
+is
+always reported and a guarded one never, the figures sit beside the instruments alone, and the shipped memory
+and
 its program are rebuilt together from the sources (here the synthetic seed alone, which is fast)."""
 
 from __future__ import annotations
@@ -25,14 +27,28 @@ def record(hits: int, evidence: str = "none") -> tuple[dict[str, Any], dict[str,
 
 
 def unit(source: str, i: int, y: int, evidence: str = "none", family: str = "sql_injection") -> Labelled:
-    return Labelled(source, f"{source}:{i}", f"pair{i // 2}", f"{source}/repo{i // 2}", family, "python", "pin",
-                    "vulnerable" if y else "fixed", y, (record(y * 3, evidence),), bool(y), False, bool(y),
-                    False)  # fmt: skip
+    return Labelled(
+        source,
+        f"{source}:{i}",
+        f"pair{i // 2}",
+        f"{source}/repo{i // 2}",
+        family,
+        "python",
+        "pin",
+        "vulnerable" if y else "fixed",
+        y,
+        (record(y * 3, evidence),),
+        bool(y),
+        False,
+        bool(y),
+        False,
+    )
 
 
 def test_advisory_is_the_highest_threshold_reaching_recall_with_live_always_and_guarded_never() -> None:
     rows = [(0.9, "none", 1), (0.8, "none", 1), (0.7, "live", 1), (0.2, "guarded", 1), (0.6, "none", 0)]
-    # 4 positives: 0.9 of them is 4 (ceil 3.6); the live one counts, the guarded one cannot: unreachable -> lowest
+    # 4 positives: 0.9 of them is 4 (ceil 3.6); the live one counts, the guarded one cannot: unreachable ->
+    # lowest
     assert _advisory(rows) == 0.8
     assert _advisory([(0.9, "none", 1)] * 9 + [(0.3, "none", 1)]) == 0.9
     assert _advisory([(0.1, "live", 1)] * 10) == 1.0  # every positive is a live flow: only they are reported
@@ -63,16 +79,23 @@ def test_summarise_reports_no_bandit_row_where_bandit_has_no_coverage() -> None:
     )
 
 
-def test_ship_rebuilds_the_memory_and_the_program_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ship_rebuilds_the_memory_and_the_program_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seed = [s for s in load_sources(default_allow_list()) if s.id == "seed"]
     monkeypatch.setattr(ship_module, "shipped_sources", lambda: seed)
     memory_path, program_path = tmp_path / "shipped.json.gz", tmp_path / "memory-vote-static.json"
-    written, program = ship_module.ship(None, tmp_path / "cache", memory_path=memory_path, program_path=program_path)
+    written, program = ship_module.ship(
+        None, tmp_path / "cache", memory_path=memory_path, program_path=program_path
+    )
     assert written == len(load_rows(memory_path)[1]) > 40
     assert program.memory == load_shipped(memory_path).digest and Program.load(program_path) == program
     assert program.priors == "detected" and "*" in program.operating_points
-    _again, _ = ship_module.ship(None, tmp_path / "cache", memory_path=tmp_path / "again.json.gz",
-                                program_path=tmp_path / "again.json")  # fmt: skip
-    assert (tmp_path / "again.json.gz").read_bytes() == memory_path.read_bytes()  # reproducible, from the cache
+    _again, _ = ship_module.ship(
+        None, tmp_path / "cache", memory_path=tmp_path / "again.json.gz", program_path=tmp_path / "again.json"
+    )
+    assert (
+        tmp_path / "again.json.gz"
+    ).read_bytes() == memory_path.read_bytes()  # reproducible, from the cache
     cached = analyse_source(locate(seed[0], None), "detected", tmp_path / "cache")
     assert len(cached) == written and all(item.records for item in cached)

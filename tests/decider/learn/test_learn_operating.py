@@ -47,14 +47,29 @@ def test_average_precision_and_balanced_brier_by_hand() -> None:
 
 
 def _pred(i: int, y: int, p: float, action: str, group: str, direction: str) -> Prediction:
-    return Prediction(uid=str(i), group=group, family="f", language="python", source="s", direction=direction,
-                      delta=True, y=y, s=p, p=p, unsure=False, action=action, fold="outer-1")  # fmt: skip
+    return Prediction(
+        uid=str(i),
+        group=group,
+        family="f",
+        language="python",
+        source="s",
+        direction=direction,
+        delta=True,
+        y=y,
+        s=p,
+        p=p,
+        unsure=False,
+        action=action,
+        fold="outer-1",
+    )
 
 
 def test_summary_intervals_and_floor() -> None:
     preds = []
     for g in range(24):
-        preds.append(_pred(2 * g, 1, 0.9 if g % 4 else 0.3, "BLOCK" if g % 4 else "DROP", f"r{g}", "introducing"))
+        preds.append(
+            _pred(2 * g, 1, 0.9 if g % 4 else 0.3, "BLOCK" if g % 4 else "DROP", f"r{g}", "introducing")
+        )
         preds.append(_pred(2 * g + 1, 0, 0.2, "BLOCK" if g == 0 else "DROP", f"r{g}", "benign"))
     out = summarise(preds, resamples=300)
     assert out["insufficient"] is None

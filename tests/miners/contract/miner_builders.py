@@ -37,5 +37,7 @@ def labels_for(rows: list[tuple[str, bool, float, float | None]]) -> Labels:
     for instance, positive, hours, flagged in rows:
         start = T0 + timedelta(hours=hours)
         moment = None if flagged is None else start + timedelta(seconds=flagged)
-        built.append(LabelRow(instance=instance, positive=positive, start=start, flagged=moment, source="test"))
+        built.append(
+            LabelRow(instance=instance, positive=positive, start=start, flagged=moment, source="test")
+        )
     return Labels("labels.tsv", tuple(built), tuple(range(1, len(built) + 1)))

@@ -50,7 +50,9 @@ def test_the_output_directive_chooses_the_relation_and_output_overrides_it(
 ) -> None:
     status, out, err = run("datalog", "run", *files, "--no-proofs")
     lines = [json.loads(line) for line in out.splitlines()]
-    assert (status, err) == (0, "") and {line["predicate"] for line in lines} == {"path"}  # not far: .output path
+    assert (status, err) == (0, "") and {line["predicate"] for line in lines} == {
+        "path"
+    }  # not far: .output path
     assert all(set(line) == {"predicate", "args"} for line in lines) and len(lines) == 7
     status, out, _err = run("datalog", "run", *files, "--output", "far", "--output", "edge", "--no-proofs")
     assert [json.loads(line)["predicate"] for line in out.splitlines()] == ["far"] * 2 + ["edge"] * 4
@@ -62,16 +64,21 @@ def test_the_output_directive_chooses_the_relation_and_output_overrides_it(
 
 def test_tsv_and_csv_files_one_per_relation(run: Runner, files: tuple[str, str], tmp_path: Path) -> None:
     out = tmp_path / "out"
-    status, _out, err = run("datalog", "run", *files, "--output", "path", "--output", "edge", "--format", "tsv",
-                            "--out", str(out))  # fmt: skip
+    status, _out, err = run(
+        "datalog", "run", *files, "--output", "path", "--output", "edge", "--format", "tsv", "--out", str(out)
+    )
     assert (status, err) == (0, "") and sorted(p.name for p in out.iterdir()) == ["edge.tsv", "path.tsv"]
     rows = (out / "edge.tsv").read_text().splitlines()
     assert rows == ["a\tb", "b\tc", "c\ttab\\there", 'x\ta,"q"']  # a tab in a value is escaped
     assert len((out / "path.tsv").read_text().splitlines()) == 7
-    status, _out, _err = run("datalog", "run", *files, "--output", "edge", "--format", "csv", "--out", str(out))
+    status, _out, _err = run(
+        "datalog", "run", *files, "--output", "edge", "--format", "csv", "--out", str(out)
+    )
     with (out / "edge.csv").open(newline="") as handle:
         assert list(csv.reader(handle)) == [["a", "b"], ["b", "c"], ["c", "tab\there"], ["x", 'a,"q"']]
-    status, _out, err = run("datalog", "run", *files, "--output", "path", "--output", "edge", "--format", "tsv")
+    status, _out, err = run(
+        "datalog", "run", *files, "--output", "path", "--output", "edge", "--format", "tsv"
+    )
     assert status == 2 and "2 relations as tsv need --out DIR" in err
     status, _out, err = run("datalog", "run", *files, "--format", "tsv", "--trees")
     assert status == 2 and "--trees writes proofs" in err
@@ -104,7 +111,10 @@ def test_explain_prints_the_proof_tree_with_the_input_spans(run: Runner, files: 
 def test_explain_says_which_literal_fails_the_nearest_candidate(run: Runner, files: tuple[str, str]) -> None:
     status, out, _err = run("datalog", "explain", *files, 'path("a", "x")')
     assert status == 1
-    assert out.splitlines()[0] == 'path("a", "x") does not hold: every rule whose head matches fails on a body literal:'
+    assert (
+        out.splitlines()[0]
+        == 'path("a", "x") does not hold: every rule whose head matches fails on a body literal:'
+    )
     assert '  edge("a", "x")  fails' in out  # rule 0: no such edge
     recursive = out[out.index("rule 1 at") :].splitlines()
     assert recursive[1] == '  path("a", "b")  holds'
@@ -134,11 +144,16 @@ def test_plain_fact_lines_are_read_as_the_records_would_read_them(tmp_path: Path
     ]
     assert fast[0] == ("p", ("a", 1, 2, 2.5, -3), (str(facts), 1))  # read without records
     assert fast[1][:2] == ("p", ("a", float(2**60), "t", 4))  # type: ignore[index]
-    assert str(fast[4]).startswith(f"{facts}:5: not a fact") and str(fast[5]).startswith(f"{facts}:6: not valid")
+    assert str(fast[4]).startswith(f"{facts}:5: not a fact") and str(fast[5]).startswith(
+        f"{facts}:6: not valid"
+    )
 
 
 def test_a_directive_naming_no_predicate_is_refused_at_its_line(run: Runner, tmp_path: Path) -> None:
     rules = tmp_path / "typo.dl"
     rules.write_text("path(X, Y) :- edge(X, Y).\n.output paths\n")
     status, out, err = run("datalog", "check", str(rules))
-    assert (status, out) == (2, "") and err == f"{rules}:2:1: .output paths: no rule, fact or .decl names paths\n"
+    assert (status, out) == (
+        2,
+        "",
+    ) and err == f"{rules}:2:1: .output paths: no rule, fact or .decl names paths\n"

@@ -1,4 +1,5 @@
-"""The walk-forward backtest: the worked example (docs/loop.md), the split, a rule without a knee, and invariants."""
+"""The walk-forward backtest: the worked example (docs/loop.md), the split, a rule without a knee, and
+invariants."""
 
 from __future__ import annotations
 
@@ -33,12 +34,16 @@ def test_the_seeds_worked_example(draft_rules: Rules) -> None:
     assert record.kappa_star == 468.0 and record.families == 3 and record.passed
     assert record.lead_s == {"4e60": 304.0} and record.pbo_status == "waits for labels"
     rows = dict(result.rows())
-    assert rows["Backtest $\\kappa^\\star$"].startswith("468 (argmax precision on $\\Lambda_{\\le t}$ s.t. FN = 0;")
+    assert rows["Backtest $\\kappa^\\star$"].startswith(
+        "468 (argmax precision on $\\Lambda_{\\le t}$ s.t. FN = 0;"
+    )
     assert rows["Backtest TP"] == "1: 4e60" and rows["Backtest FP"] == "0" and rows["Backtest FN"] == "0"
 
 
 def test_the_split_is_the_start_of_label_ceil_half() -> None:
-    labels = labels_for([("a", True, 0, None), ("b", False, 1, None), ("c", True, 2, None), ("d", False, 3, None)])
+    labels = labels_for(
+        [("a", True, 0, None), ("b", False, 1, None), ("c", True, 2, None), ("d", False, 3, None)]
+    )
     t, fit, judged = split(labels.ordered())
     assert t == labels.rows[1].start
     assert [r.instance for r in fit] == ["a", "b"] and [r.instance for r in judged] == ["c", "d"]
@@ -47,7 +52,9 @@ def test_the_split_is_the_start_of_label_ceil_half() -> None:
 
 
 def test_labels_sharing_the_split_start_all_fit() -> None:
-    labels = labels_for([("a", True, 0, None), ("b", False, 1, None), ("c", True, 1, None), ("d", False, 3, None)])
+    labels = labels_for(
+        [("a", True, 0, None), ("b", False, 1, None), ("c", True, 1, None), ("d", False, 3, None)]
+    )
     _t, fit, judged = split(labels.ordered())
     assert [r.instance for r in fit] == ["a", "b", "c"] and [r.instance for r in judged] == ["d"]
 
@@ -56,7 +63,11 @@ def test_a_rule_without_a_knee_still_judges() -> None:
     rules = check_rules("/* predicate long(R): a run over 1000 s. */\nlong(R) :- took(R, S), gt(S, 1000).\n")
     took = Extracted(
         {
-            i: (Fact(predicate="took", args=(Text(text=i), Number(number=s)), span=Span(file=f"{i}.f", line=1)),)
+            i: (
+                Fact(
+                    predicate="took", args=(Text(text=i), Number(number=s)), span=Span(file=f"{i}.f", line=1)
+                ),
+            )
             for i, s in {"a": 2000.0, "b": 10.0, "c": 3000.0}.items()
         },
         {f"{i}.f": i for i in "abc"},
@@ -92,7 +103,8 @@ def _build(
 ) -> tuple[dict[str, float], list[tuple[str, bool, float, float | None]]]:
     scores = {f"r{n}": score for n, (score, _p, _h) in enumerate(drawn)}
     rows = [
-        (f"r{n}", positive, hours / 100, 600.0 if positive else None) for n, (_s, positive, hours) in enumerate(drawn)
+        (f"r{n}", positive, hours / 100, 600.0 if positive else None)
+        for n, (_s, positive, hours) in enumerate(drawn)
     ]
     return scores, rows
 
@@ -120,7 +132,9 @@ def test_invariants(drawn: list[tuple[float, bool, int]]) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(records, st.integers(1, 40).map(lambda s: float(s * 50)))
-def test_a_far_later_negative_never_changes_the_fit(drawn: list[tuple[float, bool, int]], score: float) -> None:
+def test_a_far_later_negative_never_changes_the_fit(
+    drawn: list[tuple[float, bool, int]], score: float
+) -> None:
     """With n odd the split stays put, so a negative labelled after every other label leaves the fit
     half alone: κ* is unchanged when its score is already a candidate, and otherwise changes only to
     the new score: a knee where none fitted, or an equally good and smaller one on the fit half."""

@@ -18,7 +18,9 @@ LABELS = "miners/_template/fixtures/labels.tsv"
 OURO = Path(sys.executable).parent / "ouro"
 
 
-def ouro(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+def ouro(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str
+) -> tuple[int, str, str]:
     """Run ``ouro ARGV`` in-process from the repository root: (exit status, stdout, stderr)."""
     return run_ouro(monkeypatch, capsys, *argv, cwd=REPO)
 
@@ -89,7 +91,8 @@ def test_bad_labels_are_one_line_naming_file_and_row(run: Runner, tmp_path: Path
     status, _out, err = run("miner", "_template", "backtest", str(labels), FIXTURES)
     assert (
         status == 2
-        and err == f"ouro: error: {labels}:1: 4 tab-separated fields, expected 5: instance +/- start flagged source\n"
+        and err
+        == f"ouro: error: {labels}:1: 4 tab-separated fields, expected 5: instance +/- start flagged source\n"
     )
 
 
@@ -97,7 +100,9 @@ def test_a_label_without_an_item_is_named(run: Runner, tmp_path: Path) -> None:
     labels = tmp_path / "labels.tsv"
     labels.write_text("elsewhere\t+\t2026-10-02T08:31:12Z\t-\tx\n")
     status, _out, err = run("miner", "_template", "backtest", str(labels), FIXTURES)
-    assert status == 2 and err.startswith(f"ouro: error: {labels}:1: elsewhere is labelled but no ITEM is that run")
+    assert status == 2 and err.startswith(
+        f"ouro: error: {labels}:1: elsewhere is labelled but no ITEM is that run"
+    )
 
 
 def test_unknown_miner_and_missing_items_exit_2(run: Runner) -> None:
@@ -126,12 +131,24 @@ def test_backtest_and_mutate_exit_1_with_the_failing_row_on_stderr(run: Runner, 
 def test_a_session_folder_without_its_transcript_is_read_with_a_note(run: Runner, tmp_path: Path) -> None:
     folder = tmp_path / "proj" / "s1" / "subagents"
     folder.mkdir(parents=True)
-    line = {"type": "user", "sessionId": "s-1", "isSidechain": True, "agentId": "a1", "uuid": "u", "message": {}}
-    (folder / "agent-a1.jsonl").write_text(json.dumps({**line, "timestamp": "2026-10-01T10:00:00Z"}) + "\nnot json\n")
+    line = {
+        "type": "user",
+        "sessionId": "s-1",
+        "isSidechain": True,
+        "agentId": "a1",
+        "uuid": "u",
+        "message": {},
+    }
+    (folder / "agent-a1.jsonl").write_text(
+        json.dumps({**line, "timestamp": "2026-10-01T10:00:00Z"}) + "\nnot json\n"
+    )
     status, out, err = run("miner", "_template", "facts", str(tmp_path / "proj"))
-    assert status == 0 and json.loads(out.splitlines()[0])["args"] == [{"text": "s-1"}]  # named by its sessionId
+    assert status == 0 and json.loads(out.splitlines()[0])["args"] == [
+        {"text": "s-1"}
+    ]  # named by its sessionId
     assert err.splitlines() == [
-        f"note: {tmp_path / 'proj' / 's1'}.jsonl: the session's main transcript is absent; its 1 subagent file(s) "
+        f"note: {tmp_path / 'proj' / 's1'}.jsonl: the session's main transcript is absent; its 1 subagent "
+        "file(s) "
         "read alone",
         f"{folder / 'agent-a1.jsonl'}:2: not JSON (invalid literal, expected 'null')",
     ]
@@ -146,7 +163,10 @@ def test_new_writes_to_the_first_miners_path_folder(
     assert status == 0 and out.splitlines()[0] == f"created {mine / 'scratch_probe'}"
     assert (mine / "scratch_probe" / "extract.py").is_file() and "discover it with" not in out
     status, out, _err = run("miner", "list")
-    assert f"scratch-probe\tscratch_probe\tgeneric\tinvisible\twarn\tSEVERITY_S3\tOURO_MINERS_PATH:{mine} " in out
+    assert (
+        f"scratch-probe\tscratch_probe\tgeneric\tinvisible\twarn\tSEVERITY_S3\tOURO_MINERS_PATH:{mine} "
+        in out
+    )
 
 
 def test_list_and_new(run: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,7 +207,10 @@ def test_datalog_check_and_run(run: Runner, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("lines", "error"),
     [
-        ('{"predicate":"gated","args":["r1"]}\nnot json\n', "{facts}:2: not valid JSON: Expecting value at column 1"),
+        (
+            '{"predicate":"gated","args":["r1"]}\nnot json\n',
+            "{facts}:2: not valid JSON: Expecting value at column 1",
+        ),
         (
             '{"predicate":"gated","args":["r1"]}\n{"predicate":"score","args":["r2"]}\n',
             "{facts}:2: score takes 2 argument(s), this fact has 1",
@@ -203,7 +226,9 @@ def test_datalog_check_and_run(run: Runner, tmp_path: Path) -> None:
     ],
     ids=["not-json", "arity-against-the-rules", "arity-against-an-earlier-fact", "not-a-fact"],
 )
-def test_datalog_run_stops_at_the_first_bad_fact_line(run: Runner, tmp_path: Path, lines: str, error: str) -> None:
+def test_datalog_run_stops_at_the_first_bad_fact_line(
+    run: Runner, tmp_path: Path, lines: str, error: str
+) -> None:
     facts = tmp_path / "facts.jsonl"
     facts.write_text(lines)
     status, out, err = run("datalog", "run", "miners/_template/rules.dl", str(facts))
@@ -213,7 +238,9 @@ def test_datalog_run_stops_at_the_first_bad_fact_line(run: Runner, tmp_path: Pat
 
 def test_datalog_run_refuses_a_rule_reading_a_predicate_nothing_defines(run: Runner, tmp_path: Path) -> None:
     rules = tmp_path / "rules.dl"
-    rules.write_text("/* predicate\n   late(R): run R is late. */\n\nlate(R) :- gated(R),\n  scroe(R, S), gt(S, 5).\n")
+    rules.write_text(
+        "/* predicate\n   late(R): run R is late. */\n\nlate(R) :- gated(R),\n  scroe(R, S), gt(S, 5).\n"
+    )
     facts = tmp_path / "facts.jsonl"
     facts.write_text('{"predicate":"gated","args":["r1"]}\n{"predicate":"score","args":["r1",9]}\n')
     status, out, err = run("datalog", "run", str(rules), str(facts))
@@ -234,7 +261,10 @@ def test_datalog_check_prints_the_error_line_and_exits_2(tmp_path: Path) -> None
         [str(OURO), "datalog", "check", str(bad)], capture_output=True, text=True, cwd=REPO, check=False
     )
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr == f"{bad}:2:1: negation before its variables are bound: Y in !r(Y) of p(X) :- q(X), !r(Y).\n"
+    assert (
+        done.stderr
+        == f"{bad}:2:1: negation before its variables are bound: Y in !r(Y) of p(X) :- q(X), !r(Y).\n"
+    )
 
 
 def test_miner_test_of_the_template_passes_as_a_script() -> None:
@@ -245,7 +275,9 @@ def test_miner_test_of_the_template_passes_as_a_script() -> None:
     assert done.stdout.splitlines()[-1] == "draft-pr-late: 12 checks passed"
 
 
-def test_datalog_run_prints_each_proofs_last_step_and_whole_trees_on_request(run: Runner, tmp_path: Path) -> None:
+def test_datalog_run_prints_each_proofs_last_step_and_whole_trees_on_request(
+    run: Runner, tmp_path: Path
+) -> None:
     rules = tmp_path / "path.dl"
     rules.write_text(
         "/* predicate\n   path(X, Y): a path of edges leads from X to Y. */\n"
@@ -254,14 +286,25 @@ def test_datalog_run_prints_each_proofs_last_step_and_whole_trees_on_request(run
     facts = tmp_path / "edges.jsonl"
     facts.write_text('{"predicate":"edge","args":["a","b"]}\n{"predicate":"edge","args":["b","c"]}\n')
     status, out, _err = run("datalog", "run", str(rules), str(facts))
-    lines = [json.loads(line) for line in out.splitlines()]  # in the order found: a round's facts after the last's
+    lines = [
+        json.loads(line) for line in out.splitlines()
+    ]  # in the order found: a round's facts after the last's
     assert status == 0 and [line["args"][1]["text"] for line in lines] == ["b", "c", "c"]
     last = lines[2]
     assert last["args"] == [{"text": "a"}, {"text": "c"}]
     assert [node["atom"] for node in last["proof"]] == ['path("a", "c")', 'path("a", "b")', 'edge("b", "c")']
-    assert last["proof"][1] == {"atom": 'path("a", "b")', "rule": "path(X, Y) :- edge(X, Y).", "at": f"{rules}:3"}
+    assert last["proof"][1] == {
+        "atom": 'path("a", "b")',
+        "rule": "path(X, Y) :- edge(X, Y).",
+        "at": f"{rules}:3",
+    }
     assert last["proof"][2]["span"] == {"file": str(facts), "line": 2}
     status, out, _err = run("datalog", "run", str(rules), str(facts), "--trees")
     tree = json.loads(out.splitlines()[2])["proof"]
-    assert [node["atom"] for node in tree] == ['path("a", "c")', 'path("a", "b")', 'edge("a", "b")', 'edge("b", "c")']
+    assert [node["atom"] for node in tree] == [
+        'path("a", "c")',
+        'path("a", "b")',
+        'edge("a", "b")',
+        'edge("b", "c")',
+    ]
     assert tree[1]["children"] == [2]

@@ -1,6 +1,9 @@
-"""The miner CLI as a new user types it: ``ouro miner NAME test`` and ``ouro miner test NAME`` alike, ``--runs`` with
-several values, ``findings`` on a knee miner without ``--knee`` (the fitted knee, or why there is none), ``mutate``
-judging equivalence on the ITEMs given, ``--json`` on the reports, and a fixture kept as a JSON-array transcript."""
+"""The miner CLI as a new user types it: ``ouro miner NAME test`` and ``ouro miner test NAME`` alike,
+``--runs`` with
+several values, ``findings`` on a knee miner without ``--knee`` (the fitted knee, or why there is none),
+``mutate``
+judging equivalence on the ITEMs given, ``--json`` on the reports, and a fixture kept as a JSON-array
+transcript."""
 
 from __future__ import annotations
 
@@ -37,7 +40,11 @@ def test_test_is_a_verb_of_the_miner_too(run: Runner) -> None:
     status, out, _err = run("miner", "draft-pr-late", "test", "--json")
     report = json.loads(out)
     assert status == 0 and report["passed"] is True and len(report["checks"]) == 12
-    assert report["checks"][0] == {"check": "check_rules", "passed": True, "detail": "1 rule(s), safe and stratified"}
+    assert report["checks"][0] == {
+        "check": "check_rules",
+        "passed": True,
+        "detail": "1 rule(s), safe and stratified",
+    }
 
 
 def test_runs_takes_several_values(run: Runner) -> None:
@@ -79,20 +86,27 @@ def test_findings_say_why_a_knee_miner_has_no_knee(
     status, out, err = run("miner", "no_scores", "findings", FIXTURES)
     assert (status, out) == (2, "")
     assert err == (
-        "ouro: error: --knee: no-scores has no fitted knee (no `score` facts in its fixtures); give --knee K\n"
+        "ouro: error: --knee: no-scores has no fitted knee (no `score` facts in its fixtures); give --knee "
+        "K\n"
     )
 
 
 def test_mutate_judges_equivalence_on_the_items_given(run: Runner) -> None:
     status, out, _err = run("miner", "_template", "mutate", LABELS, FIXTURES)
     assert status == 0 and "no corpus" not in out
-    assert f"| Equivalence judged on | the 3 run(s) the checks read and 3 corpus run(s): {RUN}31, {RUN}47" in out
+    assert (
+        f"| Equivalence judged on | the 3 run(s) the checks read and 3 corpus run(s): {RUN}31, {RUN}47" in out
+    )
 
 
 def test_list_prints_json(run: Runner) -> None:
     status, out, _err = run("miner", "list", "--json")
     names = {miner["name"]: miner for miner in json.loads(out)["miners"]}
-    assert status == 0 and names["cache-floor"]["gate"] == "warn" and names["self-match"]["verdicts"] == ["self_match"]
+    assert (
+        status == 0
+        and names["cache-floor"]["gate"] == "warn"
+        and names["self-match"]["verdicts"] == ["self_match"]
+    )
 
 
 def test_a_json_array_transcript_is_a_fixture_as_it_is(tmp_path: Path) -> None:
@@ -100,7 +114,9 @@ def test_a_json_array_transcript_is_a_fixture_as_it_is(tmp_path: Path) -> None:
     for fixture in (folder / "fixtures").glob("*/events.jsonl"):
         lines = [json.loads(line) for line in fixture.read_text().splitlines() if line.strip()]
         fixture.unlink()
-        (fixture.parent / "transcript.json").write_text(json.dumps(lines, indent=2))  # as an exporter writes it
+        (fixture.parent / "transcript.json").write_text(
+            json.dumps(lines, indent=2)
+        )  # as an exporter writes it
     report = miner_test(load_miner(folder, "test"), write=True)
     assert report.passed, "\n".join(report.lines())
     miner = load_miner(folder, "test")
@@ -115,4 +131,6 @@ def test_a_file_of_no_known_format_is_named_and_the_exit_status_says_so(run: Run
     agents = str(REPO / "tests" / "harness" / "agents")
     status, out, err = run("miner", "sleep-poll", "facts", agents)
     assert status == 1 and '"fix-greeting"' in out  # the rest is still read and printed
-    assert err.startswith(f"ouro: {agents}/notes.json: not read: no object in a known format (its first has items")
+    assert err.startswith(
+        f"ouro: {agents}/notes.json: not read: no object in a known format (its first has items"
+    )

@@ -28,7 +28,9 @@ from ouroboros_gates.schemas import Fact, Finding, Number, Scope, Severity, Span
 
 
 def test_numbers_are_one_type() -> None:
-    assert engine_value(Number(number=1259.0)) == 1259 and isinstance(engine_value(Number(number=1259.0)), int)
+    assert engine_value(Number(number=1259.0)) == 1259 and isinstance(
+        engine_value(Number(number=1259.0)), int
+    )
     assert engine_value(Number(number=2.5)) == 2.5
     assert to_arg(468) == Number(number=468.0) and to_arg("r") == Text(text="r")
 
@@ -74,10 +76,14 @@ def test_fact_lines_report_bad_lines_and_read_on(tmp_path: Path) -> None:
 
 
 def test_proofs_have_their_leaves_and_a_flat_tree() -> None:
-    rules = check_rules("/* predicate */\ninvisible(R) :- gated(R), score(R, S), knee(K), gt(S, K).\n", "r.dl")
+    rules = check_rules(
+        "/* predicate */\ninvisible(R) :- gated(R), score(R, S), knee(K), gt(S, K).\n", "r.dl"
+    )
     facts = [
         input_fact(Fact(predicate="gated", args=(Text(text="r"),), span=Span(file="e", line=1))),
-        input_fact(Fact(predicate="score", args=(Text(text="r"), Number(number=1259)), span=Span(file="e", line=4))),
+        input_fact(
+            Fact(predicate="score", args=(Text(text="r"), Number(number=1259)), span=Span(file="e", line=4))
+        ),
     ]
     model = run_rules(rules, facts, knee=468)
     proof = model.proof("invisible", ("r",))
@@ -125,9 +131,19 @@ VALUES = st.one_of(
 @given(st.lists(VALUES, max_size=5))
 def test_a_derived_line_is_the_bytes_compact_json_writes(args: list[Value]) -> None:
     leaf = {"atom": "p(1)", "span": {"file": "f.jsonl", "line": 3}}
-    node = {"atom": 'q("ü")', "rule": "q(X) :- p(X).", "at": "r.dl:2", "children": [0], "conditions": ["gt(2.5, 1)"]}
+    node = {
+        "atom": 'q("ü")',
+        "rule": "q(X) :- p(X).",
+        "at": "r.dl:2",
+        "children": [0],
+        "conditions": ["gt(2.5, 1)"],
+    }
     proof: list[dict[str, Any]] = [leaf, node]
-    row = {"predicate": "p", "args": [to_arg(value).model_dump(mode="json") for value in args], "proof": proof}
+    row = {
+        "predicate": "p",
+        "args": [to_arg(value).model_dump(mode="json") for value in args],
+        "proof": proof,
+    }
     written = derived_line("p", tuple(args), proof)
     assert written == (compact_json(row) + "\n").encode("utf-8", "backslashreplace")
     assert json.loads(written) == json.loads(compact_json(row))
@@ -135,8 +151,10 @@ def test_a_derived_line_is_the_bytes_compact_json_writes(args: list[Value]) -> N
 
 def test_proofs_written_by_one_formatter_are_each_their_own() -> None:
     rules = check_rules("/* predicate */\nr(X) :- e(X).\ns(X) :- r(X), e(X).\n", "r.dl")
-    facts = [input_fact(Fact(predicate="e", args=(Text(text=t),), span=Span(file="e", line=n))) for n, t in
-             enumerate("ab", start=1)]  # fmt: skip
+    facts = [
+        input_fact(Fact(predicate="e", args=(Text(text=t),), span=Span(file="e", line=n)))
+        for n, t in enumerate("ab", start=1)
+    ]
     model = run_rules(rules, facts)
     proofs = [model.proof(p, (t,)) for p in ("s", "r") for t in "ab"] + [model.step("s", ("b",))]
     formatter = ProofJson()

@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 from miner_builders import facts_for, labels_for
 
-from ouroboros_gates.miners import CHECKS, TEMPLATE_FLOOR, Extracted, Labels, check_rules, mutants, mutate, run_checks
+from ouroboros_gates.miners import (
+    CHECKS,
+    TEMPLATE_FLOOR,
+    Extracted,
+    Labels,
+    check_rules,
+    mutants,
+    mutate,
+    run_checks,
+)
 from ouroboros_gates.miners.checks import KNEE_BINDS
 from ouroboros_gates.miners.mutate import mutant_text
 from ouroboros_gates.schemas import Fact, MutantOutcome, MutationOperator, Span, Text
@@ -74,7 +83,9 @@ def test_each_operator_makes_its_mutants() -> None:
 
 def test_no_knee_constant_mutant_without_a_fitted_knee() -> None:
     _extracted, labels = _toy()
-    assert MutationOperator.KNEE_CONSTANT not in {m.operator for m in mutants(check_rules(TOY).program, labels, None)}
+    assert MutationOperator.KNEE_CONSTANT not in {
+        m.operator for m in mutants(check_rules(TOY).program, labels, None)
+    }
 
 
 def test_outcomes_on_the_toy() -> None:
@@ -84,13 +95,18 @@ def test_outcomes_on_the_toy() -> None:
     assert outcomes["line 2: drop `run(R)`"].outcome is MutantOutcome.EQUIVALENT
     assert "same verdicts as the original" in outcomes["line 2: drop `run(R)`"].reason
     refused = outcomes["line 2: `score(R, S)` -> `!score(R, S)`"]
-    assert refused.outcome is MutantOutcome.REFUSED and "negation before its variables are bound" in refused.reason
+    assert (
+        refused.outcome is MutantOutcome.REFUSED
+        and "negation before its variables are bound" in refused.reason
+    )
     assert outcomes["line 3: drop `slow(R)`"].outcome is MutantOutcome.REFUSED
     assert outcomes["line 3: drop `!excused(R)`"].killed_by == ("fixtures_match_labels",)
     assert outcomes["line 2: `gt(S, K)` -> `le(S, K)`"].outcome is MutantOutcome.KILLED
     assert outcomes["line 3: drop rule `flagged(R) :- slow(R), !excused(R).`"].outcome is MutantOutcome.KILLED
     assert all(
-        r.outcome is MutantOutcome.KILLED for r in result.report.mutants if r.operator is MutationOperator.FLIP_LABEL
+        r.outcome is MutantOutcome.KILLED
+        for r in result.report.mutants
+        if r.operator is MutationOperator.FLIP_LABEL
     )
     assert result.report.survived == 0 and result.report.score == 1.0 and result.holds
     assert all(set(r.killed_by) <= set(CHECKS) for r in result.report.mutants)
@@ -143,19 +159,26 @@ def test_a_rule_survivor_is_printed_with_its_rules() -> None:
     (mutant, survivor), *_ = result.survivors
     assert mutant.description == "line 3: drop `!excused(R)`" and not survivor.changes_labelled_verdict
     assert "flagged(R) :- slow(R)." in mutant_text(mutant)
-    assert result.rejections() == [f"mutation score {result.report.score:.2f} is below the floor {TEMPLATE_FLOOR:.2f}"]
+    assert result.rejections() == [
+        f"mutation score {result.report.score:.2f} is below the floor {TEMPLATE_FLOOR:.2f}"
+    ]
 
 
 def test_an_original_that_fails_its_checks_fails_the_gate() -> None:
     extracted, labels = _toy()
-    result = mutate("toy", check_rules(TOY.replace("gt(S, K)", "lt(S, K)")).program, ("flagged",), labels, extracted)
+    result = mutate(
+        "toy", check_rules(TOY.replace("gt(S, K)", "lt(S, K)")).program, ("flagged",), labels, extracted
+    )
     assert not result.holds and result.rejections()[0].startswith("the miner fails its own checks")
 
 
 @pytest.mark.parametrize(
-    ("builtin", "opposite"), [("gt", "le"), ("ge", "lt"), ("lt", "ge"), ("le", "gt"), ("eq", "ne"), ("ne", "eq")]
+    ("builtin", "opposite"),
+    [("gt", "le"), ("ge", "lt"), ("lt", "ge"), ("le", "gt"), ("eq", "ne"), ("ne", "eq")],
 )
 def test_swap_is_the_negation(builtin: str, opposite: str) -> None:
     program = check_rules(f"/* predicate p */ p(X) :- q(X, Y), {builtin}(X, Y).").program
-    swapped = [m for m in mutants(program, labels_for([]), None) if m.operator is MutationOperator.SWAP_COMPARISON]
+    swapped = [
+        m for m in mutants(program, labels_for([]), None) if m.operator is MutationOperator.SWAP_COMPARISON
+    ]
     assert [m.description for m in swapped] == [f"line 1: `{builtin}(X, Y)` -> `{opposite}(X, Y)`"]

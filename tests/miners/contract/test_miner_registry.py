@@ -64,7 +64,9 @@ def test_the_template_is_installed_and_found_by_name_or_folder() -> None:
     assert "datalog" not in {folder.name for folder, _origin in miner_folders("")}
 
 
-def test_miners_on_ouro_miners_path_are_imported_by_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_miners_on_ouro_miners_path_are_imported_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     _miner(one, "odd_runs", "odd-runs")
     single = _miner(two, "solo", "solo")  # a directory that is itself a miner
@@ -106,11 +108,15 @@ def test_a_wrong_constant_is_named(tmp_path: Path) -> None:
 
 
 def test_an_unknown_name_lists_the_known_ones() -> None:
-    with pytest.raises(MinerNotFoundError, match=r"no miner named 'nope'; known: draft-pr-late \(_template\)"):
+    with pytest.raises(
+        MinerNotFoundError, match=r"no miner named 'nope'; known: draft-pr-late \(_template\)"
+    ):
         find_miner("nope", extra="")
 
 
-def test_new_fails_its_test_until_fixtures_are_labelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_new_fails_its_test_until_fixtures_are_labelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = new_miner("scratch_probe", tmp_path)
     assert sorted(p.name for p in target.iterdir()) == [
         "README.md",

@@ -18,6 +18,13 @@ def test_the_pure_core_imports_no_celery_or_sqlalchemy() -> None:
     for path in Path(miners.__file__).parent.glob("*.py"):
         tree = ast.parse(path.read_text())
         imported = {
-            alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
-        } | {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+            alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {
+            node.module.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module
+        }
         assert not imported & {"celery", "sqlalchemy", "kombu"}, path

@@ -1,4 +1,5 @@
-"""The guide "Writing a miner" (docs/miners.md), end to end: a miner kept outside the package, created with `ouro miner
+"""The guide "Writing a miner" (docs/miners.md), end to end: a miner kept outside the package, created with
+`ouro miner
 new` in OURO_MINERS_PATH, written from the guide's own code blocks, run on a real projects folder (the
 sessions in ../shared/corpora/agent_logs, read in place through symlinks) and labelled by session id;
 backtest and mutate exit 1 when they fail; the miner test, and the fleet accepting gates, judge equivalence on
@@ -80,22 +81,32 @@ def test_a_miner_outside_the_package_on_a_real_projects_folder(
 
     status, out, _err = run("miner", "edit-miss", "findings", str(projects))
     found = [json.loads(line) for line in out.splitlines()]
-    assert status == 0 and [f["subject"] for f in found] == [[{"text": MAROT}, {"text": call}] for call in MISSES]
+    assert status == 0 and [f["subject"] for f in found] == [
+        [{"text": MAROT}, {"text": call}] for call in MISSES
+    ]
     assert [[fact["span"]["line"] for fact in f["proof"]] for f in found] == [[258, 259], [1299, 1300]]
 
     sessions = {run.run: run for run in (summarise(read(p)) for p in sorted(projects.glob("*/*.jsonl")))}
-    assert set(sessions) == {MAROT, "55604662-cf2a-4331-851a-ec234028f8ca", "491e126e-1e71-469c-ade2-fcc8af567c74",
-                             "d6e0bada-1959-4eec-a9d2-0bfade768d8f"}  # fmt: skip
+    assert set(sessions) == {
+        MAROT,
+        "55604662-cf2a-4331-851a-ec234028f8ca",
+        "491e126e-1e71-469c-ade2-fcc8af567c74",
+        "d6e0bada-1959-4eec-a9d2-0bfade768d8f",
+    }
     starts = {name: f"{summary.started_at:%Y-%m-%dT%H:%M:%SZ}" for name, summary in sessions.items()}
-    good = [(name, "+" if name == MAROT else "-", start, "2026-02-12T14:14:47Z" if name == MAROT else "-")
-            for name, start in starts.items()]  # fmt: skip
+    good = [
+        (name, "+" if name == MAROT else "-", start, "2026-02-12T14:14:47Z" if name == MAROT else "-")
+        for name, start in starts.items()
+    ]
     labels = _labels(tmp_path / "labels.tsv", good)
     status, out, err = run("miner", "edit-miss", "backtest", str(labels), str(projects))
     assert (status, err) == (0, "") and "| Backtest FN | 0 |" in out
 
     every = _labels(tmp_path / "every.tsv", [(name, "+", start, "-") for name, start in starts.items()])
     status, out, err = run("miner", "edit-miss", "backtest", str(every), str(projects))
-    assert status == 1 and any(re.fullmatch(r"\| Backtest FN \| [1-9]: [^|]+ \|", line) for line in err.splitlines())
+    assert status == 1 and any(
+        re.fullmatch(r"\| Backtest FN \| [1-9]: [^|]+ \|", line) for line in err.splitlines()
+    )
 
     # Session-level labels cannot kill `drop missed(R, C)`: it flags every edit of the session.
     status, out, err = run("miner", "edit-miss", "mutate", str(labels), str(projects))
@@ -104,14 +115,20 @@ def test_a_miner_outside_the_package_on_a_real_projects_folder(
 
     text = (logs / "claude_code_projects" / "marot_spotter" / f"{MAROT}.jsonl").read_text().splitlines()
     bash = next(line for line in text if '"name":"Bash"' in line and '"type":"assistant"' in line)
-    rows = [(*_fixture(miner, "missed", [text[257], text[258]]), "+"), (*_fixture(miner, "no-edit", [bash]), "-")]
+    rows = [
+        (*_fixture(miner, "missed", [text[257], text[258]]), "+"),
+        (*_fixture(miner, "no-edit", [bash]), "-"),
+    ]
     header = (miner / "fixtures" / "labels.tsv").read_text()
     fixture_labels = "".join(f"{name}\t{sign}\t{start}\t-\twalkthrough\n" for name, start, sign in rows)
     (miner / "fixtures" / "labels.tsv").write_text(header + fixture_labels)
     status, out, _err = run("miner", "test", "edit_miss", "--write")
     assert status == 0, out
     assert "drop `missed(R, C)` | equivalent | same verdicts" in (miner / "mutation.md").read_text()
-    assert "| Equivalence judged on | the 2 run(s) the checks read, no corpus" in (miner / "mutation.md").read_text()
+    assert (
+        "| Equivalence judged on | the 2 run(s) the checks read, no corpus"
+        in (miner / "mutation.md").read_text()
+    )
 
     # On the real sessions that mutant is not equivalent, and it survives the fixtures: the test fails.
     status, out, _err = run("miner", "test", "edit_miss", "--runs", str(projects))
@@ -119,7 +136,9 @@ def test_a_miner_outside_the_package_on_a_real_projects_folder(
     assert "  equivalence judged on the 2 run(s) the checks read and 4 corpus run(s): " in out
     assert "edit-miss" not in accepted(tmp_path / "miners", projects)  # the fleet, on the runs its log holds
     edit_ok = _fixture(miner, "edit-ok", [text[265]])  # an Edit that worked kills it
-    (miner / "fixtures" / "labels.tsv").write_text(header + fixture_labels + f"{edit_ok[0]}\t-\t{edit_ok[1]}\t-\tw\n")
+    (miner / "fixtures" / "labels.tsv").write_text(
+        header + fixture_labels + f"{edit_ok[0]}\t-\t{edit_ok[1]}\t-\tw\n"
+    )
     assert run("miner", "test", "edit_miss", "--write")[0] == 0
     status, out, _err = run("miner", "test", "edit_miss", "--runs", str(projects))
     assert status == 0 and out.splitlines()[-1] == "edit-miss: 8 checks passed", out

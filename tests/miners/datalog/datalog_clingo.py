@@ -4,7 +4,8 @@ Translation: predicate ``p`` becomes ``d_p`` (clear of ASP keywords), ``!a`` bec
 ``eq``/``ne`` become ``=``/``!=``. Clingo orders every integer below every string, whereas the
 dialect's order comparisons are false across types; so ``gt(A, B)`` becomes two rules, one with
 ``A > B, A < ""`` (both integers: only integers sort below the empty string, and B sorts below A)
-and one with ``A > B, B >= ""`` (both strings: A sorts above B). Clingo has no floats: programs with floats are refused.
+and one with ``A > B, B >= ""`` (both strings: A sorts above B). Clingo has no floats: programs with floats
+are refused.
 """
 
 from __future__ import annotations

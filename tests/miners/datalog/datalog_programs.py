@@ -111,7 +111,9 @@ class _Builder:
         for predicate in self.arities:
             extensional = predicate.startswith("e")
             seeded = extensional or draw(st.integers(0, 4)) == 0
-            for row in self.rows(predicate, 3 if extensional else 0, 14 if extensional else 2) if seeded else []:
+            for row in (
+                self.rows(predicate, 3 if extensional else 0, 14 if extensional else 2) if seeded else []
+            ):
                 if draw(_BOOLEANS):
                     lines.append(_atom(draw, predicate, [format_value(v) for v in row]) + ".")
                 else:

@@ -31,4 +31,6 @@ def test_the_medium_case_derives_what_clingo_derives(analysis: Any) -> None:
     proof = model.proof(predicate, args)
     given = set(facts)
     assert proof.rule is not None and proof.leaves()
-    assert all((leaf.atom.predicate, leaf.atom.args) in given and leaf.span[0] == "input" for leaf in proof.leaves())
+    assert all(
+        (leaf.atom.predicate, leaf.atom.args) in given and leaf.span[0] == "input" for leaf in proof.leaves()
+    )

@@ -99,7 +99,9 @@ def test_mutual_recursion_is_one_stratum() -> None:
 
 def test_one_predicate_with_two_arities_names_both_places() -> None:
     message = _refusal("p(X) :- edge(X, Y).\n\nq(X) :- edge(X, Y, Z).", ArityError)
-    assert message == ("rules.dl:3: predicate edge used with arity 2 at rules.dl:1 and used with arity 3 at rules.dl:3")
+    assert message == (
+        "rules.dl:3: predicate edge used with arity 2 at rules.dl:1 and used with arity 3 at rules.dl:3"
+    )
     declared = _refusal(".decl edge(a: number, b: number)\np(X) :- edge(X).", ArityError)
     assert "edge declared with arity 2 at rules.dl:1 and used with arity 1 at rules.dl:2" in declared
 
@@ -116,7 +118,9 @@ def test_a_predicate_read_but_never_defined_is_refused_once_the_input_is_known()
     with pytest.raises(UndefinedPredicateError, match="run is defined nowhere"):
         check_defined(checked, {"cold"})
     check_defined(checked, {"run", "cold"})
-    documented = "/* predicate\n   hot(R): run(R) holds and cold(R) does not. */\nhot(R) :- run(R), !cold(R).\n"
+    documented = (
+        "/* predicate\n   hot(R): run(R) holds and cold(R) does not. */\nhot(R) :- run(R), !cold(R).\n"
+    )
     check_defined(check(parse(documented, "rules.dl")), ())
     check_defined(check(parse(".decl run(r: symbol)\ncold(1).\nhot(R) :- run(R), !cold(R).", "rules.dl")), ())
 

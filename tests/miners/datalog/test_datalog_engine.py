@@ -52,7 +52,10 @@ def test_stratified_negation_sees_the_whole_lower_stratum() -> None:
 
 
 def test_negation_with_anonymous_positions_means_no_fact_matches() -> None:
-    text = "sink(X) :- node(X), !edge(X, _).\nisolated(X) :- node(X), !edge(X, _), !edge(_, X).\nnone :- !edge(_, _)."
+    text = (
+        "sink(X) :- node(X), !edge(X, _).\nisolated(X) :- node(X), !edge(X, _), !edge(_, X).\nnone :- "
+        "!edge(_, _)."
+    )
     facts = [("node", (n,), None) for n in (1, 2, 3, 4)] + edges((1, 2), (2, 3))
     model = run(text, facts)
     assert model.facts("sink") == {(3,), (4,)}
@@ -206,7 +209,9 @@ def test_an_evaluated_program_can_be_evaluated_again_on_other_facts() -> None:
 
 
 def test_plans_start_from_the_delta_then_prefer_bound_arguments_and_place_tests_early() -> None:
-    (rule,) = check(parse("x(1, 1).\nq(1).\nr(1, 1).\nx(A, C) :- q(A), r(A, B), x(B, C), !q(C), gt(C, A).")).rules
+    (rule,) = check(
+        parse("x(1, 1).\nq(1).\nr(1, 1).\nx(A, C) :- q(A), r(A, B), x(B, C), !q(C), gt(C, A).")
+    ).rules
     plan = plan_rule(rule, 2, {"q": 1000, "r": 10, "x": 5})
     joins = [step for step in plan.steps if isinstance(step, Join)]
     assert [join.atom.predicate for join in joins] == ["x", "r", "q"]

@@ -1,5 +1,6 @@
 """Factored joins (``factor.py``): a recursive rule's join of two atoms on a variable nothing else reads is
-kept as a hidden relation; the model is the same as clingo's or the naive evaluator's, the hidden relations never show,
+kept as a hidden relation; the model is the same as clingo's or the naive evaluator's, the hidden relations
+never show,
 and every proof shows the rules as written, with each body fact the written rule reads."""
 
 from __future__ import annotations
@@ -67,7 +68,9 @@ def test_the_points_to_rules_join_load_and_store_away_and_prove_as_written() -> 
         assert model.facts(predicate) == expected[predicate]
         assert_proofs_as_written(model, predicate, 40)
     loaded = next(
-        args for args in model.facts("pointsTo") if model.proof("pointsTo", args).rule == checked.program.rules[5]
+        args
+        for args in model.facts("pointsTo")
+        if model.proof("pointsTo", args).rule == checked.program.rules[5]
     )
     children = model.proof("pointsTo", loaded).children
     assert [child.atom.predicate for child in children] == ["load", "pointsTo", "heapPointsTo"]
@@ -91,7 +94,9 @@ def test_a_chain_is_factored_twice_and_its_proof_keeps_all_four_atoms() -> None:
 
 
 def test_rules_outside_recursion_and_short_rules_are_evaluated_as_written() -> None:
-    checked = check(parse("q(X) :- a(X, Y), b(Y, Z), c(Z).\np(X, Y) :- p(X, Z), e(Z, Y).\np(X, Y) :- e(X, Y).\n"))
+    checked = check(
+        parse("q(X) :- a(X, Y), b(Y, Z), c(Z).\np(X, Y) :- p(X, Z), e(Z, Y).\np(X, Y) :- e(X, Y).\n")
+    )
     assert factor(checked).hidden == frozenset()
 
 

@@ -73,7 +73,11 @@ def test_anonymous_variables_and_zero_arity_atoms() -> None:
     (rule,) = parse("p :- q(_, X), !r(X, _), s, t().").rules
     assert rule.body[0] == Atom("q", (Variable("_"), Variable("X")), rule.body[0].location)
     assert Variable("_").anonymous and not Variable("X").anonymous
-    assert [atom.arity for atom in (rule.head, rule.body[2], rule.body[3]) if isinstance(atom, Atom)] == [0, 0, 0]
+    assert [atom.arity for atom in (rule.head, rule.body[2], rule.body[3]) if isinstance(atom, Atom)] == [
+        0,
+        0,
+        0,
+    ]
 
 
 def test_the_first_block_comment_before_any_clause_is_the_predicate_doc() -> None:
@@ -119,7 +123,10 @@ def test_rendering_round_trips() -> None:
         ('p("a\nb").', "x.dl:1:3: unterminated string"),
         ('p("a\\qb").', "x.dl:1:5: unknown escape '\\q' in string"),
         ("p(X) :- q(X) & r(X).", "x.dl:1:14: unexpected character '&'"),
-        ("p(_x) :- q(_x).", "x.dl:1:3: '_x': a variable starts with an upper-case letter; '_' alone is anonymous"),
+        (
+            "p(_x) :- q(_x).",
+            "x.dl:1:3: '_x': a variable starts with an upper-case letter; '_' alone is anonymous",
+        ),
         ("p(1).\n/* never closed", "x.dl:2:1: unterminated block comment"),
         ("gt(X, Y) :- p(X, Y).", "x.dl:1:1: builtin gt cannot be defined by a clause"),
         ("p(X) :- q(X), !gt(X, 1).", "x.dl:1:15: builtin gt cannot be negated: use the opposite comparison"),
@@ -127,7 +134,8 @@ def test_rendering_round_trips() -> None:
         (".printsize edge", "x.dl:1:1: unsupported directive .printsize (known: .decl, .input, .output)"),
         (
             ".output p(IO=stdout)",
-            "x.dl:1:10: parameters of .output are not supported (the command line's --format and --out choose "
+            "x.dl:1:10: parameters of .output are not supported (the command line's --format and --out "
+            "choose "
             "the output; facts come as JSON lines)",
         ),
         (".decl p(x: text)", "x.dl:1:12: unknown type 'text' (expected symbol or number)"),

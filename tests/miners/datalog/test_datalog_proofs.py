@@ -54,7 +54,11 @@ def test_a_verdict_proof_lists_the_rule_the_facts_with_their_spans_and_the_check
     assert (proof.rule.location.file, proof.rule.location.line) == ("rules.dl", 3)
     assert str(proof.rule) == "invisible(R) :- gated(R), score(R, S), knee(K), gt(S, K)."
     assert proof.span is None
-    assert [str(child.atom) for child in proof.children] == ['gated("4e60")', 'score("4e60", 1259)', "knee(468)"]
+    assert [str(child.atom) for child in proof.children] == [
+        'gated("4e60")',
+        'score("4e60", 1259)',
+        "knee(468)",
+    ]
     assert [child.span for child in proof.children] == [
         Span("fixtures/4e60/events.jsonl", 1),
         Span("fixtures/4e60/events.jsonl", 9),
@@ -163,7 +167,12 @@ def test_a_step_is_the_proof_cut_below_the_root_and_each_derived_premise_continu
     assert (step.atom, step.rule, step.conditions) == (tree.atom, tree.rule, tree.conditions)
     assert [child.atom for child in step.children] == [child.atom for child in tree.children]
     derived, given = step.children
-    assert derived.rule is not None and derived.rule.index == 1 and not derived.expanded and derived.children == ()
+    assert (
+        derived.rule is not None
+        and derived.rule.index == 1
+        and not derived.expanded
+        and derived.children == ()
+    )
     assert given.rule is None and given.span == Span("edges", 2) and given.expanded
     assert str(step).splitlines()[1] == "  path(0, 2)  [rule 1, not expanded]"
     assert model.step("path", (0, 2)).children[0].atom == ("path", (0, 1))

@@ -84,7 +84,8 @@ def assert_proof_valid(
 def _without_negations(generated: Generated) -> Model:
     program = generated.program
     rules = tuple(
-        replace(rule, body=tuple(lit for lit in rule.body if not isinstance(lit, Negation))) for rule in program.rules
+        replace(rule, body=tuple(lit for lit in rule.body if not isinstance(lit, Negation)))
+        for rule in program.rules
     )
     return evaluate(check(replace(program, rules=rules)), generated.facts)
 

@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ouroboros_gates.miners import Miner, MinerTestReport, corpus_items, extract_facts, find, find_miner, miner_test
+from ouroboros_gates.miners import (
+    Miner,
+    MinerTestReport,
+    corpus_items,
+    extract_facts,
+    find,
+    find_miner,
+    miner_test,
+)
 from ouroboros_gates.miners.datalog import Value
 from ouroboros_gates.schemas import Finding, Text
 
@@ -37,7 +45,9 @@ def passing(miner: Miner) -> MinerTestReport:
     """The miner test's report, asserted to pass every check, in order."""
     report = miner_test(miner)
     assert report.passed, "\n".join(report.lines())
-    checks = [*CHECKS[:6], "local_facts", *CHECKS[6:]] if miner.local else CHECKS  # a LOCAL miner's claim checked
+    checks = (
+        [*CHECKS[:6], "local_facts", *CHECKS[6:]] if miner.local else CHECKS
+    )  # a LOCAL miner's claim checked
     assert [check.name for check in report.checks] == checks
     assert report.lines()[-1] == f"{miner.name}: {len(checks)} checks passed"
     return report
@@ -71,7 +81,12 @@ def envelope(ts: str, event: dict[str, Any]) -> str:
 def tool_use(run: str, call: str, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
     """A stream-json ``assistant`` line carrying one ``tool_use`` block."""
     block = {"type": "tool_use", "id": call, "name": tool, "input": tool_input}
-    message = {"model": "claude-opus-4-5-20251101", "id": f"msg_{call}", "type": "message", "role": "assistant"}
+    message = {
+        "model": "claude-opus-4-5-20251101",
+        "id": f"msg_{call}",
+        "type": "message",
+        "role": "assistant",
+    }
     return {"type": "assistant", "message": {**message, "content": [block]}, "session_id": run}
 
 

@@ -23,7 +23,9 @@ def miner() -> Miner:
 def test_the_miner_test_passes(miner: Miner) -> None:
     report = passing(miner)
     assert miner.name == "blind-edit" and miner.gate == "warn" and miner.scope.value == "generic"
-    assert report.backtest is not None and report.backtest.kappa_star is None  # no knee: one retry is the offense
+    assert (
+        report.backtest is not None and report.backtest.kappa_star is None
+    )  # no knee: one retry is the offense
     assert report.backtest.counts.fn == () and len(report.backtest.counts.tp) == 1
     assert report.mutation is not None and report.mutation.report.score == 1.0
 
@@ -48,7 +50,13 @@ def test_a_blind_retry_in_stream_json_and_in_hook_payloads(miner: Miner, tmp_pat
     found = findings(miner, write_run(tmp_path / "stream", "blind", events), None)
     assert [[arg.model_dump()["text"] for arg in f.subject] for f in found["blind"]] == [["blind", "toolu_2"]]
     hooks = tmp_path / "hooks.jsonl"
-    common = {"session_id": "h1", "transcript_path": "/t.jsonl", "cwd": "/srv", "tool_name": "Edit", "tool_input": edit}
+    common = {
+        "session_id": "h1",
+        "transcript_path": "/t.jsonl",
+        "cwd": "/srv",
+        "tool_name": "Edit",
+        "tool_input": edit,
+    }
     lines = [
         {**common, "hook_event_name": "PreToolUse", "tool_use_id": "toolu_a"},
         {**common, "hook_event_name": "PostToolUseFailure", "tool_use_id": "toolu_a", "error": MISS},

@@ -33,7 +33,9 @@ def miner() -> Miner:
 def test_the_miner_test_passes_with_the_stated_floor(miner: Miner) -> None:
     report = passing(miner)
     assert miner.name == "cache-floor" and miner.gate == "warn" and miner.scope.value == "generic"
-    assert report.backtest is not None and report.backtest.kappa_star is None and not report.backtest.candidates
+    assert (
+        report.backtest is not None and report.backtest.kappa_star is None and not report.backtest.candidates
+    )
     assert report.backtest.counts.fn == () and report.backtest.counts.fp == ()
     assert report.mutation is not None and report.mutation.report.score == 1.0
 
@@ -45,7 +47,9 @@ def test_the_sample_corpus(miner: Miner) -> None:
         leaves = {leaf.predicate: leaf for leaf in found[run][0].proof}
         assert leaves["ratio"].args[1] == Number(number=ratio)
         assert leaves["floor"].args == (Number(number=9867),)
-        assert leaves["floor"].span is not None and leaves["floor"].span.file.endswith("miners/cache_floor/rules.dl")
+        assert leaves["floor"].span is not None and leaves["floor"].span.file.endswith(
+            "miners/cache_floor/rules.dl"
+        )
 
 
 def test_a_clean_run_yields_nothing(miner: Miner, tmp_path: Path) -> None:
@@ -57,7 +61,9 @@ def test_a_clean_run_yields_nothing(miner: Miner, tmp_path: Path) -> None:
     }
     events = [
         cold,
-        result(run, {"input_tokens": 30, "cache_creation_input_tokens": 1300, "cache_read_input_tokens": 98670}),
+        result(
+            run, {"input_tokens": 30, "cache_creation_input_tokens": 1300, "cache_read_input_tokens": 98670}
+        ),
     ]
     path = write_run(tmp_path, run, events)
     facts = extract_facts(miner, corpus_items([str(path)])).facts[run]
@@ -71,8 +77,14 @@ def test_every_result_counts_and_a_run_without_one_has_no_ratio(miner: Miner, tm
         tmp_path,
         "reopened",
         [
-            result("reopened", {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 990}),
-            result("reopened", {"input_tokens": 0, "cache_creation_input_tokens": 1000, "cache_read_input_tokens": 0}),
+            result(
+                "reopened",
+                {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 990},
+            ),
+            result(
+                "reopened",
+                {"input_tokens": 0, "cache_creation_input_tokens": 1000, "cache_read_input_tokens": 0},
+            ),
         ],
     )
     assert set(findings(miner, reopened, None)) == {"reopened"}  # 990 / 2000 over both processes

@@ -75,7 +75,9 @@ def test_agents_streak_apart_and_labels_do_not_count(miner: Miner, tmp_path: Pat
         events += [{**call, "parent_tool_use_id": agent}, {**answer, "parent_tool_use_id": agent}]
     path = write_run(tmp_path, run, events)
     facts = extract_facts(miner, corpus_items([str(path)])).facts[run]
-    assert [f.args[1] for f in facts if f.predicate == "score"] == [Number(number=3)]  # the main agent's three
+    assert [f.args[1] for f in facts if f.predicate == "score"] == [
+        Number(number=3)
+    ]  # the main agent's three
     assert set(findings(miner, path, 2)) == {run}
     assert digest({"command": "make lint", "description": "a"}) == digest({"command": "make lint"})
     assert digest({"command": "make lint"}) != digest({"command": "make lint", "timeout": 5000})

@@ -24,7 +24,9 @@ def miner() -> Miner:
 def test_the_miner_test_passes(miner: Miner) -> None:
     report = passing(miner)
     assert miner.name == "self-match" and miner.gate == "deny" and miner.scope.value == "generic"
-    assert report.backtest is not None and report.backtest.kappa_star is None  # no knee: one call is the offense
+    assert (
+        report.backtest is not None and report.backtest.kappa_star is None
+    )  # no knee: one call is the offense
     assert report.backtest.counts.fn == () and report.backtest.counts.tp
     assert report.mutation is not None and report.mutation.report.score == 1.0
 
@@ -64,7 +66,9 @@ def test_the_pending_call_of_a_pre_tool_use_payload_is_denied(miner: Miner, tmp_
     }
     (tmp_path / "pending.json").write_text(json.dumps(payload), encoding="utf-8")
     found = findings(miner, tmp_path / "pending.json", None)
-    assert [[arg.model_dump()["text"] for arg in f.subject] for f in found["pending"]] == [["pending", "toolu_pending"]]
+    assert [[arg.model_dump()["text"] for arg in f.subject] for f in found["pending"]] == [
+        ["pending", "toolu_pending"]
+    ]
 
 
 @pytest.mark.parametrize(

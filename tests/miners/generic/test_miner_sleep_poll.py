@@ -57,9 +57,17 @@ def test_a_clean_run_yields_nothing(miner: Miner, kappa: int, tmp_path: Path) ->
     assert findings(miner, REPO / "examples" / "runs" / "2f8c4d1e-6a3b-4c7d-9e21-5b0a7f3c8d14", kappa) == {}
 
 
-def test_polls_count_one_command_whatever_the_sleep_and_a_lone_sleep_call_counts(miner: Miner, tmp_path: Path) -> None:
+def test_polls_count_one_command_whatever_the_sleep_and_a_lone_sleep_call_counts(
+    miner: Miner, tmp_path: Path
+) -> None:
     run = "polls"
-    commands = ["sleep 30; gh pr checks 7", "sleep 90 && gh pr checks   7", "sleep 60", "gh pr checks 7", "sleep 1"]
+    commands = [
+        "sleep 30; gh pr checks 7",
+        "sleep 90 && gh pr checks   7",
+        "sleep 60",
+        "gh pr checks 7",
+        "sleep 1",
+    ]
     path = write_run(tmp_path, run, bash_calls(run, commands))
     facts = extract_facts(miner, corpus_items([str(path)])).facts[run]
     polled = [
@@ -90,7 +98,24 @@ def test_sleeping_loops(command: str, loops: bool) -> None:
 # The patterns before their runs of blanks were made possessive: the reference for what they match.
 LAZY_THEN = re.compile(r"^\s*sleep\s+[0-9.]+[smhd]?\s*(?:;|&&|\n)\s*(?P<poll>\S.*?)\s*$", re.DOTALL)
 LAZY_ONLY = re.compile(r"^\s*sleep\s+[0-9.]+[smhd]?\s*;?\s*$")
-PIECES = ["sleep", " ", "\n", "\t", "\r", "\x0b", ";", "&&", "&", "1", "2.5", "s", "x", "echo hi", "\n;", " sleep 3"]
+PIECES = [
+    "sleep",
+    " ",
+    "\n",
+    "\t",
+    "\r",
+    "\x0b",
+    ";",
+    "&&",
+    "&",
+    "1",
+    "2.5",
+    "s",
+    "x",
+    "echo hi",
+    "\n;",
+    " sleep 3",
+]
 
 
 @settings(max_examples=3000, deadline=None)

@@ -58,7 +58,11 @@ def test_the_miner_test_passes(template: Miner) -> None:
 def test_the_floor_is_the_templates_measured_score(template: Miner) -> None:
     extracted = extract_facts(template, corpus_items([template.fixture_glob]))
     result = mutate(
-        template.name, template.rules().program, template.verdicts, read_labels(template.labels_path), extracted
+        template.name,
+        template.rules().program,
+        template.verdicts,
+        read_labels(template.labels_path),
+        extracted,
     )
     assert result.report.score == TEMPLATE_FLOOR
     constant = [r for r in result.report.mutants if r.description.endswith("`gt(S, K)` -> `gt(S, 468)`")]
@@ -74,9 +78,17 @@ def test_the_floor_is_the_templates_measured_score(template: Miner) -> None:
 
 def test_the_seeds_worked_example(template: Miner) -> None:
     extracted = extract_facts(template, corpus_items([template.fixture_glob]))
-    scores = {i: next(f.args[1] for f in facts if f.predicate == "score") for i, facts in extracted.facts.items()}
-    assert scores == {RUN + "31": Number(number=3089), RUN + "47": Number(number=468), RUN + "60": Number(number=1259)}
-    result = backtest(template.name, template.rules(), template.verdicts, read_labels(template.labels_path), extracted)
+    scores = {
+        i: next(f.args[1] for f in facts if f.predicate == "score") for i, facts in extracted.facts.items()
+    }
+    assert scores == {
+        RUN + "31": Number(number=3089),
+        RUN + "47": Number(number=468),
+        RUN + "60": Number(number=1259),
+    }
+    result = backtest(
+        template.name, template.rules(), template.verdicts, read_labels(template.labels_path), extracted
+    )
     rows = dict(result.rows())
     assert rows["Backtest split $t$"].startswith("2026-10-02T18:04:45Z ")
     assert rows["Backtest families"] == "3 ($K$ = {468, 1259, 3089})"
@@ -105,17 +117,31 @@ def test_a_failed_draft_does_not_count_and_the_first_success_ends_the_score(temp
 
 
 def test_the_sample_corpus(template: Miner) -> None:
-    extracted = extract_facts(template, corpus_items([str(REPO / "examples" / "runs" / "*" / "events.jsonl")]))
+    extracted = extract_facts(
+        template, corpus_items([str(REPO / "examples" / "runs" / "*" / "events.jsonl")])
+    )
     result = backtest(
-        template.name, template.rules(), template.verdicts, read_labels(REPO / "examples" / "labels.tsv"), extracted
+        template.name,
+        template.rules(),
+        template.verdicts,
+        read_labels(REPO / "examples" / "labels.tsv"),
+        extracted,
     )
     assert result.kappa_star == 610 and result.counts.fp == () and result.counts.fn == ()
     assert sorted(result.lead.values()) == [410.0, 680.0] and result.pbo.status == "computed"
 
 
 def _line(moment: str, kind: str = "user", **extra: object) -> str:
-    return json.dumps({"type": kind, "sessionId": "s1", "uuid": moment, "timestamp": moment,
-                       "message": {"role": kind, "content": "x"}, **extra})  # fmt: skip
+    return json.dumps(
+        {
+            "type": kind,
+            "sessionId": "s1",
+            "uuid": moment,
+            "timestamp": moment,
+            "message": {"role": kind, "content": "x"},
+            **extra,
+        }
+    )
 
 
 def test_a_session_lasts_from_its_first_to_its_last_timestamp_over_all_of_its_files(
@@ -123,7 +149,8 @@ def test_a_session_lasts_from_its_first_to_its_last_timestamp_over_all_of_its_fi
 ) -> None:
     project = tmp_path / "project"
     (project / "s1" / "subagents").mkdir(parents=True)
-    # The main transcript, read first, ends last; its subagent, read last, starts and ends in between; and a line
+    # The main transcript, read first, ends last; its subagent, read last, starts and ends in between; and a
+    # line
     # out of order in the main file does not end the session.
     main = ["2026-03-01T10:00:00Z", "2026-03-01T11:10:00Z", "2026-03-01T10:30:00Z"]
     (project / "s1.jsonl").write_text("".join(_line(moment) + "\n" for moment in main))
@@ -143,7 +170,9 @@ def test_real_sessions_last_from_first_to_last_timestamp(template: Miner, agent_
         instance: next(f.args[1].number for f in facts if f.predicate == "score")  # type: ignore[union-attr]
         for instance, facts in extract_facts(template, items).facts.items()
     }
-    program = "[inputs | .timestamp? // empty | strings] | (max, min)"  # every line's, over all the session's files
+    program = (
+        "[inputs | .timestamp? // empty | strings] | (max, min)"  # every line's, over all the session's files
+    )
     for item in items:
         argv = ["jq", "-n", "-r", program, *map(str, item.files)]
         latest, earliest = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
@@ -153,5 +182,7 @@ def test_real_sessions_last_from_first_to_last_timestamp(template: Miner, agent_
 
 
 def _seconds(latest: str, earliest: str) -> float:
-    return (datetime.fromisoformat(latest.replace("Z", "+00:00")) -
-            datetime.fromisoformat(earliest.replace("Z", "+00:00"))).total_seconds()  # fmt: skip
+    return (
+        datetime.fromisoformat(latest.replace("Z", "+00:00"))
+        - datetime.fromisoformat(earliest.replace("Z", "+00:00"))
+    ).total_seconds()

@@ -62,8 +62,13 @@ def test_a_zero_cap_keeps_fixers_off(sqlite_url: str) -> None:
 
 
 def test_the_budget_day_is_the_date_in_los_angeles(sqlite_url: str) -> None:
-    assert budget_day(datetime(2026, 10, 5, 6, 59, tzinfo=UTC), "America/Los_Angeles").isoformat() == "2026-10-04"
-    assert budget_day(datetime(2026, 10, 5, 7, 0, tzinfo=UTC), "America/Los_Angeles").isoformat() == "2026-10-05"
+    assert (
+        budget_day(datetime(2026, 10, 5, 6, 59, tzinfo=UTC), "America/Los_Angeles").isoformat()
+        == "2026-10-04"
+    )
+    assert (
+        budget_day(datetime(2026, 10, 5, 7, 0, tzinfo=UTC), "America/Los_Angeles").isoformat() == "2026-10-05"
+    )
     budget = _budget(sqlite_url, cap=2.0)
     assert budget.reserve(1, 2.0, datetime(2026, 10, 5, 6, 59, tzinfo=UTC)).day == "2026-10-04"
     assert budget.reserve(2, 2.0, datetime(2026, 10, 5, 7, 0, tzinfo=UTC)).granted  # a new day, a new cap
@@ -109,7 +114,10 @@ def test_an_overrun_is_recorded_apart_and_never_charged_to_the_cap(sqlite_url: s
     assert budget.reserve(1, 1.5, NOON).granted
     settled = budget.settle(1, 5.0)  # its only cost line was its last: $5.00 on a $1.50 reservation
     assert (settled.charged_usd, settled.overrun_usd) == (1.5, 3.5)
-    assert budget.day_totals("2026-10-05") == pytest.approx((0.0, 1.5)) and budget.day_overrun("2026-10-05") == 3.5
+    assert (
+        budget.day_totals("2026-10-05") == pytest.approx((0.0, 1.5))
+        and budget.day_overrun("2026-10-05") == 3.5
+    )
     assert budget.settle(1, 9.0) == settled  # settled once
     refused = budget.reserve(2, 0.25, NOON)  # $1.50 charged + $0.25 fits the cap, but $5.00 was really spent
     assert not refused.granted and "would pass the cap of $2.00" in refused.reason

@@ -28,20 +28,28 @@ def _commit(worktree: Path) -> str:
     (worktree / "new.txt").write_text("new\n")
     subprocess.run(["git", *IDENTITY, "-C", str(worktree), "add", "new.txt"], check=True)
     subprocess.run(["git", *IDENTITY, "-C", str(worktree), "commit", "-q", "-m", "new"], check=True)
-    done = subprocess.run(["git", "-C", str(worktree), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "-C", str(worktree), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    )
     return done.stdout.strip()
 
 
 def _tip(origin: Path, branch: str) -> str:
-    done = subprocess.run(["git", "-C", str(origin), "rev-parse", "--verify", "-q", f"refs/heads/{branch}"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["git", "-C", str(origin), "rev-parse", "--verify", "-q", f"refs/heads/{branch}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return done.stdout.strip()
 
 
 def test_a_clone_of_its_own_and_its_branch_brought_back(origin: Path, tmp_path: Path) -> None:
     worktree = tmp_path / "session" / "worktree"
     check_out(origin, worktree, "miner/x-1")
-    assert (worktree / ".git").is_dir() and not (worktree / ".git" / "objects" / "info" / "alternates").exists()
+    assert (worktree / ".git").is_dir() and not (
+        worktree / ".git" / "objects" / "info" / "alternates"
+    ).exists()
     head = _commit(worktree)
     assert _tip(origin, "miner/x-1") == ""  # nothing lands in the origin while the session runs
     assert bring_back(origin, worktree, "miner/x-1") == "branch miner/x-1 brought back"

@@ -28,8 +28,14 @@ def test_a_root_worker_drops_the_agent_to_an_unprivileged_uid(tmp_path: Path) ->
     assert {"--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--new-session"} <= set(argv)
     assert _after(argv, "--cap-drop") == ["ALL"] and _after(argv, "--seccomp") == ["9"]
     setpriv = argv.index("/usr/bin/setpriv")
-    dropped = [f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups", "--inh-caps=-all",
-               "--bounding-set=-all", "--no-new-privs"]  # fmt: skip
+    dropped = [
+        f"--reuid={AGENT_UID}",
+        f"--regid={AGENT_UID}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+    ]
     assert argv[setpriv:] == ["/usr/bin/setpriv", *dropped, "--", "agent", "--flag"]
     assert "--clearenv" in argv and _after(argv, "--setenv") == ["HOME"]
 
@@ -58,26 +64,45 @@ def test_parents_in_an_emptied_place_are_made_and_a_closed_host_parent_is_named(
     closed = Path("/var/ouro-closed-test")
     closed.mkdir(mode=0o700, exist_ok=True)
     try:
-        with pytest.raises(SandboxError, match=f"{closed}/inner: the fixer agent .* cannot reach it: {closed} is"):
+        with pytest.raises(
+            SandboxError, match=f"{closed}/inner: the fixer agent .* cannot reach it: {closed} is"
+        ):
             Layout(AGENT_UID).bind(closed / "inner", writable=True)
     finally:
         closed.rmdir()
 
 
 def test_the_agent_environment_is_an_allow_list(tmp_path: Path) -> None:
-    environ = {"PATH": "/usr/bin", "LANG": "C.UTF-8", "OURO_API_TOKEN": "t", "AWS_SECRET_ACCESS_KEY": "s",
-               "OURO_DATABASE_URL": "postgresql://x", "ANTHROPIC_API_KEY": "k", "LD_PRELOAD": "/x.so"}  # fmt: skip
+    environ = {
+        "PATH": "/usr/bin",
+        "LANG": "C.UTF-8",
+        "OURO_API_TOKEN": "t",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "OURO_DATABASE_URL": "postgresql://x",
+        "ANTHROPIC_API_KEY": "k",
+        "LD_PRELOAD": "/x.so",
+    }
     env = agent_environment(environ, tmp_path, {"OURO_FIXER_TICKET": "7"})
-    assert env == {"PATH": "/usr/bin", "LANG": "C.UTF-8", "ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path),
-                   "TMPDIR": "/tmp", "OURO_FIXER_TICKET": "7"}  # fmt: skip
+    assert env == {
+        "PATH": "/usr/bin",
+        "LANG": "C.UTF-8",
+        "ANTHROPIC_API_KEY": "k",
+        "HOME": str(tmp_path),
+        "TMPDIR": "/tmp",
+        "OURO_FIXER_TICKET": "7",
+    }
 
 
 def test_the_allow_list_setting(tmp_path: Path) -> None:
     assert parse_hosts("api.anthropic.com:443, GitHub.com [::1]:8080 10.0.0.1") == (
-        AllowedHost("api.anthropic.com", 443), AllowedHost("github.com", None), AllowedHost("::1", 8080),
+        AllowedHost("api.anthropic.com", 443),
+        AllowedHost("github.com", None),
+        AllowedHost("::1", 8080),
         AllowedHost("10.0.0.1", None),
-    )  # fmt: skip
-    assert AllowedHost("github.com", None).admits("GITHUB.COM.", 443) and not AllowedHost("a", 443).admits("a", 80)
+    )
+    assert AllowedHost("github.com", None).admits("GITHUB.COM.", 443) and not AllowedHost("a", 443).admits(
+        "a", 80
+    )
     base = Settings(state=tmp_path)
     assert allowed_hosts(base) == (AllowedHost("api.anthropic.com", 443),)
     assert len(allowed_hosts(base.model_copy(update={"forge": "github:o/r"}))) == 3
@@ -105,7 +130,9 @@ def test_the_proxy_serves_allowed_hosts_only_and_records_every_attempt() -> None
         ours, theirs = socket.socketpair()
         proxy = ProxyServer(ours, [AllowedHost("127.0.0.1", port)]).start()
         with theirs:
-            allowed = _ask(theirs, f"GET http://127.0.0.1:{port}/api/tags HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            allowed = _ask(
+                theirs, f"GET http://127.0.0.1:{port}/api/tags HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+            )
             refused = _ask(theirs, b"CONNECT 127.0.0.1:6379 HTTP/1.1\r\n\r\n")
             other_port = _ask(theirs, f"GET http://127.0.0.1:{port + 1}/ HTTP/1.1\r\n\r\n".encode())
             garbage = _ask(theirs, b"\x16\x03\x01 hello\r\n\r\n")

@@ -29,7 +29,8 @@ sys.path.insert(0, {root!r})
 from ouroboros_gates.forge import LocalForge
 state_visible = os.path.exists({state_probe!r})
 def say(cost, **more):
-    print(json.dumps({{"type": "result", "subtype": "success", "session_id": "s1", "total_cost_usd": cost, **more}}),
+    print(json.dumps({{"type": "result", "subtype": "success", "session_id": "s1", "total_cost_usd": cost,
+    **more}}),
           flush=True)
 say(0.25)
 say(0.5)
@@ -59,9 +60,14 @@ INSTANCE = "8c3f1b6e-2a7d-4e90-b5c4-6f1e9a0d2b77"
 
 def _verdict(ticket: int = 47) -> PrecheckVerdict:
     return PrecheckVerdict(
-        ticket=ticket, proposal=3389917099, miner="repeat_failure", verdict=PrecheckOutcome.LAUNCH,
-        instances_named=(INSTANCE,), instances_found=(INSTANCE,), reason="names 1 instance in the corpus",
-    )  # fmt: skip
+        ticket=ticket,
+        proposal=3389917099,
+        miner="repeat_failure",
+        verdict=PrecheckOutcome.LAUNCH,
+        instances_named=(INSTANCE,),
+        instances_found=(INSTANCE,),
+        reason="names 1 instance in the corpus",
+    )
 
 
 @pytest.fixture
@@ -76,29 +82,57 @@ def world(tmp_path: Path) -> dict[str, object]:
     return {"state": state, "forge": forge, "engine": engine, "shipped": tmp_path / "shipped"}
 
 
-def _run(world: dict[str, object], *, steps: int = 0, draft: bool = False, cap: float = 10.0, reserve: float = 1.5,
-         fixers: bool = True, sandboxed: bool = True, linger: float = 0) -> SessionRun | str:  # fmt: skip
+def _run(
+    world: dict[str, object],
+    *,
+    steps: int = 0,
+    draft: bool = False,
+    cap: float = 10.0,
+    reserve: float = 1.5,
+    fixers: bool = True,
+    sandboxed: bool = True,
+    linger: float = 0,
+) -> SessionRun | str:
     state, forge = world["state"], world["forge"]
     assert isinstance(state, Path) and isinstance(forge, LocalForge)
-    script = AGENT.format(root=str(ROOT), state_probe=str(state / "events.sqlite"), steps=steps,
-                          forge=str(forge.forge_dir), bundle=str(forge.repository), draft=draft,
-                          linger=linger)  # fmt: skip
-    settings = Settings(state=state, fixers=fixers, fixer_daily_cap_usd=cap, fixer_session_usd=reserve,
-                        fixer_command=f"{sys.executable} -c {shlex.quote(script)}", fixer_hosts="")  # fmt: skip
+    script = AGENT.format(
+        root=str(ROOT),
+        state_probe=str(state / "events.sqlite"),
+        steps=steps,
+        forge=str(forge.forge_dir),
+        bundle=str(forge.repository),
+        draft=draft,
+        linger=linger,
+    )
+    settings = Settings(
+        state=state,
+        fixers=fixers,
+        fixer_daily_cap_usd=cap,
+        fixer_session_usd=reserve,
+        fixer_command=f"{sys.executable} -c {shlex.quote(script)}",
+        fixer_hosts="",
+    )
     sandbox, _why = find_sandbox()
     assert forge.writes_dir is not None
     return run_session(
-        _verdict(), settings=settings, forge=forge, git_dir=forge.git_dir(), budget=Budget(world["engine"], cap),  # type: ignore[arg-type]
-        sandbox=sandbox if sandboxed else None, now=lambda: NOON,
+        _verdict(),
+        settings=settings,
+        forge=forge,
+        git_dir=forge.git_dir(),
+        budget=Budget(world["engine"], cap),  # type: ignore[arg-type]
+        sandbox=sandbox if sandboxed else None,
+        now=lambda: NOON,
         forge_paths=ForgePaths(reads=forge.forge_dir, writes=forge.writes_dir),
-    )  # fmt: skip
+    )
 
 
 needs_bwrap = pytest.mark.skipif(find_sandbox()[0] is None, reason=find_sandbox()[1])
 
 
 @needs_bwrap
-def test_a_session_runs_sandboxed_folds_its_cost_and_reads_a_ready_pull_request(world: dict[str, object]) -> None:
+def test_a_session_runs_sandboxed_folds_its_cost_and_reads_a_ready_pull_request(
+    world: dict[str, object],
+) -> None:
     run = _run(world)
     assert isinstance(run, SessionRun), run
     session = run.session
@@ -156,7 +190,9 @@ def test_the_brief_names_the_instances_the_pre_check_found(world: dict[str, obje
     assert f"- {INSTANCE}" in brief and plan.branch in brief and "#47" in brief and "Never merge" in brief
 
 
-def test_without_bwrap_there_is_no_sandbox_and_fixers_say_why(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_without_bwrap_there_is_no_sandbox_and_fixers_say_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on this PATH
     sandbox, why = find_sandbox()
     assert sandbox is None and why.startswith("no sandbox: bubblewrap (bwrap) is not installed")

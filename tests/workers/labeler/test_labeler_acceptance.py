@@ -1,5 +1,7 @@
-"""The acceptance rule on the documented cases (docs/loop.md): fragments split at the cut mark, quotes read raw or
-with the JSON line's escapes decoded, quotes lifted from the ticket, reproduction through a registered miner."""
+"""The acceptance rule on the documented cases (docs/loop.md): fragments split at the cut mark, quotes read
+raw or
+with the JSON line's escapes decoded, quotes lifted from the ticket, reproduction through a registered
+miner."""
 
 from __future__ import annotations
 
@@ -76,13 +78,20 @@ def test_with_a_registered_miner_a_positive_stands_only_where_its_facts_name_the
     other = judge(True, "any quote", run, Span(file=log, line=2), "a line", TICKET, reproduce)
     assert other.acceptance is Acceptance.REJECTED and "not at line 2" in other.why
     clean_run = "9d41b7a3-0e5f-4a82-b6c9-3f7e1d2a5c60"
-    clean = judge(True, "any quote", clean_run, Span(file=str(runs[clean_run]), line=9), "a line", TICKET, reproduce)
+    clean = judge(
+        True, "any quote", clean_run, Span(file=str(runs[clean_run]), line=9), "a line", TICKET, reproduce
+    )
     assert clean.acceptance is Acceptance.REJECTED and "do not name" in clean.why
 
 
 def test_a_label_on_a_subagents_line_is_reproduced_in_that_file_only(tmp_path: Path) -> None:
     def call(command: str, **extra: object) -> str:
-        use = {"type": "tool_use", "id": f"toolu_{len(command)}", "name": "Bash", "input": {"command": command}}
+        use = {
+            "type": "tool_use",
+            "id": f"toolu_{len(command)}",
+            "name": "Bash",
+            "input": {"command": command},
+        }
         body = {"id": f"m-{command}", "role": "assistant", "content": [use]}
         doc = {"type": "assistant", "sessionId": "s-1", "uuid": command, "message": body, **extra}
         return json.dumps(doc) + "\n"
@@ -91,17 +100,24 @@ def test_a_label_on_a_subagents_line_is_reproduced_in_that_file_only(tmp_path: P
     main.write_text(call("ls") + call("pkill -f pytest"))  # the offense on line 2 of the main transcript
     agent = tmp_path / "s-1" / "subagents" / "agent-a1.jsonl"
     agent.parent.mkdir(parents=True)
-    agent.write_text(call("make", isSidechain=True, agentId="a1") + call("git status", isSidechain=True, agentId="a1"))
+    agent.write_text(
+        call("make", isSidechain=True, agentId="a1") + call("git status", isSidechain=True, agentId="a1")
+    )
     job = Job(44, None, "self-match", (CorpusKind.JSONL,), (), "", "", (), TICKET)
     reproduce, _how = miner_reproducer(job, {"s-1": main})
     assert reproduce is not None
     on_main = judge(True, "pkill -f pytest", "s-1", Span(file=str(main), line=2), "a line", TICKET, reproduce)
     assert on_main.acceptance is Acceptance.ACCEPTED
     on_agent = judge(True, "git status", "s-1", Span(file=str(agent), line=2), "a line", TICKET, reproduce)
-    assert on_agent.acceptance is Acceptance.REJECTED and f"other files of the run, not in {agent}" in on_agent.why
+    assert (
+        on_agent.acceptance is Acceptance.REJECTED
+        and f"other files of the run, not in {agent}" in on_agent.why
+    )
 
 
 def test_an_unregistered_miner_falls_back_to_the_quote_rule() -> None:
     job = Job(48, None, "cache-ratio", (CorpusKind.JSONL,), (), "", "", (), "")
     reproduce, how = miner_reproducer(job, {})
-    assert reproduce is None and how == "miner cache-ratio is not registered: labels are checked by their quotes"
+    assert (
+        reproduce is None and how == "miner cache-ratio is not registered: labels are checked by their quotes"
+    )

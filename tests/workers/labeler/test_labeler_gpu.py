@@ -46,7 +46,8 @@ class _Handler(BaseHTTPRequestHandler):
         containers = self.server.containers
         if self.path == "/containers/json":
             body: Any = [
-                {"Id": cid, "Names": [f"/{c['name']}"], "Ports": c.get("ports", [])} for cid, c in containers.items()
+                {"Id": cid, "Names": [f"/{c['name']}"], "Ports": c.get("ports", [])}
+                for cid, c in containers.items()
             ]
         elif self.path.startswith("/containers/") and self.path.endswith("/json"):
             cid = self.path.split("/")[2]
@@ -91,7 +92,9 @@ def test_a_container_has_the_gpu_by_runtime_driver_or_capability() -> None:
     assert has_gpu({"HostConfig": NVIDIA_RUNTIME}) and has_gpu({"HostConfig": DEVICE_DRIVER})
     assert has_gpu({"HostConfig": GPU_CAPABILITY})
     assert not has_gpu({"HostConfig": PLAIN}) and not has_gpu({})
-    assert not has_gpu({"HostConfig": {"DeviceRequests": [{"Driver": "other", "Capabilities": [["compute"]]}]}})
+    assert not has_gpu(
+        {"HostConfig": {"DeviceRequests": [{"Driver": "other", "Capabilities": [["compute"]]}]}}
+    )
 
 
 def test_the_model_server_does_not_count_and_any_other_gpu_container_does(docker: FakeDocker) -> None:
@@ -133,7 +136,10 @@ def test_the_labeler_yields_and_looks_again_every_batch_worth_of_time(docker: Fa
 def test_no_socket_turns_sharing_off_and_the_run_says_so(tmp_path: Path, docker: FakeDocker) -> None:
     sharing, note = sharing_from_settings(Settings(state=tmp_path, docker_socket=tmp_path / "none.sock"))
     assert sharing.engine is None and sharing.holders() == []
-    assert note == f"GPU sharing off: no Docker Engine API (OURO_DOCKER_SOCKET no socket at {tmp_path / 'none.sock'})"
+    assert (
+        note
+        == f"GPU sharing off: no Docker Engine API (OURO_DOCKER_SOCKET no socket at {tmp_path / 'none.sock'})"
+    )
     on, note = sharing_from_settings(
         Settings(state=tmp_path, docker_socket=Path(docker.server_address)),
         "http://127.0.0.1:11434",  # type: ignore[arg-type]
@@ -146,7 +152,9 @@ def test_a_docker_api_that_fails_is_noted_and_does_not_stop_the_run(tmp_path: Pa
     dead = tmp_path / "dead.sock"
     dead.touch()  # a file that is not a socket
     sharing = GpuSharing(DockerEngine(dead))
-    assert sharing.holders() == [] and sharing.notes[0].startswith("GPU sharing skipped a look: Docker Engine API")
+    assert sharing.holders() == [] and sharing.notes[0].startswith(
+        "GPU sharing skipped a look: Docker Engine API"
+    )
 
 
 def test_keep_alive_is_twice_the_median_gap_floored_at_twice_the_load() -> None:
@@ -178,7 +186,9 @@ def test_the_autoscaler_follows_queue_depth_and_does_not_grow_while_the_gpu_is_y
     depth = {"n": 3}
     holders: dict[str, list[str]] = {"now": ["trainer"]}
     pool = _Pool(1)
-    scaler = GpuAutoscaler(pool, 4, 1, keepalive=0.001, depth=lambda: depth["n"], gpu_holders=lambda: holders["now"])
+    scaler = GpuAutoscaler(
+        pool, 4, 1, keepalive=0.001, depth=lambda: depth["n"], gpu_holders=lambda: holders["now"]
+    )
     scaler.maybe_scale()
     assert pool.grown == [] and scaler.yielded_to == ["trainer"]
     holders["now"] = []

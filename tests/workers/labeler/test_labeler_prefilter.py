@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 
 from ouroboros_gates.forge import LocalForge
 from ouroboros_gates.schemas import CorpusKind, LabelRequest
-from ouroboros_gates.workers.labeler import CUT, Source, complete, prefilter, proposal_fields, read_line, terms_of
+from ouroboros_gates.workers.labeler import (
+    CUT,
+    Source,
+    complete,
+    prefilter,
+    proposal_fields,
+    read_line,
+    terms_of,
+)
 from ouroboros_gates.workers.labeler.prefilter import EXCERPT_CHARS
 from ouroboros_gates.workers.labeler.scan import scan_file
 from ouroboros_gates.workers.labeler.terms import Term
@@ -25,7 +33,9 @@ prefilter_module = importlib.import_module("ouroboros_gates.workers.labeler.pref
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
-def test_terms_are_quoted_literals_snake_case_names_and_flags_of_the_facts_and_backticks_of_the_predicate() -> None:
+def test_terms_are_quoted_literals_snake_case_names_flags_of_the_facts_and_backticks_of_the_predicate() -> (
+    None
+):
     facts = ['pattern_kill(R, L) :- a Bash "pkill -f" with --full or -f', 'x :- "say \\"hi\\""']
     terms = terms_of(facts, "runs `pgrep -f` and `Exit code 143` (not this_one outside backticks)")
     assert [(t.text, t.origin) for t in terms] == [
@@ -80,7 +90,9 @@ def test_a_json_escaped_literal_still_finds_its_line(tmp_path: Path) -> None:
     assert [c.line for c in found.candidates] == [1]
 
 
-_LINES = st.lists(st.sampled_from(["alpha", "beta_gamma", "-f", "x", "alpha -f", "ünï beta_gamma", ""]), max_size=40)
+_LINES = st.lists(
+    st.sampled_from(["alpha", "beta_gamma", "-f", "x", "alpha -f", "ünï beta_gamma", ""]), max_size=40
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -90,9 +102,12 @@ def test_the_answer_does_not_depend_on_how_files_are_read(runs: list[list[str]],
     forms = [(t.text.encode(), i) for i, t in enumerate(terms)]
     with tempfile.TemporaryDirectory() as folder:
         sources = [
-            Source(f"run-{n}", f"run-{n}", _write(Path(folder) / f"{n}.jsonl", lines)) for n, lines in enumerate(runs)
+            Source(f"run-{n}", f"run-{n}", _write(Path(folder) / f"{n}.jsonl", lines))
+            for n, lines in enumerate(runs)
         ]
-        in_memory = [Source(s.instance, s.name, text=tuple(lines)) for s, lines in zip(sources, runs, strict=True)]
+        in_memory = [
+            Source(s.instance, s.name, text=tuple(lines)) for s, lines in zip(sources, runs, strict=True)
+        ]
         once, again = prefilter(sources, terms), prefilter(sources, terms, threads=2)
         assert once == again
         assert [(c.instance, c.line, c.score, c.terms) for c in once.candidates] == [
@@ -107,7 +122,9 @@ def test_the_answer_does_not_depend_on_how_files_are_read(runs: list[list[str]],
             assert read_line(source, len(lines) + 1) is None
 
 
-def test_a_ticket_alone_is_completed_from_its_latest_proposal_and_a_row_keeps_its_values(tmp_path: Path) -> None:
+def test_a_ticket_alone_is_completed_from_its_latest_proposal_and_a_row_keeps_its_values(
+    tmp_path: Path,
+) -> None:
     forge = LocalForge.from_examples(EXAMPLES, tmp_path)
     job = complete(None, forge.ticket(44))
     assert (job.miner, job.corpus, job.proposal) == ("self-match", (CorpusKind.JSONL,), 3391204417)
@@ -127,7 +144,9 @@ def test_a_malformed_proposal_is_read_key_by_key(tmp_path: Path) -> None:
 
 def test_files_scanned_in_parallel_threads_give_the_same_answer(tmp_path: Path, monkeypatch: Any) -> None:
     runs = [["alpha x", "-f", "beta_gamma alpha"] * 50, ["y", "alpha", "zz -f"] * 40]
-    sources = [Source(f"r{n}", f"r{n}", _write(tmp_path / f"{n}.jsonl", lines)) for n, lines in enumerate(runs)]
+    sources = [
+        Source(f"r{n}", f"r{n}", _write(tmp_path / f"{n}.jsonl", lines)) for n, lines in enumerate(runs)
+    ]
     terms = [Term("alpha", "quoted"), Term("beta_gamma", "snake_case"), Term("-f", "flag")]
     serial = prefilter(sources, terms, limit=20, threads=1)
     monkeypatch.setattr(prefilter_module, "_PARALLEL_BYTES", 0)
@@ -142,16 +161,28 @@ def test_many_terms_are_found_by_table_as_few_are_by_comparison(tmp_path: Path) 
     for count in (4, 16):  # below and above the number of pairs compared one by one
         terms = [Term(w, "snake_case") for w in words[:count]]
         forms = [(t.text.encode(), i) for i, t in enumerate(terms)]
-        expected = [(n, frozenset(i for i, t in enumerate(terms) if t.text in text)) for n, text in enumerate(lines, 1)]
-        assert [(h.line, h.terms) for h in scan_file(path, forms).hits()] == [(n, t) for n, t in expected if t]
+        expected = [
+            (n, frozenset(i for i, t in enumerate(terms) if t.text in text))
+            for n, text in enumerate(lines, 1)
+        ]
+        assert [(h.line, h.terms) for h in scan_file(path, forms).hits()] == [
+            (n, t) for n, t in expected if t
+        ]
 
 
 def test_a_term_that_holds_another_is_found_by_it_wherever_it_stands(tmp_path: Path) -> None:
-    terms = [Term("pkill -f PATTERN", "backticked"), Term("pkill -f", "quoted"), Term("-f", "flag"), Term("l -", "x")]
+    terms = [
+        Term("pkill -f PATTERN", "backticked"),
+        Term("pkill -f", "quoted"),
+        Term("-f", "flag"),
+        Term("l -", "x"),
+    ]
     lines = ["-f", "pkill -f", "xpkill -f PATTERNx", "pkill -", "ill -f", "-f pkill -f PATTERN"]
     path = _write(tmp_path / "r.jsonl", lines)
     forms = [(t.text.encode(), i) for i, t in enumerate(terms)]
-    expected = [(n, frozenset(i for i, t in enumerate(terms) if t.text in text)) for n, text in enumerate(lines, 1)]
+    expected = [
+        (n, frozenset(i for i, t in enumerate(terms) if t.text in text)) for n, text in enumerate(lines, 1)
+    ]
     assert [(h.line, h.terms) for h in scan_file(path, forms).hits()] == [(n, t) for n, t in expected if t]
 
 
@@ -159,8 +190,11 @@ _BYTES = st.text(alphabet='ab-_"\\ ', min_size=1, max_size=20)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(_BYTES, min_size=1, max_size=6), st.lists(st.text(alphabet="ab-_\"\\ é", max_size=60), max_size=30),
-       st.integers(min_value=1, max_value=200))  # fmt: skip
+@given(
+    st.lists(_BYTES, min_size=1, max_size=6),
+    st.lists(st.text(alphabet='ab-_"\\ é', max_size=60), max_size=30),
+    st.integers(min_value=1, max_value=200),
+)
 def test_every_line_carrying_a_form_is_found_with_exactly_its_terms(
     texts: list[str], lines: list[str], block: int
 ) -> None:
@@ -184,8 +218,17 @@ def test_file_at_searches_each_commit_message_and_the_files_it_changed_as_they_s
     from ouroboros_gates.workers.labeler.request import Job
 
     forge = LocalForge.from_examples(EXAMPLES, tmp_path)
-    job = Job(ticket=44, proposal=None, miner=None, corpus=(CorpusKind.FILE_AT,), instances=("bd0245e", "f" * 40),
-              reason="", predicate="`search_products`", facts=(), words="")  # fmt: skip
+    job = Job(
+        ticket=44,
+        proposal=None,
+        miner=None,
+        corpus=(CorpusKind.FILE_AT,),
+        instances=("bd0245e", "f" * 40),
+        reason="",
+        predicate="`search_products`",
+        facts=(),
+        words="",
+    )
     sources, notes = sources_for(job, {}, forge)
     full = "bd0245e589eae64527bf26804f0d2094844147fe"
     names = [s.name for s in sources if s.instance == full]
@@ -215,9 +258,20 @@ def test_jsonl_searches_every_file_of_a_session_its_subagents_too(tmp_path: Path
     main.write_text(line("ls -la") + line("git status"))
     agents = tmp_path / "s-1" / "subagents"
     agents.mkdir(parents=True)
-    (agents / "agent-a1.jsonl").write_text(line("make", isSidechain=True) + line("pkill -f worker", isSidechain=True))
-    job = Job(ticket=7, proposal=None, miner=None, corpus=(CorpusKind.JSONL,), instances=(), reason="",
-              predicate="`pkill`", facts=(), words="")  # fmt: skip
+    (agents / "agent-a1.jsonl").write_text(
+        line("make", isSidechain=True) + line("pkill -f worker", isSidechain=True)
+    )
+    job = Job(
+        ticket=7,
+        proposal=None,
+        miner=None,
+        corpus=(CorpusKind.JSONL,),
+        instances=(),
+        reason="",
+        predicate="`pkill`",
+        facts=(),
+        words="",
+    )
     sources, notes = sources_for(job, {"s-1": tmp_path / "s-1"}, None)  # the session, as ingest records it
     assert [(s.instance, s.path) for s in sources] == [("s-1", main), ("s-1", agents / "agent-a1.jsonl")]
     found = prefilter(sources, [Term("pkill", "backticked")])

@@ -49,39 +49,55 @@ def _labeler(settings: Settings, **kwargs: Any) -> tuple[Labeler, Any]:
 
 def _answers(*items: tuple[int, str, str, int]) -> dict[str, Any]:
     return {
-        "labels": [{"candidate": c, "label": s, "quote": q, "reason": "because", "line": n} for c, s, q, n in items]
+        "labels": [
+            {"candidate": c, "label": s, "quote": q, "reason": "because", "line": n} for c, s, q, n in items
+        ]
     }
 
 
 @pytest.mark.parametrize("api", ["ollama", "openai"])
-def test_a_run_labels_accepts_and_rejects_with_why_in_both_apis(tmp_path: Path, model_server: Any, api: str) -> None:
+def test_a_run_labels_accepts_and_rejects_with_why_in_both_apis(
+    tmp_path: Path, model_server: Any, api: str
+) -> None:
     url = model_server.url if api == "ollama" else model_server.url + "/v1"
     settings = Settings(state=tmp_path / "state", model="fake-model", model_api=api, model_url=url)
     # Candidates, best first: line 3 (Exit code 143 and tool_result, one line each), then lines 2 and 4
     # (pkill -f, on two lines); batches of two.
     model_server.script(
         [
-            {"call": 0, "content": _answers(
-                (1, "+", "Exit code 143", 3),
-                (2, "+", f'pkill -f \\"pytest{CUT}slow', 2),
-            )},
+            {
+                "call": 0,
+                "content": _answers(
+                    (1, "+", "Exit code 143", 3),
+                    (2, "+", f'pkill -f \\"pytest{CUT}slow', 2),
+                ),
+            },
             {"call": 1, "content": _answers((1, "+", "I will never use pkill", 4))},
         ]
-    )  # fmt: skip
+    )
     labeler, client = _labeler(settings, batch_size=2)
     result = labeler.run([_plan(tmp_path)], "GPU sharing off: no Docker Engine API (test)")
     client.close()
     by_line = {label.span.line: label for label in result.labels}
     assert by_line[2].acceptance is Acceptance.ACCEPTED and "(2)" in by_line[2].why
-    assert by_line[4].acceptance is Acceptance.REJECTED and by_line[4].why == "not on line 4: 'I will never use pkill'"
+    assert (
+        by_line[4].acceptance is Acceptance.REJECTED
+        and by_line[4].why == "not on line 4: 'I will never use pkill'"
+    )
     assert by_line[3].acceptance is Acceptance.REJECTED and "ticket's own words" in by_line[3].why
     record = result.record
-    assert (record.status, record.batches, record.accepted, record.rejected) == (LabelerStatus.COMPLETED, 2, 1, 2)
+    assert (record.status, record.batches, record.accepted, record.rejected) == (
+        LabelerStatus.COMPLETED,
+        2,
+        1,
+        2,
+    )
     assert record.candidates == 3 and record.failed_batches == 0 and record.model == "fake-model"
     assert record.notes[0] == "GPU sharing off: no Docker Engine API (test)"
     assert LabelerRun.model_validate_json((settings.state_dir / "labeler.json").read_text()) == record
     stored = [
-        ProposedLabel.model_validate_json(x) for x in (settings.state_dir / "labeler.jsonl").read_text().splitlines()
+        ProposedLabel.model_validate_json(x)
+        for x in (settings.state_dir / "labeler.jsonl").read_text().splitlines()
     ]
     assert stored == list(result.labels)
     bodies = [call["body"] for call in model_server.calls()]
@@ -123,7 +139,9 @@ def test_failed_batches_are_recorded_with_why_and_the_run_goes_on(tmp_path: Path
 
 
 def test_an_answer_for_no_candidate_is_noted_and_the_rest_stands(tmp_path: Path, model_server: Any) -> None:
-    settings = Settings(state=tmp_path / "state", model="fake-model", model_api="ollama", model_url=model_server.url)
+    settings = Settings(
+        state=tmp_path / "state", model="fake-model", model_api="ollama", model_url=model_server.url
+    )
     model_server.script([{"content": _answers((9, "+", "x", 1), (1, "-", "", 2), (1, "+", "again", 2))}])
     labeler, client = _labeler(settings, batch_size=2, max_candidates=2)
     result = labeler.run([_plan(tmp_path)])
@@ -139,7 +157,10 @@ def test_with_no_model_the_candidates_are_counted_and_the_requests_stay_queued(t
     assert client is None
     result = labeler.run([_plan(tmp_path)])
     assert result.labels == () and result.record.candidates == 3 and result.record.model == "none"
-    assert result.record.notes[-1] == "no model configured (OURO_MODEL): 1 request(s) stay queued, nothing labelled"
+    assert (
+        result.record.notes[-1]
+        == "no model configured (OURO_MODEL): 1 request(s) stay queued, nothing labelled"
+    )
     assert json.loads((tmp_path / "state" / "labeler.json").read_text())["status"] == "completed"
 
 
@@ -157,7 +178,9 @@ class _BusyGpu:
 def test_the_record_on_disk_says_yielding_while_another_container_holds_the_gpu(
     tmp_path: Path, model_server: Any
 ) -> None:
-    settings = Settings(state=tmp_path / "state", model="fake-model", model_api="ollama", model_url=model_server.url)
+    settings = Settings(
+        state=tmp_path / "state", model="fake-model", model_api="ollama", model_url=model_server.url
+    )
     model_server.script([{"content": _answers((1, "-", "", 3))}])
     seen: list[dict[str, Any]] = []
 

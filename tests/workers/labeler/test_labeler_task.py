@@ -20,7 +20,9 @@ def _context(tmp_path: Path, **settings: Any) -> Context:
     run = state / "3e7b1f5d-9c2a-4d84-a6f3-8b0e5d2c7a41"
     run.mkdir(parents=True)
     (run / "events.jsonl").write_bytes((ROOT / "examples" / "runs" / run.name / "events.jsonl").read_bytes())
-    config = Settings(state=state, forge=str(ROOT / "examples"), docker_socket=None, labeler_candidates=4, **settings)
+    config = Settings(
+        state=state, forge=str(ROOT / "examples"), docker_socket=None, labeler_candidates=4, **settings
+    )
     store = SqlEventStore.from_url(config.event_log_url)
     ensure_schema(store.engine)
     return Context(config, store, "test/1")
@@ -35,7 +37,9 @@ def test_the_handler_labels_one_ticket_from_its_queued_request(tmp_path: Path, m
     ctx = _context(tmp_path, model="fake-model", model_api="ollama", model_url=model_server.url)
     answer = {"candidate": 1, "label": "+", "quote": "nowhere on the line", "reason": "r", "line": 1}
     model_server.script([{"content": {"labels": [answer]}}])
-    request = LabelRequest(ticket=44, miner="sleep-poll", corpus=(CorpusKind.JSONL,), at="2026-10-03T09:00:00Z")
+    request = LabelRequest(
+        ticket=44, miner="sleep-poll", corpus=(CorpusKind.JSONL,), at="2026-10-03T09:00:00Z"
+    )
     outcome = tasks.label.handler(LabelTicket(message_id="label-44-test", ticket=44, request=request), ctx)
     streams = {write.stream: [event.TYPE for event in write.events] for write in outcome.writes}
     assert streams == {"ticket/44": ["LabelProposed"], "labeler": ["LabelerRunCompleted"]}

@@ -76,9 +76,14 @@ def session_ended(ticket: int, started: str, ended: str, cost: float, outcome: s
 def miner_accepted(miner: str, scope: Scope = Scope.GENERIC) -> MinerAccepted:
     """An accepted miner with a passing backtest."""
     backtest = BacktestSummary(
-        split_at=t("2026-10-02T18:04:45Z"), kappa_star=468.0, families=3, tp=1, fp=0, fn=0,
+        split_at=t("2026-10-02T18:04:45Z"),
+        kappa_star=468.0,
+        families=3,
+        tp=1,
+        fp=0,
+        fn=0,
         pbo_status="waits for labels",
-    )  # fmt: skip
+    )
     acceptance = MinerAcceptance(
         miner=miner, scope=scope, backtest=backtest, mutation_score=1.0, mutation_floor=0.8, test_passed=True
     )
@@ -87,16 +92,22 @@ def miner_accepted(miner: str, scope: Scope = Scope.GENERIC) -> MinerAccepted:
 
 def ticket_closed(ticket: int) -> TicketClosed:
     """A ticket closed on pull request ``ticket + 1000``."""
-    return TicketClosed(ticket=ticket, pull_request=ticket + 1000, reason="Backtest FN 0; every check row exits 0")
+    return TicketClosed(
+        ticket=ticket, pull_request=ticket + 1000, reason="Backtest FN 0; every check row exits 0"
+    )
 
 
 def finding_derived(miner: str, run: str, scope: Scope, subject: str = "s") -> FindingDerived:
     """A finding with a one-fact proof."""
     fact = Fact(predicate="gated", args=(Text(text=run),), span=Span(file=f"{run}/events.jsonl", line=1))
     finding = Finding(
-        miner=miner, rule="invisible", subject=(Text(text=subject),), severity=Severity.S3, proof=(fact,),
+        miner=miner,
+        rule="invisible",
+        subject=(Text(text=subject),),
+        severity=Severity.S3,
+        proof=(fact,),
         scope=scope,
-    )  # fmt: skip
+    )
     return FindingDerived(run=run, finding=finding)
 
 

@@ -10,14 +10,45 @@ import pytest
 from ouroboros_gates.workers import measurer
 
 CORE = ("series", "stats", "inputs", "hfleet", "snapshot")
-FORBIDDEN = ("celery", "kombu", "sqlalchemy", "events", "ouroboros_gates.workers.shell", "ouroboros_gates.workers.app")
+FORBIDDEN = (
+    "celery",
+    "kombu",
+    "sqlalchemy",
+    "events",
+    "ouroboros_gates.workers.shell",
+    "ouroboros_gates.workers.app",
+)
 PUBLIC = [
-    "EVENT_TYPES", "FLOOR", "SERIES", "SNAPSHOT", "ZONE",
-    "Fit", "HFleet", "MeasureInput", "RunCounts", "RunRatio", "SessionCost", "Structure",
-    "build_snapshot", "fold", "logged", "measure", "measure_log", "offenders", "ols", "period_of", "period_start",
-    "read_h_fleet", "read_h_fleet_runs", "read_input", "run_name", "series_stream", "snapshot_path", "t_975",
+    "EVENT_TYPES",
+    "FLOOR",
+    "SERIES",
+    "SNAPSHOT",
+    "ZONE",
+    "Fit",
+    "HFleet",
+    "MeasureInput",
+    "RunCounts",
+    "RunRatio",
+    "SessionCost",
+    "Structure",
+    "build_snapshot",
+    "fold",
+    "logged",
+    "measure",
+    "measure_log",
+    "offenders",
+    "ols",
+    "period_of",
+    "period_start",
+    "read_h_fleet",
+    "read_h_fleet_runs",
+    "read_input",
+    "run_name",
+    "series_stream",
+    "snapshot_path",
+    "t_975",
     "write_snapshot",
-]  # fmt: skip
+]
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -39,10 +70,13 @@ def test_core_imports_no_celery_and_no_sqlalchemy(module: str) -> None:
         name
         for node in ast.walk(tree)
         for name in (
-            [alias.name for alias in node.names] if isinstance(node, ast.Import)
-            else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
         )
-    ]  # fmt: skip
+    ]
     assert not [
         name
         for name in imported

@@ -1,4 +1,5 @@
-"""h_fleet from run files is the reference jq number (docs/loop.md), to the last bit, and its offenders are ranked."""
+"""h_fleet from run files is the reference jq number (docs/loop.md), to the last bit, and its offenders are
+ranked."""
 
 from __future__ import annotations
 
@@ -38,11 +39,15 @@ def jq(files: list[Path]) -> float:
     return float(out.stdout)
 
 
-COUNT = st.one_of(st.integers(0, 10**9), st.none(), st.floats(0, 1e6, allow_nan=False).map(lambda x: round(x, 3)))
+COUNT = st.one_of(
+    st.integers(0, 10**9), st.none(), st.floats(0, 1e6, allow_nan=False).map(lambda x: round(x, 3))
+)
 USAGE = st.one_of(
     st.none(),
     st.dictionaries(
-        st.sampled_from(["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"]),
+        st.sampled_from(
+            ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"]
+        ),
         COUNT,
     ),
 )
@@ -90,8 +95,10 @@ def test_h_fleet_is_the_jq_number(runs: list[list[Any]]) -> None:
 
 @needs_jq
 def test_h_fleet_counts_and_skips_malformed_lines(tmp_path: Path) -> None:
-    good = [_envelope("result", {"input_tokens": 10, "cache_read_input_tokens": 990}),
-            _envelope("result", {"cache_creation_input_tokens": 7, "cache_read_input_tokens": 3})]  # fmt: skip
+    good = [
+        _envelope("result", {"input_tokens": 10, "cache_read_input_tokens": 990}),
+        _envelope("result", {"cache_creation_input_tokens": 7, "cache_read_input_tokens": 3}),
+    ]
     clean = write_runs(tmp_path / "clean", [good])
     bad = [
         '{"event_type": "result", "event": {"usage": {"input_tokens": 1',  # truncated
@@ -113,9 +120,16 @@ def test_h_fleet_counts_and_skips_malformed_lines(tmp_path: Path) -> None:
 
 
 @needs_jq
-def test_h_fleet_read_by_several_processes_is_the_jq_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    runs = [[_envelope("result", {"input_tokens": i, "cache_read_input_tokens": 1000 * i + 0.5}),
-             _envelope("assistant", {"input_tokens": 7})] for i in range(1, 12)]  # fmt: skip
+def test_h_fleet_read_by_several_processes_is_the_jq_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = [
+        [
+            _envelope("result", {"input_tokens": i, "cache_read_input_tokens": 1000 * i + 0.5}),
+            _envelope("assistant", {"input_tokens": 7}),
+        ]
+        for i in range(1, 12)
+    ]
     files = write_runs(tmp_path, runs)
     files[-1].write_bytes(files[-1].read_bytes().rstrip(b"\n"))  # a last line without its newline is read too
     alone = read_h_fleet(files)
@@ -127,7 +141,9 @@ def test_h_fleet_read_by_several_processes_is_the_jq_number(tmp_path: Path, monk
     assert (shared.value, shared.lines, shared.results) == (jq(files), 22, 11)
 
 
-def test_h_fleet_names_a_file_a_reader_process_could_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_h_fleet_names_a_file_a_reader_process_could_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     files = write_runs(tmp_path, [[_envelope("result", {"input_tokens": 1})]] * 6)
     monkeypatch.setattr(hfleet, "PARALLEL_FILES", 2)
     monkeypatch.setattr(hfleet, "PARALLEL_BYTES", 0)
@@ -170,8 +186,13 @@ def test_h_fleet_without_results_is_none(tmp_path: Path) -> None:
 
 
 def test_offenders_are_ranked_lowest_first_and_exclude_runs_without_tokens() -> None:
-    runs = [RunRatio("b", 90, 100), RunRatio("a", 90, 100), RunRatio("c", 99, 100), RunRatio("z", 0, 0),
-            RunRatio("d", 0, 5)]  # fmt: skip
+    runs = [
+        RunRatio("b", 90, 100),
+        RunRatio("a", 90, 100),
+        RunRatio("c", 99, 100),
+        RunRatio("z", 0, 0),
+        RunRatio("d", 0, 5),
+    ]
     assert [r.run for r in offenders(runs)] == ["d", "a", "b"]
     assert [r.run for r in offenders(runs, floor=0.95)] == ["d", "a", "b"]
     assert RunRatio("x", 98.67, 100).h == pytest.approx(FLOOR)
@@ -185,7 +206,12 @@ def test_run_name() -> None:
 @needs_jq
 def test_cli_h_fleet_json_equals_jq(tmp_path: Path) -> None:
     runs = [
-        [_envelope("result", {"input_tokens": 3, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 1})],
+        [
+            _envelope(
+                "result",
+                {"input_tokens": 3, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 1},
+            )
+        ],
         [_envelope("result", {"input_tokens": 10, "cache_read_input_tokens": 123456})],
         [_envelope("result", {"input_tokens": 1000, "cache_read_input_tokens": 99000})],
     ]
@@ -206,7 +232,9 @@ def test_cli_h_fleet_names_a_missing_path(tmp_path: Path) -> None:
     assert "matches nothing" in str(out.exception)
 
 
-def test_h_fleet_reaps_its_readers_when_its_own_share_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_h_fleet_reaps_its_readers_when_its_own_share_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     files = write_runs(tmp_path, [[_envelope("result", {"input_tokens": 1})]] * 6)
     monkeypatch.setattr(hfleet, "PARALLEL_FILES", 2)
     monkeypatch.setattr(hfleet, "PARALLEL_BYTES", 0)
@@ -220,8 +248,15 @@ def test_h_fleet_reaps_its_readers_when_its_own_share_fails(tmp_path: Path, monk
 def _turn(session: str, message: str, usage: dict[str, int], **extra: Any) -> dict[str, Any]:
     """One transcript line of an assistant response (a response split over lines repeats its usage)."""
     body = {"id": message, "role": "assistant", "content": [{"type": "text", "text": "…"}], "usage": usage}
-    return {"type": "assistant", "sessionId": session, "uuid": f"u-{message}", "requestId": f"r-{message}",
-            "timestamp": "2026-10-03T10:00:00Z", "message": body, **extra}  # fmt: skip
+    return {
+        "type": "assistant",
+        "sessionId": session,
+        "uuid": f"u-{message}",
+        "requestId": f"r-{message}",
+        "timestamp": "2026-10-03T10:00:00Z",
+        "message": body,
+        **extra,
+    }
 
 
 def write_session(project: Path, session: str = "s-1") -> Path:
@@ -230,8 +265,12 @@ def write_session(project: Path, session: str = "s-1") -> Path:
     first = {"input_tokens": 4, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 900}
     second = {"input_tokens": 6, "cache_read_input_tokens": 1990}
     sub = {"input_tokens": 10, "cache_creation_input_tokens": 40, "cache_read_input_tokens": 50}
-    relay = {"type": "progress", "sessionId": session, "uuid": "u-p",
-             "data": {"type": "agent_progress", "agentId": "a1", "message": _turn(session, "m-sub", sub)}}  # fmt: skip
+    relay = {
+        "type": "progress",
+        "sessionId": session,
+        "uuid": "u-p",
+        "data": {"type": "agent_progress", "agentId": "a1", "message": _turn(session, "m-sub", sub)},
+    }
     main = [_turn(session, "m-1", first), _turn(session, "m-1", first), relay, _turn(session, "m-2", second)]
     project.mkdir(parents=True)
     (project / f"{session}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in main))
@@ -252,16 +291,30 @@ def test_a_bare_claude_code_session_is_one_result_of_its_usage(tmp_path: Path) -
     read, prompt = 900 + 1990 + 50, 1004 + 1996 + 100
     assert (doc["runs"], doc["results"], doc["lines"], doc["malformed"]) == (2, 2, 6, 0)
     assert doc["h_fleet"] == (read + 99) / (prompt + 100)
-    assert [(o["run"], o["cache_read"], o["prompt_tokens"]) for o in doc["offenders"]] == [("s-1", read, prompt)]
+    assert [(o["run"], o["cache_read"], o["prompt_tokens"]) for o in doc["offenders"]] == [
+        ("s-1", read, prompt)
+    ]
 
 
 def test_a_session_is_read_the_same_alone_and_by_several_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sessions = [write_session(tmp_path / f"p{i}", f"s-{i}") for i in range(3)]
-    runs: list[tuple[str, Sequence[Path]]] = [(f"s-{i}", sorted(p.rglob("*.jsonl"))) for i, p in enumerate(sessions)]
-    runs += [(f"run-{i}", (path,)) for i, path in enumerate(write_runs(tmp_path / "runs", [[_envelope(
-        "result", {"input_tokens": i, "cache_read_input_tokens": 100})] for i in range(4)]))]  # fmt: skip
+    runs: list[tuple[str, Sequence[Path]]] = [
+        (f"s-{i}", sorted(p.rglob("*.jsonl"))) for i, p in enumerate(sessions)
+    ]
+    runs += [
+        (f"run-{i}", (path,))
+        for i, path in enumerate(
+            write_runs(
+                tmp_path / "runs",
+                [
+                    [_envelope("result", {"input_tokens": i, "cache_read_input_tokens": 100})]
+                    for i in range(4)
+                ],
+            )
+        )
+    ]
     alone = hfleet.read_h_fleet_runs(runs)
     monkeypatch.setattr(hfleet, "PARALLEL_FILES", 2)
     monkeypatch.setattr(hfleet, "PARALLEL_BYTES", 0)

@@ -23,7 +23,10 @@ EARLY = t("2026-10-06T12:00:00Z")
 def test_fold_keeps_the_last_summary_of_a_run_and_sums_prompt_tokens() -> None:
     entries = [
         (EARLY, run_recorded("r1", "2026-10-05T16:00:00Z", 10, 1, read=5, fresh=1, created=2)),
-        (EARLY + timedelta(hours=1), run_recorded("r1", "2026-10-05T16:00:00Z", 20, 2, read=50, fresh=3, created=4)),
+        (
+            EARLY + timedelta(hours=1),
+            run_recorded("r1", "2026-10-05T16:00:00Z", 20, 2, read=50, fresh=3, created=4),
+        ),
         (EARLY, run_recorded("r0", None, 1, 0)),
     ]
     inp = fold(entries, AT)
@@ -80,4 +83,10 @@ def test_fold_counts_distinct_findings() -> None:
 
 
 def test_event_types_read() -> None:
-    assert {"RunRecorded", "FixerSessionEnded", "MinerAccepted", "TicketClosed", "FindingDerived"} == EVENT_TYPES
+    assert {
+        "RunRecorded",
+        "FixerSessionEnded",
+        "MinerAccepted",
+        "TicketClosed",
+        "FindingDerived",
+    } == EVENT_TYPES

@@ -1,6 +1,8 @@
 """One h_r: ``ouro measure h-fleet``, the ``cache-floor`` miner and the ops page's snapshot compute each run's
-prompt-cache ratio the same way on every format, and so agree run by run on the development corpora (real Claude
-Code transcripts with subagents, stream-json, hook logs, SWE-agent trajectories), and on a run of our own whose
+prompt-cache ratio the same way on every format, and so agree run by run on the development corpora (real
+Claude
+Code transcripts with subagents, stream-json, hook logs, SWE-agent trajectories), and on a run of our own
+whose
 stream-json process was killed before its result line."""
 
 from __future__ import annotations
@@ -22,19 +24,33 @@ def _three_ways(paths: list[Path]) -> tuple[dict[str, object], dict[str, object]
     """Per run: h-fleet's (read, prompt), cache-floor's basis points, the page's (read, prompt); and the
     runs each ranks below the floor."""
     runs = expand(paths)
-    fleet = {r.run: (r.cache_read, r.prompt_tokens) for r in read_h_fleet_runs([(r.name, r.files) for r in runs]).runs}
+    fleet = {
+        r.run: (r.cache_read, r.prompt_tokens)
+        for r in read_h_fleet_runs([(r.name, r.files) for r in runs]).runs
+    }
     miner = find_miner("cache-floor")
     extracted = extract_facts(miner, corpus_items(paths))
     basis = {fact.args[0].text: fact.args[1].number for facts in extracted.facts.values() for fact in facts}  # type: ignore[union-attr]
     flagged = {finding.subject[0].text for finding in find(miner, miner.rules(), extracted, None)}  # type: ignore[union-attr]
     now = utcnow()
-    recorded = [(now, RunRecorded(run=run.name, path=str(run.path), summary=summarise(read(run.path, run.name)),
-                                  digest="0" * 64)) for run in runs]  # fmt: skip
+    recorded = [
+        (
+            now,
+            RunRecorded(
+                run=run.name, path=str(run.path), summary=summarise(read(run.path, run.name)), digest="0" * 64
+            ),
+        )
+        for run in runs
+    ]
     inp = fold(recorded, now)
     snapshot = build_snapshot(measure(inp), inp)
     page = {r.run: (r.cache_read, r.prompt_tokens) for r in inp.runs}
     below = {row["run"] for row in snapshot["h_fleet"]["offenders"]}
-    return {"fleet": fleet, "below": below}, {"basis": basis, "below": flagged}, {"page": page, "below": below}
+    return (
+        {"fleet": fleet, "below": below},
+        {"basis": basis, "below": flagged},
+        {"page": page, "below": below},
+    )
 
 
 def _ratio(read: float, prompt: float) -> float | None:
@@ -56,10 +72,18 @@ def test_h_fleet_cache_floor_and_the_page_agree_on_the_development_corpora(agent
 
 def test_a_killed_stream_json_run_has_no_h_r_and_says_so(tmp_path: Path) -> None:
     usage = {"input_tokens": 4, "cache_creation_input_tokens": 10, "cache_read_input_tokens": 986}
-    assistant = {"type": "assistant", "session_id": "k", "message": {"id": "m", "role": "assistant", "usage": usage}}
+    assistant = {
+        "type": "assistant",
+        "session_id": "k",
+        "message": {"id": "m", "role": "assistant", "usage": usage},
+    }
     killed = tmp_path / "killed.ndjson"
-    killed.write_text(json.dumps({"type": "system", "subtype": "init", "session_id": "k"}) + "\n" +
-                      json.dumps(assistant) + "\n")  # fmt: skip
+    killed.write_text(
+        json.dumps({"type": "system", "subtype": "init", "session_id": "k"})
+        + "\n"
+        + json.dumps(assistant)
+        + "\n"
+    )
     finished = tmp_path / "finished.ndjson"
     finished.write_text(json.dumps({"type": "result", "session_id": "f", "usage": usage}) + "\n")
     result = CliRunner().invoke(app, ["measure", "h-fleet", "--json", str(killed), str(finished)])
@@ -69,7 +93,9 @@ def test_a_killed_stream_json_run_has_no_h_r_and_says_so(tmp_path: Path) -> None
         {"run": "killed", "h_r": None, "cache_read": 0.0, "prompt_tokens": 0.0},
         {"run": "finished", "h_r": 0.986, "cache_read": 986.0, "prompt_tokens": 1000.0},
     ]
-    assert doc["notes"] == [f"killed: no result line in {killed} (a process killed before its result, or no usage "
-                            "reported): no h_r"]  # fmt: skip
+    assert doc["notes"] == [
+        f"killed: no result line in {killed} (a process killed before its result, or no usage "
+        "reported): no h_r"
+    ]
     _fleet, floor, page = _three_ways([killed, finished])
     assert floor["basis"] == {"finished": 9860} and floor["below"] == page["below"] == {"finished"}

@@ -161,7 +161,9 @@ def test_compounding_excludes_zero_and_unmeasured_weeks_and_says_so() -> None:
 def test_compounding_with_too_few_points_is_none_with_the_reason() -> None:
     point = compounding(weekly_runs([10.0, 0.0, 8.0]), "week")
     assert point.value is None and point.low is None
-    assert point.reason == "too few points: 2 point(s); a slope with an interval needs 3 (1 zero-rate excluded)"
+    assert (
+        point.reason == "too few points: 2 point(s); a slope with an interval needs 3 (1 zero-rate excluded)"
+    )
     empty = compounding(MeasureInput(at=t(AT)), "day")
     assert empty.value is None
     assert empty.reason == "too few points: 0 point(s); a slope with an interval needs 3"
@@ -169,8 +171,13 @@ def test_compounding_with_too_few_points_is_none_with_the_reason() -> None:
 
 def test_compounding_per_day_steps_calendar_days_across_dst() -> None:
     # Noon local from 30 October to 3 November 2026; 1 November has 25 hours, but it is one step.
-    starts = ["2026-10-30T19:00:00Z", "2026-10-31T19:00:00Z", "2026-11-01T20:00:00Z", "2026-11-02T20:00:00Z",
-              "2026-11-03T20:00:00Z"]  # fmt: skip
+    starts = [
+        "2026-10-30T19:00:00Z",
+        "2026-10-31T19:00:00Z",
+        "2026-11-01T20:00:00Z",
+        "2026-11-02T20:00:00Z",
+        "2026-11-03T20:00:00Z",
+    ]
     runs = tuple(RunCounts(f"d{i}", t(s), 10**12, round(10**11 * 0.9**i)) for i, s in enumerate(starts))
     point = compounding(MeasureInput(at=t(AT), runs=runs), "day")
     assert point.series == "ouroboros.compounding_per_day"
@@ -209,7 +216,9 @@ def test_structure_per_intervention_by_hand() -> None:
         ("2026-10-12", None),
         ("2026-10-19", 3 / 2),  # 1 miner + 2 tickets over 2 sessions
     ]
-    assert points[1].reason == "no fixer session ended in the week of 2026-10-12 (0 miner(s) accepted, 1 closed)"
+    assert (
+        points[1].reason == "no fixer session ended in the week of 2026-10-12 (0 miner(s) accepted, 1 closed)"
+    )
     assert points[0].labels == {"week": "2026-10-05"}
     assert points[0].at == t("2026-10-05T07:00:00Z")
 
@@ -311,7 +320,10 @@ def test_h_fleet_and_ranked_offenders() -> None:
     assert point.value == 10800 / 11010
     assert point.labels == {"runs": "4", "runs_with_usage": "3", "offenders": "2", "floor": "0.9867"}
     ranked = h_r_points(h_input())
-    assert [(p.labels["run"], p.labels["rank"], p.value) for p in ranked] == [("D", "1", 0.0), ("A", "2", 0.9)]
+    assert [(p.labels["run"], p.labels["rank"], p.value) for p in ranked] == [
+        ("D", "1", 0.0),
+        ("A", "2", 0.9),
+    ]
 
 
 def test_h_fleet_without_prompt_tokens_is_none() -> None:
@@ -342,7 +354,10 @@ def test_a_week_is_a_weighted_mean_of_its_days(runs: list[tuple[int, int, int]])
     base = t("2026-10-01T00:00:00Z")  # runs every 6 hours for 100 days, across the end of DST
     inp = MeasureInput(
         at=t(AT),
-        runs=tuple(RunCounts(f"r{i}", base + timedelta(hours=6 * h), c, min(e, c)) for i, (h, c, e) in enumerate(runs)),
+        runs=tuple(
+            RunCounts(f"r{i}", base + timedelta(hours=6 * h), c, min(e, c))
+            for i, (h, c, e) in enumerate(runs)
+        ),
     )
     daily = struggle_rate(inp, "day")
     for week in struggle_rate(inp, "week"):

@@ -69,14 +69,17 @@ def test_measure_appends_the_points_and_writes_the_snapshot(ctx: Context) -> Non
     assert by_name["ouroboros.cost_per_ready_pull_request_usd"].value == 2.5
     snapshot = orjson.loads((ctx.settings.state_dir / "ouroboros.json").read_bytes())
     assert snapshot["generated_at"] == at.isoformat().replace("+00:00", "Z")
-    assert snapshot["accepted_miners"] == {"generic": {"count": 1, "miners": ["m"]},
-                                           "tenant": {"count": 0, "miners": []}}  # fmt: skip
+    assert snapshot["accepted_miners"] == {
+        "generic": {"count": 1, "miners": ["m"]},
+        "tenant": {"count": 0, "miners": []},
+    }
     assert [(o["run"], o["h_r"]) for o in snapshot["h_fleet"]["offenders"]] == [("r2", 0.5)]
     weekly = snapshot["series"]["ouroboros.struggle_rate_per_1k_tool_calls_weekly"]
     assert [p["labels"]["week"] for p in weekly] == ["2026-10-12"]  # only the latest week is shown
     assert {p["labels"]["scope"]: p["value"] for p in snapshot["series"]["ouroboros.findings"]} == {
-        "generic": 1.0, "tenant": 0.0,
-    }  # fmt: skip
+        "generic": 1.0,
+        "tenant": 0.0,
+    }
 
 
 def test_measure_is_idempotent_on_the_message_and_on_the_instant(ctx: Context) -> None:
@@ -87,7 +90,9 @@ def test_measure_is_idempotent_on_the_message_and_on_the_instant(ctx: Context) -
     count = len(points_of(ctx, series_stream(at)))
     _, duplicate = handle(ctx, first)  # redelivered
     assert duplicate
-    outcome, duplicate = handle(ctx, Measure(message_id="measure-0002", at=at))  # another message, same instant
+    outcome, duplicate = handle(
+        ctx, Measure(message_id="measure-0002", at=at)
+    )  # another message, same instant
     assert not duplicate and not outcome.writes
     assert len(points_of(ctx, series_stream(at))) == count
     assert ctx.store.is_handled(PRODUCER, "measure-0002")
@@ -98,7 +103,9 @@ def test_a_later_measurement_appends_only_the_points_that_moved(ctx: Context) ->
     dated at the instant measured (h_fleet, the fits, the totals) are new at every instant."""
     first = utcnow()
     handle(ctx, Measure(message_id="measure-0001", at=first))
-    history = {(e.point.series, e.point.at) for e in points_of(ctx, series_stream(first)) if e.point.at != first}
+    history = {
+        (e.point.series, e.point.at) for e in points_of(ctx, series_stream(first)) if e.point.at != first
+    }
     assert ("ouroboros.struggle_rate_per_1k_tool_calls", t("2026-10-05T07:00:00Z")) in history
     second = first + timedelta(seconds=1)
     handle(ctx, Measure(message_id="measure-0002", at=second))
@@ -107,9 +114,14 @@ def test_a_later_measurement_appends_only_the_points_that_moved(ctx: Context) ->
     ctx.store.commit([StreamWrite("run/r4", [event])], Metadata(producer="seed", message_id="seed-late"))
     third = second + timedelta(seconds=1)
     handle(ctx, Measure(message_id="measure-0003", at=third))
-    moved = {(e.point.series, e.point.at) for e in points_of(ctx, series_stream(third)) if e.point.at != third}
+    moved = {
+        (e.point.series, e.point.at) for e in points_of(ctx, series_stream(third)) if e.point.at != third
+    }
     assert moved == {
-        ("ouroboros.struggle_rate_per_1k_tool_calls", t("2026-10-13T07:00:00Z")),  # r4's day (LA): a new point
+        (
+            "ouroboros.struggle_rate_per_1k_tool_calls",
+            t("2026-10-13T07:00:00Z"),
+        ),  # r4's day (LA): a new point
         ("ouroboros.struggle_rate_per_1k_tool_calls_weekly", t("2026-10-12T07:00:00Z")),  # its week: moved
     }
     snapshot = orjson.loads((ctx.settings.state_dir / "ouroboros.json").read_bytes())
@@ -139,7 +151,12 @@ def test_cli_measure_json_prints_the_snapshot_and_appends_nothing(ctx: Context, 
     assert ctx.store.head() == head
     out = CliRunner().invoke(app, ["measure"], env=env)
     assert out.exit_code == 0, out.output
-    for shown in ("struggle_rate_per_1k_tool_calls_weekly", "compounding_per_week", "h_fleet", "snapshot written"):
+    for shown in (
+        "struggle_rate_per_1k_tool_calls_weekly",
+        "compounding_per_week",
+        "h_fleet",
+        "snapshot written",
+    ):
         assert shown in out.stdout
     snapshot = orjson.loads((tmp_path / "state" / "ouroboros.json").read_bytes())
     assert snapshot["h_fleet"]["value"] == pytest.approx(1040 / 1100)

@@ -1,4 +1,5 @@
-"""The merge train over a copy of the example forge: order, once per head, one refusal comment, NO-SELF-MERGE."""
+"""The merge train over a copy of the example forge: order, once per head, one refusal comment,
+NO-SELF-MERGE."""
 
 from __future__ import annotations
 
@@ -28,9 +29,19 @@ def forge(tmp_path: Path) -> LocalForge:
 def _pull(*messages: str) -> PullRequest:
     commits = tuple(Commit.parse(str(i) * 40, message) for i, message in enumerate(messages, 1))
     return PullRequest(
-        number=7, title="t", body="", state="open", draft=False, labels=(), created_at=T0, base="main",
-        head_sha=commits[-1].sha, author="a", commits=commits, checks=(),
-    )  # fmt: skip
+        number=7,
+        title="t",
+        body="",
+        state="open",
+        draft=False,
+        labels=(),
+        created_at=T0,
+        base="main",
+        head_sha=commits[-1].sha,
+        author="a",
+        commits=commits,
+        checks=(),
+    )
 
 
 @pytest.mark.parametrize(
@@ -55,7 +66,8 @@ def test_a_commit_carrying_the_merger_identity_is_self_merge(footer: str) -> Non
     "message",
     [
         "subject\n\nCSF-Session: 3e7b1f5d-9c2a-4d84",
-        "subject\n\nCSF-Session: ouroboros-merger/31337 was mentioned in prose, not a trailer\n\nSigned-off-by: x",
+        "subject\n\nCSF-Session: ouroboros-merger/31337 was mentioned in prose, not a "
+        "trailer\n\nSigned-off-by: x",
         "CSF-Session: ouroboros-merger/31337",  # a subject line is never a trailer
         "subject\n\nX-CSF-Session: ouroboros-merger/31337",
     ],

@@ -30,7 +30,9 @@ def _sweep(store: SqlEventStore, settings: Settings, sender: Any, fleet: Embedde
     sweep = PrecheckSweep(message_id=key)
     publish(sweep, via=sender)
     pending = {sweep.message_id: sweep.TASK}
-    pending |= {precheck_message(n, sweep.message_id, sweep).message_id: "prechecker.precheck" for n in MINING}
+    pending |= {
+        precheck_message(n, sweep.message_id, sweep).message_id: "prechecker.precheck" for n in MINING
+    }
     left = wait_handled(store, pending, fleet, timeout_s=120)
     assert not left, (fleet.log_path.read_text()[-3000:], left)
 
@@ -38,8 +40,13 @@ def _sweep(store: SqlEventStore, settings: Settings, sender: Any, fleet: Embedde
 def test_a_sweep_prechecks_every_mining_ticket_once_and_calls_no_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_server: Any
 ) -> None:
-    for key, value in {"OURO_FORGE": str(EXAMPLES), "OURO_ROOTS": str(EXAMPLES), "OURO_MODEL": "fake-model",
-                       "OURO_MODEL_URL": f"{model_server.url}/v1", "OURO_MODEL_API": "openai"}.items():  # fmt: skip
+    for key, value in {
+        "OURO_FORGE": str(EXAMPLES),
+        "OURO_ROOTS": str(EXAMPLES),
+        "OURO_MODEL": "fake-model",
+        "OURO_MODEL_URL": f"{model_server.url}/v1",
+        "OURO_MODEL_API": "openai",
+    }.items():
         monkeypatch.setenv(key, value)
     settings = Settings(state=tmp_path / "state")
     store = SqlEventStore.from_url(settings.event_log_url)
@@ -57,8 +64,15 @@ def test_a_sweep_prechecks_every_mining_ticket_once_and_calls_no_model(
         queued = {r["ticket"]: r for r in conn.execute(select(label_requests)).mappings()}
         posted = {r["ticket"] for r in conn.execute(select(proposals)).mappings()}
         sent = conn.execute(select(outbox.c.task, outbox.c.payload)).all()
-    assert {n: rows[n]["verdict"] for n in MINING} == {38: "launch", 41: "launch", 44: "needs_labels",
-        47: "needs_labels", 48: "needs_labels", 50: "launch", 53: "launch"}  # fmt: skip
+    assert {n: rows[n]["verdict"] for n in MINING} == {
+        38: "launch",
+        41: "launch",
+        44: "needs_labels",
+        47: "needs_labels",
+        48: "needs_labels",
+        50: "launch",
+        53: "launch",
+    }
     assert set(queued) == {44, 47, 48} and queued[47]["instances"] == ["#47"]
     assert posted == set(MINING) - {48}  # the malformed proposal is no proposal
     # one LabelTicket per needs_labels verdict went through the outbox, to the labeler's queue

@@ -42,7 +42,11 @@ def registered() -> dict[str, tuple[str, ...]]:
 def test_the_example_mining_tickets_get_both_verdicts_with_their_reasons(
     forge: LocalForge, registered: dict[str, tuple[str, ...]]
 ) -> None:
-    got = {t.number: precheck(t, forge, RUNS.__contains__, registered, T0) for t in forge.tickets() if is_mining(t)}
+    got = {
+        t.number: precheck(t, forge, RUNS.__contains__, registered, T0)
+        for t in forge.tickets()
+        if is_mining(t)
+    }
     assert sorted(got) == [38, 41, 44, 47, 48, 50, 53]  # #45 (ops) and #46 (LANG) are not mining tickets
     launch = {n for n, r in got.items() if r.verdict.verdict is PrecheckOutcome.LAUNCH}
     assert launch == {38, 41, 50, 53}
@@ -63,7 +67,10 @@ def test_the_example_mining_tickets_get_both_verdicts_with_their_reasons(
     assert request is not None and request.at == T0
     assert (request.ticket, request.proposal, request.miner) == (44, 3391204417, "self-match")
     assert request.corpus == (CorpusKind.JSONL,) and request.reason == got[44].verdict.reason
-    assert request.instances == ("5a0e2c7b-93d1-4f6a-8b2e-7c4d1f9a0b33", "e8b1d4f2-0c6a-4e93-a7d5-2b9f3c6e8a10")
+    assert request.instances == (
+        "5a0e2c7b-93d1-4f6a-8b2e-7c4d1f9a0b33",
+        "e8b1d4f2-0c6a-4e93-a7d5-2b9f3c6e8a10",
+    )
 
 
 def _ticket(number: int, *bodies: str) -> Ticket:
@@ -81,12 +88,27 @@ def test_a_registered_extractor_decides_which_kinds_count(
 ) -> None:
     run = sorted(RUNS)[0]
     # sleep-poll reads jsonl: a pull request it names does not count, whatever the proposal says it reads.
-    wrong = precheck(_ticket(9, _proposal("sleep-poll", (CorpusKind.PULL_REQUEST,), "#58")), forge,
-                     RUNS.__contains__, registered, T0)  # fmt: skip
-    assert wrong.verdict.verdict is PrecheckOutcome.NEEDS_LABELS and "#58: no run of that id" in wrong.verdict.reason
+    wrong = precheck(
+        _ticket(9, _proposal("sleep-poll", (CorpusKind.PULL_REQUEST,), "#58")),
+        forge,
+        RUNS.__contains__,
+        registered,
+        T0,
+    )
+    assert (
+        wrong.verdict.verdict is PrecheckOutcome.NEEDS_LABELS
+        and "#58: no run of that id" in wrong.verdict.reason
+    )
     # An unregistered miner is held to the kinds it proposes: issue and pull_request accept either.
-    mixed = precheck(_ticket(9, _proposal("new-miner", (CorpusKind.ISSUE, CorpusKind.FILE_AT), "#58", "#9",
-                                          "deadbeef", run)), forge, RUNS.__contains__, registered, T0)  # fmt: skip
+    mixed = precheck(
+        _ticket(
+            9, _proposal("new-miner", (CorpusKind.ISSUE, CorpusKind.FILE_AT), "#58", "#9", "deadbeef", run)
+        ),
+        forge,
+        RUNS.__contains__,
+        registered,
+        T0,
+    )
     assert mixed.verdict.verdict is PrecheckOutcome.LAUNCH and mixed.verdict.instances_found == ("#58",)
     assert mixed.verdict.reason == (
         "1 of 4 named issue/file_at instance(s) exist (missing #9: the ticket itself; not a commit sha;"
@@ -94,15 +116,24 @@ def test_a_registered_extractor_decides_which_kinds_count(
     )
 
 
-def test_no_proposal_or_none_named_is_needs_labels(forge: LocalForge, registered: dict[str, tuple[str, ...]]) -> None:
+def test_no_proposal_or_none_named_is_needs_labels(
+    forge: LocalForge, registered: dict[str, tuple[str, ...]]
+) -> None:
     bare = precheck(_ticket(9, "Seen again tonight."), forge, RUNS.__contains__, registered, T0)
     assert (bare.verdict.verdict, bare.verdict.proposal, bare.verdict.reason) == (
-        PrecheckOutcome.NEEDS_LABELS, None, "no proposal comment on the ticket")  # fmt: skip
+        PrecheckOutcome.NEEDS_LABELS,
+        None,
+        "no proposal comment on the ticket",
+    )
     assert bare.request is not None and bare.request.proposal is None
-    empty = precheck(_ticket(9, _proposal("m", (CorpusKind.JSONL,))), forge, RUNS.__contains__, registered, T0)
+    empty = precheck(
+        _ticket(9, _proposal("m", (CorpusKind.JSONL,))), forge, RUNS.__contains__, registered, T0
+    )
     assert empty.verdict.reason == "the proposal names no instance"
     # the latest proposal counts: a later one that names a real run launches
-    later = _ticket(9, _proposal("m", (CorpusKind.JSONL,)), "a remark", _proposal("m", (CorpusKind.JSONL,), *RUNS))
+    later = _ticket(
+        9, _proposal("m", (CorpusKind.JSONL,)), "a remark", _proposal("m", (CorpusKind.JSONL,), *RUNS)
+    )
     assert precheck(later, forge, RUNS.__contains__, registered, T0).verdict.proposal == 102
 
 
@@ -113,25 +144,39 @@ def test_runs_are_found_in_the_log_or_under_a_root(tmp_path: Path) -> None:
     assert index("on-disk") and not index("elsewhere") and not index("../runs/on-disk")
 
 
-def test_a_precheck_appends_once_per_answer(forge: LocalForge, registered: dict[str, tuple[str, ...]]) -> None:
+def test_a_precheck_appends_once_per_answer(
+    forge: LocalForge, registered: dict[str, tuple[str, ...]]
+) -> None:
     store = MemoryEventStore()
     ticket = forge.ticket(44)
     first = precheck(ticket, forge, RUNS.__contains__, registered, T0)
     events = new_events(first, store.read_stream(ticket_stream(44)))
     assert [type(e).__name__ for e in events] == ["ProposalPosted", "PrecheckCompleted", "LabelRequested"]
-    store.commit([StreamWrite(ticket_stream(44), events)], Metadata(producer="prechecker.precheck", message_id="m-1"))
+    store.commit(
+        [StreamWrite(ticket_stream(44), events)], Metadata(producer="prechecker.precheck", message_id="m-1")
+    )
     again = precheck(ticket, forge, RUNS.__contains__, registered, datetime(2026, 10, 6, tzinfo=UTC))
     assert new_events(again, store.read_stream(ticket_stream(44))) == []
     # the corpus changed: one of the named runs is recorded now, so the same proposal launches
     named = first.verdict.instances_named[0]
     changed = precheck(ticket, forge, {*RUNS, named}.__contains__, registered, T0)
     assert [type(e).__name__ for e in new_events(changed, store.read_stream(ticket_stream(44)))] == [
-        "PrecheckCompleted"]  # fmt: skip
+        "PrecheckCompleted"
+    ]
     # a new proposal comment is a new proposal
-    newer = replace(ticket, comments=(*ticket.comments, *_ticket(44, _proposal("self-match", (CorpusKind.JSONL,),
-                                                                               *RUNS)).comments))  # fmt: skip
-    kinds = [type(e).__name__ for e in new_events(precheck(newer, forge, RUNS.__contains__, registered, T0),
-                                                  store.read_stream(ticket_stream(44)))]  # fmt: skip
+    newer = replace(
+        ticket,
+        comments=(
+            *ticket.comments,
+            *_ticket(44, _proposal("self-match", (CorpusKind.JSONL,), *RUNS)).comments,
+        ),
+    )
+    kinds = [
+        type(e).__name__
+        for e in new_events(
+            precheck(newer, forge, RUNS.__contains__, registered, T0), store.read_stream(ticket_stream(44))
+        )
+    ]
     assert kinds == ["ProposalPosted", "PrecheckCompleted"]
 
 
@@ -141,7 +186,11 @@ def test_needs_labels_asks_the_labeler(forge: LocalForge, registered: dict[str, 
     message = label_message(result, cause)
     assert isinstance(message, LabelTicket) and message.TASK == "labeler.label"
     assert (message.ticket, message.request, message.causation_id, message.correlation_id) == (
-        44, result.request, "precheck-44-aa", "sweep-1")  # fmt: skip
+        44,
+        result.request,
+        "precheck-44-aa",
+        "sweep-1",
+    )
     later = precheck(forge.ticket(44), forge, RUNS.__contains__, registered, T0)
     assert label_message(later, cause) == message  # the same request, the same message id
     assert label_message(precheck(forge.ticket(38), forge, RUNS.__contains__, registered, T0), cause) is None
@@ -151,7 +200,23 @@ def test_the_public_surface_is_pinned() -> None:
     from ouroboros_gates.workers import prechecker
 
     assert prechecker.__all__ == [
-        "FENCE", "MINING_LABEL", "Precheck", "ProposalBlock", "ProposalFormatError", "RunIndex", "find_block",
-        "has_block", "instance_problem", "is_mining", "label_message", "latest_proposal", "new_events",
-        "parse_proposal", "precheck", "precheck_message", "registered_kinds", "render_proposal", "ticket_stream",
-    ]  # fmt: skip
+        "FENCE",
+        "MINING_LABEL",
+        "Precheck",
+        "ProposalBlock",
+        "ProposalFormatError",
+        "RunIndex",
+        "find_block",
+        "has_block",
+        "instance_problem",
+        "is_mining",
+        "label_message",
+        "latest_proposal",
+        "new_events",
+        "parse_proposal",
+        "precheck",
+        "precheck_message",
+        "registered_kinds",
+        "render_proposal",
+        "ticket_stream",
+    ]

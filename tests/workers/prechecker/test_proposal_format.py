@@ -60,23 +60,67 @@ def test_the_malformed_example_names_its_line_and_field() -> None:
 @pytest.mark.parametrize(
     ("block", "line", "field", "message"),
     [
-        ('miner = "m"\ncorpus = ["jsonl"]\ninstances = []\npredicate = "p"\nowner = "x"', 8, "owner", "unknown field"),
+        (
+            'miner = "m"\ncorpus = ["jsonl"]\ninstances = []\npredicate = "p"\nowner = "x"',
+            8,
+            "owner",
+            "unknown field",
+        ),
         ('miner = "m"\ncorpus = ["jsonl"]\ninstances = []', 4, "predicate", "missing (required"),
-        ('miner = 3\ncorpus = ["jsonl"]\ninstances = []\npredicate = "p"', 4, "miner", "expected a string, got an int"),
-        ('miner = "m"\ncorpus = ["logs"]\ninstances = []\npredicate = "p"', 5, "corpus[0]", "unknown kind 'logs'"),
+        (
+            'miner = 3\ncorpus = ["jsonl"]\ninstances = []\npredicate = "p"',
+            4,
+            "miner",
+            "expected a string, got an int",
+        ),
+        (
+            'miner = "m"\ncorpus = ["logs"]\ninstances = []\npredicate = "p"',
+            5,
+            "corpus[0]",
+            "unknown kind 'logs'",
+        ),
         ('miner = "m"\ncorpus = []\ninstances = []\npredicate = "p"', 5, "corpus", "no corpus kind"),
-        ('miner = "m"\ncorpus = ["jsonl"]\ninstances = ["a", 2]\npredicate = "p"', 6, "instances[1]", "got an int"),
-        ('miner = "m"\ncorpus = ["jsonl"]\ninstances = ["a", "a"]\npredicate = "p"', 6, "instances", "listed twice"),
-        ('miner = "m"\ncorpus = ["jsonl"]\ninstances = ["a"]\npredicate = "p"\nlabels = [["b", "+"]]', 8,
-         "labels[0]", "'b' is not one of the instances"),
-        ('miner = "m"\ncorpus = ["jsonl"]\ninstances = ["a"]\npredicate = "p"\nlabels = [["a", "?"]]', 8,
-         "labels[0]", "sign '?' is not"),
-        ('miner = "m m"\ncorpus = ["jsonl"]\ninstances = ["a"]\npredicate = "p"', 4, "miner", "String should match"),
-        ('miner = "m"\ncorpus = ["jsonl"]\ninstances = [\n  "a",\n  b,\n]\npredicate = "p"', 8, "instances",
-         "malformed TOML"),
+        (
+            'miner = "m"\ncorpus = ["jsonl"]\ninstances = ["a", 2]\npredicate = "p"',
+            6,
+            "instances[1]",
+            "got an int",
+        ),
+        (
+            'miner = "m"\ncorpus = ["jsonl"]\ninstances = ["a", "a"]\npredicate = "p"',
+            6,
+            "instances",
+            "listed twice",
+        ),
+        (
+            'miner = "m"\ncorpus = ["jsonl"]\ninstances = ["a"]\npredicate = "p"\nlabels = [["b", "+"]]',
+            8,
+            "labels[0]",
+            "'b' is not one of the instances",
+        ),
+        (
+            'miner = "m"\ncorpus = ["jsonl"]\ninstances = ["a"]\npredicate = "p"\nlabels = [["a", "?"]]',
+            8,
+            "labels[0]",
+            "sign '?' is not",
+        ),
+        (
+            'miner = "m m"\ncorpus = ["jsonl"]\ninstances = ["a"]\npredicate = "p"',
+            4,
+            "miner",
+            "String should match",
+        ),
+        (
+            'miner = "m"\ncorpus = ["jsonl"]\ninstances = [\n  "a",\n  b,\n]\npredicate = "p"',
+            8,
+            "instances",
+            "malformed TOML",
+        ),
     ],
-)  # fmt: skip
-def test_every_fault_names_the_comment_line_and_the_field(block: str, line: int, field: str, message: str) -> None:
+)
+def test_every_fault_names_the_comment_line_and_the_field(
+    block: str, line: int, field: str, message: str
+) -> None:
     fault = _fault(f"Proposal.\n\n```{FENCE}\n{block}\n```\n")
     assert (fault.line, fault.field) == (line, field)
     assert message in fault.message
@@ -93,7 +137,9 @@ def test_a_block_must_be_closed_and_single() -> None:
 
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
-_instances = st.lists(st.from_regex(r"[A-Za-z0-9#][A-Za-z0-9_.:#-]{0,20}", fullmatch=True), max_size=5, unique=True)
+_instances = st.lists(
+    st.from_regex(r"[A-Za-z0-9#][A-Za-z0-9_.:#-]{0,20}", fullmatch=True), max_size=5, unique=True
+)
 
 
 @given(
@@ -118,8 +164,16 @@ def test_render_then_parse_gives_the_proposal_back(
 ) -> None:
     labels = tuple(f"{instance}\t{sign}" for instance, sign in zip(instances, signs, strict=False))
     proposal = Proposal(
-        ticket=5, comment_id=9, miner=miner, corpus=tuple(corpus), instances=tuple(instances),
-        predicate=predicate, facts=tuple(facts), rules=rules, labels=labels, posted_at=T0,
-    )  # fmt: skip
+        ticket=5,
+        comment_id=9,
+        miner=miner,
+        corpus=tuple(corpus),
+        instances=tuple(instances),
+        predicate=predicate,
+        facts=tuple(facts),
+        rules=rules,
+        labels=labels,
+        posted_at=T0,
+    )
     body = render_proposal(proposal, note=note if "```" not in note else "")
     assert parse_proposal(body, ticket=5, comment_id=9, posted_at=T0) == proposal

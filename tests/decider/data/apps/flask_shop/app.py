@@ -144,5 +144,7 @@ def register_safe():
     password = request.form["password"]
     salt = os.urandom(16)
     digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, 600_000).hex()
-    db().execute("INSERT INTO users (name, password, salt) VALUES (?, ?, ?)", (request.form["name"], digest, salt))
+    db().execute(
+        "INSERT INTO users (name, password, salt) VALUES (?, ?, ?)", (request.form["name"], digest, salt)
+    )
     return "ok"

@@ -4,5 +4,7 @@ from django.urls import path
 from . import views
 
 urlpatterns = [
-    path(name.replace("_", "-") + "/", getattr(views, name)) for name in dir(views) if not name.startswith("_")
+    path(name.replace("_", "-") + "/", getattr(views, name))
+    for name in dir(views)
+    if not name.startswith("_")
 ]
