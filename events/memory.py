@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ouroboros_gates.events.errors import ConcurrencyError
+from ouroboros_gates.events.side import SideTables
 from ouroboros_gates.events.store import (
     AppendResult,
     Metadata,
@@ -31,6 +32,15 @@ class MemoryEventStore:
         self._handled: set[tuple[str, str]] = set()
         self._outbox: list[OutboxEntry] = []
         self._published: dict[int, bool] = {}
+        self._side: SideTables | None = None
+
+    @property
+    def side_tables(self) -> SideTables:
+        """The side tables, in a private in-memory SQLite database made on first use."""
+        with self._lock:
+            if self._side is None:
+                self._side = SideTables.in_memory()
+            return self._side
 
     def commit(
         self,

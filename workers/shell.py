@@ -23,9 +23,10 @@ from pydantic import ValidationError
 from ouroboros_gates.events import (
     DEAD_LETTER,
     REJECTED,
+    EventStore,
+    LedgerStore,
     Metadata,
     OutboxEntry,
-    SqlEventStore,
     StreamWrite,
     open_store,
 )
@@ -70,7 +71,7 @@ class Context:
     """What a core may use: the settings, the event store, and who is running it."""
 
     settings: Settings
-    store: SqlEventStore
+    store: LedgerStore
     worker: str
 
 
@@ -105,7 +106,7 @@ def publish(message: Message, queue: str | None = None, via: Celery | None = Non
     )
 
 
-def relay_outbox(store: SqlEventStore, limit: int = 100, publisher: Celery | None = None) -> int:
+def relay_outbox(store: EventStore, limit: int = 100, publisher: Celery | None = None) -> int:
     """Publish pending outbox entries (on ``publisher``, by default the process's app); a failed publish
     stays pending with its error."""
     return _publish(store, store.pending_outbox(limit), publisher or app)
@@ -121,7 +122,7 @@ def redeliver_lost(ctx: Context, limit: int = 100, publisher: Celery | None = No
     return _publish(ctx.store, entries, publisher or app)
 
 
-def _publish(store: SqlEventStore, entries: Sequence[OutboxEntry], sender: Celery) -> int:
+def _publish(store: EventStore, entries: Sequence[OutboxEntry], sender: Celery) -> int:
     sent: list[int] = []
     for entry in entries:
         try:
@@ -156,7 +157,7 @@ def relay_committed(ctx: Context, committed: Sequence[OutboxEntry]) -> int:
 
 
 def send_through_outbox(
-    store: SqlEventStore, messages: Sequence[Message], producer: str, publisher: Celery | None = None
+    store: EventStore, messages: Sequence[Message], producer: str, publisher: Celery | None = None
 ) -> tuple[tuple[OutboxEntry, ...], int]:
     """Send messages from outside the fleet (``ouro ingest``) as a worker sends its follow-ups: queued in
     the event log's outbox in one transaction, then published. One the broker refuses stays pending for the

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import LedgerStore
 from ouroboros_gates.events.recorded import recorded_runs
 from ouroboros_gates.miners import CorpusItem
 from ouroboros_gates.miners.corpus import JSONL
@@ -53,7 +53,7 @@ def accept(message: AcceptMiner, ctx: Context) -> Outcome:
     return Outcome(writes=verdict_writes(verdicts, judged), follow_ups=(message.mine,))
 
 
-def _run_ids(store: SqlEventStore) -> dict[Path, str]:
+def _run_ids(store: LedgerStore) -> dict[Path, str]:
     """The runs recorded, by path: what a version is judged on (read only when one is to be judged)."""
     return {run.path: run.run for run in recorded_runs(store)}
 
