@@ -6,6 +6,10 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime
 
+from sqlalchemy import create_engine
+from sqlalchemy.pool import StaticPool
+
+from ouroboros_gates.events import ledger
 from ouroboros_gates.events.errors import ConcurrencyError
 from ouroboros_gates.events.side import SideTables
 from ouroboros_gates.events.store import (
@@ -39,7 +43,11 @@ class MemoryEventStore:
         """The side tables, in a private in-memory SQLite database made on first use."""
         with self._lock:
             if self._side is None:
-                self._side = SideTables.in_memory()
+                engine = create_engine(
+                    "sqlite://", connect_args={"check_same_thread": False}, poolclass=StaticPool
+                )
+                ledger.metadata.create_all(engine)  # the side tables among every table of the log's schema
+                self._side = SideTables(engine)
             return self._side
 
     def commit(

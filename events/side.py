@@ -20,8 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Connection, Engine, create_engine, inspect
-from sqlalchemy.pool import StaticPool
+from sqlalchemy import Connection, Engine, inspect
 
 __all__ = ["SideTables"]
 
@@ -32,15 +31,6 @@ class SideTables:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    @classmethod
-    def in_memory(cls) -> SideTables:
-        """Side tables in a private in-memory SQLite database, created at once (the in-memory store's)."""
-        from ouroboros_gates.events.ledger import metadata  # every table the log's database declares
-
-        engine = create_engine("sqlite://", connect_args={"check_same_thread": False}, poolclass=StaticPool)
-        metadata.create_all(engine)
-        return cls(engine)
-
     @property
     def dialect(self) -> str:
         """The database's dialect name (``sqlite``, ``postgresql``): for an owner's upsert."""
@@ -49,6 +39,10 @@ class SideTables:
     def has_table(self, name: str) -> bool:
         """Whether the database holds the table ``name`` (a database older than its migration does not)."""
         return inspect(self._engine).has_table(name)
+
+    def close(self) -> None:
+        """Close the pooled connections (a later transaction opens new ones)."""
+        self._engine.dispose()
 
     @contextmanager
     def reading(self) -> Iterator[Connection]:
