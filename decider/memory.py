@@ -210,12 +210,6 @@ class Memory:
         """The example's unit vector, or None when it has none."""
         return self.vectors.get(example.embedding_key)
 
-    def without_user(self) -> Memory:
-        """The corpus part only."""
-        kept = Memory(e for e in self.examples if e.origin != "user")
-        kept.vectors, kept.embedding_model = dict(self.vectors), self.embedding_model
-        return kept
-
 
 def _unit(vector: Sequence[float]) -> np.ndarray:
     array = np.asarray(vector, dtype=np.float32)

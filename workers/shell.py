@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 _RECORD_ATTEMPTS = 4  # a dead letter is parked first, then recorded: the record is retried in place
 _OPEN_RETRY_S = 2.0  # a message that met an event log it could not open is retried this much later
 M = TypeVar("M", bound=Message)
+_Kept = TypeVar("_Kept")
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,23 @@ class Outcome:
 
 @dataclass
 class Context:
-    """What a core may use: the settings, the event store, and who is running it."""
+    """What a core may use: the settings, the event store, who is running it, and what its process keeps
+    between messages."""
 
     settings: Settings
     store: LedgerStore
     worker: str
+    kept: dict[Callable[[], Any], Any] = field(default_factory=dict)
+    """The process's caches by the factory that made each (``keep``)."""
+
+    def keep(self, kind: Callable[[], _Kept]) -> _Kept:
+        """This process's one ``kind()``, made on first use: a cache a core keeps between messages (the miner
+        worker's catalogue, the verdicts it has read), held by the context a worker process makes after the
+        fork, never by a module."""
+        if kind not in self.kept:
+            self.kept[kind] = kind()
+        found: _Kept = self.kept[kind]
+        return found
 
 
 _contexts: dict[int, Context] = {}
