@@ -9,7 +9,6 @@ from datetime import datetime
 from sqlalchemy import create_engine
 from sqlalchemy.pool import StaticPool
 
-from ouroboros_gates.events import ledger
 from ouroboros_gates.events.errors import ConcurrencyError
 from ouroboros_gates.events.side import SideTables
 from ouroboros_gates.events.store import (
@@ -43,6 +42,8 @@ class MemoryEventStore:
         """The side tables, in a private in-memory SQLite database made on first use."""
         with self._lock:
             if self._side is None:
+                from ouroboros_gates.events import ledger  # the projections' modules: only when asked
+
                 engine = create_engine(
                     "sqlite://", connect_args={"check_same_thread": False}, poolclass=StaticPool
                 )
