@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import Engine, select, update
+from sqlalchemy import select, update
 
 from ouroboros_gates.decider.embed import CachedEmbedder, Embedder
 from ouroboros_gates.decider.excerpt import EXAMPLE_BOUNDS, make_excerpt, normalised_sha
+from ouroboros_gates.events import SideTables
 from ouroboros_gates.events.memory_tables import (
     memory_blobs,
     memory_embeddings,
@@ -209,12 +210,6 @@ class Memory:
         """The example's unit vector, or None when it has none."""
         return self.vectors.get(example.embedding_key)
 
-    def without_user(self) -> Memory:
-        """The corpus part only."""
-        kept = Memory(e for e in self.examples if e.origin != "user")
-        kept.vectors, kept.embedding_model = dict(self.vectors), self.embedding_model
-        return kept
-
 
 def _unit(vector: Sequence[float]) -> np.ndarray:
     array = np.asarray(vector, dtype=np.float32)
@@ -223,10 +218,11 @@ def _unit(vector: Sequence[float]) -> np.ndarray:
 
 
 class MemoryStore:
-    """The memory's SQL tables: example rows, excerpt blobs, embeddings per model, programs."""
+    """The memory's side tables (``events.side``): example rows, excerpt blobs, embeddings per model,
+    programs."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, side: SideTables) -> None:
+        self.side = side
 
     def save(self, memory: Memory | Iterable[MemoryExample]) -> int:
         """Store examples (idempotent by id); user-local examples are refused. Returns how many were new."""
@@ -236,7 +232,7 @@ class MemoryStore:
             raise MemoryRefused(
                 f"{len(users)} user-local example(s): user dismissals are never written to the store"
             )
-        with self.engine.begin() as conn:
+        with self.side.writing() as conn:
             have = set(conn.execute(select(memory_examples.c.id)).scalars())
             blobs = set(conn.execute(select(memory_blobs.c.sha)).scalars())
             new = [e for e in examples if e.id not in have]
@@ -254,13 +250,13 @@ class MemoryStore:
         )
         if profile:
             query = query.where(memory_examples.c.profile == profile)
-        with self.engine.connect() as conn:
+        with self.side.reading() as conn:
             rows = list(conn.execute(query.order_by(memory_examples.c.id)).mappings())
         return Memory(_from_row(row) for row in rows)
 
     def get_blob(self, sha: str) -> str | None:
         """An excerpt by its sha, or None."""
-        with self.engine.connect() as conn:
+        with self.side.reading() as conn:
             return conn.execute(
                 select(memory_blobs.c.text).where(memory_blobs.c.sha == sha)
             ).scalar_one_or_none()
@@ -268,7 +264,7 @@ class MemoryStore:
     def get_embeddings(self, model: str, shas: Sequence[str]) -> dict[str, list[float]]:
         """Cached vectors of one model for the given normalised shas."""
         t = memory_embeddings
-        with self.engine.connect() as conn:
+        with self.side.reading() as conn:
             rows = conn.execute(
                 select(t.c.sha, t.c.vector).where(t.c.model == model, t.c.sha.in_(list(shas)))
             )
@@ -288,13 +284,13 @@ class MemoryStore:
             if sha not in have
         ]
         if rows:
-            with self.engine.begin() as conn:
+            with self.side.writing() as conn:
                 conn.execute(memory_embeddings.insert(), rows)
 
     def put_program(self, body: str, program_id: str, profile: str, *, adopt: bool = False) -> None:
         """Keep a compiled program; ``adopt`` makes it the one the lookup finds for its profile."""
         t = memory_programs
-        with self.engine.begin() as conn:
+        with self.side.writing() as conn:
             if conn.execute(select(t.c.program_id).where(t.c.program_id == program_id)).first() is None:
                 conn.execute(
                     t.insert(),
@@ -308,7 +304,7 @@ class MemoryStore:
     def adopted(self, profile: str) -> str | None:
         """The adopted program's JSON for a profile, or None."""
         t = memory_programs
-        with self.engine.connect() as conn:
+        with self.side.reading() as conn:
             query = select(t.c.body).where(t.c.profile == profile, t.c.adopted.is_(True))
             return conn.execute(query).scalar_one_or_none()
 

@@ -24,7 +24,7 @@ from ouroboros_gates.decider.frameworks import Priors
 from ouroboros_gates.decider.memory import MemoryStore
 from ouroboros_gates.decider.push import decide_repository
 from ouroboros_gates.decider.report import flows, manifest, write_reports
-from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite
+from ouroboros_gates.events import LedgerStore, Metadata, StreamWrite
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import catch_up
 from ouroboros_gates.forge.checkout import ignored, query, repo_key, toplevel
@@ -121,7 +121,7 @@ class Scanned:
 
 
 def scan(
-    request: ScanRequest, settings: Settings, store: SqlEventStore, progress: ScanProgress | None = None
+    request: ScanRequest, settings: Settings, store: LedgerStore, progress: ScanProgress | None = None
 ) -> Scanned:
     """Decide every candidate the request names, write the reports and record the decisions (a repeat of the
     same scan appends nothing)."""
@@ -134,7 +134,7 @@ def scan(
         target.key,
         target.head,
         request.base,
-        store=MemoryStore(store.engine),
+        store=MemoryStore(store.side_tables),
         analysed=target.analysed,
         progress=shown.decided,
     )
@@ -233,7 +233,7 @@ def _priors_used(analysed: Sequence[Analysed]) -> dict[str, int]:
     return dict(sorted(used.items()))
 
 
-def _record(store: SqlEventStore, tenant: str, target: _Target, base: str | None, run: Run) -> None:
+def _record(store: LedgerStore, tenant: str, target: _Target, base: str | None, run: Run) -> None:
     """The decisions in the event log (a repeat of the same scan appends nothing), projected."""
     message_id = content_id("scan", target.key, target.head, base, run.program_id, run.memory_digest)
     decisions = [DecisionMade(decision=d.decision, flows=flows(d)) for d in run.decided]

@@ -21,12 +21,14 @@ from ouroboros_gates.events.migrate import (
     open_store,
     upgrade,
 )
+from ouroboros_gates.events.side import SideTables
 from ouroboros_gates.events.sql import SqlEventStore, make_engine, read_where
 from ouroboros_gates.events.store import (
     DEAD_LETTER,
     REJECTED,
     AppendResult,
     EventStore,
+    LedgerStore,
     Metadata,
     OutboxEntry,
     StoredEvent,
@@ -42,11 +44,13 @@ __all__ = [
     "AppendResult",
     "ConcurrencyError",
     "EventStore",
+    "LedgerStore",
     "MemoryEventStore",
     "Metadata",
     "MigrationError",
     "OutboxEntry",
     "Revision",
+    "SideTables",
     "SqlEventStore",
     "StoredEvent",
     "StreamWrite",

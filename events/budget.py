@@ -1,6 +1,6 @@
 """The fixers' daily budget, enforced atomically in the database: reserve before launch, settle after.
 
-Two tables in the event log's own database (migration 0010):
+Two side tables in the event log's own database (migration 0010), not replayable (``events.side``):
 
 - ``ouro_fixer_budget_days``: one row per budget day (a date in ``OURO_TIMEZONE``), with what is reserved
   by sessions still running, what settled sessions were charged, and what they spent past their
@@ -23,17 +23,16 @@ last reading can jump past the reservation at once; the day's charges never pass
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Column, Connection, Engine, Float, Integer, String, Table, select, text, update
+from sqlalchemy import Column, Float, Integer, String, Table, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Executable
 
+from ouroboros_gates.events.side import SideTables
 from ouroboros_gates.events.tables import metadata
 
 __all__ = [
@@ -92,17 +91,10 @@ class Settlement:
 
 
 class Budget:
-    """The daily cap over the event log's engine: ``reserve`` before a launch, ``settle`` after it."""
+    """The daily cap in the side tables beside the log: ``reserve`` before a launch, ``settle`` after it."""
 
-    def __init__(self, engine: Engine, cap_usd: float, zone: str = "America/Los_Angeles") -> None:
-        self.engine, self.cap_usd, self.zone = engine, cap_usd, zone
-
-    @contextmanager
-    def _writing(self) -> Iterator[Connection]:
-        with self.engine.connect() as raw:
-            conn = raw.execution_options(ouro_write=True)  # SQLite: BEGIN IMMEDIATE
-            with conn.begin():
-                yield conn
+    def __init__(self, side: SideTables, cap_usd: float, zone: str = "America/Los_Angeles") -> None:
+        self.side, self.cap_usd, self.zone = side, cap_usd, zone
 
     def reserve(self, ticket: int, amount_usd: float, now: datetime) -> Reservation:
         """Reserve ``amount_usd`` for ``ticket``'s one session on ``now``'s day, or say why not."""
@@ -113,10 +105,10 @@ class Budget:
         if amount_usd <= 0:
             return _why(refused, f"a session must reserve a positive amount, not {amount_usd}")
         try:
-            with self._writing() as conn:
+            with self.side.writing() as conn:
                 if conn.execute(select(reservations.c.ticket).where(reservations.c.ticket == ticket)).first():
                     return _why(refused, f"ticket #{ticket} already had its fixer session")
-                conn.execute(_insert_day(self.engine.dialect.name, day))
+                conn.execute(_insert_day(self.side.dialect, day))
                 took = conn.execute(
                     update(budget_days)
                     .where(
@@ -150,7 +142,7 @@ class Budget:
     def settle(self, ticket: int, spent_usd: float) -> Settlement:
         """Replace ``ticket``'s reservation by what its session spent, charging the cap at most the
         reservation and recording the rest as the overrun (once; a second settle changes nothing)."""
-        with self._writing() as conn:
+        with self.side.writing() as conn:
             row = conn.execute(select(reservations).where(reservations.c.ticket == ticket)).mappings().first()
             if row is None:
                 return Settlement(0.0, 0.0)
@@ -176,7 +168,7 @@ class Budget:
 
     def unsettled(self, ticket: int) -> datetime | None:
         """When ``ticket``'s reservation was made, if its session never settled (its worker was lost)."""
-        with self.engine.connect() as conn:
+        with self.side.reading() as conn:
             row = conn.execute(select(reservations).where(reservations.c.ticket == ticket)).mappings().first()
         if row is None or row["spent_usd"] is not None:
             return None
@@ -184,13 +176,13 @@ class Budget:
 
     def day_totals(self, day: str) -> tuple[float, float]:
         """(reserved, charged) on ``day``; zeros before its first reservation. Never past the cap."""
-        with self.engine.connect() as conn:
+        with self.side.reading() as conn:
             row = conn.execute(select(budget_days).where(budget_days.c.day == day)).mappings().first()
         return (0.0, 0.0) if row is None else (float(row["reserved_usd"]), float(row["spent_usd"]))
 
     def day_overrun(self, day: str) -> float:
         """What sessions of ``day`` spent past their reservations, beside the cap (0 before any)."""
-        with self.engine.connect() as conn:
+        with self.side.reading() as conn:
             found = conn.execute(select(budget_days.c.overrun_usd).where(budget_days.c.day == day)).scalar()
         return 0.0 if found is None else float(found)
 

@@ -6,7 +6,11 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime
 
+from sqlalchemy import create_engine
+from sqlalchemy.pool import StaticPool
+
 from ouroboros_gates.events.errors import ConcurrencyError
+from ouroboros_gates.events.side import SideTables
 from ouroboros_gates.events.store import (
     AppendResult,
     Metadata,
@@ -31,6 +35,21 @@ class MemoryEventStore:
         self._handled: set[tuple[str, str]] = set()
         self._outbox: list[OutboxEntry] = []
         self._published: dict[int, bool] = {}
+        self._side: SideTables | None = None
+
+    @property
+    def side_tables(self) -> SideTables:
+        """The side tables, in a private in-memory SQLite database made on first use."""
+        with self._lock:
+            if self._side is None:
+                from ouroboros_gates.events import ledger  # the projections' modules: only when asked
+
+                engine = create_engine(
+                    "sqlite://", connect_args={"check_same_thread": False}, poolclass=StaticPool
+                )
+                ledger.metadata.create_all(engine)  # the side tables among every table of the log's schema
+                self._side = SideTables(engine)
+            return self._side
 
     def commit(
         self,

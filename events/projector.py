@@ -18,8 +18,8 @@ import orjson
 from sqlalchemy import Connection, Table, delete, func, insert, select, update
 
 from ouroboros_gates.events import tables as t
-from ouroboros_gates.events.sql import SqlEventStore, read_range
-from ouroboros_gates.events.store import StoredEvent
+from ouroboros_gates.events.sql import read_range
+from ouroboros_gates.events.store import LedgerStore, StoredEvent
 
 __all__ = [
     "CLOCK_COLUMNS",
@@ -67,7 +67,7 @@ class ProjectionStatus:
 
 
 def catch_up(
-    store: SqlEventStore, projections: Iterable[Projection], batch: int = 5000, until: datetime | None = None
+    store: LedgerStore, projections: Iterable[Projection], batch: int = 5000, until: datetime | None = None
 ) -> dict[str, int]:
     """Apply every event each projection has not seen; returns the count applied per projection."""
     applied: dict[str, int] = {}
@@ -82,9 +82,7 @@ def catch_up(
     return applied
 
 
-def _step(
-    store: SqlEventStore, projection: Projection, batch: int, until: datetime | None
-) -> tuple[int, bool]:
+def _step(store: LedgerStore, projection: Projection, batch: int, until: datetime | None) -> tuple[int, bool]:
     # A batch builds thousands of short-lived containers and frees them together: the cyclic collector
     # would only rescan them (it cost a third of a fold), so it waits until the batch is done.
     enabled = gc.isenabled()
@@ -97,7 +95,7 @@ def _step(
 
 
 def _fold_batch(
-    store: SqlEventStore, projection: Projection, batch: int, until: datetime | None
+    store: LedgerStore, projection: Projection, batch: int, until: datetime | None
 ) -> tuple[int, bool]:
     with store.writing(lock_events=False) as conn:
         start = _checkpoint(conn, projection.name, lock=True)
@@ -137,7 +135,7 @@ def _checkpoint(conn: Connection, name: str, lock: bool = False) -> int:
 
 
 def rebuild(
-    store: SqlEventStore, projections: Sequence[Projection], until: datetime | None = None
+    store: LedgerStore, projections: Sequence[Projection], until: datetime | None = None
 ) -> dict[str, int]:
     """Empty every projection's tables and checkpoint, then refold from position 0."""
     with store.writing() as conn:
@@ -151,7 +149,7 @@ def rebuild(
     return catch_up(store, projections, until=until)
 
 
-def status(store: SqlEventStore, projections: Iterable[Projection]) -> list[ProjectionStatus]:
+def status(store: LedgerStore, projections: Iterable[Projection]) -> list[ProjectionStatus]:
     """Checkpoint, lag behind the head, and row count of each projection."""
     result: list[ProjectionStatus] = []
     with store.reading() as conn:
@@ -171,7 +169,7 @@ def status(store: SqlEventStore, projections: Iterable[Projection]) -> list[Proj
     return result
 
 
-def digest(store: SqlEventStore, projections: Iterable[Projection]) -> str:
+def digest(store: LedgerStore, projections: Iterable[Projection]) -> str:
     """A sha256 over every projection table's rows in primary-key order (equal after a rebuild)."""
     sha = hashlib.sha256()
     with store.reading() as conn:
@@ -198,7 +196,7 @@ that
 come from the input itself (a run's ``started_at``, a proposal's ``posted_at``) are content and stay."""
 
 
-def content_digest(store: SqlEventStore, projections: Iterable[Projection]) -> tuple[str, int]:
+def content_digest(store: LedgerStore, projections: Iterable[Projection]) -> tuple[str, int]:
     """A sha256 over every projection table's rows without ``CLOCK_COLUMNS``, in sorted order (two runs
     interleave their messages differently), and how many rows: equal for two clean runs of the same input."""
     rows: list[bytes] = []

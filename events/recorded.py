@@ -15,8 +15,8 @@ from pathlib import Path
 from sqlalchemy import ColumnElement
 
 from ouroboros_gates.events import tables as t
-from ouroboros_gates.events.sql import SqlEventStore, read_where
-from ouroboros_gates.events.store import StoredEvent
+from ouroboros_gates.events.sql import read_where
+from ouroboros_gates.events.store import LedgerStore, StoredEvent
 from ouroboros_gates.schemas import (
     Acceptance,
     LabelProposed,
@@ -50,7 +50,7 @@ class RecordedLabel:
     source: str
 
 
-def _events(store: SqlEventStore, types: tuple[str, ...], as_of: datetime | None) -> list[StoredEvent]:
+def _events(store: LedgerStore, types: tuple[str, ...], as_of: datetime | None) -> list[StoredEvent]:
     where: list[ColumnElement[bool]] = [t.events.c.type.in_(types)]
     if as_of is not None:
         where.append(t.events.c.recorded_at <= as_of)
@@ -58,7 +58,7 @@ def _events(store: SqlEventStore, types: tuple[str, ...], as_of: datetime | None
         return read_where(conn, *where)
 
 
-def recorded_runs(store: SqlEventStore, as_of: datetime | None = None) -> list[RecordedRun]:
+def recorded_runs(store: LedgerStore, as_of: datetime | None = None) -> list[RecordedRun]:
     """Every run recorded by ``as_of`` (all when None), each once as last recorded, in run order."""
     runs: dict[str, RecordedRun] = {}
     for stored in _events(store, (RunRecorded.TYPE,), as_of):
@@ -67,7 +67,7 @@ def recorded_runs(store: SqlEventStore, as_of: datetime | None = None) -> list[R
     return [runs[run] for run in sorted(runs)]
 
 
-def _tickets(store: SqlEventStore, miner: str, as_of: datetime | None) -> set[int]:
+def _tickets(store: LedgerStore, miner: str, as_of: datetime | None) -> set[int]:
     """The tickets whose proposal or label request, recorded by then, names ``miner``."""
     tickets: set[int] = set()
     for stored in _events(store, (ProposalPosted.TYPE, LabelRequested.TYPE), as_of):
@@ -84,7 +84,7 @@ def _tickets(store: SqlEventStore, miner: str, as_of: datetime | None) -> set[in
     return tickets
 
 
-def recorded_labels(store: SqlEventStore, miner: str, as_of: datetime | None = None) -> list[RecordedLabel]:
+def recorded_labels(store: LedgerStore, miner: str, as_of: datetime | None = None) -> list[RecordedLabel]:
     """The labels proposed by ``as_of`` for the tickets whose proposal or label request names ``miner``.
 
     A rejected positive is no label at all; an instance is + when an accepted positive was recorded for
@@ -109,7 +109,7 @@ def recorded_labels(store: SqlEventStore, miner: str, as_of: datetime | None = N
     return [found[instance] for instance in sorted(found)]
 
 
-def _reviews(store: SqlEventStore, as_of: datetime | None) -> dict[int, Review]:
+def _reviews(store: LedgerStore, as_of: datetime | None) -> dict[int, Review]:
     """The operator's latest review of each proposed label (by its log position), recorded by then."""
     events = _events(store, (LabelReviewed.TYPE,), as_of)
     return {review.label: review.review for review in (stored.decode_as(LabelReviewed) for stored in events)}

@@ -33,6 +33,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ouroboros_gates.events import statements
 from ouroboros_gates.events import tables as t
+from ouroboros_gates.events.side import SideTables
 from ouroboros_gates.events.sqlwrite import RawWriter, db_time, translate
 from ouroboros_gates.events.store import (
     DEAD_LETTER,
@@ -115,6 +116,7 @@ class SqlEventStore:
         self.dialect = engine.dialect.name
         self._writer = RawWriter(self.dialect)
         self._local = threading.local()
+        self._side = SideTables(engine)
         if self._writer.postgres and not event.contains(engine, "checkin", _transactional):
             event.listen(engine, "checkin", _transactional)  # however the engine was made
 
@@ -122,6 +124,11 @@ class SqlEventStore:
     def from_url(cls, url: str) -> SqlEventStore:
         """Open the store at ``url`` (the schema must be at head: see ``events.migrate``)."""
         return cls(make_engine(url))
+
+    @property
+    def side_tables(self) -> SideTables:
+        """The handle on the tables beside the log in its database (``events.side``)."""
+        return self._side
 
     @contextmanager
     def writing(self, lock_events: bool = True) -> Iterator[Connection]:

@@ -12,18 +12,26 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
 from ouroboros_gates.events.errors import UndecodableEvent, UnknownEventType, UnknownSchemaVersion
 from ouroboros_gates.schemas import EVENT_TYPES, Event, Message, event_from_stored
 
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from sqlalchemy import Connection
+
+    from ouroboros_gates.events.side import SideTables
+
 __all__ = [
     "DEAD_LETTER",
     "REJECTED",
     "AppendResult",
     "EventStore",
+    "LedgerStore",
     "Metadata",
     "OutboxEntry",
     "StoredEvent",
@@ -220,6 +228,36 @@ class EventStore(Protocol):
 
     def mark_all_published(self, entry_ids: Sequence[int]) -> None:
         """Record the publish of several entries at once."""
+        ...
+
+    @property
+    def side_tables(self) -> SideTables:
+        """The handle on the tables beside the log that no event replays (``events.side``): the fixers'
+        budget, the decider's memory, the trigger locks."""
+        ...
+
+
+class LedgerStore(EventStore, Protocol):
+    """An event store whose database also holds the ledger (the projections' tables): what a reader of
+    the ledger, the projector and the outbox's sweeper need beyond the log. The SQL backend is one; the
+    in-memory backend keeps no ledger."""
+
+    def reading(self) -> AbstractContextManager[Connection]:
+        """A read transaction on the database of the log and its ledger (driver errors become
+        ``TransientError``)."""
+        ...
+
+    def writing(self, lock_events: bool = True) -> AbstractContextManager[Connection]:
+        """A write transaction on that database (the projector's: a batch's rows with its checkpoint),
+        holding the position lock unless ``lock_events`` is False."""
+        ...
+
+    def unrecorded_outbox(self, age_s: float, limit: int = 100) -> list[OutboxEntry]:
+        """Entries published more than ``age_s`` ago that no consumer has recorded (lost on the way)."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's connections."""
         ...
 
 

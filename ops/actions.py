@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import and_, func, select
 
 from ouroboros_gates.decider.decide import fingerprint
-from ouroboros_gates.events import SqlEventStore, read_where
+from ouroboros_gates.events import LedgerStore, read_where
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.projections import actions, decisions
 from ouroboros_gates.schemas import (
@@ -68,7 +68,7 @@ class Action:
     follow_ups: tuple[Message, ...] = ()
 
 
-def _dead_letter(store: SqlEventStore, message_id: str) -> dict[str, Any]:
+def _dead_letter(store: LedgerStore, message_id: str) -> dict[str, Any]:
     ev = t.events.c
     named = (ev.type == MessageDeadLettered.TYPE, ev.payload["message_id"].as_string() == message_id)
     with store.reading() as conn:
@@ -90,7 +90,7 @@ def _dead_letter(store: SqlEventStore, message_id: str) -> dict[str, Any]:
     return body
 
 
-def retry(store: SqlEventStore, message_id: str, now: datetime, note: str = "") -> Action:
+def retry(store: LedgerStore, message_id: str, now: datetime, note: str = "") -> Action:
     """Send a dead-lettered message again, as a new message (its own id, caused by the one that failed)."""
     body = _dead_letter(store, message_id)
     kind = next((cls for cls in MESSAGE_TYPES.values() if body["task"] == cls.TASK), None)
@@ -112,7 +112,7 @@ def retry(store: SqlEventStore, message_id: str, now: datetime, note: str = "") 
     return Action(f"fleet/retry/{message_id}", (event,), message.message_id, (message,))
 
 
-def dismiss(store: SqlEventStore, candidate: Candidate, now: datetime, note: str = "") -> Action:
+def dismiss(store: LedgerStore, candidate: Candidate, now: datetime, note: str = "") -> Action:
     """Dismiss the decision on ``candidate`` (the decision stays; the ledger marks it dismissed)."""
     table = decisions.decisions
     match = and_(
@@ -125,7 +125,7 @@ def dismiss(store: SqlEventStore, candidate: Candidate, now: datetime, note: str
     return Action(f"push/{candidate.pin}", (event,), content_id("dismiss", candidate.key))
 
 
-def review(store: SqlEventStore, label: int, verdict: Review, now: datetime, note: str = "") -> Action | None:
+def review(store: LedgerStore, label: int, verdict: Review, now: datetime, note: str = "") -> Action | None:
     """Accept or reject the proposed label at log position ``label``; None when it is already so reviewed."""
     ev, reviews = t.events.c, actions.label_reviews
     with store.reading() as conn:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import LedgerStore
 from ouroboros_gates.events.recorded import recorded_labels, recorded_runs
 from ouroboros_gates.miners import (
     DEFAULT_BLOCKS,
@@ -37,7 +37,7 @@ class LedgerLabels:
 
 
 def ledger_labels(
-    store: SqlEventStore, miner: str, as_of: datetime | None, items: Sequence[str] | None = None
+    store: LedgerStore, miner: str, as_of: datetime | None, items: Sequence[str] | None = None
 ) -> LedgerLabels:
     """The labels recorded for ``miner`` by ``as_of`` and the runs named (or, with none, recorded by then).
 
@@ -66,9 +66,7 @@ def ledger_labels(
     return LedgerLabels(Labels("ledger", tuple(rows), tuple(lines)), found, left_out)
 
 
-def replay_backtest(
-    store: SqlEventStore, miner_name: str, as_of: datetime, now: datetime
-) -> BacktestReplayed:
+def replay_backtest(store: LedgerStore, miner_name: str, as_of: datetime, now: datetime) -> BacktestReplayed:
     """The miner's backtest on the log as of ``as_of``, as the event that records it: its result, or the
     one-line reason it could not run (no labels by then, a miner whose rules are refused, a run gone)."""
     miner = find_miner(miner_name)  # an unknown name is the caller's error, not a replay to record

@@ -26,7 +26,7 @@ from types import TracebackType
 from celery import Celery
 from sqlalchemy import select
 
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import EventStore, LedgerStore
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.ops.launch import WorkerOptions, worker_argv
 from ouroboros_gates.schemas.errors import PermanentError
@@ -200,12 +200,12 @@ def fleet_for(
     return EmbeddedFleet(settings, concurrency, queues)
 
 
-def settled(store: SqlEventStore, producer: str, message_id: str) -> bool:
+def settled(store: EventStore, producer: str, message_id: str) -> bool:
     """Whether ``producer`` handled the message, rejected it, or the fleet dead-lettered it."""
     return store.is_settled(producer, message_id)
 
 
-def dead_letters(store: SqlEventStore, after: int = 0) -> list[tuple[int, dict[str, object]]]:
+def dead_letters(store: LedgerStore, after: int = 0) -> list[tuple[int, dict[str, object]]]:
     """The dead letters recorded after stream version ``after``: (version, payload), oldest first."""
     events = t.events.c
     query = (
@@ -220,7 +220,7 @@ def dead_letters(store: SqlEventStore, after: int = 0) -> list[tuple[int, dict[s
 class _Watch:
     """The dead letters of the messages a wait is for, and of the messages they follow from."""
 
-    def __init__(self, store: SqlEventStore, causes: Mapping[str, str]) -> None:
+    def __init__(self, store: LedgerStore, causes: Mapping[str, str]) -> None:
         self.store = store
         self.causes = causes
         self.known: dict[str, dict[str, object]] = {}
@@ -255,7 +255,7 @@ class _Watch:
 
 
 def wait_handled(
-    store: SqlEventStore,
+    store: LedgerStore,
     pending: dict[str, str],
     fleet: EmbeddedFleet | None = None,
     timeout_s: float = WAIT_S,
@@ -286,7 +286,7 @@ def wait_handled(
     return sorted(left)
 
 
-def _settle(store: SqlEventStore, left: dict[str, str], on_progress: Callable[[int], object] | None) -> None:
+def _settle(store: EventStore, left: dict[str, str], on_progress: Callable[[int], object] | None) -> None:
     """Drop from ``left`` the messages settled now, and tell ``on_progress`` how many."""
     done = [message_id for message_id, producer in left.items() if settled(store, producer, message_id)]
     for message_id in done:
@@ -299,7 +299,7 @@ class _Worker:
     """Whether the fleet's worker can still handle what a wait is for: alive, and not idle while messages are
     unsettled (twice in a row, ``IDLE_CHECK_S`` apart)."""
 
-    def __init__(self, store: SqlEventStore, fleet: EmbeddedFleet | None) -> None:
+    def __init__(self, store: LedgerStore, fleet: EmbeddedFleet | None) -> None:
         self.store = store
         self.fleet = fleet
         self.idle_at = time.monotonic() + IDLE_CHECK_S
@@ -321,7 +321,7 @@ class _Worker:
             raise MessageFailed(f"{len(left)} message(s) will not be handled ({why}); see {fleet.where()}")
 
 
-def _idle(store: SqlEventStore, fleet: EmbeddedFleet) -> bool:
+def _idle(store: LedgerStore, fleet: EmbeddedFleet) -> bool:
     """Nothing for the fleet's worker to do: its queues empty, nothing in flight, no follow-up to publish."""
     from ouroboros_gates.ops.status import broker_idle
 

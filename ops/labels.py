@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from ouroboros_gates.events import Metadata, SqlEventStore
+from ouroboros_gates.events import LedgerStore, Metadata
 from ouroboros_gates.events.projections.labels import label_requests
 from ouroboros_gates.forge import Forge
 from ouroboros_gates.harness import expand
 from ouroboros_gates.schemas import LabelRequest, content_id
-from ouroboros_gates.schemas.errors import OuroError
+from ouroboros_gates.schemas.errors import OuroError, TransientError
 from ouroboros_gates.schemas.settings import Settings
 
 if TYPE_CHECKING:
@@ -29,12 +29,12 @@ if TYPE_CHECKING:
 __all__ = ["label_here", "queued_requests"]
 
 
-def queued_requests(store: SqlEventStore) -> dict[int, LabelRequest]:
+def queued_requests(store: LedgerStore) -> dict[int, LabelRequest]:
     """The latest queued request of each ticket in the ledger."""
     try:
-        with store.engine.connect() as conn:
+        with store.reading() as conn:
             rows = conn.execute(select(label_requests).order_by(label_requests.c.position)).mappings().all()
-    except SQLAlchemyError:
+    except (SQLAlchemyError, TransientError):
         return {}
     found: dict[int, LabelRequest] = {}
     for row in rows:
@@ -52,7 +52,7 @@ def queued_requests(store: SqlEventStore) -> dict[int, LabelRequest]:
 
 def label_here(
     settings: Settings,
-    store: SqlEventStore,
+    store: LedgerStore,
     tickets: Sequence[int],
     runs: Sequence[str],
     forge: Callable[[], Forge],
@@ -74,7 +74,7 @@ def label_here(
     return result
 
 
-def _runs(settings: Settings, store: SqlEventStore, patterns: Sequence[str]) -> dict[str, Path]:
+def _runs(settings: Settings, store: LedgerStore, patterns: Sequence[str]) -> dict[str, Path]:
     from ouroboros_gates.workers.labeler import known_runs
 
     if not patterns:

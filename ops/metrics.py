@@ -49,7 +49,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
-from ouroboros_gates.events import DEAD_LETTER, SqlEventStore
+from ouroboros_gates.events import DEAD_LETTER, LedgerStore
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.projections import PROJECTIONS, actions, decisions, findings, runs
 from ouroboros_gates.events.projections.loop import fixer_sessions
@@ -96,7 +96,7 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)  # SQLite hands back naive UTC
 
 
-def spend_today(store: SqlEventStore, zone: ZoneInfo, cap_usd: float, now: datetime | None = None) -> Spend:
+def spend_today(store: LedgerStore, zone: ZoneInfo, cap_usd: float, now: datetime | None = None) -> Spend:
     """Σ cost of the fixer sessions (ledger) started on ``now``'s day in ``zone``: the budget's day."""
     local = (now or datetime.now(UTC)).astimezone(zone)
     start = datetime.combine(local.date(), time(), zone)
@@ -111,7 +111,7 @@ class FleetCollector(Collector):
     """Reads the broker and the event log at each scrape (see the module's table)."""
 
     def __init__(
-        self, store: SqlEventStore, broker: Celery, zone: ZoneInfo, cap_usd: float, state: Path | None = None
+        self, store: LedgerStore, broker: Celery, zone: ZoneInfo, cap_usd: float, state: Path | None = None
     ) -> None:
         self.store, self.broker, self.zone, self.cap_usd, self.state = store, broker, zone, cap_usd, state
 
@@ -218,7 +218,7 @@ class FleetCollector(Collector):
         family = CounterMetricFamily(
             "ouro_trigger_occurrences", "Cron trigger occurrences by outcome.", labels=["trigger", "outcome"]
         )
-        for name, row in sorted(lock_rows(self.store.engine).items()):
+        for name, row in sorted(lock_rows(self.store.side_tables).items()):
             for outcome, column in _TRIGGER_COUNTS:
                 family.add_metric([name, outcome], float(row[column]))
         return family
@@ -317,7 +317,7 @@ def _add(family: GaugeMetricFamily, labels: list[str], value: Any) -> None:
 
 
 def registry_for(
-    store: SqlEventStore, broker: Celery, zone: ZoneInfo, cap_usd: float, state: Path | None = None
+    store: LedgerStore, broker: Celery, zone: ZoneInfo, cap_usd: float, state: Path | None = None
 ) -> CollectorRegistry:
     """A registry holding only the fleet's collector (no process metrics of the API itself); ``state`` is
     where the measurer's snapshot and the recorded runs lie."""

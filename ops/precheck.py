@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ouroboros_gates.events import SqlEventStore, utcnow
+from ouroboros_gates.events import EventStore, utcnow
 from ouroboros_gates.forge import Forge
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.prechecker import RunIndex, is_mining, precheck, registered_kinds
@@ -22,7 +22,7 @@ _INDENT = " " * 8
 
 
 def precheck_rows(
-    forge: Forge, store: SqlEventStore | None, settings: Settings, tickets: Sequence[int] = ()
+    forge: Forge, store: EventStore | None, settings: Settings, tickets: Sequence[int] = ()
 ) -> list[dict[str, Any]]:
     """One verdict per ticket (every open mining ticket when none is named), as JSON-ready rows."""
     chosen = [forge.ticket(n) for n in tickets] if tickets else [t for t in forge.tickets() if is_mining(t)]

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, utcnow
+from ouroboros_gates.events import EventStore, Metadata, StreamWrite, utcnow
 from ouroboros_gates.forge import Ticket, WritableForge
 from ouroboros_gates.llm import metered_from_settings
 from ouroboros_gates.miners import discover
@@ -82,13 +82,13 @@ def chosen_tickets(forge: WritableForge, tickets: Sequence[int]) -> list[Ticket]
     return [forge.ticket(n) for n in tickets] if tickets else [t for t in forge.tickets() if is_mining(t)]
 
 
-def recorded_calls(store: SqlEventStore) -> list[ProposerCall]:
+def recorded_calls(store: EventStore) -> list[ProposerCall]:
     """Every proposer call recorded, oldest first."""
     return [e.decode_as(ProposerCallCompleted).call for e in store.read_stream(CALLS_STREAM)]
 
 
 def propose_tickets(
-    settings: Settings, store: SqlEventStore, forge: WritableForge, tickets: Sequence[int], batch: int | None
+    settings: Settings, store: EventStore, forge: WritableForge, tickets: Sequence[int], batch: int | None
 ) -> Proposed:
     """Ask the configured chat model for a proposal per ticket (``batch`` tickets a call), post and record
     each,
@@ -111,7 +111,7 @@ def propose_tickets(
     return done
 
 
-def record_proposals(batches: Iterable[Batch], forge: WritableForge, store: SqlEventStore) -> Proposed:
+def record_proposals(batches: Iterable[Batch], forge: WritableForge, store: EventStore) -> Proposed:
     """Post each batch's comments and append, per call, its cost row and, per comment posted, its
     ``ProposalPosted`` with a ``PrecheckTicket`` in the outbox."""
     done = Proposed()
@@ -134,7 +134,7 @@ def record_proposals(batches: Iterable[Batch], forge: WritableForge, store: SqlE
     return done
 
 
-def census(settings: Settings, store: SqlEventStore, forge: WritableForge, tickets: Sequence[int]) -> Census:
+def census(settings: Settings, store: EventStore, forge: WritableForge, tickets: Sequence[int]) -> Census:
     """Each ticket's latest proposal measured against the miners (``census_row``); a ticket without one, or
     with a malformed one, is a note."""
     miners, _broken = discover()

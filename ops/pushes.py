@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TextIO
 
-from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite
+from ouroboros_gates.events import EventStore, LedgerStore, Metadata, StreamWrite
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import catch_up
 from ouroboros_gates.forge.checkout import query, repo_key
@@ -175,7 +175,7 @@ def push_message(push: Push, tenant: str) -> DecidePush:
     )
 
 
-def record_push(store: SqlEventStore, push: Push, message: DecidePush, queued: bool = True) -> bool:
+def record_push(store: EventStore, push: Push, message: DecidePush, queued: bool = True) -> bool:
     """Append ``PushReceived`` on ``push/<head>``, with the ``DecidePush`` in the same transaction (outbox)
     when ``queued``. Returns False when this push was recorded before."""
     event = PushReceived(repo=push.repo, base=push.base, head=push.head, ref=push.ref)
@@ -184,14 +184,14 @@ def record_push(store: SqlEventStore, push: Push, message: DecidePush, queued: b
     return not result.duplicate
 
 
-def relay(store: SqlEventStore, settings: Settings) -> int:
+def relay(store: EventStore, settings: Settings) -> int:
     """Publish the outbox on the broker these settings name (not the one the process started with)."""
     from ouroboros_gates.workers import build_app, relay_outbox
 
     return relay_outbox(store, limit=1000, publisher=build_app(settings, include=False))
 
 
-def handled(store: SqlEventStore, message_id: str) -> bool:
+def handled(store: EventStore, message_id: str) -> bool:
     """Whether the decider handled (or rejected, or dead-lettered) the message."""
     from ouroboros_gates.ops.embedded import settled
 
@@ -199,7 +199,7 @@ def handled(store: SqlEventStore, message_id: str) -> bool:
 
 
 def wait_decided(
-    store: SqlEventStore, message_ids: list[str], deadline_s: float, alive: object = None
+    store: EventStore, message_ids: list[str], deadline_s: float, alive: object = None
 ) -> list[str]:
     """Wait up to ``deadline_s`` for every message; returns those still undecided."""
     end = time.monotonic() + deadline_s
@@ -252,7 +252,7 @@ def worker_serves(settings: Settings, queue: str = "decider", timeout_s: float =
 
 
 def decide_pushes(
-    store: SqlEventStore,
+    store: EventStore,
     settings: Settings,
     pairs: list[tuple[Push, DecidePush]],
     deadline_s: float,
@@ -265,7 +265,7 @@ def decide_pushes(
 
 
 def _via_queue(
-    store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float
+    store: EventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float
 ) -> Decided:
     from ouroboros_gates.ops.embedded import EmbeddedFleet
 
@@ -281,7 +281,7 @@ def _via_queue(
 
 
 def _here(
-    store: SqlEventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float
+    store: EventStore, settings: Settings, pairs: list[tuple[Push, DecidePush]], deadline_s: float
 ) -> Decided:
     """The decider worker's core run here on each push, its events appended as the worker appends them. A push
     not decided by the deadline (or whose decision failed) is queued for the decider worker instead: the push
@@ -307,7 +307,7 @@ def _here(
 
 
 def _decide_by(
-    message: DecidePush, settings: Settings, store: SqlEventStore, end: float
+    message: DecidePush, settings: Settings, store: EventStore, end: float
 ) -> tuple[str, list[DecisionMade]] | Exception | None:
     """The core's answer by the monotonic time ``end``, or the exception it raised, or None when it is still
     deciding then (its thread is left behind: a daemon, it ends with the process)."""
@@ -334,7 +334,7 @@ def _decide_by(
     return found[0] if found else None
 
 
-def decisions_of(store: SqlEventStore, head: str, message_id: str | None = None) -> list[Decision]:
+def decisions_of(store: EventStore, head: str, message_id: str | None = None) -> list[Decision]:
     """The decisions recorded on ``push/<head>`` (those answering one message, when given)."""
     found = []
     for event in store.read_stream(f"push/{head}"):
@@ -376,7 +376,7 @@ class PrePush:
 
 
 def pre_push(
-    store: SqlEventStore,
+    store: LedgerStore,
     settings: Settings,
     repo: Path,
     env: Mapping[str, str],
@@ -404,7 +404,7 @@ def pre_push(
     return PrePush(decided.by, tuple(_ref(store, message, decided) for _push, message in pairs))
 
 
-def _ref(store: SqlEventStore, message: DecidePush, decided: Decided) -> RefDecided:
+def _ref(store: EventStore, message: DecidePush, decided: Decided) -> RefDecided:
     if message.message_id in decided.late:
         return RefDecided(message, late=True)
     if message.message_id in decided.failed:

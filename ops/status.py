@@ -13,7 +13,7 @@ from celery import Celery
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from ouroboros_gates.events import SqlEventStore, open_store
+from ouroboros_gates.events import LedgerStore, open_store
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import ProjectionStatus, status
@@ -115,7 +115,7 @@ def status_at(url: str, broker: Celery = app) -> FleetStatus:
     return fleet_status(store, broker)
 
 
-def fleet_status(store: SqlEventStore, broker: Celery = app) -> FleetStatus:
+def fleet_status(store: LedgerStore, broker: Celery = app) -> FleetStatus:
     """Read everything ``ouro status`` shows; what does not answer is reported, not raised."""
     depths, error = queue_depths(broker)
     taken, taken_error = held(broker)
@@ -127,7 +127,7 @@ def fleet_status(store: SqlEventStore, broker: Celery = app) -> FleetStatus:
     return snapshot
 
 
-def _read_log(store: SqlEventStore, snapshot: FleetStatus) -> None:
+def _read_log(store: LedgerStore, snapshot: FleetStatus) -> None:
     with store.reading() as conn:
         snapshot.head = int(
             conn.execute(select(func.coalesce(func.max(t.events.c.position), 0))).scalar_one()

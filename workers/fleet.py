@@ -67,7 +67,7 @@ def trigger(self: Any, name: str) -> str:
     ctx = context()
     fired = fire(
         name,
-        ctx.store.engine,
+        ctx.store.side_tables,
         registered=set(self.app.tasks),
         publish=publish,
         tenant=ctx.settings.tenant,

@@ -23,9 +23,10 @@ from pydantic import ValidationError
 from ouroboros_gates.events import (
     DEAD_LETTER,
     REJECTED,
+    EventStore,
+    LedgerStore,
     Metadata,
     OutboxEntry,
-    SqlEventStore,
     StreamWrite,
     open_store,
 )
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 _RECORD_ATTEMPTS = 4  # a dead letter is parked first, then recorded: the record is retried in place
 _OPEN_RETRY_S = 2.0  # a message that met an event log it could not open is retried this much later
 M = TypeVar("M", bound=Message)
+_Kept = TypeVar("_Kept")
 
 
 @dataclass(frozen=True)
@@ -67,11 +69,23 @@ class Outcome:
 
 @dataclass
 class Context:
-    """What a core may use: the settings, the event store, and who is running it."""
+    """What a core may use: the settings, the event store, who is running it, and what its process keeps
+    between messages."""
 
     settings: Settings
-    store: SqlEventStore
+    store: LedgerStore
     worker: str
+    kept: dict[Callable[[], Any], Any] = field(default_factory=dict)
+    """The process's caches by the factory that made each (``keep``)."""
+
+    def keep(self, kind: Callable[[], _Kept]) -> _Kept:
+        """This process's one ``kind()``, made on first use: a cache a core keeps between messages (the miner
+        worker's catalogue, the verdicts it has read), held by the context a worker process makes after the
+        fork, never by a module."""
+        if kind not in self.kept:
+            self.kept[kind] = kind()
+        found: _Kept = self.kept[kind]
+        return found
 
 
 _contexts: dict[int, Context] = {}
@@ -105,7 +119,7 @@ def publish(message: Message, queue: str | None = None, via: Celery | None = Non
     )
 
 
-def relay_outbox(store: SqlEventStore, limit: int = 100, publisher: Celery | None = None) -> int:
+def relay_outbox(store: EventStore, limit: int = 100, publisher: Celery | None = None) -> int:
     """Publish pending outbox entries (on ``publisher``, by default the process's app); a failed publish
     stays pending with its error."""
     return _publish(store, store.pending_outbox(limit), publisher or app)
@@ -121,7 +135,7 @@ def redeliver_lost(ctx: Context, limit: int = 100, publisher: Celery | None = No
     return _publish(ctx.store, entries, publisher or app)
 
 
-def _publish(store: SqlEventStore, entries: Sequence[OutboxEntry], sender: Celery) -> int:
+def _publish(store: EventStore, entries: Sequence[OutboxEntry], sender: Celery) -> int:
     sent: list[int] = []
     for entry in entries:
         try:
@@ -156,7 +170,7 @@ def relay_committed(ctx: Context, committed: Sequence[OutboxEntry]) -> int:
 
 
 def send_through_outbox(
-    store: SqlEventStore, messages: Sequence[Message], producer: str, publisher: Celery | None = None
+    store: EventStore, messages: Sequence[Message], producer: str, publisher: Celery | None = None
 ) -> tuple[tuple[OutboxEntry, ...], int]:
     """Send messages from outside the fleet (``ouro ingest``) as a worker sends its follow-ups: queued in
     the event log's outbox in one transaction, then published. One the broker refuses stays pending for the

@@ -5,8 +5,8 @@ goes through, does at each occurrence.
 Celery beat fires ``fleet.trigger`` with a trigger's name at each occurrence of its cron entry (in
 ``OURO_TIMEZONE``, America/Los_Angeles by default). The task publishes the trigger's message, unless the
 previous occurrence still runs: **skip while running** is a lock, not a flag. The lock is one row per
-trigger in ``ouro_trigger_locks``, in the event log's own database (so it works on the embedded SQLite
-default as on PostgreSQL), taken with one atomic statement::
+trigger in ``ouro_trigger_locks``, a side table in the event log's own database (``events.side``: it works
+on the embedded SQLite default as on PostgreSQL, and no replay rebuilds it), taken with one atomic statement::
 
     UPDATE ouro_trigger_locks SET message_id = :new, expires_at = :now + lock_s, …
      WHERE name = :trigger AND (expires_at < :now OR <the held message was handled, rejected or
@@ -29,25 +29,21 @@ on its row, where ``ouro triggers`` and ``GET /metrics`` read them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from celery.schedules import crontab
 from sqlalchemy import (
-    Connection,
-    Engine,
     exists,
-    inspect,
     or_,
     select,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ouroboros_gates.events import ensure_schema, settling
+from ouroboros_gates.events import SideTables, settling
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.tables import trigger_locks
 from ouroboros_gates.schemas import MESSAGE_TYPES, Message, content_id
@@ -61,7 +57,6 @@ __all__ = [
     "Fired",
     "Trigger",
     "beat_schedule",
-    "ensure_lock_table",
     "fire",
     "lock_rows",
     "locks",
@@ -171,20 +166,6 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
 locks = trigger_locks  # one row per trigger, in the event log's database (migration 0004)
 
 
-@contextmanager
-def _writing(engine: Engine) -> Iterator[Connection]:
-    """A write transaction; on the event log's SQLite engine it begins IMMEDIATE, so writers queue."""
-    with engine.connect() as raw:
-        conn = raw.execution_options(ouro_write=True)
-        with conn.begin():
-            yield conn
-
-
-def ensure_lock_table(engine: Engine) -> None:
-    """The lock table is part of the event log's schema: make sure the schema is at head."""
-    ensure_schema(engine)
-
-
 @dataclass(frozen=True)
 class Fired:
     """What one occurrence of a trigger did."""
@@ -226,11 +207,10 @@ def _finished(task: str) -> Any:
     )
 
 
-def _record(engine: Engine, trigger: Trigger, outcome: str, now: datetime) -> None:
+def _record(side: SideTables, trigger: Trigger, outcome: str, now: datetime) -> None:
     counter = locks.c.skips if outcome == RUNNING else locks.c.not_built
-    ensure_lock_table(engine)
-    with _writing(engine) as conn:
-        conn.execute(_insert_row(engine.dialect.name, trigger.name, trigger.task))
+    with side.writing() as conn:
+        conn.execute(_insert_row(side.dialect, trigger.name, trigger.task))
         conn.execute(
             update(locks)
             .where(locks.c.name == trigger.name)
@@ -240,7 +220,7 @@ def _record(engine: Engine, trigger: Trigger, outcome: str, now: datetime) -> No
 
 def fire(
     name: str,
-    engine: Engine,
+    side: SideTables,
     *,
     registered: Collection[str],
     publish: Callable[[Message], None],
@@ -255,7 +235,7 @@ def fire(
     at = (now or datetime.now(UTC)).astimezone(UTC)
     message = _message(trigger, at, tenant) if trigger.task in registered else None
     if message is None:
-        _record(engine, trigger, NOT_BUILT, at)
+        _record(side, trigger, NOT_BUILT, at)
         log.info("trigger %s: %s (%s has no task or message type yet)", name, NOT_BUILT, trigger.task)
         return Fired(name, NOT_BUILT)
     take = (
@@ -271,28 +251,27 @@ def fire(
             last_at=_ms(at),
         )
     )
-    ensure_lock_table(engine)
-    with _writing(engine) as conn:
-        conn.execute(_insert_row(engine.dialect.name, name, trigger.task))
+    with side.writing() as conn:
+        conn.execute(_insert_row(side.dialect, name, trigger.task))
         taken = conn.execute(take).rowcount == 1
     if not taken:
-        _record(engine, trigger, RUNNING, at)
+        _record(side, trigger, RUNNING, at)
         log.warning("trigger %s: %s (the previous occurrence still holds the lock)", name, RUNNING)
         return Fired(name, RUNNING)
     try:
         publish(message)
     except BaseException:
         # Nothing was sent: free the lock at once rather than blocking every occurrence until it expires.
-        with _writing(engine) as conn:
+        with side.writing() as conn:
             conn.execute(update(locks).where(locks.c.message_id == message.message_id).values(expires_at=0))
         raise
     log.info("trigger %s: published %s %s", name, trigger.task, message.message_id)
     return Fired(name, PUBLISHED, message.message_id)
 
 
-def lock_rows(engine: Engine) -> dict[str, dict[str, Any]]:
+def lock_rows(side: SideTables) -> dict[str, dict[str, Any]]:
     """Every trigger's lock row by name (empty before the first occurrence)."""
-    if not inspect(engine).has_table(locks.name):
+    if not side.has_table(locks.name):
         return {}
-    with engine.connect() as conn:
+    with side.reading() as conn:
         return {row["name"]: dict(row) for row in conn.execute(select(locks)).mappings()}

@@ -2,7 +2,7 @@
 operating points on the other folds, and summarise with repository-cluster bootstrap intervals.
 
 The program is a ``Scorer``: ``scorer(unit, fold) -> Score``. It must retrieve only examples the fold
-allows (``fold.memory_allows(group)``); the memory-vote program does so through ``retrieve.eligible``.
+allows (none of its evaluation groups); the memory-vote program does so through ``retrieve.eligible``.
 """
 
 from __future__ import annotations

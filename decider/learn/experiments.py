@@ -75,10 +75,6 @@ def mcnemar_exact(outcomes: Sequence[Outcome]) -> tuple[int, int, float]:
     return b, c, min(1.0, 2 * binomial_cdf(min(b, c), b + c))
 
 
-def _normal_cdf(x: float) -> float:
-    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
-
-
 def _crossing(c: float, info: Sequence[float]) -> float:
     """P(crossing either O'Brien-Fleming boundary c/sqrt(t)) under H0, two looks (numerical integration)."""
     t1, t2 = info

@@ -43,10 +43,6 @@ class Fold:
     eval_groups: frozenset[str]
     insufficient: str | None = None
 
-    def memory_allows(self, group: str) -> bool:
-        """Whether an example of ``group`` may be retrieved while evaluating this fold."""
-        return group not in self.eval_groups
-
 
 @dataclass(frozen=True)
 class FoldPlan:

@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 
 from fastapi import FastAPI
 
-from ouroboros_gates.events import SqlEventStore, open_store
+from ouroboros_gates.events import LedgerStore, open_store
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import catch_up
 from ouroboros_gates.ops.api._actions import action_routes
@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 _BEARER = {"bearer": {"type": "http", "scheme": "bearer", "description": "OURO_API_TOKEN"}}
 
 
-def _keep_caught_up(store: SqlEventStore, every_s: float, stop: threading.Event) -> None:
+def _keep_caught_up(store: LedgerStore, every_s: float, stop: threading.Event) -> None:
     while True:
         try:
             catch_up(store, PROJECTIONS)
@@ -58,7 +58,7 @@ def _keep_caught_up(store: SqlEventStore, every_s: float, stop: threading.Event)
             return
 
 
-def _lifespan(store: SqlEventStore, every_s: float | None) -> Callable[[FastAPI], Any]:
+def _lifespan(store: LedgerStore, every_s: float | None) -> Callable[[FastAPI], Any]:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         stop = threading.Event()
@@ -106,7 +106,7 @@ def create_app(
     return api
 
 
-def _prepare_state(settings: Settings, store: SqlEventStore, zone: ZoneInfo) -> None:
+def _prepare_state(settings: Settings, store: LedgerStore, zone: ZoneInfo) -> None:
     """What the reads need written before they run, so that a read never writes: the export key, and for a
     state with no snapshot yet (a fresh install) one measurement of the log as it stands (the measure
     trigger keeps it current from then on)."""

@@ -14,7 +14,7 @@ from fastapi import Query
 from prometheus_client import CollectorRegistry
 from sqlalchemy import Select
 
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import LedgerStore
 from ouroboros_gates.schemas.settings import Settings
 
 __all__ = [
@@ -60,7 +60,7 @@ class Deps:
     """What the routes share: the settings, the event store, the broker and the measuring tools built once."""
 
     settings: Settings
-    store: SqlEventStore
+    store: LedgerStore
     broker: Celery
     zone: ZoneInfo
     cap_usd: float

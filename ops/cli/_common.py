@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ouroboros_gates.schemas.errors import OuroError
 
 if TYPE_CHECKING:
-    from ouroboros_gates.events import SqlEventStore
+    from ouroboros_gates.events import LedgerStore
     from ouroboros_gates.forge import WritableForge
     from ouroboros_gates.schemas.settings import Settings
 
@@ -35,7 +35,7 @@ def instant(text: str, option: str = "--as-of", zone: tzinfo = UTC) -> datetime:
     return (moment if moment.tzinfo else moment.replace(tzinfo=zone)).astimezone(UTC)
 
 
-def event_store(settings: Settings | None = None) -> SqlEventStore:
+def event_store(settings: Settings | None = None) -> LedgerStore:
     """The event store the settings name (``OURO_DATABASE_URL``, else the embedded SQLite log), at head."""
     from ouroboros_gates.events import open_store
     from ouroboros_gates.schemas.settings import load_settings

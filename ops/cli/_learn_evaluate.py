@@ -10,7 +10,6 @@ from typing import Any
 from ouroboros_gates.ops.cli._learn_common import progress as _progress
 from ouroboros_gates.ops.cli._learn_common import say, workspace
 from ouroboros_gates.schemas.errors import OuroError
-from ouroboros_gates.schemas.settings import load_settings
 
 __all__ = ["evaluate_benchmark", "evaluate_loso", "say", "store_benchmark"]
 
@@ -22,12 +21,13 @@ def store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
     from ouroboros_gates.decider.learn.benchmark import analyse_cases, benchmark_memory, load_cases
     from ouroboros_gates.decider.learn.keep import keep_examples
     from ouroboros_gates.decider.memory import Memory
+    from ouroboros_gates.ops.cli._common import event_store
 
     cases = load_cases(benchmark, expected)
     analysed, skipped = analyse_cases(cases, benchmark, jobs=jobs, progress=_progress("analysed files"))
     digest = hashlib.sha256(expected.read_bytes()).hexdigest()
     examples = [replace(e, id="", label_set_digest=digest) for e in benchmark_memory(cases, analysed)]
-    new = keep_examples(load_settings().event_log_url, Memory(examples))
+    new = keep_examples(event_store().side_tables, Memory(examples))
     positives = sum(e.y for e in examples)
     print(
         f"benchmark {expected.name}: {len(examples)} examples ({positives} vulnerable) from {len(cases)} "

@@ -158,7 +158,7 @@ def triggers(
     from ouroboros_gates.workers.triggers import lock_rows
 
     settings = load_settings()
-    shown = plan(ZoneInfo(settings.timezone), datetime.now(UTC), count, lock_rows(event_store().engine))
+    shown = plan(ZoneInfo(settings.timezone), datetime.now(UTC), count, lock_rows(event_store().side_tables))
     if as_json:
         console.print_json(data=[{**asdict(p), "next": [d.isoformat() for d in p.next]} for p in shown])
         return

@@ -121,9 +121,10 @@ def memory_build(
     print(f"  written: {path}")
     if store:
         from ouroboros_gates.decider.learn.keep import keep_examples
+        from ouroboros_gates.ops.cli._common import event_store
 
         print(
-            f"  stored: {keep_examples(load_settings().event_log_url, memory)} new examples in the "
+            f"  stored: {keep_examples(event_store().side_tables, memory)} new examples in the "
             "decider's store"
         )
 
@@ -319,6 +320,7 @@ def adopt_cmd(
     """Adopt a compiled program: adopted.json, the decider's store, and optionally the package."""
     from ouroboros_gates.decider.learn.artifacts import ProgramShelf, exportable, with_evaluation
     from ouroboros_gates.decider.learn.keep import keep_adopted
+    from ouroboros_gates.ops.cli._common import event_store
 
     ws = workspace()
     sha, program = ProgramShelf(ws.root / "programs").adopt(program_id)
@@ -327,7 +329,7 @@ def adopt_cmd(
         if not report.is_file():
             raise OuroError(f"--evaluation: {report}: no such report")
         program = with_evaluation(program, json.loads(report.read_text()))
-    keep_adopted(load_settings().event_log_url, program)
+    keep_adopted(event_store().side_tables, program)
     print(f"adopted {sha} for profile {program.profile} (program {program.program_id[:12]})")
     if export:
         units = {u.uid: u for u in ws.labels().units}

@@ -100,10 +100,12 @@ def schema(name: Annotated[str | None, typer.Argument(help="A type; omit to list
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Take the database to the newest schema."""
-    from ouroboros_gates.events import current_revision
+    from ouroboros_gates.events import current_revision, ensure_schema, make_engine
 
-    store = event_store()
-    console.print(f"database at revision {current_revision(store.engine)}")
+    engine = make_engine(load_settings().event_log_url)
+    ensure_schema(engine)
+    console.print(f"database at revision {current_revision(engine)}")
+    engine.dispose()
 
 
 @db_app.command("current")

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ouroboros_gates.events import Metadata, SqlEventStore, StreamWrite, iter_all, open_store
+from ouroboros_gates.events import EventStore, LedgerStore, Metadata, StreamWrite, iter_all, open_store
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import catch_up
 from ouroboros_gates.forge import WritableForge
@@ -79,7 +79,7 @@ def fixers_refusal(settings: Settings) -> str | None:
     return f"fixers refuse unattended launch: {why}" if sandbox is None else None
 
 
-def launch_verdicts(store: SqlEventStore) -> list[PrecheckVerdict]:
+def launch_verdicts(store: EventStore) -> list[PrecheckVerdict]:
     """The latest pre-check verdict of each ticket, where it is launch."""
     latest: dict[int, PrecheckVerdict] = {}
     for event in iter_all(store):
@@ -90,7 +90,7 @@ def launch_verdicts(store: SqlEventStore) -> list[PrecheckVerdict]:
 
 
 def fixer_step(
-    store: SqlEventStore,
+    store: LedgerStore,
     settings: Settings,
     verdicts: Sequence[PrecheckVerdict],
     shared: SharedFleet | None = None,
@@ -121,7 +121,7 @@ def fixer_step(
         return launched + ingested + through_queue(store, settings, queues, fleet, waiting=tasks(mines))
 
 
-def _session_run(store: SqlEventStore, message: LaunchFixer) -> SessionRun | None:
+def _session_run(store: EventStore, message: LaunchFixer) -> SessionRun | None:
     """The session a handled launch recorded (its FixerSessionEnded), as the task saw it."""
     from ouroboros_gates.workers.fixer import SessionRun
 
@@ -133,7 +133,7 @@ def _session_run(store: SqlEventStore, message: LaunchFixer) -> SessionRun | Non
     return None
 
 
-def train_step(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
+def train_step(store: LedgerStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
     """``RunMergeTrain`` handled by a merger worker, when a ready head is untried."""
     from ouroboros_gates.workers.merger import ready_pulls, tried_heads
 
@@ -148,14 +148,14 @@ def train_step(store: SqlEventStore, settings: Settings, shared: SharedFleet | N
     return through_queue(store, settings, ["merger"], shared, publish=[message])
 
 
-def hands_step(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
+def hands_step(store: LedgerStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
     """The main job's hands: fixer sessions on the launch verdicts when fixers may launch, then the train."""
     verdicts = launch_verdicts(store)
     fixed = Handled() if fixers_refusal(settings) else fixer_step(store, settings, verdicts, shared)
     return fixed + train_step(store, settings, shared)
 
 
-def fix(store: SqlEventStore, settings: Settings, tickets: Sequence[int] = ()) -> Handled:
+def fix(store: LedgerStore, settings: Settings, tickets: Sequence[int] = ()) -> Handled:
     """``ouro fix``: a fixer session per ticket (``tickets``, else every one) whose latest verdict is launch,
     through the fixer's queue; the ledger caught up."""
     verdicts = [v for v in launch_verdicts(store) if not tickets or v.ticket in tickets]
@@ -164,7 +164,7 @@ def fix(store: SqlEventStore, settings: Settings, tickets: Sequence[int] = ()) -
     return done
 
 
-def train_here(forge: WritableForge, store: SqlEventStore, settings: Settings) -> set[tuple[int, str]]:
+def train_here(forge: WritableForge, store: LedgerStore, settings: Settings) -> set[tuple[int, str]]:
     """``ouro train``: the merge train once over ``forge``, in this process; the (pull request, head) pairs it
     took, the ledger caught up."""
     from ouroboros_gates.workers.merger import train_writes

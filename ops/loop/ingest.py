@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import Progress
 from sqlalchemy import func, select
 
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import EventStore, LedgerStore
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.ops.embedded import SharedFleet
 from ouroboros_gates.ops.loop.queue import Handled, tasks, through_queue
@@ -20,7 +20,7 @@ __all__ = ["ingest_step", "measure_step"]
 
 
 def ingest_step(
-    store: SqlEventStore, settings: Settings, messages: list[IngestRun], shared: SharedFleet
+    store: LedgerStore, settings: Settings, messages: list[IngestRun], shared: SharedFleet
 ) -> Handled:
     """Ingest the runs not recorded yet, then wait for each run's mine: the one its recorded content asks for
     (a run still being written may have grown since its message was made), published here for a run recorded
@@ -42,13 +42,13 @@ def ingest_step(
         return sent + through_queue(store, settings, None, shared, waiting=mines, on_progress=advance)
 
 
-def _unmined(store: SqlEventStore, recorded: list[IngestRun]) -> list[Message]:
+def _unmined(store: EventStore, recorded: list[IngestRun]) -> list[Message]:
     """The mines not handled yet of the runs these messages recorded."""
     mines = [mine for m in recorded if (mine := _recorded_mine(store, m)) is not None]
     return [mine for mine in mines if not store.is_handled(mine.TASK, mine.message_id)]
 
 
-def _recorded_mine(store: SqlEventStore, message: IngestRun) -> MineRun | None:
+def _recorded_mine(store: EventStore, message: IngestRun) -> MineRun | None:
     """The mine a recorded ingest asked for (its id follows the content the worker read), or None."""
     for event in reversed(store.read_stream(f"run/{message.run}")):
         if event.type == RunRecorded.TYPE and event.meta.get("message_id") == message.message_id:
@@ -57,7 +57,7 @@ def _recorded_mine(store: SqlEventStore, message: IngestRun) -> MineRun | None:
     return None
 
 
-def measure_step(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
+def measure_step(store: LedgerStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
     """Measure as of the last event the loop recorded (not the wall clock, and not the measurements
     themselves: a second run over the same corpus measures the same instant and prints the same)."""
     with store.reading() as conn:

@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ouroboros_gates.events import SqlEventStore, open_store
+from ouroboros_gates.events import LedgerStore, open_store
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import catch_up
 from ouroboros_gates.llm import endpoint_from_settings
@@ -98,7 +98,7 @@ def loop_forge(corpus: Path, settings: Settings) -> Settings | None:
 
 
 def _steps(
-    store: SqlEventStore,
+    store: LedgerStore,
     settings: Settings,
     forge_settings: Settings | None,
     messages: list[IngestRun],
@@ -131,7 +131,7 @@ def _steps(
 
 
 def _ingest_and_mine(
-    store: SqlEventStore, settings: Settings, messages: list[IngestRun], shared: SharedFleet, console: Console
+    store: LedgerStore, settings: Settings, messages: list[IngestRun], shared: SharedFleet, console: Console
 ) -> bool:
     """The runs ingested and mined (``ingest_step``); False, having said which messages were not handled in
     time, when one was not."""
@@ -142,7 +142,7 @@ def _ingest_and_mine(
 
 
 def _summary(
-    store: SqlEventStore,
+    store: LedgerStore,
     settings: Settings,
     forge_settings: Settings | None,
     runs: set[str],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import LedgerStore
 from ouroboros_gates.events.tables import outbox
 from ouroboros_gates.forge.factory import open_forge
 from ouroboros_gates.llm import endpoint_from_settings
@@ -20,7 +20,7 @@ __all__ = ["label_step", "precheck_step"]
 
 
 def precheck_step(
-    store: SqlEventStore, settings: Settings, key: str, shared: SharedFleet | None = None
+    store: LedgerStore, settings: Settings, key: str, shared: SharedFleet | None = None
 ) -> Handled:
     """One ``PrecheckTicket`` per open mining ticket of the settings' forge, handled by the prechecker.
 
@@ -35,7 +35,7 @@ def precheck_step(
     return through_queue(store, settings, ["prechecker"], shared, publish=messages)
 
 
-def label_step(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
+def label_step(store: LedgerStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
     """With a chat model configured, the label requests the pre-check queued, handled by the labeler (an
     embedded worker on ``gpu``); without one they stay queued."""
     if endpoint_from_settings(settings) is None:

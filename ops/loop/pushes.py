@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import LedgerStore
 from ouroboros_gates.ops.embedded import SharedFleet
 from ouroboros_gates.ops.loop.queue import Handled, tasks, through_queue
 from ouroboros_gates.ops.pushes import Push, handled, push_message, record_push
@@ -34,7 +34,7 @@ def forge_pushes(settings: Settings) -> list[Push]:
     return pushes
 
 
-def decide_step(store: SqlEventStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
+def decide_step(store: LedgerStore, settings: Settings, shared: SharedFleet | None = None) -> Handled:
     """Record each forge push not decided yet and let the decider worker decide it (a second run records
     and publishes nothing)."""
     pairs = [(p, push_message(p, settings.tenant)) for p in forge_pushes(settings)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from celery import Celery
 
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import EventStore, LedgerStore
 from ouroboros_gates.ops.embedded import WAIT_S, SharedFleet, fleet_for, wait_handled
 from ouroboros_gates.schemas import Message
 from ouroboros_gates.schemas.settings import Settings
@@ -52,7 +52,7 @@ def tasks(messages: Iterable[Message]) -> dict[str, str]:
 
 
 def through_queue(
-    store: SqlEventStore,
+    store: LedgerStore,
     settings: Settings,
     queues: Sequence[str] | None,
     shared: SharedFleet | None = None,
@@ -76,16 +76,14 @@ def through_queue(
     return Handled(tuple(m for m in pending if m not in left), before, dict.fromkeys(left, why))
 
 
-def _handled_before(
-    store: SqlEventStore, wanted: Mapping[str, str]
-) -> tuple[tuple[str, ...], dict[str, str]]:
+def _handled_before(store: EventStore, wanted: Mapping[str, str]) -> tuple[tuple[str, ...], dict[str, str]]:
     """The messages handled before (never sent again), and the rest (message id -> task)."""
     before = tuple(m for m, task in wanted.items() if store.is_handled(task, m))
     return before, {m: task for m, task in wanted.items() if m not in before}
 
 
 def _send(
-    store: SqlEventStore, settings: Settings, sender: Celery, messages: Sequence[Message], relay: bool
+    store: EventStore, settings: Settings, sender: Celery, messages: Sequence[Message], relay: bool
 ) -> None:
     """Publish the messages on the settings' broker (whatever this process's environment says), and the outbox
     when ``relay``."""

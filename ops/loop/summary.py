@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import func, select
 
-from ouroboros_gates.events import SqlEventStore, iter_all
+from ouroboros_gates.events import EventStore, LedgerStore, iter_all
 from ouroboros_gates.events import tables as t
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projections.findings import findings
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-def print_labels(store: SqlEventStore, console: Console) -> None:
+def print_labels(store: LedgerStore, console: Console) -> None:
     """The labels the labeler proposed, with their acceptance and why (nothing when it has not run)."""
     with store.reading() as conn:
         rows = list(conn.execute(select(labels).order_by(labels.c.ticket, labels.c.position)).mappings())
@@ -70,7 +70,7 @@ def print_labels(store: SqlEventStore, console: Console) -> None:
     console.print(table)
 
 
-def print_findings(store: SqlEventStore, chosen: set[str], console: Console) -> None:
+def print_findings(store: LedgerStore, chosen: set[str], console: Console) -> None:
     """Findings per miner and rule, and the first one's proof in full (each fact with file:line)."""
     with store.reading() as conn:
         rows = list(
@@ -127,7 +127,7 @@ def _short(file: str) -> str:
         return file
 
 
-def print_backtests(store: SqlEventStore, console: Console) -> None:
+def print_backtests(store: EventStore, console: Console) -> None:
     """Each accepted miner's backtest row (the one it was accepted on); a miner whose latest version the fleet
     refused is listed under the table with the reason."""
     accepted: dict[str, MinerAcceptance] = {}
@@ -207,7 +207,7 @@ def _series_row(table: Table, name: str, point: dict[str, Any]) -> None:
     table.add_row(name, f"{point['value']:.4f}", " ".join(x for x in (interval, labels) if x))
 
 
-def print_decisions(store: SqlEventStore, settings: Settings, console: Console) -> None:
+def print_decisions(store: EventStore, settings: Settings, console: Console) -> None:
     """The decider's answers on the forge's pushes: BLOCK / ADVISORY / DROP with p and the rationale."""
     pushes = forge_pushes(settings)
     if not pushes:
@@ -230,7 +230,7 @@ def print_decisions(store: SqlEventStore, settings: Settings, console: Console) 
             )
 
 
-def print_runs(store: SqlEventStore, chosen: set[str], console: Console) -> None:
+def print_runs(store: LedgerStore, chosen: set[str], console: Console) -> None:
     """The runs ingested: lines, tool calls, errors, malformed lines, cost and the cache-read share."""
     table = Table(title="Runs ingested")
     for name in ("run", "lines", "tool calls", "errors", "malformed", "cost USD", "cache read / input"):
@@ -261,7 +261,7 @@ def print_runs(store: SqlEventStore, chosen: set[str], console: Console) -> None
     console.print(table)
 
 
-def print_ledger(store: SqlEventStore, console: Console) -> None:
+def print_ledger(store: LedgerStore, console: Console) -> None:
     """The event log's size, each projection's rows, checkpoint and lag, and the ledger's content digest."""
     with store.reading() as conn:
         events = int(conn.execute(select(func.count()).select_from(t.events)).scalar_one())
@@ -279,7 +279,7 @@ def print_ledger(store: SqlEventStore, console: Console) -> None:
     )
 
 
-def print_verdicts(store: SqlEventStore, console: Console, settings: Settings) -> None:
+def print_verdicts(store: LedgerStore, console: Console, settings: Settings) -> None:
     """The ledger's latest verdict per ticket and the labeler's queue (the main job's section)."""
     with store.reading() as conn:
         rows = list(conn.execute(select(verdicts).order_by(verdicts.c.position)).mappings())
@@ -311,7 +311,7 @@ def _print_waiting(waiting: list[int], settings: Settings, console: Console) -> 
         console.print(f"label requests sent to the labeler: {tickets} (its labels below)")
 
 
-def print_train(store: SqlEventStore, console: Console, only: set[tuple[int, str]] | None = None) -> None:
+def print_train(store: LedgerStore, console: Console, only: set[tuple[int, str]] | None = None) -> None:
     """The merge train's results and the tickets the close-ticket gate closed, from the ledger."""
     with store.reading() as conn:
         rows = list(conn.execute(select(merges).order_by(merges.c.position)).mappings())
@@ -340,7 +340,7 @@ def _print_closed(closed: list[Any], console: Console) -> None:
         console.print("close-ticket gate: no ticket closed")
 
 
-def print_fixers(store: SqlEventStore, settings: Settings, console: Console) -> None:
+def print_fixers(store: LedgerStore, settings: Settings, console: Console) -> None:
     """Fixer sessions from the ledger, or why fixers are off."""
     with store.reading() as conn:
         rows = list(conn.execute(select(fixer_sessions).order_by(fixer_sessions.c.position)).mappings())

@@ -191,3 +191,40 @@ def test_an_append_that_waits_for_a_held_position_lock_fails_as_transient_after_
     finally:
         holder.close()
         sql.close()
+
+
+def test_every_store_hands_out_its_side_tables_with_the_budget_in_them(store: EventStore) -> None:
+    from datetime import UTC, datetime
+
+    from ouroboros_gates.events.budget import Budget
+
+    side = store.side_tables
+    assert store.side_tables is side  # one handle per store
+    budget = Budget(side, cap_usd=5.0)
+    noon = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)
+    assert budget.reserve(7, 3.0, noon).granted
+    assert not budget.reserve(7, 1.0, noon).granted  # one session per ticket
+    assert "would pass the cap" in budget.reserve(8, 2.5, noon).reason
+    store.commit([StreamWrite("a", [_event(1)])], Metadata("t"))  # the log moves; the side tables do not
+    assert budget.settle(7, 1.0).charged_usd == 1.0
+    assert budget.day_totals("2026-10-05") == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_rebuild_of_the_ledger_leaves_the_side_tables_as_they_were(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    from datetime import UTC, datetime
+
+    from ouroboros_gates.events.budget import Budget
+    from ouroboros_gates.events.projections import PROJECTIONS
+    from ouroboros_gates.events.projector import rebuild
+
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    sql = SqlEventStore.from_url(url)
+    ensure_schema(sql.engine)
+    budget = Budget(sql.side_tables, cap_usd=5.0)
+    assert budget.reserve(3, 2.0, datetime(2026, 10, 5, 19, 0, tzinfo=UTC)).granted
+    rebuild(sql, PROJECTIONS)
+    assert budget.day_totals("2026-10-05") == (2.0, 0.0)  # not a projection: nothing refolds it
+    sql.close()

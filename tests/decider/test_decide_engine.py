@@ -15,7 +15,7 @@ from ouroboros_gates.decider.decide import Engine, decide_all, fallback_line, op
 from ouroboros_gates.decider.memory import Memory, MemoryRefused, MemoryStore
 from ouroboros_gates.decider.program import OperatingPoint, Program
 from ouroboros_gates.decider.repos import normalise_repo
-from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.events import SideTables, ensure_schema, make_engine
 from ouroboros_gates.llm import ChatClient, Endpoint, MeteredClient, load_manifest
 from ouroboros_gates.schemas import Action, Undecided
 from ouroboros_gates.schemas.settings import Settings
@@ -155,7 +155,7 @@ def test_no_program_is_the_fallback_line() -> None:
 def test_lookup_order_setting_then_store_then_packaged(tmp_path: Path, sqlite_url: str) -> None:
     engine = make_engine(sqlite_url)
     ensure_schema(engine)
-    store = MemoryStore(engine)
+    store = MemoryStore(SideTables(engine))
     settings = Settings(state=tmp_path)
     assert find_program(settings, store, chat=False).program.kind == "memory-vote"  # type: ignore[union-attr]
     packaged = find_program(settings, store, chat=True)
@@ -191,7 +191,7 @@ def test_dismissals_stay_in_the_repository_and_form_a_user_memory_at_ten(
     engine = make_engine(sqlite_url)
     ensure_schema(engine)
     with pytest.raises(MemoryRefused):
-        MemoryStore(engine).save(local)
+        MemoryStore(SideTables(engine)).save(local)
     from ouroboros_gates.decider.decide import dismiss as suppress
 
     kept = suppress(run, {d["fingerprint"] for d in dismissals(tmp_path)})
@@ -207,7 +207,7 @@ def test_embeddings_from_the_endpoint_rerank_and_a_failure_says_signals_only(
     engine = make_engine(sqlite_url)
     ensure_schema(engine)
     client = EmbeddingClient(Endpoint("openai", model_server.url + "/v1", "fake-embed"))
-    embedder = CachedEmbedder(ModelEmbedder("fake-embed", client.embed), MemoryStore(engine))
+    embedder = CachedEmbedder(ModelEmbedder("fake-embed", client.embed), MemoryStore(SideTables(engine)))
     vote = Program(kind="memory-vote", operating_points={"*": OperatingPoint(advisory=0.5)})
     mem = memory()
     mem.embed(embedder)
@@ -216,7 +216,11 @@ def test_embeddings_from_the_endpoint_rerank_and_a_failure_says_signals_only(
     asked = [r for r in model_server.requests if r["path"] == "/v1/embeddings"]
     assert (
         asked
-        and len(MemoryStore(engine).get_embeddings("fake-embed", [e.embedding_key for e in mem.examples]))
+        and len(
+            MemoryStore(SideTables(engine)).get_embeddings(
+                "fake-embed", [e.embedding_key for e in mem.examples]
+            )
+        )
         == 8
     )
     model_server.script([{"path": "/v1/embeddings", "status": 500}])
@@ -239,7 +243,9 @@ def test_build_engine_reads_the_embedding_endpoint_from_the_settings(
     settings = Settings(
         state=tmp_path, embed_model="fake-embed", embed_api="openai", embed_url=model_server.url + "/v1"
     )
-    built, lookup = build_engine(settings, "acme/shop", store=MemoryStore(engine), memory=memory())
+    built, lookup = build_engine(
+        settings, "acme/shop", store=MemoryStore(SideTables(engine)), memory=memory()
+    )
     assert lookup.program is not None and lookup.program.kind == "memory-vote" and built.embedder is not None
     built.columns, built.validate = COLUMNS, None  # hand-made records: not of the real feature set
     run = decide_all([item("search")], built)

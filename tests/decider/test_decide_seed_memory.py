@@ -10,7 +10,7 @@ from dataclasses import replace
 from ouroboros_gates.decider.memory import MemoryStore
 from ouroboros_gates.decider.seed import SEED_DIR, build_seed_memory, corpus_memory
 from ouroboros_gates.decider.shipped import load_shipped
-from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.events import SideTables, ensure_schema, make_engine
 
 
 def test_every_seed_label_matches_a_candidate_and_both_labels_are_present() -> None:
@@ -26,7 +26,7 @@ def test_every_seed_label_matches_a_candidate_and_both_labels_are_present() -> N
 def test_a_scan_retrieves_the_shipped_memory_beside_the_stores_examples(sqlite_url: str) -> None:
     engine = make_engine(sqlite_url)
     ensure_schema(engine)
-    store = MemoryStore(engine)
+    store = MemoryStore(SideTables(engine))
     shipped = load_shipped()
     assert corpus_memory(store).digest == shipped.digest  # nothing built at run time: the seed ships
     seed, _missed = build_seed_memory()

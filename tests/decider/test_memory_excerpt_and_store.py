@@ -14,7 +14,7 @@ from ouroboros_gates.decider.excerpt import (
     redact_comments,
 )
 from ouroboros_gates.decider.memory import Memory, MemoryRefused, MemoryStore, example_from_record
-from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.events import SideTables, ensure_schema, make_engine
 from ouroboros_gates.schemas import Candidate, FeatureRecord, InstrumentState, State
 
 SHA = "a" * 40
@@ -89,7 +89,7 @@ def test_example_holds_no_path_or_repository() -> None:
 def test_store_round_trip_is_idempotent_and_refuses_user_rows(sqlite_url: str) -> None:
     engine = make_engine(sqlite_url)
     ensure_schema(engine)
-    store = MemoryStore(engine)
+    store = MemoryStore(SideTables(engine))
     a = example_from_record(record(), y=1, code=CODE, start_line=1, source="seed", group="g1")
     b = example_from_record(
         record(hits=0), y=0, code=CODE + "\n    pass", start_line=1, source="seed", group="g2"
@@ -110,7 +110,7 @@ def test_store_round_trip_is_idempotent_and_refuses_user_rows(sqlite_url: str) -
 def test_embeddings_are_cached_per_model(sqlite_url: str) -> None:
     engine = make_engine(sqlite_url)
     ensure_schema(engine)
-    store = MemoryStore(engine)
+    store = MemoryStore(SideTables(engine))
     embedder = CachedEmbedder(HashingEmbedder(64), store)
     first = embedder.embed([make_excerpt(CODE, 1, "python").text, make_excerpt(CODE, 7, "python").text])
     assert embedder.asked == 1 and first[0] == first[1]

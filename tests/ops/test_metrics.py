@@ -99,9 +99,9 @@ def test_log_metrics_outcomes_latency_spend_and_triggers(
         outbox=[Probe(message_id="metrics-probe-2", probe="q")],
     )
     at = datetime.now(UTC) - timedelta(minutes=1)
-    fire("measure", store.engine, registered={"measurer.measure"}, publish=lambda _: None, now=at)
-    fire("measure", store.engine, registered={"measurer.measure"}, publish=lambda _: None, now=at)
-    fire("detector", store.engine, registered=set(), publish=lambda _: None, now=at)
+    fire("measure", store.side_tables, registered={"measurer.measure"}, publish=lambda _: None, now=at)
+    fire("measure", store.side_tables, registered={"measurer.measure"}, publish=lambda _: None, now=at)
+    fire("detector", store.side_tables, registered=set(), publish=lambda _: None, now=at)
     monkeypatch.setenv(CAP_KEY, "20")
 
     samples = _scrape(_on(seeded, "memory://"))

@@ -17,7 +17,7 @@ import pytest
 from ouroboros_gates.events import SqlEventStore, ensure_schema
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers import build_app, declare_queues
-from ouroboros_gates.workers.triggers import NOT_BUILT, PUBLISHED, ensure_lock_table, lock_rows, locks
+from ouroboros_gates.workers.triggers import NOT_BUILT, PUBLISHED, lock_rows, locks
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -39,7 +39,6 @@ def worker(tmp_path: Path, redis_url: str, pg_url: str) -> Iterator[tuple[Any, S
     declare_queues(sender)
     store = SqlEventStore.from_url(pg_url)
     ensure_schema(store.engine)
-    ensure_lock_table(store.engine)
     with store.engine.begin() as conn:
         conn.execute(locks.delete())
     log = tmp_path / "worker.log"
@@ -99,7 +98,7 @@ def test_fleet_trigger_publishes_measure_and_records_what_is_not_built(
         sender.send_task("fleet.trigger", args=[name], queue="fleet")
 
     def settled() -> dict[str, dict[str, Any]] | None:
-        rows = lock_rows(store.engine)
+        rows = lock_rows(store.side_tables)
         return rows if len(rows) == 4 and rows["measure"]["runs"] == 1 else None
 
     rows = _wait(settled, "all four triggers to fire", log)
@@ -119,6 +118,8 @@ def test_fleet_trigger_publishes_measure_and_records_what_is_not_built(
     # Its run is over, so the next occurrence publishes a new message.
     sender.send_task("fleet.trigger", args=["measure"], queue="fleet")
     rows = _wait(
-        lambda: (r := lock_rows(store.engine)) and r["measure"]["runs"] == 2 and r, "a second measure", log
+        lambda: (r := lock_rows(store.side_tables)) and r["measure"]["runs"] == 2 and r,
+        "a second measure",
+        log,
     )
     assert rows["measure"]["message_id"] != first

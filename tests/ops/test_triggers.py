@@ -14,9 +14,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from sqlalchemy import Engine, delete
+from sqlalchemy import delete
 
-from ouroboros_gates.events import Metadata, SqlEventStore, ensure_schema
+from ouroboros_gates.events import Metadata, SideTables, SqlEventStore, ensure_schema
 from ouroboros_gates.ops.triggers import next_occurrences
 from ouroboros_gates.schemas import Measure, Message, PrecheckSweep, RunMergeTrain
 from ouroboros_gates.schemas.errors import PermanentError
@@ -27,7 +27,6 @@ from ouroboros_gates.workers.triggers import (
     RUNNING,
     TRIGGERS,
     Fired,
-    ensure_lock_table,
     fire,
     lock_rows,
     locks,
@@ -44,16 +43,15 @@ def store(request: pytest.FixtureRequest) -> SqlEventStore:
     url = request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url")
     found = SqlEventStore.from_url(url)
     ensure_schema(found.engine)
-    ensure_lock_table(found.engine)
     with found.engine.begin() as conn:
         conn.execute(delete(locks))
     return found
 
 
 def _fire(
-    engine: Engine, sent: list[Message], at: datetime, lock_s: float = 3600, name: str = "measure"
+    side: SideTables, sent: list[Message], at: datetime, lock_s: float = 3600, name: str = "measure"
 ) -> Fired:
-    return fire(name, engine, registered=BUILT, publish=sent.append, lock_s=lock_s, now=at)
+    return fire(name, side, registered=BUILT, publish=sent.append, lock_s=lock_s, now=at)
 
 
 def _handle(store: SqlEventStore, message_id: str, consumer: str = "measurer.measure") -> None:
@@ -69,7 +67,7 @@ def test_two_concurrent_beats_run_the_trigger_once(store: SqlEventStore) -> None
 
         def beat(sent: list[Message], at: datetime, barrier: threading.Barrier, results: list[Fired]) -> None:
             barrier.wait()
-            results.append(_fire(store.engine, sent, at))
+            results.append(_fire(store.side_tables, sent, at))
 
         threads = [threading.Thread(target=beat, args=(sent, at, barrier, results)) for _ in range(2)]
         for thread in threads:
@@ -79,7 +77,7 @@ def test_two_concurrent_beats_run_the_trigger_once(store: SqlEventStore) -> None
         assert sorted(r.outcome for r in results) == [PUBLISHED, RUNNING], results
         assert len(sent) == 1 and isinstance(sent[0], Measure) and sent[0].at == at
         _handle(store, sent[0].message_id)  # the measure ran: the next day's occurrence may fire
-    row = lock_rows(store.engine)["measure"]
+    row = lock_rows(store.side_tables)["measure"]
     assert (row["runs"], row["skips"], row["not_built"]) == (5, 5, 0)
 
 
@@ -87,25 +85,27 @@ def test_an_occurrence_skips_while_the_previous_runs_and_fires_once_it_is_handle
     store: SqlEventStore,
 ) -> None:
     sent: list[Message] = []
-    first = _fire(store.engine, sent, T0)
+    first = _fire(store.side_tables, sent, T0)
     assert first.outcome == PUBLISHED and first.message_id == sent[0].message_id
-    assert _fire(store.engine, sent, T0 + timedelta(minutes=5)).outcome == RUNNING
+    assert _fire(store.side_tables, sent, T0 + timedelta(minutes=5)).outcome == RUNNING
     _handle(store, sent[0].message_id)
-    again = _fire(store.engine, sent, T0 + timedelta(minutes=10))
+    again = _fire(store.side_tables, sent, T0 + timedelta(minutes=10))
     assert again.outcome == PUBLISHED and len(sent) == 2 and sent[1].message_id != sent[0].message_id
     # A rejected or dead-lettered message also ends its run.
     _handle(store, sent[1].message_id, consumer="fleet.dead_letter")
-    assert _fire(store.engine, sent, T0 + timedelta(minutes=15)).outcome == PUBLISHED
-    assert lock_rows(store.engine)["measure"]["last_outcome"] == PUBLISHED
+    assert _fire(store.side_tables, sent, T0 + timedelta(minutes=15)).outcome == PUBLISHED
+    assert lock_rows(store.side_tables)["measure"]["last_outcome"] == PUBLISHED
 
 
 def test_a_crashed_runs_lock_expires(store: SqlEventStore) -> None:
     sent: list[Message] = []
-    assert _fire(store.engine, sent, T0, lock_s=60).outcome == PUBLISHED  # its worker dies: never handled
-    assert _fire(store.engine, sent, T0 + timedelta(seconds=59), lock_s=60).outcome == RUNNING
-    assert _fire(store.engine, sent, T0 + timedelta(seconds=61), lock_s=60).outcome == PUBLISHED
+    assert (
+        _fire(store.side_tables, sent, T0, lock_s=60).outcome == PUBLISHED
+    )  # its worker dies: never handled
+    assert _fire(store.side_tables, sent, T0 + timedelta(seconds=59), lock_s=60).outcome == RUNNING
+    assert _fire(store.side_tables, sent, T0 + timedelta(seconds=61), lock_s=60).outcome == PUBLISHED
     assert len(sent) == 2
-    row = lock_rows(store.engine)["measure"]
+    row = lock_rows(store.side_tables)["measure"]
     assert (row["runs"], row["skips"], row["message_id"]) == (2, 1, sent[1].message_id)
 
 
@@ -114,9 +114,9 @@ def test_a_failed_publish_frees_the_lock(store: SqlEventStore) -> None:
         raise ConnectionError("broker down")
 
     with pytest.raises(ConnectionError):
-        fire("measure", store.engine, registered=BUILT, publish=broken, now=T0)
+        fire("measure", store.side_tables, registered=BUILT, publish=broken, now=T0)
     sent: list[Message] = []
-    assert _fire(store.engine, sent, T0 + timedelta(minutes=1)).outcome == PUBLISHED
+    assert _fire(store.side_tables, sent, T0 + timedelta(minutes=1)).outcome == PUBLISHED
 
 
 @pytest.mark.parametrize("name", ["detector"])
@@ -125,14 +125,14 @@ def test_a_trigger_whose_task_is_not_built_records_it(store: SqlEventStore, name
     for minute in range(2):
         fired = fire(
             name,
-            store.engine,
+            store.side_tables,
             registered=set(app.tasks),
             publish=sent.append,
             now=T0 + timedelta(minutes=minute),
         )
         assert fired == Fired(name, NOT_BUILT)
     assert sent == []
-    row = lock_rows(store.engine)[name]
+    row = lock_rows(store.side_tables)[name]
     assert (row["runs"], row["not_built"], row["last_outcome"]) == (0, 2, NOT_BUILT)
 
 
@@ -140,7 +140,7 @@ def test_the_precheck_trigger_publishes_a_sweep_of_the_mining_tickets(store: Sql
     import ouroboros_gates.workers.tasks  # noqa: F401  (registers every task, as a worker does)
 
     sent: list[Message] = []
-    fired = fire("precheck", store.engine, registered=set(app.tasks), publish=sent.append, now=T0)
+    fired = fire("precheck", store.side_tables, registered=set(app.tasks), publish=sent.append, now=T0)
     assert fired.outcome == PUBLISHED
     assert len(sent) == 1 and isinstance(sent[0], PrecheckSweep) and sent[0].message_id == fired.message_id
     assert sent[0].TASK == TRIGGERS["precheck"].task == "prechecker.sweep"
@@ -150,16 +150,16 @@ def test_the_merge_train_trigger_publishes_a_run_of_the_train(store: SqlEventSto
     import ouroboros_gates.workers.tasks  # noqa: F401  (registers every task, as a worker does)
 
     sent: list[Message] = []
-    fired = fire("merge_train", store.engine, registered=set(app.tasks), publish=sent.append, now=T0)
+    fired = fire("merge_train", store.side_tables, registered=set(app.tasks), publish=sent.append, now=T0)
     assert fired.outcome == PUBLISHED
     assert len(sent) == 1 and isinstance(sent[0], RunMergeTrain) and sent[0].message_id == fired.message_id
     assert sent[0].TASK == TRIGGERS["merge_train"].task == "merger.train"
 
 
 def test_an_unknown_trigger_is_a_permanent_error(sqlite_url: str) -> None:
-    engine = SqlEventStore.from_url(sqlite_url).engine
+    side = SqlEventStore.from_url(sqlite_url).side_tables
     with pytest.raises(PermanentError, match="unknown trigger 'nightly'; known: detector, measure"):
-        fire("nightly", engine, registered=BUILT, publish=lambda _: None)
+        fire("nightly", side, registered=BUILT, publish=lambda _: None)
 
 
 def test_beat_runs_each_trigger_through_fleet_trigger_in_los_angeles() -> None:

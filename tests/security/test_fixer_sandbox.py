@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 from fake_model_server import FakeModelServer
 
-from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.events import SideTables, ensure_schema, make_engine
 from ouroboros_gates.events.budget import Budget
 from ouroboros_gates.forge import LocalForge
 from ouroboros_gates.schemas import PrecheckOutcome, PrecheckVerdict
@@ -98,7 +98,7 @@ def _attack(
         settings=settings,
         forge=forge,
         git_dir=forge.git_dir(),
-        budget=Budget(world["engine"], cap),
+        budget=Budget(SideTables(world["engine"]), cap),
         sandbox=find_sandbox()[0],
         now=lambda: NOON,
         forge_paths=ForgePaths(forge.forge_dir, forge.writes_dir),
@@ -321,7 +321,7 @@ def test_item4_a_last_line_past_the_reservation_is_stopped_and_charged_only_the_
     assert run.stopped == "stopped at its reservation ($5.00 of $1.50)"
     assert not (Path(run.session.worktree) / "survived").exists()  # killed while it lingered
     assert (run.session.cost_usd, run.session.overrun_usd) == (5.0, 3.5)  # the ledger says what it spent
-    budget = Budget(world["engine"], 2.0)
+    budget = Budget(SideTables(world["engine"]), 2.0)
     assert budget.day_totals("2026-10-05") == pytest.approx((0.0, 1.5))  # the cap is charged the reservation
     assert budget.day_overrun("2026-10-05") == pytest.approx(3.5)  # and the overrun is a figure of its own
     refused, _ = _attack(world, {}, ticket=48, cap=2.0, reserve=0.25)
@@ -335,4 +335,4 @@ def test_item4_the_cost_stream_is_watched_as_it_comes(world: dict[str, Any]) -> 
     assert (run.session.cost_usd, run.session.overrun_usd) == (1.75, 0.25)
     readings = [json.loads(line).get("total_cost_usd") for line in run.log.read_text().splitlines()]
     assert [r for r in readings if r is not None] == [0.25, 0.75, 1.25, 1.75]  # nothing read past the stop
-    assert Budget(world["engine"], 10.0).day_totals("2026-10-05") == pytest.approx((0.0, 1.5))
+    assert Budget(SideTables(world["engine"]), 10.0).day_totals("2026-10-05") == pytest.approx((0.0, 1.5))

@@ -29,15 +29,14 @@ RUNS = ("3e7b1f5d-9c2a-4d84-a6f3-8b0e5d2c7a41", "7a2c5f9e-1d3b-4e8a-9c64-0f5b3e7
 
 
 @pytest.fixture
-def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Context]:
+def ctx(tmp_path: Path) -> Iterator[Context]:
     for run in RUNS:
         shutil.copytree(EXAMPLES / run, tmp_path / "runs" / run)
     store = SqlEventStore.from_url(f"sqlite:///{tmp_path / 'events.sqlite'}")
     ensure_schema(store.engine)
-    monkeypatch.setattr(
-        tasks, "CATALOGUE", Catalogue(None, fresh_s=0)
-    )  # this test's own, looked at each time
-    yield Context(Settings(state=tmp_path / "state", roots=str(tmp_path / "runs")), store, "test")
+    settings = Settings(state=tmp_path / "state", roots=str(tmp_path / "runs"))
+    # this test's own catalogue, looked at each time
+    yield Context(settings, store, "test", kept={Catalogue: Catalogue(None, fresh_s=0)})
     store.close()
 
 
@@ -98,12 +97,10 @@ class _Republished(Catalogue):
         return tuple(MinerVersion(v.miner, "f" * 64) if v.name == "sleep-poll" else v for v in found)
 
 
-def test_a_mine_that_finds_a_version_with_no_verdict_has_it_judged_then_mines(
-    ctx: Context, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_mine_that_finds_a_version_with_no_verdict_has_it_judged_then_mines(ctx: Context) -> None:
     [accept] = _handle(ctx, _ingest(ctx, RUNS[0]))
     [mine] = _handle(ctx, accept)
-    monkeypatch.setattr(tasks, "CATALOGUE", _Republished(None, fresh_s=0))
+    ctx.kept[Catalogue] = _Republished(None, fresh_s=0)
     [later] = _handle(ctx, mine)
     assert isinstance(later, AcceptMiner) and later.mine.run == RUNS[0]
     assert later.mine.message_id != mine.message_id and later.mine.causation_id == later.message_id

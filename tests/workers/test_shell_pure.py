@@ -68,3 +68,16 @@ def test_a_pure_core_failing_on_a_message_handled_already_is_a_duplicate_not_a_d
     other = Probe(message_id="pure-000003", probe="r").to_json_dict()  # never handled: still dead-lettered
     assert _deliver(core, other, True) == "dead-lettered"
     assert store.is_handled(DEAD_LETTER, "pure-000003")
+
+
+def test_a_context_keeps_one_of_each_kind_for_its_process(store: SqlEventStore) -> None:
+    ctx = shell.context()
+    made: list[int] = []
+
+    def counter() -> list[int]:
+        made.append(1)
+        return made
+
+    assert ctx.keep(counter) is ctx.keep(counter) is made and made == [1]  # made once, then kept
+    assert ctx.keep(dict) is ctx.keep(dict) and set(ctx.kept) == {counter, dict}  # one per kind
+    assert shell.Context(ctx.settings, store, "other").kept == {}  # another process keeps its own

@@ -8,7 +8,7 @@ from pathlib import Path
 from ouroboros_gates.decider.memory import MemoryStore
 from ouroboros_gates.decider.push import decide_repository
 from ouroboros_gates.decider.report import flows
-from ouroboros_gates.events import SqlEventStore
+from ouroboros_gates.events import EventStore
 from ouroboros_gates.forge import LocalForge, open_forge
 from ouroboros_gates.schemas import NULL_COMMIT, DecidePush, DecisionMade
 from ouroboros_gates.schemas.errors import PermanentError
@@ -30,9 +30,7 @@ def locate(message: DecidePush, settings: Settings) -> Path:
     return forge.git_dir()
 
 
-def decide_push(
-    message: DecidePush, settings: Settings, store: SqlEventStore
-) -> tuple[str, list[DecisionMade]]:
+def decide_push(message: DecidePush, settings: Settings, store: EventStore) -> tuple[str, list[DecisionMade]]:
     """One ``DecisionMade`` per candidate of the push, and the stream they go to (``push/<head>``)."""
     base = None if message.base == NULL_COMMIT else message.base
     run, _lookup = decide_repository(
@@ -41,7 +39,7 @@ def decide_push(
         message.repo,
         message.head,
         base,
-        store=MemoryStore(store.engine),
+        store=MemoryStore(store.side_tables),
         deadline_s=settings.decider_deadline_s,
         priors=message.priors,
     )

@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from sqlalchemy import Engine
-
+from ouroboros_gates.events import SideTables
 from ouroboros_gates.events.budget import Budget
 from ouroboros_gates.harness.cost import SessionCosts
 from ouroboros_gates.schemas.settings import Settings
@@ -19,9 +18,9 @@ from ouroboros_gates.schemas.settings import Settings
 __all__ = ["LiveCost", "budget_for", "folded_cost"]
 
 
-def budget_for(engine: Engine, settings: Settings) -> Budget:
+def budget_for(side: SideTables, settings: Settings) -> Budget:
     """The daily budget under ``OURO_FIXER_DAILY_CAP_USD`` on days of ``OURO_TIMEZONE``."""
-    return Budget(engine, settings.fixer_daily_cap_usd, settings.timezone)
+    return Budget(side, settings.fixer_daily_cap_usd, settings.timezone)
 
 
 class LiveCost:

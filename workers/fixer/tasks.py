@@ -27,7 +27,7 @@ def launch(message: LaunchFixer, ctx: Context) -> Outcome:
         log.warning("fixer.launch #%d: OURO_REPOSITORY names no checkout to branch from", message.ticket)
         return Outcome()
     sandbox, _why = find_sandbox()
-    budget = budget_for(ctx.store.engine, ctx.settings)
+    budget = budget_for(ctx.store.side_tables, ctx.settings)
     result = run_session(
         message.verdict,
         settings=ctx.settings,

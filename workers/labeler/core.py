@@ -13,10 +13,11 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from ouroboros_gates.events import SqlEventStore, StreamWrite
+from ouroboros_gates.events import LedgerStore, StreamWrite
 from ouroboros_gates.events.projections.runs import runs as runs_table
 from ouroboros_gates.forge import Forge
 from ouroboros_gates.schemas import Event, LabelerRunCompleted, LabelProposed, LabelRequest
+from ouroboros_gates.schemas.errors import TransientError
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.labeler.client import chat_from_settings
 from ouroboros_gates.workers.labeler.gpu import sharing_from_settings
@@ -27,7 +28,7 @@ from ouroboros_gates.workers.labeler.sources import miner_reproducer, sources_fo
 __all__ = ["known_runs", "label_tickets", "run_events"]
 
 
-def known_runs(settings: Settings, store: SqlEventStore | None = None) -> dict[str, Path]:
+def known_runs(settings: Settings, store: LedgerStore | None = None) -> dict[str, Path]:
     """Run id -> ``events.jsonl`` of every run under the state directory (``runs/<run>/``, where the hook
     records sessions, and ``<run>/``, where it did before) and every run the log recorded."""
     layouts = ("*/events.jsonl", "runs/*/events.jsonl")
@@ -36,12 +37,12 @@ def known_runs(settings: Settings, store: SqlEventStore | None = None) -> dict[s
     }
     if store is not None:
         try:
-            with store.engine.connect() as conn:
+            with store.reading() as conn:
                 rows = conn.execute(
                     select(runs_table.c.run, runs_table.c.path).order_by(runs_table.c.run)
                 ).all()
-        except SQLAlchemyError:  # the ledger is not built yet: the state directory's runs are all there is
-            rows = []
+        except (SQLAlchemyError, TransientError):
+            rows = []  # the ledger is not built yet: the state directory's runs are all there is
         for run, recorded in rows:
             path = Path(recorded)
             path = path if path.is_absolute() else settings.state_dir / path

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ouroboros_gates.events import SqlEventStore, StreamWrite, utcnow
+from ouroboros_gates.events import EventStore, StreamWrite, utcnow
 from ouroboros_gates.forge import WritableForge
 from ouroboros_gates.forge.local import LocalForge
 from ouroboros_gates.schemas import Event, MergeAttempted, Merged, MergeOutcome, MergeRefused
@@ -14,7 +14,7 @@ from ouroboros_gates.workers.merger.train import merger_identity, ready_pulls, r
 __all__ = ["train_writes", "tried_heads"]
 
 
-def tried_heads(forge: WritableForge, store: SqlEventStore) -> set[tuple[int, str]]:
+def tried_heads(forge: WritableForge, store: EventStore) -> set[tuple[int, str]]:
     """(pull request, head) pairs the train already took, from each ready pull request's stream."""
     tried = set()
     for pull in ready_pulls(forge):
@@ -25,7 +25,7 @@ def tried_heads(forge: WritableForge, store: SqlEventStore) -> set[tuple[int, st
     return tried
 
 
-def train_writes(forge: WritableForge, store: SqlEventStore, settings: Settings) -> list[StreamWrite]:
+def train_writes(forge: WritableForge, store: EventStore, settings: Settings) -> list[StreamWrite]:
     """Run the train once; per head MergeAttempted then Merged or MergeRefused, and a TicketClosed for
     each ticket a merged pull request closes through the close-ticket gate."""
     repository = forge.git_dir() if isinstance(forge, LocalForge) else settings.repository

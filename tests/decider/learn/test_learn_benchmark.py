@@ -128,7 +128,7 @@ def test_the_command_writes_its_report(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_the_benchmark_becomes_memory_in_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ouroboros_gates.decider.memory import MemoryStore
-    from ouroboros_gates.events import make_engine
+    from ouroboros_gates.events import SideTables, make_engine
 
     code, expected = _benchmark(tmp_path / "bench", per_cell=3)
     monkeypatch.setenv("OURO_STATE", str(tmp_path / "state"))
@@ -138,7 +138,9 @@ def test_the_benchmark_becomes_memory_in_the_store(tmp_path: Path, monkeypatch: 
     assert result.exit_code == 0, result.output
     # every SQL case has a candidate; a strong hash raises no signal, so its case has no example
     assert "9 examples (6 vulnerable) from 12 cases" in result.output and "stored: 9 new" in result.output
-    stored = MemoryStore(make_engine(f"sqlite:///{tmp_path / 'state' / 'events.sqlite'}")).load("static")
+    stored = MemoryStore(SideTables(make_engine(f"sqlite:///{tmp_path / 'state' / 'events.sqlite'}"))).load(
+        "static"
+    )
     assert len(stored) == 9 and len({e.group for e in stored.examples}) == 9
     assert {e.family for e in stored.examples} == {"sql_injection", "weak_crypto"}
     again = CliRunner().invoke(app, args)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.events import SideTables, ensure_schema, make_engine
 from ouroboros_gates.events.budget import Budget, budget_day
 from ouroboros_gates.workers.fixer import LiveCost, folded_cost
 
@@ -22,7 +22,7 @@ NOON = datetime(2026, 10, 5, 19, 0, tzinfo=UTC)  # 12:00 in Los Angeles
 def _budget(url: str, cap: float) -> Budget:
     engine = make_engine(url)
     ensure_schema(engine)
-    return Budget(engine, cap, "America/Los_Angeles")
+    return Budget(SideTables(engine), cap, "America/Los_Angeles")
 
 
 @pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
@@ -40,7 +40,7 @@ def test_fifty_concurrent_launches_never_exceed_the_cap(backend: str, request: p
         budget.settle(reservation.ticket, 0.5)
     assert budget.day_totals("2026-10-05") == pytest.approx((0.0, 6.5))
     assert budget.reserve(99, 13.5, NOON).granted and not budget.reserve(100, 0.01, NOON).granted
-    budget.engine.dispose()
+    budget.side.close()
 
 
 def test_one_session_per_ticket_even_when_launched_concurrently(pg_url: str) -> None:
@@ -53,7 +53,7 @@ def test_one_session_per_ticket_even_when_launched_concurrently(pg_url: str) -> 
     budget.settle(7, 0.25)
     budget.settle(7, 0.75)  # a second settle changes nothing
     assert budget.day_totals("2026-10-05") == pytest.approx((0.0, 0.25))
-    budget.engine.dispose()
+    budget.side.close()
 
 
 def test_a_zero_cap_keeps_fixers_off(sqlite_url: str) -> None:
@@ -145,4 +145,4 @@ def test_the_cap_is_never_charged_more_than_it_allows_whatever_sessions_spend(
         reserved, charged = budget.day_totals("2026-10-05")
         assert reserved == pytest.approx(0.0) and charged <= 5.0 + 1e-9  # the charges never pass the cap
         assert charged + budget.day_overrun("2026-10-05") == pytest.approx(spent_total)  # nothing hidden
-    budget.engine.dispose()
+    budget.side.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ouroboros_gates.events import ensure_schema, make_engine
+from ouroboros_gates.events import SideTables, ensure_schema, make_engine
 from ouroboros_gates.events.budget import Budget
 from ouroboros_gates.forge import LocalForge
 from ouroboros_gates.schemas import FixerOutcome, PrecheckOutcome, PrecheckVerdict
@@ -119,7 +119,7 @@ def _run(
         settings=settings,
         forge=forge,
         git_dir=forge.git_dir(),
-        budget=Budget(world["engine"], cap),  # type: ignore[arg-type]
+        budget=Budget(SideTables(world["engine"]), cap),  # type: ignore[arg-type]
         sandbox=sandbox if sandboxed else None,
         now=lambda: NOON,
         forge_paths=ForgePaths(reads=forge.forge_dir, writes=forge.writes_dir),
@@ -148,7 +148,7 @@ def test_a_session_runs_sandboxed_folds_its_cost_and_reads_a_ready_pull_request(
     assert isinstance(forge, LocalForge)
     pull = forge.pull_request(61)
     assert forge.has_commit(pull.head_sha) and pull.head_ref == session.branch
-    assert Budget(world["engine"], 10.0).day_totals("2026-10-05") == pytest.approx((0.0, 0.625))  # type: ignore[arg-type]
+    assert Budget(SideTables(world["engine"]), 10.0).day_totals("2026-10-05") == pytest.approx((0.0, 0.625))  # type: ignore[arg-type]
 
 
 @needs_bwrap
@@ -204,7 +204,7 @@ def test_a_session_whose_worker_was_lost_is_closed_from_its_log_once(world: dict
 
     state, engine = world["state"], world["engine"]
     assert isinstance(state, Path)
-    budget = Budget(engine, 10.0)  # type: ignore[arg-type]
+    budget = Budget(SideTables(engine), 10.0)  # type: ignore[arg-type]
     assert budget.reserve(47, 1.5, NOON).granted  # the lost worker's reservation, never settled
     plan = plan_session(_verdict(), state)
     plan.log.parent.mkdir(parents=True)
