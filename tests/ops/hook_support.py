@@ -21,8 +21,8 @@ from ouroboros_gates.ops.gate.cache import compile_gates
 from ouroboros_gates.ops.gate.client import notify, server_pid, start_server
 from ouroboros_gates.ops.hooks_install import hook_command, merge_settings
 
-FORCE_PUSH_EXTRACT = '''"""FORCE-PUSH (a test miner): Bash calls that push to a remote, and calls that
-force."""
+FORCE_PUSH_EXTRACT = '''\
+"""FORCE-PUSH (a test miner): Bash calls that push to a remote, and calls that force."""
 
 from __future__ import annotations
 

@@ -29,8 +29,8 @@ sys.path.insert(0, {root!r})
 from ouroboros_gates.forge import LocalForge
 state_visible = os.path.exists({state_probe!r})
 def say(cost, **more):
-    print(json.dumps({{"type": "result", "subtype": "success", "session_id": "s1", "total_cost_usd": cost,
-    **more}}),
+    print(json.dumps({{"type": "result", "subtype": "success", "session_id": "s1",
+                      "total_cost_usd": cost, **more}}),
           flush=True)
 say(0.25)
 say(0.5)
