@@ -19,6 +19,10 @@ reserve more than the cap. A session is stopped at the first cost reading that r
 its settle charges the cap what it spent up to its reservation and never more, which frees the rest of
 the day, and records anything past the reservation as its overrun, a figure of its own (the agent's
 last reading can jump past the reservation at once; the day's charges never pass the cap for it).
+
+A session whose spend was not reported in full (its agent killed with its task, its worker lost, or the
+agent ending without its cost) is settled at an estimate: at least its whole reservation, its last reading
+when that is more. What it spent is unknown, never taken as nothing.
 """
 
 from __future__ import annotations
@@ -84,10 +88,17 @@ class Reservation:
 
 @dataclass(frozen=True)
 class Settlement:
-    """What a settled session was charged against the cap (at most its reservation) and spent past it."""
+    """What a settled session was charged against the cap (at most its reservation) and spent past it;
+    ``estimated`` when its spend was not reported in full (then it is settled at least at the reservation)."""
 
     charged_usd: float
     overrun_usd: float
+    estimated: bool = False
+
+    @property
+    def spent_usd(self) -> float:
+        """What the session is taken to have spent: the charge and the overrun."""
+        return self.charged_usd + self.overrun_usd
 
 
 class Budget:
@@ -139,16 +150,19 @@ class Budget:
             ticket, day, amount_usd, True, f"reserved ${amount_usd:.2f} of ${self.cap_usd:.2f}"
         )
 
-    def settle(self, ticket: int, spent_usd: float) -> Settlement:
+    def settle(self, ticket: int, spent_usd: float, *, reported: bool = True) -> Settlement:
         """Replace ``ticket``'s reservation by what its session spent, charging the cap at most the
-        reservation and recording the rest as the overrun (once; a second settle changes nothing)."""
+        reservation and recording the rest as the overrun (once; a second settle changes nothing and says
+        what the first charged). ``reported=False``: ``spent_usd`` is only what the session reported before
+        it was cut off; it is settled at the reservation when that is more."""
         with self.side.writing() as conn:
             row = conn.execute(select(reservations).where(reservations.c.ticket == ticket)).mappings().first()
             if row is None:
                 return Settlement(0.0, 0.0)
             if row["spent_usd"] is not None:
                 return Settlement(float(row["spent_usd"]), float(row["overrun_usd"]))
-            charged = min(max(spent_usd, 0.0), row["amount_usd"])
+            spent_usd = max(spent_usd, 0.0) if reported else max(spent_usd, row["amount_usd"])
+            charged = min(spent_usd, row["amount_usd"])
             overrun = max(spent_usd - row["amount_usd"], 0.0)
             conn.execute(
                 update(reservations)
@@ -164,7 +178,7 @@ class Budget:
                     overrun_usd=budget_days.c.overrun_usd + overrun,
                 )
             )
-        return Settlement(charged, overrun)
+        return Settlement(charged, overrun, estimated=not reported)
 
     def unsettled(self, ticket: int) -> datetime | None:
         """When ``ticket``'s reservation was made, if its session never settled (its worker was lost)."""

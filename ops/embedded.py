@@ -1,21 +1,23 @@
 """The embedded fleet: real ``celery worker`` processes on the server-less broker, started and stopped
 by the CLI, so the same worker code, acknowledgements and retries run as in production.
 
-The worker is supervised: one that dies (SIGKILL, out of memory) is started again, and the messages it held
-come
-back to the new one once their heartbeat has lapsed for the visibility timeout (``workers/broker.py``). A wait
-for messages stops at once when one of them is dead-lettered for a reason the user must fix (a path outside
-the
-roots, a missing setting), with that reason; and when the broker has nothing left to hand out while messages
-are still unsettled (their cause failed, or they were lost), instead of waiting out its timeout.
+The worker dies with the process that started it, even one SIGKILLed (``PR_SET_PDEATHSIG`` on Linux: the
+kernel sends it SIGTERM, Celery's warm shutdown). It is supervised: one that dies (SIGKILL, out of memory) is
+started again, and the messages it held come back to the new one once their heartbeat has lapsed for the
+visibility timeout (``workers/broker.py``). A wait for messages stops at once when one of them is
+dead-lettered for a reason the user must fix (a path outside the roots, a missing setting), with that reason;
+and when the broker has nothing left to hand out while messages are still unsettled (their cause failed, or
+they were lost), instead of waiting out its timeout.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -34,7 +36,16 @@ from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers import QUEUES, build_app, declare_queues
 from ouroboros_gates.workers.app import DEAD_LETTER_STREAM
 
-__all__ = ["WAIT_S", "EmbeddedFleet", "MessageFailed", "SharedFleet", "fleet_for", "settled", "wait_handled"]
+__all__ = [
+    "WAIT_S",
+    "EmbeddedFleet",
+    "MessageFailed",
+    "SharedFleet",
+    "die_with_parent",
+    "fleet_for",
+    "settled",
+    "wait_handled",
+]
 
 log = logging.getLogger(__name__)
 RESTARTS = 5  # a worker that keeps dying is a fault to report, not to hide
@@ -46,6 +57,32 @@ WAIT_S = 300.0
 class MessageFailed(PermanentError):
     """A message waited for will not be handled: dead-lettered for a reason to fix, or nothing left to run
     it."""
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(signum: int = signal.SIGTERM) -> Callable[[], None] | None:
+    """What a child runs between fork and exec so that it gets ``signum`` when this process dies, however it
+    dies (Linux's ``PR_SET_PDEATHSIG``, kept across ``exec``); None where there is no such call.
+
+    The signal follows the thread that started the child: a child started from a thread must be started from
+    one that lives as long as the child should (``EmbeddedFleet.watch``'s does)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: nothing is loaded after the fork
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def guard() -> None:
+        if prctl(ctypes.c_int(PR_SET_PDEATHSIG), ctypes.c_ulong(int(signum))) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        if os.getppid() != parent:  # the parent died before the guard was set: nobody would signal it
+            os._exit(1)
+
+    return guard
 
 
 class EmbeddedFleet:
@@ -102,7 +139,14 @@ class EmbeddedFleet:
         # worker.log.
         with self.out_path.open("ab") as out:
             command, env = self.command(), self.environment()
-            self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+            guard = die_with_parent()
+            self.process = subprocess.Popen(
+                command,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                preexec_fn=guard,  # noqa: PLW1509 (it takes no lock: prctl, getppid, _exit)
+            )
 
     def __enter__(self) -> EmbeddedFleet:
         if (

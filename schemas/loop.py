@@ -216,8 +216,18 @@ class FixerSession(Record):
         allow_inf_nan=False,
         description="What it spent past its reservation: in cost_usd, never charged to the day's cap.",
     )
+    cost_estimated: bool = Field(
+        default=False,
+        description="Its spend was not reported in full (the agent cut off, failed or silent): cost_usd is "
+        "an estimate, at least its reservation.",
+    )
     outcome: FixerOutcome = Field(description="ready, draft or no_pull_request.")
     pull_request: int | None = Field(default=None, ge=1, description="Its pull request, if any.")
+    isolation: str | None = Field(
+        default=None,
+        max_length=500,
+        description="How its agent was isolated (the sandbox's mode, in words); None in earlier records.",
+    )
 
     @model_validator(mode="after")
     def _pull_request_matches_outcome(self) -> Self:

@@ -28,7 +28,7 @@ from ouroboros_gates.ops.loop.hands import fixers_refusal
 from ouroboros_gates.ops.loop.pushes import forge_pushes
 from ouroboros_gates.ops.precheck import verdict_lines
 from ouroboros_gates.ops.pushes import decisions_of, push_message
-from ouroboros_gates.schemas import MinerAcceptance, MinerAccepted, MinerRefused
+from ouroboros_gates.schemas import FixerSessionEnded, MinerAcceptance, MinerAccepted, MinerRefused
 from ouroboros_gates.schemas.settings import Settings
 
 __all__ = [
@@ -355,3 +355,18 @@ def print_fixers(store: LedgerStore, settings: Settings, console: Console) -> No
         pull = f"#{row['pull_request']}" if row["pull_request"] else "-"
         table.add_row(f"#{row['ticket']}", row["branch"], f"{row['cost_usd']:.4f}", row["outcome"], pull)
     console.print(table)
+    for isolation, tickets in _isolations(store).items():
+        console.print(f"Fixer sandbox ({', '.join(f'#{n}' for n in tickets)}): {isolation}", soft_wrap=True)
+
+
+def _isolations(store: EventStore) -> dict[str, list[int]]:
+    """Which isolation each recorded fixer session's agent got (as its worker said), and the tickets."""
+    found: dict[str, list[int]] = defaultdict(list)
+    for event in iter_all(store):
+        if event.type != FixerSessionEnded.TYPE:
+            continue
+        session = event.decode_as(FixerSessionEnded).session
+        isolation = session.isolation or "not recorded (a session of an earlier version)"
+        if session.ticket not in found[isolation]:
+            found[isolation].append(session.ticket)
+    return dict(found)

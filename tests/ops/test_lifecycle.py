@@ -76,6 +76,40 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+@pytest.mark.parametrize("command", ["serve", "loop"])
+def test_sigkill_of_the_cli_takes_its_embedded_worker_with_it(tmp_path: Path, command: str) -> None:
+    """``ouro serve`` or ``ouro loop`` SIGKILLed (nothing of it runs to stop its worker): the worker gets
+    SIGTERM from the kernel and stops, its pool children with it."""
+    env = _env(tmp_path, OURO_API_PORT=str(free_port()))
+    args = ("serve",) if command == "serve" else ("loop", str(ROOT / "examples" / "runs"))
+    log = tmp_path / f"{command}.log"
+    parent = ouro(*args, env=env, log=log)
+    family: list[int] = []
+    try:
+        workers = poll(
+            lambda: [p for p in children(parent.pid) if "celery" in _cmdline(p) and children(p)],
+            120,
+            f"{command}'s worker and its pool",
+            log.read_text,
+        )
+        family = [*workers, *(child for worker in workers for child in children(worker))]
+        os.kill(parent.pid, signal.SIGKILL)
+        assert parent.wait(timeout=30) == -signal.SIGKILL
+        poll(
+            lambda: not any(alive(pid) for pid in family),
+            60,
+            f"the worker of a SIGKILLed {command} to stop",
+            lambda: (tmp_path / "state" / "worker.log").read_text(errors="replace")[-3000:],
+        )
+    finally:
+        if parent.poll() is None:
+            os.killpg(parent.pid, signal.SIGKILL)
+            parent.wait()
+        for pid in family:  # an orphan the test found (the worker keeps the parent's process group)
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_sigterm_requeues_a_running_task_after_the_shutdown_time(
     tmp_path: Path, redis_url: str, pg_url: str
 ) -> None:
@@ -129,7 +163,8 @@ def test_a_loop_outside_the_roots_fails_at_once_with_the_reason(tmp_path: Path) 
     for attempt in ("first", "again"):  # a second run, nothing fixed, fails the same way
         done = run("loop", str(corpus), env=_env(tmp_path, OURO_ROOTS=str(allowed)))
         assert done.returncode == 1, (attempt, done.stdout[-2000:], done.stderr[-2000:])
-        assert "outside the configured roots" in done.stdout and "set OURO_ROOTS" in done.stdout, attempt
+        said = " ".join(done.stdout.split())  # the console wraps long lines (a long temporary path)
+        assert "outside the configured roots" in said and "set OURO_ROOTS" in said, attempt
     settings = Settings(state=tmp_path / "state")
     dead = [e for e in open_store(settings.event_log_url).read_stream("fleet/dead-letter")]
     assert dead and all(e.type == "MessageDeadLettered" and e.payload["permanent"] for e in dead)

@@ -38,8 +38,8 @@ message = f"miner for #{{ticket}}\\n\\nCSF-Session: {{branch}}\\n"
 subprocess.run([*git, "add", "."], check=True)
 subprocess.run([*git, "commit", "-q", "-m", message], check=True)
 head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-body = (f"Closes #{{ticket}}.\\n\\n| Backtest FN | 0 |\\n\\n| Check | Command | Exit |\\n| --- | --- | ---
-|\\n"
+body = (f"Closes #{{ticket}}.\\n\\n| Backtest FN | 0 |\\n\\n"
+        "| Check | Command | Exit |\\n| --- | --- | --- |\\n"
         "| ruff | `ruff check` | 0 |\\n")
 LocalForge({forge!r}, {bundle!r}, writes_dir=os.environ["OURO_FORGE_WRITES"]).open_pull_request({{
     "title": f"miner for #{{ticket}}", "body": body, "state": "open", "draft": False, "labels": [],
@@ -90,6 +90,12 @@ def test_ticket_to_closed_through_a_fake_fixer_every_step_an_event(tmp_path: Pat
             verdict.position < ended.position < recorded[0].position < train[-1].position <= closed.position
         )
     assert f"Fixer sessions: {len(launched)}" in first.stdout
+    # The console says which isolation the agents got, as the session records do.
+    isolation = find_sandbox()[0].isolation  # type: ignore[union-attr]
+    assert all(
+        e.payload["session"]["isolation"] == isolation for e in events if e.type == "FixerSessionEnded"
+    )
+    assert f"): {isolation}" in " ".join(first.stdout.split()), first.stdout
     assert "NO-SELF-MERGE" in first.stdout
     second = ouro("loop", str(corpus), "--fixers", state=tmp_path / "state", **env)
     assert second.returncode == 0

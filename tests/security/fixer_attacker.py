@@ -4,7 +4,7 @@ prints what it achieved as one stream-json line (``{"type": "system", "subtype":
 Standard library only. Argument 1 is a JSON object naming what to try (``try``: any of ``git``,
 ``privilege``, ``network``) and the places outside it aims at; the fixer's brief comes last. After the
 report it prints the cost lines of ``costs`` and lingers ``linger_s`` seconds, then writes ``survived`` in
-its worktree: a worker that stops it at its reservation never lets it get that far.
+its worktree (a worker that stops it at its reservation never lets it get that far) and exits ``exit``.
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ def plant_git(config: dict[str, Any]) -> dict[str, Any]:
     Path("evil.txt").write_text("smudge me\n")
     done["commit"] = attempt(lambda: (git("add", "-A"), git("commit", "-q", "-m", "attacker"))[1])
     origin = Path(config["origin_git_dir"])
+    done["origin seen"] = attempt(origin.exists)
     done["origin hook"] = attempt(
         lambda: write_executable(origin / "hooks" / "post-checkout", payload(markers, "o"))
     )
@@ -125,7 +126,9 @@ def try_privilege(config: dict[str, Any]) -> dict[str, Any]:
         "groups": os.getgroups(),
     }
     done["status"] = status()
+    done["uid_map"] = attempt(lambda: Path("/proc/self/uid_map").read_text().split())
     done["env"] = sorted(os.environ)
+    done["run"] = attempt(lambda: sorted(os.listdir("/run")))  # before a mount command could write there
     done["remount"] = attempt(lambda: run("mount", "-o", "remount,rw,bind", "/"))
     done["remount /etc"] = attempt(lambda: run("mount", "-o", "remount,rw", "/etc"))
     done["tmpfs over /etc"] = attempt(lambda: run("mount", "-t", "tmpfs", "none", "/etc"))
@@ -140,7 +143,6 @@ def try_privilege(config: dict[str, Any]) -> dict[str, Any]:
     done["kill worker"] = attempt(lambda: os.kill(config["worker_pid"], 0))
     done["state"] = attempt(lambda: sorted(os.listdir(config["state"])))
     done["root home"] = attempt(lambda: sorted(os.listdir("/root")))
-    done["run"] = attempt(lambda: sorted(os.listdir("/run")))
     done["setuid binaries"] = attempt(lambda: run("su", "-c", "id"))
     done["chmod suid"] = attempt(lambda: os.chmod(sys.executable, stat.S_ISUID | 0o755))
     return done
@@ -200,6 +202,7 @@ def spend(config: dict[str, Any]) -> None:
         say({"type": "result", "subtype": "success", "session_id": "attacker", "total_cost_usd": cost})
     time.sleep(config.get("linger_s", 0))
     Path("survived").write_text("the agent outlived its reservation\n")
+    sys.exit(config.get("exit", 0))  # a failing agent: what it spent past its last line is unknown
 
 
 def say(document: dict[str, Any]) -> None:

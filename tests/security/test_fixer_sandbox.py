@@ -8,15 +8,19 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from fake_model_server import FakeModelServer
 
 from ouroboros_gates.events import SideTables, ensure_schema, make_engine
@@ -139,7 +143,12 @@ def test_item1_hooks_and_config_the_agent_plants_never_run_outside(world: dict[s
     assert (
         Path(planted["common_dir"]) == Path(run.session.worktree) / ".git"
     )  # not the repository it came from
-    assert not planted["origin hook"]["ok"] and not planted["origin config"]["ok"]
+    assert planted["origin seen"] == {
+        "ok": True,
+        "got": False,
+    }  # the state is hidden: its origin is not there
+    if AS_ROOT:  # in a user namespace the folders bwrap made are the agent's: it writes a decoy in memory
+        assert not planted["origin hook"]["ok"] and not planted["origin config"]["ok"]
     assert ((origin / "config").read_bytes(), sorted(p.name for p in (origin / "hooks").iterdir())) == before
     # The worker fetched the branch back (sealed); the merge train merges it into main like any other.
     head = subprocess.run(
@@ -198,8 +207,11 @@ def test_item2_the_agent_has_no_privilege_and_no_way_to_write_outside(world: dic
     if AS_ROOT:
         assert (got["uid"], got["euid"], got["gid"], got["groups"]) == (AGENT_UID, AGENT_UID, AGENT_UID, [])
         assert not got["read /etc/shadow"]["ok"]
-    else:
+        assert got["uid_map"]["got"] == ["0", "0", "4294967295"]  # no user namespace: a real uid of its own
+    else:  # the worker's uid, in a user namespace of its own that maps that one uid
         assert got["uid"] == os.getuid()
+        assert got["uid_map"]["got"][0::2] == [str(os.getuid()), "1"]
+    assert run.session.isolation == find_sandbox()[0].isolation  # the session record says which it got
     caps = got["status"]
     assert {caps[k] for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")} == {"0000000000000000"}
     assert (caps["NoNewPrivs"], caps["Seccomp"]) == ("1", "2")
@@ -336,3 +348,57 @@ def test_item4_the_cost_stream_is_watched_as_it_comes(world: dict[str, Any]) -> 
     readings = [json.loads(line).get("total_cost_usd") for line in run.log.read_text().splitlines()]
     assert [r for r in readings if r is not None] == [0.25, 0.75, 1.25, 1.75]  # nothing read past the stop
     assert Budget(SideTables(world["engine"]), 10.0).day_totals("2026-10-05") == pytest.approx((0.0, 1.5))
+
+
+def test_item4_spend_an_agent_cut_off_by_the_time_limit_could_not_report_is_settled_at_the_reservation(
+    world: dict[str, Any],
+) -> None:
+    """The task's soft time limit (Celery raises it in the pool child from a signal, as here) strikes while
+    the agent lingers after reporting $0.25: the agent is killed, the session closed and recorded, and what
+    it spent is taken as its whole reservation, never as the $0.25 (nor as nothing)."""
+    fixers = world["state"] / "fixers"
+
+    def strike() -> None:  # once the agent has reported, as the time limit would at any moment
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if any("total_cost_usd" in p.read_text() for p in fixers.glob("*/events.jsonl")):
+                os.kill(os.getpid(), signal.SIGUSR1)
+                return
+            time.sleep(0.1)
+
+    def limit(_signum: int, _frame: object) -> None:
+        raise SoftTimeLimitExceeded()
+
+    previous = signal.signal(signal.SIGUSR1, limit)
+    watcher = threading.Thread(target=strike, daemon=True)
+    watcher.start()
+    try:
+        run, _ = _attack(world, {"costs": [0.25], "linger_s": 60}, cap=10.0, reserve=1.5)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert isinstance(run, SessionRun), run
+    assert run.stopped == "killed at the task's time limit ($0.25 reported before)"
+    assert not (Path(run.session.worktree) / "survived").exists()  # the agent died with the limit
+    assert (run.session.cost_usd, run.session.overrun_usd, run.session.cost_estimated) == (1.5, 0.0, True)
+    assert Budget(SideTables(world["engine"]), 10.0).day_totals("2026-10-05") == pytest.approx((0.0, 1.5))
+
+
+def test_item4_an_agent_that_fails_after_its_last_reading_is_settled_at_the_reservation(
+    world: dict[str, Any],
+) -> None:
+    run, _ = _attack(world, {"costs": [0.25], "exit": 3}, cap=10.0, reserve=1.5)
+    assert isinstance(run, SessionRun), run
+    assert run.stopped == "its turn ended (exit 3)"
+    assert (run.session.cost_usd, run.session.cost_estimated) == (1.5, True)
+    silent, _ = _attack(world, {}, ticket=48, cap=10.0, reserve=1.0)  # ends well, never says what it cost
+    assert isinstance(silent, SessionRun), silent
+    assert silent.stopped == "its turn ended (no cost reported)"
+    assert (silent.session.cost_usd, silent.session.cost_estimated) == (1.0, True)
+    told, _ = _attack(world, {"costs": [0.25]}, ticket=49, cap=10.0, reserve=1.0)  # reported, ended well
+    assert isinstance(told, SessionRun), told
+    assert (told.stopped, told.session.cost_usd, told.session.cost_estimated) == (
+        "its turn ended",
+        0.25,
+        False,
+    )
+    assert Budget(SideTables(world["engine"]), 10.0).day_totals("2026-10-05") == pytest.approx((0.0, 2.75))

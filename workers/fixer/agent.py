@@ -3,7 +3,8 @@
 The agent's stdout (stream-json) is written line by line to the session's log and its cost folded as it
 arrives; at the first reading whose folded cost reaches the session's reservation the sandbox is
 terminated (bwrap takes every process of the session with it). What the proxy saw, allowed or refused,
-is written beside the log (``network.jsonl``).
+is written beside the log (``network.jsonl``). Its spend is reported when it was stopped at a reading or
+ended by itself (exit 0) after one; otherwise (killed, failed, silent) only the readings before are known.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ _GRACE_S = 30
 
 @dataclass(frozen=True)
 class AgentRun:
-    """What one agent process cost (its last folded reading) and how it stopped."""
+    """What one agent process cost (its last folded reading), how it stopped, and whether that cost is its
+    whole spend (``reported``)."""
 
     cost_usd: float
     stopped: str
+    reported: bool
 
 
 def run_agent(
@@ -44,8 +47,10 @@ def run_agent(
     hosts: Sequence[AllowedHost],
     log: Path,
     limit_usd: float,
+    cost: LiveCost | None = None,
 ) -> AgentRun:
-    """Run ``argv`` sandboxed with a network only to ``hosts``; log, fold and stop it at ``limit_usd``."""
+    """Run ``argv`` sandboxed with a network only to ``hosts``; log, fold (into ``cost``, which the caller
+    can read even when this raises) and stop it at ``limit_usd``."""
     with ExitStack() as stack:
         program = stack.enter_context(compiled_filter())
         theirs = None
@@ -60,7 +65,7 @@ def run_agent(
         )
         if theirs is not None:
             theirs.close()  # the sandbox holds its end now: the proxy sees it close when the sandbox ends
-        ran = _fold(process, log, limit_usd)
+        ran = _fold(process, log, limit_usd, LiveCost() if cost is None else cost)
     return ran
 
 
@@ -78,10 +83,10 @@ def _spawn(argv: list[str], cwd: Path, fds: Sequence[int]) -> subprocess.Popen[b
         raise PermanentError(f"cannot start the fixer sandbox {argv[0]!r}: {exc}") from exc
 
 
-def _fold(process: subprocess.Popen[bytes], log: Path, limit_usd: float) -> AgentRun:
+def _fold(process: subprocess.Popen[bytes], log: Path, limit_usd: float, cost: LiveCost) -> AgentRun:
     """Log and fold the agent's stdout; stop it at the reservation. The last reading is what it cost,
     even past the reservation: the ledger is honest (the budget charges the cap at most the reservation)."""
-    cost, stopped = LiveCost(), "its turn ended"
+    stopped, at_limit = "its turn ended", False
     assert process.stdout is not None
     try:
         with log.open("ab") as written:
@@ -91,6 +96,7 @@ def _fold(process: subprocess.Popen[bytes], log: Path, limit_usd: float) -> Agen
                 cost.feed(line)
                 if cost.total >= limit_usd:
                     stopped = f"stopped at its reservation (${cost.total:.2f} of ${limit_usd:.2f})"
+                    at_limit = True
                     process.terminate()
                     break
     except BaseException:  # the task's time limit, a stop: the agent does not outlive its task
@@ -102,7 +108,12 @@ def _fold(process: subprocess.Popen[bytes], log: Path, limit_usd: float) -> Agen
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-    return AgentRun(cost.total, stopped)
+    if at_limit:
+        return AgentRun(cost.total, stopped, reported=True)
+    if process.returncode != 0 or not cost.seen:
+        why = f"exit {process.returncode}" if process.returncode != 0 else "no cost reported"
+        return AgentRun(cost.total, f"its turn ended ({why})", reported=False)
+    return AgentRun(cost.total, stopped, reported=True)
 
 
 def _record(proxy: ProxyServer, path: Path) -> None:

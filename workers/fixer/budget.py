@@ -42,6 +42,11 @@ class LiveCost:
             self._costs.add(doc.get("session_id") or "", float(value))
 
     @property
+    def seen(self) -> bool:
+        """Whether any cost reading came."""
+        return self._costs.total is not None
+
+    @property
     def total(self) -> float:
         """Sum over the session's processes of each one's last cumulative cost."""
         return self._costs.total or 0.0

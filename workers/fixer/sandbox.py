@@ -88,6 +88,15 @@ class Sandbox:
         return self.setpriv is not None
 
     @property
+    def isolation(self) -> str:
+        """Which isolation the agent gets here, in words (the console and the session record say it)."""
+        if self.drops_privilege:
+            who = f"uid {AGENT_UID} dropped from root by setpriv, no capabilities, no new privileges"
+        else:
+            who = f"a user namespace of its own as uid {self.uid} (the worker's), no capabilities"
+        return f"bwrap: {who}, seccomp, no network but the allow-list"
+
+    @property
     def agent_uid(self) -> int:
         """The uid the agent's files must belong to."""
         return AGENT_UID if self.drops_privilege else self.uid
@@ -149,21 +158,29 @@ class Sandbox:
         """Empty the hidden places, show the worker's installation again, hide the state, then bind the
         session's paths: each at its own path, its parents made reachable (``layout.Layout``)."""
         layout = Layout(self.agent_uid)
+        emptied: list[Path] = []
         for root in HIDDEN:
             if root.is_dir() and not root.is_symlink():
                 scratch = root in _SCRATCH
                 layout.tmpfs(root, "1777" if scratch else "0755", _TMP_BYTES if scratch else None)
+                emptied += [] if scratch else [root]
         for path in _installation():
             if layout.covered(path):
                 layout.bind(path, writable=False)
         for path in map(_resolved, mounts.hidden):
             if not layout.covered(path) and path.is_dir():
                 layout.tmpfs(path, "0755")
+                emptied.append(path)
         layout.bind(_resolved(mounts.worktree), writable=True)
         for path in mounts.writable:
             layout.bind(_resolved(path), writable=True)
         for path in mounts.readable:
             layout.bind(_resolved(path), writable=False)
+        # An emptied place other than the scratch folders is read-only once laid out (the binds in it are
+        # mounts of their own): in a user namespace its tmpfs belongs to the agent, which could otherwise
+        # make the paths it aims at there (the state's event log, /run's sockets) and fill memory with them.
+        for path in emptied:
+            layout.args += ["--remount-ro", str(path)]
         return layout.args
 
 
@@ -210,8 +227,7 @@ def find_sandbox() -> tuple[Sandbox | None, str]:
         return None, f"no sandbox: {exc}"
     if reason:
         return None, f"no sandbox: {bwrap} cannot make the sandbox here ({reason})"
-    who = f"uid {AGENT_UID}" if sandbox.drops_privilege else "its own user namespace"
-    return sandbox, f"sandboxed by {bwrap} ({who}, no network but the allow-list, seccomp)"
+    return sandbox, f"sandboxed by {sandbox.isolation}"
 
 
 def _probe(sandbox: Sandbox) -> str:

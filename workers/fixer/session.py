@@ -3,7 +3,10 @@
 The session's stdout (the agent's stream-json) is written line by line to
 ``<state>/fixers/<slug>/events.jsonl``, where the miner ingests it as a run, and folded as it arrives:
 the agent is stopped at the first reading whose folded cost reaches the session's reservation, and the
-budget charges the cap at most the reservation, the rest recorded as the session's overrun. The agent
+budget charges the cap at most the reservation, the rest recorded as the session's overrun. Spend the
+sandbox could not report (the agent killed with its task at the time limit, its worker lost, an agent that
+failed or printed no cost) is settled at an estimate, at least the whole reservation, and the session
+record says so (``cost_estimated``). The agent
 works in a clone of its own (``checkout``), in the sandbox (``sandbox``), reaching only the allow-listed
 hosts (``OURO_FIXER_HOSTS``) through the worker's proxy. After its one turn the outcome is read from its
 pull request: the one opened from its branch, ready or draft, or none.
@@ -21,13 +24,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from celery.exceptions import SoftTimeLimitExceeded
+
 from ouroboros_gates.events.budget import Budget, Settlement
 from ouroboros_gates.forge import PullRequest, WritableForge
 from ouroboros_gates.schemas import FixerOutcome, FixerSession, PrecheckVerdict, content_id
 from ouroboros_gates.schemas.errors import ConfigurationError
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.fixer.agent import run_agent
-from ouroboros_gates.workers.fixer.budget import folded_cost
+from ouroboros_gates.workers.fixer.budget import LiveCost, folded_cost
 from ouroboros_gates.workers.fixer.checkout import bring_back, check_out
 from ouroboros_gates.workers.fixer.proxy import AllowedHost, allowed_hosts
 from ouroboros_gates.workers.fixer.sandbox import Mounts, Sandbox, agent_environment, grant
@@ -137,19 +142,19 @@ def run_session(
         with _held(plan) as held:
             if not held:
                 return f"ticket #{verdict.ticket}'s fixer session is running"
-            # A redelivered launch whose worker died mid-session: close that session from its log, once.
+            # A redelivered launch whose worker died mid-session (its agent with it, cut off): close that
+            # session from its log, once, at the estimate.
             spent = folded_cost(plan.log.read_bytes().splitlines())
-            settled = budget.settle(verdict.ticket, spent)
+            settled = budget.settle(verdict.ticket, spent, reported=False)
             _bring_back(git_dir, plan)
-            return _closed(
-                verdict, plan, forge, lost, now(), spent, settled, "closed after its worker was lost"
-            )
+            stopped = "closed after its worker was lost"
+            return _closed(verdict, plan, forge, (lost, now()), settled, stopped, sandbox.isolation)
     with _held(plan) as held:
         if not held:
             return f"ticket #{verdict.ticket}'s fixer session is running"
         session = _Session(verdict, plan, settings, sandbox, hosts, forge_paths)
-        spent, stopped, settled = _launch(session, git_dir, budget, reservation.amount_usd)
-    return _closed(verdict, plan, forge, started, now(), spent, settled, stopped)
+        stopped, settled = _launch(session, git_dir, budget, reservation.amount_usd)
+    return _closed(verdict, plan, forge, (started, now()), settled, stopped, sandbox.isolation)
 
 
 @contextmanager
@@ -177,26 +182,41 @@ class _Session:
     forge_paths: ForgePaths | None
 
 
-def _launch(
-    session: _Session, git_dir: Path, budget: Budget, limit_usd: float
-) -> tuple[float, str, Settlement]:
-    """Checkout, brief, sandboxed agent, branch brought back; the budget is settled whatever happens."""
-    spent, stopped = 0.0, "it never started"
+def _launch(session: _Session, git_dir: Path, budget: Budget, limit_usd: float) -> tuple[str, Settlement]:
+    """Checkout, brief, sandboxed agent, branch brought back; the budget is settled whatever happens, at the
+    estimate when the agent was cut off (whatever stopped it: its spend is never taken as nothing). The
+    task's time limit kills the agent and closes the session (recorded like any other)."""
+    plan, ticket = session.plan, session.verdict.ticket
+    cost, reported, stopped = LiveCost(), True, "it never started"
     try:
-        plan = session.plan
         check_out(git_dir, plan.worktree, plan.branch)
         mounts, extra = _mounts(session)
         grant(session.sandbox, plan.worktree, *mounts.writable)
         argv = [*shlex.split(session.settings.fixer_command), brief_for(session.verdict, plan)]
         env = agent_environment(os.environ, plan.worktree, extra)
-        ran = run_agent(
-            session.sandbox, argv, mounts, env, hosts=session.hosts, log=plan.log, limit_usd=limit_usd
-        )
-        spent, stopped = ran.cost_usd, ran.stopped
+        log.info("fixer #%d sandboxed by %s", ticket, session.sandbox.isolation)
+        reported = False  # from here on, an agent that was started may have spent what it never said
+        try:
+            ran = run_agent(
+                session.sandbox,
+                argv,
+                mounts,
+                env,
+                hosts=session.hosts,
+                log=plan.log,
+                limit_usd=limit_usd,
+                cost=cost,
+            )
+        except SoftTimeLimitExceeded:  # the agent is killed (run_agent); the session is closed all the same
+            stopped = f"killed at the task's time limit (${cost.total:.2f} reported before)"
+        else:
+            stopped, reported = ran.stopped, ran.reported
         _bring_back(git_dir, plan)
     finally:
-        settled = budget.settle(session.verdict.ticket, spent)
-    return spent, stopped, settled
+        settled = budget.settle(ticket, cost.total, reported=reported)
+        if settled.estimated:
+            log.warning("fixer #%d: spend not reported in full; settled at $%.2f", ticket, settled.spent_usd)
+    return stopped, settled
 
 
 def _mounts(session: _Session) -> tuple[Mounts, dict[str, str]]:
@@ -222,23 +242,24 @@ def _closed(
     verdict: PrecheckVerdict,
     plan: SessionPlan,
     forge: WritableForge,
-    started: datetime,
-    ended: datetime,
-    spent: float,
+    span: tuple[datetime, datetime],
     settled: Settlement,
     stopped: str,
+    isolation: str,
 ) -> SessionRun:
-    """The closed session, its outcome read from its pull request."""
+    """The closed session, its outcome read from its pull request, its cost as the budget settled it."""
     outcome, pull = outcome_of(forge, plan.branch)
     session = FixerSession(
         ticket=verdict.ticket,
         branch=plan.branch,
         worktree=str(plan.worktree),
-        started=started,
-        ended=ended,
-        cost_usd=round(spent, 6),
+        started=span[0],
+        ended=span[1],
+        cost_usd=round(settled.spent_usd, 6),
         overrun_usd=round(settled.overrun_usd, 6),
+        cost_estimated=settled.estimated,
         outcome=outcome,
         pull_request=None if pull is None else pull.number,
+        isolation=isolation,
     )
     return SessionRun(session, plan.slug, plan.log, stopped)

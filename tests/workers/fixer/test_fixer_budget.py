@@ -123,25 +123,49 @@ def test_an_overrun_is_recorded_apart_and_never_charged_to_the_cap(sqlite_url: s
     assert not refused.granted and "would pass the cap of $2.00" in refused.reason
 
 
-_SESSIONS = st.lists(st.tuples(st.integers(1, 300), st.integers(0, 900)), min_size=1, max_size=12)
+def test_spend_that_was_not_reported_is_settled_at_least_at_the_reservation(sqlite_url: str) -> None:
+    budget = _budget(sqlite_url, cap=10.0)
+    for ticket in (1, 2, 3):
+        assert budget.reserve(ticket, 1.5, NOON).granted
+    # Killed after reporting $0.25: what it spent since is unknown, so the whole reservation is charged.
+    cut = budget.settle(1, 0.25, reported=False)
+    assert (cut.charged_usd, cut.overrun_usd, cut.spent_usd, cut.estimated) == (1.5, 0.0, 1.5, True)
+    # Killed after a reading past its reservation: that reading stands, the overrun recorded apart.
+    past = budget.settle(2, 4.0, reported=False)
+    assert (past.charged_usd, past.overrun_usd, past.estimated) == (1.5, 2.5, True)
+    # Reported in full: what it said, nothing estimated.
+    told = budget.settle(3, 0.25)
+    assert (told.charged_usd, told.overrun_usd, told.estimated) == (0.25, 0.0, False)
+    assert budget.day_totals("2026-10-05") == pytest.approx((0.0, 3.25))
+    assert budget.day_overrun("2026-10-05") == pytest.approx(2.5)
+    assert budget.settle(1, 0.0, reported=False).charged_usd == 1.5  # settled once
+    budget.engine.dispose()
+
+
+_SESSIONS = st.lists(
+    st.tuples(st.integers(1, 300), st.integers(0, 900), st.booleans()), min_size=1, max_size=12
+)
 
 
 @settings(max_examples=60, deadline=None)
 @given(sessions=_SESSIONS)
 def test_the_cap_is_never_charged_more_than_it_allows_whatever_sessions_spend(
-    sessions: list[tuple[int, int]], tmp_path_factory: pytest.TempPathFactory
+    sessions: list[tuple[int, int, bool]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     budget = _budget(f"sqlite:///{tmp_path_factory.mktemp('budget') / 'events.sqlite'}", cap=5.0)
     spent_total = 0.0
-    for ticket, (reserve_cents, spent_cents) in enumerate(sessions, start=1):
+    for ticket, (reserve_cents, spent_cents, reported) in enumerate(sessions, start=1):
         if not budget.reserve(ticket, reserve_cents / 100, NOON).granted:
             continue
-        settled = budget.settle(ticket, spent_cents / 100)
+        settled = budget.settle(ticket, spent_cents / 100, reported=reported)
+        # Cut off, a session is taken to have spent at least its reservation; never less than it reported.
+        taken = spent_cents if reported else max(spent_cents, reserve_cents)
         assert (
             settled.charged_usd <= reserve_cents / 100
-            and settled.charged_usd + settled.overrun_usd == pytest.approx(spent_cents / 100)
+            and settled.spent_usd == pytest.approx(taken / 100)
+            and settled.estimated is not reported
         )
-        spent_total += spent_cents / 100
+        spent_total += taken / 100
         reserved, charged = budget.day_totals("2026-10-05")
         assert reserved == pytest.approx(0.0) and charged <= 5.0 + 1e-9  # the charges never pass the cap
         assert charged + budget.day_overrun("2026-10-05") == pytest.approx(spent_total)  # nothing hidden
