@@ -118,7 +118,7 @@ class LeaveOut:
 
     def reason(self, relative: str, path: Path, is_dir: bool) -> str | None:
         """Why the walk leaves ``path`` (``relative`` to the root) out, or None to read it."""
-        why = _not_source_folder(path) if is_dir else None
+        why = _not_source_folder(path, is_dir)
         if why is not None:
             return why
         if (f"{relative}/" if is_dir else relative) in self.ignored:
@@ -132,8 +132,10 @@ class LeaveOut:
         return TEST_REASON if not self.tests and is_test_code(relative) else None
 
 
-def _not_source_folder(folder: Path) -> str | None:
+def _not_source_folder(folder: Path, is_dir: bool) -> str | None:
     """Why a folder holds no source of the project (dependencies, caches, a virtualenv), or None."""
+    if not is_dir:
+        return None
     if folder.name in NOT_SOURCE:
         return f"left out: {folder.name} holds dependencies or caches, not the project's source"
     if (folder / "pyvenv.cfg").is_file():
