@@ -8,10 +8,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import metadata
+from itertools import chain
 
 from ouroboros_gates.decider.frameworks import Resolved, frameworks
 from ouroboros_gates.decider.instruments import (
@@ -19,6 +20,7 @@ from ouroboros_gates.decider.instruments import (
     CallGraph,
     FunctionRoles,
     QuickHit,
+    RoleUse,
     Signal,
     bandit_scan,
     families,
@@ -87,49 +89,64 @@ def scan_file(item: ParsedFile, priors: Resolved) -> FileScan:
 
 def signals(scan: FileScan, roles: Mapping[tuple[str, str], FunctionRoles]) -> dict[str, list[Signal]]:
     """Signals per function name of one file."""
-    item, priors = scan.item, scan.priors
     found: dict[str, list[Signal]] = {}
+    for name, signal in chain(_rule_signals(scan), _taint_signals(scan), _role_signals(scan, roles)):
+        found.setdefault(name, []).append(signal)
+    return found
 
-    def add(line: int, signal: Signal) -> None:
-        found.setdefault(item.enclosing(line).name, []).append(signal)
 
+def _rule_signals(scan: FileScan) -> Iterator[tuple[str, Signal]]:
+    """The enabled quick rules' hits whose prior is on, then Bandit's issues, each with its function."""
+    item, priors = scan.item, scan.priors
     for hit in scan.hits:
         rule = hit.rule
         if rule.status == "enabled" and prior_active(rule.tag, priors):
-            add(
-                hit.line,
-                Signal(
-                    "qr",
-                    rule.id,
-                    rule.family,
-                    hit.line,
-                    rule.message,
-                    rule.mechanisms,
-                    rule.precision_estimate,
-                ),
+            signal = Signal(
+                "qr", rule.id, rule.family, hit.line, rule.message, rule.mechanisms, rule.precision_estimate
             )
+            yield item.enclosing(hit.line).name, signal
     for issue in scan.issues:
-        add(issue.line, Signal("bandit", issue.test_id, issue.family, issue.line, issue.text))
+        yield (
+            item.enclosing(issue.line).name,
+            Signal("bandit", issue.test_id, issue.family, issue.line, issue.text),
+        )
+
+
+def _taint_signals(scan: FileScan) -> Iterator[tuple[str, Signal]]:
+    """The taint step's flows that reach a sink of a family unsanitised."""
     by_operation = families().by_operation
-    for flow in _flows(item, priors):
+    for flow in _flows(scan.item, scan.priors):
         family = by_operation.get(flow.operation)
         if family is not None and not flow.sanitized:
-            found.setdefault(flow.function, []).append(
-                Signal("taint", f"taint.{flow.sink}", family, flow.sink_line, flow.describe())
+            yield (
+                flow.function,
+                Signal("taint", f"taint.{flow.sink}", family, flow.sink_line, flow.describe()),
             )
-    if not item.has_errors:
-        for function in item.functions:
-            function_roles = roles.get((item.path, function.name), FunctionRoles())
-            for use in function_roles.uses:
-                family = by_operation.get(use.operation)
-                reached = use.param_reaches or (use.nonconstant and bool(function_roles.sources))
-                active = prior_active(use.tag, priors)
-                if use.kind == "sink" and use.depth == 0 and reached and family is not None and active:
-                    message = f"{use.operation} sink ({use.origin}) reached by a parameter or a source"
-                    found.setdefault(function.name, []).append(
-                        Signal("roles", use.entry, family, use.line, message)
-                    )
-    return found
+
+
+def _role_signals(
+    scan: FileScan, roles: Mapping[tuple[str, str], FunctionRoles]
+) -> Iterator[tuple[str, Signal]]:
+    """Each function's own sinks (not a wrapper's) a parameter or a source reaches (in a file that parses)."""
+    item = scan.item
+    if item.has_errors:
+        return
+    for function in item.functions:
+        function_roles = roles.get((item.path, function.name), FunctionRoles())
+        for use in function_roles.uses:
+            signal = _role_signal(use, function_roles, scan.priors)
+            if signal is not None:
+                yield function.name, signal
+
+
+def _role_signal(use: RoleUse, function_roles: FunctionRoles, priors: Resolved) -> Signal | None:
+    family = families().by_operation.get(use.operation)
+    reached = use.param_reaches or (use.nonconstant and bool(function_roles.sources))
+    active = prior_active(use.tag, priors)
+    if use.kind == "sink" and use.depth == 0 and reached and family is not None and active:
+        message = f"{use.operation} sink ({use.origin}) reached by a parameter or a source"
+        return Signal("roles", use.entry, family, use.line, message)
+    return None
 
 
 def family_signal_count(scan: FileScan, function: Function, family: str) -> int:
@@ -163,13 +180,22 @@ def x_quick(scan: FileScan, function: Function, family: str) -> dict[str, Scalar
         "qr.shadow_hits": min(len(mine) - len(enabled), 20),
         "qr.other_family_hits": min(len(active) - len(mine), 20),
         "qr.max_precision_estimate": max((h.rule.precision_estimate for h in enabled), default=0.0),
-        "qr.prior_hits": min(
-            sum(1 for h in inside if h.rule.tag is not None and h.rule.family == family), 10
-        ),
+        "qr.prior_hits": min(_prior_hits(inside, family), 10),
     }
-    for mechanism in families().mechanisms:
-        x[f"qr.mechanism.{mechanism}"] = min(sum(mechanism in h.rule.mechanisms for h in mine), 10)
-    return x
+    return x | _mechanism_hits(mine)
+
+
+def _mechanism_hits(hits: Sequence[QuickHit]) -> dict[str, Scalar]:
+    """Per mechanism of the families' vocabulary, the hits whose rule names it."""
+    return {
+        f"qr.mechanism.{mechanism}": min(sum(mechanism in h.rule.mechanisms for h in hits), 10)
+        for mechanism in families().mechanisms
+    }
+
+
+def _prior_hits(hits: Sequence[QuickHit], family: str) -> int:
+    """Hits of the family's rules that belong to a framework or library prior."""
+    return sum(1 for h in hits if h.rule.tag is not None and h.rule.family == family)
 
 
 _RANK = {"absent": 0, "low": 1, "medium": 2, "high": 3}
@@ -212,13 +238,21 @@ def x_roles(roles: FunctionRoles, family: str) -> dict[str, Scalar]:
         "roles.sink_confidence": max((u.confidence for u in sinks), default=0.0),
         "roles.sink_nonconstant": any(u.nonconstant for u in sinks),
         "roles.param_reaches_sink": any(u.param_reaches for u in sinks),
-        "roles.is_wrapper": any(kind == "sink" and op in operations for kind, op in roles.wraps),
-        "roles.sanitizer_in_function": any(
-            u.kind == "sanitizer" and u.operation in operations for u in roles.uses
-        ),
+        "roles.is_wrapper": _wraps(roles, "sink", operations),
+        "roles.sanitizer_in_function": _uses(roles, "sanitizer", operations),
         "roles.source_in_function": bool(roles.sources),
         "roles.source_kind": min(roles.sources) if roles.sources else "absent",
     }
+
+
+def _wraps(roles: FunctionRoles, kind: str, operations: Collection[str]) -> bool:
+    """Whether the function wraps a ``kind`` (sink, sanitiser) of one of the operations."""
+    return any(k == kind and op in operations for k, op in roles.wraps)
+
+
+def _uses(roles: FunctionRoles, kind: str, operations: Collection[str]) -> bool:
+    """Whether the function itself calls a ``kind`` of one of the operations."""
+    return any(u.kind == kind and u.operation in operations for u in roles.uses)
 
 
 _SOURCE_KINDS = frozenset({"parameter", "request", "environment", "argv_stdin"})
@@ -263,17 +297,22 @@ def function_flows(
 
 def x_taint(item: ParsedFile, function: Function, family: str, priors: Resolved) -> dict[str, Scalar]:
     inside, mine, live = function_flows(item, function, family, priors)
-    kinds = sorted({f.source_kind for f in live}, key=lambda k: (k == "parameter", k))
-    kind = kinds[0] if kinds else "absent"
     return {
         "taint.flows": min(len(live), 10),
         "taint.sanitized_flows": min(len(mine) - len(live), 10),
-        "taint.source_kind": kind if kind in _SOURCE_KINDS or kind == "absent" else "other",
+        "taint.source_kind": _source_kind(live),
         "taint.external_source": any(f.source_kind != "parameter" for f in live),
         "taint.via_call": any(f.via_call for f in live),
         "taint.span_lines": min(50, *(abs(f.sink_line - f.source_line) for f in live)) if live else None,
         "taint.other_family_flows": min(sum(1 for f in inside if not f.sanitized) - len(live), 10),
     }
+
+
+def _source_kind(live: Sequence[Flow]) -> str:
+    """The kind of the live flows' source, an outside one first; ``other`` for a kind features do not name."""
+    kinds = sorted({f.source_kind for f in live}, key=lambda k: (k == "parameter", k))
+    kind = kinds[0] if kinds else "absent"
+    return kind if kind in _SOURCE_KINDS or kind == "absent" else "other"
 
 
 def taint_state(item: ParsedFile) -> InstrumentState:

@@ -166,13 +166,18 @@ class Walker:
                 where = (*where, owner.name.rsplit(".", 1)[-1])
             elif kind in self.grammar.scopes:
                 where = (*where, self._name(current) or "<anonymous>")
-            elif kind in self.grammar.calls:
-                (owner.calls if owner else self.global_calls).append(self._call(current))
-            elif kind in self.grammar.assignments:
-                pair = self._assignment(current)
-                if pair is not None:
-                    (owner.assignments if owner else self.global_assignments).append(pair)
+            else:
+                self._record(current, owner)
             stack.extend((child, where, owner) for child in reversed(current.named_children))
+
+    def _record(self, node: Node, owner: _Frame | None) -> None:
+        """A call or an assignment, in the function it is in (or the file's top level)."""
+        if node.type in self.grammar.calls:
+            (owner.calls if owner else self.global_calls).append(self._call(node))
+        elif node.type in self.grammar.assignments:
+            pair = self._assignment(node)
+            if pair is not None:
+                (owner.assignments if owner else self.global_assignments).append(pair)
 
     def build(self, frame: _Frame) -> Function:
         return Function(
@@ -186,6 +191,13 @@ class Walker:
         )
 
     def _open(self, node: Node, scope: tuple[str, ...]) -> _Frame:
+        name = self._qualified(node, scope)
+        frame = _Frame(node=node, name=name, params=self._own_params(node), decorated=_decorated(node))
+        self.frames.append(frame)
+        return frame
+
+    def _qualified(self, node: Node, scope: tuple[str, ...]) -> str:
+        """A function's name within its scope, unique in the file (anonymous ones and repeats numbered)."""
         own = self._name(node)
         prefix = ".".join(scope)
         if own is None:
@@ -197,6 +209,10 @@ class Walker:
         self._defined[name] = repeat
         if repeat > 1:
             name = f"{name}#{repeat}"  # an overload or a redefinition keeps its own candidate key
+        return name
+
+    def _own_params(self, node: Node) -> tuple[str, ...]:
+        """A function's parameter names, sorted (a method's receiver left out where the grammar has one)."""
         params_node = node.child_by_field_name("parameters") or node.child_by_field_name("parameter")
         if params_node is None:
             declarator = _function_declarator(node)
@@ -209,9 +225,7 @@ class Walker:
             and _in_class(node)
         ):
             found -= self._params(params_node.named_children[0])
-        frame = _Frame(node=node, name=name, params=tuple(sorted(found)), decorated=_decorated(node))
-        self.frames.append(frame)
-        return frame
+        return tuple(sorted(found))
 
     def _name(self, node: Node) -> str | None:
         named = node.child_by_field_name("name")
@@ -263,14 +277,7 @@ class Walker:
         return frozenset(found)
 
     def _call(self, node: Node) -> Call:
-        target = node.child_by_field_name("function") or node.child_by_field_name("constructor")
-        if target is not None:
-            callee = _text(target)
-        else:
-            holder = node.child_by_field_name("object") or node.child_by_field_name("scope")
-            named = node.child_by_field_name("name") or node.child_by_field_name("type")
-            callee = ".".join(_text(part) for part in (holder, named) if part is not None)
-        callee = re.sub(r"\s+", "", callee).replace("->", ".").replace("::", ".").replace("?.", ".")[:200]
+        callee = _callee(node)
         match = _NAME.search(callee.rstrip(")"))
         args = node.child_by_field_name("arguments")
         positional = [child for child in args.named_children if child.type != "comment"] if args else []
@@ -293,6 +300,18 @@ class Walker:
         if left is None or right is None:
             return None
         return self._idents(left), self._idents(right)
+
+
+def _callee(node: Node) -> str:
+    """What a call calls, as written without spaces and with ``.`` for every member operator."""
+    target = node.child_by_field_name("function") or node.child_by_field_name("constructor")
+    if target is not None:
+        callee = _text(target)
+    else:
+        holder = node.child_by_field_name("object") or node.child_by_field_name("scope")
+        named = node.child_by_field_name("name") or node.child_by_field_name("type")
+        callee = ".".join(_text(part) for part in (holder, named) if part is not None)
+    return re.sub(r"\s+", "", callee).replace("->", ".").replace("::", ".").replace("?.", ".")[:200]
 
 
 def _decorated(node: Node) -> bool:

@@ -119,25 +119,57 @@ def analyse(
     head_sha = git.resolve(head)
     base_sha = git.resolve(base) if base is not None else None
     parsed = parse_commit(git, head_sha)
-    changed: dict[str, frozenset[int]] | None = None
-    if base_sha is not None:
-        changed = {f.path: f.lines for f in changed_lines(git, base_sha, head_sha) if f.path in parsed}
+    changed = _changed(git, base_sha, head_sha, parsed)
     targets = sorted(changed) if changed is not None else sorted(parsed)
-    if within is not None:
-        targets = [t for t in targets if any(_under(t, w) for w in within)]
-    targets = [t for t in targets if excluded_by(t, exclude) is None]
-    if not tests:
-        given_tests = [w for w in within or ("",) if is_test_code((repo.resolve() / w).as_posix())]
-        targets = [t for t in targets if not is_test_code(t) or any(_under(t, w) for w in given_tests)]
-    if not vendored:
-        targets = [t for t in targets if not _vendored(t, parsed[t])]
+    targets = _counted(targets, parsed, repo, within=within, exclude=exclude, tests=tests, vendored=vendored)
     base_parsed = parse_commit(git, base_sha, targets) if base_sha is not None else {}
-    manifests = {}
-    if priors == "detected":
-        wanted = [p for p in git.files(head_sha) if is_manifest(p)]
-        manifests = {p: data.decode("utf-8", "replace") for p, data in git.read(head_sha, wanted).items()}
+    manifests = _manifests(git, head_sha) if priors == "detected" else {}
     setting = _Setting(priors, declared(manifests), failures, progress)
     return _analyse_parsed(parsed, targets, head_sha, base_sha, base_parsed, changed, repo_key, setting)
+
+
+def _changed(
+    git: GitRepo, base_sha: str | None, head_sha: str, parsed: Mapping[str, ParsedFile]
+) -> dict[str, frozenset[int]] | None:
+    """The lines a push changes in each parsed file (None: a scan)."""
+    if base_sha is None:
+        return None
+    return {f.path: f.lines for f in changed_lines(git, base_sha, head_sha) if f.path in parsed}
+
+
+def _counted(
+    targets: list[str],
+    parsed: Mapping[str, ParsedFile],
+    repo: Path,
+    *,
+    within: tuple[str, ...] | None,
+    exclude: tuple[str, ...],
+    tests: bool,
+    vendored: bool,
+) -> list[str]:
+    """The target files whose candidates count (see ``analyse``)."""
+    targets = [t for t in targets if _within(t, within) and excluded_by(t, exclude) is None]
+    if not tests:
+        targets = _not_tests(targets, repo, within)
+    if not vendored:
+        targets = [t for t in targets if not _vendored(t, parsed[t])]
+    return targets
+
+
+def _not_tests(targets: list[str], repo: Path, within: tuple[str, ...] | None) -> list[str]:
+    """Targets that are not test code, unless below a folder of ``within`` that is test code itself."""
+    given_tests = [w for w in within or ("",) if is_test_code((repo.resolve() / w).as_posix())]
+    return [t for t in targets if not is_test_code(t) or any(_under(t, w) for w in given_tests)]
+
+
+def _within(path: str, within: tuple[str, ...] | None) -> bool:
+    return within is None or any(_under(path, w) for w in within)
+
+
+def _manifests(git: GitRepo, head_sha: str) -> dict[str, str]:
+    """The dependency manifests at the head, as text (what the detected priors read)."""
+    wanted = [p for p in git.files(head_sha) if is_manifest(p)]
+    return {p: data.decode("utf-8", "replace") for p, data in git.read(head_sha, wanted).items()}
 
 
 def _vendored(path: str, item: ParsedFile) -> bool:
@@ -194,25 +226,27 @@ def _analyse_parsed(
     setting: _Setting,
 ) -> list[Analysed]:
     roles = infer_roles(parsed, setting.union(parsed.values()))
-    scans = {}
-    for path in targets:
-        scans[path] = scan = scan_file(parsed[path], setting.of(parsed[path]))
-        if setting.failures is not None:
-            for name, state in (("bandit", scan.bandit), ("taint", taint_state(scan.item))):
-                if state.state is State.FAILED:
-                    setting.failures.setdefault(name, []).append(path)
-        if setting.progress is not None:
-            setting.progress(path)
+    scans = {path: _scan(parsed[path], setting) for path in targets}
     base_scans = {path: scan_file(item, setting.of(item)) for path, item in base_parsed.items()}
-    by_function: dict[tuple[str, str], set[str]] = {}
-    raised: dict[tuple[str, str], list[Signal]] = {}
-    for path, scan in scans.items():
-        for name, found in signals(scan, roles).items():
-            raised[(path, name)] = found
-            by_function[(path, name)] = {signal.family for signal in found}
+    raised = {
+        (path, name): found for path, scan in scans.items() for name, found in signals(scan, roles).items()
+    }
+    by_function = {key: {signal.family for signal in found} for key, found in raised.items()}
     context = _Context(head_sha, base_sha, build_call_graph(parsed), roles, base_scans, changed)
     chosen = select(repo_key, head_sha, {p: parsed[p] for p in targets}, by_function, changed)
     return [_analysed(context, scans[c.path], c, raised[(c.path, c.function)]) for c in chosen]
+
+
+def _scan(item: ParsedFile, setting: _Setting) -> FileScan:
+    """One target file's instruments run, its failures noted and its progress told."""
+    scan = scan_file(item, setting.of(item))
+    if setting.failures is not None:
+        for name, state in (("bandit", scan.bandit), ("taint", taint_state(scan.item))):
+            if state.state is State.FAILED:
+                setting.failures.setdefault(name, []).append(item.path)
+    if setting.progress is not None:
+        setting.progress(item.path)
+    return scan
 
 
 def candidates(
@@ -223,31 +257,11 @@ def candidates(
 
 
 def _analysed(context: _Context, scan: FileScan, candidate: Candidate, found: list[Signal]) -> Analysed:
-    item, priors = scan.item, scan.priors
+    item, priors, family = scan.item, scan.priors, candidate.family
     function = next(f for f in item.functions if f.name == candidate.function)
-    family = candidate.family
-    lines = context.changed.get(item.path, frozenset()) if context.changed is not None else frozenset()
-    inside = tuple(sorted(n for n in lines if item.enclosing(n).name == function.name))
-    tree_state = State.FAILED if item.has_errors else State.RAN
-    coverage = State.RAN if vocabulary(item.language, priors) else State.NONE
-    instruments = {
-        "lang": InstrumentState(state=State.RAN, version=grammar_version()),
-        "qr": scan.qr,
-        "bandit": scan.bandit,
-        "facts": InstrumentState(state=tree_state, version=grammar_version()),
-        "roles": InstrumentState(
-            state=State.FAILED if item.has_errors else coverage, version=roles_version(item.language)
-        ),
-        "delta": delta_state(context.base),
-        "taint": taint_state(item),
-    }
+    inside = _changed_inside(context, item, function)
     function_roles = context.roles.get((item.path, function.name), FunctionRoles())
-    x: dict[str, Scalar] = {f"lang.{language}": language == item.language for language in LANGUAGES}
-    x |= x_quick(scan, function, family)
-    x |= x_bandit(scan, function, family)
-    x |= x_facts(context.graph, item.path, function)
-    x |= x_roles(function_roles, family)
-    x |= x_taint(item, function, family, priors)
+    x = _features(context, scan, function, family, function_roles)
     mine = sorted((s for s in found if s.family == family), key=lambda s: (s.line, s.instrument, s.rule))
     _inside, flows, _live = function_flows(item, function, family, priors)
     x["taint.evidence"] = evidence_of(flows, [s.line for s in mine]).kind
@@ -255,7 +269,7 @@ def _analysed(context: _Context, scan: FileScan, candidate: Candidate, found: li
     if context.base is not None:
         base_code, delta = _delta(context, scan, function, family, len(inside))
         x |= delta
-    record = build_record(candidate, item.language, x, instruments, base=context.base)
+    record = build_record(candidate, item.language, x, _instruments(context, scan), base=context.base)
     return Analysed(
         candidate=candidate,
         language=item.language,
@@ -272,15 +286,51 @@ def _analysed(context: _Context, scan: FileScan, candidate: Candidate, found: li
     )
 
 
+def _changed_inside(context: _Context, item: ParsedFile, function: Function) -> tuple[int, ...]:
+    """The changed lines of a push that fall in ``function``."""
+    lines = context.changed.get(item.path, frozenset()) if context.changed is not None else frozenset()
+    return tuple(sorted(n for n in lines if item.enclosing(n).name == function.name))
+
+
+def _instruments(context: _Context, scan: FileScan) -> dict[str, InstrumentState]:
+    """How each instrument fared on the candidate's file."""
+    item = scan.item
+    tree_state = State.FAILED if item.has_errors else State.RAN
+    coverage = State.RAN if vocabulary(item.language, scan.priors) else State.NONE
+    return {
+        "lang": InstrumentState(state=State.RAN, version=grammar_version()),
+        "qr": scan.qr,
+        "bandit": scan.bandit,
+        "facts": InstrumentState(state=tree_state, version=grammar_version()),
+        "roles": InstrumentState(
+            state=State.FAILED if item.has_errors else coverage, version=roles_version(item.language)
+        ),
+        "delta": delta_state(context.base),
+        "taint": taint_state(item),
+    }
+
+
+def _features(
+    context: _Context, scan: FileScan, function: Function, family: str, function_roles: FunctionRoles
+) -> dict[str, Scalar]:
+    """The head's features of one candidate: language, quick rules, Bandit, call graph, roles, taint."""
+    item = scan.item
+    x: dict[str, Scalar] = {f"lang.{language}": language == item.language for language in LANGUAGES}
+    x |= x_quick(scan, function, family)
+    x |= x_bandit(scan, function, family)
+    x |= x_facts(context.graph, item.path, function)
+    x |= x_roles(function_roles, family)
+    x |= x_taint(item, function, family, scan.priors)
+    return x
+
+
 def _delta(
     context: _Context, scan: FileScan, function: Function, family: str, changed: int
 ) -> tuple[str | None, dict[str, Scalar]]:
     """The function at the base of a push, and the delta features of the change."""
     item = scan.item
     base_scan = context.base_scans.get(item.path)
-    base_fn = (
-        next((f for f in base_scan.item.functions if f.name == function.name), None) if base_scan else None
-    )
+    base_fn = _named_in(base_scan, function.name)
     operations = families().operations_of(family)
     vocab = vocabulary(item.language, scan.priors)
     sanitizers = [e for e in vocab if e.kind == "sanitizer" and e.operation in operations]
@@ -300,3 +350,10 @@ def _delta(
         "delta.sanitizer_removed": delta.sanitizer_removed,
         "delta.tests": delta.tests,
     }
+
+
+def _named_in(scan: FileScan | None, name: str) -> Function | None:
+    """The function of that name in a base file (None: no such file, or no such function in it)."""
+    if scan is None:
+        return None
+    return next((f for f in scan.item.functions if f.name == name), None)

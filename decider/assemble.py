@@ -21,6 +21,7 @@ from ouroboros_gates.decider.seed import corpus_memory, seed_digest
 from ouroboros_gates.llm import (
     ChatClient,
     EmbeddingClient,
+    Endpoint,
     LlmError,
     MeteredClient,
     ResponseCache,
@@ -73,20 +74,23 @@ def find_program(
 ) -> Lookup:
     """The program in lookup order (docs/decider.md, "Program lookup"); an LM program without a chat model
     gives way to the vote."""
-    found: Lookup
-    if settings.decider_program is not None:
-        found = Lookup(Program.load(settings.decider_program), "setting")
-    elif store is not None and (body := store.adopted(profile)) is not None:
-        found = Lookup(Program.from_json(body, f"adopted {profile} program"), "store")
-    else:
-        program = packaged_program("llm-program" if chat else "memory-vote", profile)
-        found = Lookup(program, "packaged" if program else "none")
+    found = _looked_up(settings, store, chat, profile)
     if found.program is not None and found.program.kind == "llm-program" and not chat:
         vote = packaged_program("memory-vote", profile)
         return Lookup(vote, "packaged" if vote else "none", "memory-vote program (no chat model configured)")
     if found.program is not None and found.program.kind == "memory-vote":
         return Lookup(found.program, found.source, "memory-vote program (no chat model configured)")
     return found
+
+
+def _looked_up(settings: Settings, store: MemoryStore | None, chat: bool, profile: str) -> Lookup:
+    """The first program of the lookup order: the setting's, the store's adopted one, the packaged one."""
+    if settings.decider_program is not None:
+        return Lookup(Program.load(settings.decider_program), "setting")
+    if store is not None and (body := store.adopted(profile)) is not None:
+        return Lookup(Program.from_json(body, f"adopted {profile} program"), "store")
+    program = packaged_program("llm-program" if chat else "memory-vote", profile)
+    return Lookup(program, "packaged" if program else "none")
 
 
 def repo_group(repo_key: str) -> str:
@@ -126,12 +130,7 @@ def build_engine(
     corpus = memory if memory is not None else corpus_memory(store)
     if extra is not None:
         corpus = corpus.merged(extra)
-    embedder = _embedder(settings, store)
-    if embedder is not None:
-        try:
-            corpus.embed(embedder)
-        except LlmError:  # the memory stays without vectors: retrieval runs signals_only and says so
-            embedder = None
+    embedder = _embedded(corpus, _embedder(settings, store))
     engine = Engine(
         program=program,
         memory=corpus,
@@ -141,22 +140,46 @@ def build_engine(
         repo_group=repo_group(repo_key),
         validate=validate_record,
     )
+    reason = _unusable(program)
+    if reason is not None:
+        engine.reason = reason
+    elif program is not None and program.kind == "llm-program" and endpoint is not None:
+        _connect(engine, settings, endpoint)
+    return engine, lookup
+
+
+def _embedded(corpus: Memory, embedder: Embedder | None) -> Embedder | None:
+    """The embedder once the memory is embedded with it; None when there is none or it fails."""
+    if embedder is None:
+        return None
+    try:
+        corpus.embed(embedder)
+    except LlmError:  # the memory stays without vectors: retrieval runs signals_only and says so
+        return None
+    return embedder
+
+
+def _unusable(program: Program | None) -> str | None:
+    """Why the engine cannot run a program, or None."""
     if program is None:
-        engine.reason = "no adopted program"
-    elif (
+        return "no adopted program"
+    if (
         program.feature_set_digest not in (None, feature_set_digest())
         or program.schema_version != SCHEMA_VERSION
     ):
-        engine.reason = "program built for another feature set"
-    elif program.kind == "llm-program" and endpoint is not None:
-        manifest = find_manifest(settings.model or "") or load_manifest("local")
-        client = MeteredClient(
-            ChatClient(endpoint),
-            manifest,
-            usd_ceiling=settings.decider_push_usd,
-            call_ceiling=settings.decider_push_calls,
-            cache=ResponseCache(settings.state_dir / "responses"),
-        )
-        engine.client, engine.model = client, endpoint.model
-        engine.spent = lambda: (client.spent_usd, client.calls)
-    return engine, lookup
+        return "program built for another feature set"
+    return None
+
+
+def _connect(engine: Engine, settings: Settings, endpoint: Endpoint) -> None:
+    """The engine's chat model: metered against the push's ceilings, its answers cached."""
+    manifest = find_manifest(settings.model or "") or load_manifest("local")
+    client = MeteredClient(
+        ChatClient(endpoint),
+        manifest,
+        usd_ceiling=settings.decider_push_usd,
+        call_ceiling=settings.decider_push_calls,
+        cache=ResponseCache(settings.state_dir / "responses"),
+    )
+    engine.client, engine.model = client, endpoint.model
+    engine.spent = lambda: (client.spent_usd, client.calls)

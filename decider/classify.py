@@ -128,12 +128,8 @@ def _ask(
             reply = client.chat(request)
         except ReplyParseError as exc:
             problem, text = f"not JSON of the answer format: {exc}", exc.text
-        except BudgetExhausted as exc:
-            return _fail(out, "budget_exhausted", exc)
-        except AccountError as exc:
-            return _fail(out, "account", exc)
         except LlmError as exc:
-            return _fail(out, "model_failed", exc)
+            return _fail(out, _failure_reason(exc), exc)
         else:
             out.take(reply)
             try:
@@ -153,6 +149,15 @@ def _ask(
     return out
 
 
+def _failure_reason(exc: LlmError) -> Literal["budget_exhausted", "account", "model_failed"]:
+    """What a model call's failure is called in a sample (a reply that does not parse is not one)."""
+    if isinstance(exc, BudgetExhausted):
+        return "budget_exhausted"
+    if isinstance(exc, AccountError):
+        return "account"
+    return "model_failed"
+
+
 def _fail(
     out: _Sample, reason: Literal["budget_exhausted", "account", "model_failed"], exc: Exception
 ) -> _Sample:
@@ -162,9 +167,8 @@ def _fail(
 
 def _combine(samples: Sequence[_Sample], variant: Variant) -> Classified:
     answers = tuple(s.answer for s in samples if s.answer is not None)
-    failure = next((s.failure for s in samples if s.failure is not None), None)
     verdict = majority(answers)
-    lead = next((a for a in answers if a.verdict == verdict and not a.parse_failed), None)
+    lead = _lead(answers, verdict)
     return Classified(
         score=vote_score(answers),
         verdict=verdict,
@@ -175,9 +179,22 @@ def _combine(samples: Sequence[_Sample], variant: Variant) -> Classified:
         usd=sum(s.usd for s in samples),
         calls=sum(s.calls for s in samples),
         cached=all(s.cached for s in samples),
-        model=next((s.model for s in samples if s.model), None),
-        failure=failure,
+        model=_model(samples),
+        failure=_failure(samples),
     )
+
+
+def _lead(answers: Sequence[Answer], verdict: str) -> Answer | None:
+    """The first parsed answer of the majority verdict: the rationale and lines a decision shows."""
+    return next((a for a in answers if a.verdict == verdict and not a.parse_failed), None)
+
+
+def _model(samples: Sequence[_Sample]) -> str | None:
+    return next((s.model for s in samples if s.model), None)
+
+
+def _failure(samples: Sequence[_Sample]) -> SampleFailure | None:
+    return next((s.failure for s in samples if s.failure is not None), None)
 
 
 def classify_all(
@@ -194,26 +211,31 @@ def classify_all(
     (``undecided: deadline``). Calls still running at the deadline are left to finish in the background.
     """
     pool = ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="classify")
-    futures: list[list[Future[_Sample]]] = []
-    for view, shown in items:
-        messages = render_messages(program, view, shown)
-        futures.append(
-            [
-                pool.submit(_ask, client, messages, view, 0.0 if j == 0 else SAMPLE_TEMPERATURE, j)
-                for j in range(program.k)
-            ]
-        )
+    futures = [_submit(pool, client, program, view, shown) for view, shown in items]
     every = [f for group in futures for f in group]
     timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
     wait(every, timeout=timeout)
     pool.shutdown(wait=False, cancel_futures=True)
-    results: list[Classified | None] = []
-    for group in futures:
-        if all(f.done() and not f.cancelled() for f in group):
-            results.append(_combine([f.result() for f in group], "llm-program"))
-        else:
-            results.append(None)
-    return results
+    return [
+        _combine([f.result() for f in group], "llm-program") if _answered(group) else None
+        for group in futures
+    ]
+
+
+def _submit(
+    pool: ThreadPoolExecutor, client: Chat, program: Program, view: CandidateView, shown: Sequence[Shown]
+) -> list[Future[_Sample]]:
+    """A candidate's k samples, the first at temperature 0."""
+    messages = render_messages(program, view, shown)
+    return [
+        pool.submit(_ask, client, messages, view, 0.0 if j == 0 else SAMPLE_TEMPERATURE, j)
+        for j in range(program.k)
+    ]
+
+
+def _answered(group: Sequence[Future[_Sample]]) -> bool:
+    """Whether every sample of a candidate came back (by the deadline)."""
+    return all(f.done() and not f.cancelled() for f in group)
 
 
 def _voters(pool: Sequence[Neighbour], family: str, k: int) -> list[Neighbour]:
@@ -249,21 +271,28 @@ def _vote_said(voters: Sequence[Neighbour], family: str) -> str:
     at most ``CONTRAST_SHARE`` of it), so the words agree with the verdict."""
     own = [n for n in voters if n.example.family == family]
     other = [n for n in voters if n.example.family != family]
+    said = _own_said(own, family)
+    if other:
+        said += _others_said(other, bool(own))
+    return said
+
+
+def _own_said(own: Sequence[Neighbour], family: str) -> str:
     mine = sum(n.example.y for n in own)
     if not own:
-        said = f"no labelled {family} example is near"
-    elif len(own) == 1:
-        said = f"the nearest labelled {family} example is {'vulnerable' if mine else 'not vulnerable'}"
-    else:
-        said = f"{mine} of the {len(own)} nearest labelled {family} examples are vulnerable"
-    if other:
-        kinds = ", ".join(f"{f} {c}" for f, c in sorted(Counter(n.example.family for n in other).items()))
-        against = "" if own else " as the prior"
-        said += (
-            f"; other families, together weighing at most {CONTRAST_SHARE:g}x as much{against}: "
-            f"{sum(n.example.y for n in other)} of {len(other)} vulnerable ({kinds})"
-        )
-    return said
+        return f"no labelled {family} example is near"
+    if len(own) == 1:
+        return f"the nearest labelled {family} example is {'vulnerable' if mine else 'not vulnerable'}"
+    return f"{mine} of the {len(own)} nearest labelled {family} examples are vulnerable"
+
+
+def _others_said(other: Sequence[Neighbour], has_own: bool) -> str:
+    kinds = ", ".join(f"{f} {c}" for f, c in sorted(Counter(n.example.family for n in other).items()))
+    against = "" if has_own else " as the prior"
+    return (
+        f"; other families, together weighing at most {CONTRAST_SHARE:g}x as much{against}: "
+        f"{sum(n.example.y for n in other)} of {len(other)} vulnerable ({kinds})"
+    )
 
 
 def memory_vote(
@@ -279,7 +308,6 @@ def memory_vote(
         "vulnerable" if s > 0.5 + 1e-9 else "not_vulnerable" if s < 0.5 - 1e-9 else "unsure"
     )
     cited = tuple(n for n in view.signal_lines if view.excerpt.covers(n)) or (view.excerpt.first_line,)
-    families = Counter(n.example.family for n in ns)
     where = ", ".join(str(n) for n in cited)
     named = f" ({', '.join(signal_names)})" if signal_names else ""
     rationale = (
@@ -287,8 +315,7 @@ def memory_vote(
         "are at "
         f"line {where}."
     )
-    labels = Counter("vulnerable" if n.example.y else "not_vulnerable" for n in ns)
-    counts = {"label": dict(sorted(labels.items())), "family": dict(sorted(families.items()))}
+    counts = _neighbour_counts(ns)
     return Classified(
         score=s,
         verdict=verdict,
@@ -297,3 +324,10 @@ def memory_vote(
         variant="memory-vote",
         neighbours=counts,
     )
+
+
+def _neighbour_counts(voters: Sequence[Neighbour]) -> dict[str, dict[str, int]]:
+    """The voters by label and by family."""
+    labels = Counter("vulnerable" if n.example.y else "not_vulnerable" for n in voters)
+    families = Counter(n.example.family for n in voters)
+    return {"label": dict(sorted(labels.items())), "family": dict(sorted(families.items()))}

@@ -258,53 +258,55 @@ _FAILURES = {
 def _judge(
     item: Analysed, engine: Engine, view: CandidateView, got: Classified | None, retrieved: Retrieved
 ) -> Decided:
-    assert engine.program is not None
-    program, family = engine.program, item.candidate.family
     if got is None:
-        decision = _base(
-            item,
-            engine,
-            action=Action.ADVISORY,
-            p=None,
-            undecided=Undecided.DEADLINE,
-            verdict="unsure",
-            rationale="undecided: deadline",
-            retrieval=retrieved.retrieval,
-        )
-        return Decided(item, decision, view.excerpt, balance=retrieved.balance)
+        return _past_deadline(item, engine, view, retrieved)
     if got.failure is not None:
         reason, why = _FAILURES[got.failure.reason]
         return _fallback(item, engine, view, reason, why)
+    return _scored(item, engine, view, got, retrieved)
+
+
+def _past_deadline(item: Analysed, engine: Engine, view: CandidateView, retrieved: Retrieved) -> Decided:
+    """A candidate the deadline left unasked: ADVISORY and unsure."""
+    decision = _base(
+        item,
+        engine,
+        action=Action.ADVISORY,
+        p=None,
+        undecided=Undecided.DEADLINE,
+        verdict="unsure",
+        rationale="undecided: deadline",
+        retrieval=retrieved.retrieval,
+    )
+    return Decided(item, decision, view.excerpt, balance=retrieved.balance)
+
+
+def _scored(
+    item: Analysed, engine: Engine, view: CandidateView, got: Classified, retrieved: Retrieved
+) -> Decided:
+    """A model's answer: its score adjusted by the evidence, calibrated, placed at the family's operating
+    point and bounded by what the evidence allows."""
+    assert engine.program is not None
+    program, family = engine.program, item.candidate.family
     evidence = evidence_of(item.flows, [s.line for s in item.signals])
     score = evidence.adjust(got.score)
     ab = program.calibration.get(family) or program.calibration.get("*")
     p = platt(score, ab)
     point = operating_point(p, got.verdict, program, family)
-    extra: dict[str, Any] = {}
-    if point is None:
-        action, offered, extra["undecided"] = Action.ADVISORY, False, Undecided.INSUFFICIENT_DATA
-    else:
-        action, offered = point
-    action, p, verdict = _bounded(evidence, action, p, got.verdict, program.point(family))
-    if got.parse_failed:
-        action, extra["undecided"] = (
-            (Action.ADVISORY if action is Action.DROP else action),
-            Undecided.PARSE_FAILED,
-        )
-    rationale = " ".join(part for part in (evidence.said(), got.rationale) if part)
+    action, p, verdict, extra = _placed(evidence, got, p, point, program.point(family))
     decision = _base(
         item,
         engine,
         action=action,
         p=round(p, 6),
-        rationale=rationale,
+        rationale=_rationale(evidence, got),
         model=got.model,
         cost_usd=round(got.usd, 8),
         cached=got.cached and got.variant == "llm-program",
         verdict=verdict,
         cited_lines=got.cited_lines,
         signals=_named(got.rationale, item),
-        offered=offered,
+        offered=point is not None and point[1],
         retrieval=retrieved.retrieval,
         evidence=evidence.kind if evidence.kind != "none" else None,
         **extra,
@@ -323,6 +325,34 @@ def _judge(
         evidence=evidence,
         vote_score=got.score,
     )
+
+
+def _rationale(evidence: Evidence, got: Classified) -> str:
+    """What the evidence says, then the model's rationale."""
+    return " ".join(part for part in (evidence.said(), got.rationale) if part)
+
+
+def _placed(
+    evidence: Evidence,
+    got: Classified,
+    p: float,
+    point: tuple[Action, bool] | None,
+    operating: OperatingPoint | None,
+) -> tuple[Action, float, Verdict, dict[str, Any]]:
+    """The action, probability and verdict the operating point and the evidence allow, with the reason a
+    candidate stays undecided (a family without an operating point, an answer that did not parse)."""
+    extra: dict[str, Any] = {}
+    if point is None:
+        action, extra["undecided"] = Action.ADVISORY, Undecided.INSUFFICIENT_DATA
+    else:
+        action = point[0]
+    action, p, verdict = _bounded(evidence, action, p, got.verdict, operating)
+    if got.parse_failed:
+        action, extra["undecided"] = (
+            (Action.ADVISORY if action is Action.DROP else action),
+            Undecided.PARSE_FAILED,
+        )
+    return action, p, verdict, extra
 
 
 def _bounded(
@@ -361,42 +391,14 @@ def decide_all(
     program = engine.program
     views = [_view(item, engine) for item in analysed]
     if program is None or engine.reason:
-        reason = engine.reason or "no adopted program"
-        why = Undecided.NO_PROGRAM if program is None else Undecided.MODEL_FAILED
-        decided = tuple(_fallback(a, engine, v, reason, why) for a, v in zip(analysed, views, strict=True))
-        return Run(
-            decided,
-            NO_PROGRAM_ID if program is None else program.program_id,
-            None,
-            reason,
-            engine.memory.digest,
-        )
-    vectors = None
-    if engine.embedder is not None and views:
-        try:
-            vectors = engine.embedder.embed([v.excerpt.text for v in views])
-        except LlmError:  # a provider failure or budget: retrieval runs signals_only and says so
-            vectors = None
+        return _without_program(analysed, engine, views)
+    targets = _targets(analysed, engine, _vectors(engine, views))
     settings = Settings(
         n1=int(program.retrieval["n1"]), k=int(program.retrieval["k"]), lam=program.retrieval["lam"]
     )
-    targets, found = [], []
-    for i, item in enumerate(analysed):
-        vector = None
-        if vectors is not None:
-            raw = np.asarray(vectors[i], dtype=np.float32)
-            vector = raw / (float(np.linalg.norm(raw)) or 1.0)
-        target = Target(
-            item.record.x, item.record.instruments, item.candidate.family, engine.repo_group, vector
-        )
-        targets.append(target)
-        found.append(retrieve(engine.index(), target, engine.boundary, settings))
+    found = [retrieve(engine.index(), target, engine.boundary, settings) for target in targets]
     if program.kind == "memory-vote":
-        got: list[Classified | None] = []
-        for i, (a, v, r) in enumerate(zip(analysed, views, found, strict=True)):
-            got.append(memory_vote(r, v, sorted({s.rule for s in a.signals})))
-            if progress is not None:
-                progress(i + 1, len(views))
+        got = _voted(analysed, views, found, progress)
     else:
         assert engine.client is not None
         shown = [_shown(r, t, engine) for r, t in zip(found, targets, strict=True)]
@@ -406,6 +408,67 @@ def decide_all(
     )
     if progress is not None:
         progress(len(decided), len(decided))
+    return _run(decided, engine, program, found)
+
+
+def _without_program(analysed: Sequence[Analysed], engine: Engine, views: Sequence[CandidateView]) -> Run:
+    """No program, or none that can run: every candidate stands as today's rule output, with the reason."""
+    program = engine.program
+    reason = engine.reason or "no adopted program"
+    why = Undecided.NO_PROGRAM if program is None else Undecided.MODEL_FAILED
+    decided = tuple(_fallback(a, engine, v, reason, why) for a, v in zip(analysed, views, strict=True))
+    return Run(
+        decided,
+        NO_PROGRAM_ID if program is None else program.program_id,
+        None,
+        reason,
+        engine.memory.digest,
+    )
+
+
+def _vectors(engine: Engine, views: Sequence[CandidateView]) -> list[list[float]] | None:
+    """The excerpts' embeddings; None without an embedder, or when it fails."""
+    if engine.embedder is None or not views:
+        return None
+    try:
+        return engine.embedder.embed([v.excerpt.text for v in views])
+    except LlmError:  # a provider failure or budget: retrieval runs signals_only and says so
+        return None
+
+
+def _targets(analysed: Sequence[Analysed], engine: Engine, vectors: list[list[float]] | None) -> list[Target]:
+    """What retrieval looks for, a candidate at a time: its record, family, group and unit vector."""
+    targets = []
+    for i, item in enumerate(analysed):
+        vector = None if vectors is None else _unit(vectors[i])
+        targets.append(
+            Target(item.record.x, item.record.instruments, item.candidate.family, engine.repo_group, vector)
+        )
+    return targets
+
+
+def _unit(vector: Sequence[float]) -> np.ndarray:
+    raw = np.asarray(vector, dtype=np.float32)
+    return raw / (float(np.linalg.norm(raw)) or 1.0)
+
+
+def _voted(
+    analysed: Sequence[Analysed],
+    views: Sequence[CandidateView],
+    found: Sequence[Retrieved],
+    progress: Callable[[int, int], None] | None,
+) -> list[Classified | None]:
+    """The memory vote of each candidate's neighbours (no model asked)."""
+    got: list[Classified | None] = []
+    for i, (a, v, r) in enumerate(zip(analysed, views, found, strict=True)):
+        got.append(memory_vote(r, v, sorted({s.rule for s in a.signals})))
+        if progress is not None:
+            progress(i + 1, len(views))
+    return got
+
+
+def _run(decided: tuple[Decided, ...], engine: Engine, program: Program, found: Sequence[Retrieved]) -> Run:
+    """The run's record: what was decided, what it cost, and every fallback taken."""
     usd, calls = engine.spent()
     fallbacks = sorted({d.fallback for d in decided if d.fallback})
     failed = sum(d.parse_failed for d in decided)

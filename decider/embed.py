@@ -100,10 +100,14 @@ class CachedEmbedder:
             self._local.update(self.cache.get_embeddings(self.model, missing))
         wanted = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._local}
         if wanted:
-            vectors = self.inner.embed(list(wanted.values()))
-            self.asked += len(wanted)
-            fresh = dict(zip(wanted, vectors, strict=True))
-            self._local.update(fresh)
-            if self.cache is not None:
-                self.cache.put_embeddings(self.model, fresh)
+            self._embed_new(wanted)
         return [self._local[k] for k in keys]
+
+    def _embed_new(self, wanted: Mapping[str, str]) -> None:
+        """Embed texts neither this embedder nor the cache holds (by normalised sha), and cache them."""
+        vectors = self.inner.embed(list(wanted.values()))
+        self.asked += len(wanted)
+        fresh = dict(zip(wanted, vectors, strict=True))
+        self._local.update(fresh)
+        if self.cache is not None:
+            self.cache.put_embeddings(self.model, fresh)

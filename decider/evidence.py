@@ -90,7 +90,7 @@ def _between(flow: Flow) -> str:
 
 def evidence_of(flows: Sequence[Flow], signal_lines: Iterable[int]) -> Evidence:
     """The evidence of a candidate with these flows of its family and its family's signals at these lines."""
-    live = tuple(f for f in flows if not f.sanitized and f.source_kind in EXTERNAL)
+    live = _live(flows)
     if live:
         return Evidence("live", live)
     guarded = tuple(f for f in flows if f.sanitized)
@@ -98,3 +98,8 @@ def evidence_of(flows: Sequence[Flow], signal_lines: Iterable[int]) -> Evidence:
     if guarded and len(guarded) == len(flows) and set(signal_lines) <= covered:
         return Evidence("guarded", guarded)
     return Evidence("none")
+
+
+def _live(flows: Sequence[Flow]) -> tuple[Flow, ...]:
+    """The flows from input outside the program (``EXTERNAL``) that reach their sink unguarded."""
+    return tuple(f for f in flows if not f.sanitized and f.source_kind in EXTERNAL)

@@ -62,7 +62,7 @@ def _segments(line: str, language: str, in_block: bool) -> tuple[list[tuple[bool
     """The line as (is_comment, text) pieces in order, and whether a block comment is still open."""
     slash, hashes = language in _SLASH_COMMENTS, language in _HASH_COMMENTS
     pieces: list[tuple[bool, str]] = []
-    start, i, quote = 0, 0, None
+    start = i = 0
     while i < len(line):
         if in_block:
             end = line.find("*/", i)
@@ -71,25 +71,42 @@ def _segments(line: str, language: str, in_block: bool) -> tuple[list[tuple[bool
             start = i = stop
             in_block = end < 0
             continue
-        ch = line[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "'\"`":
-            quote = ch
-        elif (hashes and ch == "#") or (slash and line.startswith("//", i)):
+        i, kind = _comment_start(line, i, slash, hashes)
+        if kind == "line":
             pieces += [(False, line[start:i]), (True, line[i:])]
-            return [p for p in pieces if p[1]], False
-        elif slash and line.startswith("/*", i):
+            return _nonempty(pieces), False
+        if kind == "block":
             pieces.append((False, line[start:i]))
             start, in_block = i, True
             i += 2
-            continue
-        i += 1
     pieces.append((in_block, line[start:]))
-    return [p for p in pieces if p[1]], in_block
+    return _nonempty(pieces), in_block
+
+
+def _comment_start(line: str, i: int, slash: bool, hashes: bool) -> tuple[int, str | None]:
+    """Where the next comment outside a string starts from ``i``, and whether it runs to the end of the line
+    (``line``) or to a ``*/`` (``block``); the line's length and None when there is none."""
+    while i < len(line):
+        if line[i] in "'\"`":
+            i = _string_end(line, i)
+        elif (hashes and line[i] == "#") or (slash and line.startswith("//", i)):
+            return i, "line"
+        elif slash and line.startswith("/*", i):
+            return i, "block"
+        i += 1
+    return len(line), None
+
+
+def _string_end(line: str, i: int) -> int:
+    """The index of the quote that closes the string opening at ``i`` (past the line when it stays open)."""
+    quote, i = line[i], i + 1
+    while i < len(line) and line[i] != quote:
+        i += 2 if line[i] == "\\" else 1
+    return i
+
+
+def _nonempty(pieces: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
+    return [p for p in pieces if p[1]]
 
 
 def _redact(comment: str) -> str:

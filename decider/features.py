@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Literal
@@ -180,18 +180,33 @@ def canonical_x(record: FeatureRecord | Mapping[str, Scalar]) -> bytes:
 
 
 def _check_value(spec: FeatureSpec, value: Scalar, where: str) -> None:
-    kind = spec.type
-    if kind == "bool":
-        ok = isinstance(value, bool)
-    elif kind == "int":
-        ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= (spec.cap or 0)
-    elif kind == "float":
-        ok = isinstance(value, float) and math.isfinite(value) and 0.0 <= value <= 1.0
-    else:
-        ok = isinstance(value, str) and value in spec.vocabulary
-    if not ok:
-        bound = f"cap {spec.cap}" if spec.cap is not None else (spec.vocabulary or kind)
-        raise FeatureError(f"{where}: feature {spec.name!r}: {value!r} is not a {kind} within {bound}")
+    if not _FITS.get(spec.type, _in_vocabulary)(spec, value):
+        bound = f"cap {spec.cap}" if spec.cap is not None else (spec.vocabulary or spec.type)
+        raise FeatureError(f"{where}: feature {spec.name!r}: {value!r} is not a {spec.type} within {bound}")
+
+
+def _is_bool(spec: FeatureSpec, value: Scalar) -> bool:
+    return isinstance(value, bool)
+
+
+def _within_cap(spec: FeatureSpec, value: Scalar) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= (spec.cap or 0)
+
+
+def _share(spec: FeatureSpec, value: Scalar) -> bool:
+    return isinstance(value, float) and math.isfinite(value) and 0.0 <= value <= 1.0
+
+
+def _in_vocabulary(spec: FeatureSpec, value: Scalar) -> bool:
+    return isinstance(value, str) and value in spec.vocabulary
+
+
+_FITS: dict[str, Callable[[FeatureSpec, Scalar], bool]] = {
+    "bool": _is_bool,
+    "float": _share,
+    "int": _within_cap,
+}
+"""Whether a value fits its feature, per type (a categorical feature's: its vocabulary)."""
 
 
 def _check_keys(x: Mapping[str, Scalar], source: str) -> None:
@@ -224,17 +239,24 @@ def validate_record(
         x, states = record, instruments or {}
     _check_keys(x, source)
     for key, value in x.items():
-        spec = _BY_NAME[key]
-        status = states.get(spec.instrument)
-        if status is None:
-            raise FeatureError(f"{source}: feature {key!r}: no state for instrument {spec.instrument!r}")
-        if value is None:
-            if status.state is State.RAN and not spec.nullable:
-                raise FeatureError(f"{source}: feature {key!r} is null but {spec.instrument} ran")
-            continue
-        if status.state is not State.RAN:
-            raise FeatureError(f"{source}: feature {key!r} has a value but {spec.instrument} did not run")
-        _check_value(spec, value, source)
+        _check_feature(_BY_NAME[key], value, states, source)
+
+
+def _check_feature(
+    spec: FeatureSpec, value: Scalar, states: Mapping[str, InstrumentState], source: str
+) -> None:
+    """A feature is null where its instrument did not run (or where null is allowed), else a fitting value."""
+    key = spec.name
+    status = states.get(spec.instrument)
+    if status is None:
+        raise FeatureError(f"{source}: feature {key!r}: no state for instrument {spec.instrument!r}")
+    if value is None:
+        if status.state is State.RAN and not spec.nullable:
+            raise FeatureError(f"{source}: feature {key!r} is null but {spec.instrument} ran")
+        return
+    if status.state is not State.RAN:
+        raise FeatureError(f"{source}: feature {key!r} has a value but {spec.instrument} did not run")
+    _check_value(spec, value, source)
 
 
 def build_record(

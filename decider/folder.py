@@ -118,10 +118,9 @@ class LeaveOut:
 
     def reason(self, relative: str, path: Path, is_dir: bool) -> str | None:
         """Why the walk leaves ``path`` (``relative`` to the root) out, or None to read it."""
-        if is_dir and path.name in NOT_SOURCE:
-            return f"left out: {path.name} holds dependencies or caches, not the project's source"
-        if is_dir and (path / "pyvenv.cfg").is_file():
-            return "left out: a virtualenv (pyvenv.cfg)"
+        why = _not_source_folder(path, is_dir)
+        if why is not None:
+            return why
         if (f"{relative}/" if is_dir else relative) in self.ignored:
             return "left out: ignored by git"
         glob = excluded_by(relative, self.exclude)
@@ -131,6 +130,17 @@ class LeaveOut:
         if bundled is not None:
             return bundled
         return TEST_REASON if not self.tests and is_test_code(relative) else None
+
+
+def _not_source_folder(folder: Path, is_dir: bool) -> str | None:
+    """Why a folder holds no source of the project (dependencies, caches, a virtualenv), or None."""
+    if not is_dir:
+        return None
+    if folder.name in NOT_SOURCE:
+        return f"left out: {folder.name} holds dependencies or caches, not the project's source"
+    if (folder / "pyvenv.cfg").is_file():
+        return "left out: a virtualenv (pyvenv.cfg)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -196,29 +206,9 @@ def _read(scan: FolderScan, path: Path, shown: str, vendored: bool = True) -> No
         if is_manifest(shown):
             _manifest(scan, path, shown)
         return
-    try:
-        real = path.resolve(strict=True)
-    except RuntimeError:
-        scan.skipped.append(Skipped(shown, "symlink loop"))
-        return
-    except OSError as exc:
-        why = "symlink loop" if exc.errno == errno.ELOOP else f"unreadable: {exc.strerror or exc}"
-        scan.skipped.append(Skipped(shown, why))
-        return
-    if not real.is_relative_to(scan.root):
-        scan.skipped.append(Skipped(shown, f"outside the scanned root (a link to {real})"))
-        return
-    try:
-        size = real.stat().st_size
-        if size > MAX_BYTES:
-            scan.skipped.append(Skipped(shown, f"huge: {size} bytes > {MAX_BYTES}"))
-            return
-        data = real.read_bytes()
-    except OSError as exc:
-        scan.skipped.append(Skipped(shown, f"unreadable: {exc.strerror or exc}"))
-        return
-    if b"\0" in data[:8192]:
-        scan.skipped.append(Skipped(shown, "binary (a NUL byte in the first 8 KiB)"))
+    real = _resolved(scan, path, shown)
+    data = _contents(scan, real, shown) if real is not None else None
+    if data is None:
         return
     parsed = parse_source(shown, language, data)
     bundled = None if vendored else vendored_by_content(shown, parsed.lines)
@@ -229,6 +219,41 @@ def _read(scan: FolderScan, path: Path, shown: str, vendored: bool = True) -> No
         scan.skipped.append(Skipped(shown, f"does not parse as {language} (tree-sitter: syntax error)"))
         return
     scan.parsed[shown] = parsed
+
+
+def _resolved(scan: FolderScan, path: Path, shown: str) -> Path | None:
+    """Where a file's links lead, within the scanned root; None (the reason recorded) when they lead
+    nowhere or outside."""
+    try:
+        real = path.resolve(strict=True)
+    except RuntimeError:
+        scan.skipped.append(Skipped(shown, "symlink loop"))
+        return None
+    except OSError as exc:
+        why = "symlink loop" if exc.errno == errno.ELOOP else f"unreadable: {exc.strerror or exc}"
+        scan.skipped.append(Skipped(shown, why))
+        return None
+    if not real.is_relative_to(scan.root):
+        scan.skipped.append(Skipped(shown, f"outside the scanned root (a link to {real})"))
+        return None
+    return real
+
+
+def _contents(scan: FolderScan, real: Path, shown: str) -> bytes | None:
+    """A file's bytes; None (the reason recorded) when it is huge, unreadable or binary."""
+    try:
+        size = real.stat().st_size
+        if size > MAX_BYTES:
+            scan.skipped.append(Skipped(shown, f"huge: {size} bytes > {MAX_BYTES}"))
+            return None
+        data = real.read_bytes()
+    except OSError as exc:
+        scan.skipped.append(Skipped(shown, f"unreadable: {exc.strerror or exc}"))
+        return None
+    if b"\0" in data[:8192]:
+        scan.skipped.append(Skipped(shown, "binary (a NUL byte in the first 8 KiB)"))
+        return None
+    return data
 
 
 def _manifest(scan: FolderScan, path: Path, shown: str) -> None:
@@ -254,48 +279,63 @@ def read_folder(
     leave_out = leave_out or LeaveOut()
     base = (root or scan_root(paths)).resolve()
     scan = FolderScan(root=base)
-    seen_dirs: set[Path] = set()
+    walker = _Walker(scan, set(), progress)
     for given in paths:
+        walker.given(given, leave_out)
+    return scan
+
+
+@dataclass
+class _Walker:
+    """A folder scan's walk: the folders already walked (links are followed once), where progress goes."""
+
+    scan: FolderScan
+    seen_dirs: set[Path]
+    progress: Callable[[str], None] | None
+
+    def given(self, given: Path, leave_out: LeaveOut) -> None:
+        """Read one PATH: a folder walked, a file read (below a test folder, test code is not left out)."""
+        base, scan = self.scan.root, self.scan
         absolute = Path(os.path.abspath(given))
         if not absolute.resolve().is_relative_to(base) and not absolute.is_relative_to(base):
             scan.skipped.append(Skipped(str(given), f"outside the scanned root {base}"))
-            continue
+            return
         shown_root = absolute if absolute.is_relative_to(base) else absolute.resolve()
         walk = replace(leave_out, tests=True) if is_test_code(absolute.as_posix()) else leave_out
-        if not absolute.is_dir():
-            if not absolute.exists() and not absolute.is_symlink():
-                scan.skipped.append(Skipped(str(given), "no such file"))
-                continue
+        if absolute.is_dir():
+            self.folder(absolute, shown_root, walk)
+        elif not absolute.exists() and not absolute.is_symlink():
+            scan.skipped.append(Skipped(str(given), "no such file"))
+        else:
             _read(scan, absolute, _relative(base, shown_root))
-            continue
+
+    def folder(self, absolute: Path, shown_root: Path, walk: LeaveOut) -> None:
+        """Walk one given folder, reporting its files under ``shown_root``."""
         for folder, dirs, files in os.walk(absolute, followlinks=True):
             here = Path(folder)
             real = here.resolve()
             shown_here = shown_root / here.relative_to(absolute)
-            if real in seen_dirs:
-                scan.skipped.append(
-                    Skipped(_relative(base, shown_here), "symlink loop (folder already scanned)")
-                )
+            if real in self.seen_dirs:
+                shown = _relative(self.scan.root, shown_here)
+                self.scan.skipped.append(Skipped(shown, "symlink loop (folder already scanned)"))
                 dirs[:] = []
                 continue
-            seen_dirs.add(real)
-            dirs[:] = [
-                name for name in sorted(dirs) if _walks_into(scan, here / name, shown_here / name, walk)
-            ]
+            self.seen_dirs.add(real)
+            dirs[:] = [n for n in sorted(dirs) if _walks_into(self.scan, here / n, shown_here / n, walk)]
             for name in sorted(files):
-                shown = _relative(base, shown_here / name)
-                why = walk.reason(shown, here / name, is_dir=False)
-                if why is None:
-                    _read(scan, here / name, shown, walk.vendored)
-                    if progress is not None:
-                        progress(shown)
-                elif (
-                    language_of(shown) is not None
-                ):  # a file that is not source is only counted, left out or not
-                    scan.skipped.append(Skipped(shown, why))
-                else:
-                    scan.other_files += 1
-    return scan
+                self.file(here / name, _relative(self.scan.root, shown_here / name), walk)
+
+    def file(self, path: Path, shown: str, walk: LeaveOut) -> None:
+        """Read one file of a walked folder, or count it, or record why it is left out."""
+        why = walk.reason(shown, path, is_dir=False)
+        if why is None:
+            _read(self.scan, path, shown, walk.vendored)
+            if self.progress is not None:
+                self.progress(shown)
+        elif language_of(shown) is not None:  # a file that is not source is only counted, left out or not
+            self.scan.skipped.append(Skipped(shown, why))
+        else:
+            self.scan.other_files += 1
 
 
 def _walks_into(scan: FolderScan, folder: Path, shown: Path, leave_out: LeaveOut) -> bool:

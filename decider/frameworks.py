@@ -18,7 +18,7 @@ import fnmatch
 import json
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
@@ -105,18 +105,35 @@ _PHP_USE = re.compile(r"^\s*use\s+\\?([\w\\]+)", re.MULTILINE)
 
 def _modules(language: str, text: str) -> list[str]:
     """The module names a file imports, as its language writes them."""
-    if language == "python":
-        found = [name.split()[0] for group in _PY_IMPORT.findall(text) for name in group.split(",")]
-        return [
-            m.strip().split(".")[0] for m in found + _PY_FROM.findall(text) if m and not m.startswith(".")
-        ]
-    if language == "java":
-        return _JAVA_IMPORT.findall(text)
-    if language in ("javascript", "typescript"):
-        return [_package(spec) for spec in _JS_IMPORT.findall(text) if not spec.startswith(".")]
-    if language == "php":
-        return [name.replace("\\", ".") for name in _PHP_USE.findall(text)]
-    return []
+    read = _MODULE_READERS.get(language)
+    return read(text) if read is not None else []
+
+
+def _python_modules(text: str) -> list[str]:
+    found = [name.split()[0] for group in _PY_IMPORT.findall(text) for name in group.split(",")]
+    return [m.strip().split(".")[0] for m in found + _PY_FROM.findall(text) if m and not m.startswith(".")]
+
+
+def _java_modules(text: str) -> list[str]:
+    return _JAVA_IMPORT.findall(text)
+
+
+def _script_modules(text: str) -> list[str]:
+    return [_package(spec) for spec in _JS_IMPORT.findall(text) if not spec.startswith(".")]
+
+
+def _php_modules(text: str) -> list[str]:
+    return [name.replace("\\", ".") for name in _PHP_USE.findall(text)]
+
+
+_MODULE_READERS: dict[str, Callable[[str], list[str]]] = {
+    "java": _java_modules,
+    "javascript": _script_modules,
+    "php": _php_modules,
+    "python": _python_modules,
+    "typescript": _script_modules,
+}
+"""How each language's imports name modules."""
 
 
 def _package(spec: str) -> str:
@@ -156,21 +173,31 @@ def _names(path: str, text: str) -> set[str]:
     """The dependency names a manifest declares (lower-cased)."""
     name = PurePosixPath(path).name
     if name in ("package.json", "composer.json"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return set()
-        keys = ("dependencies", "devDependencies", "peerDependencies", "require", "require-dev")
-        sections = [data.get(k) for k in keys] if isinstance(data, dict) else []
-        return {str(n).lower() for section in sections if isinstance(section, dict) for n in section}
+        return _json_names(text)
     if name == "pom.xml":
         return {g.lower() for g in _MAVEN.findall(text)}
     if name.startswith("build.gradle"):
         return {g.lower() for g in _GRADLE.findall(text)}
     if name.endswith(".txt"):
-        lines = [line for line in text.splitlines() if not line.lstrip().startswith(("#", "-"))]
-        return {m.lower() for m in _REQUIREMENT.findall("\n".join(lines))}
+        return _requirement_names(text)
     return {m.lower() for m in _QUOTED.findall(text)}
+
+
+def _json_names(text: str) -> set[str]:
+    """npm's and Composer's dependency sections (a manifest that is not JSON declares nothing)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return set()
+    keys = ("dependencies", "devDependencies", "peerDependencies", "require", "require-dev")
+    sections = [data.get(k) for k in keys] if isinstance(data, dict) else []
+    return {str(n).lower() for section in sections if isinstance(section, dict) for n in section}
+
+
+def _requirement_names(text: str) -> set[str]:
+    """A requirements file's names (comments and options left out)."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith(("#", "-"))]
+    return {m.lower() for m in _REQUIREMENT.findall("\n".join(lines))}
 
 
 def declared(manifests: Mapping[str, str]) -> dict[str, frozenset[str]]:

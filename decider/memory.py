@@ -217,6 +217,14 @@ def _unit(vector: Sequence[float]) -> np.ndarray:
     return array / norm if norm else array
 
 
+def _refuse_user_local(examples: Sequence[MemoryExample]) -> None:
+    users = [e for e in examples if e.origin == "user"]
+    if users:
+        raise MemoryRefused(
+            f"{len(users)} user-local example(s): user dismissals are never written to the store"
+        )
+
+
 class MemoryStore:
     """The memory's side tables (``events.side``): example rows, excerpt blobs, embeddings per model,
     programs."""
@@ -227,11 +235,7 @@ class MemoryStore:
     def save(self, memory: Memory | Iterable[MemoryExample]) -> int:
         """Store examples (idempotent by id); user-local examples are refused. Returns how many were new."""
         examples = memory.examples if isinstance(memory, Memory) else list(memory)
-        users = [e for e in examples if e.origin == "user"]
-        if users:
-            raise MemoryRefused(
-                f"{len(users)} user-local example(s): user dismissals are never written to the store"
-            )
+        _refuse_user_local(examples)
         with self.side.writing() as conn:
             have = set(conn.execute(select(memory_examples.c.id)).scalars())
             blobs = set(conn.execute(select(memory_blobs.c.sha)).scalars())

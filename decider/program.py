@@ -299,12 +299,31 @@ _LINE = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|\u2013|to|and|,)\s*(\d+))?
 
 def parse_answer(reply: str | Mapping[str, Any], excerpt: Excerpt) -> Answer:
     """The answer of one reply; raises AnswerError when it does not parse or cites no line in range."""
+    data = _reply_object(reply)
+    verdict, confidence, rationale = _judgement(data)
+    lines = _cited(data.get("cited_lines") or [], rationale, excerpt)
+    family = data.get("family")
+    return Answer(
+        verdict,
+        family if isinstance(family, str) and family else "none",
+        confidence,
+        " ".join(rationale.split()),
+        lines,
+    )
+
+
+def _reply_object(reply: str | Mapping[str, Any]) -> dict[str, Any]:
     try:
         data = json.loads(reply) if isinstance(reply, str) else dict(reply)
     except json.JSONDecodeError as exc:
         raise AnswerError(f"not JSON: {exc.msg}") from exc
     if not isinstance(data, dict):
         raise AnswerError("not a JSON object")
+    return data
+
+
+def _judgement(data: Mapping[str, Any]) -> tuple[Any, float, str]:
+    """The verdict, the confidence (a number in [0, 1]) and the rationale (not blank) of a reply."""
     verdict, confidence, rationale = data.get("verdict"), data.get("confidence"), data.get("rationale")
     if verdict not in VERDICTS:
         raise AnswerError(f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
@@ -312,18 +331,19 @@ def parse_answer(reply: str | Mapping[str, Any], excerpt: Excerpt) -> Answer:
         raise AnswerError(f"confidence {confidence!r} is not a number in [0, 1]")
     if not isinstance(rationale, str) or not rationale.strip():
         raise AnswerError("no rationale")
-    cited = data.get("cited_lines") or []
-    if not isinstance(cited, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in cited):
+    return verdict, float(confidence), rationale
+
+
+def _cited(cited: object, rationale: str, excerpt: Excerpt) -> tuple[int, ...]:
+    """The lines an answer cites, in ``cited_lines`` or named in its rationale, that the excerpt shows."""
+    if not isinstance(cited, list) or not all(_is_line_number(n) for n in cited):
         raise AnswerError("cited_lines is not a list of line numbers")
     named = [int(n) for m in _LINE.finditer(rationale) for n in m.groups() if n]
     lines = tuple(sorted({n for n in [*cited, *named] if excerpt.covers(n)}))
     if not lines:
         raise AnswerError(f"cites no line of the code shown ({excerpt.first_line}-{excerpt.last_line})")
-    family = data.get("family")
-    return Answer(
-        verdict,
-        family if isinstance(family, str) and family else "none",
-        float(confidence),
-        " ".join(rationale.split()),
-        lines,
-    )
+    return lines
+
+
+def _is_line_number(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -216,15 +216,23 @@ def markdown(run: Run, note: str, failures: Mapping[str, Sequence[str]] | None =
         "| action | p | family | where | verdict | rationale |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    reported = [d for d in run.decided if d.operating_point != "drop"]
-    out += [*header, *(_row(d) for d in reported)] if reported else ["No finding reported."]
-    dropped = [d for d in run.decided if d.operating_point == "drop"]
-    out += ["", f"{len(dropped)} candidate(s) dropped by the engine (dropped_by_engine.json)."]
+    out += _reported_lines([d for d in run.decided if d.operating_point != "drop"], header)
+    out += _dropped_lines([d for d in run.decided if d.operating_point == "drop"], header)
+    return "\n".join(out) + "\n"
+
+
+def _reported_lines(reported: Sequence[Decided], header: list[str]) -> list[str]:
+    return [*header, *(_row(d) for d in reported)] if reported else ["No finding reported."]
+
+
+def _dropped_lines(dropped: Sequence[Decided], header: list[str]) -> list[str]:
+    """How many candidates the engine dropped, and a folded table of them with why."""
+    out = ["", f"{len(dropped)} candidate(s) dropped by the engine (dropped_by_engine.json)."]
     if dropped:
         out += ["", "<details><summary>Dropped candidates, each with why</summary>", "", *header]
         out += [_row(d) for d in sorted(dropped, key=lambda d: d.decision.candidate.key)]
         out += ["", "</details>"]
-    return "\n".join(out) + "\n"
+    return out
 
 
 def write_reports(

@@ -134,15 +134,26 @@ def ineligible_reason(
         return "evaluation_group"
     if target.group is not None and example.group == target.group:
         return "own_group" if fold.mode == "evaluation" else "self_excluded"
+    held = _held_out(example, fold)
+    if held is not None:
+        return held
+    if fold.mode == "evaluation" and _near_duplicate(vector, target, fold):
+        return "near_duplicate"
+    return None
+
+
+def _held_out(example: MemoryExample, fold: Boundary) -> str | None:
+    """Whether the fold holds out the example's source or one of its frameworks."""
     if fold.held_out_source is not None and example.source == fold.held_out_source:
         return "held_out_source"
     if fold.held_out_framework is not None and fold.held_out_framework in example.frameworks:
         return "held_out_framework"
-    if fold.mode == "evaluation":
-        cos = _cos(vector, target.vector)
-        if cos is not None and cos >= fold.near_duplicate_cos:
-            return "near_duplicate"
     return None
+
+
+def _near_duplicate(vector: np.ndarray | None, target: Target, fold: Boundary) -> bool:
+    cos = _cos(vector, target.vector)
+    return cos is not None and cos >= fold.near_duplicate_cos
 
 
 def eligible(
@@ -207,8 +218,7 @@ class Index:
             [[_STATES[_state(e.example.instruments, b)] for b in self.blocks] for e in self.examples],
             dtype=np.int8,
         ).reshape(len(self.examples), len(self.blocks))
-        starts = [i for i, c in enumerate(self.columns) if i == 0 or self.columns[i - 1].block != c.block]
-        self.starts = np.array(starts, dtype=np.intp)
+        self.starts = _block_starts(self.columns)
         self.widths = np.diff(np.append(self.starts, len(self.columns))).astype(np.float64)
         self.numeric = np.array([c.cap is not None for c in self.columns], dtype=bool)
         self.family = np.array([e.family for e in self.examples], dtype=object)
@@ -251,13 +261,7 @@ class Index:
         if vector is None:
             return None
         if self._matrix is None or self._matrix_version != self.memory.version:
-            rows = [self.memory.vector(e) for e in self.examples]
-            dims = next((len(r) for r in rows if r is not None), 0)
-            self._matrix = (
-                np.stack([r if r is not None else np.zeros(dims, np.float32) for r in rows])
-                if dims and rows
-                else None
-            )
+            self._matrix = _stacked([self.memory.vector(e) for e in self.examples])
             self._matrix_version = self.memory.version
         if self._matrix is None or self._matrix.shape[1] != len(vector):
             return None
@@ -275,6 +279,20 @@ class Index:
                 dtype=np.uint64,
             )
         return self._ties[seed]
+
+
+def _block_starts(columns: Sequence[Column]) -> np.ndarray:
+    """The index of each block's first column (columns sorted by block)."""
+    starts = [i for i, c in enumerate(columns) if i == 0 or columns[i - 1].block != c.block]
+    return np.array(starts, dtype=np.intp)
+
+
+def _stacked(rows: Sequence[np.ndarray | None]) -> np.ndarray | None:
+    """The examples' vectors as a matrix, zeros for an example without one (None: no vector at all)."""
+    dims = next((len(r) for r in rows if r is not None), 0)
+    if not dims or not rows:
+        return None
+    return np.stack([r if r is not None else np.zeros(dims, np.float32) for r in rows])
 
 
 def _walk(
@@ -347,10 +365,16 @@ def balance(ranked: Sequence[Neighbour], family: str, k: int) -> tuple[list[Neig
         labels[e.y] += 1
         groups[e.group] += 1
         contrast += is_contrast
+    return picked, _short(picked, ranked, labels, family, k)
+
+
+def _short(
+    picked: Sequence[Neighbour], ranked: Sequence[Neighbour], labels: Counter[int], family: str, k: int
+) -> bool:
+    """Whether the pick misses a minimum of the balance rule: k in all, 2 of a label, k-2 of the family."""
     pool_labels = Counter(n.example.y for n in ranked)
-    short = (
+    return (
         len(picked) < k
         or any(labels[y] < min(2, pool_labels[y]) or pool_labels[y] < 2 for y in (0, 1))
         or sum(1 for n in picked if n.example.family == family) < k - 2
     )
-    return picked, short

@@ -85,16 +85,21 @@ def paths(node: Node | None) -> set[str]:
             found.add(node_text(current))
         elif current.type == "field_expression":
             found.add("".join(node_text(current).split()))
-            stack.extend(
-                i
-                for s in walk(current)
-                if s.type == "subscript_expression"
-                for i in [s.child_by_field_name("index")]
-                if i is not None
-            )
+            stack.extend(_indices(current))
         elif current.type != "field_identifier":
             stack.extend(current.children)
     return found
+
+
+def _indices(node: Node) -> list[Node]:
+    """The index expressions of the subscripts within ``node``."""
+    return [
+        i
+        for s in walk(node)
+        if s.type == "subscript_expression"
+        for i in [s.child_by_field_name("index")]
+        if i is not None
+    ]
 
 
 def declared(node: Node | None) -> str | None:
@@ -293,26 +298,36 @@ def use_after(body: Node, freed_at: Node, path: str) -> Node | None:
     """The first read of ``path`` after it is freed, on a path the function can take: in source order, before
     anything assigns ``path`` again; a block that leaves (``return``, ``goto``, ``break``, ``continue``) after
     the free reaches no use beyond it."""
-    statement = statement_of(freed_at)
-    block = statement.parent
-    limit = None
-    if block is not None:
-        after = [c for c in block.named_children if c.start_byte >= statement.end_byte]
-        leaving = next((c for c in after if c.type in _EXITS), None)
-        limit = leaving.start_byte if leaving is not None and block is not body else None
+    limit = _reach_limit(body, statement_of(freed_at))
     for node in walk(body):
         if node.start_byte < freed_at.end_byte or (limit is not None and node.start_byte >= limit):
             continue
         if node.type not in ("identifier", "field_expression") or "".join(node_text(node).split()) != path:
             continue
-        parent = node.parent
-        if (
-            parent is not None
-            and parent.type == "assignment_expression"
-            and parent.child_by_field_name("left") == node
-        ):
+        if _assigned(node):
             return None  # assigned again first: a new object from here on
-        if parent is not None and parent.type in ("sizeof_expression",):
+        if node.parent is not None and node.parent.type in ("sizeof_expression",):
             continue
         return node
     return None
+
+
+def _reach_limit(body: Node, statement: Node) -> int | None:
+    """Where the uses a free can reach end: at a statement that leaves the block after it (None: the
+    function's own block, or no such statement)."""
+    block = statement.parent
+    if block is None:
+        return None
+    after = [c for c in block.named_children if c.start_byte >= statement.end_byte]
+    leaving = next((c for c in after if c.type in _EXITS), None)
+    return leaving.start_byte if leaving is not None and block is not body else None
+
+
+def _assigned(node: Node) -> bool:
+    """Whether ``node`` is the left side of an assignment."""
+    parent = node.parent
+    return (
+        parent is not None
+        and parent.type == "assignment_expression"
+        and parent.child_by_field_name("left") == node
+    )

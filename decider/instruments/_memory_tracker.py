@@ -22,12 +22,18 @@ names are data: ``ruleset/taint/c.toml`` (C++ reads it too), with the shapes of 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from tree_sitter import Node
 
 from ouroboros_gates.decider.instruments import _memory_syntax as c
-from ouroboros_gates.decider.instruments._taint_model import PARAMETER, Flow, TaintVocabulary, node_text
+from ouroboros_gates.decider.instruments._taint_model import (
+    PARAMETER,
+    Entry,
+    Flow,
+    TaintVocabulary,
+    node_text,
+)
 
 __all__ = ["memory_flows"]
 
@@ -49,15 +55,18 @@ class _Function:
         self.results = {
             t: line for t, value, line in assignments if c.unwrapped(value).type == "call_expression"
         }
-        # locals allocated here with a one-argument size (``copy = malloc(length)``): name -> (line, size
-        # text)
-        self.sized = {
+        self.sized = self.allocated(assignments)
+        self.values = {t: value for t, value, _ in assignments}  # a local's (last) assigned value
+        self.flows: list[Flow] = []
+
+    def allocated(self, assignments: list[tuple[str, Node, int]]) -> dict[str, tuple[int, str]]:
+        """Locals allocated here with a one-argument size (``copy = malloc(length)``): name -> (line, size
+        text)."""
+        return {
             t: (line, node_text(size))
             for t, value, line in assignments
             if (size := self.allocation_size(c.unwrapped(value))) is not None
         }
-        self.values = {t: value for t, value, _ in assignments}  # a local's (last) assigned value
-        self.flows: list[Flow] = []
 
     def allocation_size(self, value: Node) -> Node | None:
         """The size of a one-argument allocation call (``malloc(n)``), else None."""
@@ -148,27 +157,39 @@ class _Function:
 
     def run(self) -> list[Flow]:
         for node in c.evaluated(self.body):
-            kind = node.type
-            if kind == "subscript_expression":
-                self.index(node, node.child_by_field_name("index") or node.named_children[-1])
-            elif kind == "pointer_expression" and node_text(node.child_by_field_name("operator")) == "*":
-                argument = node.child_by_field_name("argument")
-                while argument is not None and argument.type == "parenthesized_expression":
-                    argument = argument.named_children[0] if argument.named_children else None
-                if argument is not None and argument.type == "binary_expression":
-                    self.index(node, argument)
-                elif argument is not None and argument.type == "identifier":
-                    self.deref(node, node_text(argument))
-            elif kind == "field_expression" and node_text(node.child_by_field_name("operator")) == "->":
-                argument = node.child_by_field_name("argument")
-                if argument is not None and argument.type == "identifier":
-                    self.deref(node, node_text(argument))
-            elif kind == "call_expression":
-                self.call(node)
-            elif kind == "delete_expression":
-                self.reuse(node)
-                self.free(node, c.names(node), "delete")
+            visit = _VISITS.get(node.type)
+            if visit is not None:
+                visit(self, node)
         return self.flows
+
+    def subscript(self, node: Node) -> None:
+        """``a[i]``: an index."""
+        self.index(node, node.child_by_field_name("index") or node.named_children[-1])
+
+    def pointer(self, node: Node) -> None:
+        """``*p`` dereferences; ``*(p + i)`` indexes by pointer arithmetic."""
+        if node_text(node.child_by_field_name("operator")) != "*":
+            return
+        argument = node.child_by_field_name("argument")
+        while argument is not None and argument.type == "parenthesized_expression":
+            argument = argument.named_children[0] if argument.named_children else None
+        if argument is not None and argument.type == "binary_expression":
+            self.index(node, argument)
+        elif argument is not None and argument.type == "identifier":
+            self.deref(node, node_text(argument))
+
+    def arrow(self, node: Node) -> None:
+        """``p->field`` dereferences ``p``."""
+        if node_text(node.child_by_field_name("operator")) != "->":
+            return
+        argument = node.child_by_field_name("argument")
+        if argument is not None and argument.type == "identifier":
+            self.deref(node, node_text(argument))
+
+    def delete(self, node: Node) -> None:
+        """C++'s ``delete p``: a free."""
+        self.reuse(node)
+        self.free(node, c.names(node), "delete")
 
     def index(self, node: Node, index: Node) -> None:
         names = c.names(index) & self.tainted
@@ -187,32 +208,29 @@ class _Function:
             )
 
     def call(self, node: Node) -> None:
+        """A call of a sink the vocabulary names: the first that one of its operands reaches is a flow."""
         name = c.callee(node)
         arguments = c.arguments(node)
         for entry in self.vocab.sinks:
-            if not entry.applies(name, ""):
-                continue
-            chosen = (
-                arguments if entry.args is None else [arguments[i] for i in entry.args if i < len(arguments)]
-            )
-            if (
-                entry.operation == "memory_copy"
-                and arguments
-                and c.unwrapped(arguments[0]).type == "binary_expression"
-            ):
-                chosen = [arguments[0], *chosen]  # a copy into ``dst + offset`` writes at an index
-            if entry.operation == "memory_free":
-                self.reuse(node)
-            names = set().union(*(c.names(a) for a in chosen)) & self.tainted if chosen else set()
-            if not names:
-                continue
-            if entry.operation == "memory_free":
-                self.free(node, names, entry.id)
-            elif self.sized_by_construction(entry.operation, arguments, chosen, node.start_point.row + 1):
-                self.add(entry.operation, entry.id, node, names, sanitized=True)
-            else:
-                self.add(entry.operation, entry.id, node, names, operands=chosen)
-            return
+            if entry.applies(name, "") and self.sink(node, entry, arguments):
+                return
+
+    def sink(self, node: Node, entry: Entry, arguments: list[Node]) -> bool:
+        """Whether a tainted operand reaches the sink ``entry`` (the flow added); a free is checked for later
+        use either way."""
+        chosen = _operands(entry, arguments)
+        if entry.operation == "memory_free":
+            self.reuse(node)
+        names = set().union(*(c.names(a) for a in chosen)) & self.tainted if chosen else set()
+        if not names:
+            return False
+        if entry.operation == "memory_free":
+            self.free(node, names, entry.id)
+        elif self.sized_by_construction(entry.operation, arguments, chosen, node.start_point.row + 1):
+            self.add(entry.operation, entry.id, node, names, sanitized=True)
+        else:
+            self.add(entry.operation, entry.id, node, names, operands=chosen)
+        return True
 
     def reuse(self, node: Node) -> None:
         """A read of what ``node`` frees, after it (``memory_use_after_free``, source ``other``)."""
@@ -236,6 +254,28 @@ class _Function:
         line = node.start_point.row + 1
         nulled = any(target in names and at >= line for target, at in self.nulled)
         self.add("memory_free", sink, node, names, sanitized=nulled)
+
+
+_VISITS: dict[str, Callable[[_Function, Node], None]] = {
+    "call_expression": _Function.call,
+    "delete_expression": _Function.delete,
+    "field_expression": _Function.arrow,
+    "pointer_expression": _Function.pointer,
+    "subscript_expression": _Function.subscript,
+}
+"""What each expression a function evaluates is checked for, by node type."""
+
+
+def _operands(entry: Entry, arguments: list[Node]) -> list[Node]:
+    """The arguments a sink reads; a copy into ``dst + offset`` also writes at an index."""
+    chosen = arguments if entry.args is None else [arguments[i] for i in entry.args if i < len(arguments)]
+    if (
+        entry.operation == "memory_copy"
+        and arguments
+        and c.unwrapped(arguments[0]).type == "binary_expression"
+    ):
+        return [arguments[0], *chosen]
+    return chosen
 
 
 def memory_flows(vocab: TaintVocabulary, functions: Iterable[tuple[str, Node]]) -> tuple[Flow, ...]:

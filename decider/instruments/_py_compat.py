@@ -78,6 +78,11 @@ def _rewritten(node: Node) -> str | None:
     if start is None or end is None:
         return None
     prefix = _text(start).rstrip("\"'")
+    return _triple_quoted(prefix, _body(node, start, end))
+
+
+def _body(node: Node, start: Node, end: Node) -> str:
+    """An f-string's text between its quotes, each replacement field as ``_field`` rewrites it."""
     whole, at, pieces = node.text or b"", start.end_byte, []
     for child in node.children[1:-1]:
         pieces.append(
@@ -86,7 +91,11 @@ def _rewritten(node: Node) -> str | None:
         pieces.append(_field(child) if child.type == "interpolation" else _text(child))
         at = child.end_byte
     pieces.append(whole[at - node.start_byte : end.start_byte - node.start_byte].decode("utf-8", "replace"))
-    body = "".join(pieces)
+    return "".join(pieces)
+
+
+def _triple_quoted(prefix: str, body: str) -> str | None:
+    """The body in the first triple quote that closes it and parses, or None."""
     for quote in ('"', "'"):
         if quote * 3 not in body and not body.endswith(quote) and "\\" + quote * 2 not in body:
             candidate = f"{prefix}{quote * 3}{body}{quote * 3}"

@@ -118,16 +118,18 @@ class Walk:
         """Assign ``name`` from the expression ``node``: its taint, and its literal value or container
         shape."""
         if value is not None and node is not None:
-            line = node.start_point.row + 1
-            if line != value.line and line not in value.steps:
-                value = replace(value, steps=(*value.steps, line)[-STEPS:])
+            value = _stepped(value, node.start_point.row + 1)
         self.assign(name, value)
         self.consts.pop(name, None)
         self.slots.pop(name, None)
         self.vectors.discard(name)
         self.made_by.pop(name, None)
-        if self.weak or node is None:
-            return
+        if not self.weak and node is not None:
+            self.remember(name, node)
+
+    def remember(self, name: str, node: Node) -> None:
+        """What a local is known as from the expression it was bound to: an argument vector, the call that
+        made it, its literal value, its container's shape."""
         if node.type in VECTORS:
             self.vectors.add(name)
         if node.type in CALLS:
@@ -154,3 +156,10 @@ class Walk:
                 or node.child_by_field_name("value")
             )
         return None
+
+
+def _stepped(value: Taint, line: int) -> Taint:
+    """The taint with ``line`` added to the steps it passed through (the last ``STEPS`` kept)."""
+    if line != value.line and line not in value.steps:
+        return replace(value, steps=(*value.steps, line)[-STEPS:])
+    return value

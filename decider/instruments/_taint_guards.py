@@ -12,12 +12,12 @@ else proves nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from ouroboros_gates.decider.instruments._taint_model import TaintVocabulary, node_text, operator_of
+from ouroboros_gates.decider.instruments._taint_model import Entry, TaintVocabulary, node_text, operator_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -75,17 +75,33 @@ def validated(
     if kind in ("parenthesized_expression", "condition_clause") and node.named_children:
         return validated(vocab, parts, made_by, node.named_children[-1], holds)
     if kind in _NEGATIONS and operator_of(node) in ("!", "not"):
-        inner = node.child_by_field_name("argument") or node.child_by_field_name("operand")
-        return validated(vocab, parts, made_by, inner or node.named_children[-1], not holds)
-    if kind in _BINARY and len(node.named_children) == 2 and operator_of(node) in _AND | _OR:
-        op = operator_of(node)
-        if (op in _AND and holds) or (op in _OR and not holds):  # both sides are known
-            return _joined(*(validated(vocab, parts, made_by, side, holds) for side in node.named_children))
-        return {}
+        return validated(vocab, parts, made_by, _operand(node), not holds)
+    if _is_logical(node):
+        return _logical(vocab, parts, made_by, node, holds)
     compared = _compared(node, holds)
     if compared is not None:
         return compared
     return _called(vocab, parts, made_by, node) if holds else {}
+
+
+def _operand(negation: Node) -> Node:
+    inner = negation.child_by_field_name("argument") or negation.child_by_field_name("operand")
+    return inner or negation.named_children[-1]
+
+
+def _is_logical(node: Node) -> bool:
+    """``a and b``, ``a || b``: a binary expression of a logical operator."""
+    return node.type in _BINARY and len(node.named_children) == 2 and operator_of(node) in _AND | _OR
+
+
+def _logical(
+    vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], node: Node, holds: bool
+) -> Proved:
+    """``a and b`` where it holds, ``a or b`` where it fails: what both sides prove."""
+    op = operator_of(node)
+    if (op in _AND and holds) or (op in _OR and not holds):  # both sides are known
+        return _joined(*(validated(vocab, parts, made_by, side, holds) for side in node.named_children))
+    return {}
 
 
 def _called(vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], node: Node) -> Proved:
@@ -96,23 +112,37 @@ def _called(vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], no
     name, receiver, args = found
     proved: Proved = {}
     for validator in vocab.validators:
-        if not validator.applies(name, node_text(receiver)):
+        if not _validates(validator, name, receiver, args):
             continue
-        if validator.anchored and not (args and _anchored(_pattern(args[0]))):
-            continue
-        index = validator.args[0] if validator.args else 0
-        subject = (
-            receiver if validator.subject == "receiver" else (args[index] if index < len(args) else None)
-        )
-        if subject is None or (subject.type not in _VARIABLES and subject.type not in _PATHS):
-            continue
-        if validator.made_by is not None and not validator.made_by.search(
-            made_by.get(node_text(subject), "")
-        ):
+        subject = _subject(validator, receiver, args)
+        if subject is None or not _made_as_wanted(validator, subject, made_by):
             continue
         key = node_text(subject)
         proved[key] = (proved.get(key, (frozenset(), subject))[0] | validator.operations, subject)
     return proved
+
+
+def _validates(validator: Entry, name: str, receiver: Node | None, args: Sequence[Node]) -> bool:
+    """Whether the call is the validator (with an anchored pattern first, when it wants one)."""
+    if not validator.applies(name, node_text(receiver)):
+        return False
+    return not validator.anchored or (bool(args) and _anchored(_pattern(args[0])))
+
+
+def _subject(validator: Entry, receiver: Node | None, args: Sequence[Node]) -> Node | None:
+    """What the validator's call proves safe: its receiver or an argument, if a variable or a path."""
+    index = validator.args[0] if validator.args else 0
+    subject = receiver if validator.subject == "receiver" else (args[index] if index < len(args) else None)
+    return subject if subject is not None and _is_subject(subject) else None
+
+
+def _made_as_wanted(validator: Entry, subject: Node, made_by: Mapping[str, str]) -> bool:
+    """Whether the subject was made by the call the validator wants (``made_by``), when it wants one."""
+    return validator.made_by is None or bool(validator.made_by.search(made_by.get(node_text(subject), "")))
+
+
+def _is_subject(node: Node) -> bool:
+    return node.type in _VARIABLES or node.type in _PATHS
 
 
 _EQUAL = frozenset({"==", "===", "is"})
@@ -128,26 +158,30 @@ def _compared(node: Node, holds: bool) -> Proved | None:
     fail). None when ``node`` is no such comparison."""
     if node.type not in ("comparison_operator", "binary_expression") or len(node.named_children) != 2:
         return None
-    found = node.child_by_field_name("operators")
-    op = found.type if found is not None else operator_of(node)
+    op = _comparison(node)
     left, right = node.named_children
     if op in ("in", "not in"):
-        proves = holds == (op == "in")
-        ok = proves and _allow_list(right)
+        ok = holds == (op == "in") and _allow_list(right)
     elif op in _EQUAL | _UNEQUAL:
-        proves = holds == (op in _EQUAL)
         if left.type in _LITERALS:
             left, right = right, left
-        ok = (
-            proves
-            and right.type in _LITERALS
-            and not any(c.type == "interpolation" for c in right.named_children)
-        )
+        ok = holds == (op in _EQUAL) and _plain_literal(right)
     else:
         return None
-    if not ok or (left.type not in _VARIABLES and left.type not in _PATHS):
+    if not ok or not _is_subject(left):
         return {}
     return {node_text(left): (frozenset({"*"}), left)}
+
+
+def _comparison(node: Node) -> str:
+    """A comparison's operator (Python's ``not in``, ``is not``: one node of its own)."""
+    found = node.child_by_field_name("operators")
+    return found.type if found is not None else operator_of(node)
+
+
+def _plain_literal(node: Node) -> bool:
+    """A literal without interpolation."""
+    return node.type in _LITERALS and not any(c.type == "interpolation" for c in node.named_children)
 
 
 def _allow_list(node: Node) -> bool:
@@ -206,14 +240,7 @@ def exits(node: Node | None, parts: Parts) -> bool:
     or a call that stops the request (``abort(404)``)."""
     if node is None:
         return False
-    statements = [
-        c for c in node.named_children if c.type not in ("comment", "line_comment", "block_comment")
-    ]
-    last = (
-        statements[-1]
-        if node.type in ("block", "compound_statement", "statement_block") and statements
-        else node
-    )
+    last = _last_statement(node)
     if last.type in _JUMPS:
         return True
     inner = last.named_children[0] if last.type == "expression_statement" and last.named_children else last
@@ -221,3 +248,13 @@ def exits(node: Node | None, parts: Parts) -> bool:
         return True
     called = parts(inner)
     return called is not None and called[0] in _STOPS
+
+
+def _last_statement(node: Node) -> Node:
+    """A block's last statement (comments aside); any other node itself."""
+    statements = [
+        c for c in node.named_children if c.type not in ("comment", "line_comment", "block_comment")
+    ]
+    if node.type in ("block", "compound_statement", "statement_block") and statements:
+        return statements[-1]
+    return node

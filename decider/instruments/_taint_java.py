@@ -46,11 +46,21 @@ class JavaTracker(Tracker):
         if value is None or not groups:
             self.loop(*node.named_children)
             return
+        start = self.matching(groups, value)
+        if start is not None:
+            self.cases(groups[start:])
+
+    def matching(self, groups: Sequence[Node], value: object) -> int | None:
+        """The case group a value enters at: the one that names it, else the default (None: neither)."""
         labels = [self.labels(g) for g in groups]
         start = next((i for i, found in enumerate(labels) if value in found), None)
         if start is None:
             start = next((i for i, found in enumerate(labels) if _DEFAULT in found), None)
-        for group in groups[start:] if start is not None else []:
+        return start
+
+    def cases(self, groups: Sequence[Node]) -> None:
+        """Run case groups in order, falling through, up to the first ``break``."""
+        for group in groups:
             for child in group.named_children:
                 if child.type == "break_statement":
                     return

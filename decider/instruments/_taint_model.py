@@ -310,15 +310,33 @@ def list_op(slot: list[Taint | None], name: str, keys: list[object], values: lis
     if name in ("add", "addLast", "append", "offer") and len(values) == 1:
         slot.append(values[0])
         return None
-    index = keys[0] if keys and isinstance(keys[0], int) and not isinstance(keys[0], bool) else None
-    if name in ("add", "insert") and len(values) == 2 and index is not None and 0 <= index <= len(slot):
-        slot.insert(index, values[1])
-        return None
-    if name in ("remove", "pop") and len(keys) == 1 and index is not None and 0 <= index < len(slot):
-        return slot.pop(index)
-    if name == "get" and len(keys) == 1 and index is not None:
-        return slot[index] if -len(slot) <= index < len(slot) else None
+    index = _int_key(keys)
+    if index is None:
+        return UNHANDLED
+    if name in ("add", "insert") and len(values) == 2:
+        return _insert(slot, index, values[1])
+    if name in ("remove", "pop", "get") and len(keys) == 1:
+        return _at(slot, name, index)
     return UNHANDLED
+
+
+def _int_key(keys: list[object]) -> int | None:
+    first = keys[0] if keys else None
+    return first if isinstance(first, int) and not isinstance(first, bool) else None
+
+
+def _insert(slot: list[Taint | None], index: int, value: Taint | None) -> object:
+    if not 0 <= index <= len(slot):
+        return UNHANDLED
+    slot.insert(index, value)
+    return None
+
+
+def _at(slot: list[Taint | None], name: str, index: int) -> object:
+    """``get`` (None out of range), or ``remove``/``pop`` of an element in range."""
+    if name == "get":
+        return slot[index] if -len(slot) <= index < len(slot) else None
+    return slot.pop(index) if 0 <= index < len(slot) else UNHANDLED
 
 
 def map_op(
@@ -371,13 +389,18 @@ def fold(op: str, left: object, right: object) -> object:
     """A binary operator over two known literals (ints, strings, booleans), else None."""
     if left is None or right is None:
         return None
-    if op in _ARITHMETIC and _is_int(left) and _is_int(right):
-        return _ARITHMETIC[op](left, right)  # type: ignore[arg-type]
-    if op == "+" and isinstance(left, str) and isinstance(right, str):
-        return left + right
     if op in ("==", "!="):
         return (left == right) == (op == "==")
-    if op in _LOGIC and isinstance(left, bool) and isinstance(right, bool):
+    return _fold_typed(op, left, right)
+
+
+def _fold_typed(op: str, left: object, right: object) -> object:
+    """Arithmetic and comparison over ints, ``+`` over strings, logic over booleans; None otherwise."""
+    if _is_int(left) and _is_int(right) and op in _ARITHMETIC:
+        return _ARITHMETIC[op](left, right)  # type: ignore[arg-type]
+    if isinstance(left, str) and isinstance(right, str) and op == "+":
+        return left + right
+    if isinstance(left, bool) and isinstance(right, bool) and op in _LOGIC:
         return _LOGIC[op](left, right)
     return None
 
@@ -399,39 +422,66 @@ def constant(node: Node | None, consts: dict[str, object]) -> object:
     if kind == "parenthesized_expression":
         return constant(node.named_children[0], consts) if node.named_children else None
     if kind in ("binary_expression", "binary_operator", "comparison_operator", "boolean_operator"):
-        children = node.named_children
-        if len(children) != 2:
-            return None
-        return fold(operator_of(node), constant(children[0], consts), constant(children[1], consts))
+        return _binary(node, consts)
     if kind in ("unary_expression", "not_operator", "unary_operator"):
         inner = constant(node.child_by_field_name("operand") or node.child_by_field_name("argument"), consts)
         return fold_unary(node_text(node), inner)
     if kind == "method_invocation" and node_text(node.child_by_field_name("name")) == "charAt":
-        base = constant(node.child_by_field_name("object"), consts)
-        args = node.child_by_field_name("arguments")
-        index = constant(args.named_children[0], consts) if args and len(args.named_children) == 1 else None
-        if isinstance(base, str) and isinstance(index, int) and 0 <= index < len(base):
-            return base[index]
-        return None
+        return _char_at(node, consts)
     return literal(node)
+
+
+def _binary(node: Node, consts: dict[str, object]) -> object:
+    children = node.named_children
+    if len(children) != 2:
+        return None
+    return fold(operator_of(node), constant(children[0], consts), constant(children[1], consts))
+
+
+def _char_at(node: Node, consts: dict[str, object]) -> object:
+    """Java's ``"abc".charAt(1)`` over known values."""
+    base = constant(node.child_by_field_name("object"), consts)
+    args = node.child_by_field_name("arguments")
+    index = constant(args.named_children[0], consts) if args and len(args.named_children) == 1 else None
+    if isinstance(base, str) and isinstance(index, int) and 0 <= index < len(base):
+        return base[index]
+    return None
 
 
 def literal(node: Node) -> object:
     kind = node.type
     text = (node.text or b"").decode("utf-8", "replace")
     if kind in ("decimal_integer_literal", "integer"):
-        try:
-            return int(text.rstrip("lL").replace("_", ""))
-        except ValueError:
-            return None
+        return _integer(text)
     if kind in ("true", "false"):
         return kind == "true"
     if kind == "character_literal":
         return text[1:-1] if len(text) == 3 else None
-    plain = (kind == "string" and not any(c.type == "interpolation" for c in node.named_children)) or (
-        kind == "encapsed_string" and all(c.type == "string_content" for c in node.named_children)
-    )  # PHP's "..." without a variable in it
-    if (kind == "string_literal" or plain) and len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+    if _plain_string(node):
+        return _unquoted(text)
+    return None
+
+
+def _integer(text: str) -> int | None:
+    try:
+        return int(text.rstrip("lL").replace("_", ""))
+    except ValueError:
+        return None
+
+
+def _plain_string(node: Node) -> bool:
+    """A string literal without interpolation (PHP's "..." without a variable in it)."""
+    kind = node.type
+    return (
+        kind == "string_literal"
+        or (kind == "string" and not any(c.type == "interpolation" for c in node.named_children))
+        or (kind == "encapsed_string" and all(c.type == "string_content" for c in node.named_children))
+    )
+
+
+def _unquoted(text: str) -> str | None:
+    """A quoted string's content (None: not quoted alike at both ends, or with an escape in it)."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         inner = text[1:-1]
         return inner if "\\" not in inner else None
     return None

@@ -146,14 +146,18 @@ class PhpTracker(Tracker):
         the client writes (``HTTP_*``, ``REQUEST_URI``…), not the server's own (``DOCUMENT_ROOT``)."""
         children = node.named_children
         base = node.child_by_field_name("object") or (children[0] if children else None)
-        if base is not None and node_text(base) == "$_SERVER" and len(children) == 2:
-            key = self.const(children[1])
-            if isinstance(key, str) and not key.startswith("HTTP_") and key not in _CLIENT_KEYS:
-                return None
+        server = base is not None and node_text(base) == "$_SERVER" and len(children) == 2
+        if server and self.server_own(children[1]):
+            return None
         for child in children:
             if child != base and node.type == "subscript_expression":
                 self.expr(child)
         return self.expr(base)
+
+    def server_own(self, key: Node) -> bool:
+        """A ``$_SERVER`` key the server sets itself (a constant key that is not the client's)."""
+        value = self.const(key)
+        return isinstance(value, str) and not value.startswith("HTTP_") and value not in _CLIENT_KEYS
 
     def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
         if node.type == "function_call_expression":

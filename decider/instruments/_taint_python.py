@@ -77,12 +77,16 @@ class PythonTracker(Tracker):
             elif target.type == "identifier":
                 self.assign(node_text(target), value, join=join)
             else:
-                base = self._base(target)
-                if value is not None and target.type == "subscript" and _SESSION.search(self._holder(target)):
-                    line = target.start_point.row + 1  # ``session["user"] = x``: the session's store
-                    self.flow("trust_boundary", "session.store", line, "session[...]", value, "django|flask")
-                elif base is not None and value is not None:
-                    self.assign(base, value, join=True)
+                self.store_into(target, value)
+
+    def store_into(self, target: Node, value: Taint | None) -> None:
+        """An element or attribute assigned: its base holds the value, or a session's store is a flow."""
+        base = self._base(target)
+        if value is not None and target.type == "subscript" and _SESSION.search(self._holder(target)):
+            line = target.start_point.row + 1  # ``session["user"] = x``: the session's store
+            self.flow("trust_boundary", "session.store", line, "session[...]", value, "django|flask")
+        elif base is not None and value is not None:
+            self.assign(base, value, join=True)
 
     def _holder(self, target: Node) -> str:
         """What a subscript assignment stores into (``flask.session`` of ``flask.session["k"] = v``)."""

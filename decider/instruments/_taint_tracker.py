@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from tree_sitter import Node
@@ -19,6 +19,7 @@ from ouroboros_gates.decider.instruments._taint_model import (
     LITERALS,
     SKIP,
     UNHANDLED,
+    Entry,
     Flow,
     Summary,
     Taint,
@@ -29,6 +30,32 @@ from ouroboros_gates.decider.instruments._taint_model import (
 )
 
 __all__ = ["Expression", "Statement", "Tracker"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call being read: as written, and the taint its receiver and arguments carry."""
+
+    node: Node
+    name: str
+    obj: Node | None
+    args: Sequence[Node]
+    receiver_text: str
+    receiver: Taint | None
+    values: list[Taint | None]
+    own: bool
+    """A bare call of this file's own function, or of a parameter or local (not the library's)."""
+
+    @property
+    def line(self) -> int:
+        return self.node.start_point.row + 1
+
+    @property
+    def where(self) -> str:
+        """The call as a flow names it (``receiver.name``, at most 80 characters)."""
+        return (
+            f"{self.receiver_text}.{self.name}" if self.obj is not None and self.receiver_text else self.name
+        )[:80]
 
 
 class Tracker(Walk, ABC):
@@ -239,71 +266,86 @@ class Tracker(Walk, ABC):
     # -- calls -----------------------------------------------------------------------------------
     def call(self, node: Node, name: str, obj: Node | None, args: Sequence[Node]) -> Taint | None:
         """A call: a source, a container access, a sink, a same-file function, a sanitiser, or plain flow."""
-        line = node.start_point.row + 1
-        # a bare call of a name taken from a module is that module's (``from os import remove``)
-        receiver_text = node_text(obj) if obj is not None else self.imported.get(name, "")
         if obj is not None and obj.type in self.members:
             found = self.attribute_source(obj)
             if found is not None:
                 return found  # request.args.get("x"), os.environ.get("X")
+        call = self.read_call(node, name, obj, args)
+        source = self.source_call(call)
+        if source is not None:
+            return source
+        held = self.container(name, obj, args, call.values)
+        if held is not UNHANDLED:
+            return held  # type: ignore[return-value]
+        if not call.own and self.sink_call(call):
+            return None  # what the sink hands back is not the input (a file opened by a tainted name)
+        return self.passed_through(call)
+
+    def read_call(self, node: Node, name: str, obj: Node | None, args: Sequence[Node]) -> Call:
+        """The call as written, its receiver's and arguments' taint read in order."""
+        # a bare call of a name taken from a module is that module's (``from os import remove``)
+        receiver_text = node_text(obj) if obj is not None else self.imported.get(name, "")
         receiver = self.expr(obj) if obj is not None else None
         values = [self.expr(a) for a in args]
         # a bare call of this file's own function, or of a parameter or local, is not the library's of that
         # name
         own = obj is None and (name in self.defined or name in self.env)
-        source = None if own else self.call_source(name, receiver_text, line)
-        if source is not None:
-            # a request object that is already tainted (a parameter) taints without the prior; the prior only
-            # adds the names it knows for objects that are not
-            return replace(source, tag=None) if receiver is not None else source
-        held = self.container(name, obj, args, values)
-        if held is not UNHANDLED:
-            return held  # type: ignore[return-value]
-        where = (f"{receiver_text}.{name}" if obj is not None and receiver_text else name)[:80]
-        if not own and self.sink_call(node, name, obj, receiver_text, args, values, where):
-            return None  # what the sink hands back is not the input (a file opened by a tainted name)
-        summary = self.summaries.get(name) if self.local(obj) else None
+        return Call(node, name, obj, args, receiver_text, receiver, values, own)
+
+    def source_call(self, call: Call) -> Taint | None:
+        """The input a call reads, if it is a source the vocabulary names."""
+        source = None if call.own else self.call_source(call.name, call.receiver_text, call.line)
+        if source is None or call.receiver is None:
+            return source
+        # a request object that is already tainted (a parameter) taints without the prior; the prior only adds
+        # the names it knows for objects that are not
+        return replace(source, tag=None)
+
+    def passed_through(self, call: Call) -> Taint | None:
+        """What a call that is no source, container or sink hands back: what a same-file function returns of
+        its arguments, what a sanitiser guards, else the join of its receiver and arguments."""
+        summary = self.summaries.get(call.name) if self.local(call.obj) else None
         if summary is not None:
-            self.summary_flows(summary, values, line, where)
-        if name in self.vocab.mutators and obj is not None:
-            stored, base = join_taints(*values), self._base(obj)
-            if stored is not None and base is not None:
-                self.assign(base, stored, join=True)
-        cleared = frozenset().union(
-            *(e.operations for e in self.vocab.sanitizers if e.applies(name, receiver_text))
-        )
+            self.summary_flows(summary, call.values, call.line, call.where)
+        self.mutated(call)
+        cleared = self.sanitised(call)
         if cleared:
-            value = join_taints(receiver, *values)
+            value = join_taints(call.receiver, *call.values)
             if value is None:
                 return None
             return replace(value, cleared=value.cleared | cleared)  # a guarded sink, not no sink
         if summary is not None:
-            reached = join_taints(*(values[i] for i in summary.returns if i < len(values)))
-            return replace(reached, via_call=True) if reached is not None else None
-        return join_taints(receiver, *values)
+            return _returned(summary, call.values)
+        return join_taints(call.receiver, *call.values)
 
-    def sink_call(
-        self,
-        node: Node,
-        name: str,
-        obj: Node | None,
-        receiver_text: str,
-        args: Sequence[Node],
-        values: list[Taint | None],
-        where: str,
-    ) -> bool:
+    def sanitised(self, call: Call) -> frozenset[str]:
+        """The operations a call guards against, as the vocabulary's sanitisers name them."""
+        return frozenset().union(
+            *(e.operations for e in self.vocab.sanitizers if e.applies(call.name, call.receiver_text))
+        )
+
+    def mutated(self, call: Call) -> None:
+        """A mutator (``list.append(x)``) stores its arguments' taint in its receiver."""
+        if call.name not in self.vocab.mutators or call.obj is None:
+            return
+        stored, base = join_taints(*call.values), self._base(call.obj)
+        if stored is not None and base is not None:
+            self.assign(base, stored, join=True)
+
+    def sink_call(self, call: Call) -> bool:
         """The flows into the sinks a call is; whether what it returns is clean (a sink marked ``clean``)."""
         # a local bound to a call's result is also known by that call (``w = response.getWriter();
         # w.print(x)``)
-        made_by = self.made_by.get(receiver_text)
-        receivers = (receiver_text,) if made_by is None else (receiver_text, made_by)
-        module = self.imported.get(receiver_text) if obj is not None and obj.type == "identifier" else None
+        made_by = self.made_by.get(call.receiver_text)
+        receivers = (call.receiver_text,) if made_by is None else (call.receiver_text, made_by)
+        named = call.obj is not None and call.obj.type == "identifier"
+        module = self.imported.get(call.receiver_text) if named else None
         if module is not None:  # ``from lxml import etree``: etree is lxml's
-            receivers = (*receivers, f"{module}.{receiver_text}")
+            receivers = (*receivers, f"{module}.{call.receiver_text}")
         # the call as written, and what its arguments were made by (``parser = XMLParser(...)``)
-        text = node_text(node) + "".join(self.made_by.get(node_text(a), "") for a in args)
-        self.sinks(name, receivers, values, args, node.start_point.row + 1, where, text)
-        return any(e.clean and e.applies(name, r) for e in self.vocab.sinks for r in receivers)
+        text = node_text(call.node) + "".join(self.made_by.get(node_text(a), "") for a in call.args)
+        self.sinks(call.name, receivers, call.values, call.args, call.line, call.where, text)
+        return any(e.clean and e.applies(call.name, r) for e in self.vocab.sinks for r in receivers)
 
     def summary_flows(self, summary: Summary, values: list[Taint | None], line: int, where: str) -> None:
         """A same-file function whose parameter reaches a sink: a tainted argument there is a flow here."""
@@ -335,27 +377,29 @@ class Tracker(Walk, ABC):
     ) -> None:
         """Flows into the sinks this call is (``text``: the call as written, without spaces)."""
         for sink in self.vocab.sinks:
-            if not any(sink.applies(name, receiver) for receiver in receivers):
+            if any(sink.applies(name, receiver) for receiver in receivers):
+                self.sink_flows(sink, values, args, line, where, text)
+
+    def sink_flows(
+        self, sink: Entry, values: list[Taint | None], args: Sequence[Node], line: int, where: str, text: str
+    ) -> None:
+        """Flows into one sink: each tainted argument it reads, or a constant when all it reads are."""
+        safe = sink.safe_args is not None and bool(sink.safe_args.search(text))  # ``Loader=yaml.SafeLoader``
+        picked = _picked(sink, len(values))
+        for i in picked:
+            value = values[i]
+            if value is None:
                 continue
-            safe = sink.safe_args is not None and bool(
-                sink.safe_args.search(text)
-            )  # ``Loader=yaml.SafeLoader``
-            picked = range(len(values)) if sink.args is None else [i for i in sink.args if i < len(values)]
-            for i in picked:
-                value = values[i]
-                if value is not None and (safe or (sink.argv_safe and self.vector(args[i]))):
-                    value = replace(value, cleared=value.cleared | {sink.operation})  # a safe form: guarded
-                if value is not None:
-                    self.flow(sink.operation, sink.id, line, where, value, sink.tag)
-            if picked and all(values[i] is None and self.constant_arg(args[i]) for i in picked):
-                self.flow(
-                    sink.operation,
-                    sink.id,
-                    line,
-                    where,
-                    Taint(CONSTANT, line, cleared=frozenset({"*"})),
-                    sink.tag,
-                )
+            if safe or (sink.argv_safe and self.vector(args[i])):
+                value = replace(value, cleared=value.cleared | {sink.operation})  # a safe form: guarded
+            self.flow(sink.operation, sink.id, line, where, value, sink.tag)
+        if picked and self.constant_only(values, args, picked):
+            constant = Taint(CONSTANT, line, cleared=frozenset({"*"}))
+            self.flow(sink.operation, sink.id, line, where, constant, sink.tag)
+
+    def constant_only(self, values: list[Taint | None], args: Sequence[Node], picked: Sequence[int]) -> bool:
+        """Whether every argument a sink reads is untainted and a constant."""
+        return all(values[i] is None and self.constant_arg(args[i]) for i in picked)
 
     def constant_arg(self, node: Node) -> bool:
         """Whether an argument is a constant: a literal (a string without interpolation), a local holding one,
@@ -385,19 +429,23 @@ class Tracker(Walk, ABC):
         if obj is None or obj.type != "identifier" or node_text(obj) not in self.slots:
             return UNHANDLED
         var = node_text(obj)
-        slot = self.slots[var]
         if name in _READ_ONLY:
             return None
-        keys = [self.const(a) for a in args]
         if not self.weak or name == "get":
-            op = list_op if isinstance(slot, list) else map_op
-            handled = op(slot, name, keys, values)  # type: ignore[arg-type]
+            handled = self.slot_op(var, name, [self.const(a) for a in args], values)
             if handled is not UNHANDLED:
-                if name in ("add", "addLast", "append", "offer", "put") and values:
-                    self.assign(var, values[-1], join=True)
                 return handled
         del self.slots[var]  # changed in a way not followed element by element
         return UNHANDLED
+
+    def slot_op(self, var: str, name: str, keys: list[object], values: list[Taint | None]) -> object:
+        """One access to a followed list or map; ``UNHANDLED`` when it cannot be followed."""
+        slot = self.slots[var]
+        op = list_op if isinstance(slot, list) else map_op
+        handled = op(slot, name, keys, values)  # type: ignore[arg-type]
+        if handled is not UNHANDLED and name in ("add", "addLast", "append", "offer", "put") and values:
+            self.assign(var, values[-1], join=True)
+        return handled
 
     def flow(self, operation: str, sink: str, line: int, call: str, value: Taint, tag: str | None) -> None:
         tags = tuple(sorted({t for t in (value.tag, tag) if t is not None}))
@@ -418,6 +466,17 @@ class Tracker(Walk, ABC):
                 steps=tuple(n for n in value.steps if n != line),
             )
         )
+
+
+def _picked(sink: Entry, count: int) -> Sequence[int]:
+    """The arguments a sink reads, of the ``count`` a call has."""
+    return range(count) if sink.args is None else [i for i in sink.args if i < count]
+
+
+def _returned(summary: Summary, values: list[Taint | None]) -> Taint | None:
+    """What a same-file function hands back of its arguments' taint."""
+    reached = join_taints(*(values[i] for i in summary.returns if i < len(values)))
+    return replace(reached, via_call=True) if reached is not None else None
 
 
 _STRINGS = frozenset({"string", "string_literal", "encapsed_string", "template_string", "text_block"})

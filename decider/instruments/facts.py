@@ -57,14 +57,19 @@ class CallGraph:
             decorated=function.decorated,
         )
 
+    def _callers(self, file: str, name: str) -> list[tuple[str, str]]:
+        """The functions that call ``name`` (by its simple name), itself left out; none for the top level."""
+        if name == "<global>":
+            return []
+        return [s for s in self.sites.get(simple_name(name), ()) if s != (file, name)]
+
     def _distance(self, path: str, function: Function) -> int:
         start = (path, function.name)
         queue: deque[tuple[tuple[str, str], int]] = deque([(start, 0)])
         seen = {start}
         while queue:
             (file, name), hops = queue.popleft()
-            simple = simple_name(name)
-            sites = [s for s in self.sites.get(simple, ()) if s != (file, name)] if name != "<global>" else []
+            sites = self._callers(file, name)
             if not sites or (file, name) in self.decorated or name == "<global>":
                 return min(hops, MAX_DISTANCE)
             if hops >= MAX_DISTANCE:

@@ -49,15 +49,20 @@ def _atoms(node: Node) -> int:
         return _atoms(value)
     if node.type in ("parenthesized_expression", "condition_clause") and node.named_children:
         return sum(_atoms(child) for child in node.named_children if child.type != "comment")
-    operator = node.child_by_field_name("operator")
-    if (
-        node.type in ("boolean_operator", "binary_expression")
-        and operator is not None
-        and operator.type in _LOGICAL
-    ):
+    if _is_logical(node):
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         return sum(_atoms(side) for side in (left, right) if side is not None)
     return 1
+
+
+def _is_logical(node: Node) -> bool:
+    """``a and b``, ``a || b``: a boolean or binary expression of a logical operator."""
+    operator = node.child_by_field_name("operator")
+    return (
+        node.type in ("boolean_operator", "binary_expression")
+        and operator is not None
+        and operator.type in _LOGICAL
+    )
 
 
 def count_tests(language: str, source: str) -> int:

@@ -8,7 +8,7 @@ repository to depth 3. Calls resolve by the called name, as the call graph does.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
@@ -174,6 +174,35 @@ def _by_name(entries: Iterable[RoleEntry]) -> dict[str, list[RoleEntry]]:
     return index
 
 
+def _wrapped(
+    function: Function,
+    frontier: Mapping[str, list[RoleEntry]],
+    known: dict[tuple[str, str, str], RoleEntry],
+    depth: int,
+) -> Iterator[RoleEntry]:
+    """The entries ``function`` wraps at ``depth``: a call of a frontier entry its parameters reach, not
+    known for it already (each recorded in ``known`` as it is found)."""
+    reach = tainted(function)
+    simple = function.simple
+    for call in function.calls:
+        for entry in frontier.get(call.name, ()):
+            key = (simple, entry.kind, entry.operation)
+            if key in known or not entry.matches(call) or not (call.reads(entry.arg) & reach):
+                continue
+            wrapper = RoleEntry(
+                id=f"wrapper.{entry.kind}.{entry.operation}.{depth}",
+                kind=entry.kind,
+                operation=entry.operation,
+                calls=(simple,),
+                arg=-1,
+                confidence=entry.confidence,
+                tag=entry.tag,
+                depth=depth,
+            )
+            known[key] = wrapper
+            yield wrapper
+
+
 def _derive(items: Iterable[ParsedFile], seeds: list[RoleEntry]) -> list[RoleEntry]:
     """Wrapper entries by function name, each at the least depth it is reached."""
     known: dict[tuple[str, str, str], RoleEntry] = {}
@@ -182,35 +211,31 @@ def _derive(items: Iterable[ParsedFile], seeds: list[RoleEntry]) -> list[RoleEnt
     for depth in range(1, MAX_DEPTH + 1):
         found: list[RoleEntry] = []
         for function in functions:
-            reach = tainted(function)
-            simple = function.simple
-            for call in function.calls:
-                for entry in frontier.get(call.name, ()):
-                    key = (simple, entry.kind, entry.operation)
-                    if key in known or not entry.matches(call) or not (call.reads(entry.arg) & reach):
-                        continue
-                    wrapper = RoleEntry(
-                        id=f"wrapper.{entry.kind}.{entry.operation}.{depth}",
-                        kind=entry.kind,
-                        operation=entry.operation,
-                        calls=(simple,),
-                        arg=-1,
-                        confidence=entry.confidence,
-                        tag=entry.tag,
-                        depth=depth,
-                    )
-                    known[key] = wrapper
-                    found.append(wrapper)
+            found.extend(_wrapped(function, frontier, known, depth))
         frontier = _by_name(found)
         if not frontier:
             break
     return list(known.values())
 
 
-def _uses(
-    item: ParsedFile, function: Function, index: dict[str, list[RoleEntry]], sources: list[RoleEntry]
-) -> FunctionRoles:
-    roles = FunctionRoles()
+def _use(entry: RoleEntry, call: Call, reach: frozenset[str]) -> RoleUse:
+    """A call of a role entry: where, how deep a wrapper, where the entry comes from, what reaches it."""
+    return RoleUse(
+        kind=entry.kind,
+        operation=entry.operation,
+        line=call.line,
+        depth=entry.depth,
+        origin="inferred_wrapper" if entry.depth else ("prior" if entry.tag else "language"),
+        confidence=entry.confidence,
+        nonconstant=not call.constant_at(entry.arg),
+        param_reaches=bool(call.reads(entry.arg) & reach),
+        entry=entry.id,
+        tag=entry.tag,
+    )
+
+
+def _call_uses(function: Function, index: dict[str, list[RoleEntry]]) -> Iterator[RoleUse]:
+    """Each call of the function that is a role entry's (a wrapper calling its own name is recursion)."""
     reach = tainted(function)
     simple = function.simple
     for call in function.calls:
@@ -219,24 +244,17 @@ def _uses(
                 continue
             if entry.depth and entry.calls == (simple,) and call.name == simple:
                 continue  # a function calling its own name is recursion, not a wrapper use
-            roles.uses.append(
-                RoleUse(
-                    kind=entry.kind,
-                    operation=entry.operation,
-                    line=call.line,
-                    depth=entry.depth,
-                    origin="inferred_wrapper" if entry.depth else ("prior" if entry.tag else "language"),
-                    confidence=entry.confidence,
-                    nonconstant=not call.constant_at(entry.arg),
-                    param_reaches=bool(call.reads(entry.arg) & reach),
-                    entry=entry.id,
-                    tag=entry.tag,
-                )
-            )
+            yield _use(entry, call, reach)
+
+
+def _uses(
+    item: ParsedFile, function: Function, index: dict[str, list[RoleEntry]], sources: list[RoleEntry]
+) -> FunctionRoles:
+    roles = FunctionRoles()
+    simple = function.simple
+    roles.uses.extend(_call_uses(function, index))
     text = item.source_of(function) if not function.is_global else ""
-    for entry in sources:
-        if any(token in text for token in entry.calls):
-            roles.sources.add(entry.operation)
+    roles.sources.update(entry.operation for entry in sources if any(token in text for token in entry.calls))
     for entry in index.get(simple, ()):
         if entry.depth and entry.calls == (simple,):
             key = (entry.kind, entry.operation)

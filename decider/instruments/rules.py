@@ -130,13 +130,8 @@ def _rule(entry: dict[str, object], where: str) -> QuickRule:
     if extra:
         raise RulesetError(f"{where}: rule {name!r}: unknown fields {extra}")
     try:
-        status = str(entry["status"])
-        estimate = float(entry["precision_estimate"])  # type: ignore[arg-type]
-        if status not in {"enabled", "shadow"} or not 0.0 <= estimate <= 1.0:
-            raise ValueError("status must be enabled|shadow and precision_estimate in [0, 1]")
-        if "framework" in entry and "library" in entry:
-            raise ValueError("a rule is tagged with a framework or a library, not both")
-        tag = entry.get("framework", entry.get("library"))
+        status, estimate = _status(entry)
+        tag = _tag(entry)
         return QuickRule(
             id=name,
             languages=frozenset(str(lang) for lang in entry["languages"]),  # type: ignore[attr-defined]
@@ -150,6 +145,22 @@ def _rule(entry: dict[str, object], where: str) -> QuickRule:
         )
     except (KeyError, TypeError, ValueError, re.error) as exc:
         raise RulesetError(f"{where}: rule {name!r}: {exc}") from exc
+
+
+def _status(entry: dict[str, object]) -> tuple[str, float]:
+    """A rule's status and precision estimate (``ValueError`` when out of range)."""
+    status = str(entry["status"])
+    estimate = float(entry["precision_estimate"])  # type: ignore[arg-type]
+    if status not in {"enabled", "shadow"} or not 0.0 <= estimate <= 1.0:
+        raise ValueError("status must be enabled|shadow and precision_estimate in [0, 1]")
+    return status, estimate
+
+
+def _tag(entry: dict[str, object]) -> object:
+    """The framework or library a rule belongs to, if any (``ValueError`` when it names both)."""
+    if "framework" in entry and "library" in entry:
+        raise ValueError("a rule is tagged with a framework or a library, not both")
+    return entry.get("framework", entry.get("library"))
 
 
 def quick_scan(language: str, lines: tuple[str, ...]) -> tuple[list[QuickHit], InstrumentState]:

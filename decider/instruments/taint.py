@@ -21,7 +21,8 @@ vocabulary is data: ``ruleset/taint/<language>.toml``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -75,22 +76,20 @@ _TRACKERS: dict[str, type[Tracker]] = {
 
 
 def _param_name(child: Node, language: str) -> list[str]:
-    if language in _SCRIPT:
-        return pattern_names(child)
-    if language == "php":
-        return php_parameter(child)
-    if language == "java":
-        named = child.child_by_field_name("name")
-        if named is None and child.type == "spread_parameter":
-            named = next(
-                (
-                    c.child_by_field_name("name")
-                    for c in child.named_children
-                    if c.type == "variable_declarator"
-                ),
-                None,
-            )
-        return [node_text(named)] if named is not None else []
+    return _PARAMETER_NAMES.get(language, _python_param)(child)
+
+
+def _java_param(child: Node) -> list[str]:
+    named = child.child_by_field_name("name")
+    if named is None and child.type == "spread_parameter":
+        named = next(
+            (c.child_by_field_name("name") for c in child.named_children if c.type == "variable_declarator"),
+            None,
+        )
+    return [node_text(named)] if named is not None else []
+
+
+def _python_param(child: Node) -> list[str]:
     if child.type == "identifier":
         return [node_text(child)]
     if child.type in ("typed_parameter", "default_parameter", "typed_default_parameter"):
@@ -101,6 +100,15 @@ def _param_name(child: Node, language: str) -> list[str]:
     if child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
         return [node_text(c) for c in child.named_children if c.type == "identifier"]
     return []
+
+
+_PARAMETER_NAMES: dict[str, Callable[[Node], list[str]]] = {
+    "java": _java_param,
+    "javascript": pattern_names,
+    "php": php_parameter,
+    "typescript": pattern_names,
+}
+"""The names one parameter node binds, per language (Python's when not named here)."""
 
 
 def _params_in_order(node: Node, language: str) -> list[str]:
@@ -121,21 +129,29 @@ def _run(
     under its frameworks' priors (a first parameter a route names, the request object itself, stays a
     parameter); what a route returns is the page when it makes one (``routes``: each entry, and whether its
     return is HTML)."""
-    line = node.start_point.row + 1
-    tags = "|".join(sorted({t for route, _ in routes for t in (route.tag or "").split("|") if t}))
-    skip_first = any(route.first_param for route, _ in routes)
-    for i, param in enumerate(params):
-        if routes and not (skip_first and i == 0):
-            tracker.env[param] = Taint("request", line, tag=tags or None, route=True, what=param)
-        else:
-            tracker.env[param] = Taint(PARAMETER, line, what=param)
-    pages = sorted({t for route, html in routes if html for t in (route.tag or "").split("|") if t})
-    tracker.page = "|".join(pages) if pages else None
+    _bind(tracker, params, routes, node.start_point.row + 1)
+    tracker.page = _tags(route for route, html in routes if html)
     if node.type in TOP_LEVEL:  # a script's top-level code (function and class bodies are skipped in it)
         tracker.children(node)
     else:
         tracker.stmt(node.child_by_field_name("body"))
     return tracker
+
+
+def _bind(tracker: Tracker, params: Iterable[str], routes: Sequence[tuple[Entry, bool]], line: int) -> None:
+    """A route's parameters are request data (but a first parameter a route names); others are parameters."""
+    tags = _tags(route for route, _ in routes)
+    skip_first = any(route.first_param for route, _ in routes)
+    for i, param in enumerate(params):
+        if routes and not (skip_first and i == 0):
+            tracker.env[param] = Taint("request", line, tag=tags, route=True, what=param)
+        else:
+            tracker.env[param] = Taint(PARAMETER, line, what=param)
+
+
+def _tags(entries: Iterable[Entry]) -> str | None:
+    """The frameworks' tags of some entries, sorted and joined with ``|`` (None: no tag)."""
+    return "|".join(sorted({t for entry in entries for t in (entry.tag or "").split("|") if t})) or None
 
 
 def _defined(declared: list[tuple[str, Node]], every: bool) -> frozenset[str]:
@@ -166,18 +182,21 @@ def _summaries(
             summary = fresh.setdefault(simple_name(name), Summary())
             for index, param in enumerate(_params_in_order(node, language)):
                 tracker = _run(_TRACKERS[language](vocab, summaries, name, defined, imported), node, [param])
-                if (
-                    tracker.returns is not None
-                    and tracker.returns.kind == PARAMETER
-                    and tracker.returns.reaches("")
-                ):
-                    summary.returns.add(index)
-                for flow in tracker.flows:
-                    if flow.source_kind == PARAMETER and not flow.sanitized:
-                        tag = flow.tags[0] if flow.tags else None
-                        summary.sinks.setdefault(index, set()).add((flow.operation, flow.sink, tag))
+                _summarise(summary, index, tracker)
         summaries = fresh
     return summaries
+
+
+def _summarise(summary: Summary, index: int, tracker: Tracker) -> None:
+    """What the walk with parameter ``index`` as the only source found: whether it is returned, and the
+    sinks it reaches unsanitised."""
+    returned = tracker.returns
+    if returned is not None and returned.kind == PARAMETER and returned.reaches(""):
+        summary.returns.add(index)
+    for flow in tracker.flows:
+        if flow.source_kind == PARAMETER and not flow.sanitized:
+            tag = flow.tags[0] if flow.tags else None
+            summary.sinks.setdefault(index, set()).add((flow.operation, flow.sink, tag))
 
 
 def _routes(vocab: TaintVocabulary, node: Node, params: list[str]) -> list[tuple[Entry, bool]]:
@@ -185,29 +204,58 @@ def _routes(vocab: TaintVocabulary, node: Node, params: list[str]) -> list[tuple
     vocabulary routes by, with a path string first (``@app.get("/items/{item_id}")``, ``@bp.route("/ping")``),
     or
     a first parameter it names (a Django view's ``request``)."""
-    decorators = [c for c in node.parent.named_children if c.type == "decorator"] if node.parent else []
+    decorators = _decorators(node)
     found: list[tuple[Entry, bool]] = []
     for route in vocab.routes:
         if route.first_param:
             if params[:1] == [route.first_param]:
                 found.append((route, False))
             continue
-        for decorator in decorators:
-            call = decorator.named_children[0] if decorator.named_children else None
-            function = (
-                call.child_by_field_name("function") if call is not None and call.type == "call" else None
-            )
-            if call is None or function is None or function.type != "attribute":
-                continue
-            args = call.child_by_field_name("arguments")
-            first = args.named_children[0] if args is not None and args.named_children else None
-            path = literal(first) if first is not None else None
-            name = node_text(function.child_by_field_name("attribute"))
-            receiver = node_text(function.child_by_field_name("object"))
-            if isinstance(path, str) and path.startswith("/") and route.applies(name, receiver):
-                found.append((route, route.html is not None and bool(route.html.search(node_text(call)))))
-                break
+        hit = next((d for d in decorators if d.routes(route)), None)
+        if hit is not None:
+            found.append((route, route.html is not None and bool(route.html.search(hit.text))))
     return found
+
+
+@dataclass(frozen=True)
+class _Decorator:
+    """A decorator that calls an attribute (``@app.get("/items")``): the call as written, the attribute,
+    its receiver and the literal value of the first argument."""
+
+    text: str
+    name: str
+    receiver: str
+    path: object
+
+    def routes(self, route: Entry) -> bool:
+        """Whether this decorator makes its function the route ``route`` names, at a path."""
+        return (
+            isinstance(self.path, str)
+            and self.path.startswith("/")
+            and route.applies(self.name, self.receiver)
+        )
+
+
+def _decorators(node: Node) -> list[_Decorator]:
+    """The decorators of a function that call an attribute."""
+    siblings = node.parent.named_children if node.parent else []
+    found = (_decorator(c) for c in siblings if c.type == "decorator")
+    return [d for d in found if d is not None]
+
+
+def _decorator(decorator: Node) -> _Decorator | None:
+    call = decorator.named_children[0] if decorator.named_children else None
+    function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+    if call is None or function is None or function.type != "attribute":
+        return None
+    args = call.child_by_field_name("arguments")
+    first = args.named_children[0] if args is not None and args.named_children else None
+    return _Decorator(
+        node_text(call),
+        node_text(function.child_by_field_name("attribute")),
+        node_text(function.child_by_field_name("object")),
+        literal(first) if first is not None else None,
+    )
 
 
 def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]:

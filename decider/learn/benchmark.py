@@ -77,34 +77,44 @@ def load_cases(benchmark: Path, expected: Path) -> list[Case]:
         text = expected.read_text(encoding="utf-8")
     except OSError as exc:
         raise OuroError(f"--expected: {expected}: {exc.strerror or exc}") from exc
+    files = _case_files(benchmark)
+    cases = [
+        _case(row, f"{expected}:{number}", files, benchmark)
+        for number, row in enumerate(csv.reader(text.splitlines()), start=1)
+        if row and not row[0].lstrip().startswith("#")
+    ]
+    if not cases:
+        raise OuroError(f"--expected: {expected}: no case")
+    return cases
+
+
+def _case_files(benchmark: Path) -> dict[str, Path]:
+    """The source files under the benchmark folder by stem (the first in sorted order wins)."""
     files: dict[str, Path] = {}
     for path in sorted(benchmark.rglob("*")):
         if path.is_file() and language_of(path.name) is not None:
             files.setdefault(path.stem, path)
-    cases: list[Case] = []
-    for number, row in enumerate(csv.reader(text.splitlines()), start=1):
-        if not row or row[0].lstrip().startswith("#"):
-            continue
-        where = f"{expected}:{number}"
-        if len(row) < 4:
-            raise OuroError(f"{where}: expected name, category, real, cwe; got {len(row)} field(s)")
-        name, category, real, cwe = (field.strip() for field in row[:4])
-        if real.lower() not in ("true", "false"):
-            raise OuroError(f"{where}: real vulnerability {real!r} is not true or false")
-        try:
-            family = families().for_cwe(int(cwe))
-        except ValueError as exc:
-            raise OuroError(f"{where}: cwe {cwe!r} is not a number") from exc
-        if family is None:
-            raise OuroError(f"{where}: CWE {cwe} maps to no family in ruleset/families.toml")
-        found = files.get(name)
-        if found is None:
-            raise OuroError(f"{where}: no source file named {name}.* under {benchmark}")
-        label = int(real.lower() == "true")
-        cases.append(Case(name, found.relative_to(benchmark).as_posix(), category, family, label))
-    if not cases:
-        raise OuroError(f"--expected: {expected}: no case")
-    return cases
+    return files
+
+
+def _case(row: Sequence[str], where: str, files: Mapping[str, Path], benchmark: Path) -> Case:
+    """One row of the expected results (``where``: the file and line), matched to its file."""
+    if len(row) < 4:
+        raise OuroError(f"{where}: expected name, category, real, cwe; got {len(row)} field(s)")
+    name, category, real, cwe = (field.strip() for field in row[:4])
+    if real.lower() not in ("true", "false"):
+        raise OuroError(f"{where}: real vulnerability {real!r} is not true or false")
+    try:
+        family = families().for_cwe(int(cwe))
+    except ValueError as exc:
+        raise OuroError(f"{where}: cwe {cwe!r} is not a number") from exc
+    if family is None:
+        raise OuroError(f"{where}: CWE {cwe} maps to no family in ruleset/families.toml")
+    found = files.get(name)
+    if found is None:
+        raise OuroError(f"{where}: no source file named {name}.* under {benchmark}")
+    label = int(real.lower() == "true")
+    return Case(name, found.relative_to(benchmark).as_posix(), category, family, label)
 
 
 def _analyse_one(args: tuple[str, str, str, Priors]) -> tuple[str, list[Analysed], list[dict[str, str]]]:
@@ -231,18 +241,27 @@ def _advisory(rows: Sequence[tuple[float | None, int]]) -> float:
     needed = int(np.ceil(RECALL_TARGET * total))
     if total and needed <= len(positives):
         return positives[needed - 1]
+    return _lowest(rows)
+
+
+def _lowest(rows: Sequence[tuple[float | None, int]]) -> float:
     seen = [s for s, _ in rows if s is not None]
     return min(seen) if seen else 1.0
 
 
 def _thresholds(train: Sequence[Case], scores: Mapping[str, float | None]) -> dict[str, float]:
-    pooled = _advisory([(scores[c.name], c.y) for c in train])
-    found = {"*": pooled}
+    """The pooled threshold as ``*``, and a family's own where it has enough cases of each label."""
+    found = {"*": _advisory([(scores[c.name], c.y) for c in train])}
     for family in sorted({c.family for c in train}):
         mine = [c for c in train if c.family == family]
-        if sum(c.y for c in mine) >= FLOOR and sum(1 - c.y for c in mine) >= FLOOR:
+        if _has_floor(mine):
             found[family] = _advisory([(scores[c.name], c.y) for c in mine])
     return found
+
+
+def _has_floor(cases: Sequence[Case]) -> bool:
+    positive = sum(c.y for c in cases)
+    return positive >= FLOOR and len(cases) - positive >= FLOOR
 
 
 def _rates(y: NDArray[np.int8], hit: NDArray[np.bool_], idx: NDArray[np.intp]) -> NDArray[np.float64]:
@@ -316,25 +335,14 @@ def evaluate_benchmark(
     embedder = HashingEmbedder()
     scores: dict[str, float | None] = {}
     for j, fold in enumerate(folds, start=1):
-        held = {c.group for c in fold}
-        memory = Memory([e for e in examples if e.group not in held])
-        if extra is not None:
-            memory = memory.merged(Memory(e for e in extra.examples if e.group not in held))
+        memory = _fold_memory(examples, extra, {c.group for c in fold})
         scores |= _scores(fold, analysed, memory, program, embedder)
         if progress is not None:
             progress(j, len(folds))
-    flagged: dict[str, bool] = {}
-    thresholds: list[dict[str, float]] = []
-    for fold in folds:
-        train = [c for other in folds if other is not fold for c in other]
-        points = _thresholds(train, scores)
-        thresholds.append({f: round(t, 4) for f, t in points.items()})
-        for case in fold:
-            score = scores[case.name]
-            flagged[case.name] = score is not None and score >= points.get(case.family, points["*"])
+    flagged, thresholds = _flagged(folds, scores)
     methods = _methods(cases, analysed, flagged)
     y = np.array([c.y for c in cases], dtype=np.int8)
-    result: dict[str, Any] = {
+    return {
         "program": {
             "kind": program.kind,
             "id": program.program_id,
@@ -349,21 +357,61 @@ def evaluate_benchmark(
             "benchmark_examples": len(examples),
             "extra_examples": len(extra) if extra is not None else 0,
         },
-        "reach": {
-            "cases_with_a_candidate_of_their_family": sum(1 for c in cases if _mine(c, analysed)),
-            "positives_reached": sum(1 for c in cases if c.y and _mine(c, analysed)),
-        },
+        "reach": _reach(cases, analysed),
         "methods": _DESCRIBED,
-        "overall": _summary(y, {m: v for m, v in methods.items()}, resamples, seed, "decider", "instruments"),
-        "by_family": {},
+        "overall": _summary(y, dict(methods), resamples, seed, "decider", "instruments"),
+        "by_family": _by_family(cases, y, methods, resamples, seed),
     }
+
+
+def _reach(cases: Sequence[Case], analysed: Mapping[str, list[Analysed]]) -> dict[str, int]:
+    """How many cases (and positive cases) have a candidate of their family at all."""
+    return {
+        "cases_with_a_candidate_of_their_family": sum(1 for c in cases if _mine(c, analysed)),
+        "positives_reached": sum(1 for c in cases if c.y and _mine(c, analysed)),
+    }
+
+
+def _fold_memory(examples: Sequence[MemoryExample], extra: Memory | None, held: set[str]) -> Memory:
+    """What a fold decides with: the other folds' cases, and the extra memory outside its groups."""
+    memory = Memory([e for e in examples if e.group not in held])
+    if extra is None:
+        return memory
+    return memory.merged(Memory(e for e in extra.examples if e.group not in held))
+
+
+def _flagged(
+    folds: Sequence[Sequence[Case]], scores: Mapping[str, float | None]
+) -> tuple[dict[str, bool], list[dict[str, float]]]:
+    """Whether each case reaches its threshold set on the other folds; each fold's thresholds."""
+    flagged: dict[str, bool] = {}
+    thresholds: list[dict[str, float]] = []
+    for fold in folds:
+        train = [c for other in folds if other is not fold for c in other]
+        points = _thresholds(train, scores)
+        thresholds.append({f: round(t, 4) for f, t in points.items()})
+        for case in fold:
+            score = scores[case.name]
+            flagged[case.name] = score is not None and score >= points.get(case.family, points["*"])
+    return flagged, thresholds
+
+
+def _by_family(
+    cases: Sequence[Case],
+    y: NDArray[np.int8],
+    methods: Mapping[str, NDArray[np.bool_]],
+    resamples: int,
+    seed: int,
+) -> dict[str, dict[str, Any]]:
+    """The summary of each family's cases, with the benchmark categories they come from."""
+    out: dict[str, dict[str, Any]] = {}
     for family in sorted({c.family for c in cases}):
         pick = np.array([c.family == family for c in cases])
-        result["by_family"][family] = _summary(
+        out[family] = _summary(
             y[pick], {m: v[pick] for m, v in methods.items()}, resamples, seed, "decider", "instruments"
         )
-        result["by_family"][family]["categories"] = sorted({c.category for c in cases if c.family == family})
-    return result
+        out[family]["categories"] = sorted({c.category for c in cases if c.family == family})
+    return out
 
 
 _DESCRIBED = {
@@ -385,23 +433,28 @@ def _methods(
     def column(test: Callable[[Case], bool]) -> NDArray[np.bool_]:
         return np.array([test(c) for c in cases], dtype=bool)
 
-    def signals(case: Case) -> list[tuple[str, str]]:
-        return [(s.instrument, s.family) for a in analysed.get(case.name, []) for s in a.signals]
-
     found = {
         "decider": column(lambda c: flagged[c.name]),
         "instruments": column(lambda c: bool(_mine(c, analysed))),
-        "taint_or_rule": column(
-            lambda c: any(
-                f == c.family and (i == "taint" or (i == "qr" and c.family in no_flow)) for i, f in signals(c)
-            )
-        ),
-        "quick_rules_any": column(lambda c: any(i == "qr" for i, _ in signals(c))),
-        "bandit_any": column(lambda c: any(i == "bandit" for i, _ in signals(c))),
+        "taint_or_rule": column(lambda c: _taint_or_rule(c, _signals(c, analysed), no_flow)),
+        "quick_rules_any": column(lambda c: any(i == "qr" for i, _ in _signals(c, analysed))),
+        "bandit_any": column(lambda c: any(i == "bandit" for i, _ in _signals(c, analysed))),
     }
     if not any(language_of(c.path) == "python" for c in cases):
         del found["bandit_any"]  # Bandit reads Python only: no coverage is not a score of zero
     return found
+
+
+def _signals(case: Case, analysed: Mapping[str, list[Analysed]]) -> list[tuple[str, str]]:
+    """The (instrument, family) of every signal in the case's file."""
+    return [(s.instrument, s.family) for a in analysed.get(case.name, []) for s in a.signals]
+
+
+def _taint_or_rule(case: Case, signals: Sequence[tuple[str, str]], no_flow: set[str]) -> bool:
+    """A taint flow of the case's family, or a quick rule of a family no flow can show."""
+    return any(
+        f == case.family and (i == "taint" or (i == "qr" and case.family in no_flow)) for i, f in signals
+    )
 
 
 def render_benchmark(data: Mapping[str, Any]) -> str:

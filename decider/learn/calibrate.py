@@ -91,35 +91,48 @@ class CalibrationMap:
 
 def fit_map(rows: Sequence[tuple[str, str, int, float]]) -> CalibrationMap:
     """Fit from ``(family, group, y, s)`` rows: per family at 20/20 groups, pooled at 10/10, else none."""
-    pos: dict[str, set[str]] = {}
-    neg: dict[str, set[str]] = {}
-    for family, group, y, _ in rows:
-        (pos if y else neg).setdefault(family, set()).add(group)
+    pos, neg = _groups_by_label(rows)
     params: dict[str, tuple[float, float]] = {}
     mode: dict[str, str] = {}
     pooled: list[str] = []
     short: dict[str, str] = {}
     for family in sorted({r[0] for r in rows}):
-        n_pos, n_neg = len(pos.get(family, ())), len(neg.get(family, ()))
-        if n_pos >= PER_FAMILY_FLOOR and n_neg >= PER_FAMILY_FLOOR:
+        groups = (pos.get(family, set()), neg.get(family, set()))
+        if min(map(len, groups)) >= PER_FAMILY_FLOOR:
             fam = [r for r in rows if r[0] == family]
             params[family] = fit_platt([r[3] for r in fam], [r[2] for r in fam])
             mode[family] = "per_family"
-        elif n_pos >= POOLED_FLOOR and n_neg >= POOLED_FLOOR:
+        elif min(map(len, groups)) >= POOLED_FLOOR:
             pooled.append(family)
         else:
-            short[family] = (
-                f"insufficient data ({len(pos.get(family, set()) | neg.get(family, set()))} repositories)"
-            )
-    if pooled:
-        fam_rows = [r for r in rows if r[0] in pooled]
-        z = logit([r[3] for r in fam_rows])
-        dummies = np.array([[1.0 if r[0] == f else 0.0 for f in pooled] for r in fam_rows])
-        beta = _newton(np.column_stack([z, dummies]), np.array([r[2] for r in fam_rows], dtype=np.float64))
-        for i, family in enumerate(pooled):
-            params[family] = (float(beta[0]), float(beta[1 + i]))
-            mode[family] = "pooled"
+            short[family] = f"insufficient data ({len(groups[0] | groups[1])} repositories)"
+    for family, ab in _fit_pooled(rows, pooled).items():
+        params[family], mode[family] = ab, "pooled"
     return CalibrationMap(params=params, mode=mode, insufficient=short)
+
+
+def _groups_by_label(
+    rows: Sequence[tuple[str, str, int, float]],
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The repository groups with a positive, and with a negative, unit of each family."""
+    pos: dict[str, set[str]] = {}
+    neg: dict[str, set[str]] = {}
+    for family, group, y, _ in rows:
+        (pos if y else neg).setdefault(family, set()).add(group)
+    return pos, neg
+
+
+def _fit_pooled(
+    rows: Sequence[tuple[str, str, int, float]], pooled: Sequence[str]
+) -> dict[str, tuple[float, float]]:
+    """One shared slope with an intercept per family, fitted on the families below the per-family floor."""
+    if not pooled:
+        return {}
+    fam_rows = [r for r in rows if r[0] in pooled]
+    z = logit([r[3] for r in fam_rows])
+    dummies = np.array([[1.0 if r[0] == f else 0.0 for f in pooled] for r in fam_rows])
+    beta = _newton(np.column_stack([z, dummies]), np.array([r[2] for r in fam_rows], dtype=np.float64))
+    return {family: (float(beta[0]), float(beta[1 + i])) for i, family in enumerate(pooled)}
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from ouroboros_gates.decider.analyse import Analysed
 from ouroboros_gates.decider.decide import Decided
 from ouroboros_gates.decider.features import feature_set_digest
 from ouroboros_gates.decider.learn.errors import LearnError, Unfinished
-from ouroboros_gates.decider.learn.folds import plan_folds, seeded_order
+from ouroboros_gates.decider.learn.folds import FoldPlan, plan_folds, seeded_order
 from ouroboros_gates.decider.learn.groups import ADVISORY
 from ouroboros_gates.decider.learn.labels import LabelledUnit, LabelSet
 from ouroboros_gates.decider.learn.metrics import balanced_brier
@@ -154,24 +154,33 @@ def _confidence(d: Decided) -> float:
 def _draw_sets(
     pool: Sequence[tuple[LabelledUnit, Demo]], spec: CompileSpec
 ) -> list[list[tuple[LabelledUnit, Demo]]]:
-    ordered = [
-        pool_item
-        for uid in seeded_order([u.uid for u, _ in pool], spec.seed, "demos")
-        for pool_item in pool
-        if pool_item[0].uid == uid
-    ]
+    order = seeded_order([u.uid for u, _ in pool], spec.seed, "demos")
+    ordered = [pool_item for uid in order for pool_item in pool if pool_item[0].uid == uid]
     sets: list[list[tuple[LabelledUnit, Demo]]] = []
     used: set[str] = set()
     for _ in range(spec.demo_sets):
-        pos = next((p for p in ordered if p[0].y == 1 and p[0].uid not in used), None)
-        neg = next((p for p in ordered if p[0].y == 0 and p[0].uid not in used), None)
-        if pos is None or neg is None:
+        chosen = _next_set(ordered, used, spec.demo_size)
+        if chosen is None:
             break
-        chosen = [pos, neg]
-        chosen += [p for p in ordered if p[0].uid not in used and p not in chosen][: spec.demo_size - 2]
         used |= {u.uid for u, _ in chosen}
         sets.append(chosen)
     return sets
+
+
+def _next_set(
+    ordered: Sequence[tuple[LabelledUnit, Demo]], used: set[str], size: int
+) -> list[tuple[LabelledUnit, Demo]] | None:
+    """One positive, one negative and ``size - 2`` of either, none used before; None when a kind runs out."""
+    unused = [p for p in ordered if p[0].uid not in used]
+    pos, neg = _first_of(unused, 1), _first_of(unused, 0)
+    if pos is None or neg is None:
+        return None
+    chosen = [pos, neg]
+    return chosen + [p for p in unused if p not in chosen][: size - 2]
+
+
+def _first_of(ordered: Sequence[tuple[LabelledUnit, Demo]], y: int) -> tuple[LabelledUnit, Demo] | None:
+    return next((p for p in ordered if p[0].y == y), None)
 
 
 def _alternates(
@@ -193,12 +202,13 @@ def _alternates(
     return out
 
 
-def _propose(client: Chat, bootstrap: Sequence[tuple[LabelledUnit, Decided, Analysed]], n: int) -> list[str]:
-    def brief(a: Analysed) -> str:
-        return "; ".join(render_signals(a.record.x, a.record.instruments).splitlines()[:6])
+def _brief(a: Analysed) -> str:
+    return "; ".join(render_signals(a.record.x, a.record.instruments).splitlines()[:6])
 
+
+def _propose(client: Chat, bootstrap: Sequence[tuple[LabelledUnit, Decided, Analysed]], n: int) -> list[str]:
     errors = [
-        f"- family {u.family}; signals: {brief(a)}"
+        f"- family {u.family}; signals: {_brief(a)}"
         f"; answered {d.decision.verdict}, label {'vulnerable' if u.y else 'not_vulnerable'}"
         for u, d, a in bootstrap
         if (d.decision.verdict == "vulnerable") != bool(u.y)
@@ -217,9 +227,20 @@ def _propose(client: Chat, bootstrap: Sequence[tuple[LabelledUnit, Decided, Anal
     )
     request = ChatRequest(messages=({"role": "user", "content": prompt},), schema=PROPOSAL_SCHEMA)
     reply = client.chat(request)
-    found = reply.data.get("instructions", []) if isinstance(reply.data, dict) else []
-    proposals = [" ".join(str(t).split()) for t in found if isinstance(t, str) and t.strip()][:n]
-    return [p if re.search(r"\bjson\b", p, re.IGNORECASE) else f"{p}\n{ANSWER_FORMAT}" for p in proposals]
+    return [_with_contract(p) for p in _proposals(reply.data)[:n]]
+
+
+def _proposals(data: Any) -> list[str]:
+    """The non-blank instructions of a proposal reply, whitespace collapsed."""
+    found = data.get("instructions", []) if isinstance(data, dict) else []
+    return [" ".join(str(t).split()) for t in found if isinstance(t, str) and t.strip()]
+
+
+def _with_contract(instruction: str) -> str:
+    """An instruction that drops the answer contract gets it appended."""
+    if re.search(r"\bjson\b", instruction, re.IGNORECASE):
+        return instruction
+    return f"{instruction}\n{ANSWER_FORMAT}"
 
 
 def _score(decided: Mapping[str, Decided], units: Sequence[LabelledUnit]) -> float:
@@ -243,105 +264,157 @@ def compile_program(
 ) -> dict[str, Any]:
     """The compiled artifact (a JSON-ready dict); ``Unfinished`` when a ceiling is reached."""
     plan = plan_folds(labels.units, spec.seed, compile_share=spec.compile_share, boot_share=spec.boot_share)
-    boot_groups, val_groups = plan.compile_boot, plan.compile_val
     recorder = _Recording(client)
-    boot_memory = Memory(e for e in memory.examples if e.group in boot_groups)
-    with_record = [u for u in labels.units if analysed.get(u.uid) is not None]
-    boot_units = [u for u in with_record if u.group in boot_groups]
-    boot_units = [
-        u
-        for uid in seeded_order([u.uid for u in boot_units], spec.seed, "boot")
-        for u in boot_units
-        if u.uid == uid
-    ][: spec.bootstrap_max]
-    val_units = [u for u in with_record if u.group in val_groups]
-    val_units = [
-        u
-        for uid in seeded_order([u.uid for u in val_units], spec.seed, "val")
-        for u in val_units
-        if u.uid == uid
-    ][: spec.val_max]
+    boot_memory = Memory(e for e in memory.examples if e.group in plan.compile_boot)
+    boot_units, val_units = _compile_units(labels, analysed, plan, spec)
     base = Program(kind="llm-program", k=spec.k, feature_set_digest=feature_set_digest(), profile=profile)
+    validation = _Trials(base, val_units, analysed, boot_memory, recorder, plan.compile_val)
     try:
-        got = decide_units(base, boot_units, analysed, boot_memory, client=recorder)
-        _check(got)
-        bootstrap = [(u, got[u.uid], analysed[u.uid]) for u in boot_units if u.uid in got]
-        pool = [
-            (u, _demo(u, a, d))
-            for u, d, a in bootstrap
-            if a is not None
-            and (d.decision.verdict == "vulnerable") == bool(u.y)
-            and d.decision.verdict != "unsure"
-            and _confidence(d) >= spec.min_confidence
-            and d.decision.cited_lines
-            and identity_free(d.decision.rationale, u)
-        ]
-        sets = _draw_sets(pool, spec)
-        proposals = _propose(recorder, [(u, d, a) for u, d, a in bootstrap if a is not None], spec.proposals)
-        instructions = [
-            ("baseline", BASELINE_INSTRUCTION),
-            *((f"proposed:{i + 1}", p) for i, p in enumerate(proposals)),
-        ]
-        demo_sets = [tuple(d for _, d in chosen) for chosen in sets] or [()]
-        configurations: list[dict[str, Any]] = []
-
-        def trial(source: str, instruction: str, set_index: int) -> None:
-            program = replace(base, instruction=instruction, demos=demo_sets[set_index], source=source)
-            decided = decide_units(
-                program, val_units, analysed, boot_memory, client=recorder, evaluation_groups=val_groups
-            )
-            _check(decided)
-            configurations.append(
-                {
-                    "instruction_source": source,
-                    "demo_set": set_index + 1,
-                    "score": round(_score(decided, val_units), 6),
-                    "prompt_tokens": len(render_prefix(program)) // 4,
-                    "instruction": instruction,
-                }
-            )
-
-        for source, instruction in instructions:
-            trial(source, instruction, 0)
-        best = _best(configurations, spec.tie)
-        for set_index in range(1, len(demo_sets)):
-            trial(best["instruction_source"], best["instruction"], set_index)
+        outcome = _compile(spec, boot_units, validation)
     except BudgetExhausted as exc:
         raise Unfinished(f"compile unfinished: {exc}; no artifact") from exc
     except LlmError as exc:
         raise LearnError(f"compile failed: {exc}") from exc
-    chosen = _best(configurations, spec.tie)
-    program = replace(
-        base,
-        instruction=chosen["instruction"],
-        demos=demo_sets[chosen["demo_set"] - 1],
-        source=chosen["instruction_source"],
+    return _artifact(spec, labels, memory, plan, outcome, recorder.digest)
+
+
+def _compile_units(
+    labels: LabelSet, analysed: Mapping[str, Analysed | None], plan: FoldPlan, spec: CompileSpec
+) -> tuple[list[LabelledUnit], list[LabelledUnit]]:
+    """The bootstrap candidates of ``C_boot`` and the scoring units of ``C_val``, seeded and capped."""
+    with_record = [u for u in labels.units if analysed.get(u.uid) is not None]
+    boot = [u for u in with_record if u.group in plan.compile_boot]
+    val = [u for u in with_record if u.group in plan.compile_val]
+    return (
+        _seeded(boot, spec.seed, "boot")[: spec.bootstrap_max],
+        _seeded(val, spec.seed, "val")[: spec.val_max],
     )
+
+
+def _seeded(units: Sequence[LabelledUnit], seed: int, salt: str) -> list[LabelledUnit]:
+    return [u for uid in seeded_order([u.uid for u in units], seed, salt) for u in units if u.uid == uid]
+
+
+@dataclass(frozen=True)
+class _Trials:
+    """Scores configurations of one base program on ``C_val`` with one of its demonstration sets."""
+
+    base: Program
+    units: Sequence[LabelledUnit]
+    analysed: Mapping[str, Analysed | None]
+    memory: Memory
+    client: Chat
+    groups: frozenset[str]
+    demo_sets: Sequence[tuple[Demo, ...]] = ((),)
+
+    def program(self, source: str, instruction: str, set_index: int) -> Program:
+        return replace(self.base, instruction=instruction, demos=self.demo_sets[set_index], source=source)
+
+    def score(self, source: str, instruction: str, set_index: int) -> dict[str, Any]:
+        """One configuration row of the artifact."""
+        program = self.program(source, instruction, set_index)
+        decided = decide_units(
+            program, self.units, self.analysed, self.memory, client=self.client, evaluation_groups=self.groups
+        )
+        _check(decided)
+        return {
+            "instruction_source": source,
+            "demo_set": set_index + 1,
+            "score": round(_score(decided, self.units), 6),
+            "prompt_tokens": len(render_prefix(program)) // 4,
+            "instruction": instruction,
+        }
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What a compile found: the bootstrap pool, the demonstration sets drawn from it, every score."""
+
+    asked: int
+    pool: list[tuple[LabelledUnit, Demo]]
+    sets: list[list[tuple[LabelledUnit, Demo]]]
+    demo_sets: Sequence[tuple[Demo, ...]]
+    val_units: int
+    configurations: list[dict[str, Any]]
+    chosen: dict[str, Any]
+    program: Program
+
+
+def _compile(spec: CompileSpec, boot_units: Sequence[LabelledUnit], trials: _Trials) -> _Outcome:
+    """Bootstrap, draw the demonstration sets, propose instructions and score them (steps 2-4)."""
+    bootstrap = _bootstrap(boot_units, trials)
+    pool = [(u, _demo(u, a, d)) for u, d, a in bootstrap if _demonstrates(u, d, spec)]
+    sets = _draw_sets(pool, spec)
+    proposals = _propose(trials.client, bootstrap, spec.proposals)
+    trials = replace(trials, demo_sets=[tuple(d for _, d in chosen) for chosen in sets] or [()])
+    configurations = [trials.score(source, text, 0) for source, text in _instructions(proposals)]
+    best = _best(configurations, spec.tie)
+    for set_index in range(1, len(trials.demo_sets)):
+        configurations.append(trials.score(best["instruction_source"], best["instruction"], set_index))
+    chosen = _best(configurations, spec.tie)
+    program = trials.program(chosen["instruction_source"], chosen["instruction"], chosen["demo_set"] - 1)
+    return _Outcome(
+        len(boot_units), pool, sets, trials.demo_sets, len(trials.units), configurations, chosen, program
+    )
+
+
+def _bootstrap(
+    boot_units: Sequence[LabelledUnit], trials: _Trials
+) -> list[tuple[LabelledUnit, Decided, Analysed]]:
+    """The program without demonstrations on the ``C_boot`` candidates: each answer with its record."""
+    got = decide_units(trials.base, boot_units, trials.analysed, trials.memory, client=trials.client)
+    _check(got)
+    answered = [(u, got[u.uid], trials.analysed[u.uid]) for u in boot_units if u.uid in got]
+    return [(u, d, a) for u, d, a in answered if a is not None]
+
+
+def _demonstrates(unit: LabelledUnit, d: Decided, spec: CompileSpec) -> bool:
+    """Whether a bootstrap answer may be a demonstration: right, confident, citing and naming no identity."""
+    verdict = d.decision.verdict
+    return (
+        (verdict == "vulnerable") == bool(unit.y)
+        and verdict != "unsure"
+        and _confidence(d) >= spec.min_confidence
+        and bool(d.decision.cited_lines)
+        and identity_free(d.decision.rationale, unit)
+    )
+
+
+def _instructions(proposals: Sequence[str]) -> list[tuple[str, str]]:
+    """The baseline and each proposal, with the source each configuration row names."""
+    return [("baseline", BASELINE_INSTRUCTION), *((f"proposed:{i + 1}", p) for i, p in enumerate(proposals))]
+
+
+def _artifact(
+    spec: CompileSpec, labels: LabelSet, memory: Memory, plan: FoldPlan, outcome: _Outcome, cache_digest: str
+) -> dict[str, Any]:
+    """The artifact: the chosen program, how it was chosen, and the digests of what it was chosen from."""
+    program, chosen = outcome.program, outcome.chosen
     return {
         "kind": "compiled-program",
         "schema_version": 1,
-        "profile": profile,
+        "profile": program.profile,
         "seed": spec.seed,
         "program_id": program.program_id,
         "program": json.loads(program.to_json()),
         "compile": {
             "spec_sha256": spec.sha256,
             "metric": "balanced_brier_v1",
-            "configurations": configurations,
+            "configurations": outcome.configurations,
             "chosen": {k: chosen[k] for k in ("instruction_source", "demo_set", "score")},
             "bootstrap": {
-                "asked": len(boot_units),
-                "kept": len(pool),
-                "demo_sets": [[d.example_id for d in s] for s in demo_sets],
+                "asked": outcome.asked,
+                "kept": len(outcome.pool),
+                "demo_sets": [[d.example_id for d in s] for s in outcome.demo_sets],
             },
-            "alternates": _alternates(sets, pool),
-            "val_units": len(val_units),
-            "response_cache_digest": recorder.digest,
+            "alternates": _alternates(outcome.sets, outcome.pool),
+            "val_units": outcome.val_units,
+            "response_cache_digest": cache_digest,
         },
         "data": {
             "label_set_digest": labels.digest,
             "memory_snapshot_digest": memory.digest,
-            "compile_groups_digest": _digest(sorted(boot_groups | val_groups)),
+            "compile_groups_digest": _digest(sorted(plan.compile_boot | plan.compile_val)),
             "folds_digest": plan.digest,
             "sources": list(labels.sources),
         },

@@ -70,19 +70,24 @@ def _subset(
 ) -> list[LabelledUnit]:
     evaluated = {g for f in plan.outer for g in f.eval_groups}
     pool = [u for u in units if u.group in evaluated and analysed.get(u.uid) is not None]
-    by_family: dict[str, list[LabelledUnit]] = {}
-    for u in pool:
-        by_family.setdefault(u.family, []).append(u)
-    ordered = {
-        f: [next(u for u in us if u.uid == uid) for uid in seeded_order([u.uid for u in us], seed, "curve")]
-        for f, us in by_family.items()
-    }
+    ordered = _seeded_by_family(pool, seed)
     out: list[LabelledUnit] = []
     while len(out) < min(size, len(pool)):
         for family in sorted(ordered):
             if ordered[family] and len(out) < size:
                 out.append(ordered[family].pop(0))
     return out
+
+
+def _seeded_by_family(pool: Sequence[LabelledUnit], seed: int) -> dict[str, list[LabelledUnit]]:
+    """Each family's units in a seeded order (the subset deals them a family at a time)."""
+    by_family: dict[str, list[LabelledUnit]] = {}
+    for u in pool:
+        by_family.setdefault(u.family, []).append(u)
+    return {
+        f: [next(u for u in us if u.uid == uid) for uid in seeded_order([u.uid for u in us], seed, "curve")]
+        for f, us in by_family.items()
+    }
 
 
 def _point(units: Sequence[LabelledUnit], scores: Sequence[Score]) -> dict[str, Any]:
@@ -121,31 +126,21 @@ def learning_curve(
     allowed."""
     subset = _subset(units, plan, analysed, size, seed)
     fold_of = {g: f for f in plan.outer for g in f.eval_groups}
-    groups = sorted({e.group for e in memory.examples})
     sources = sorted({e.source for e in memory.examples})
-    configs: list[tuple[str, float, int, frozenset[str] | None]] = [("size", 0.0, 0, None)]
-    configs += [("size", share, draw, None) for share in (0.25, 0.5) for draw in (0, 1)] + [
-        ("size", 1.0, 0, None)
-    ]
-    configs += [("sources", float(n), 0, frozenset(sources[:n])) for n in range(1, len(sources))]
     points, per_unit = [], []
-    for kind, share, draw, keep_sources in configs:
-        if kind == "size":
-            kept = set(seeded_order(groups, seed + draw, "share")[: round(share * len(groups))])
-            restricted = Memory(e for e in memory.examples if e.group in kept)
-        else:
-            restricted = Memory(e for e in memory.examples if keep_sources and e.source in keep_sources)
+    for config in _configs(sources):
+        restricted = _restricted(memory, config, seed)
         scorer = make_scorer(restricted)
         scores = [scorer(u, fold_of[u.group]) for u in subset]
         per_unit.append(scores)
-        n_groups = len({e.group for e in restricted.examples})
+        kind, share, draw, keep_sources = config
         points.append(
             {
                 "kind": kind,
                 "share": share,
                 "draw": draw,
                 "sources": sorted(keep_sources or sources),
-                "memory_groups": n_groups,
+                "memory_groups": len({e.group for e in restricted.examples}),
                 **_point(subset, scores),
             }
         )
@@ -157,6 +152,51 @@ def learning_curve(
     }
 
 
+_Config = tuple[str, float, int, frozenset[str] | None]
+"""A point of the curve: ``size`` (a share of the memory's groups, drawn ``draw``) or ``sources`` (the first
+few sources)."""
+
+
+def _configs(sources: Sequence[str]) -> list[_Config]:
+    configs: list[_Config] = [("size", 0.0, 0, None)]
+    configs += [("size", share, draw, None) for share in (0.25, 0.5) for draw in (0, 1)]
+    configs += [("size", 1.0, 0, None)]
+    configs += [("sources", float(n), 0, frozenset(sources[:n])) for n in range(1, len(sources))]
+    return configs
+
+
+def _restricted(memory: Memory, config: _Config, seed: int) -> Memory:
+    """The memory a point of the curve scores with."""
+    kind, share, draw, keep_sources = config
+    if kind == "size":
+        groups = sorted({e.group for e in memory.examples})
+        kept = set(seeded_order(groups, seed + draw, "share")[: round(share * len(groups))])
+        return Memory(e for e in memory.examples if e.group in kept)
+    return Memory(e for e in memory.examples if keep_sources and e.source in keep_sources)
+
+
+def _c_of(
+    idx: np.ndarray, y: np.ndarray, n: Sequence[int], per_size: Sequence[Sequence[Score]]
+) -> float | None:
+    """The power law's c refitted on one resample of the units (None: a size without a PR-AUC)."""
+    values = [average_precision(y[idx], np.array([s[i].s for i in idx])) for s in per_size]
+    if any(v is None for v in values):
+        return None
+    got = fit_power_law(n, [float(v) for v in values if v is not None])
+    return None if got is None else got[2]
+
+
+def _sized(
+    points: Sequence[dict[str, Any]], per_unit: Sequence[Sequence[Score]]
+) -> list[tuple[dict[str, Any], Sequence[Score]]]:
+    """The memory-size points with any memory, each with its units' scores."""
+    return [
+        (p, s)
+        for p, s in zip(points, per_unit, strict=True)
+        if p["kind"] == "size" and p["memory_groups"] > 0
+    ]
+
+
 def _fit(
     subset: Sequence[LabelledUnit],
     points: Sequence[dict[str, Any]],
@@ -164,27 +204,17 @@ def _fit(
     resamples: int,
     seed: int,
 ) -> dict[str, Any]:
-    sized = [
-        (p, s)
-        for p, s in zip(points, per_unit, strict=True)
-        if p["kind"] == "size" and p["memory_groups"] > 0
-    ]
+    sized = _sized(points, per_unit)
     n = [p["memory_groups"] for p, _ in sized]
     m = [p["pr_auc"]["value"] for p, _ in sized]
     if any(v is None for v in m) or (fit := fit_power_law(n, m)) is None:
         return {"fitted": False, "reason": "insufficient data (fewer than three memory sizes with a PR-AUC)"}
     a, b, c = fit
-    groups = [u.group for u in subset]
     y = np.array([u.y for u in subset], dtype=np.float64)
-
-    def c_of(idx: np.ndarray) -> float | None:
-        values = [average_precision(y[idx], np.array([s[i].s for i in idx])) for _, s in sized]
-        if any(v is None for v in values):
-            return None
-        got = fit_power_law(n, [float(v) for v in values if v is not None])
-        return None if got is None else got[2]
-
-    low, high = cluster_bootstrap(groups, c_of, resamples=resamples, seed=seed)
+    scores = [s for _, s in sized]
+    low, high = cluster_bootstrap(
+        [u.group for u in subset], lambda idx: _c_of(idx, y, n, scores), resamples=resamples, seed=seed
+    )
     out: dict[str, Any] = {"fitted": True, "a": a, "b": b, "c": c, "c_low": low, "c_high": high}
     out["projection"] = projection(a, b, c, low, high, max(n))
     return out

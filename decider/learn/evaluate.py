@@ -15,7 +15,12 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from ouroboros_gates.decider.learn.calibrate import CalibrationMap, calibration_check, fit_map
+from ouroboros_gates.decider.learn.calibrate import (
+    CalibrationCheck,
+    CalibrationMap,
+    calibration_check,
+    fit_map,
+)
 from ouroboros_gates.decider.learn.folds import Fold, FoldPlan
 from ouroboros_gates.decider.learn.labels import LabelledUnit, LabelSet
 from ouroboros_gates.decider.learn.metrics import (
@@ -90,59 +95,81 @@ def cross_fit(raws: Sequence[Raw], pooled: bool = False) -> tuple[list[Predictio
     by_fold: dict[str, list[Raw]] = defaultdict(list)
     for r in raws:
         by_fold[r.fold].append(r)
-    calibrated: list[tuple[Raw, float | None]] = []
+    calibrated, maps = _calibrated(raws, by_fold, pooled)
+    points: dict[str, dict[str, Any]] = {}
+    preds: list[Prediction] = []
+    for name in sorted(by_fold):
+        chosen = _fold_points(calibrated, name, pooled)
+        points[name] = {f: vars(op) for f, op in chosen.items()}
+        preds += [
+            _prediction(r, p, chosen[ALL if pooled else r.unit.family], name)
+            for r, p in calibrated
+            if r.fold == name
+        ]
+    return preds, {"maps": maps, "operating_points": points}
+
+
+Calibrated = list[tuple[Raw, float | None]]
+
+
+def _calibrated(
+    raws: Sequence[Raw], by_fold: dict[str, list[Raw]], pooled: bool
+) -> tuple[Calibrated, dict[str, dict[str, Any]]]:
+    """Each fold's units calibrated by a map fitted on the other folds (None: a reach miss); the maps."""
+    calibrated: Calibrated = []
     maps: dict[str, dict[str, Any]] = {}
     for name, held in sorted(by_fold.items()):
         rest = [r for r in raws if r.fold != name]
         cmap: CalibrationMap = fit_map(_rows(rest, ALL if pooled else None))
         maps[name] = cmap.as_dict()
-        calibrated += [
-            (r, None if r.score.reach_miss else cmap.apply(ALL if pooled else r.unit.family, r.score.s))
-            for r in held
-        ]
-    points: dict[str, dict[str, Any]] = {}
-    preds: list[Prediction] = []
-    for name in sorted(by_fold):
-        families = {ALL} if pooled else {r.unit.family for r, _ in calibrated if r.fold == name}
-        chosen: dict[str, OperatingPoints] = {}
-        for family in sorted(families):
-            other = [
-                Scored(p, r.unit.y, r.score.unsure)
-                for r, p in calibrated
-                if r.fold != name
-                and p is not None
-                and r.unit.is_delta
-                and not r.score.reach_miss
-                and (pooled or r.unit.family == family)
-            ]
-            chosen[family] = choose_points(other)
-        points[name] = {f: vars(op) for f, op in chosen.items()}
-        for r, p_fitted in calibrated:
-            if r.fold != name:
-                continue
-            op = chosen[ALL if pooled else r.unit.family]
-            p = 0.0 if r.score.reach_miss else p_fitted
-            action = op.action(p, r.score.unsure) if p is not None else "ADVISORY"
-            action = "DROP" if r.score.reach_miss else action
-            preds.append(
-                Prediction(
-                    uid=r.unit.uid,
-                    group=r.unit.group,
-                    family=r.unit.family,
-                    language=r.unit.language,
-                    source=r.unit.source,
-                    direction=r.unit.direction,
-                    delta=r.unit.is_delta,
-                    y=r.unit.y,
-                    s=r.score.s,
-                    p=p,
-                    unsure=r.score.unsure,
-                    action=action,
-                    fold=name,
-                    reach_miss=r.score.reach_miss,
-                )
-            )
-    return preds, {"maps": maps, "operating_points": points}
+        calibrated += [(r, _calibrate(cmap, r, pooled)) for r in held]
+    return calibrated, maps
+
+
+def _calibrate(cmap: CalibrationMap, r: Raw, pooled: bool) -> float | None:
+    return None if r.score.reach_miss else cmap.apply(ALL if pooled else r.unit.family, r.score.s)
+
+
+def _fold_points(calibrated: Calibrated, name: str, pooled: bool) -> dict[str, OperatingPoints]:
+    """Fold ``name``'s operating points per family (or pooled), chosen on the other folds' delta units."""
+    families = {ALL} if pooled else {r.unit.family for r, _ in calibrated if r.fold == name}
+    return {f: choose_points(_elsewhere(calibrated, name, f, pooled)) for f in sorted(families)}
+
+
+def _elsewhere(calibrated: Calibrated, name: str, family: str, pooled: bool) -> list[Scored]:
+    """The other folds' calibrated, surfaced delta units of ``family`` (every family when pooled)."""
+    return [
+        Scored(p, r.unit.y, r.score.unsure)
+        for r, p in calibrated
+        if r.fold != name
+        and p is not None
+        and r.unit.is_delta
+        and not r.score.reach_miss
+        and (pooled or r.unit.family == family)
+    ]
+
+
+def _prediction(r: Raw, p_fitted: float | None, op: OperatingPoints, fold: str) -> Prediction:
+    """A unit's out-of-fold prediction: a reach miss is DROP, an uncalibrated unit ADVISORY."""
+    p = 0.0 if r.score.reach_miss else p_fitted
+    action = op.action(p, r.score.unsure) if p is not None else "ADVISORY"
+    action = "DROP" if r.score.reach_miss else action
+    return Prediction(
+        uid=r.unit.uid,
+        group=r.unit.group,
+        family=r.unit.family,
+        language=r.unit.language,
+        source=r.unit.source,
+        direction=r.unit.direction,
+        delta=r.unit.is_delta,
+        y=r.unit.y,
+        s=r.score.s,
+        p=p,
+        unsure=r.score.unsure,
+        action=action,
+        fold=fold,
+        reach_miss=r.score.reach_miss,
+    )
 
 
 def _withhold_block(preds: list[Prediction], family: str | None) -> list[Prediction]:
@@ -230,26 +257,33 @@ class Evaluation:
 
 def _stratum(preds: Sequence[Prediction], resamples: int, seed: int, check: bool) -> dict[str, Any]:
     out = summarise(preds, resamples=resamples, seed=seed)
+    if check and out["insufficient"] is None:
+        out |= _block_check(preds, resamples, seed)
+    return out
+
+
+def _block_check(preds: Sequence[Prediction], resamples: int, seed: int) -> dict[str, Any]:
+    """Whether BLOCK may be offered: the calibration holds on the surfaced units and some unit reaches it."""
     scored = [
         p for p in preds if p.p is not None and not p.reach_miss
     ]  # the map was fitted on surfaced units
-    if check and out["insufficient"] is None and not scored:
-        out["block_offered"], out["block_reason"] = False, "nothing surfaced"
-    elif check and out["insufficient"] is None:
-        cal = calibration_check(
-            [p.p or 0.0 for p in scored],
-            [p.y for p in scored],
-            [p.group for p in scored],
-            resamples=min(resamples, 1000),
-            seed=seed,
-        )
-        out["calibration"] = cal.as_dict()
-        reachable = any(p.action == "BLOCK" for p in preds)
-        out["block_offered"] = cal.holds and reachable
-        out["block_reason"] = (
-            None if out["block_offered"] else ("precision_unreachable" if not reachable else "calibration")
-        )
-    return out
+    if not scored:
+        return {"block_offered": False, "block_reason": "nothing surfaced"}
+    cal = _calibration(scored, resamples, seed)
+    reachable = any(p.action == "BLOCK" for p in preds)
+    offered = cal.holds and reachable
+    reason = None if offered else ("precision_unreachable" if not reachable else "calibration")
+    return {"calibration": cal.as_dict(), "block_offered": offered, "block_reason": reason}
+
+
+def _calibration(scored: Sequence[Prediction], resamples: int, seed: int) -> CalibrationCheck:
+    return calibration_check(
+        [p.p or 0.0 for p in scored],
+        [p.y for p in scored],
+        [p.group for p in scored],
+        resamples=min(resamples, 1000),
+        seed=seed,
+    )
 
 
 def evaluate(
@@ -268,33 +302,10 @@ def evaluate(
     pooled, pooled_detail = cross_fit(raws, pooled=True)
     # a family without a calibration map in some fold has no calibrated p there: no engine decision, no number
     uncalibrated = {p.family for p in per_family if p.p is None}
-    families: dict[str, Any] = {}
-    for family in sorted({p.family for p in per_family}):
-        preds = [p for p in per_family if p.family == family]
-        if family in uncalibrated:
-            n = len({p.group for p in preds})
-            families[family] = {
-                "units": len(preds),
-                "repositories": n,
-                "insufficient": f"insufficient data ({n} repositories)",
-                "reason": "below the calibration floors in a fold",
-            }
-            continue
-        out = _stratum(preds, resamples, seed, check=True)
-        if out.get("block_reason") == "calibration":
-            per_family = [*(p for p in per_family if p.family != family), *_withhold_block(preds, family)]
-        out["block_folds"] = _block_folds(detail["operating_points"], family)
-        families[family] = out
+    families, per_family = _families(per_family, uncalibrated, detail, resamples, seed)
     pooled_out = _stratum(pooled, resamples, seed, check=True)
     pooled_out["block_folds"] = _block_folds(pooled_detail["operating_points"], ALL)
-    if pooled_out.get("block_reason") == "calibration":
-        pooled = _withhold_block(pooled, None)
     decided = [p for p in per_family if p.family not in uncalibrated]
-    languages = {
-        lang: summarise([p for p in decided if p.language == lang], resamples=resamples, seed=seed)
-        for lang in sorted({p.language for p in decided})
-    }
-    measured = {ALL: pooled_out, **{f: s for f, s in families.items() if not s.get("insufficient")}}
     data = {
         "program": program or {},
         "label_set_digest": labels.digest,
@@ -308,14 +319,9 @@ def evaluate(
         "reach": _reach(raws),
         "cached": all(r.score.cached for r in raws),
         "pooled": pooled_out,
-        # both bases side by side: delta units (a change, as a push is decided; BLOCK's unit) and pin units (a
-        # function alone, as a scan sees it), pooled (``*``) and per measured family
-        "pr_auc": {
-            "delta_units": {name: s.get("pr_auc") for name, s in measured.items()},
-            "pin_units": {name: s.get("pr_auc_pin") for name, s in measured.items()},
-        },
+        "pr_auc": _pr_auc(pooled_out, families),
         "families": families,
-        "languages": languages,
+        "languages": _languages(decided, resamples, seed),
         "calibration_maps": detail["maps"],
         "operating_points": detail["operating_points"],
         "pooled_operating_points": pooled_detail["operating_points"],
@@ -324,3 +330,53 @@ def evaluate(
         "leave_one_framework_out": _held_out(labels, plan.by_framework, scorer, resamples, seed),
     }
     return Evaluation(data=data, predictions=tuple(per_family))
+
+
+def _pr_auc(pooled: dict[str, Any], families: dict[str, Any]) -> dict[str, Any]:
+    """Both bases side by side: delta units (a change, as a push is decided; BLOCK's unit) and pin units (a
+    function alone, as a scan sees it), pooled (``*``) and per measured family."""
+    measured = {ALL: pooled, **{f: s for f, s in families.items() if not s.get("insufficient")}}
+    return {
+        "delta_units": {name: s.get("pr_auc") for name, s in measured.items()},
+        "pin_units": {name: s.get("pr_auc_pin") for name, s in measured.items()},
+    }
+
+
+def _families(
+    per_family: list[Prediction],
+    uncalibrated: set[str],
+    detail: dict[str, Any],
+    resamples: int,
+    seed: int,
+) -> tuple[dict[str, Any], list[Prediction]]:
+    """Each family's stratum (or why it has none), and the predictions with BLOCK withheld from a family
+    whose calibration check failed."""
+    families: dict[str, Any] = {}
+    for family in sorted({p.family for p in per_family}):
+        preds = [p for p in per_family if p.family == family]
+        if family in uncalibrated:
+            families[family] = _uncalibrated(preds)
+            continue
+        out = _stratum(preds, resamples, seed, check=True)
+        if out.get("block_reason") == "calibration":
+            per_family = [*(p for p in per_family if p.family != family), *_withhold_block(preds, family)]
+        out["block_folds"] = _block_folds(detail["operating_points"], family)
+        families[family] = out
+    return families, per_family
+
+
+def _uncalibrated(preds: Sequence[Prediction]) -> dict[str, Any]:
+    n = len({p.group for p in preds})
+    return {
+        "units": len(preds),
+        "repositories": n,
+        "insufficient": f"insufficient data ({n} repositories)",
+        "reason": "below the calibration floors in a fold",
+    }
+
+
+def _languages(decided: Sequence[Prediction], resamples: int, seed: int) -> dict[str, Any]:
+    return {
+        lang: summarise([p for p in decided if p.language == lang], resamples=resamples, seed=seed)
+        for lang in sorted({p.language for p in decided})
+    }

@@ -157,25 +157,11 @@ def analyse(
     groups = seeded_order(sorted({o.group for o in outcomes}), seed, "looks")
     half = set(groups[: max(1, len(groups) // 2)])
     bounds = obrien_fleming()
-    looks = []
-    for i, (subset, boundary) in enumerate(
-        ((([o for o in outcomes if o.group in half]), bounds[0]), (list(outcomes), bounds[1])), 1
-    ):
-        est, low, high, se = paired_bootstrap(subset, resamples=resamples, seed=seed)
-        z = est / se if se > 0 else (0.0 if est == 0 else math.copysign(math.inf, est))
-        looks.append(
-            Look(
-                i,
-                len({o.group for o in subset}),
-                len(subset),
-                est,
-                low,
-                high,
-                z,
-                boundary,
-                abs(z) >= boundary,
-            )
-        )
+    subsets = ([o for o in outcomes if o.group in half], list(outcomes))
+    looks = [
+        _look(i, subset, boundary, resamples, seed)
+        for i, (subset, boundary) in enumerate(zip(subsets, bounds, strict=True), 1)
+    ]
     stopped = looks[0] if looks[0].crossed else looks[1]
     b, c, p = mcnemar_exact(outcomes)
     out: dict[str, Any] = {
@@ -184,23 +170,10 @@ def analyse(
         "looks": [vars(look) for look in looks],
         "stopped_at_look": stopped.look,
         "mcnemar": {"b_only": b, "a_only": c, "p": p},
-        "spend": {
-            "A": round(sum(o.usd_a for o in outcomes), 6),
-            "B": round(sum(o.usd_b for o in outcomes), 6),
-        },
+        "spend": _spend(outcomes),
     }
     if cost_only:
-        d, lo90, hi90, _ = paired_bootstrap(outcomes, resamples=resamples, seed=seed, level=0.90)
-        cd, clo, chi, _ = paired_bootstrap(outcomes, resamples=resamples, seed=seed, cost=True)
-        out["tost"] = {
-            "difference": d,
-            "low90": lo90,
-            "high90": hi90,
-            "margin": margin,
-            "cost_difference": cd,
-            "cost_low": clo,
-            "cost_high": chi,
-        }
+        out["tost"] = _tost(outcomes, resamples, seed, margin)
     if incomplete is not None:
         out["decision"], out["incomplete"] = None, incomplete
         return out
@@ -208,18 +181,51 @@ def analyse(
     return out
 
 
+def _spend(outcomes: Sequence[Outcome]) -> dict[str, float]:
+    """What each arm cost, in dollars."""
+    return {"A": round(sum(o.usd_a for o in outcomes), 6), "B": round(sum(o.usd_b for o in outcomes), 6)}
+
+
+def _look(i: int, subset: Sequence[Outcome], boundary: float, resamples: int, seed: int) -> Look:
+    """One interim look: the paired estimate on ``subset`` and whether its z crosses the boundary."""
+    est, low, high, se = paired_bootstrap(subset, resamples=resamples, seed=seed)
+    z = est / se if se > 0 else (0.0 if est == 0 else math.copysign(math.inf, est))
+    return Look(
+        i, len({o.group for o in subset}), len(subset), est, low, high, z, boundary, abs(z) >= boundary
+    )
+
+
+def _tost(outcomes: Sequence[Outcome], resamples: int, seed: int, margin: float) -> dict[str, Any]:
+    """Two one-sided tests for a cost-only change: the 90% interval of the difference and of the cost."""
+    d, lo90, hi90, _ = paired_bootstrap(outcomes, resamples=resamples, seed=seed, level=0.90)
+    cd, clo, chi, _ = paired_bootstrap(outcomes, resamples=resamples, seed=seed, cost=True)
+    return {
+        "difference": d,
+        "low90": lo90,
+        "high90": hi90,
+        "margin": margin,
+        "cost_difference": cd,
+        "cost_low": clo,
+        "cost_high": chi,
+    }
+
+
 def _decide(look: Look, tost: dict[str, Any] | None, margin: float) -> Decision:
     if look.low is not None and look.low > 0:
         return "adopt"
     if look.high is not None and look.high < 0:
         return "reject"
-    if (
-        tost is not None
-        and tost["low90"] is not None
+    if tost is not None and _equivalent(tost, margin):
+        return "equivalent"
+    return "inconclusive"
+
+
+def _equivalent(tost: dict[str, Any], margin: float) -> bool:
+    """Within the margin either way, and cheaper."""
+    return (
+        tost["low90"] is not None
         and tost["cost_high"] is not None
         and -margin <= tost["low90"]
         and tost["high90"] <= margin
         and tost["cost_high"] < 0
-    ):
-        return "equivalent"
-    return "inconclusive"
+    )

@@ -13,7 +13,7 @@ an introducing change removes). A change's other features are its head function'
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -82,26 +82,37 @@ def audit_leaks(units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed |
     compare a pair's vulnerable and fixed functions (pin units), ``delta_signals`` the change features of its
     introducing change and its repair (delta units)."""
     pairs = _pairs(units, "vulnerable", "fixed")
-    surfaced = [(analysed.get(v.uid) is not None, analysed.get(f.uid) is not None) for v, f in pairs]
-    up = sum(1 for a, b in surfaced if a and not b)
-    down = sum(1 for a, b in surfaced if b and not a)
+    both, surfaced = _surfaced(pairs, analysed)
     rows = _separations(pairs, analysed)
     deltas = _pairs(units, "introducing", "repair")
     # a change's head is one of the pair's functions: only the change's own features are new here
     delta_rows = [row for row in _separations(deltas, analysed) if row["signal"].startswith(DELTA)]
-    reach = abs(up - down) / len(pairs) if pairs else 0.0
     return {
         "pairs": len(pairs),
-        "both_sides_recorded": sum(1 for a, b in surfaced if a and b),
-        "surfaced": {
-            "vulnerable_only": up,
-            "fixed_only": down,
-            "separation": round(reach, 4),
-            "flagged": reach > FLAG,
-        },
+        "both_sides_recorded": both,
+        "surfaced": surfaced,
         "signals": rows,
-        "flagged": [r["signal"] for r in rows if r["flagged"]],
+        "flagged": _flagged(rows),
         "delta_pairs": len(deltas),
         "delta_signals": delta_rows,
-        "delta_flagged": [r["signal"] for r in delta_rows if r["flagged"]],
+        "delta_flagged": _flagged(delta_rows),
     }
+
+
+def _surfaced(
+    pairs: Sequence[tuple[LabelledUnit, LabelledUnit]], analysed: Mapping[str, Analysed | None]
+) -> tuple[int, dict[str, Any]]:
+    """How many pairs have both sides recorded; how many only one side, and whether that separates them."""
+    sides = Counter((analysed.get(v.uid) is not None, analysed.get(f.uid) is not None) for v, f in pairs)
+    up, down = sides[True, False], sides[False, True]
+    reach = abs(up - down) / len(pairs) if pairs else 0.0
+    return sides[True, True], {
+        "vulnerable_only": up,
+        "fixed_only": down,
+        "separation": round(reach, 4),
+        "flagged": reach > FLAG,
+    }
+
+
+def _flagged(rows: Sequence[dict[str, Any]]) -> list[str]:
+    return [r["signal"] for r in rows if r["flagged"]]

@@ -129,13 +129,26 @@ def fit_points(units: Sequence[Unit]) -> dict[str, OperatingPoint]:
         if u.item.unit == "pin"
         for s, kind in u.scores
     ]
-    points = {"*": OperatingPoint(advisory=_advisory([(s, k, y) for _f, _g, s, k, y in rows]))}
+    points = {"*": _point(rows)}
     for family in sorted({r[0] for r in rows}):
         mine = [r for r in rows if r[0] == family]
-        pos, neg = {g for f, g, s, k, y in mine if y}, {g for f, g, s, k, y in mine if not y}
-        if len(pos) >= FLOOR and len(neg) >= FLOOR:
-            points[family] = OperatingPoint(advisory=_advisory([(s, k, y) for _f, _g, s, k, y in mine]))
+        if _has_floor(mine):
+            points[family] = _point(mine)
     return points
+
+
+_Row = tuple[str, str, float, str, int]
+"""A pin unit's candidate: family, group, score, evidence kind, label."""
+
+
+def _point(rows: Sequence[_Row]) -> OperatingPoint:
+    return OperatingPoint(advisory=_advisory([(s, k, y) for _f, _g, s, k, y in rows]))
+
+
+def _has_floor(rows: Sequence[_Row]) -> bool:
+    """Whether the rows come from enough positive and negative groups for a family's own point."""
+    pos, neg = {g for f, g, s, k, y in rows if y}, {g for f, g, s, k, y in rows if not y}
+    return len(pos) >= FLOOR and len(neg) >= FLOOR
 
 
 def flagged(unit: Unit, points: Mapping[str, OperatingPoint]) -> bool:
@@ -185,15 +198,7 @@ def summarise(
     precision of the decider at ADVISORY beside the quick rules alone and Bandit alone on the same units."""
     if not units:
         return {"units": 0}
-    y = np.array([u.item.y for u in units], dtype=np.float64)
-    s = np.array([u.best[0] if u.best else 0.0 for u in units], dtype=np.float64)
-    methods = {
-        "decider": np.array([flagged(u, points) for u in units], dtype=np.float64),
-        "quick_rules_any": np.array([u.item.qr_any for u in units], dtype=np.float64),
-        "bandit_any": np.array([u.item.bandit_any for u in units], dtype=np.float64),
-    }
-    if all(u.item.language != "python" for u in units):
-        del methods["bandit_any"]  # Bandit reads Python only: no coverage is not a score of zero
+    y, s = _labels_and_scores(units)
     groups = [u.item.group for u in units]
     w = _weights(groups, resamples, seed)
     out: dict[str, Any] = {
@@ -202,7 +207,7 @@ def summarise(
         "groups": len(set(groups)),
         "reached": sum(1 for u in units if u.scores),
     }
-    for name, hit in methods.items():
+    for name, hit in _methods(units, points).items():
         point, boot = _rates(y, hit, np.ones((1, len(y))))[0], _rates(y, hit, w)
         out[name] = {stat: _interval(point[i], boot[:, i]) for i, stat in enumerate(_STATS)}
     ap = [_weighted_ap(y, s, row) for row in w[: min(resamples, 500)]]
@@ -210,9 +215,34 @@ def summarise(
     order = _pairwise(units)
     if order is not None:
         pairs, value = order
-        out["decider"]["pairwise_order"] = _interval(value, [_pair_boot(pairs, seed + i) for i in range(200)])
+        out["decider"]["pairwise_order"] = _pairwise_interval(pairs, value, seed)
         out["pairs"] = len(pairs)
     return out
+
+
+def _labels_and_scores(units: Sequence[Unit]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each unit's label, and its best candidate's score (0 for a unit no candidate reached)."""
+    y = np.array([u.item.y for u in units], dtype=np.float64)
+    s = np.array([u.best[0] if u.best else 0.0 for u in units], dtype=np.float64)
+    return y, s
+
+
+def _pairwise_interval(
+    pairs: Sequence[tuple[str, float]], value: float, seed: int
+) -> dict[str, float | None]:
+    return _interval(value, [_pair_boot(pairs, seed + i) for i in range(200)])
+
+
+def _methods(units: Sequence[Unit], points: Mapping[str, OperatingPoint]) -> dict[str, NDArray[np.float64]]:
+    """Each method's flags on the units: the decider at ADVISORY, the quick rules alone, Bandit alone."""
+    methods = {
+        "decider": np.array([flagged(u, points) for u in units], dtype=np.float64),
+        "quick_rules_any": np.array([u.item.qr_any for u in units], dtype=np.float64),
+        "bandit_any": np.array([u.item.bandit_any for u in units], dtype=np.float64),
+    }
+    if all(u.item.language != "python" for u in units):
+        del methods["bandit_any"]  # Bandit reads Python only: no coverage is not a score of zero
+    return methods
 
 
 def _weighted_ap(y: NDArray[np.float64], s: NDArray[np.float64], w: NDArray[np.float64]) -> float | None:

@@ -88,31 +88,30 @@ def _analyse_pair(
     if ext is None:
         return {u.uid: None for u in units}
     path = f"src/module.{ext}"
-    by_direction = {u.direction: u for u in units}
-    vulnerable = by_direction.get("vulnerable") or by_direction.get("introducing")
-    fixed = by_direction.get("fixed") or by_direction.get("repair")
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         root = Path(tmp)
-        if vulnerable is not None and fixed is not None:
-            c1, c2, c3 = history(root, path, [fixed.code, vulnerable.code, fixed.code])
-            plan = {
-                "vulnerable": (c2, None),
-                "fixed": (c1, None),
-                "introducing": (c2, c1),
-                "repair": (c3, c2),
-            }
-        elif "benign" in by_direction:
-            benign = by_direction["benign"]
-            c1, c2 = history(root, path, [benign.base_code or "", benign.code])
-            plan = {"benign": (c2, c1)}
-        else:
-            (c1,) = history(root, path, [first.code])
-            plan = {u.direction: (c1, None) for u in units}
+        plan = _history(root, path, units)
         out: dict[str, Analysed | None] = {}
         for u in units:
             head, base = plan[u.direction]
             out[u.uid] = _pick(analyse(root, head, base, u.repo, priors=priors), u)
         return out
+
+
+def _history(root: Path, path: str, units: Sequence[LabelledUnit]) -> dict[str, tuple[str, str | None]]:
+    """Commit the units' code as a small history; per direction, the head (and base) it is analysed at."""
+    by_direction = {u.direction: u for u in units}
+    vulnerable = by_direction.get("vulnerable") or by_direction.get("introducing")
+    fixed = by_direction.get("fixed") or by_direction.get("repair")
+    if vulnerable is not None and fixed is not None:
+        c1, c2, c3 = history(root, path, [fixed.code, vulnerable.code, fixed.code])
+        return {"vulnerable": (c2, None), "fixed": (c1, None), "introducing": (c2, c1), "repair": (c3, c2)}
+    if "benign" in by_direction:
+        benign = by_direction["benign"]
+        c1, c2 = history(root, path, [benign.base_code or "", benign.code])
+        return {"benign": (c2, c1)}
+    (c1,) = history(root, path, [units[0].code])
+    return {u.direction: (c1, None) for u in units}
 
 
 def analyse_units(

@@ -144,14 +144,32 @@ def insufficient(
     n = len(pos | neg) if n is None else n
     if len(pos) < FLOOR or len(neg) < FLOOR:
         return f"insufficient data ({n} repositories)"
-    if (
-        recall is not None
-        and recall.low is not None
-        and recall.high is not None
-        and recall.high - recall.low > 0.5
-    ):
+    if recall is not None and _too_wide(recall):
         return f"insufficient data ({n} repositories)"
     return None
+
+
+def _too_wide(interval: Interval) -> bool:
+    """An interval wider than 0.5 (an interval with an open end is not)."""
+    return interval.low is not None and interval.high is not None and interval.high - interval.low > 0.5
+
+
+def _negatives(preds: Sequence[Prediction], direction: str) -> NDArray[np.bool_]:
+    """Which units are negatives of one direction (``benign``, ``repair``)."""
+    return np.array([p.direction == direction and p.y == 0 for p in preds], dtype=bool)
+
+
+def _cells(preds: Sequence[Prediction]) -> tuple[NDArray[np.int64], int]:
+    """Each unit's (family, label) cell as an index, and how many cells there are."""
+    cells = [(p.family, p.y) for p in preds]
+    names = sorted(set(cells))
+    return np.array([names.index(c) for c in cells], dtype=np.int64), len(names)
+
+
+def _cell_weights(preds: Sequence[Prediction]) -> NDArray[np.float64]:
+    """A unit's weight in its cell: a repository counts at most five units of a cell."""
+    counts = Counter((p.family, p.y, p.group) for p in preds)
+    return np.array([min(1.0, 5.0 / counts[(p.family, p.y, p.group)]) for p in preds])
 
 
 class _Arrays:
@@ -164,14 +182,10 @@ class _Arrays:
         self.block = np.array([p.action == "BLOCK" for p in preds], dtype=bool)
         self.advisory = self.block | np.array([p.action == "ADVISORY" for p in preds], dtype=bool)
         self.unsure = np.array([p.unsure for p in preds], dtype=np.float64)
-        self.benign = np.array([p.direction == "benign" and p.y == 0 for p in preds], dtype=bool)
-        self.repair = np.array([p.direction == "repair" and p.y == 0 for p in preds], dtype=bool)
-        cells = [(p.family, p.y) for p in preds]
-        names = sorted(set(cells))
-        self.cell = np.array([names.index(c) for c in cells], dtype=np.int64)
-        self.n_cells = len(names)
-        counts = Counter((p.family, p.y, p.group) for p in preds)
-        self.w = np.array([min(1.0, 5.0 / counts[(p.family, p.y, p.group)]) for p in preds])
+        self.benign = _negatives(preds, "benign")
+        self.repair = _negatives(preds, "repair")
+        self.cell, self.n_cells = _cells(preds)
+        self.w = _cell_weights(preds)
 
     @staticmethod
     def _share(hit: NDArray[Any], among: NDArray[Any]) -> float | None:
@@ -216,9 +230,7 @@ class _Arrays:
 def summarise(preds: Sequence[Prediction], *, resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Every metric of one stratum with its interval; delta units for BLOCK/ADVISORY and ``pr_auc``, pin units
     (a function alone, as a scan sees it) for ``pr_auc_pin``, all units for Brier."""
-    scored = [p for p in preds if p.p is not None]
-    deltas = [p for p in scored if p.delta] or scored
-    pins = [p for p in scored if not p.delta]
+    scored, deltas, pins = _bases(preds)
     d = _Arrays(deltas)
     recall_block = d.interval(lambda i: d.recall(i, False), resamples, seed)
     recall_advisory = d.interval(lambda i: d.recall(i, True), resamples, seed)
@@ -251,3 +263,13 @@ def summarise(preds: Sequence[Prediction], *, resamples: int = 2000, seed: int =
     }
     out.update({name: m.as_dict() for name, m in metrics.items()})
     return out
+
+
+def _bases(
+    preds: Sequence[Prediction],
+) -> tuple[list[Prediction], list[Prediction], list[Prediction]]:
+    """The scored units; the delta units among them (all scored when there are none); the pin units."""
+    scored = [p for p in preds if p.p is not None]
+    deltas = [p for p in scored if p.delta] or scored
+    pins = [p for p in scored if not p.delta]
+    return scored, deltas, pins

@@ -9,7 +9,7 @@ chosen on the predictions of the other folds than the one they are applied to.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = ["Z95", "OperatingPoints", "Scored", "choose_points", "wilson_interval"]
@@ -58,15 +58,10 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def choose_points(
-    scored: Sequence[Scored], *, precision: float = 0.95, recall: float = 0.90
-) -> OperatingPoints:
-    """BLOCK and ADVISORY thresholds on ``scored`` (the other folds' predictions)."""
-    ordered = sorted(scored, key=lambda s: -s.p)
-    positives = sum(1 for s in ordered if s.y == 1)
-    # walk thresholds from the highest down, keeping counts of units at or above each one
+def _cumulative(ordered: Sequence[Scored]) -> Iterator[tuple[float, int, int, int]]:
+    """Each threshold from the highest down, with the counts at or above it: true positives, sure units,
+    sure true positives."""
     tp_sure = n_sure = tp_all = 0
-    block = advisory = None
     i = 0
     while i < len(ordered):
         t = ordered[i].p
@@ -77,6 +72,17 @@ def choose_points(
                 n_sure += 1
                 tp_sure += unit.y
             i += 1
+        yield t, tp_all, n_sure, tp_sure
+
+
+def choose_points(
+    scored: Sequence[Scored], *, precision: float = 0.95, recall: float = 0.90
+) -> OperatingPoints:
+    """BLOCK and ADVISORY thresholds on ``scored`` (the other folds' predictions)."""
+    ordered = sorted(scored, key=lambda s: -s.p)
+    positives = sum(1 for s in ordered if s.y == 1)
+    block = advisory = None
+    for t, tp_all, n_sure, tp_sure in _cumulative(ordered):
         if n_sure and wilson_interval(tp_sure, n_sure)[0] >= precision:
             block = t  # keeps lowering while the bound holds: the lowest such threshold wins
         if advisory is None and positives and tp_all / positives >= recall:

@@ -115,6 +115,14 @@ def _enum(cls: type[LabelTier] | type[Provenance], data: dict[str, Any], key: st
         raise CatalogError(f"{where}: {key}: {value!r} is not one of {[m.value for m in cls]}") from None
 
 
+def _kind(doc: dict[str, Any], where: str) -> Literal["pair", "benign"]:
+    """Which one table a catalog has: ``[pair]`` or ``[benign]``."""
+    kinds = [k for k in KINDS if k in doc]
+    if len(kinds) != 1 or not isinstance(doc[kinds[0]], dict):
+        raise CatalogError(f"{where}: one table [pair] or [benign] is required")
+    return "pair" if kinds[0] == "pair" else "benign"
+
+
 def load_catalog(folder: Path) -> Pair:
     """Read ``folder/catalog.toml`` and its code files; errors name the file and the field."""
     path = folder / "catalog.toml"
@@ -123,10 +131,7 @@ def load_catalog(folder: Path) -> Pair:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{where}: {exc}") from exc
-    kinds = [k for k in KINDS if k in doc]
-    if len(kinds) != 1 or not isinstance(doc[kinds[0]], dict):
-        raise CatalogError(f"{where}: one table [pair] or [benign] is required")
-    kind: Literal["pair", "benign"] = "pair" if kinds[0] == "pair" else "benign"
+    kind = _kind(doc, where)
     data: dict[str, Any] = doc[kind]
     before, after = (_side(folder, data, key, where) for key in _SIDES[kind])
     line = _need(data, "line", int, where)

@@ -63,18 +63,32 @@ class Manifest:
     pairing: str
 
 
-def load_manifest(path: Path) -> Manifest:
-    """Read and check a manifest; errors name the file and the field."""
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise RegistrationError(f"{path}: {exc}") from exc
+def _experiment(doc: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The ``[experiment]`` table, with the strings every manifest names."""
     e = doc.get("experiment")
     if not isinstance(e, dict):
         raise RegistrationError(f"{path}: [experiment]: missing")
     for key in ("id", "hypothesis", "units_file", "metric"):
         if not isinstance(e.get(key), str) or not e[key]:
             raise RegistrationError(f"{path}: experiment.{key}: missing")
+    return e
+
+
+def _check_budget(budget: dict[str, Any], path: Path) -> None:
+    total, per_arm = float(budget.get("total", 0.0)), float(budget.get("per_arm", 0.0))
+    if total and per_arm and 2 * per_arm > total:
+        raise RegistrationError(
+            f"{path}: experiment.budget_usd: two arms of {per_arm} exceed the total {total}"
+        )
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Read and check a manifest; errors name the file and the field."""
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RegistrationError(f"{path}: {exc}") from exc
+    e = _experiment(doc, path)
     arms = doc.get("arms")
     if not isinstance(arms, dict) or set(arms) != {"A", "B"}:
         raise RegistrationError(f"{path}: arms: exactly [arms.A] and [arms.B]")
@@ -82,11 +96,7 @@ def load_manifest(path: Path) -> Manifest:
     if pairing != "paired":
         raise RegistrationError(f"{path}: experiment.pairing: only 'paired' is run here")
     budget = e.get("budget_usd", {})
-    total, per_arm = float(budget.get("total", 0.0)), float(budget.get("per_arm", 0.0))
-    if total and per_arm and 2 * per_arm > total:
-        raise RegistrationError(
-            f"{path}: experiment.budget_usd: two arms of {per_arm} exceed the total {total}"
-        )
+    _check_budget(budget, path)
     return Manifest(
         id=e["id"],
         path=path,

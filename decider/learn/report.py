@@ -115,13 +115,21 @@ def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
     lines += [_row(f"`{name}`", s, points.get(name)) for name, s in data["families"].items()]
     lines += ["", "### By language", "", header, rule]
     lines += [_row(f"`{name}`", s) for name, s in data["languages"].items()]
-    reach = data.get("reach") or {}
-    if reach:
-        shown = ", ".join(f"{f} {r['surfaced']}/{r['positives']}" for f, r in reach.items())
-        lines += ["", f"Reach (labelled positive units an instrument surfaced): {shown}."]
+    lines += _reach_lines(data.get("reach") or {})
     lines += ["", "### Other folds", ""]
-    for kind in ("leave_one_source_out", "leave_one_framework_out"):
-        entries = data.get(kind) or {}
-        shown = "; ".join(f"{k}: {_held(v)}" for k, v in entries.items()) or "none"
-        lines.append(f"- {kind.replace('_', '-')}: {shown}")
+    lines += [_other_folds_line(data, kind) for kind in ("leave_one_source_out", "leave_one_framework_out")]
     return "\n".join(lines) + "\n"
+
+
+def _reach_lines(reach: dict[str, Any]) -> list[str]:
+    if not reach:
+        return []
+    shown = ", ".join(f"{f} {r['surfaced']}/{r['positives']}" for f, r in reach.items())
+    return ["", f"Reach (labelled positive units an instrument surfaced): {shown}."]
+
+
+def _other_folds_line(data: dict[str, Any], kind: str) -> str:
+    """One kind of held-out fold: each slice's PR-AUC, or why it is not evaluated."""
+    entries = data.get(kind) or {}
+    shown = "; ".join(f"{k}: {_held(v)}" for k, v in entries.items()) or "none"
+    return f"- {kind.replace('_', '-')}: {shown}"

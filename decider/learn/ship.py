@@ -135,16 +135,27 @@ def held_out(
         "points": {f: round(p.advisory, 4) for f, p in sorted(points.items())},
         "overall": summarise(units, points, resamples=resamples, seed=seed),
     }
-    python = [u for u in units if u.item.language == "python" and u.item.family in PYTHON_FAMILIES]
+    python = _sven_python(units)
     if python and len(python) < len(units):
         out["python_families"] = summarise(python, points, resamples=resamples, seed=seed)
-    out["by_family"] = {
+    out["by_family"] = _by_family(units, points, resamples, seed)
+    return out
+
+
+def _sven_python(units: Sequence[Unit]) -> list[Unit]:
+    """The Python units of SVEN's families."""
+    return [u for u in units if u.item.language == "python" and u.item.family in PYTHON_FAMILIES]
+
+
+def _by_family(
+    units: Sequence[Unit], points: Mapping[str, OperatingPoint], resamples: int, seed: int
+) -> dict[str, Any]:
+    return {
         family: summarise(
             [u for u in units if u.item.family == family], points, resamples=resamples, seed=seed
         )
         for family in sorted({u.item.family for u in units})
     }
-    return out
 
 
 def evaluate(

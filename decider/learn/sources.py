@@ -9,6 +9,7 @@ refused before anything in it is opened.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,25 +56,7 @@ def load_sources(path: Path) -> list[Source]:
     for i, entry in enumerate(doc.get("source", [])):
         where = f"{path}: source[{i}]"
         data: dict[str, Any] = dict(entry)
-        for key in ("id", "kind", "status", "record", "recorded", "licence"):
-            if not isinstance(data.get(key), str) or not data[key]:
-                raise LearnError(f"{where}: {key}: missing or not a string")
-        if data["kind"] not in SOURCE_KINDS:
-            raise LearnError(f"{where}: kind: {data['kind']!r} is not one of {list(SOURCE_KINDS)}")
-        if data["status"] not in STATUSES:
-            raise LearnError(f"{where}: status: {data['status']!r} is not one of {list(STATUSES)}")
-        if (data.get("path") is None) == (data.get("match") is None):
-            raise LearnError(f"{where}: exactly one of path or match")
-        if data.get("ship") and not isinstance(data.get("shipped_as"), str):
-            raise LearnError(
-                f"{where}: shipped_as: a shipped source says what of it ships and why its licence allows it"
-            )
-        if data["kind"] == "benchmark" and not (
-            isinstance(data.get("code"), str) and isinstance(data.get("expected"), str)
-        ):
-            raise LearnError(
-                f"{where}: a benchmark names its code folder and its expected results (code, expected)"
-            )
+        _check_entry(data, where)
         out.append(
             Source(
                 id=data["id"],
@@ -94,6 +77,33 @@ def load_sources(path: Path) -> list[Source]:
     if len(set(ids)) != len(ids):
         raise LearnError(f"{path}: source ids repeat")
     return out
+
+
+def _check_entry(data: Mapping[str, Any], where: str) -> None:
+    """One allow-list entry's required strings, its kind and status, and what its kind and shipping need."""
+    for key in ("id", "kind", "status", "record", "recorded", "licence"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise LearnError(f"{where}: {key}: missing or not a string")
+    if data["kind"] not in SOURCE_KINDS:
+        raise LearnError(f"{where}: kind: {data['kind']!r} is not one of {list(SOURCE_KINDS)}")
+    if data["status"] not in STATUSES:
+        raise LearnError(f"{where}: status: {data['status']!r} is not one of {list(STATUSES)}")
+    if (data.get("path") is None) == (data.get("match") is None):
+        raise LearnError(f"{where}: exactly one of path or match")
+    _check_kind_needs(data, where)
+
+
+def _check_kind_needs(data: Mapping[str, Any], where: str) -> None:
+    if data.get("ship") and not isinstance(data.get("shipped_as"), str):
+        raise LearnError(
+            f"{where}: shipped_as: a shipped source says what of it ships and why its licence allows it"
+        )
+    if data["kind"] == "benchmark" and not (
+        isinstance(data.get("code"), str) and isinstance(data.get("expected"), str)
+    ):
+        raise LearnError(
+            f"{where}: a benchmark names its code folder and its expected results (code, expected)"
+        )
 
 
 def resolve_source(directory: Path, allow_list: Path) -> Source:
