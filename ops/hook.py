@@ -180,13 +180,27 @@ def _decide(
     deadline: float,
     settings: HookSettings,
 ) -> dict[str, Any] | None:
-    from ouroboros_gates.ops.gate.client import GateUnavailable, ask, gate_count
+    from ouroboros_gates.ops.gate.client import GateUnavailable, gate_count
 
     if gate_count(state) == 0:  # compiled, and nothing binds: no server to ask
         _Closed.output = None
         return None
     if settings.fail_closed:  # until an answer comes, what the hard timer prints
         _Closed.output = _unjudged_output("no gate server answered within the hook's timeout", state)
+    try:
+        answer = _ask(state, log, session, span, deadline)
+    except GateUnavailable as exc:
+        return _undecided(str(exc), state, settings)
+    finally:
+        _Closed.output = None  # from here the call's answer is decided below
+    return _answered(answer, log, payload, state, settings)
+
+
+def _ask(state: str, log: str, session: str, span: tuple[int, int], deadline: float) -> dict[str, Any]:
+    """The gate server's answer on the run's lines ``span`` (``GateUnavailable`` when none answers in
+    time)."""
+    from ouroboros_gates.ops.gate.client import ask
+
     tenant = os.environ.get("OURO_TENANT") or "default"
     request = {
         "op": "decide",
@@ -196,19 +210,17 @@ def _decide(
         "end": span[1],
         "tenant": tenant,
     }
-    try:
-        answer = ask(state, request, deadline, start=time.monotonic() < deadline)
-    except GateUnavailable as exc:
-        return _undecided(str(exc), state, settings)
-    finally:
-        _Closed.output = None  # from here the call's answer is decided below
+    return ask(state, request, deadline, start=time.monotonic() < deadline)
+
+
+def _answered(
+    answer: dict[str, Any], log: str, payload: dict[str, Any], state: str, settings: HookSettings
+) -> dict[str, Any] | None:
+    """What the hook prints for the server's answer: a deny (recorded in the run), a warning's context,
+    nothing, or (failing closed) a deny for a call a deny gate could not judge."""
     if answer.get("error"):
         return _undecided(f"the gate server could not decide ({answer['error']})", state, settings)
-    problems = answer.get("problems")
-    if isinstance(problems, dict) and problems:
-        _warn("gate(s) left out of this decision: " + "; ".join(f"{k}: {v}" for k, v in problems.items()))
-    if settings.trace:
-        _warn(f"trace decision={answer.get('decision')} server_ms={answer.get('ms')}")
+    _warn_answer(answer, settings)
     output = answer.get("output")
     if answer.get("decision") == "deny" and isinstance(output, dict):
         _record_denial(log, payload, answer)
@@ -219,6 +231,15 @@ def _decide(
             f"deny gate(s) {', '.join(map(str, unjudged))} could not judge this call", state, settings
         )
     return output if isinstance(output, dict) else None
+
+
+def _warn_answer(answer: dict[str, Any], settings: HookSettings) -> None:
+    """One stderr line for the gates left out of the decision, and one for its trace when asked for."""
+    problems = answer.get("problems")
+    if isinstance(problems, dict) and problems:
+        _warn("gate(s) left out of this decision: " + "; ".join(f"{k}: {v}" for k, v in problems.items()))
+    if settings.trace:
+        _warn(f"trace decision={answer.get('decision')} server_ms={answer.get('ms')}")
 
 
 def _undecided(why: str, state: str, settings: HookSettings) -> dict[str, Any] | None:

@@ -124,15 +124,20 @@ def remove_ours(settings: dict[str, Any]) -> bool:
     changed = False
     for event, entries in list(hooks.items()):
         if isinstance(entries, list) and any(_is_ours(entry) for entry in entries):
-            kept = [entry for entry in entries if not _is_ours(entry)]
+            _drop_ours(hooks, event, entries)
             changed = True
-            if kept:
-                hooks[event] = kept
-            else:
-                del hooks[event]
     if changed and not hooks:
         del settings["hooks"]
     return changed
+
+
+def _drop_ours(hooks: dict[str, Any], event: str, entries: list[Any]) -> None:
+    """The event's entries without Ouroboros's; the event removed when none is left."""
+    kept = [entry for entry in entries if not _is_ours(entry)]
+    if kept:
+        hooks[event] = kept
+    else:
+        del hooks[event]
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -172,21 +177,12 @@ def keep_out_of_git(path: Path) -> str:
     """Make sure git never picks up the settings file ``path``: one git tracks is refused (its command would
     name this machine's paths for everyone); one it would pick up gets a line in ``<git-dir>/info/exclude``.
     What was done, in words ("" outside a repository)."""
-    from ouroboros_gates.forge.git import git, git_text
-    from ouroboros_gates.schemas.errors import GitError
+    from ouroboros_gates.forge.git import git
 
-    folder = path.parent if path.parent.is_dir() else Path.cwd()
-    try:
-        top = Path(git_text("rev-parse", "--show-toplevel", cwd=folder, user_config=True))
-    except GitError:
+    found = _in_repository(path)
+    if found is None:
         return ""
-    relative = (
-        path.resolve().relative_to(top.resolve()).as_posix()
-        if path.resolve().is_relative_to(top.resolve())
-        else None
-    )
-    if relative is None:
-        return ""
+    top, relative = found
     if (
         git("ls-files", "--error-unmatch", "--", relative, cwd=top, check=False, user_config=True).returncode
         == 0
@@ -197,6 +193,28 @@ def keep_out_of_git(path: Path) -> str:
         )
     if git("check-ignore", "-q", "--", relative, cwd=top, check=False, user_config=True).returncode == 0:
         return f"{relative} is ignored by git"
+    return _exclude(top, relative)
+
+
+def _in_repository(path: Path) -> tuple[Path, str] | None:
+    """The top of the git work tree ``path`` lies in, and its path there (None outside one)."""
+    from ouroboros_gates.forge.git import git_text
+    from ouroboros_gates.schemas.errors import GitError
+
+    folder = path.parent if path.parent.is_dir() else Path.cwd()
+    try:
+        top = Path(git_text("rev-parse", "--show-toplevel", cwd=folder, user_config=True))
+    except GitError:
+        return None
+    if not path.resolve().is_relative_to(top.resolve()):
+        return None
+    return top, path.resolve().relative_to(top.resolve()).as_posix()
+
+
+def _exclude(top: Path, relative: str) -> str:
+    """Add ``/relative`` to the repository's ``info/exclude``; what was done, in words."""
+    from ouroboros_gates.forge.git import git_text
+
     exclude = Path(git_text("rev-parse", "--git-path", "info/exclude", cwd=top, user_config=True))
     exclude = exclude if exclude.is_absolute() else top / exclude
     exclude.parent.mkdir(parents=True, exist_ok=True)

@@ -216,8 +216,29 @@ def run_message(
 ) -> str:
     """Validate, handle, append and relay; returns what happened (for logs and Flower). ``pure``: see
     ``fleet_task``."""
+    ctx = _open_context(task, message_type)
     try:
-        ctx = context()
+        message = message_type.model_validate(payload)
+    except ValidationError as exc:
+        return _rejected(ctx, task, message_type, payload, exc)
+    producer = message_type.TASK
+    try:
+        # Inside the retry: a failed check must retry the message, not fail (and so ack) it.
+        if not pure and ctx.store.is_handled(producer, message.message_id):
+            return "duplicate"
+        outcome = handler(message, ctx)
+        result = ctx.store.commit(outcome.writes, Metadata.for_message(producer, message), outcome.follow_ups)
+    except Exception as exc:
+        return _failed(ctx, task, message, exc, pure)
+    if result.outbox:
+        relay_committed(ctx, result.outbox)
+    return "duplicate" if result.duplicate else "appended"
+
+
+def _open_context(task: Any, message_type: type[Message]) -> Context:
+    """The worker's context; the message is retried while the event log cannot be opened."""
+    try:
+        return context()
     except Exception as exc:  # the event log cannot be opened yet (locked by a migration, unreachable)
         log.warning(
             "%s: the event log cannot be opened (%s: %s); retrying the message",
@@ -226,44 +247,49 @@ def run_message(
             exc,
         )
         raise task.retry(exc=exc, countdown=_OPEN_RETRY_S) from exc
+
+
+def _rejected(
+    ctx: Context, task: Any, message_type: type[Message], payload: Any, exc: ValidationError
+) -> str:
+    """Record an invalid payload's rejection; retried when the log cannot take it (the rejection must be
+    recorded, not dropped with the message)."""
     try:
-        message = message_type.model_validate(payload)
-    except ValidationError as exc:
-        try:
-            reject(ctx, message_type.TASK, payload, exc)
-        except TransientError as lost:  # the rejection must be recorded, not dropped with the message
-            raise task.retry(exc=lost, countdown=ctx.settings.retry_backoff_s) from lost
-        return "rejected"
-    producer = message_type.TASK
-    try:
-        # Inside the retry: a failed check must retry the message, not fail (and so ack) it.
-        if not pure and ctx.store.is_handled(producer, message.message_id):
-            return "duplicate"
-        outcome = handler(message, ctx)
-        result = ctx.store.commit(outcome.writes, Metadata.for_message(producer, message), outcome.follow_ups)
-    except (PermanentError, ConfigurationError, SoftTimeLimitExceeded) as exc:
-        # Past the time limit is not retried either: the message would hold a worker that long again, each
-        # time.
-        if pure and _handled_already(ctx, producer, message):
-            return "duplicate"
-        if isinstance(exc, SoftTimeLimitExceeded):
-            limit = f"{ctx.settings.time_limit_s or 0:g} s (OURO_TASK_TIME_LIMIT_S)"
-            exc = PermanentError(f"ran past the time limit of {limit}")
-        return _dead(ctx, task, message, exc, permanent=True)
-    except Exception as exc:
-        if pure and _handled_already(ctx, producer, message):
-            return "duplicate"
-        retries = int(task.request.retries or 0)
-        if retries >= ctx.settings.max_retries:
-            return _dead(ctx, task, message, exc, permanent=False)
-        delay = min(ctx.settings.retry_backoff_s * 2**retries, ctx.settings.retry_backoff_max_s)
-        log.warning(
-            "%s %s failed (%s), retry %d in %.1fs", producer, message.message_id, exc, retries + 1, delay
-        )
-        raise task.retry(exc=exc, countdown=delay) from exc
-    if result.outbox:
-        relay_committed(ctx, result.outbox)
-    return "duplicate" if result.duplicate else "appended"
+        reject(ctx, message_type.TASK, payload, exc)
+    except TransientError as lost:
+        raise task.retry(exc=lost, countdown=ctx.settings.retry_backoff_s) from lost
+    return "rejected"
+
+
+def _failed(ctx: Context, task: Any, message: Message, exc: Exception, pure: bool) -> str:
+    """A core or its append failed: a duplicate when a pure core's message was handled already; else
+    dead-lettered at once when permanent (past the time limit too), retried when not."""
+    if pure and _handled_already(ctx, message.TASK, message):
+        return "duplicate"
+    if isinstance(exc, (PermanentError, ConfigurationError, SoftTimeLimitExceeded)):
+        return _dead(ctx, task, message, _as_permanent(ctx, exc), permanent=True)
+    return _retried(ctx, task, message, exc)
+
+
+def _as_permanent(ctx: Context, exc: BaseException) -> BaseException:
+    """A core past the time limit is not retried either (it would hold a worker that long again, each
+    time): it fails as a permanent error that names the limit."""
+    if isinstance(exc, SoftTimeLimitExceeded):
+        limit = f"{ctx.settings.time_limit_s or 0:g} s (OURO_TASK_TIME_LIMIT_S)"
+        return PermanentError(f"ran past the time limit of {limit}")
+    return exc
+
+
+def _retried(ctx: Context, task: Any, message: Message, exc: Exception) -> str:
+    """Retry a failed message with backoff, or dead-letter it once its retries are spent."""
+    retries = int(task.request.retries or 0)
+    if retries >= ctx.settings.max_retries:
+        return _dead(ctx, task, message, exc, permanent=False)
+    delay = min(ctx.settings.retry_backoff_s * 2**retries, ctx.settings.retry_backoff_max_s)
+    log.warning(
+        "%s %s failed (%s), retry %d in %.1fs", message.TASK, message.message_id, exc, retries + 1, delay
+    )
+    raise task.retry(exc=exc, countdown=delay) from exc
 
 
 def _dead(ctx: Context, task: Any, message: Message, exc: BaseException, permanent: bool) -> str:

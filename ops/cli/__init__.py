@@ -23,15 +23,7 @@ __all__ = ["COMMANDS", "ROOT_HELP", "Entry", "LazyGroup", "app", "load", "main",
 
 def main() -> None:
     """Entry point: run the CLI; our errors and usage errors are one line on stderr and exit status 2."""
-    completing = (
-        "_OURO_COMPLETE" in os.environ
-    )  # the shell asks for completions: the words are in the environment
-    if sys.argv[1:] == ["--help"]:  # the command table, before any command-line library is loaded
-        sys.stdout.write(usage())
-        raise SystemExit(0)
-    if not sys.argv[1:] and not completing:  # no command: the same table, as the usage error it is
-        sys.stderr.write(usage())
-        raise SystemExit(2)
+    _table_without_command()
     import typer
 
     from ouroboros_gates.ops.cli._root import app
@@ -43,18 +35,37 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         raise SystemExit(130) from None
     except Exception as exc:
-        # Imported only now: an OuroError raised has loaded it already.
-        from ouroboros_gates.schemas.errors import OuroError
-
-        if isinstance(exc, OuroError):
-            print(f"ouro: error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
-        show = getattr(exc, "show", None)
-        if callable(show) and hasattr(exc, "exit_code"):  # click's usage errors (typer ships its own click)
-            show()
-            raise SystemExit(2) from None
+        _exit_on_error(exc)
         raise
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _table_without_command() -> None:
+    """``ouro --help`` prints the command table, and ``ouro`` alone prints it as the usage error it is,
+    before any command-line library is loaded."""
+    # The shell asking for completions puts the words in the environment.
+    completing = "_OURO_COMPLETE" in os.environ
+    if sys.argv[1:] == ["--help"]:
+        sys.stdout.write(usage())
+        raise SystemExit(0)
+    if not sys.argv[1:] and not completing:
+        sys.stderr.write(usage())
+        raise SystemExit(2)
+
+
+def _exit_on_error(exc: Exception) -> None:
+    """Our errors and click's usage errors (typer ships its own click) as one line and exit status 2; any
+    other error is the caller's to raise."""
+    # Imported only now: an OuroError raised has loaded it already.
+    from ouroboros_gates.schemas.errors import OuroError
+
+    if isinstance(exc, OuroError):
+        print(f"ouro: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    show = getattr(exc, "show", None)
+    if callable(show) and hasattr(exc, "exit_code"):
+        show()
+        raise SystemExit(2) from None
 
 
 # ``app``, ``load`` and ``LazyGroup`` live with typer in ``ops.cli._root``, imported on first use.

@@ -150,6 +150,19 @@ def datalog_run(
     --format tsv|csv as rows. Each relation in the order its facts were found; on stdout, or in --out DIR."""
     from ouroboros_gates.miners import MinerUsageError, OutputFormat
 
+    chosen_format, written = _format_and_proofs(form, no_proofs, trees)
+    checked, model = _model(rules, facts, written != "none")
+    relations = _outputs(checked, output, model)
+    if out is None and chosen_format is not OutputFormat.JSONL and len(relations) > 1:
+        raise MinerUsageError(f"{len(relations)} relations as {form} need --out DIR (one file each)")
+    _write(model, relations, chosen_format, written, out)
+
+
+def _format_and_proofs(form: str, no_proofs: bool, trees: bool) -> tuple[OutputFormat, Proofs]:
+    """The output format, and the proofs written: whole trees, last steps, or none (only JSON lines carry
+    them)."""
+    from ouroboros_gates.miners import MinerUsageError, OutputFormat
+
     try:
         chosen_format = OutputFormat(form)
     except ValueError:
@@ -157,12 +170,7 @@ def datalog_run(
     if (no_proofs or chosen_format is not OutputFormat.JSONL) and trees:
         raise MinerUsageError("--trees writes proofs: it goes with --format jsonl and without --no-proofs")
     proofs = chosen_format is OutputFormat.JSONL and not no_proofs
-    checked, model = _model(rules, facts, proofs)
-    relations = _outputs(checked, output, model)
-    if out is None and chosen_format is not OutputFormat.JSONL and len(relations) > 1:
-        raise MinerUsageError(f"{len(relations)} relations as {form} need --out DIR (one file each)")
-    written: Proofs = "tree" if trees else ("step" if proofs else "none")
-    _write(model, relations, chosen_format, written, out)
+    return chosen_format, "tree" if trees else ("step" if proofs else "none")
 
 
 def _write(

@@ -41,17 +41,20 @@ def read_tickets_file(path: Path) -> list[int]:
     tickets: list[int] = []
     for number, line in enumerate(text.splitlines(), start=1):
         first = line.split("\t", 1)[0].strip()
-        if not first or (first.startswith("#") and not _TICKET.match(first)):
-            continue
         match = _TICKET.match(first)
-        if match is None:
-            if number == 1 and not tickets:
-                continue  # a header
+        if match is not None:
+            tickets.append(int(match.group(1)))
+        elif not _skipped(first, number, bool(tickets)):
             raise UsageError(f"{path}:{number}: {first!r} is not a ticket number")
-        tickets.append(int(match.group(1)))
     if not tickets:
         raise UsageError(f"{path}: no ticket numbers")
     return list(dict.fromkeys(tickets))
+
+
+def _skipped(first: str, number: int, after_ticket: bool) -> bool:
+    """Whether a line whose first column is not a ticket number is skipped: blank, a ``#`` comment, or a
+    header (the first line, before any ticket)."""
+    return not first or first.startswith("#") or (number == 1 and not after_ticket)
 
 
 def _print(result: RunResult) -> None:

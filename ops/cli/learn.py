@@ -215,6 +215,28 @@ def evaluate_cmd(
             markdown=markdown,
         )
         return
+    _evaluate_program(
+        program,
+        usd=usd,
+        embed_local=embed_local,
+        seed=seed,
+        resamples=resamples,
+        name=name,
+        markdown=markdown,
+    )
+
+
+def _evaluate_program(
+    program: Path | None,
+    *,
+    usd: float,
+    embed_local: bool,
+    seed: int,
+    resamples: int,
+    name: str,
+    markdown: Path | None,
+) -> None:
+    """Evaluate a program (default: the memory vote) on the workspace's outer folds and write its report."""
     from ouroboros_gates.decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
     from ouroboros_gates.decider.learn.artifacts import load_program_file
     from ouroboros_gates.decider.learn.programs import ProgramScorer

@@ -131,26 +131,16 @@ def h_fleet(
 
     PATH...: run files, run directories, Claude Code projects folders or session files, quoted globs.
     """
-    # The paths are taken from the command line as given: typer would pass a typed argument through
-    # pydantic, whose import costs more than reading 20 MB of runs.
-    paths = list(ctx.args)
-    if not paths:
-        raise UsageError("PATH: give at least one run file, run directory or quoted glob")
-    unknown = [arg for arg in paths if arg.startswith("-")]
-    if unknown:
-        raise UsageError(f"{unknown[0]}: no such option (h-fleet takes --json and PATH...)")
+    paths = _h_fleet_paths(list(ctx.args))
     from ouroboros_gates.harness.detect import EXPECTED
     from ouroboros_gates.harness.paths import expand
-    from ouroboros_gates.workers.measurer.hfleet import FLOOR, offenders, read_h_fleet_runs
+    from ouroboros_gates.workers.measurer.hfleet import read_h_fleet_runs
 
     try:  # the runs every reader sees: run directories, files, a Claude Code session with its subagents
         result = read_h_fleet_runs([(run.name, run.files) for run in expand(paths)])
     except OSError as exc:
         raise CorpusError(f"{exc.filename}: cannot read: {exc.strerror}") from exc
-    ranked = [
-        {"rank": rank, "run": r.run, "h_r": r.h, "cache_read": r.cache_read, "prompt_tokens": r.prompt_tokens}
-        for rank, r in enumerate(offenders(result.runs), start=1)
-    ]
+    ranked = _ranked_offenders(result)
     if result.malformed:
         print(f"ouro: skipped {result.malformed} malformed line(s)", file=sys.stderr)
     if as_json:
@@ -158,16 +148,45 @@ def h_fleet(
             orjson.dumps(_h_fleet_json(result, ranked), option=orjson.OPT_INDENT_2).decode() + "\n"
         )
     else:
-        shown = "- (no prompt tokens)" if result.value is None else repr(result.value)
-        console.print(f"h_fleet {shown} over {len(result.runs)} run(s), {result.results} result(s)")
-        _offender_table(ranked, FLOOR).show(console)
-        for note in result.notes:
-            console.print(f"note: {note}", markup=False)
+        _print_h_fleet(result, ranked)
     sys.stdout.flush()
     for file in result.unread:
         print(f"ouro: {file}: not read: no object in a known format; expected {EXPECTED}", file=sys.stderr)
     if result.unread:
         raise typer.Exit(1)
+
+
+def _h_fleet_paths(paths: list[str]) -> list[str]:
+    """The paths as given on the command line: at least one, and no option among them. (Taken as given:
+    typer would pass a typed argument through pydantic, whose import costs more than reading 20 MB of
+    runs.)"""
+    if not paths:
+        raise UsageError("PATH: give at least one run file, run directory or quoted glob")
+    unknown = [arg for arg in paths if arg.startswith("-")]
+    if unknown:
+        raise UsageError(f"{unknown[0]}: no such option (h-fleet takes --json and PATH...)")
+    return paths
+
+
+def _ranked_offenders(result: HFleet) -> list[dict[str, Any]]:
+    """The runs below the floor, lowest first, numbered from 1."""
+    from ouroboros_gates.workers.measurer.hfleet import offenders
+
+    return [
+        {"rank": rank, "run": r.run, "h_r": r.h, "cache_read": r.cache_read, "prompt_tokens": r.prompt_tokens}
+        for rank, r in enumerate(offenders(result.runs), start=1)
+    ]
+
+
+def _print_h_fleet(result: HFleet, ranked: list[dict[str, Any]]) -> None:
+    """h_fleet, the offenders' table and the notes, as text."""
+    from ouroboros_gates.workers.measurer.hfleet import FLOOR
+
+    shown = "- (no prompt tokens)" if result.value is None else repr(result.value)
+    console.print(f"h_fleet {shown} over {len(result.runs)} run(s), {result.results} result(s)")
+    _offender_table(ranked, FLOOR).show(console)
+    for note in result.notes:
+        console.print(f"note: {note}", markup=False)
 
 
 def _h_fleet_json(result: HFleet, ranked: list[dict[str, Any]]) -> dict[str, Any]:

@@ -129,26 +129,48 @@ def _order(atom: Atom) -> tuple[str, tuple[tuple[bool, str], ...]]:
 
 def new_findings(gate: LoadedGate, memory: SessionMemory, call: PendingCall) -> list[Fired]:
     """The gate's verdicts that are new with the pending call (deny) or not yet told (warn)."""
-    name, line = gate.entry.name, call.line.line
-    model, atoms = evaluate(gate, call.source.facts(gate, line))
+    model, atoms = evaluate(gate, call.source.facts(gate, call.line.line))
     if gate.entry.gate != "deny":
-        told = memory.told.setdefault(name, set())
-        found = [Fired(gate, _finding(gate, model, atom)) for atom in sorted(atoms - told, key=_order)]
-        told |= atoms
-        return found
+        return _untold(gate, memory, model, atoms)
+    return _new_with_call(gate, memory, call, model, atoms)
+
+
+def _untold(gate: LoadedGate, memory: SessionMemory, model: Model, atoms: frozenset[Atom]) -> list[Fired]:
+    """A warn gate's verdicts this session has not been told yet (from now on, told)."""
+    told = memory.told.setdefault(gate.entry.name, set())
+    found = [Fired(gate, _finding(gate, model, atom)) for atom in sorted(atoms - told, key=_order)]
+    told |= atoms
+    return found
+
+
+def _seen_before(last: tuple[int, frozenset[Atom]] | None, line: int) -> frozenset[Atom] | None:
+    """The verdicts the run so far alone is known to hold: only a decision on an earlier line saw it
+    alone; a later line's has seen this call too."""
+    return last[1] if last is not None and last[0] < line else None
+
+
+def _new_with_call(
+    gate: LoadedGate, memory: SessionMemory, call: PendingCall, model: Model, atoms: frozenset[Atom]
+) -> list[Fired]:
+    """A deny gate's verdicts that hold with the pending call and not on the run so far."""
+    name, line = gate.entry.name, call.line.line
     last = memory.last.get(name)
-    # Only a decision on an earlier line saw the run so far alone; a later line's has seen this call too.
-    seen = last[1] if last is not None and last[0] < line else None
+    seen = _seen_before(last, line)
     fired = [
         (atom, _finding(gate, model, atom)) for atom in sorted(atoms - (seen or frozenset()), key=_order)
     ]
-    # A verdict whose proof rests on the pending call is new with it; any other one the previous decision
-    # had not seen is checked against the run so far (a second evaluation, only then).
-    doubtful = {atom for atom, f in fired if seen is None or call.line not in {fact.span for fact in f.proof}}
+    doubtful = _doubtful(fired, seen, call.line)
     before = evaluate(gate, call.source.facts(gate, line - 1))[1] if doubtful else frozenset()
     if last is None or last[0] <= line:  # written last: a decision cut short leaves the memory as it was
         memory.last[name] = (line, atoms)
     return [Fired(gate, finding) for atom, finding in fired if atom not in doubtful or atom not in before]
+
+
+def _doubtful(fired: list[tuple[Atom, Finding]], seen: frozenset[Atom] | None, line: Span) -> set[Atom]:
+    """The unseen verdicts to check against the run so far (a second evaluation, only then): a verdict
+    whose proof rests on the pending call's line is new with it; any other the previous decision had not
+    seen may have held before."""
+    return {atom for atom, f in fired if seen is None or line not in {fact.span for fact in f.proof}}
 
 
 def _arg(arg: Arg) -> str:

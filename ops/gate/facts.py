@@ -62,16 +62,20 @@ class SessionFacts:
         for key in [k for k in self._kept if k not in local]:
             del self._kept[key]
         for key, gate in local.items():
-            kept = self._kept.get(key)
-            if kept is None and not lines:
-                continue  # nothing read: a decision that asks for the gate builds its facts from the log
-            try:
-                if kept is not None:
-                    kept.extend(self._bounded(gate, lines))
-                else:  # from these lines when they start the log, else from the whole log, once
-                    self._kept[key] = self._bounded(gate, lines if lines[0][0] == 1 else self._all_lines())
-            except Exception:  # the gate's own code failed: a decision that asks for it names it
-                self._kept.pop(key, None)
+            self._keep(key, gate, lines)
+
+    def _keep(self, key: GateKey, gate: LoadedGate, lines: list[Line]) -> None:
+        """Add the facts of ``lines`` to one local gate's."""
+        kept = self._kept.get(key)
+        if kept is None and not lines:
+            return  # nothing read: a decision that asks for the gate builds its facts from the log
+        try:
+            if kept is not None:
+                kept.extend(self._bounded(gate, lines))
+            else:  # from these lines when they start the log, else from the whole log, once
+                self._kept[key] = self._bounded(gate, lines if lines[0][0] == 1 else self._all_lines())
+        except Exception:  # the gate's own code failed: a decision that asks for it names it
+            self._kept.pop(key, None)
 
     def skipped(self, gate: LoadedGate, line: int) -> bool:
         """Whether line ``line``'s facts for ``gate`` were left out, over its budget."""

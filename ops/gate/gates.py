@@ -56,11 +56,7 @@ class GateSet:
         return [self._loaded[e.name] for e in scoped if e.name in self._loaded and e.name not in self._stale]
 
     def _reload(self) -> None:
-        try:
-            info = os.stat(gates_path(str(self.state)))
-            seen: tuple[int, int] | None = (info.st_mtime_ns, info.st_size)
-        except OSError:
-            seen = None
+        seen = self._cache_seen()
         if seen == self._seen:
             return
         self._seen = seen
@@ -71,6 +67,20 @@ class GateSet:
         self._stamps = {e.name: e.stamp for e in self.entries}
         self._checked = 0.0
         self.problems = {}
+        self._loaded = self._load_entries()
+        log.info("gates: %s", ", ".join(f"{e.name} ({e.gate})" for e in self.entries) or "none")
+
+    def _cache_seen(self) -> tuple[int, int] | None:
+        """The compiled cache's modification time and size (None when there is none): a change reloads."""
+        try:
+            info = os.stat(gates_path(str(self.state)))
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_size)
+
+    def _load_entries(self) -> dict[str, LoadedGate]:
+        """Every entry loaded: one loaded before from the same files kept, the others loaded afresh; one that
+        cannot be loaded is named in ``problems``."""
         loaded: dict[str, LoadedGate] = {}
         for entry in self.entries:
             kept = self._loaded.get(entry.name)
@@ -82,8 +92,7 @@ class GateSet:
             except (MinerError, OSError) as exc:
                 self.problems[entry.name] = f"{type(exc).__name__}: {exc}"
                 log.warning("gate %s cannot be loaded: %s", entry.name, exc)
-        self._loaded = loaded
-        log.info("gates: %s", ", ".join(f"{e.name} ({e.gate})" for e in self.entries) or "none")
+        return loaded
 
     def _check_stamps(self) -> None:
         self._checked = time.monotonic()

@@ -172,7 +172,25 @@ class GateServer:
         offsets = {line: end, line - 1: start}  # the pending call's line begins where the one before ends
         call = PendingCall(DecisionFacts(session.facts, offsets), span)
         deny = self._deny([g for g in gates if g.entry.gate == "deny"], session, call, problems)
-        warns = [g for g in gates if g.entry.gate != "deny"]
+        context = self._context(
+            [g for g in gates if g.entry.gate != "deny"], session, call, offsets, problems
+        )
+        fired = tuple(dict.fromkeys(f.gate.entry.name for f in deny))
+        unjudged = self._unjudged(tenant, problems)
+        if deny:
+            return Verdict("deny", "\n\n".join(render(f) for f in deny), context, fired, unjudged), problems
+        return Verdict("allow", "", context, fired, unjudged), problems
+
+    def _context(
+        self,
+        warns: list[LoadedGate],
+        session: Session,
+        call: PendingCall,
+        offsets: dict[int, int],
+        problems: dict[str, str],
+    ) -> str:
+        """The warn verdicts told on this answer: those waiting from earlier calls, and (``sync``) this
+        call's; with ``next`` this call's are found off the request path, to be told on a later answer."""
         told = (
             [render(f) for f in self._fire(warns, session, call, problems)]
             if self.warn_mode == "sync"
@@ -180,15 +198,11 @@ class GateServer:
         )
         context = "\n\n".join([*session.waiting, *told])
         session.waiting.clear()
-        if warns and self.warn_mode == "next":  # told on a later answer, found off the request path
-            later = PendingCall(DecisionFacts(session.facts, offsets), span)
+        if warns and self.warn_mode == "next":
+            later = PendingCall(DecisionFacts(session.facts, offsets), call.line)
             compute = partial(self._warn_compute, warns, session, later)
             self.later.submit(session.log.path, compute, partial(self._warn_apply, session))
-        fired = tuple(dict.fromkeys(f.gate.entry.name for f in deny))
-        unjudged = self._unjudged(tenant, problems)
-        if deny:
-            return Verdict("deny", "\n\n".join(render(f) for f in deny), context, fired, unjudged), problems
-        return Verdict("allow", "", context, fired, unjudged), problems
+        return context
 
     def _deny(
         self, gates: list[LoadedGate], session: Session, call: PendingCall, problems: dict[str, str]

@@ -158,19 +158,9 @@ class Sandbox:
         """Empty the hidden places, show the worker's installation again, hide the state, then bind the
         session's paths: each at its own path, its parents made reachable (``layout.Layout``)."""
         layout = Layout(self.agent_uid)
-        emptied: list[Path] = []
-        for root in HIDDEN:
-            if root.is_dir() and not root.is_symlink():
-                scratch = root in _SCRATCH
-                layout.tmpfs(root, "1777" if scratch else "0755", _TMP_BYTES if scratch else None)
-                emptied += [] if scratch else [root]
-        for path in _installation():
-            if layout.covered(path):
-                layout.bind(path, writable=False)
-        for path in map(_resolved, mounts.hidden):
-            if not layout.covered(path) and path.is_dir():
-                layout.tmpfs(path, "0755")
-                emptied.append(path)
+        emptied = _cover_roots(layout)
+        _show_installation(layout)
+        emptied += _hide(layout, mounts.hidden)
         layout.bind(_resolved(mounts.worktree), writable=True)
         for path in mounts.writable:
             layout.bind(_resolved(path), writable=True)
@@ -182,6 +172,35 @@ class Sandbox:
         for path in emptied:
             layout.args += ["--remount-ro", str(path)]
         return layout.args
+
+
+def _cover_roots(layout: Layout) -> list[Path]:
+    """An empty folder over each hidden place there is: the scratch ones writable by all, and bounded.
+    Returns the emptied places other than the scratch ones."""
+    emptied: list[Path] = []
+    for root in HIDDEN:
+        if root.is_dir() and not root.is_symlink():
+            scratch = root in _SCRATCH
+            layout.tmpfs(root, "1777" if scratch else "0755", _TMP_BYTES if scratch else None)
+            emptied += [] if scratch else [root]
+    return emptied
+
+
+def _show_installation(layout: Layout) -> None:
+    """The worker's installation, where a hidden place covers it, shown again read-only."""
+    for path in _installation():
+        if layout.covered(path):
+            layout.bind(path, writable=False)
+
+
+def _hide(layout: Layout, hidden: Sequence[Path]) -> list[Path]:
+    """An empty folder over each of the session's hidden folders not covered already; returns them."""
+    emptied: list[Path] = []
+    for path in map(_resolved, hidden):
+        if not layout.covered(path) and path.is_dir():
+            layout.tmpfs(path, "0755")
+            emptied.append(path)
+    return emptied
 
 
 def agent_environment(

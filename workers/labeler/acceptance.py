@@ -96,7 +96,12 @@ def judge(
     if reproduce is not None:
         reproduced, why = reproduce(instance, where)
         return Verdict(Acceptance.ACCEPTED if reproduced else Acceptance.REJECTED, why)
-    parts = fragments(quote)
+    return _on_line(fragments(quote), line, line_text)
+
+
+def _on_line(parts: list[str], line: int, line_text: str) -> Verdict:
+    """Accepted when the quote's fragments are on the line in order (as written, or its JSON escapes
+    decoded); else rejected, naming the first fragment missing or saying they are out of order."""
     if in_order(parts, line_text):
         return Verdict(
             Acceptance.ACCEPTED, f"every fragment of the quote ({len(parts)}) is on line {line} in order"

@@ -53,12 +53,14 @@ def has_gpu(inspect: Mapping[str, Any]) -> bool:
     host = inspect.get("HostConfig") or {}
     if str(host.get("Runtime") or "") == "nvidia":
         return True
-    for request in host.get("DeviceRequests") or ():
-        if str(request.get("Driver") or "") == "nvidia":
-            return True
-        if any("gpu" in (group or ()) for group in request.get("Capabilities") or ()):
-            return True
-    return False
+    return any(_requests_gpu(request) for request in host.get("DeviceRequests") or ())
+
+
+def _requests_gpu(request: Mapping[str, Any]) -> bool:
+    """Whether one device request asks for the GPU: by the nvidia driver or a ``gpu`` capability."""
+    if str(request.get("Driver") or "") == "nvidia":
+        return True
+    return any("gpu" in (group or ()) for group in request.get("Capabilities") or ())
 
 
 class DockerEngine:

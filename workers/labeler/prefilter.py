@@ -88,15 +88,17 @@ def read_line(source: Source, line: int) -> str | None:
 
 def _scan_all(sources: Sequence[Source], forms: list[tuple[bytes, int]], threads: int | None) -> list[Scan]:
     files = [s.path for s in sources if s.path is not None]
-    size = sum(p.stat().st_size for p in files)
     count = threads if threads is not None else min(os.cpu_count() or 1, 8)
-    by_path: dict[Path, Scan] = {}
-    if count > 1 and len(files) > 1 and size >= _PARALLEL_BYTES:
-        with ThreadPoolExecutor(max_workers=count) as pool:
-            by_path = dict(zip(files, pool.map(scan_file, files, [forms] * len(files)), strict=True))
-    else:
-        by_path = {path: scan_file(path, forms) for path in files}
+    by_path = _scan_files(files, forms, count)
     return [by_path[s.path] if s.path is not None else scan_lines(s.text, forms) for s in sources]
+
+
+def _scan_files(files: list[Path], forms: list[tuple[bytes, int]], count: int) -> dict[Path, Scan]:
+    """Each file's scan: in ``count`` threads when there are several files and enough bytes."""
+    if count > 1 and len(files) > 1 and sum(p.stat().st_size for p in files) >= _PARALLEL_BYTES:
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            return dict(zip(files, pool.map(scan_file, files, [forms] * len(files)), strict=True))
+    return {path: scan_file(path, forms) for path in files}
 
 
 def _excerpt(text: str, rarest: Term) -> str:
@@ -171,20 +173,43 @@ def prefilter(
     forms = [(form, index) for index, term in enumerate(kept) for form in search_forms(term.text)]
     scans = _scan_all(sources, forms, threads)
     total = sum(scan.lines for scan in scans)
-    df = [sum(int(np.count_nonzero(s.mask & np.uint64(1 << i))) for s in scans) for i in range(len(kept))]
+    df = _document_frequencies(scans, len(kept))
     idf = [math.log(total / n) if n else 0.0 for n in df]
-    ranked = _ranked(sources, scans, idf, limit)
+    chosen = _interleaved(_ranked(sources, scans, idf, limit), limit)
+    candidates = _candidates(sources, scans, chosen, kept, idf)
+    found = sum(len(scan.line) for scan in scans)
+    return Prefiltered(candidates, found, total, {t.text: n for t, n in zip(kept, df, strict=True)})
+
+
+def _document_frequencies(scans: list[Scan], terms: int) -> list[int]:
+    """For each term, how many hit lines carry it."""
+    return [sum(int(np.count_nonzero(s.mask & np.uint64(1 << i))) for s in scans) for i in range(terms)]
+
+
+def _interleaved(
+    ranked: dict[str, list[tuple[float, int, int]]], limit: int | None
+) -> list[tuple[float, int, int]]:
+    """The first ``limit`` rows taken a round at a time, one from each instance per round, the instances
+    in the order of their best score (ties by name)."""
     instances = sorted(ranked, key=lambda name: (-ranked[name][0][0], name))
     rounds = zip_longest(*(ranked[name] for name in instances))
-    chosen = [row for round_ in rounds for row in round_ if row is not None][:limit]
+    return [row for round_ in rounds for row in round_ if row is not None][:limit]
+
+
+def _candidates(
+    sources: Sequence[Source],
+    scans: list[Scan],
+    chosen: list[tuple[float, int, int]],
+    kept: list[Term],
+    idf: list[float],
+) -> tuple[Candidate, ...]:
+    """The chosen rows as candidates, with their lines' text read."""
     taken = [(score, order, _hit(scans[order], index)) for score, order, index in chosen]
     texts = _texts(sources, [(order, hit) for _, order, hit in taken])
-    candidates = tuple(
+    return tuple(
         _candidate(sources[order], hit, score, kept, idf, texts[order, hit.line])
         for score, order, hit in taken
     )
-    found = sum(len(scan.line) for scan in scans)
-    return Prefiltered(candidates, found, total, {t.text: n for t, n in zip(kept, df, strict=True)})
 
 
 def _hit(scan: Scan, index: int) -> Hit:

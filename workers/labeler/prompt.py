@@ -91,26 +91,32 @@ def read_answers(data: Any, batch: Sequence[Candidate]) -> tuple[list[Answer], l
     problems: list[str] = []
     seen: set[int] = set()
     for item in data.get("labels", []) if isinstance(data, dict) else []:
-        number = item.get("candidate")
-        if not isinstance(number, int) or not 1 <= number <= len(batch):
-            problems.append(f"an answer names candidate {number!r}, not one of 1..{len(batch)}")
-            continue
-        if number in seen:
-            problems.append(f"candidate {number} is answered twice; the first answer stands")
-            continue
-        seen.add(number)
-        line = item.get("line")
-        candidate = batch[number - 1]
-        answers.append(
-            Answer(
-                candidate=candidate,
-                positive=item.get("label") == "+",
-                quote=str(item.get("quote") or ""),
-                reason=str(item.get("reason") or ""),
-                line=line if isinstance(line, int) and line >= 1 else candidate.line,
-            )
-        )
+        found = _answer(item, batch, seen)
+        if isinstance(found, str):
+            problems.append(found)
+        else:
+            answers.append(found)
     missing = [str(n) for n in range(1, len(batch) + 1) if n not in seen]
     if missing:
         problems.append(f"no answer for candidate(s) {', '.join(missing)}")
     return answers, problems
+
+
+def _answer(item: Any, batch: Sequence[Candidate], seen: set[int]) -> Answer | str:
+    """One item of the reply as the answer for its candidate (from now on, seen), or what is wrong with it;
+    a line number that is not one is the candidate's own line."""
+    number = item.get("candidate")
+    if not isinstance(number, int) or not 1 <= number <= len(batch):
+        return f"an answer names candidate {number!r}, not one of 1..{len(batch)}"
+    if number in seen:
+        return f"candidate {number} is answered twice; the first answer stands"
+    seen.add(number)
+    line = item.get("line")
+    candidate = batch[number - 1]
+    return Answer(
+        candidate=candidate,
+        positive=item.get("label") == "+",
+        quote=str(item.get("quote") or ""),
+        reason=str(item.get("reason") or ""),
+        line=line if isinstance(line, int) and line >= 1 else candidate.line,
+    )

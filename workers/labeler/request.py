@@ -95,22 +95,30 @@ def complete(request: LabelRequest | None, ticket: Ticket) -> Job:
     notes = [f"proposal {comment}: unreadable keys {', '.join(unreadable)}"] if unreadable else []
     if comment is None:
         notes.append("the ticket has no proposal: searching with its title and body only")
-    miner = request.miner if request and request.miner else (_strings(fields.get("miner")) or (None,))[0]
-    corpus = request.corpus if request and request.corpus else _kinds(_strings(fields.get("corpus")))
+    corpus = _kept(request, "corpus") or _kinds(_strings(fields.get("corpus")))
     if not corpus:
         corpus = (CorpusKind.JSONL,)
         notes.append("no corpus kind named: searching the runs (jsonl)")
-    instances = request.instances if request and request.instances else _strings(fields.get("instances"))
-    predicate = "\n".join(p for p in (ticket.title, ticket.body, *_strings(fields.get("predicate"))) if p)
     return Job(
         ticket=ticket.number,
-        proposal=request.proposal if request and request.proposal else comment,
-        miner=miner,
+        proposal=_kept(request, "proposal") or comment,
+        miner=_kept(request, "miner") or (_strings(fields.get("miner")) or (None,))[0],
         corpus=corpus,
-        instances=instances,
+        instances=_kept(request, "instances") or _strings(fields.get("instances")),
         reason=request.reason if request else "",
-        predicate=predicate,
+        predicate=_predicate(ticket, fields),
         facts=_strings(fields.get("facts")),
         words=words_of(ticket),
         notes=tuple(notes),
     )
+
+
+def _kept(request: LabelRequest | None, name: str) -> Any:
+    """The row's value of ``name`` when there is a row and the value is not empty (else None): what the
+    row carries is kept over the ticket's reading."""
+    return getattr(request, name) or None if request else None
+
+
+def _predicate(ticket: Ticket, fields: dict[str, Any]) -> str:
+    """The ticket's title and body and the proposal's own predicate, the empty ones left out."""
+    return "\n".join(p for p in (ticket.title, ticket.body, *_strings(fields.get("predicate"))) if p)

@@ -23,7 +23,7 @@ from ouroboros_gates.schemas import LabelerRun, LabelerStatus, ProposedLabel, Sp
 from ouroboros_gates.workers.labeler.acceptance import Reproducer, judge
 from ouroboros_gates.workers.labeler.gpu import DEFAULT_LOOK_S, GpuSharing, keep_alive_s
 from ouroboros_gates.workers.labeler.prefilter import Candidate, Source, prefilter, read_line
-from ouroboros_gates.workers.labeler.prompt import read_answers, request_for
+from ouroboros_gates.workers.labeler.prompt import Answer, read_answers, request_for
 from ouroboros_gates.workers.labeler.request import Job
 from ouroboros_gates.workers.labeler.terms import terms_of
 
@@ -158,45 +158,14 @@ class Labeler:
         self._starts.append(self.monotonic())
         self._update(status=LabelerStatus.RUNNING, keep_alive_s=keep, batches=self._current.batches + 1)
         number = self._current.batches
-        try:
-            reply = chat(request_for(plan.job, batch), keep)
-        except (AccountError, BudgetExhausted) as exc:
-            raise _Stop(f"stopped at batch {number}: {type(exc).__name__}: {exc}") from exc
-        except LlmError as exc:
-            self._failed(number, f"{type(exc).__name__}: {exc}")
+        reply = self._ask(chat, request_for(plan.job, batch), keep, number)
+        if reply is None:
             return []
-        self._walls.append(reply.wall_s)
-        if reply.load_s is not None:
-            self._loads.append(reply.load_s)
         answers, problems = read_answers(reply.data, batch)
         if not answers:
             self._failed(number, "; ".join(problems) or "the reply labels nothing")
             return []
-        labels = []
-        for answer in answers:
-            source = by_name[answer.candidate.file]
-            where = Span(file=answer.candidate.file, line=answer.line)
-            verdict = judge(
-                answer.positive,
-                answer.quote,
-                answer.candidate.instance,
-                where,
-                read_line(source, answer.line),
-                plan.job.words,
-                plan.reproduce,
-            )
-            labels.append(
-                ProposedLabel(
-                    ticket=plan.job.ticket,
-                    instance=answer.candidate.instance,
-                    positive=answer.positive,
-                    quote=answer.quote,
-                    reason=answer.reason,
-                    span=where,
-                    acceptance=verdict.acceptance,
-                    why=verdict.why,
-                )
-            )
+        labels = [_judged(plan, answer, by_name[answer.candidate.file]) for answer in answers]
         _append(self.state_dir / LABELS, labels)
         accepted = sum(label.acceptance.value == "ACCEPTANCE_ACCEPTED" for label in labels)
         rejected = sum(label.acceptance.value == "ACCEPTANCE_REJECTED" for label in labels)
@@ -207,6 +176,22 @@ class Labeler:
             notes=(*self._current.notes, *notes),
         )
         return labels
+
+    def _ask(self, chat: ChatFn, request: ChatRequest, keep: float, number: int) -> ChatReply | None:
+        """The model's reply to batch ``number`` (its wall and load time kept for the next batches' keep-alive
+        and turns); None when the call failed (the batch counted as failed); ``_Stop`` when the account or
+        budget is spent."""
+        try:
+            reply = chat(request, keep)
+        except (AccountError, BudgetExhausted) as exc:
+            raise _Stop(f"stopped at batch {number}: {type(exc).__name__}: {exc}") from exc
+        except LlmError as exc:
+            self._failed(number, f"{type(exc).__name__}: {exc}")
+            return None
+        self._walls.append(reply.wall_s)
+        if reply.load_s is not None:
+            self._loads.append(reply.load_s)
+        return reply
 
     def _failed(self, number: int, why: str) -> None:
         self._update(
@@ -232,3 +217,27 @@ def _append(path: Path, labels: Sequence[ProposedLabel]) -> None:
     with path.open("a", encoding="utf-8") as out:
         for label in labels:
             out.write(label.model_dump_json() + "\n")
+
+
+def _judged(plan: Plan, answer: Answer, source: Source) -> ProposedLabel:
+    """One answer as a proposed label, with the acceptance's verdict on it."""
+    where = Span(file=answer.candidate.file, line=answer.line)
+    verdict = judge(
+        answer.positive,
+        answer.quote,
+        answer.candidate.instance,
+        where,
+        read_line(source, answer.line),
+        plan.job.words,
+        plan.reproduce,
+    )
+    return ProposedLabel(
+        ticket=plan.job.ticket,
+        instance=answer.candidate.instance,
+        positive=answer.positive,
+        quote=answer.quote,
+        reason=answer.reason,
+        span=where,
+        acceptance=verdict.acceptance,
+        why=verdict.why,
+    )

@@ -102,15 +102,14 @@ def _pairs_in(form: bytes) -> dict[int, int]:
     return found
 
 
-@lru_cache(maxsize=64)
-def _plan(forms: tuple[tuple[bytes, int], ...]) -> _Plan:
-    """Which pair finds each form. Each pair searched for costs a pass over the block, so as few as find
-    every form: a form that holds another (``pkill -f`` holds ``-f``) is found by that one's pair, and the
-    rest share pairs where they can (``pattern_kill`` and ``killed_self`` both by ``ki``), chosen greedily
-    (the pair in the most forms still unplaced; among those, the earliest in the first of them)."""
-    usable = [(form, index) for form, index in forms if len(form) >= 2 and index < MAX_TERMS]
-    distinct = sorted({form for form, _ in usable}, key=lambda f: (len(f), f))
-    roots = [form for form in distinct if not any(other != form and other in form for other in distinct)]
+def _roots(distinct: list[bytes]) -> list[bytes]:
+    """The forms that hold no other form."""
+    return [form for form in distinct if not any(other != form and other in form for other in distinct)]
+
+
+def _root_offsets(roots: list[bytes]) -> dict[bytes, int]:
+    """The offset of the pair each root is found by, chosen greedily: the pair in the most roots still
+    unplaced; among those, the earliest in the first of them."""
     pairs = {root: _pairs_in(root) for root in roots}
     offsets: dict[bytes, int] = {}
     unplaced = list(roots)
@@ -120,10 +119,28 @@ def _plan(forms: tuple[tuple[bytes, int], ...]) -> _Plan:
         for root in [r for r in unplaced if value in pairs[r]]:
             offsets[root] = pairs[root][value]
             unplaced.remove(root)
+    return offsets
+
+
+def _holder_offset(form: bytes, roots: list[bytes], offsets: dict[bytes, int]) -> int:
+    """A form that holds a root is found where the shortest (then first) root it holds is."""
+    _, at, root = min((len(r), form.find(r), r) for r in roots if r in form)
+    return at + offsets[root]
+
+
+@lru_cache(maxsize=64)
+def _plan(forms: tuple[tuple[bytes, int], ...]) -> _Plan:
+    """Which pair finds each form. Each pair searched for costs a pass over the block, so as few as find
+    every form: a form that holds another (``pkill -f`` holds ``-f``) is found by that one's pair, and the
+    rest share pairs where they can (``pattern_kill`` and ``killed_self`` both by ``ki``), chosen greedily
+    (the pair in the most forms still unplaced; among those, the earliest in the first of them)."""
+    usable = [(form, index) for form, index in forms if len(form) >= 2 and index < MAX_TERMS]
+    distinct = sorted({form for form, _ in usable}, key=lambda f: (len(f), f))
+    roots = _roots(distinct)
+    offsets = _root_offsets(roots)
     for form in distinct:
-        if form not in offsets:  # holds a root: found where that root is
-            _, at, root = min((len(r), form.find(r), r) for r in roots if r in form)
-            offsets[form] = at + offsets[root]
+        if form not in offsets:
+            offsets[form] = _holder_offset(form, roots, offsets)
     groups: dict[int, list[Anchored]] = {}
     for form, index in usable:
         groups.setdefault(_pair(form, offsets[form]), []).append((form, index, offsets[form]))
@@ -229,6 +246,52 @@ def scan_bytes(
     return _scan(here, n, forms, first_line, base)
 
 
+def _starts_at(anchored: Ints, offset: int, words: Words) -> tuple[Ints, Words]:
+    """Candidate starts of the forms found ``offset`` bytes into them, and the words there."""
+    starts = anchored - offset if offset else anchored
+    if offset and len(starts) and starts.min() < 0:
+        starts = starts[starts >= 0]
+    return starts, words[starts]
+
+
+def _mark_group(
+    anchored: Ints, group: tuple[Anchored, ...], words: Words, n: int, newlines: Ints, mask: Words
+) -> None:
+    """Set in ``mask`` the bit of each form of ``group`` on every line where it stands, from the
+    positions of the group's pair (``anchored``, none in the padding)."""
+    at: dict[int, tuple[Ints, Words]] = {}  # offset -> candidate starts and the words there
+    for form, index, offset in group:
+        if offset not in at:
+            at[offset] = _starts_at(anchored, offset, words)
+        starts, first = at[offset]
+        if len(starts) and starts.max() > n - len(form):  # only near the block's end
+            inside = starts <= n - len(form)
+            starts, first = starts[inside], first[inside]
+        found = _verified(words, starts, first, form)
+        if len(found):
+            mask[np.searchsorted(newlines, found)] |= np.uint64(1 << index)
+
+
+def _mark_plan(
+    plan: _Plan,
+    here: npt.NDArray[np.uint8],
+    on: npt.NDArray[np.uint8],
+    words: Words,
+    n: int,
+    newlines: Ints,
+    mask: Words,
+) -> None:
+    """Set in ``mask`` the bits of every form of ``plan`` on the lines where it stands."""
+    positions, pairs = _positions(here, on, plan.values)
+    for value, group in plan.groups:
+        anchored = positions[pairs == value] if len(plan.values) > 1 else positions
+        if not len(anchored):
+            continue
+        if anchored.max() > n - 2:  # a pair in the padding: nothing starts there
+            anchored = anchored[anchored <= n - 2]
+        _mark_group(anchored, group, words, n, newlines, mask)
+
+
 def _scan(
     buffer: npt.NDArray[np.uint8], n: int, forms: Sequence[tuple[bytes, int]], first_line: int, base: int
 ) -> Scan:
@@ -239,27 +302,7 @@ def _scan(
     mask = np.zeros(count, np.uint64)
     plan = _plan(tuple(forms))
     if plan.values:
-        positions, pairs = _positions(here, on, plan.values)
-        for value, group in plan.groups:
-            anchored = positions[pairs == value] if len(plan.values) > 1 else positions
-            if not len(anchored):
-                continue
-            if anchored.max() > n - 2:  # a pair in the padding: nothing starts there
-                anchored = anchored[anchored <= n - 2]
-            at: dict[int, tuple[Ints, Words]] = {}  # offset -> candidate starts and the words there
-            for form, index, offset in group:
-                if offset not in at:
-                    starts = anchored - offset if offset else anchored
-                    if offset and len(starts) and starts.min() < 0:
-                        starts = starts[starts >= 0]
-                    at[offset] = (starts, words[starts])
-                starts, first = at[offset]
-                if len(starts) and starts.max() > n - len(form):  # only near the block's end
-                    inside = starts <= n - len(form)
-                    starts, first = starts[inside], first[inside]
-                found = _verified(words, starts, first, form)
-                if len(found):
-                    mask[np.searchsorted(newlines, found)] |= np.uint64(1 << index)
+        _mark_plan(plan, here, on, words, n, newlines, mask)
     hit = np.flatnonzero(mask)
     starts = np.concatenate((np.zeros(1, np.int64), newlines + 1))[:count]
     ends = newlines if count == len(newlines) else np.append(newlines, n)

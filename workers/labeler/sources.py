@@ -10,7 +10,7 @@ message and the files it changed as they stood at it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ouroboros_gates.forge import Commit, Forge, NotFoundError, PullRequest, Ticket
@@ -49,29 +49,52 @@ def sources_for(job: Job, runs: Mapping[str, Path], forge: Forge | None) -> tupl
     notes: list[str] = []
     for kind in job.corpus:
         if kind is CorpusKind.JSONL:
-            sources += [
-                Source(run, str(file), path=file)
-                for run, path in sorted(runs.items())
-                for file in run_at(path).files
-            ]
-            if not runs:
-                notes.append("no harness runs to search (jsonl)")
+            sources += _run_sources(runs, notes)
         elif forge is None:
             notes.append(f"{kind.value}: no forge configured, not searched")
-        elif kind is CorpusKind.ISSUE:
-            for ticket in forge.tickets():
-                if ticket.number != job.ticket:
-                    name = f"#{ticket.number}"
-                    sources.append(Source(name, name, text=_ticket_lines(ticket)))
-        elif kind is CorpusKind.PULL_REQUEST:
-            for pull in forge.pull_requests():
-                name = f"#{pull.number}"
-                sources.append(Source(name, name, text=_pull_lines(pull)))
         else:
-            listed = {c.sha: c for pull in forge.pull_requests() for c in pull.commits}
-            named = {sha for sha in job.instances if COMMIT_NAME.fullmatch(sha)}
-            sources += _commit_sources(forge, sorted(listed.keys() | named), listed, notes)
+            sources += _FORGE_SOURCES[kind](job, forge, notes)
     return sources, notes
+
+
+def _run_sources(runs: Mapping[str, Path], notes: list[str]) -> list[Source]:
+    """``jsonl``: each file of every harness run, in run order."""
+    if not runs:
+        notes.append("no harness runs to search (jsonl)")
+    return [
+        Source(run, str(file), path=file) for run, path in sorted(runs.items()) for file in run_at(path).files
+    ]
+
+
+def _ticket_sources(job: Job, forge: Forge, notes: list[str]) -> list[Source]:
+    """``issue``: every ticket but the job's own."""
+    return [
+        Source(f"#{ticket.number}", f"#{ticket.number}", text=_ticket_lines(ticket))
+        for ticket in forge.tickets()
+        if ticket.number != job.ticket
+    ]
+
+
+def _pull_sources(job: Job, forge: Forge, notes: list[str]) -> list[Source]:
+    """``pull_request``: every pull request."""
+    return [
+        Source(f"#{pull.number}", f"#{pull.number}", text=_pull_lines(pull)) for pull in forge.pull_requests()
+    ]
+
+
+def _file_at_sources(job: Job, forge: Forge, notes: list[str]) -> list[Source]:
+    """``file_at``: the pull requests' commits and the commits the job names."""
+    listed = {c.sha: c for pull in forge.pull_requests() for c in pull.commits}
+    named = {sha for sha in job.instances if COMMIT_NAME.fullmatch(sha)}
+    return _commit_sources(forge, sorted(listed.keys() | named), listed, notes)
+
+
+_FORGE_SOURCES: dict[CorpusKind, Callable[[Job, Forge, list[str]], list[Source]]] = {
+    CorpusKind.ISSUE: _ticket_sources,
+    CorpusKind.PULL_REQUEST: _pull_sources,
+    CorpusKind.FILE_AT: _file_at_sources,
+}
+"""The sources of each corpus kind read from the forge."""
 
 
 def _commit_sources(

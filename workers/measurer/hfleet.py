@@ -104,17 +104,27 @@ def _usage(line: bytes) -> tuple[float, float] | bool:
         return False
     if not isinstance(doc, dict):
         return False
+    event = _result_event(doc)
+    if not isinstance(event, dict):
+        return event
+    return _usage_counts(event.get("usage"))
+
+
+def _result_event(doc: dict[str, Any]) -> dict[str, Any] | tuple[float, float] | bool:
+    """The object that carries a result's usage: an envelope's ``event``, or a bare stream-json result line
+    itself; (0, 0) for an envelope with no event; True for another line; False for a malformed one."""
     if doc.get("event_type") == "result":
         event = doc.get("event")
         if event is None:
             return (0.0, 0.0)
-        if not isinstance(event, dict):
-            return False
-    elif doc.get("type") == "result" and "event_type" not in doc:
-        event = doc  # a bare stream-json result line
-    else:
-        return True
-    usage = event.get("usage")
+        return event if isinstance(event, dict) else False
+    if doc.get("type") == "result" and "event_type" not in doc:
+        return doc
+    return True
+
+
+def _usage_counts(usage: Any) -> tuple[float, float] | bool:
+    """(cache_read, prompt) of a result's ``usage`` (none is zero); False when it or a count is unreadable."""
     if usage is None or usage is False:
         return (0.0, 0.0)
     if not isinstance(usage, dict):
@@ -241,15 +251,20 @@ def _read_all(parts: Sequence[_Part]) -> list[_FileSums]:
     finally:  # every child waited for and its pipe closed, even when this share or a fork failed
         answers += [child.answer() for child in children]
     for answer, share in zip(answers, shares[1:], strict=True):
-        died = {"errno": None, "strerror": "its reader died", "filename": str(_files(share[0])[0])}
-        doc = orjson.loads(answer) if answer else died
-        if isinstance(doc, dict):  # the child's error, as it would have been raised here
-            raise OSError(doc["errno"], doc["strerror"], doc["filename"])
-        found += [
-            _FileSums(lines, malformed, [(r, p) for r, p in usages], unreported)
-            for lines, malformed, usages, unreported in doc
-        ]
+        found += _child_sums(answer, share)
     return found
+
+
+def _child_sums(answer: bytes, share: Sequence[_Part]) -> list[_FileSums]:
+    """The sums a child sent back for ``share``; the ``OSError`` it met (or its death) raised here."""
+    died = {"errno": None, "strerror": "its reader died", "filename": str(_files(share[0])[0])}
+    doc = orjson.loads(answer) if answer else died
+    if isinstance(doc, dict):  # the child's error, as it would have been raised here
+        raise OSError(doc["errno"], doc["strerror"], doc["filename"])
+    return [
+        _FileSums(lines, malformed, [(r, p) for r, p in usages], unreported)
+        for lines, malformed, usages, unreported in doc
+    ]
 
 
 def _share_sums(parts: Sequence[_Part]) -> bytes:
@@ -276,33 +291,52 @@ def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
     """h_fleet and each run's h_r over ``(name, files)`` runs (``harness.expand``), in the order given."""
     split = [(name, _parts(paths)) for name, paths in runs]
     read_parts = iter(_read_all([part for _, parts in split for part in parts]))
-    total_read = total_prompt = 0.0
-    lines = results = malformed = 0
-    ratios: list[RunRatio] = []
+    read = [(name, parts, [next(read_parts) for _ in parts]) for name, parts in split]
+    every = [found for _, _, sums in read for found in sums]
+    ratios = tuple(RunRatio(name, *_summed(sums)) for name, _, sums in read)
+    return HFleet(*_summed(every), ratios, *_tallies(every), *_notes(read))
+
+
+_ReadRun = tuple[str, list[_Part], list[_FileSums]]
+"""A run's name, its parts, and the sums read from each."""
+
+
+def _tallies(every: Sequence[_FileSums]) -> tuple[int, int, int]:
+    """Lines, result lines and malformed result lines over every part."""
+    return (
+        sum(found.lines for found in every),
+        sum(len(found.usages) for found in every),
+        sum(found.malformed for found in every),
+    )
+
+
+def _notes(read: Sequence[_ReadRun]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Why each run without h_r has none, and the files read as result lines that hold nothing known."""
     notes: list[str] = []
     unread: list[str] = []
-    for name, parts in split:
-        run_read = run_prompt = 0.0
-        sums = [next(read_parts) for _ in parts]
-        for found in sums:
-            for read, prompt in found.usages:  # summed in file order, then line order, as jq adds them
-                total_read, total_prompt = total_read + read, total_prompt + prompt
-                run_read, run_prompt = run_read + read, run_prompt + prompt
-            lines, results, malformed = (
-                lines + found.lines,
-                results + len(found.usages),
-                malformed + found.malformed,
-            )
-        ratios.append(RunRatio(name, run_read, run_prompt))
+    for name, parts, sums in read:
         notes += _why_none(name, parts, sums)
-        unread += [
-            str(part)
-            for part, found in zip(parts, sums, strict=True)
-            if isinstance(part, Path) and not found.usages and format_of(part) is Format.UNKNOWN
-        ]
-    return HFleet(
-        total_read, total_prompt, tuple(ratios), lines, results, malformed, tuple(notes), tuple(unread)
-    )
+        unread += _unread(parts, sums)
+    return tuple(notes), tuple(unread)
+
+
+def _summed(sums: Iterable[_FileSums]) -> tuple[float, float]:
+    """Σ cache_read and Σ prompt over the result lines, added in file order, then line order, as jq adds
+    them."""
+    total_read = total_prompt = 0.0
+    for found in sums:
+        for read, prompt in found.usages:
+            total_read, total_prompt = total_read + read, total_prompt + prompt
+    return total_read, total_prompt
+
+
+def _unread(parts: Sequence[_Part], sums: Sequence[_FileSums]) -> list[str]:
+    """A run's files read as result lines that held no result and are in no known format."""
+    return [
+        str(part)
+        for part, found in zip(parts, sums, strict=True)
+        if isinstance(part, Path) and not found.usages and format_of(part) is Format.UNKNOWN
+    ]
 
 
 def _why_none(name: str, parts: Sequence[_Part], sums: Sequence[_FileSums]) -> list[str]:

@@ -180,25 +180,31 @@ def compounding(inp: MeasureInput, kind: str, zone: ZoneInfo = ZONE) -> SeriesPo
     usable = [(r.period, r.value) for r in rates if r.value]
     zero = sum(1 for r in rates if r.value == 0.0)
     none = sum(1 for r in rates if r.value is None)
-    excluded = ", ".join(
-        f"{n} {why} excluded" for n, why in ((zero, "zero-rate"), (none, "no-tool-call")) if n
-    )
     xs = [float(_step(usable[0][0], period, kind)) for period, _ in usable]
-    fit = _fit(xs, [math.log(value) for _, value in usable], excluded)
-    labels: dict[str, object] = {
-        "unit": kind,
-        "points": len(usable),
-        "excluded_zero_rate": zero,
-        "excluded_no_tool_calls": none,
-        "runs_without_start": sum(1 for r in inp.runs if r.started_at is None),
-        "method": f"exp(OLS slope of ln rate on {kind} index) - 1; {_INTERVAL}",
-    }
+    fit = _fit(xs, [math.log(value) for _, value in usable], _excluded(zero, none))
+    labels = _compounding_labels(inp, kind, len(usable), zero, none)
     name = f"compounding_per_{kind}"
     if isinstance(fit, str):
         return _point(name, inp.at, None, labels, fit)
     low, high = fit.interval()
     labels["df"] = fit.df
     return _point(name, inp.at, math.expm1(fit.slope), labels, interval=(math.expm1(low), math.expm1(high)))
+
+
+def _compounding_labels(inp: MeasureInput, kind: str, points: int, zero: int, none: int) -> dict[str, object]:
+    return {
+        "unit": kind,
+        "points": points,
+        "excluded_zero_rate": zero,
+        "excluded_no_tool_calls": none,
+        "runs_without_start": sum(1 for r in inp.runs if r.started_at is None),
+        "method": f"exp(OLS slope of ln rate on {kind} index) - 1; {_INTERVAL}",
+    }
+
+
+def _excluded(zero: int, none: int) -> str:
+    """What the fit left out, for a note: the periods with a zero rate and those with no tool call."""
+    return ", ".join(f"{n} {why} excluded" for n, why in ((zero, "zero-rate"), (none, "no-tool-call")) if n)
 
 
 def _structure_weeks(inp: MeasureInput, zone: ZoneInfo) -> dict[date, dict[str, int]]:

@@ -37,30 +37,49 @@ def _cells(body: str) -> list[list[str]]:
     return rows
 
 
+def _backtest_missed(rows: list[list[str]], pull: PullRequest) -> str | None:
+    """The body's last ``| Backtest FN |`` row must read 0."""
+    fn_rows = [row for row in rows if row and row[0] == "Backtest FN"]
+    if not fn_rows:
+        return "the pull request body has no | Backtest FN | row"
+    fn = fn_rows[-1][1] if len(fn_rows[-1]) > 1 else ""
+    return None if fn == "0" else f"| Backtest FN | {fn} |: the backtest missed an offense"
+
+
+def _check_row_failed(rows: list[list[str]], pull: PullRequest) -> str | None:
+    """Every row of the ``| Check | Command | Exit |`` table (past its rule line) must have exited 0."""
+    header = next((i for i, row in enumerate(rows) if row[:3] == ["Check", "Command", "Exit"]), None)
+    if header is None:
+        return "the pull request body has no | Check | Command | Exit | table"
+    for row in rows[header + 1 :]:
+        if len(row) >= 3 and not set(row[0]) <= {"-", ":", " "} and row[2] != "0":
+            return f"| {row[0]} | {row[1]} | {row[2]} |: the check did not exit 0"
+    return None
+
+
+def _head_check_failed(rows: list[list[str]], pull: PullRequest) -> str | None:
+    """Every check the forge reports on the head must have exited 0."""
+    failed = next((check for check in pull.checks if check.exit_code != 0), None)
+    if failed is None:
+        return None
+    return f"check {failed.name} (`{failed.command}`) exited {failed.exit_code} on the head"
+
+
+def _not_merged(rows: list[list[str]], pull: PullRequest) -> str | None:
+    return None if pull.state == "merged" else f"pull request #{pull.number} is {pull.state}, not merged"
+
+
+_RULES = (_backtest_missed, _check_row_failed, _head_check_failed, _not_merged)
+"""The gate's rules in the order they are checked; each returns the failing row, or None."""
+
+
 def close_verdict(pull: PullRequest) -> CloseVerdict:
     """The gate's verdict on ``pull``: the first rule it breaks, or the passing reason."""
     rows = _cells(pull.body)
-    fn_rows = [row for row in rows if row and row[0] == "Backtest FN"]
-    if not fn_rows:
-        return CloseVerdict(False, "the pull request body has no | Backtest FN | row")
-    fn = fn_rows[-1][1] if len(fn_rows[-1]) > 1 else ""
-    if fn != "0":
-        return CloseVerdict(False, f"| Backtest FN | {fn} |: the backtest missed an offense")
-    header = next((i for i, row in enumerate(rows) if row[:3] == ["Check", "Command", "Exit"]), None)
-    if header is None:
-        return CloseVerdict(False, "the pull request body has no | Check | Command | Exit | table")
-    for row in rows[header + 1 :]:
-        if len(row) < 3 or set(row[0]) <= {"-", ":", " "}:
-            continue
-        if row[2] != "0":
-            return CloseVerdict(False, f"| {row[0]} | {row[1]} | {row[2]} |: the check did not exit 0")
-    for check in pull.checks:
-        if check.exit_code != 0:
-            return CloseVerdict(
-                False, f"check {check.name} (`{check.command}`) exited {check.exit_code} on the head"
-            )
-    if pull.state != "merged":
-        return CloseVerdict(False, f"pull request #{pull.number} is {pull.state}, not merged")
+    for rule in _RULES:
+        reason = rule(rows, pull)
+        if reason is not None:
+            return CloseVerdict(False, reason)
     return CloseVerdict(True, _PASSED)
 
 

@@ -59,25 +59,42 @@ def instance_problem(
     """None when ``instance`` exists as one of ``kinds``; else why not, in a few words."""
     reasons: list[str] = []
     for kind in kinds:
-        if kind is CorpusKind.JSONL:
-            if _RUN.match(instance) and has_run(instance):
-                return None
-            reasons.append("no run of that id")
-        elif kind in (CorpusKind.ISSUE, CorpusKind.PULL_REQUEST):
-            match = _ISSUE.match(instance)
-            if match is None:
-                reasons.append("not #N")
-            elif int(match.group(1)) == ticket:
-                reasons.append("the ticket itself")
-            elif forge.exists(instance):
-                return None
-            else:
-                reasons.append("no such issue or pull request")
-        elif kind is CorpusKind.FILE_AT:
-            if COMMIT_NAME.fullmatch(instance) and forge.has_commit(instance):
-                return None
-            reasons.append("no such commit" if COMMIT_NAME.fullmatch(instance) else "not a commit sha")
+        problem = _PROBLEMS[kind](instance, ticket, forge, has_run)
+        if problem is None:
+            return None
+        reasons.append(problem)
     return "; ".join(dict.fromkeys(reasons))
+
+
+def _run_problem(instance: str, ticket: int, forge: Forge, has_run: Callable[[str], bool]) -> str | None:
+    """``jsonl``: a run id the log has a run of."""
+    return None if _RUN.match(instance) and has_run(instance) else "no run of that id"
+
+
+def _issue_problem(instance: str, ticket: int, forge: Forge, has_run: Callable[[str], bool]) -> str | None:
+    """``issue``/``pull_request``: ``#N`` the forge holds, other than the ticket itself."""
+    match = _ISSUE.match(instance)
+    if match is None:
+        return "not #N"
+    if int(match.group(1)) == ticket:
+        return "the ticket itself"
+    return None if forge.exists(instance) else "no such issue or pull request"
+
+
+def _commit_problem(instance: str, ticket: int, forge: Forge, has_run: Callable[[str], bool]) -> str | None:
+    """``file_at``: a commit sha the repository holds."""
+    if not COMMIT_NAME.fullmatch(instance):
+        return "not a commit sha"
+    return None if forge.has_commit(instance) else "no such commit"
+
+
+_PROBLEMS: dict[CorpusKind, Callable[[str, int, Forge, Callable[[str], bool]], str | None]] = {
+    CorpusKind.JSONL: _run_problem,
+    CorpusKind.ISSUE: _issue_problem,
+    CorpusKind.PULL_REQUEST: _issue_problem,
+    CorpusKind.FILE_AT: _commit_problem,
+}
+"""Why an instance is not one of each corpus kind (None when it is)."""
 
 
 def precheck(
@@ -99,10 +116,8 @@ def precheck(
         return _needs(ticket.number, comment.id, None, (), (), f"malformed proposal: {exc}", at)
     kinds = _kinds(proposal, registered)
     problems = {i: instance_problem(i, kinds, ticket.number, forge, has_run) for i in proposal.instances}
-    found = tuple(i for i, problem in problems.items() if problem is None)
-    missing = tuple(i for i in proposal.instances if problems[i] is not None)
+    found, missing, why_not = _found_and_missing(proposal, problems)
     shown = "/".join(kind.value for kind in kinds)
-    why_not = "; ".join(f"{i}: {problems[i]}" for i in missing)
     if found:
         reason = f"{len(found)} of {len(proposal.instances)} named {shown} instance(s) exist"
         verdict = PrecheckVerdict(
@@ -120,6 +135,15 @@ def precheck(
     else:
         reason = f"none of {len(proposal.instances)} named {shown} instance(s) exists: {why_not}"
     return _needs(ticket.number, comment.id, proposal, proposal.instances, kinds, reason, at)
+
+
+def _found_and_missing(
+    proposal: Proposal, problems: Mapping[str, str | None]
+) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """The named instances that exist, those that do not, and why not (``instance: problem; …``)."""
+    found = tuple(i for i, problem in problems.items() if problem is None)
+    missing = tuple(i for i in proposal.instances if problems[i] is not None)
+    return found, missing, "; ".join(f"{i}: {problems[i]}" for i in missing)
 
 
 def _kinds(proposal: Proposal, registered: Mapping[str, Sequence[str]]) -> tuple[CorpusKind, ...]:

@@ -103,14 +103,7 @@ def parse_proposal(body: str, *, ticket: int, comment_id: int, posted_at: dateti
         raise ProposalFormatError(1, "", f"no ```{FENCE} block")
     table = _toml(block)
     lines = _key_lines(block)
-    unknown = sorted(set(table) - set(_REQUIRED) - set(_OPTIONAL))
-    if unknown:
-        raise ProposalFormatError(lines.get(unknown[0], block.first_line), unknown[0], "unknown field")
-    for key in _REQUIRED:
-        if key not in table:
-            raise ProposalFormatError(
-                block.first_line, key, "missing (required: " + ", ".join(_REQUIRED) + ")"
-            )
+    _check_keys(table, lines, block.first_line)
 
     def at(key: str) -> int:
         return lines.get(key, block.first_line)
@@ -122,11 +115,7 @@ def parse_proposal(body: str, *, ticket: int, comment_id: int, posted_at: dateti
     facts = _strings(table, "facts", at("facts")) if "facts" in table else ()
     rules = _string(table, "rules", at("rules")) if "rules" in table else ""
     labels = _labels(table.get("labels", []), instances, at("labels"))
-    for n, instance in enumerate(instances):
-        if not instance.strip():
-            raise ProposalFormatError(at("instances"), f"instances[{n}]", "an empty instance")
-    if len(set(instances)) != len(instances):
-        raise ProposalFormatError(at("instances"), "instances", "an instance is listed twice")
+    _check_instances(instances, at("instances"))
     try:
         return Proposal(
             ticket=ticket,
@@ -144,6 +133,25 @@ def parse_proposal(body: str, *, ticket: int, comment_id: int, posted_at: dateti
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(part) for part in first["loc"])
         raise ProposalFormatError(at(str(first["loc"][0])), field, first["msg"]) from exc
+
+
+def _check_keys(table: dict[str, Any], lines: dict[str, int], first_line: int) -> None:
+    """No unknown key, and every required one."""
+    unknown = sorted(set(table) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise ProposalFormatError(lines.get(unknown[0], first_line), unknown[0], "unknown field")
+    for key in _REQUIRED:
+        if key not in table:
+            raise ProposalFormatError(first_line, key, "missing (required: " + ", ".join(_REQUIRED) + ")")
+
+
+def _check_instances(instances: tuple[str, ...], line: int) -> None:
+    """No empty instance, and none listed twice."""
+    for n, instance in enumerate(instances):
+        if not instance.strip():
+            raise ProposalFormatError(line, f"instances[{n}]", "an empty instance")
+    if len(set(instances)) != len(instances):
+        raise ProposalFormatError(line, "instances", "an instance is listed twice")
 
 
 def render_proposal(proposal: Proposal, note: str = "") -> str:
@@ -201,26 +209,32 @@ def _key_lines(block: ProposalBlock) -> dict[str, int]:
     return found
 
 
+_BRACKETS = {"[": 1, "]": -1}
+
+
 def _depth_change(line: str) -> int:
     """Net ``[``/``]`` outside strings on one line (for arrays that span lines)."""
     change, quoted, escaped = 0, "", False
     for char in line:
         if quoted:
-            if escaped:
-                escaped = False
-            elif char == "\\" and quoted == '"':
-                escaped = True
-            elif char == quoted:
-                quoted = ""
+            quoted, escaped = _in_string(char, quoted, escaped)
         elif char in "\"'":
             quoted = char
         elif char == "#":
             break
-        elif char == "[":
-            change += 1
-        elif char == "]":
-            change -= 1
+        else:
+            change += _BRACKETS.get(char, 0)
     return change
+
+
+def _in_string(char: str, quoted: str, escaped: bool) -> tuple[str, bool]:
+    """One character inside a string opened by ``quoted``: the quote still open (empty once ``char`` closes
+    it), and whether the next character is escaped (only a basic string, ``"``, has escapes)."""
+    if escaped:
+        return quoted, False
+    if char == "\\" and quoted == '"':
+        return quoted, True
+    return ("" if char == quoted else quoted), False
 
 
 def _field_at(block: ProposalBlock, line: int) -> str:

@@ -48,32 +48,47 @@ def census_row(
     miner = miners.get(proposal.miner) or miners.get(TEMPLATE)
     if miner is None:
         return CensusRow(proposal.ticket, proposal.miner, "-", 0, 0, "no registered miner and no template")
-    items = [
-        CorpusItem(JSONL, name, path, run_at(path).files)
-        for name in proposal.instances
-        if (path := run_file(name)) is not None
-    ]
+    items = _items(proposal, run_file)
     if not items:
         return CensusRow(
             proposal.ticket, proposal.miner, miner.name, 0, 0, "no named instance is a run it can read"
         )
-    signs = dict(label.rsplit("\t", 1) for label in proposal.labels)
-    positives = {i.instance for i in items if signs.get(i.instance, "+" if not signs else "-") == "+"}
+    positives = _positives(proposal, items)
     if not positives:
         return CensusRow(proposal.ticket, proposal.miner, miner.name, len(items), 0, "no positive among them")
     try:
-        extracted = extract_facts(miner, items)
-        rules = miner.rules()
-        best = max(
-            len(judge(rules, miner.verdicts, extracted, knee).flagged & positives)
-            for knee in (None, *extracted.scores(extracted.instances))
-        )
+        best = _best_tp(miner, items, positives)
     except MinerError as exc:
         return CensusRow(
             proposal.ticket, proposal.miner, miner.name, len(items), 0, f"the extractor failed: {exc}"
         )
     why = f"{best} of {len(positives)} positive(s) flagged" if best else "flags no positive at any knee"
     return CensusRow(proposal.ticket, proposal.miner, miner.name, len(items), best, why)
+
+
+def _items(proposal: Proposal, run_file: Callable[[str], Path | None]) -> list[CorpusItem]:
+    """The proposal's instances that are runs the miner can read, as corpus items."""
+    return [
+        CorpusItem(JSONL, name, path, run_at(path).files)
+        for name in proposal.instances
+        if (path := run_file(name)) is not None
+    ]
+
+
+def _positives(proposal: Proposal, items: Sequence[CorpusItem]) -> set[str]:
+    """The items labelled positive (every item when the proposal labels none)."""
+    signs = dict(label.rsplit("\t", 1) for label in proposal.labels)
+    return {i.instance for i in items if signs.get(i.instance, "+" if not signs else "-") == "+"}
+
+
+def _best_tp(miner: Miner, items: Sequence[CorpusItem], positives: set[str]) -> int:
+    """The most positives the miner's rules flag at any knee (``MinerError`` when its extractor fails)."""
+    extracted = extract_facts(miner, items)
+    rules = miner.rules()
+    return max(
+        len(judge(rules, miner.verdicts, extracted, knee).flagged & positives)
+        for knee in (None, *extracted.scores(extracted.instances))
+    )
 
 
 def count(rows: Sequence[CensusRow]) -> int:

@@ -101,22 +101,36 @@ def _drafts(
     wanted = {t.number for t in batch}
     drafts: dict[int, Draft] = {}
     refused: dict[int | None, list[str]] = {}
-    items = reply.data.get("proposals", []) if isinstance(reply.data, dict) else []
-    for item in items:
-        number = item.get("ticket") if isinstance(item, dict) else None
-        if not isinstance(number, int) or number not in wanted:
-            refused.setdefault(None, []).append(f"#{number}: not a ticket of this batch")
-        elif number in drafts:
-            refused.setdefault(number, []).append(f"#{number}: a second proposal for the ticket")
+    for item in _answers(reply):
+        number, found = _drafted(item, wanted, drafts, reply.model, now)
+        if isinstance(found, Draft):
+            drafts[found.ticket] = found
         else:
-            try:
-                drafts[number] = draft(number, item, reply.model, now)
-            except ValueError as exc:
-                refused.setdefault(number, []).append(f"#{number}: {exc}")
+            refused.setdefault(number, []).append(str(found))
     for number in sorted(wanted - set(drafts) - set(refused)):
         refused[number] = [f"#{number}: no proposal in the reply"]
     reasons = tuple(reason for reasons in refused.values() for reason in reasons)
     return tuple(drafts[t.number] for t in batch if t.number in drafts), reasons
+
+
+def _answers(reply: ChatReply) -> list[Any]:
+    """The reply's ``proposals`` (none when its data is not an object)."""
+    return reply.data.get("proposals", []) if isinstance(reply.data, dict) else []
+
+
+def _drafted(
+    item: Any, wanted: set[int], drafts: Mapping[int, Draft], model: str, now: datetime
+) -> tuple[int | None, Draft | str]:
+    """One answer's ticket (None when it is not one of the batch) and its draft, or why it is refused."""
+    number = item.get("ticket") if isinstance(item, dict) else None
+    if not isinstance(number, int) or number not in wanted:
+        return None, f"#{number}: not a ticket of this batch"
+    if number in drafts:
+        return number, f"#{number}: a second proposal for the ticket"
+    try:
+        return number, draft(number, item, model, now)
+    except ValueError as exc:
+        return number, f"#{number}: {exc}"
 
 
 def draft(ticket: int, item: Mapping[str, Any], model: str, now: datetime) -> Draft:
