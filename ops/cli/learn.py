@@ -184,6 +184,9 @@ def evaluate_cmd(
     priors: Annotated[
         str, typer.Option(help="With --benchmark: off, detected (default) or all.")
     ] = "detected",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON (what the table's .json file holds).")
+    ] = False,
 ) -> None:
     """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals.
 
@@ -194,10 +197,12 @@ def evaluate_cmd(
     the decider at $0 on grouped folds beside its instruments alone, with case-bootstrap intervals."""
     if priors not in ("off", "detected", "all"):
         raise OuroError(f"--priors: {priors!r} is not off, detected or all")
-    from ouroboros_gates.ops.cli._learn_evaluate import evaluate_benchmark, evaluate_loso
+    from ouroboros_gates.ops.cli._learn_evaluate import evaluate_benchmark, evaluate_loso, show
 
     if loso:
-        evaluate_loso(corpora, jobs=jobs, seed=seed, resamples=resamples, name=name, markdown=markdown)
+        evaluate_loso(
+            corpora, jobs=jobs, seed=seed, resamples=resamples, name=name, markdown=markdown, as_json=as_json
+        )
         return
     if benchmark is not None or expected is not None:
         if benchmark is None or expected is None:
@@ -212,6 +217,7 @@ def evaluate_cmd(
             with_memory=with_memory,
             priors=priors,
             markdown=markdown,
+            as_json=as_json,
         )
         return
     from ouroboros_gates.decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
@@ -241,8 +247,7 @@ def evaluate_cmd(
     (out / f"{name}.md").write_text(table)
     if markdown is not None:
         markdown.write_text(table)
-    print(table)
-    print(f"written: {out / name}.json, {out / name}.md")
+    show(table, result.data, f"written: {out / name}.json, {out / name}.md", as_json)
 
 
 def metered_client(usd: float | None, calls: int | None) -> MeteredClient:
