@@ -9,7 +9,8 @@ zone: read as UTC); an **observation** names itself in
 ``observation`` and answers the action whose ``id`` is its ``cause``, with ``content`` and ``extras`` (a
 command's ``extras.metadata.exit_code``). An action the model asked for carries ``tool_call_metadata``
 (``function_name``, ``tool_call_id``); events carry ``llm_metrics`` (``accumulated_cost``, and
-``token_usages``, one per model response with its ``response_id``).
+``token_usages``, one per model response with its ``response_id``). The agent SDK's events (OpenHands V1,
+``kind`` naming the event's class) are read by ``openhands_sdk``.
 
 - A tool call: an agent's action that runs something (``TOOL_ACTIONS``) or that carries tool-call metadata;
   its id is the ``tool_call_id`` (else ``event-<id>``), its tool the function's name (else the action's).

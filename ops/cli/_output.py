@@ -57,7 +57,7 @@ class ReportConsole(Console):
 class JsonReport(ReportConsole):
     """``--json`` for a command whose report is printed line by line and table by table: what it prints is
     collected in ``items`` (a table as its title, columns and rows; text as one plain line), and ``finish``
-    prints ``{"report": items}``. Numbers in a table's cells are JSON numbers."""
+    prints ``{"report": items}``. The cells of a numeric (right-aligned) column are JSON numbers."""
 
     def __init__(self) -> None:
         super().__init__(file=io.StringIO(), soft_wrap=True, highlight=False, width=200)
@@ -148,16 +148,25 @@ def _table_parts(table: Table) -> tuple[str, list[str], list[list[str]]]:
 
 
 def _table_json(table: Table) -> dict[str, Any]:
+    """A table as JSON: its title, its columns, each row by column; a right-aligned (numeric) column's cells
+    are numbers where they read as one."""
     title, columns, rows = _table_parts(table)
+    numeric = [column.justify == "right" for column in table.columns]
     return {
         "table": title,
         "columns": columns,
-        "rows": [dict(zip(columns, map(_value, row), strict=True)) for row in rows],
+        "rows": [
+            {
+                name: _value(cell) if number else cell
+                for name, cell, number in zip(columns, row, numeric, strict=True)
+            }
+            for row in rows
+        ],
     }
 
 
 def _value(cell: str) -> object:
-    """A cell as JSON: a number when it reads as one, else its text."""
+    """A cell of a numeric column as JSON: a number when it reads as one, else its text (``-``)."""
     if _NUMBER.fullmatch(cell):
         return float(cell) if any(mark in cell for mark in ".eE") else int(cell)
     return cell
