@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING
 from ouroboros_gates._lazy import lazy
 
 if TYPE_CHECKING:
-    from ouroboros_gates.harness.corpus_stats import CorpusStats, RunStats, collect
+    from ouroboros_gates.harness.corpus_stats import CorpusStats, RunStats, collect, stats_of
     from ouroboros_gates.harness.cost import CostFold, SessionCosts, fold_cumulative
     from ouroboros_gates.harness.detect import Format, classify, detect_format
     from ouroboros_gates.harness.paths import RunFiles, expand, run_at, run_files, run_name
     from ouroboros_gates.harness.peek import format_of, has_result_lines
-    from ouroboros_gates.harness.reader import Reader, Unread, iter_events, read
+    from ouroboros_gates.harness.reader import Reader, Unread, iter_events, read, unread_files
     from ouroboros_gates.harness.source import Layout, Malformed
     from ouroboros_gates.harness.stats import MAIN_AGENT, AgentStats, cache_ratio, summarise
     from ouroboros_gates.harness.swe_agent import CACHE_UNREPORTED
@@ -82,7 +82,9 @@ __all__ = [
     "run_at",
     "run_files",
     "run_name",
+    "stats_of",
     "summarise",
+    "unread_files",
 ]
 
 _HOMES = {
@@ -118,7 +120,9 @@ _HOMES = {
     "run_at": "ouroboros_gates.harness.paths",
     "run_files": "ouroboros_gates.harness.paths",
     "run_name": "ouroboros_gates.harness.paths",
+    "stats_of": "ouroboros_gates.harness.corpus_stats",
     "summarise": "ouroboros_gates.harness.stats",
+    "unread_files": "ouroboros_gates.harness.reader",
 }
 """Where each name of ``__all__`` lives (the ``TYPE_CHECKING`` block says the same, for mypy)."""
 

@@ -13,13 +13,13 @@ from typing import Any, TypeVar
 
 from ouroboros_gates.harness.detect import Format, agent_of
 from ouroboros_gates.harness.line import Tokens
-from ouroboros_gates.harness.paths import expand
+from ouroboros_gates.harness.paths import RunFiles, expand
 from ouroboros_gates.harness.reader import Reader, Unread
 from ouroboros_gates.harness.source import Malformed
 from ouroboros_gates.harness.stats import MAIN_AGENT, AgentStats, Tally, cache_ratio
 from ouroboros_gates.harness.tools import TOOL_ERROR_DEFINITION
 
-__all__ = ["CorpusStats", "RunStats", "collect", "run_stats"]
+__all__ = ["CorpusStats", "RunStats", "collect", "run_stats", "stats_of"]
 
 _T = TypeVar("_T")
 
@@ -49,6 +49,8 @@ class RunStats:
     cache: float | None = None
     """h_r (``cache_ratio``); None without prompt tokens or when the format does not report the cache."""
     unread: list[Unread] = field(default_factory=list)
+    vanished: list[str] = field(default_factory=list)
+    """The files that were gone when they were to be read (deleted since they were listed): skipped."""
     started_at: datetime | None = None
     ended_at: datetime | None = None
 
@@ -91,6 +93,7 @@ class RunStats:
             "started_at": _iso(self.started_at),
             "ended_at": _iso(self.ended_at),
             "unread": [{"file": bad.file, "keys": bad.keys, "reason": str(bad)} for bad in self.unread],
+            "vanished": list(self.vanished),
             "usage": self.usage.as_dict(),
             "cost_usd": self.cost_usd,
             "turns": self.turns,
@@ -114,6 +117,11 @@ class CorpusStats:
             "total": self.total.to_json(),
             "tool_error_definition": TOOL_ERROR_DEFINITION,
         }
+
+    @property
+    def vanished(self) -> list[str]:
+        """The files deleted between the listing and the read, over every run."""
+        return self.total.vanished
 
     @property
     def unread(self) -> list[Unread]:
@@ -142,10 +150,11 @@ def run_stats(reader: Reader, path: Path) -> RunStats:
         turns=tally.turns,
         agents=tally.by_agent(),
         relays_skipped=tally.relays_skipped,
-        notes=(*reader.notes, *reader.cut),
+        notes=(*reader.notes, *reader.cut, *reader.pending),
         tool_errors_by_gate=tally.by_gate(),
         cache=tally.cache,
         unread=reader.unread,
+        vanished=reader.vanished,
         started_at=tally.started_at,
         ended_at=tally.ended_at,
     )
@@ -153,7 +162,13 @@ def run_stats(reader: Reader, path: Path) -> RunStats:
 
 def collect(items: Iterable[str | Path]) -> CorpusStats:
     """Statistics for every run named by files, run directories, directories of runs or globs."""
-    runs = [run_stats(Reader(run.files, run.name, run.notes), run.path) for run in expand(items)]
+    return stats_of(expand(items))
+
+
+def stats_of(listed: Iterable[RunFiles]) -> CorpusStats:
+    """Statistics for the runs ``paths.expand`` listed (a file deleted since is a counted skip:
+    ``vanished``)."""
+    runs = [run_stats(Reader(run.files, run.name, run.notes), run.path) for run in listed]
     return CorpusStats(runs=runs, total=_total(runs))
 
 
@@ -180,6 +195,7 @@ def _total(runs: list[RunStats]) -> RunStats:
         tool_errors_by_gate=_counted(runs, lambda run: run.tool_errors_by_gate),
         cache=cache_ratio(sum((run.usage for run in runs if run.cache is not None), Tokens())),
         unread=_each(runs, lambda run: run.unread),
+        vanished=_each(runs, lambda run: run.vanished),
         started_at=min(_known(runs, lambda run: run.started_at), default=None),
         ended_at=max(_known(runs, lambda run: run.ended_at), default=None),
     )

@@ -9,7 +9,8 @@ zone: read as UTC); an **observation** names itself in
 ``observation`` and answers the action whose ``id`` is its ``cause``, with ``content`` and ``extras`` (a
 command's ``extras.metadata.exit_code``). An action the model asked for carries ``tool_call_metadata``
 (``function_name``, ``tool_call_id``); events carry ``llm_metrics`` (``accumulated_cost``, and
-``token_usages``, one per model response with its ``response_id``).
+``token_usages``, one per model response with its ``response_id``). The agent SDK's events (OpenHands V1,
+``kind`` naming the event's class) are read by ``openhands_sdk``.
 
 - A tool call: an agent's action that runs something (``TOOL_ACTIONS``) or that carries tool-call metadata;
   its id is the ``tool_call_id`` (else ``event-<id>``), its tool the function's name (else the action's).
@@ -30,6 +31,7 @@ from typing import Any
 
 from ouroboros_gates.harness.context import LineContext, ReadState, number, response_key, text, timestamp
 from ouroboros_gates.harness.line import LineEvent, Tokens
+from ouroboros_gates.harness.openhands_sdk import cost_of, is_sdk_event, sdk_events, sdk_usage
 from ouroboros_gates.schemas.kinds import HarnessKind
 
 __all__ = ["TOOL_ACTIONS", "is_openhands_event", "openhands_events"]
@@ -54,10 +56,12 @@ _ZONE = re.compile(r"[+-]")
 
 
 def is_openhands_event(doc: dict[str, Any]) -> bool:
-    """Whether ``doc`` is one OpenHands event (an action or an observation with its source)."""
-    return isinstance(doc.get("source"), str) and (
-        isinstance(doc.get("action"), str) or isinstance(doc.get("observation"), str)
-    )
+    """Whether ``doc`` is one OpenHands event (an action or an observation with its source), or one of its
+    agent SDK's (``openhands_sdk``)."""
+    return (
+        isinstance(doc.get("source"), str)
+        and (isinstance(doc.get("action"), str) or isinstance(doc.get("observation"), str))
+    ) or is_sdk_event(doc)
 
 
 def _call_id(doc: dict[str, Any]) -> str | None:
@@ -80,6 +84,9 @@ def openhands_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) ->
     moment = _moment(doc.get("timestamp"))
     if moment is not None:
         ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
+    if is_sdk_event(doc):
+        yield from sdk_events(doc, ctx, state, _sdk_usage(doc, state))
+        return
     usage, cost = _usage(doc.get("llm_metrics"), state)
     common: dict[str, Any] = {"session": ctx.run, "usage": usage, "total_cost_usd": cost}
     action, observation = text(doc.get("action")), text(doc.get("observation"))
@@ -162,6 +169,17 @@ def _usage(metrics: Any, state: ReadState) -> tuple[Tokens | None, float | None]
         new = state.ledger.add(key, reported) if key is not None else None  # an entry without id: unmatched
         found = new if found is None else (found if new is None else found + new)
     return found, number(metrics.get("accumulated_cost"))
+
+
+def _sdk_usage(doc: dict[str, Any], state: ReadState) -> tuple[Tokens | None, float | None]:
+    """The tokens an SDK state update reports for the first time (each LLM's responses, once each by
+    ``response_id``) and the conversation's cumulative cost."""
+    records = sdk_usage(doc)
+    found: Tokens | None = None
+    for record in records:
+        new, _ = _usage(record, state)
+        found = new if found is None else (found if new is None else found + new)
+    return found, cost_of(records)
 
 
 def _tokens(entry: dict[str, Any]) -> Tokens:

@@ -14,8 +14,17 @@ from typing import Any
 
 from ouroboros_gates.harness.detect import Format, classify
 from ouroboros_gates.harness.source import Layout, Source
+from ouroboros_gates.schemas.errors import CorpusError
 
-__all__ = ["LOG_SUFFIXES", "format_of", "has_result_lines", "hook_session", "session_id", "whole_run"]
+__all__ = [
+    "LOG_SUFFIXES",
+    "format_of",
+    "has_result_lines",
+    "hook_session",
+    "session_id",
+    "unknown_keys",
+    "whole_run",
+]
 
 LOG_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json", ".traj"})
 _PEEK = 50
@@ -34,11 +43,40 @@ class _Peek:
 
 
 def _peek(path: Path) -> _Peek:
-    """What the first objects of a log file say (nothing for a file that is no log)."""
-    if path.suffix not in LOG_SUFFIXES or not path.is_file():
+    """What the first objects of a log file say (nothing for a file that is no log, or that cannot be read:
+    the reader names it when it comes to read it)."""
+    if path.suffix not in LOG_SUFFIXES:
         return _Peek()
-    stat = path.stat()
-    return _peek_version(path, stat.st_mtime_ns, stat.st_size)
+    try:
+        stat = path.stat()
+        return _peek_version(path, stat.st_mtime_ns, stat.st_size) if path.is_file() else _Peek()
+    except (OSError, CorpusError):  # deleted since it was listed, or not readable
+        return _Peek()
+
+
+def unknown_keys(path: Path) -> list[str] | None:
+    """The first object's keys (up to 12) when none of the file's first objects is in a known format; None
+    for a log, and for a file that holds no JSON object. Raises ``CorpusError`` when the file cannot be
+    opened."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read: {exc.strerror}") from exc
+    return _unknown_version(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4096)
+def _unknown_version(path: Path, _mtime_ns: int, _size: int) -> list[str] | None:
+    objects = iter(Source(path))
+    keys: list[str] | None = None
+    try:
+        for _line, doc in islice(objects, _PEEK):
+            if _format_of_object(doc)[0] is not Format.UNKNOWN:
+                return None
+            keys = sorted(doc)[:12] if keys is None else keys
+    finally:
+        objects.close()
+    return keys
 
 
 @lru_cache(maxsize=4096)

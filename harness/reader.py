@@ -20,6 +20,7 @@ from ouroboros_gates.harness.hooks import hook_events
 from ouroboros_gates.harness.line import LineEvent, Where, valid_run_id
 from ouroboros_gates.harness.openhands import openhands_events
 from ouroboros_gates.harness.paths import expand, own_agents, run_at
+from ouroboros_gates.harness.peek import unknown_keys
 from ouroboros_gates.harness.source import Malformed, Source
 from ouroboros_gates.harness.streamjson import stream_events
 from ouroboros_gates.harness.swe_agent import swe_agent_events
@@ -30,22 +31,52 @@ from ouroboros_gates.schemas.kinds import HarnessKind
 if TYPE_CHECKING:
     from ouroboros_gates.schemas import HarnessEvent
 
-__all__ = ["EXPECTED", "Reader", "Unread", "iter_events", "line_events", "read"]
+__all__ = ["EXPECTED", "Reader", "Unread", "iter_events", "line_events", "read", "unread_files"]
 
 
 @dataclass(frozen=True)
 class Unread:
-    """A file the readers could not read: none of its objects is in a known format."""
+    """A file the readers could not read: none of its objects is in a known format, or it could not be
+    opened (``error``)."""
 
     file: str
     keys: list[str]
     """The first object's keys (up to 12): what the file held instead."""
+    error: str | None = None
+    """Why the file could not be opened (``cannot read: Permission denied``), when that was the trouble."""
 
     def __str__(self) -> str:
+        if self.error is not None:
+            return f"{self.file}: not read: {self.error}"
         held = ", ".join(self.keys) or "no keys"
         return (
             f"{self.file}: not read: no object in a known format (its first has {held}); expected {EXPECTED}"
         )
+
+
+def unread_files(files: Iterable[Path]) -> list[Unread]:
+    """The files among ``files`` that cannot be opened, or whose first objects are all of no known format:
+    what ``Reader.unread`` names after a whole pass, judged from the first objects alone (``ouro ingest``,
+    which leaves the reading to the workers). A file that no longer exists is not among them (a vanished
+    file is a skip, not an error)."""
+    found = []
+    for path in files:
+        try:
+            keys = unknown_keys(path)
+        except CorpusError as exc:  # could not be opened
+            if path.exists():
+                found.append(Unread(str(path), [], _open_error(exc)))
+            continue
+        if keys is not None:
+            found.append(Unread(str(path), keys))
+    return found
+
+
+def _open_error(exc: CorpusError) -> str:
+    """``cannot read: <why>`` from the error ``Source`` raises when it cannot open a file."""
+    cause = exc.__cause__
+    why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
+    return f"cannot read: {why}"
 
 
 class Reader:
@@ -68,6 +99,8 @@ class Reader:
         self._by_file: dict[str, Counter[Format]] = {}
         self._first_keys: dict[str, list[str]] = {}
         self._state = ReadState(own_agents=self.own_agents)
+        self._vanished: list[str] = []
+        self._not_opened: list[Unread] = []
 
     @property
     def lines(self) -> int:
@@ -89,11 +122,29 @@ class Reader:
     def unread(self) -> list[Unread]:
         """The files of the last pass that held JSON but nothing in a format the readers know, with what
         they held and what was expected: nothing of them was counted."""
-        return [
+        unknown = [
             Unread(name, self._first_keys.get(name, []))
             for name, found in self._by_file.items()
             if found and set(found) == {Format.UNKNOWN}
         ]
+        return [*unknown, *self._not_opened]
+
+    @property
+    def pending(self) -> list[str]:
+        """The last lines of the last pass still being written (no newline yet, not JSON yet), as notes:
+        left for the next read, not counted as lines nor as malformed."""
+        return [
+            f"{source.pending.file}:{source.pending.line}: last line not finished (no newline at the end, "
+            "not JSON yet): left for the next read"
+            for source in self._sources
+            if source.pending is not None
+        ]
+
+    @property
+    def vanished(self) -> list[str]:
+        """The files of the last pass that were gone when they were to be read (deleted since they were
+        listed): skipped, and named here."""
+        return list(self._vanished)
 
     @property
     def cut(self) -> list[str]:
@@ -134,12 +185,13 @@ class Reader:
 
     def _lines(self) -> Iterator[tuple[Source, int, list[LineEvent]]]:
         self._sources, self.formats, self._by_file, self._first_keys = [], Counter(), {}, {}
+        self._vanished, self._not_opened = [], []
         self._state = state = ReadState(own_agents=self.own_agents)
         for path in self.files:
             source = Source(path)
             self._sources.append(source)
             self._by_file[source.name] = Counter()
-            for line, doc in source:
+            for line, doc in self._objects(source):
                 try:
                     events = list(
                         self._dispatch(doc, LineContext(self.run, Where(source.name, line), doc), state)
@@ -148,6 +200,23 @@ class Reader:
                     source.report(line, f"could not be typed: {_first_line(exc)}")
                     continue
                 yield source, line, events
+
+    def _objects(self, source: Source) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The source's objects; a file that cannot be opened is named (``vanished`` when it is gone,
+        ``unread`` otherwise) and the next file is read."""
+        objects = iter(source)
+        while True:
+            try:
+                found = next(objects)
+            except StopIteration:
+                return
+            except CorpusError as exc:  # ``Source`` raises it only when the file cannot be opened
+                if isinstance(exc.__cause__, FileNotFoundError):
+                    self._vanished.append(source.name)
+                else:
+                    self._not_opened.append(Unread(source.name, [], _open_error(exc)))
+                return
+            yield found
 
     def _dispatch(self, doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
         found = classify(doc)

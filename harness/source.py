@@ -9,8 +9,11 @@ Two layouts, chosen per file by looking at its first lines (never by a flag):
   own and the first value, scanned from there, is valid JSON spread over several lines.
 
 Either way the file is read one line at a time (a 2 GB file streams, a 10 MB line is one read), and bad
-input never stops the reader: a line that is not JSON, not an object, not UTF-8, or a truncated last line
-is reported as ``Malformed`` with its file:line and the rest of the file is still read.
+input never stops the reader: a line that is not JSON, not an object, or not UTF-8 is reported as
+``Malformed`` with its file:line and the rest of the file is still read. A last line of JSON lines that is
+not JSON and has no newline at its end is a line still being written (a session in progress, a process
+killed mid-write): it is ``pending``, neither read nor malformed nor counted, and read whole once the writer
+finishes it.
 """
 
 from __future__ import annotations
@@ -79,9 +82,12 @@ class Source:
         self.layout: Layout | None = None
         self.malformed: list[Malformed] = []
         self.malformed_count = 0
+        self.pending: Where | None = None
+        """A last line of JSON lines that is not JSON and has no newline yet (a run still being written):
+        neither read nor malformed, nor counted in ``lines``; read once it is finished."""
 
     def __iter__(self) -> Generator[tuple[int, dict[str, Any]], None, None]:
-        self.lines, self.malformed, self.malformed_count = 0, [], 0
+        self.lines, self.malformed, self.malformed_count, self.pending = 0, [], 0, None
         try:
             handle = self.path.open("rb")
         except OSError as exc:
@@ -111,10 +117,10 @@ class Source:
             except orjson.JSONDecodeError:  # a blank line, or the reason is worked out below
                 if not data.strip():
                     continue
-                _, reason = _decode(data)
-                if not raw.endswith(b"\n"):
-                    reason = f"truncated last line (no newline at the end): {reason}"
-                self.report(number, str(reason))
+                if not raw.endswith(b"\n"):  # the writer is still on it: the next read takes it whole
+                    self.lines, self.pending = number - 1, Where(self.name, number)
+                    continue
+                self.report(number, str(_decode(data)[1]))
                 continue
             if type(value) is dict:  # nearly every line: one object
                 yield number, value

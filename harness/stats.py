@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ouroboros_gates.harness.cost import SessionCosts
 from ouroboros_gates.harness.hooks import is_turn_end
 from ouroboros_gates.harness.line import LineEvent, Tokens
+from ouroboros_gates.harness.openhands import is_openhands_event
 from ouroboros_gates.harness.reader import Reader
 from ouroboros_gates.harness.swe_agent import CACHE_UNREPORTED
 from ouroboros_gates.harness.tools import by_input, call_key, denied_by, is_tool_error
@@ -104,8 +105,10 @@ class Tally:
             self.agent_usage[agent] = self.agent_usage.get(agent, Tokens()) + event.usage
             self.cache_unreported |= event.subtype == CACHE_UNREPORTED
         if event.total_cost_usd is not None:
-            # A counter belongs to one process, which writes one file: fold per file and session.
-            self.costs.add((event.span.file, event.session), event.total_cost_usd)
+            # A counter belongs to one process, which writes one file: fold per file and session. An
+            # OpenHands conversation's counter runs over its events, one a file in its events/ folder.
+            where = None if is_openhands_event(event.raw) else event.span.file
+            self.costs.add((where, event.session), event.total_cost_usd)
         if event.session:
             self.sessions.add(event.session)
         self.turns += event.kind is HarnessKind.RESULT or is_turn_end(event)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ouroboros_gates.harness import expand, run_at
+from ouroboros_gates.harness import Unread, expand, run_at, unread_files
 from ouroboros_gates.schemas import IngestRun, content_id
 from ouroboros_gates.schemas.errors import CorpusError
 from ouroboros_gates.schemas.settings import Settings
@@ -53,24 +53,43 @@ def expand_runs(items: Iterable[str]) -> list[Path]:
 
 
 def ingest_messages(
-    paths: Iterable[Path], settings: Settings, vanished: list[Path] | None = None
+    paths: Iterable[Path],
+    settings: Settings,
+    vanished: list[Path] | None = None,
+    unread: list[Unread] | None = None,
 ) -> list[IngestRun]:
-    """One message per run; the id follows the run's content, so a repeat is recognised. A run whose files are
-    gone by the time it is read (deleted since it was listed) is skipped, and added to ``vanished`` when
-    given."""
+    """One message per run; the id follows the run's content, so a repeat is recognised (and a run that grew
+    since, a session still being written, is ingested again, its record replacing the last).
+
+    A run whose files are gone by the time it is read (deleted since it was listed) is skipped, and added to
+    ``vanished`` when given. A file that cannot be opened, or whose objects are of no known format, is added
+    to ``unread`` when given: a run with such a file is still queued when it has others to read, skipped
+    when none of its files can be read."""
     messages = []
     for path in paths:
         try:
-            run, digest = run_at(path).name, run_digest(path)
+            found = _readable(path, unread)
         except (FileNotFoundError, CorpusError):
             if path.exists():  # unreadable for another reason: that error is the user's to see
                 raise
             if vanished is not None:
                 vanished.append(path)
             continue
-        messages.append(
-            IngestRun(
-                message_id=content_id("ingest", run, digest), path=str(path), run=run, tenant=settings.tenant
-            )
-        )
+        if found is not None:
+            run, digest = found
+            message_id = content_id("ingest", run, digest)
+            messages.append(IngestRun(message_id=message_id, path=str(path), run=run, tenant=settings.tenant))
     return messages
+
+
+def _readable(path: Path, unread: list[Unread] | None) -> tuple[str, str] | None:
+    """The run's name and content digest; None (its files named in ``unread``) when none of its files can
+    be read, or one cannot be opened. Without ``unread`` every run is queued, as the worker will read it."""
+    found = run_at(path)
+    if unread is None:
+        return found.name, run_digest(path)
+    bad = unread_files(found.files)
+    unread.extend(bad)
+    if (bad and len(bad) == len(found.files)) or any(item.error for item in bad):
+        return None
+    return found.name, run_digest(path)

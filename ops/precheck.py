@@ -31,9 +31,9 @@ def precheck_rows(
     return [precheck(ticket, forge, runs, registered, now).verdict.to_json_dict() for ticket in chosen]
 
 
-def verdict_lines(rows: Iterable[Mapping[str, Any]], width: int = 100) -> list[str]:
-    """The verdict rows as text, one line per ticket with its reason wrapped below it (``--json`` lists
-    the instances themselves)."""
+def verdict_lines(rows: Iterable[Mapping[str, Any]], width: int | None = 100) -> list[str]:
+    """The verdict rows as text, one line per ticket with its reason below it, wrapped to ``width`` (None:
+    one line however long, as piped output has it); ``--json`` lists the instances themselves."""
     lines = [_ROW.format(*COLUMNS)]
     for row in rows:
         miner = row.get("miner") or "-"
@@ -41,6 +41,9 @@ def verdict_lines(rows: Iterable[Mapping[str, Any]], width: int = 100) -> list[s
         lines.append(
             _ROW.format(f"#{row['ticket']}", row.get("proposal") or "-", miner, named, found, row["verdict"])
         )
+        if width is None:
+            lines.append(_INDENT + row["reason"])
+            continue
         lines += textwrap.wrap(
             row["reason"], max(width, 40), initial_indent=_INDENT, subsequent_indent=_INDENT
         )

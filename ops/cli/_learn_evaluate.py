@@ -4,14 +4,16 @@ these)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from ouroboros_gates.ops.cli._learn_common import progress as _progress
 from ouroboros_gates.ops.cli._learn_common import say, workspace
+from ouroboros_gates.ops.cli._output import print_json
 from ouroboros_gates.schemas.errors import OuroError
 
-__all__ = ["evaluate_benchmark", "evaluate_loso", "say", "store_benchmark"]
+__all__ = ["evaluate_benchmark", "evaluate_loso", "say", "show", "store_benchmark"]
 
 
 def store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
@@ -36,8 +38,26 @@ def store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
     )
 
 
+def show(table: str, result: dict[str, Any], said: str, as_json: bool) -> None:
+    """The evaluation's table and what was written (stdout); with ``--json`` the report's JSON on stdout
+    instead of the table, and what was written on stderr."""
+    if as_json:
+        print_json(json.dumps(result, indent=1, sort_keys=True))
+        print(said, file=sys.stderr)
+        return
+    print(table)
+    print(said)
+
+
 def evaluate_loso(
-    corpora: Path | None, *, jobs: int, seed: int, resamples: int, name: str, markdown: Path | None
+    corpora: Path | None,
+    *,
+    jobs: int,
+    seed: int,
+    resamples: int,
+    name: str,
+    markdown: Path | None,
+    as_json: bool = False,
 ) -> None:
     from ouroboros_gates.decider.learn.ship import evaluate, render
 
@@ -49,8 +69,7 @@ def evaluate_loso(
     )
     table = render(result, command)
     written = _write(name if name != "evaluation" else "loso", result, table, markdown)
-    print(table)
-    print(f"written: {written}")
+    show(table, result, f"written: {written}", as_json)
 
 
 def evaluate_benchmark(
@@ -64,6 +83,7 @@ def evaluate_benchmark(
     with_memory: bool,
     priors: str = "detected",
     markdown: Path | None = None,
+    as_json: bool = False,
 ) -> None:
     import time
 
@@ -105,11 +125,11 @@ def evaluate_benchmark(
     result["seconds"] = {"analyse": round(analysed_s, 1), "total": round(time.monotonic() - started, 1)}
     table = render_benchmark(result)
     written = _write(name if name != "evaluation" else "benchmark", result, table, markdown)
-    print(table)
-    print(
+    said = (
         f"{len(cases)} cases in {result['seconds']['total']} s ({result['seconds']['analyse']} s analysing, "
         f"{jobs} process(es)); written: {written}"
     )
+    show(table, result, said, as_json)
 
 
 def _write(stem: str, result: dict[str, Any], table: str, markdown: Path | None) -> str:

@@ -97,8 +97,13 @@ def _session_row(run: RunStats) -> dict[str, object]:
 
 
 def _exit_on_unread(found: CorpusStats) -> None:
-    """Name each file no reader could read on stderr; exit 1 when there is one."""
+    """Name on stderr each file deleted before it was read (a counted skip) and each file no reader could
+    read; exit 1 when there is one of the latter."""
     out.file.flush()  # the report first, then what it left out
+    for gone in found.vanished:
+        err.print(f"ouro: skipped {gone}: deleted while the corpus was read", markup=False)
+    if found.vanished:
+        err.print(f"ouro: {len(found.vanished)} file(s) skipped: they vanished", markup=False)
     for bad in found.unread:
         err.print(f"ouro: {bad}", markup=False)
     if found.unread:

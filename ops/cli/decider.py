@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from ouroboros_gates.events import open_store
+from ouroboros_gates.ops.cli._output import console as output_console
+from ouroboros_gates.ops.cli._output import print_json
 from ouroboros_gates.ops.pushes import Via
 from ouroboros_gates.schemas import Action, Decision
 from ouroboros_gates.schemas.errors import OuroError
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-console = Console(stderr=True, highlight=False, soft_wrap=True)
+console = output_console(stderr=True)
 
 
 class FailOn(StrEnum):
@@ -111,6 +112,12 @@ def scan(
         ),
     ] = False,
     priors: Annotated[PriorsChoice, typer.Option(help=_PRIORS_HELP)] = PriorsChoice.DETECTED,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print the scan as JSON on stdout: counts, reports, skipped paths, the findings."
+        ),
+    ] = False,
 ) -> None:
     """Decide every candidate of the files under PATH… and write the reports (findings.json, SARIF, ...).
 
@@ -131,6 +138,8 @@ def scan(
     with ScanProgress(console) as shown:
         done = scan_paths(request, settings, store, shown)
     _print(done, shown)
+    if as_json:
+        print_json(json.dumps(_scan_json(done), indent=2, sort_keys=True))
     actions = done.actions()
     if (fail_on is FailOn.BLOCKED and Action.BLOCK in actions) or (
         fail_on is FailOn.FINDINGS and actions & {Action.BLOCK, Action.ADVISORY}
@@ -156,6 +165,20 @@ def _print(done: Scanned, shown: ScanProgress) -> None:
 
 
 _SHOWN_SKIPPED = 4
+
+
+def _scan_json(done: Scanned) -> dict[str, object]:
+    """``ouro scan --json``: what the console lines say, whole, and the findings as findings.json has them."""
+    findings = done.written.get("findings.json")
+    return {
+        "folder": str(done.folder),
+        "reports": {name: str(path) for name, path in sorted(done.written.items())},
+        "counts": done.counts(),
+        "note": done.note,
+        "skipped": done.skipped,
+        "instruments_failed": {name: sorted(paths) for name, paths in sorted(done.failures.items()) if paths},
+        "findings": json.loads(findings.read_text()) if findings is not None else [],
+    }
 
 
 def decision_line(d: Decision) -> str:

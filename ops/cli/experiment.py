@@ -16,12 +16,14 @@ from typing import Annotated
 
 import typer
 
+from ouroboros_gates.ops.cli._output import print_json
 from ouroboros_gates.ops.cli.learn import metered_client, workspace
 from ouroboros_gates.schemas.errors import OuroError
 
 __all__ = ["experiment_app"]
 
 experiment_app = typer.Typer(no_args_is_help=True, help="Pre-registered paired experiments.")
+AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON (what result.json holds).")]
 
 
 @experiment_app.command("register")
@@ -47,6 +49,7 @@ def experiment_run(
     manifest: Annotated[Path, typer.Argument(help="experiments/<id>.toml (registered)")],
     out: Annotated[Path | None, typer.Option(help="Where result.json goes.")] = None,
     resamples: Annotated[int, typer.Option(min=100)] = 10000,
+    as_json: AsJson = False,
 ) -> None:
     """Run both arms on every frozen unit (paired, seeded arm order), then analyse."""
     from ouroboros_gates.decider.learn import build_memory
@@ -76,7 +79,7 @@ def experiment_run(
     shelf = ProgramShelf(ws.root / "programs")
     rows, incomplete = run_arms(spec, [by_uid[u] for u in wanted], analysed, memory, clients, shelf.program)
     result = write_result(spec, rows, incomplete, registered, _result_dir(spec.id, out), resamples=resamples)
-    _print_result(result)
+    _print_result(result, as_json)
 
 
 @experiment_app.command("analyse")
@@ -84,6 +87,7 @@ def experiment_analyse(
     manifest: Annotated[Path, typer.Argument(help="experiments/<id>.toml (registered)")],
     out: Annotated[Path | None, typer.Option(help="Where outcomes.jsonl and result.json are.")] = None,
     resamples: Annotated[int, typer.Option(min=100)] = 10000,
+    as_json: AsJson = False,
 ) -> None:
     """Analyse recorded outcomes again ($0): looks, McNemar, TOST and the decision."""
     from ouroboros_gates.decider.learn.arms import write_result
@@ -99,10 +103,13 @@ def experiment_analyse(
     rows = [json.loads(line) for line in path.read_text().splitlines() if line]
     previous = json.loads((folder / "result.json").read_text()) if (folder / "result.json").is_file() else {}
     result = write_result(spec, rows, previous.get("incomplete"), registered, folder, resamples=resamples)
-    _print_result(result)
+    _print_result(result, as_json)
 
 
-def _print_result(result: dict[str, object]) -> None:
+def _print_result(result: dict[str, object], as_json: bool = False) -> None:
+    if as_json:
+        print_json(json.dumps(result, indent=1, sort_keys=True, default=str))
+        return
     looks = result["looks"]
     assert isinstance(looks, list)
     for look in looks:

@@ -15,11 +15,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ouroboros_gates.ops.cli._common import DOCS, UsageError, event_store
+from ouroboros_gates.ops.cli._output import console as output_console
+from ouroboros_gates.ops.cli._output import print_json
 from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["beat", "flower", "publish_cmd", "serve", "status", "triggers", "worker"]
 
-console = Console()
+console = output_console()
+AsJson = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
 
 
 def publish_cmd(
@@ -148,7 +150,7 @@ def flower(
 
 def triggers(
     count: Annotated[int, typer.Option("-n", "--count", min=1, max=50, help="Occurrences per trigger.")] = 3,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """The cron triggers: next occurrences, last outcome, and the measurement each cadence was derived
     from."""
@@ -160,16 +162,20 @@ def triggers(
     settings = load_settings()
     shown = plan(ZoneInfo(settings.timezone), datetime.now(UTC), count, lock_rows(event_store().side_tables))
     if as_json:
-        console.print_json(data=[{**asdict(p), "next": [d.isoformat() for d in p.next]} for p in shown])
+        rows = [{**asdict(p), "next": [d.isoformat() for d in p.next]} for p in shown]
+        print_json(json.dumps(rows, indent=2, default=str))
         return
     for item in shown:
         last = item.last or {}
         outcome = last.get("last_outcome") or "never fired"
-        console.print(f"[bold]{item.name}[/]  {item.task}  cron '{item.cron}' ({item.zone})  last: {outcome}")
+        console.print(
+            f"[bold]{escape(item.name)}[/]  {escape(item.task)}  cron '{escape(item.cron)}' ({item.zone})  "
+            f"last: {escape(str(outcome))}"
+        )
         for moment in item.next:
             console.print(f"  next {moment.isoformat()}")
         console.print(f"  derived from: {item.derived_from}")
-    console.print(f"docs/loop.md, cited above, is installed at {DOCS / 'loop.md'}", soft_wrap=True)
+    console.print(f"docs/loop.md, cited above, is installed at {DOCS / 'loop.md'}", markup=False)
 
 
 def serve(
@@ -214,14 +220,14 @@ def _stopped(signum: int, _frame: object) -> None:
     raise SystemExit(0)
 
 
-def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def status(as_json: AsJson = False) -> None:
     """Queue depths, messages in flight, dead letters, rejected messages, outbox, projection lag; exit 1 when
     the broker or the event log does not answer."""
     from ouroboros_gates.ops.status import status_at
 
     snap = status_at(load_settings().event_log_url)
     if as_json:
-        console.print_json(data={**asdict(snap), "healthy": snap.healthy})
+        print_json(json.dumps({**asdict(snap), "healthy": snap.healthy}, indent=2, default=str))
     else:
         _print_status(snap)
     if not snap.healthy:
@@ -246,4 +252,4 @@ def _print_status(snap: FleetStatus) -> None:
     console.print(table)
     for what, error in (("broker", snap.broker_error), ("event log", snap.database_error)):
         if error:
-            Console(stderr=True).print(f"[red]{what} unreachable: {escape(error)}[/]")
+            output_console(stderr=True).print(f"[red]{what} unreachable: {escape(error)}[/]")

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from ouroboros_gates.ops.cli._common import UsageError, event_store, opened_forge
+from ouroboros_gates.ops.cli._output import finish, report_console
 from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["label", "read_tickets_file"]
 
-console = Console()
 _TICKET = re.compile(r"^#?([0-9]+)$")
 
 
@@ -57,7 +56,8 @@ def _skipped(first: str, number: int, after_ticket: bool) -> bool:
     return not first or first.startswith("#") or (number == 1 and not after_ticket)
 
 
-def _print(result: RunResult) -> None:
+def _print(result: RunResult, as_json: bool = False) -> None:
+    out = report_console(as_json)
     table = Table("ticket", "instance", "line", "label", "acceptance", "why")
     for label in result.labels:
         acceptance = label.acceptance.value.removeprefix("ACCEPTANCE_").lower()
@@ -72,16 +72,17 @@ def _print(result: RunResult) -> None:
             label.why,
         )
     if result.labels:
-        console.print(table)
+        out.print(table)
     run = result.record
-    console.print(
+    out.print(
         f"labeler {run.status.value}: {len(run.tickets)} ticket(s), {run.candidates} candidate(s), "
         f"{run.batches} batch(es) ({run.failed_batches} failed), {run.accepted} accepted, {run.rejected} "
         "rejected, "
         f"model {run.model}, keep-alive {run.keep_alive_s:g} s"
     )
     for note in run.notes:
-        console.print(f"  {note}", markup=False, highlight=False)
+        out.print(f"  {note}", markup=False, highlight=False)
+    finish(out)
 
 
 def label(
@@ -97,6 +98,7 @@ def label(
             "--runs", help="Runs to search (files, run directories, globs); default: the state's runs."
         ),
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Label tickets with the local model: prefilter, label in batches, accept only what reproduces."""
     from ouroboros_gates.ops.labels import label_here
@@ -106,4 +108,4 @@ def label(
     if tickets_file is not None:
         tickets += read_tickets_file(tickets_file)
     store = event_store(settings)
-    _print(label_here(settings, store, tickets, list(runs or []), lambda: opened_forge(settings)))
+    _print(label_here(settings, store, tickets, list(runs or []), lambda: opened_forge(settings)), as_json)

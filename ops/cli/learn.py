@@ -185,12 +185,15 @@ def evaluate_cmd(
     priors: Annotated[
         str, typer.Option(help="With --benchmark: off, detected (default) or all.")
     ] = "detected",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON (what the table's .json file holds).")
+    ] = False,
 ) -> None:
     """Evaluate a program on the outer folds: calibrated cross-fitted, operating points, intervals.
 
     With --loso: every shipped source held out in turn (the memory and the ADVISORY points built from the
-    others
-    only), with priors detected and off, beside any quick-rule finding and Bandit alone on the same units.
+    others only), with priors detected and off, beside any quick-rule finding and Bandit alone on the same
+    units.
     With --benchmark and --expected: score that labelled benchmark end to end (each file scanned as a folder),
     the decider at $0 on grouped folds beside its instruments alone, with case-bootstrap intervals."""
     if priors not in ("off", "detected", "all"):
@@ -198,7 +201,9 @@ def evaluate_cmd(
     from ouroboros_gates.ops.cli._learn_evaluate import evaluate_benchmark, evaluate_loso
 
     if loso:
-        evaluate_loso(corpora, jobs=jobs, seed=seed, resamples=resamples, name=name, markdown=markdown)
+        evaluate_loso(
+            corpora, jobs=jobs, seed=seed, resamples=resamples, name=name, markdown=markdown, as_json=as_json
+        )
         return
     if benchmark is not None or expected is not None:
         if benchmark is None or expected is None:
@@ -213,6 +218,7 @@ def evaluate_cmd(
             with_memory=with_memory,
             priors=priors,
             markdown=markdown,
+            as_json=as_json,
         )
         return
     _evaluate_program(
@@ -223,6 +229,7 @@ def evaluate_cmd(
         resamples=resamples,
         name=name,
         markdown=markdown,
+        as_json=as_json,
     )
 
 
@@ -235,12 +242,14 @@ def _evaluate_program(
     resamples: int,
     name: str,
     markdown: Path | None,
+    as_json: bool,
 ) -> None:
     """Evaluate a program (default: the memory vote) on the workspace's outer folds and write its report."""
     from ouroboros_gates.decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
     from ouroboros_gates.decider.learn.artifacts import load_program_file
     from ouroboros_gates.decider.learn.programs import ProgramScorer
     from ouroboros_gates.decider.program import Program
+    from ouroboros_gates.ops.cli._learn_evaluate import show
 
     ws = workspace()
     labels = ws.labels()
@@ -264,8 +273,7 @@ def _evaluate_program(
     (out / f"{name}.md").write_text(table)
     if markdown is not None:
         markdown.write_text(table)
-    print(table)
-    print(f"written: {out / name}.json, {out / name}.md")
+    show(table, result.data, f"written: {out / name}.json, {out / name}.md", as_json)
 
 
 def metered_client(usd: float | None, calls: int | None) -> MeteredClient:

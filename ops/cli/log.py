@@ -5,17 +5,24 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from ouroboros_gates.ops.cli._common import UsageError, event_store, instant
+from ouroboros_gates.ops.cli._output import console as output_console
+from ouroboros_gates.ops.cli._output import print_json
 from ouroboros_gates.schemas.settings import load_settings
+
+if TYPE_CHECKING:
+    from ouroboros_gates.harness import Unread
+    from ouroboros_gates.ops.ingest import SendReport
+    from ouroboros_gates.schemas import IngestRun
 
 __all__ = ["db_app", "events_app", "ingest", "replay", "schema"]
 
-console = Console()
+console = output_console()
+AsJson = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
 events_app = typer.Typer(no_args_is_help=True, help="Read the event log.")
 db_app = typer.Typer(no_args_is_help=True, help="Schema migrations.")
 
@@ -24,25 +31,49 @@ def ingest(
     items: Annotated[
         list[str], typer.Argument(metavar="PATH...", help="Run directories, files or quoted globs.")
     ],
+    as_json: AsJson = False,
 ) -> None:
     """Queue one IngestRun per run through the event log's outbox and publish it; workers record them."""
     from ouroboros_gates.ops.ingest import expand_runs, ingest_messages, send_runs
 
     settings = load_settings()
     vanished: list[Path] = []
-    report = send_runs(ingest_messages(expand_runs(items), settings, vanished), settings)
-    for path in vanished:
-        console.print(f"skipped {path}: deleted while it was read", markup=False)
-    for message in report.queued:
-        console.print(f"queued {message.run} ({message.message_id})")
-    for message in report.already:
-        console.print(f"already queued {message.run} ({message.message_id})")
-    if report.published < len(report.queued):
-        unsent = len(report.queued) - report.published
-        Console(stderr=True).print(
+    unread: list[Unread] = []
+    report = send_runs(ingest_messages(expand_runs(items), settings, vanished, unread), settings)
+    unsent = len(report.queued) - report.published
+    if as_json:
+        print_json(json.dumps(_ingest_json(report, vanished, unread, unsent), indent=2))
+    else:
+        for path in vanished:
+            console.print(f"skipped {path}: deleted while it was read", markup=False)
+        for message in report.queued:
+            console.print(f"queued {message.run} ({message.message_id})", markup=False)
+        for message in report.already:
+            console.print(f"already queued {message.run} ({message.message_id})", markup=False)
+    if unsent:
+        output_console(stderr=True).print(
             f"[yellow]{unsent} message(s) not published (broker unreachable): kept in the outbox, "
             "published by the outbox sweep (beat) once the broker is back[/]"
         )
+    for bad in unread:
+        output_console(stderr=True).print(f"ouro: {bad}", markup=False)
+    if unread:
+        raise typer.Exit(1)
+
+
+def _ingest_json(
+    report: SendReport, vanished: list[Path], unread: list[Unread], unsent: int
+) -> dict[str, object]:
+    def runs(messages: tuple[IngestRun, ...]) -> list[dict[str, str]]:
+        return [{"run": m.run, "path": m.path, "message_id": m.message_id} for m in messages]
+
+    return {
+        "queued": runs(report.queued),
+        "already_queued": runs(report.already),
+        "unpublished": unsent,
+        "vanished": [str(path) for path in vanished],
+        "unread": [{"file": bad.file, "reason": str(bad)} for bad in unread],
+    }
 
 
 def replay(
@@ -55,6 +86,7 @@ def replay(
             "--as-of", metavar="TIME", help="Rebuild every projection as it stood at TIME (ISO 8601)."
         ),
     ] = None,
+    as_json: AsJson = False,
 ) -> None:
     """Catch the projections up with the log (or rebuild them, now or as of a past time) and print the
     digest."""
@@ -62,25 +94,37 @@ def replay(
     from ouroboros_gates.events.projector import catch_up, content_digest, digest, rebuild
 
     store = event_store()
-    if as_of is not None:
-        moment = instant(as_of)
+    moment = instant(as_of) if as_of is not None else None
+    if moment is not None:
         applied = rebuild(store, PROJECTIONS, until=moment)
+    else:
+        applied = rebuild(store, PROJECTIONS) if rebuild_all else catch_up(store, PROJECTIONS)
+    content, rows = content_digest(store, PROJECTIONS)
+    ledger = digest(store, PROJECTIONS)
+    if as_json:
+        document = {
+            "as_of": moment.isoformat() if moment is not None else None,
+            "applied": applied,
+            "content_digest": content,
+            "rows": rows,
+            "ledger_digest": ledger,
+        }
+        print_json(json.dumps(document, indent=2, sort_keys=True))
+        return
+    if moment is not None:
         console.print(f"as of {moment.isoformat()}: folded the events recorded at or before it")
         for name, count in applied.items():
             console.print(f"  {name}: {count} event(s)")
         console.print(f"folded {sum(applied.values())} event(s) over {len(applied)} projection(s)")
-        console.print(f"ledger digest {digest(store, PROJECTIONS)}")
+        console.print(f"ledger digest {ledger}")
         console.print(
             f"[yellow]The live ledger tables now show the past (as of {moment.isoformat()}); events folded "
-            "from now"
-            " on land on top of it. `ouro replay --rebuild` returns them to now.[/]"
+            "from now on land on top of it. `ouro replay --rebuild` returns them to now.[/]"
         )
         return
-    applied = rebuild(store, PROJECTIONS) if rebuild_all else catch_up(store, PROJECTIONS)
     console.print(f"applied {sum(applied.values())} event(s) over {len(applied)} projection(s)")
-    content, rows = content_digest(store, PROJECTIONS)
     console.print(f"content digest {content} ({rows} rows, log positions and times left out)")
-    console.print(f"ledger digest {digest(store, PROJECTIONS)} (every column: equal after a rebuild)")
+    console.print(f"ledger digest {ledger} (every column: equal after a rebuild)")
 
 
 def schema(name: Annotated[str | None, typer.Argument(help="A type; omit to list them.")] = None) -> None:

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ouroboros_gates.ops.cli._common import event_store, opened_forge
+from ouroboros_gates.ops.cli._output import finish, report_console
 
 __all__ = ["close_ticket_cmd", "fix_cmd", "loop", "train_cmd"]
 
-console = Console()
+AsJson = Annotated[bool, typer.Option("--json", help="Print the report as one JSON document.")]
 
 
 def loop(
@@ -37,15 +37,19 @@ def loop(
     fixers: Annotated[
         bool, typer.Option("--fixers", help="Launch fixer sessions (sandboxed, under the cap).")
     ] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Run the whole loop once on the embedded default over CORPUS and print the summary."""
     from ouroboros_gates.ops.loop import run_loop
     from ouroboros_gates.schemas.settings import load_settings
 
     settings = load_settings()
+    out = report_console(as_json)
     if corpus is None:
-        console.print("corpus: the sample corpus shipped with the package (give a folder of runs for yours)")
-    raise typer.Exit(run_loop(corpus, console, settings, fixers=fixers))
+        out.print("corpus: the sample corpus shipped with the package (give a folder of runs for yours)")
+    code = run_loop(corpus, out, settings, fixers=fixers)
+    finish(out)
+    raise typer.Exit(code)
 
 
 def close_ticket_cmd(
@@ -70,7 +74,7 @@ def close_ticket_cmd(
     print(f"#{ticket} closed on #{pull}: {verdict.reason}")
 
 
-def train_cmd() -> None:
+def train_cmd(as_json: AsJson = False) -> None:
     """Run the merge train once over the configured forge (in this process) and print what it did."""
     from ouroboros_gates.ops.loop import print_train, train_here
     from ouroboros_gates.schemas.settings import load_settings
@@ -78,7 +82,9 @@ def train_cmd() -> None:
     settings = load_settings()
     store = event_store(settings)
     heads = train_here(opened_forge(settings), store, settings)
-    print_train(store, console, only=heads)
+    out = report_console(as_json)
+    print_train(store, out, only=heads)
+    finish(out)
 
 
 def fix_cmd(
@@ -86,6 +92,7 @@ def fix_cmd(
     ticket: Annotated[
         list[int] | None, typer.Option("--ticket", help="Only this ticket (repeatable).")
     ] = None,
+    as_json: AsJson = False,
 ) -> None:
     """Launch one fixer session per ticket whose latest pre-check verdict is launch, under the daily cap."""
     from ouroboros_gates.ops.loop import fix, fixers_refusal, print_fixers
@@ -100,5 +107,7 @@ def fix_cmd(
         raise typer.Exit(1)
     store = event_store(settings)
     done = fix(store, settings, ticket or ())
-    print_fixers(store, settings, console)
+    out = report_console(as_json)
+    print_fixers(store, settings, out)
+    finish(out)
     raise typer.Exit(0 if done.ok else 1)

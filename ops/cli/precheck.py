@@ -16,14 +16,15 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
+
+from ouroboros_gates.ops.cli._output import console as output_console
 
 if TYPE_CHECKING:
     from ouroboros_gates.ops.proposals import Census, Proposed
 
 __all__ = ["precheck_cmd", "propose_cmd"]
 
-console = Console()
+console = output_console()
 _Tickets = Annotated[list[int] | None, typer.Option("--ticket", "-t", min=1, help="A ticket (repeatable).")]
 
 
@@ -55,7 +56,7 @@ def precheck_cmd(
     console.print(
         f"Pre-check: {launch} launch, {len(rows) - launch} needs_labels (0 model calls)", style="bold"
     )
-    _say(verdict_lines(rows, console.width))
+    _say(verdict_lines(rows, console.width if console.is_terminal else None))
 
 
 def propose_cmd(

@@ -16,6 +16,7 @@ from rich.markup import escape
 from ouroboros_gates.events import LedgerStore, open_store
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import catch_up
+from ouroboros_gates.harness import Unread
 from ouroboros_gates.llm import endpoint_from_settings
 from ouroboros_gates.ops.embedded import MessageFailed, SharedFleet
 from ouroboros_gates.ops.ingest import expand_runs, ingest_messages
@@ -47,14 +48,18 @@ def run_loop(
     corpus: Path | None, console: Console, settings: Settings | None = None, fixers: bool = False
 ) -> int:
     """Ingest ``corpus`` (None: the sample corpus shipped with the package) through the real queue path, fold
-    the ledger, print the summary; the exit status."""
+    the ledger, print the summary; the exit status (1 when a step was not handled, or a file of the corpus
+    could not be read or is of no known format)."""
     settings = _loop_settings(settings or load_settings(), corpus, fixers)
     corpus = corpus or SAMPLE
     store = open_store(settings.event_log_url)
     vanished: list[Path] = []
-    messages = ingest_messages(expand_runs([str(corpus)]), settings, vanished)
-    console.print(f"[bold]Ouroboros[/] on {corpus} — state in {settings.state_dir}")
+    unread: list[Unread] = []
+    messages = ingest_messages(expand_runs([str(corpus)]), settings, vanished, unread)
+    console.print(f"[bold]Ouroboros[/] on {escape(str(corpus))} — state in {escape(str(settings.state_dir))}")
     _print_vanished(vanished, console)
+    for bad in unread:
+        console.print(f"[yellow]{escape(str(bad))}[/]")
     forge_settings = loop_forge(corpus, settings)
     # One worker for every step, started when first needed; not on the labeler's queue without a chat model,
     # where the label requests wait for a labeler that has one.
@@ -71,7 +76,9 @@ def run_loop(
         shared.close()
     catch_up(store, PROJECTIONS)
     _summary(store, settings, forge_settings, {m.run for m in messages}, console)
-    return 0
+    if unread:
+        console.print(f"[yellow]{len(unread)} file(s) not read (named above): exit status 1[/]")
+    return 1 if unread else 0
 
 
 def _loop_settings(settings: Settings, corpus: Path | None, fixers: bool) -> Settings:

@@ -61,7 +61,7 @@ def print_labels(store: LedgerStore, console: Console) -> None:
         where = f"{Path(row['file']).name}:{row['line']}"
         table.add_row(
             f"#{row['ticket']}",
-            row["instance"][:12],
+            _abbrev(row["instance"], 12, console),
             "+" if row["positive"] else "-",
             where,
             acceptance,
@@ -85,7 +85,7 @@ def print_findings(store: LedgerStore, chosen: set[str], console: Console) -> No
         return
     grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
     for row in rows:
-        grouped[(row["miner"], row["rule"])].append(row["run"][:8])
+        grouped[(row["miner"], row["rule"])].append(_abbrev(row["run"], 8, console))
     table = Table(title=f"Findings: {len(rows)}")
     for name in ("miner", "verdict", "scope", "findings", "runs"):
         table.add_column(name)
@@ -116,6 +116,12 @@ def _print_proof(row: Any, console: Console) -> None:
 def _arg(arg: dict[str, object]) -> str:
     value = next(iter(arg.values()))
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _abbrev(value: str, size: int, console: Console) -> str:
+    """``value`` cut to its first ``size`` characters on a terminal, whole anywhere else (piped,
+    ``--json``)."""
+    return value[:size] if console.is_terminal else value
 
 
 def _short(file: str) -> str:
@@ -292,7 +298,7 @@ def print_verdicts(store: LedgerStore, console: Console, settings: Settings) -> 
     launch = sum(1 for row in shown if row["verdict"] == "launch")
     title = f"Pre-check verdicts: {launch} launch, {len(shown) - launch} needs_labels (0 model calls)"
     console.print(title, style="bold")
-    for line in verdict_lines(shown, console.width):
+    for line in verdict_lines(shown, console.width if console.is_terminal else None):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     waiting = sorted(n for n in set(queued) if n in latest and latest[n]["verdict"] == "needs_labels")
     _print_waiting(waiting, settings, console)

@@ -72,6 +72,8 @@ def test_broken_lines_are_reported_where_and_the_rest_is_read(
         events = list(reader)  # never raises
         reported = sorted(bad.span.line for bad in reader.malformed)
         expected = BASELINE[name][1] | {i + 1 for i in broken}
+        if lines[-1].strip():  # no newline at the end: a broken last line is one still being written
+            expected.discard(len(lines))
         assert reported == sorted(expected)  # each broken line once, at its own line number
         assert all(
             str(bad).startswith(f"{path}:{bad.span.line}: ") and bad.reason for bad in reader.malformed

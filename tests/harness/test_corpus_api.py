@@ -48,7 +48,9 @@ def test_public_surface_is_pinned_and_sorted() -> None:
         "run_at",
         "run_files",
         "run_name",
+        "stats_of",
         "summarise",
+        "unread_files",
     }
     assert all(hasattr(corpus, name) for name in corpus.__all__)
 

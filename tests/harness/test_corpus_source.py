@@ -19,13 +19,23 @@ def _lines_of(path: Path) -> tuple[list[int], list[tuple[int, str]], Source]:
     return good, [(bad.span.line, bad.reason) for bad in source.malformed], source
 
 
-def test_truncated_last_line_is_reported_and_the_rest_is_read(tmp_path: Path) -> None:
+def test_a_last_line_still_being_written_is_pending_not_malformed(tmp_path: Path) -> None:
     path = tmp_path / "cut.jsonl"
     path.write_bytes(b'{"a": 1}\n{"b": 2}\n{"c": ')
     good, bad, source = _lines_of(path)
-    assert good == [1, 2]
-    assert bad == [(3, "truncated last line (no newline at the end): not JSON (unexpected end of data)")]
-    assert source.lines == 3
+    assert good == [1, 2] and bad == []
+    assert source.lines == 2 and source.pending == (str(path), 3)
+    with path.open("ab") as more:  # the writer finishes the line and writes another
+        more.write(b'3}\n{"d": 4}\n')
+    good, bad, source = _lines_of(path)
+    assert good == [1, 2, 3, 4] and bad == [] and source.lines == 4 and source.pending is None
+
+
+def test_a_bad_line_that_has_its_newline_is_malformed(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"c": \n{"b": 2}\n')
+    good, bad, source = _lines_of(path)
+    assert good == [1, 3] and bad == [(2, "not JSON (unexpected end of data)")] and source.pending is None
 
 
 def test_a_last_line_without_newline_that_parses_is_fine(tmp_path: Path) -> None:

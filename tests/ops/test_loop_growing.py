@@ -31,9 +31,11 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {**env, "OURO_STATE": str(tmp_path / "state"), "OURO_ROOTS": str(tmp_path)}
 
 
-def _lines(stdout: str, run: str) -> int:
-    row = next(line for line in stdout.splitlines() if line.lstrip("│ ").startswith(run))
-    return int(row.split("│")[2])
+def _runs(stdout: str) -> dict[str, dict[str, object]]:
+    """The rows of ``ouro loop --json``'s table of the runs ingested, by run."""
+    report = json.loads(stdout)["report"]
+    table = next(item for item in report if item.get("table") == "Runs ingested")
+    return {row["run"]: row for row in table["rows"]}
 
 
 def test_a_run_still_being_written_is_recorded_then_ingested_again_when_it_grows(tmp_path: Path) -> None:
@@ -42,13 +44,18 @@ def test_a_run_still_being_written_is_recorded_then_ingested_again_when_it_grows
     complete = SOURCE.read_text().splitlines(keepends=True)
     log = run_dir / "events.jsonl"
     log.write_text("".join(complete[:-1]) + complete[-1][: len(complete[-1]) // 2])  # the writer is mid-line
-    first = run("loop", str(tmp_path / "corpus"), env=_env(tmp_path))
+    first = run("loop", str(tmp_path / "corpus"), "--json", env=_env(tmp_path))
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
-    assert _lines(first.stdout, "growing-run") == len(complete)
+    # read up to its last complete line: the half line is neither a line nor a malformed one yet
+    rows = _runs(first.stdout)
+    assert (rows["growing-run"]["lines"], rows["growing-run"]["malformed"]) == (len(complete) - 1, 0)
     log.write_text("".join(complete) + "".join(complete[1:3]))  # the line finished, two more written
-    second = run("loop", str(tmp_path / "corpus"), env=_env(tmp_path))
+    second = run("loop", str(tmp_path / "corpus"), "--json", env=_env(tmp_path))
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-2000:]
-    assert _lines(second.stdout, "growing-run") == len(complete) + 2
+    rows = _runs(second.stdout)
+    # ingested again, its new record replacing the last: counted once, whole
+    assert (rows["growing-run"]["lines"], rows["growing-run"]["malformed"]) == (len(complete) + 2, 0)
+    assert rows["total"]["lines"] == len(complete) + 2
 
 
 def test_the_loop_waits_for_the_mine_of_what_the_worker_read(tmp_path: Path) -> None:
