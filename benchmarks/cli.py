@@ -3,13 +3,12 @@
     .venv/bin/python benchmarks/cli.py [--runs 30]
 
 Each command runs ``--runs`` times (after two warm-up runs), interleaved, and its wall times from spawn to
-exit are reported as min / median / p95. The peer is the interpreter itself (``python -c pass`` with the
-same interpreter and site-packages): what any Python command pays before its first import, and so the
-floor under every row. Rows: ``ouro --help`` (the command table printed as it is: no command module, not
-even the command-line library, is imported), a group's help (``ouro miner --help``, which imports that
-group's module and typer's parameter machinery), ``ouro schema Probe`` (a command that needs the contract
-types),
-and ``ouro corpus stats RUN --json`` on an example run (the readers and their counting, no model loaded).
+exit are reported as min / median / p95. The peer is the interpreter itself (``python -c pass`` with the same
+interpreter and site-packages): what any Python command pays before its first import, and so the floor under
+every row. Rows: ``ouro --help`` (the command table printed as it is: no command module, not even the
+command-line library, is imported), a group's help (``ouro miner --help``, which imports that group's module
+and typer's parameter machinery), ``ouro schema Probe`` (a command that needs the contract types), and ``ouro
+corpus stats RUN --json`` on an example run (the readers and their counting, no model loaded).
 
 The last line is ``ouro --help``'s median against the 150 ms target, with the interpreter's median beside it.
 """

@@ -15,10 +15,9 @@ Two figures over generated data (seeded; written to a temporary folder, removed 
 (b) **h_fleet, ours against jq, whole processes.** (a)'s runs and more of the same, ``--hfleet-mb`` in
     all: ``ouro measure h-fleet --json FILE…`` (the installed command, as a user runs it) against the
     reference ``jq`` command (docs/loop.md) over the same files, interleaved, best of ``--repeat`` wall each,
-    their
-    values compared (the benchmark is void if they differ). Beside them, the same command in a process
-    that imports only ``ops.cli.measure`` (what a lazily loaded ``ouro`` loads for it). Bytecode is cached
-    as in a user's environment (``PYTHONPYCACHEPREFIX`` under the temporary folder).
+    their values compared (the benchmark is void if they differ). Beside them, the same command in a process
+    that imports only ``ops.cli.measure`` (what a lazily loaded ``ouro`` loads for it). Bytecode is cached as
+    in a user's environment (``PYTHONPYCACHEPREFIX`` under the temporary folder).
 
 The hook's latency is ``benchmarks/hook.py``. The last line is the h_fleet ratio ours/jq (target ≤ 0.3).
 """
@@ -191,8 +190,8 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
 
 def h_fleet(files: list[Path], root: Path, repeat: int) -> tuple[float, list[list[str]]]:
     """(b): whole processes, ``ouro measure h-fleet --json`` against the reference jq command (docs/loop.md)
-    on the same
-    files, interleaved, best of ``repeat`` wall each; returns the ratio ours / jq and the table's rows."""
+    on the same files, interleaved, best of ``repeat`` wall each; returns the ratio ours / jq and the table's
+    rows."""
     ouro = Path(sys.executable).with_name("ouro")
     if shutil.which("jq") is None:
         raise SystemExit("jq is not installed: the h_fleet comparison needs it (apt-get install jq)")

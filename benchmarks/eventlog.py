@@ -4,13 +4,12 @@ Measured per backend (a SQLite file in a temporary folder, WAL and ``synchronous
 PostgreSQL in a fresh database ``ouro_bench_<pid>``, dropped afterwards):
 
 1. appends/s, single: one event per transaction. Ours: ``SqlEventStore.commit`` of one ``ProbeCompleted``
-   with a message id (duplicate check, position and stream version under the write lock, the event row,
-   the handled-message row). Theirs: ``ProcessRecorder.insert_events`` of one ``StoredEvent`` whose
-   state is the same event and metadata as JSON, with a ``Tracking`` row in the same transaction: the
-   library's own idempotent append (what its process applications record for each notification they
-   handle), under their writer lock.
-   appends/s, plain: ours without a message id (no duplicate check, no handled row), theirs without
-   tracking: an append and nothing else on both sides.
+   with a message id (duplicate check, position and stream version under the write lock, the event row, the
+   handled-message row). Theirs: ``ProcessRecorder.insert_events`` of one ``StoredEvent`` whose state is the
+   same event and metadata as JSON, with a ``Tracking`` row in the same transaction: the library's own
+   idempotent append (what its process applications record for each notification they handle), under their
+   writer lock. appends/s, plain: ours without a message id (no duplicate check, no handled row), theirs
+   without tracking: an append and nothing else on both sides.
 2. appends/s, batched: 100 events (10 streams of 10) per transaction, same work otherwise.
 3. catch-up events/s over N ``RunRecorded`` events appended beforehand (only the catch-up is timed).
    Ours: ``events.projector.catch_up`` of the ``runs`` projection: per batch of 5000, one transaction

@@ -12,12 +12,11 @@ interpreter per event would take half an hour at 50,000). The gates are every sh
 compiled into the state's cache. Then ``--calls`` PreToolUse calls ``--gap`` seconds apart (the tool runs
 and the agent thinks between two), each the command ``ouro hooks install`` writes, taken from
 ``ops.hooks_install.hook_command`` (``python -S -P …/ops/hook_script.py --state DIR``, the payload on stdin),
-a whole
-process timed from spawn to exit;
-one call in ten is a ``pkill -f`` that matches itself and must be denied, the others innocent and allowed.
-Printed per size: p50/p95 wall, the gate server's own decision time (``OURO_HOOK_TRACE``), the server's
-resident memory, and a hook process with no gate beside it (the interpreter and the hook's own imports).
-Bytecode is cached as in a user's environment (``PYTHONPYCACHEPREFIX`` under the temporary folder).
+a whole process timed from spawn to exit; one call in ten is a ``pkill -f`` that matches itself and must be
+denied, the others innocent and allowed. Printed per size: p50/p95 wall, the gate server's own decision time
+(``OURO_HOOK_TRACE``), the server's resident memory, and a hook process with no gate beside it (the
+interpreter and the hook's own imports). Bytecode is cached as in a user's environment
+(``PYTHONPYCACHEPREFIX`` under the temporary folder).
 ``--warn sync`` decides warn gates with each call instead of on the session's next one.
 
 Then a long command (``--long-mb``, 10 MB: one word, as an agent's pasted blob is) goes through the same
@@ -266,8 +265,8 @@ def measure_long(root: Path, megabytes: int, rounds: int) -> tuple[float, float]
 
 def measure_split() -> tuple[list[float], list[float]]:
     """``split_words`` on one word of 4 and 8 MB (the best of 9, the two sizes taking turns: a few
-    milliseconds
-    each), ``shlex`` on 128 and 256 KiB (once each: seconds): each one's CPU seconds at its two sizes."""
+    milliseconds each), ``shlex`` on 128 and 256 KiB (once each: seconds): each one's CPU seconds at its two
+    sizes."""
     from ouroboros_gates.miners.shell import split_words
 
     def timed(work: Any, text: str) -> float:  # CPU time: on a shared machine, wall time is mostly waiting
@@ -361,8 +360,7 @@ def _long_rows(
     mb: int, long_ms: float, small_ms: float, ours: list[float], peer: list[float]
 ) -> list[list[str]]:
     """The long command against a small one; how the word splitter's time grows against ``shlex``'s (no ratio
-    of
-    the two: they run at sizes a thousand times apart)."""
+    of the two: they run at sizes a thousand times apart)."""
 
     def growth(times: list[float]) -> str:
         return f"{times[1] / times[0]:.2f}x ({times[0] * 1000:.1f} → {times[1] * 1000:.1f} ms)"

@@ -248,8 +248,7 @@ def llm_program(
     root: Path, server: FakeModelServer, delay: float, k: int, repo: Path, base: str, head: str
 ) -> list[str]:
     """Switch to the LM program over the scripted server; print its in-process decide time beside the
-    sequential
-    sum of its calls (the calls run 8 at a time), and return that as the table's row."""
+    sequential sum of its calls (the calls run 8 at a time), and return that as the table's row."""
     from ouroboros_gates.decider.push import decide_repository
     from ouroboros_gates.schemas.settings import load_settings
 

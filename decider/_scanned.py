@@ -71,8 +71,7 @@ GRAMMARS = (
     *(f"tree-sitter-{lang}" for lang in ("c", "cpp", "java", "javascript", "php", "python", "typescript")),
 )
 """The distributions whose versions make the parsers' version: named, not discovered, so that whatever else
-lies
-on ``sys.path`` (another environment's site-packages, a folder listed twice) never changes it."""
+lies on ``sys.path`` (another environment's site-packages, a folder listed twice) never changes it."""
 
 
 @cache
@@ -151,8 +150,7 @@ def _role_signal(use: RoleUse, function_roles: FunctionRoles, priors: Resolved) 
 
 def family_signal_count(scan: FileScan, function: Function, family: str) -> int:
     """The family's signals in one function, for novelty: enabled quick-rule hits, Bandit issues, and the
-    taint
-    step's flows that reach a sink of the family unsanitised."""
+    taint step's flows that reach a sink of the family unsanitised."""
     item, priors = scan.item, scan.priors
     count = sum(
         1
@@ -260,8 +258,7 @@ _SOURCE_KINDS = frozenset({"parameter", "request", "environment", "argv_stdin"})
 
 def _flows(item: ParsedFile, priors: Resolved) -> list[Flow]:
     """The file's flows whose source and sink are language-level, or priors that are switched on; a flow from
-    a
-    route's parameter whose framework is off is the parameter's flow (the same line read without the
+    a route's parameter whose framework is off is the parameter's flow (the same line read without the
     prior)."""
     found: dict[tuple[object, ...], Flow] = {}
     for flow in item.flows:

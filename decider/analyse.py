@@ -113,8 +113,7 @@ def analyse(
     not test code itself nor in a test folder (``decider.folder.is_test_code``); ``priors``: which framework
     and library priors are on (``decider.frameworks``; ``detected``: what each file imports); ``vendored``:
     whether other projects' code counts (``decider.vendored``); ``failures`` collects, per instrument, the
-    files
-    it failed to read; ``progress`` is told each file analysed."""
+    files it failed to read; ``progress`` is told each file analysed."""
     git = GitRepo(repo)
     head_sha = git.resolve(head)
     base_sha = git.resolve(base) if base is not None else None

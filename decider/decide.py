@@ -386,8 +386,7 @@ def decide_all(
     progress: Callable[[int, int], None] | None = None,
 ) -> Run:
     """Decide every candidate; ``deadline`` is a ``time.monotonic()`` instant; ``progress`` is told (done,
-    total)
-    as candidates are decided."""
+    total) as candidates are decided."""
     program = engine.program
     views = [_view(item, engine) for item in analysed]
     if program is None or engine.reason:

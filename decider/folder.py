@@ -82,9 +82,8 @@ TEST_CODE = (
     "*Test.php",
 )
 """Test code by the test runners' own conventions (pytest, go test, Jest, JUnit and PHPUnit): a test folder
-and
-everything in it, or a test file. It does not ship, its parameters are fixtures and its secrets placeholders:
-a scan leaves it out below a PATH unless asked (``ouro scan --tests``)."""
+and everything in it, or a test file. It does not ship, its parameters are fixtures and its secrets
+placeholders: a scan leaves it out below a PATH unless asked (``ouro scan --tests``)."""
 
 TEST_REASON = "left out: test code (--tests scans it)"
 
@@ -274,8 +273,7 @@ def read_folder(
 ) -> FolderScan:
     """Every source file under ``paths`` (folders walked, links followed once, loops and escapes skipped, what
     ``leave_out`` names left out below them; by default dependencies, caches and vendored code); ``progress``
-    is
-    told each file read."""
+    is told each file read."""
     leave_out = leave_out or LeaveOut()
     base = (root or scan_root(paths)).resolve()
     scan = FolderScan(root=base)

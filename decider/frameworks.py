@@ -1,14 +1,12 @@
 """Which frameworks and libraries a file uses, from what it imports and what its repository declares.
 
 ``ruleset/frameworks.toml`` lists each id with its languages, the modules or packages a file imports to use
-it,
-markers for code that uses it without an import, and its names in dependency manifests. ``--priors
+it, markers for code that uses it without an import, and its names in dependency manifests. ``--priors
 detected`` (the default of ``ouro scan``, ``ouro pre-push`` and ``ouro learn evaluate``) switches on, per
-file,
-the priors of the ids that file imports, and of the ids a manifest above it declares when the id is marked
+file, the priors of the ids that file imports, and of the ids a manifest above it declares when the id is
+marked
 ``manifest = true`` (Express's ``req``/``res`` reach a route file as parameters, without an import). A Python
-or
-Java file must import what it uses, so there the file's own imports decide: a file that does not import
+or Java file must import what it uses, so there the file's own imports decide: a file that does not import
 ``flask`` gets no Flask source. The detection is text over the file's lines, done once when it is parsed.
 """
 
@@ -219,8 +217,7 @@ def resolve(
     manifests: Mapping[str, frozenset[str]] | None = None,
 ) -> Resolved:
     """The priors one file gets: ``detected`` becomes the ids it imports, plus the ``manifest`` ids a manifest
-    in
-    its folder or above declares for its language; other settings are as given."""
+    in its folder or above declares for its language; other settings are as given."""
     if priors != "detected":
         return priors
     found = set(uses)

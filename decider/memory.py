@@ -66,8 +66,7 @@ class MemoryExample:
     @property
     def tie_key(self) -> str:
         """What retrieval breaks an exact tie on: the example's content without its instruments' versions, so
-        a
-        new version of an instrument that changes no value cannot reorder equal neighbours."""
+        a new version of an instrument that changes no value cannot reorder equal neighbours."""
         row = self.row()
         row["instruments"] = {name: state["state"] for name, state in row["instruments"].items()}
         return hashlib.sha256(_canonical(row)).hexdigest()

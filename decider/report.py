@@ -2,8 +2,7 @@
 it),
 ``dropped_by_engine.json``, ``manifest.json``, ``findings.md`` (the reported findings, the instruments that
 failed, and the dropped candidates, collapsed, each with why) and SARIF 2.1.0 (``sarif.py``); and the compact
-lines
-of a push."""
+lines of a push."""
 
 from __future__ import annotations
 
@@ -85,8 +84,7 @@ def _flow(d: Decided) -> tuple[int, list[dict[str, Any]]]:
 
 def finding(d: Decided) -> dict[str, Any]:
     """One finding of ``findings.json``: where (the sink's line), which family, the flow to it, the
-    instruments'
-    signals, and the decision."""
+    instruments' signals, and the decision."""
     item, c = d.analysed, d.decision.candidate
     line, flow = _flow(d)
     return {

@@ -93,9 +93,8 @@ def _with_digest(example: MemoryExample, digest: str) -> MemoryExample:
 
 def corpus_memory(store: MemoryStore | None) -> Memory:
     """The memory that ships (``decider.shipped``: the seed, the seeded pairs, SVEN and OWASP as feature
-    records)
-    beside what ``ouro learn memory build`` kept in the store (a seed an older version stored is left out: the
-    shipped memory holds the current one)."""
+    records) beside what ``ouro learn memory build`` kept in the store (a seed an older version stored is left
+    out: the shipped memory holds the current one)."""
     stored = store.load("static") if store is not None else Memory()
     return Memory([*load_shipped().examples, *(e for e in stored.examples if e.source != "seed")])
 

@@ -3,13 +3,11 @@
 ``ruleset/memory/shipped.json.gz`` holds one row per labelled candidate of every source
 ``ruleset/sources.toml``
 marks ``ship = true`` (the SVEN train split, the OWASP Benchmark for Java, the seeded pairs, the synthetic
-seed):
-its source, an opaque group (a digest of the source and the repository or case: the balance rule and the
-boundary need a group, a report never a name), family, language, label, unit, and the feature record the
+seed): its source, an opaque group (a digest of the source and the repository or case: the balance rule and
+the boundary need a group, a report never a name), family, language, label, unit, and the feature record the
 decider's own instruments built (values in the order of the file's ``features``, instrument states). No
-excerpt,
-path, function or repository name is kept. ``ouro learn memory ship`` rebuilds it; the packaged memory-vote
-program carries its digest, and a test holds the two together.
+excerpt, path, function or repository name is kept. ``ouro learn memory ship`` rebuilds it; the packaged
+memory-vote program carries its digest, and a test holds the two together.
 """
 
 from __future__ import annotations

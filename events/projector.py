@@ -188,12 +188,10 @@ def digest(store: LedgerStore, projections: Iterable[Projection]) -> str:
 
 CLOCK_COLUMNS = frozenset({"position", "at", "started", "ended"})
 """The ledger's columns that say where in the log a row was folded (``position``) or when, by the clock of the
-run
-that recorded it, something happened (a measurement's, a label request's, a merge's ``at``; a fixer session's
-or
-labeler run's ``started``/``ended``). Two runs over the same input differ in these and in nothing else. Times
-that
-come from the input itself (a run's ``started_at``, a proposal's ``posted_at``) are content and stay."""
+run that recorded it, something happened (a measurement's, a label request's, a merge's ``at``; a fixer
+session's or labeler run's ``started``/``ended``). Two runs over the same input differ in these and in nothing
+else. Times that come from the input itself (a run's ``started_at``, a proposal's ``posted_at``) are content
+and stay."""
 
 
 def content_digest(store: LedgerStore, projections: Iterable[Projection]) -> tuple[str, int]:

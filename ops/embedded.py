@@ -312,8 +312,7 @@ def wait_handled(
 
     Raises ``MessageFailed`` at once when a message waited for, or its cause, is dead-lettered for a reason to
     fix (with the reason), and when the fleet's queues hold nothing and nothing is in flight while messages
-    are
-    still unsettled (twice in a row, ``IDLE_CHECK_S`` apart)."""
+    are still unsettled (twice in a row, ``IDLE_CHECK_S`` apart)."""
     deadline = time.monotonic() + timeout_s
     left = dict(pending)
     watch = _Watch(store, causes or {})

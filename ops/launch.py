@@ -1,11 +1,9 @@
 """The command lines of the fleet's long-running processes (``celery worker``, ``beat``, ``flower``), built in
-one
-place for ``ouro worker``/``beat``/``flower`` and the embedded fleet: always argument lists, never a shell
+one place for ``ouro worker``/``beat``/``flower`` and the embedded fleet: always argument lists, never a shell
 string.
 
 A worker is named ``<role>@<host>`` unless ``-n`` says otherwise: two workers on one host with Celery's
-default
-name (``celery@<host>``) are one worker to Flower and to the remote-control commands.
+default name (``celery@<host>``) are one worker to Flower and to the remote-control commands.
 """
 
 from __future__ import annotations
@@ -102,6 +100,5 @@ def beat_argv(schedule: str, loglevel: str) -> list[str]:
 
 def flower_argv(port: int, address: str) -> list[str]:
     """``celery flower``'s arguments (run in-process): the fleet's logging is kept (``--logging=none``:
-    tornado
-    adds no handler of its own)."""
+    tornado adds no handler of its own)."""
     return ["celery", "-A", APP, "flower", f"--port={port}", f"--address={address}", "--logging=none"]

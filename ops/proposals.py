@@ -91,8 +91,7 @@ def propose_tickets(
     settings: Settings, store: EventStore, forge: WritableForge, tickets: Sequence[int], batch: int | None
 ) -> Proposed:
     """Ask the configured chat model for a proposal per ticket (``batch`` tickets a call), post and record
-    each,
-    and publish the pre-checks they queue."""
+    each, and publish the pre-checks they queue."""
     chosen = chosen_tickets(forge, tickets)
     client = metered_from_settings(settings)
     if client is None or settings.model is None:
@@ -188,9 +187,8 @@ def cost_lines(calls: Sequence[ProposerCall]) -> list[str]:
 
 def cost_summary(calls: Sequence[ProposerCall]) -> str:
     """The sums over paid calls, as the first mining run's costs were summed (docs/loop.md, "First mining
-    run"):
-    calls, tickets, the largest batch, input, cache read, cache creation and output tokens, USD, call-seconds
-    per ticket, and the prompt-cache hit ratio (cache read over every input token)."""
+    run"): calls, tickets, the largest batch, input, cache read, cache creation and output tokens, USD,
+    call-seconds per ticket, and the prompt-cache hit ratio (cache read over every input token)."""
     paid = [c for c in calls if not c.cached]
     tickets = sum(len(c.tickets) for c in paid)
     largest = max((len(c.tickets) for c in paid), default=0)

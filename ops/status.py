@@ -1,7 +1,6 @@
 """What ``ouro status`` reports: queue depths, messages in flight, dead letters, projection lag, the outbox,
-and
-whether the broker and the event log answered at all; and the workers that answer the broker's remote control,
-with the tasks they run."""
+and whether the broker and the event log answered at all; and the workers that answer the broker's remote
+control, with the tasks they run."""
 
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ reads, and in ``_HOMES`` (name -> module), which this reads at run time; a test 
     if TYPE_CHECKING:
         from pkg.light import a
 
-    _HOMES = {"a": "pkg.light"}
-    __getattr__ = lazy(__name__, _HOMES)
+    _HOMES = {"a": "pkg.light"} __getattr__ = lazy(__name__, _HOMES)
 
 Standard library only and no ``typing`` at run time: the hook passes through it on every tool call.
 """

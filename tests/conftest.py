@@ -21,8 +21,8 @@ PG_ADMIN = os.environ.get("OURO_TEST_PG", "postgresql://postgres@127.0.0.1:5432/
 REDIS_HOST = os.environ.get("OURO_TEST_REDIS", "redis://127.0.0.1:6379")
 
 # The runner's terminal must not shape what a test reads: pytest-xdist's workers set COLUMNS, and a console
-# made
-# while it is set (a CLI module's, at import) keeps that width whatever a test's own environment says later.
+# made while it is set (a CLI module's, at import) keeps that width whatever a test's own environment says
+# later.
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 

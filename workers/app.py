@@ -152,8 +152,7 @@ def _logging(loglevel: int | str | None = None, logfile: str | None = None, **_:
 @worker_shutting_down.connect
 def _bounded_shutdown(how: str = "", **_: Any) -> None:
     """A warm shutdown (SIGTERM) waits for the running tasks only OURO_SHUTDOWN_S: then it turns cold
-    (Celery's
-    SIGQUIT handler), which cancels them and puts their messages back on the queue."""
+    (Celery's SIGQUIT handler), which cancels them and puts their messages back on the queue."""
     if how == "Warm":
         timer = threading.Timer(load_settings().shutdown_s, os.kill, (os.getpid(), signal.SIGQUIT))
         timer.daemon = True

@@ -10,11 +10,10 @@ message not heart-beaten for the visibility timeout is redelivered.
   restores what is older than the visibility timeout. The heartbeat sets it to now (``ZADD XX``).
 - Embedded (``EmbeddedTransport``, kombu's SQLAlchemy transport on SQLite): kombu marks a taken message
   invisible and never deletes it, acknowledged or not, so a message of a worker killed with SIGKILL was never
-  delivered again. Here a taken message is leased (its time column set when taken), deleted when
-  acknowledged, visible again when rejected or restored, and taken again once its lease is older than the
-  visibility timeout; the heartbeat renews the lease. The transport is asynchronous (polled from the worker's
-  event loop), so Celery runs its asynchronous prefork pool, which gives a job written to a pool child that
-  dies
+  delivered again. Here a taken message is leased (its time column set when taken), deleted when acknowledged,
+  visible again when rejected or restored, and taken again once its lease is older than the visibility
+  timeout; the heartbeat renews the lease. The transport is asynchronous (polled from the worker's event
+  loop), so Celery runs its asynchronous prefork pool, which gives a job written to a pool child that dies
   before it starts to another child. Celery's threaded pool, which it runs for a synchronous transport, lost
   such a job and its queue lock with the child: the worker then took no more messages.
 """
@@ -90,9 +89,8 @@ class EmbeddedChannel(sqla.Channel):
 
     def _open(self) -> Any:
         # Two processes creating the broker's tables at once (a worker starting as the loop publishes):
-        # kombu's
-        # create_all checks, then creates, and the second fails on the index the first made. Its tables exist
-        # now: the second try finds them.
+        # kombu's create_all checks, then creates, and the second fails on the index the first made. Its
+        # tables exist now: the second try finds them.
         try:
             return super()._open()
         except OperationalError as exc:

@@ -1,6 +1,5 @@
 """The four cron triggers of the loop and what ``fleet.trigger`` (``workers.fleet``), the one task every cron
-entry
-goes through, does at each occurrence.
+entry goes through, does at each occurrence.
 
 Celery beat fires ``fleet.trigger`` with a trigger's name at each occurrence of its cron entry (in
 ``OURO_TIMEZONE``, America/Los_Angeles by default). The task publishes the trigger's message, unless the

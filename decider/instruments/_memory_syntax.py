@@ -1,7 +1,6 @@
 """What a C or C++ function's syntax tree says, for the memory step (``_memory_tracker``): the names and
-access
-paths an expression reads, assignments, the tests and bounds conditions make, sums and casts, and where a
-freed pointer is read again."""
+access paths an expression reads, assignments, the tests and bounds conditions make, sums and casts, and where
+a freed pointer is read again."""
 
 from __future__ import annotations
 

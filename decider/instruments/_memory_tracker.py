@@ -88,8 +88,7 @@ class _Function:
 
     def measured(self, size: Node) -> bool:
         """A size that is the length of strings that exist plus constants (``strlen(s) + sizeof("")``, through
-        a
-        local holding it): the size of objects already in memory, which no input can make wrap."""
+        a local holding it): the size of objects already in memory, which no input can make wrap."""
         leaves = list(c.summands(self.resolved(size)))
         lengths = [leaf for leaf in leaves if c.is_length(leaf)]
         return bool(lengths) and all(leaf in lengths or leaf.type in c.CONSTANT for leaf in leaves)

@@ -1,13 +1,11 @@
 """Python source that this interpreter's parser refuses, rewritten so that it parses, line for line.
 
 Bandit builds its tree with the running interpreter's ``ast``; a file written for a newer Python (3.12's
-f-strings
-with the outer quote, a backslash or a comment inside ``{...}``: PEP 701) does not parse on 3.11, and Bandit
-then
-reads nothing of it. tree-sitter reads those f-strings, so each one the interpreter refuses is rewritten as a
-triple-quoted f-string (which may span lines and hold either quote) whose replacement fields keep every
-expression this interpreter parses and put a placeholder name, on as many lines, in place of one it does not.
-Every other character, and so every line number Bandit reports, is kept.
+f-strings with the outer quote, a backslash or a comment inside ``{...}``: PEP 701) does not parse on 3.11,
+and Bandit then reads nothing of it. tree-sitter reads those f-strings, so each one the interpreter refuses is
+rewritten as a triple-quoted f-string (which may span lines and hold either quote) whose replacement fields
+keep every expression this interpreter parses and put a placeholder name, on as many lines, in place of one it
+does not. Every other character, and so every line number Bandit reports, is kept.
 """
 
 from __future__ import annotations
@@ -51,8 +49,7 @@ def _f_strings(node: Node) -> list[Node]:
 
 def _field(node: Node) -> str:
     """One replacement field ``{expr!r:spec}`` with its expression kept when it parses here, else a
-    placeholder
-    on as many lines; a comment in it (3.12) is dropped, the line breaks around it kept."""
+    placeholder on as many lines; a comment in it (3.12) is dropped, the line breaks around it kept."""
     parts, at = [], node.start_byte
     whole = node.text or b""
     for child in node.children:
@@ -106,8 +103,7 @@ def _triple_quoted(prefix: str, body: str) -> str | None:
 
 def parseable(source: str) -> str | None:
     """``source`` when this interpreter parses it; else the same source with each f-string it refuses
-    rewritten
-    (same lines); None when that still does not parse (other syntax than f-strings, or Python 2)."""
+    rewritten (same lines); None when that still does not parse (other syntax than f-strings, or Python 2)."""
     if _parses(source):
         return source
     data = source.encode("utf-8", "surrogateescape")

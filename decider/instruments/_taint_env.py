@@ -1,6 +1,6 @@
 """What the taint tracker's walk holds while it reads a function: each name's taint, the arms that may not
-run,
-known constants, containers followed element by element, argument vectors, and what a local was made by."""
+run, known constants, containers followed element by element, argument vectors, and what a local was made
+by."""
 
 from __future__ import annotations
 

@@ -154,8 +154,7 @@ _COLLECTIONS = frozenset({"list", "tuple", "set", "dictionary", "array", "frozen
 def _compared(node: Node, holds: bool) -> Proved | None:
     """What a comparison proves: ``x in ALLOWED`` (an allow-list: a literal collection, or a constant's name)
     and ``x == "literal"`` prove ``x`` safe for every operation where they hold (``not in`` and ``!=`` where
-    they
-    fail). None when ``node`` is no such comparison."""
+    they fail). None when ``node`` is no such comparison."""
     if node.type not in ("comparison_operator", "binary_expression") or len(node.named_children) != 2:
         return None
     op = _comparison(node)

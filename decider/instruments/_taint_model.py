@@ -107,8 +107,7 @@ class TaintVocabulary:
     """Tests that, when they hold, make a variable safe for their operations (``if name.isdigit():``)."""
     routes: tuple[Entry, ...] = ()
     """Functions a framework calls with request data: a decorator it routes by (``@app.get("/items/{id}")``)
-    or
-    a first parameter it passes the request as; their parameters are request data."""
+    or a first parameter it passes the request as; their parameters are request data."""
 
 
 @dataclass(frozen=True)

@@ -142,8 +142,7 @@ class PhpTracker(Tracker):
 
     def element(self, node: Node) -> Taint | None:
         """``$a['k']``, ``$a->b``: the base's taint (an index is read on the way); of ``$_SERVER`` only the
-        keys
-        the client writes (``HTTP_*``, ``REQUEST_URI``…), not the server's own (``DOCUMENT_ROOT``)."""
+        keys the client writes (``HTTP_*``, ``REQUEST_URI``…), not the server's own (``DOCUMENT_ROOT``)."""
         children = node.named_children
         base = node.child_by_field_name("object") or (children[0] if children else None)
         server = base is not None and node_text(base) == "$_SERVER" and len(children) == 2

@@ -129,8 +129,7 @@ class Tracker(Walk, ABC):
         """An ``if`` whose condition is not known: each side from the state before it, with what the condition
         proves where it holds and where it fails; after it, each name holds what either side left it (``if not
         allowed(x): x = "/"`` leaves ``x`` safe), or only what the other side left when one side never comes
-        back
-        (``if not name.isdigit(): abort(400)`` leaves ``name`` checked after it)."""
+        back (``if not name.isdigit(): abort(400)`` leaves ``name`` checked after it)."""
         start = dict(self.env)
 
         def then() -> None:
@@ -239,8 +238,7 @@ class Tracker(Walk, ABC):
 
     def member(self, node: Node) -> Taint | None:
         """A member read (``a.b``, ``a[i]``; Python and JavaScript): a source the vocabulary names, else its
-        base's
-        taint (an index is read on the way)."""
+        base's taint (an index is read on the way)."""
         found = self.attribute_source(node)
         if found is not None:
             return found

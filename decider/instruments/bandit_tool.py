@@ -5,9 +5,9 @@ they would raise a candidate at ``<global>`` of every file that imports ``subpro
 CWE no family claims raises no signal.
 
 Bandit parses with the running interpreter. A file written for a newer Python (3.12's f-strings) is read
-again,
-rewritten line for line so that this interpreter parses it (``_py_compat``); a file that still does not parse
-(Python 2, other new syntax) is ``failed``, and the scan names the instrument and its count of such files.
+again, rewritten line for line so that this interpreter parses it (``_py_compat``); a file that still does not
+parse (Python 2, other new syntax) is ``failed``, and the scan names the instrument and its count of such
+files.
 """
 
 from __future__ import annotations

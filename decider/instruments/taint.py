@@ -5,18 +5,15 @@ TypeScript, PHP and Python; C and C++ go through the memory step of ``_memory_tr
 function's parameters and the vocabulary's sources (request parameters, headers, cookies, files, the
 environment, stdin) taint what they are assigned to; assignments, string building, containers filled with
 ``add``/``put``/``append`` and calls carry taint on; a plain reassignment clears it (inside a branch, a
-loop body or a case, for the rest of that arm: when the arm ends the name also keeps what it held before,
-as it does when the arm does not run); a sanitiser clears it for its operations only. An argument vector (a
-list, tuple
-or array made in place, or a local bound to one in this function and not rebound since) given to a sink
+loop body or a case, for the rest of that arm: when the arm ends the name also keeps what it held before, as
+it does when the arm does not run); a sanitiser clears it for its operations only. An argument vector (a list,
+tuple or array made in place, or a local bound to one in this function and not rebound since) given to a sink
 that takes one (``argv_safe``: ``subprocess.run(cmd)``) is no command string. A call to a function of the same
-file
-goes through that function's summary (which parameters reach its return value, and which reach a sink in
+file goes through that function's summary (which parameters reach its return value, and which reach a sink in
 it), so a wrapper the roles step would infer is followed. The code of a PHP, Python, JavaScript or TypeScript
 file outside its functions and classes is walked too, as one more function (``GLOBAL``): a script's
 ``sys.argv[1]`` or ``process.argv[2]`` reaching a shell at top level is a flow. Every flow says which source
-reached which sink at which lines. The
-vocabulary is data: ``ruleset/taint/<language>.toml``.
+reached which sink at which lines. The vocabulary is data: ``ruleset/taint/<language>.toml``.
 """
 
 from __future__ import annotations
@@ -202,8 +199,7 @@ def _summarise(summary: Summary, index: int, tracker: Tracker) -> None:
 def _routes(vocab: TaintVocabulary, node: Node, params: list[str]) -> list[tuple[Entry, bool]]:
     """The route entries a function is, each with whether what it returns is the page: a decorator call the
     vocabulary routes by, with a path string first (``@app.get("/items/{item_id}")``, ``@bp.route("/ping")``),
-    or
-    a first parameter it names (a Django view's ``request``)."""
+    or a first parameter it names (a Django view's ``request``)."""
     decorators = _decorators(node)
     found: list[tuple[Entry, bool]] = []
     for route in vocab.routes:
@@ -260,10 +256,8 @@ def _decorator(decorator: Node) -> _Decorator | None:
 
 def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]:
     """Python's names taken from a module (``from os import remove``, ``from .wrappers import Request as R``):
-    the
-    module a bare call of each names, which the vocabulary's receivers are matched against (a ``Request`` of
-    the
-    package's own is not urllib's). Empty for a function cut out of its file, or another language."""
+    the module a bare call of each names, which the vocabulary's receivers are matched against (a ``Request``
+    of the package's own is not urllib's). Empty for a function cut out of its file, or another language."""
     if language != "python" or not declared:
         return {}
     root = declared[0][1]
@@ -291,8 +285,7 @@ def _from_imports(node: Node) -> Iterator[Node]:
 
 def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Flow, ...]:
     """Every flow in the given functions (qualified name, declaration node) of one file; a root node among
-    them
-    (a ``program``, Python's ``module``) is the file's top-level code."""
+    them (a ``program``, Python's ``module``) is the file's top-level code."""
     vocab = vocabulary_of(language)
     if vocab is None:
         return ()

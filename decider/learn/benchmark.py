@@ -132,8 +132,7 @@ def analyse_cases(
     priors: Priors = "detected",
 ) -> tuple[dict[str, list[Analysed]], list[dict[str, str]]]:
     """Every case file analysed as a folder scan of that one file (``jobs`` processes, ``priors`` on); what
-    was
-    skipped."""
+    was skipped."""
     work = [(str(benchmark.resolve()), c.path, c.name, priors) for c in cases]
     analysed: dict[str, list[Analysed]] = {}
     skipped: list[dict[str, str]] = []

@@ -2,16 +2,13 @@
 the held-out evaluation scores (``loso``).
 
 A source of ``ruleset/sources.toml`` is read by its kind: ``pairs`` and ``sven`` through the label pipeline
-(each
-pair's two sides as pin units, its two changes as delta units, analysed in a small git history), ``benchmark``
-case by case (each case file scanned as ``ouro scan`` reads a folder, labelled by the expected results, its
-own
-group), ``seed`` through the synthetic seed repositories. Each labelled unit or case becomes a ``Labelled``:
-its
-label and group, the feature records of its candidates of its family (none: a reach miss), and what the quick
-rules and Bandit alone said of it. The result is cached under ``<state>/learn/corpus/`` per source, priors
-setting
-and instrument versions, so an evaluation reads the same analysis the memory was built from.
+(each pair's two sides as pin units, its two changes as delta units, analysed in a small git history),
+``benchmark`` case by case (each case file scanned as ``ouro scan`` reads a folder, labelled by the expected
+results, its own group), ``seed`` through the synthetic seed repositories. Each labelled unit or case becomes
+a ``Labelled``: its label and group, the feature records of its candidates of its family (none: a reach miss),
+and what the quick rules and Bandit alone said of it. The result is cached under ``<state>/learn/corpus/`` per
+source, priors setting and instrument versions, so an evaluation reads the same analysis the memory was built
+from.
 """
 
 from __future__ import annotations
@@ -41,8 +38,8 @@ Progress = Callable[[int, int], None]
 @dataclass(frozen=True)
 class Labelled:
     """One labelled unit or case of a source: its label, group and pair, the records of its family's
-    candidates,
-    and what the quick rules and Bandit alone said of it (of its family, and of any family in its file)."""
+    candidates, and what the quick rules and Bandit alone said of it (of its family, and of any family in its
+    file)."""
 
     source: str
     ref: str
@@ -75,8 +72,7 @@ class Located:
 
 def locate(source: Source, corpora: Path | None) -> Located:
     """Where a source lies: ``path`` under the ruleset, ``match`` under the corpora folder (an error naming
-    both
-    when it is not there)."""
+    both when it is not there)."""
     if source.path is not None:
         return Located(source, RULESET / source.path)
     if corpora is None:
@@ -216,8 +212,7 @@ def _seed(located: Located) -> list[Labelled]:
 
 def _cache_path(cache_dir: Path, located: Located, priors: Priors) -> Path:
     """Keyed by the folder, the instruments and, for a source inside the repository (small, and edited with
-    the
-    code: the seed, the seeded pairs), the content of its files."""
+    the code: the seed, the seeded pairs), the content of its files."""
     content = ""
     if located.source.path is not None:
         files = [
@@ -234,8 +229,7 @@ def analyse_source(
     located: Located, priors: Priors, cache_dir: Path, *, jobs: int = 1, progress: Progress | None = None
 ) -> list[Labelled]:
     """Every labelled unit or case of one source under ``priors`` (from the cache when the instruments have
-    not
-    changed since it was written)."""
+    not changed since it was written)."""
     path = _cache_path(cache_dir, located, priors)
     if path.exists():
         with gzip.open(path, "rt", encoding="utf-8") as fh:

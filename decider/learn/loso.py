@@ -3,13 +3,11 @@
 For each held-out source the memory is every other shipped source's records, and the program's ADVISORY points
 are fitted on that memory alone (each of its sources scored with the others, ``fit_points``), so neither the
 memory nor the thresholds saw the evaluated cases: what a user whose code is unlike anything in the memory
-gets.
-Each unit (a pair's side, a benchmark case) is scored as the decider scores it (the vote over its nearest
-records, moved by the taint step's evidence: ``decider.evidence``) and flagged at ADVISORY (a live flow
-always;
-a guarded candidate never). Its figures sit beside the instruments alone on the same units: any quick-rule
-finding, Bandit alone. Intervals resample repositories (a benchmark case is its own) with their units
-together.
+gets. Each unit (a pair's side, a benchmark case) is scored as the decider scores it (the vote over its
+nearest records, moved by the taint step's evidence: ``decider.evidence``) and flagged at ADVISORY (a live
+flow always; a guarded candidate never). Its figures sit beside the instruments alone on the same units: any
+quick-rule finding, Bandit alone. Intervals resample repositories (a benchmark case is its own) with their
+units together.
 """
 
 from __future__ import annotations
@@ -121,8 +119,7 @@ def _advisory(rows: Sequence[tuple[float, str, int]]) -> float:
 
 def fit_points(units: Sequence[Unit]) -> dict[str, OperatingPoint]:
     """ADVISORY per family (at >= 20 positive and 20 negative groups among the pin units' candidates) and
-    pooled;
-    BLOCK is not offered (insufficient data: no evaluated precision at 0.95)."""
+    pooled; BLOCK is not offered (insufficient data: no evaluated precision at 0.95)."""
     rows = [
         (u.item.family, u.item.group, s, kind, u.item.y)
         for u in units

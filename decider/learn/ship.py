@@ -1,14 +1,11 @@
 """Building the memory that ships, fitting the packaged memory-vote program on it, and evaluating both on
-every
-source held out in turn (``ouro learn memory ship``, ``ouro learn evaluate --loso``).
+every source held out in turn (``ouro learn memory ship``, ``ouro learn evaluate --loso``).
 
 ``ship`` analyses every source ``ruleset/sources.toml`` marks ``ship = true`` with priors ``detected`` (the
 default a user gets), writes their records to ``ruleset/memory/shipped.json.gz`` and the memory-vote program,
-with
-the memory's digest and ADVISORY points fitted source by source (each source scored with the others), to
+with the memory's digest and ADVISORY points fitted source by source (each source scored with the others), to
 ``ruleset/programs/memory-vote-static.json``. ``held_out`` does, for one source, what ``ship`` does without
-it,
-and scores it; ``evaluate`` runs that for every labelled source under priors ``detected`` and ``off``.
+it, and scores it; ``evaluate`` runs that for every labelled source under priors ``detected`` and ``off``.
 """
 
 from __future__ import annotations
@@ -221,8 +218,7 @@ def _strata(run: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 
 def render(result: Mapping[str, Any], command: str) -> str:
     """The evaluation as markdown: each held-out source with priors detected beside the instruments alone,
-    then
-    what rests on the priors."""
+    then what rests on the priors."""
     lines = [
         f"Measured with `{command}`: each source held out in turn (its memory and its ADVISORY points built "
         "from the "

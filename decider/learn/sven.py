@@ -5,10 +5,9 @@ Each line has ``func_name``, ``func_src_before`` (vulnerable), ``func_src_after`
 ``vul_type`` (``cwe-089``) and ``line_changes`` (``deleted``/``added`` lines with ``line_no``). The
 code belongs to each repository, so its licence is recorded as unknown and it never ships.
 
-Two artefacts of SVEN's extraction are repaired the same way on both sides, whatever the label: a C or
-C++ function whose return type stood on the line before its name (``static int`` / ``name(...)``) starts at
-its name, which no C parser reads as a definition, so such a text gets the return type ``int`` on a line of
-its
+Two artefacts of SVEN's extraction are repaired the same way on both sides, whatever the label: a C or C++
+function whose return type stood on the line before its name (``static int`` / ``name(...)``) starts at its
+name, which no C parser reads as a definition, so such a text gets the return type ``int`` on a line of its
 own (the changed lines move down by one); and a C++ ``func_name`` spelled ``ns::Class::method`` becomes the
 name the decider gives the function it defines (``Class.method``).
 """

@@ -15,8 +15,8 @@ __all__ = ["fail", "from_ledger", "knee_of", "miner_test_cmd", "report_malformed
 
 def report_malformed(items: list[CorpusItem], exit_on_unread: bool = False) -> None:
     """The lines the readers skipped (file:line: why), what a run's layout lacks, and each file no reader
-    could
-    read, on stderr; with ``exit_on_unread``, exit status 1 when there was such a file (the output stands)."""
+    could read, on stderr; with ``exit_on_unread``, exit status 1 when there was such a file (the output
+    stands)."""
     unread = [bad for item in items for bad in item.unread]
     for item in items:
         for note in item.notes:
@@ -65,9 +65,8 @@ def miner_test_cmd(miner: Miner, write: bool, as_json: bool, runs: tuple[str, ..
 
 def knee_of(miner: Miner) -> float | int | str | None:
     """The knee a miner's findings use when none is given: none for rules that read no knee; else κ*, the one
-    its
-    backtest fits on its own fixtures and labels (said on stderr), or ``MinerUsageError`` saying why there is
-    none."""
+    its backtest fits on its own fixtures and labels (said on stderr), or ``MinerUsageError`` saying why there
+    is none."""
     from ouroboros_gates.miners import (
         KNEE,
         MinerError,

@@ -202,8 +202,8 @@ def datalog_explain(
     ] = False,
 ) -> None:
     """Why ATOM holds (its proof tree: the rules used, leaves the input facts with their spans), or why it
-    does
-    not (no rule derives it, or the body literal that fails the nearest candidate binding); exit 1 then."""
+    does not (no rule derives it, or the body literal that fails the nearest candidate binding); exit 1
+    then."""
     import json
 
     from ouroboros_gates.miners import ProofJson

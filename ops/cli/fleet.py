@@ -1,6 +1,5 @@
 """``ouro publish``, ``worker``, ``beat``, ``flower``, ``triggers``, ``serve`` and ``status``: running the
-fleet
-and looking at it."""
+fleet and looking at it."""
 
 from __future__ import annotations
 

@@ -193,9 +193,9 @@ def evaluate_cmd(
 
     With --loso: every shipped source held out in turn (the memory and the ADVISORY points built from the
     others only), with priors detected and off, beside any quick-rule finding and Bandit alone on the same
-    units.
-    With --benchmark and --expected: score that labelled benchmark end to end (each file scanned as a folder),
-    the decider at $0 on grouped folds beside its instruments alone, with case-bootstrap intervals."""
+    units. With --benchmark and --expected: score that labelled benchmark end to end (each file scanned as a
+    folder), the decider at $0 on grouped folds beside its instruments alone, with case-bootstrap
+    intervals."""
     if priors not in ("off", "detected", "all"):
         raise OuroError(f"--priors: {priors!r} is not off, detected or all")
     from ouroboros_gates.ops.cli._learn_evaluate import evaluate_benchmark, evaluate_loso

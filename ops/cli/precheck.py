@@ -3,8 +3,8 @@
 ``ouro precheck [--ticket N]… [--json]`` judges the latest proposal of each ticket (every open mining
 ticket by default) at no model cost and prints one row per ticket: ticket, proposal, miner, instances named,
 instances found, verdict, reason. ``ouro propose [--ticket N]… [--batch B] [--census | --costs]`` asks the
-model for
-a proposal per ticket, one call per batch, and posts each as the ticket's proposal comment. The work is in
+model for a proposal per ticket, one call per batch, and posts each as the ticket's proposal comment. The work
+is in
 ``ops.precheck`` and ``ops.proposals``, imported when a command runs (so ``ouro`` starts without the fleet's
 settings); this module parses the arguments and prints what they return.
 """

@@ -6,9 +6,8 @@
     <state>/gate.pid, gate.lock, gate.log   the gate server's pid, its single-instance lock, its log
 
 The state directory is the one given (``--state``, ``OURO_STATE``), else the project's own folder in the
-user's
-state directory (``schemas.statedir``), never the user's repository. Sessions live in their own folder, so no
-session id can name one of the state's own files (a session ``gates.json`` or ``events.sqlite`` is
+user's state directory (``schemas.statedir``), never the user's repository. Sessions live in their own folder,
+so no session id can name one of the state's own files (a session ``gates.json`` or ``events.sqlite`` is
 ``runs/gates.json``, not the gate cache or the event log). A session recorded by an earlier version at
 ``<state>/<session>/events.jsonl`` goes on there, so one run is never split in two. The gate server's socket
 is not here: ``ops.gate.sockdir`` keeps it in a folder only the user can enter.

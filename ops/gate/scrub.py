@@ -32,9 +32,8 @@ PLACEHOLDER = "<secret>"
 
 class _Shape:
     """One shape of secret: the words that must be in a text for it to hold one (cheap ``in`` checks, so a
-    text
-    without them is never scanned), and its pattern (compiled on first use: the hook is a fresh process every
-    call), whose ``value`` group is replaced and ``kept``/``tail`` groups stay."""
+    text without them is never scanned), and its pattern (compiled on first use: the hook is a fresh process
+    every call), whose ``value`` group is replaced and ``kept``/``tail`` groups stay."""
 
     def __init__(self, triggers: tuple[str, ...], lowered: bool, pattern: str, flags: int = 0) -> None:
         self.triggers, self.lowered, self.pattern, self.flags = triggers, lowered, pattern, flags
@@ -100,9 +99,8 @@ SHAPES = (
     ),
 )
 """Every shape of secret, a provider's token shape each on its own (a text is scanned once per shape whose
-words
-it holds, by a pattern of one branch). Every open repetition is bounded or stops at a delimiter, so a scan is
-linear in the text's length."""
+words it holds, by a pattern of one branch). Every open repetition is bounded or stops at a delimiter, so a
+scan is linear in the text's length."""
 
 _SECRET_NAME = (
     r"(?:^|[_-])(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|"

@@ -4,8 +4,7 @@ The gate server keeps one ``SessionLog`` per ``<state>/runs/<session>/events.jso
 ``advance`` types the new whole lines and hands their events to the caller, a batch at a time (which
 keeps what its gates need of them, and drops the rest), and keeps only where each line ends (8 bytes a line)
 and the readers' ``ReadState``. ``read_events`` reads a prefix of a log afresh, for a gate that needs the
-whole
-run. Lines are typed by the corpus readers' own per-format functions, in the order
+whole run. Lines are typed by the corpus readers' own per-format functions, in the order
 ``harness.Reader`` applies them (the CSF envelope opened first, then a hook payload, a transcript
 line or a stream-json line; anything else an ``other`` event), with one ``ReadState`` carried across
 calls so a result still learns its tool's name from a call read on an earlier call. Spans are the log's

@@ -100,8 +100,7 @@ def sharing(
     shared: SharedFleet | None, settings: Settings, queues: Sequence[str] | None
 ) -> Iterator[SharedFleet]:
     """The shared worker when there is one; else one of its own on ``queues`` for several waits in a row
-    (started
-    when first needed), stopped after them."""
+    (started when first needed), stopped after them."""
     if shared is not None:
         yield shared
         return

@@ -1,10 +1,8 @@
 """The main job survives its worker being killed (issue 32, items 10 and 11): on Redis and PostgreSQL, SIGKILL
-of
-the worker's main process while it decides a push; on the embedded broker, SIGKILL of pool children at any
-moment.
-Each time the loop finishes by itself (the test's own timeout is the bound, never a measured speed), ``ouro
-status`` shows the dead worker's message in flight and then nothing, and the ledger's content is a clean
-run's."""
+of the worker's main process while it decides a push; on the embedded broker, SIGKILL of pool children at any
+moment. Each time the loop finishes by itself (the test's own timeout is the bound, never a measured speed),
+``ouro status`` shows the dead worker's message in flight and then nothing, and the ledger's content is a
+clean run's."""
 
 from __future__ import annotations
 

@@ -166,8 +166,8 @@ def test_an_append_that_waits_for_a_held_position_lock_fails_as_transient_after_
     pg_url: str,
 ) -> None:
     """A session that takes the position lock and hangs stalls no writer for ever: the append gives up after
-    the
-    lock timeout (60 s by default; the URL's own ``options`` here, 0.3 s) as an error the worker retries."""
+    the lock timeout (60 s by default; the URL's own ``options`` here, 0.3 s) as an error the worker
+    retries."""
     import psycopg
 
     from ouroboros_gates.schemas.errors import TransientError

@@ -1,6 +1,5 @@
 """The vote respects evidence: a live flow from external input is ADVISORY at least whatever the neighbours
-say,
-the same sink behind a guard scores lower and is dropped, and a reported candidate never says
+say, the same sink behind a guard scores lower and is dropped, and a reported candidate never says
 not_vulnerable."""
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """The synthetic seed: every label of ``ruleset/memory/labels.toml`` matches a candidate our instruments find
-and
-excerpts carry no identity; a scan retrieves the shipped memory beside the store's examples."""
+and excerpts carry no identity; a scan retrieves the shipped memory beside the store's examples."""
 
 from __future__ import annotations
 

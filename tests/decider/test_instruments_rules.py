@@ -112,10 +112,8 @@ def test_a_line_that_is_only_a_comment_is_not_read(language: str, comment: str) 
 
 
 # One line each and whether the rule must hit it: the SQL-clause rule wants the value where SQL takes an
-# operand,
-# a PHP backtick is a shell where an expression starts (not quoted in a message), the secret rule takes a
-# literal
-# (not a placeholder filled later).
+# operand, a PHP backtick is a shell where an expression starts (not quoted in a message), the secret rule
+# takes a literal (not a placeholder filled later).
 ONE_LINE = [
     (
         "python",

@@ -342,8 +342,7 @@ class Client:
 """
     found = sorted((f.sink, f.sink_line) for f in _flows(source, "python"))
     # subprocess's call is a command (a bare call( was none before); the package's Request, re's compile and
-    # the
-    # class's own open are no sinks; the builtin open is one
+    # the class's own open are no sinks; the builtin open is one
     assert found == [("command.subprocess", 10), ("path.open", 13)]
 
 
@@ -467,8 +466,7 @@ def test_inside_a_branch_a_reassignment_replaces_and_the_branch_not_taken_keeps_
 
     # escaped inside the branch that read it: nothing reaches line 5; the elif/else arms do not wipe the if's
     # taint (13); a loop's next turn sees the last one's (16); a sanitiser in a branch that may not run leaves
-    # the taint (21)
-    # guarded: the int() in the branch (5) and the loop's first turn, a constant (16)
+    # the taint (21) guarded: the int() in the branch (5) and the loop's first turn, a constant (16)
     assert flows("a.py", "python", _ARMS_PY) == {
         (3, 5, True),
         (8, 13, False),
@@ -537,9 +535,8 @@ if (preg_match('/[a-z]/', $u)) { mysqli_query($db, "SELECT '$u'"); }
 }
 _GUARDED_FLOWS = {
     # inside `if name.isdigit()` (4) and after `if not re.match("^...$", name): abort()` (7): checked; a
-    # resolved
-    # path checked with startswith is safe to open (12), not to run (13); an unanchored pattern proves nothing
-    # (16)
+    # resolved path checked with startswith is safe to open (12), not to run (13); an unanchored pattern
+    # proves nothing (16)
     "python": {(2, 4, True), (2, 7, True), (8, 12, True), (8, 13, False), (14, 16, False)},
     # after `if (!id.matches(...)) return;` and inside `if (isNumeric(q))`; not after it (7)
     "java": {(2, 4, True), (5, 6, True), (5, 7, False)},
@@ -596,8 +593,7 @@ shell_exec('ping ' . $octet[0]);
 }
 _ELEMENT_FLOWS = {
     # each element checked where its test holds (4) and after a branch that leaves (8); not after the `if`
-    # (5),
-    # nor once the list is bound again (10)
+    # (5), nor once the list is bound again (10)
     "python": {(2, 5), (9, 10)},
     # DVWA's "impossible" ping: every octet numeric, the address rebuilt from them; one octet after the `if`
     # is not

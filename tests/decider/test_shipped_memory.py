@@ -1,8 +1,6 @@
 """The memory that ships: labelled, name-invariant feature records (no code, no identity) of every source
-marked
-ship = true, valid under the current feature set and instruments, both labels in every family, rebuilt byte
-for
-byte from the same rows, and held together with the packaged memory-vote program by its digest."""
+marked ship = true, valid under the current feature set and instruments, both labels in every family, rebuilt
+byte for byte from the same rows, and held together with the packaged memory-vote program by its digest."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The one decoding of a stored event: its type's class, the named upcasters from the version it was stored
-at,
-validation; an unknown type, a newer version or a payload its class refuses is a typed error naming where the
-event lies, never a bare KeyError; a projection folds the payload its class reads today."""
+at, validation; an unknown type, a newer version or a payload its class refuses is a typed error naming where
+the event lies, never a bare KeyError; a projection folds the payload its class reads today."""
 
 from __future__ import annotations
 

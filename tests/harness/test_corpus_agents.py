@@ -1,8 +1,6 @@
 """Other agents' logs (our own small captures in their shapes, ``agents/``): SWE-agent trajectories and
-OpenHands
-event lists become runs with tool calls, errors, usage and cost; a file of no known format is named with what
-it
-held and what was expected, and ``ouro corpus stats`` then exits 1."""
+OpenHands event lists become runs with tool calls, errors, usage and cost; a file of no known format is named
+with what it held and what was expected, and ``ouro corpus stats`` then exits 1."""
 
 from __future__ import annotations
 

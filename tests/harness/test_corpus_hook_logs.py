@@ -1,9 +1,7 @@
 """Hook logs as logging hooks keep them, and one session seen through two formats: PostToolUse-only logs count
-their
-completed calls, a session's hook log read with its transcript is one run whose calls count once, the gate's
-own
-denials are struggles attributed to the gate, and a stream-json process cut before its result line is
-noted."""
+their completed calls, a session's hook log read with its transcript is one run whose calls count once, the
+gate's own denials are struggles attributed to the gate, and a stream-json process cut before its result line
+is noted."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The operator's reads and actions through the API: decisions, labels and dead letters as the ledger holds
-them,
-and each action behind the token, recorded as an event, folded into the ledger, and idempotent."""
+them, and each action behind the token, recorded as an event, folded into the ledger, and idempotent."""
 
 from __future__ import annotations
 

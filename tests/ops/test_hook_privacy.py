@@ -1,9 +1,7 @@
 """What the hook records stays out of the user's repository and has its secrets cut: ``ouro hooks install`` in
-a
-checkout writes the machine-specific command to git-ignored local settings, the state lives in the user's
-state
-directory, a state put inside a checkout ignores itself, a secret in a tool input is redacted before it is
-written, a prompt is kept only when asked, and a flush queues into the state the hook was given."""
+a checkout writes the machine-specific command to git-ignored local settings, the state lives in the user's
+state directory, a state put inside a checkout ignores itself, a secret in a tool input is redacted before it
+is written, a prompt is kept only when asked, and a flush queues into the state the hook was given."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """How the fleet's processes start and stop: SIGTERM stops ``ouro serve`` with its embedded worker (started
-again
-when it dies), ``ouro worker`` (its running task requeued after OURO_SHUTDOWN_S) and ``ouro beat``; ``ouro
-status`` fails when the broker or the event log does not answer; a main job whose messages fail for a reason
-to
-fix stops at once with it, and records every dead letter."""
+again when it dies), ``ouro worker`` (its running task requeued after OURO_SHUTDOWN_S) and ``ouro beat``;
+``ouro status`` fails when the broker or the event log does not answer; a main job whose messages fail for a
+reason to fix stops at once with it, and records every dead letter."""
 
 from __future__ import annotations
 

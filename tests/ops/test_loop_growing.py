@@ -1,7 +1,6 @@
 """The main job on runs that change under it: a session file still being written is recorded as it stood,
-waited
-for by the content the worker read, and ingested again when it grows; a run deleted before it is read is a
-counted skip with its path."""
+waited for by the content the worker read, and ingested again when it grows; a run deleted before it is read
+is a counted skip with its path."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """One definition of a struggle: five calls the installed ``self-match`` gate denies through the real hook are
-five
-struggles, attributed to the gate, in ``ouro corpus stats``, in the run the fleet records (the measurer's
-input)
-and in ``/api/ouroboros`` (what the ops page plots)."""
+five struggles, attributed to the gate, in ``ouro corpus stats``, in the run the fleet records (the measurer's
+input) and in ``/api/ouroboros`` (what the ops page plots)."""
 
 from __future__ import annotations
 

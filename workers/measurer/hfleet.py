@@ -3,8 +3,7 @@
     h_fleet = Σ cache_read / Σ (input + cache_creation + cache_read)
 
 over the usage of every result line, a CSF envelope's ``{"event_type": "result", "event": {…, "usage": {…}}}``
-or
-a bare stream-json ``{"type": "result", "usage": {…}}`` (``claude -p --output-format stream-json``): the jq
+or a bare stream-json ``{"type": "result", "usage": {…}}`` (``claude -p --output-format stream-json``): the jq
 command (docs/loop.md, "The h_fleet floor"), line for line. Sums are kept as floats and added in file order,
 then line order, as jq adds its doubles, so the ratio is the same double jq prints. Each run (one file) has
 its own ratio h_r; an *offender* is a run whose h_r is below the floor 0.9867, and offenders are ranked

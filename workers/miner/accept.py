@@ -115,8 +115,7 @@ def judge_pending(
 
 def accepted_gates(extra: str | None = None, runs: RecordedPaths | None = None) -> list[Gate]:
     """Every discovered miner that passes its test, judged now, with the knee its backtest fitted; ``runs``:
-    the
-    recorded runs a mutant must not change to be equivalent (asked once per version judged)."""
+    the recorded runs a mutant must not change to be equivalent (asked once per version judged)."""
     gates = []
     for version in discover_versions(extra):
         acceptance = judge(version, list(runs()) if runs is not None else []).acceptance

@@ -1,8 +1,6 @@
 """The event log: events, handled messages, projection checkpoints, the outbox.
 
-Revision ID: 0001
-Revises:
-Create Date: 2026-11-30
+Revision ID: 0001 Revises: Create Date: 2026-11-30
 """
 
 from __future__ import annotations

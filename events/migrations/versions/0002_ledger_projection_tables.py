@@ -1,8 +1,6 @@
 """ledger projection tables
 
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-11-30
+Revision ID: 0002 Revises: 0001 Create Date: 2026-11-30
 """
 
 from __future__ import annotations

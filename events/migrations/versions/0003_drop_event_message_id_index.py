@@ -1,9 +1,7 @@
 """Drop the index on ouro_events.message_id: nothing reads by it (idempotence lives in
 ouro_handled_messages), and every append paid for it.
 
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-11-30
+Revision ID: 0003 Revises: 0002 Create Date: 2026-11-30
 """
 
 from __future__ import annotations

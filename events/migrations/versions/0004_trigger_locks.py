@@ -1,8 +1,6 @@
 """The cron triggers' skip-while-running locks.
 
-Revision ID: 0004
-Revises: 0003
-Create Date: 2026-11-30
+Revision ID: 0004 Revises: 0003 Create Date: 2026-11-30
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The decider's memory: examples, excerpt blobs, embeddings and programs.
 
-Revision ID: 0008
-Revises: 0004
-Create Date: 2026-11-30
+Revision ID: 0008 Revises: 0004 Create Date: 2026-11-30
 """
 
 from __future__ import annotations

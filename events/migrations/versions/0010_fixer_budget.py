@@ -1,8 +1,6 @@
 """The fixers' daily budget: one row per budget day, one reservation per ticket.
 
-Revision ID: 0010
-Revises: 0008
-Create Date: 2026-11-30
+Revision ID: 0010 Revises: 0008 Create Date: 2026-11-30
 """
 
 from __future__ import annotations

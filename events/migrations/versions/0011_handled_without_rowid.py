@@ -1,8 +1,6 @@
 """SQLite: the handled-message table keyed by its primary key alone (WITHOUT ROWID).
 
-Revision ID: 0011
-Revises: 0010
-Create Date: 2026-11-30
+Revision ID: 0011 Revises: 0010 Create Date: 2026-11-30
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The fixers' budget keeps what a session spent past its reservation apart from what the cap was charged.
 
-Revision ID: 0012
-Revises: 0011
-Create Date: 2026-12-04
+Revision ID: 0012 Revises: 0011 Create Date: 2026-12-04
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The operator's actions as ledger tables (retries, dismissals, label reviews, backtest replays), and the
 taint flows beside each decision.
 
-Revision ID: 0013
-Revises: 0012
-Create Date: 2026-12-04
+Revision ID: 0013 Revises: 0012 Create Date: 2026-12-04
 """
 
 from __future__ import annotations

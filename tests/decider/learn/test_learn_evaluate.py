@@ -58,8 +58,7 @@ def test_strata_reach_and_report() -> None:
 
 def test_pin_units_measured_beside_delta_units() -> None:
     """A program that tells changes apart but not functions: PR-AUC near 1 on delta units, near the base rate
-    on
-    pin units, both in the JSON (per stratum and side by side) and on the report's PR-AUC line."""
+    on pin units, both in the JSON (per stratum and side by side) and on the report's PR-AUC line."""
     units: list[LabelledUnit] = []
     for g in range(40):
         for y in (0, 1):

@@ -1,8 +1,7 @@
 """Leave-one-source-out: the held-out source's cases never reach the memory nor the fitted points, a live flow
-is
-always reported and a guarded one never, the figures sit beside the instruments alone, and the shipped memory
-and
-its program are rebuilt together from the sources (here the synthetic seed alone, which is fast)."""
+is always reported and a guarded one never, the figures sit beside the instruments alone, and the shipped
+memory and its program are rebuilt together from the sources (here the synthetic seed alone, which is
+fast)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The guide "Writing a miner" (docs/miners.md), end to end: a miner kept outside the package, created with
-`ouro miner
-new` in OURO_MINERS_PATH, written from the guide's own code blocks, run on a real projects folder (the
-sessions in ../shared/corpora/agent_logs, read in place through symlinks) and labelled by session id;
+`ouro miner new` in OURO_MINERS_PATH, written from the guide's own code blocks, run on a real projects folder
+(the sessions in ../shared/corpora/agent_logs, read in place through symlinks) and labelled by session id;
 backtest and mutate exit 1 when they fail; the miner test, and the fleet accepting gates, judge equivalence on
 the real sessions."""
 

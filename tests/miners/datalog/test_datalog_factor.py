@@ -1,7 +1,6 @@
 """Factored joins (``factor.py``): a recursive rule's join of two atoms on a variable nothing else reads is
 kept as a hidden relation; the model is the same as clingo's or the naive evaluator's, the hidden relations
-never show,
-and every proof shows the rules as written, with each body fact the written rule reads."""
+never show, and every proof shows the rules as written, with each body fact the written rule reads."""
 
 from __future__ import annotations
 

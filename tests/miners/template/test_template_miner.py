@@ -150,8 +150,7 @@ def test_a_session_lasts_from_its_first_to_its_last_timestamp_over_all_of_its_fi
     project = tmp_path / "project"
     (project / "s1" / "subagents").mkdir(parents=True)
     # The main transcript, read first, ends last; its subagent, read last, starts and ends in between; and a
-    # line
-    # out of order in the main file does not end the session.
+    # line out of order in the main file does not end the session.
     main = ["2026-03-01T10:00:00Z", "2026-03-01T11:10:00Z", "2026-03-01T10:30:00Z"]
     (project / "s1.jsonl").write_text("".join(_line(moment) + "\n" for moment in main))
     side = ["2026-03-01T10:05:00Z", "2026-03-01T10:20:00Z"]

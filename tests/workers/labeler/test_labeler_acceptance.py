@@ -1,6 +1,5 @@
 """The acceptance rule on the documented cases (docs/loop.md): fragments split at the cut mark, quotes read
-raw or
-with the JSON line's escapes decoded, quotes lifted from the ticket, reproduction through a registered
+raw or with the JSON line's escapes decoded, quotes lifted from the ticket, reproduction through a registered
 miner."""
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """One h_r: ``ouro measure h-fleet``, the ``cache-floor`` miner and the ops page's snapshot compute each run's
 prompt-cache ratio the same way on every format, and so agree run by run on the development corpora (real
-Claude
-Code transcripts with subagents, stream-json, hook logs, SWE-agent trajectories), and on a run of our own
-whose
-stream-json process was killed before its result line."""
+Claude Code transcripts with subagents, stream-json, hook logs, SWE-agent trajectories), and on a run of our
+own whose stream-json process was killed before its result line."""
 
 from __future__ import annotations
 
