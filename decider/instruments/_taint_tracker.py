@@ -19,6 +19,7 @@ from ouroboros_gates.decider.instruments._taint_model import (
     LITERALS,
     SKIP,
     UNHANDLED,
+    Entry,
     Flow,
     Summary,
     Taint,
@@ -270,7 +271,7 @@ class Tracker(Walk, ABC):
             if stored is not None and base is not None:
                 self.assign(base, stored, join=True)
         cleared = frozenset().union(
-            *(e.operations for e in self.vocab.sanitizers if e.applies(name, receiver_text))
+            *(e.operations for e in self.vocab.sanitizers if self.sanitises(e, name, receiver_text, node))
         )
         if cleared:
             value = join_taints(receiver, *values)
@@ -281,6 +282,13 @@ class Tracker(Walk, ABC):
             reached = join_taints(*(values[i] for i in summary.returns if i < len(values)))
             return replace(reached, via_call=True) if reached is not None else None
         return join_taints(receiver, *values)
+
+    @staticmethod
+    def sanitises(entry: Entry, name: str, receiver_text: str, node: Node) -> bool:
+        """Whether a call is this sanitiser (one with ``call_text`` only when the call's text matches it)."""
+        if not entry.applies(name, receiver_text):
+            return False
+        return entry.call_text is None or bool(entry.call_text.search(node_text(node)))
 
     def sink_call(
         self,
@@ -347,7 +355,12 @@ class Tracker(Walk, ABC):
                     value = replace(value, cleared=value.cleared | {sink.operation})  # a safe form: guarded
                 if value is not None:
                     self.flow(sink.operation, sink.id, line, where, value, sink.tag)
-            if picked and all(values[i] is None and self.constant_arg(args[i]) for i in picked):
+            # a sink of everyday code (a pattern, a log line) made of constants is no guarded flow: it is the norm
+            if (
+                picked
+                and not sink.external
+                and all(values[i] is None and self.constant_arg(args[i]) for i in picked)
+            ):
                 self.flow(
                     sink.operation,
                     sink.id,

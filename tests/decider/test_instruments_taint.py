@@ -341,9 +341,9 @@ class Client:
         open(url)
 """
     found = sorted((f.sink, f.sink_line) for f in _flows(source, "python"))
-    # subprocess's call is a command (a bare call( was none before); the package's Request, re's compile and
-    # the
-    # class's own open are no sinks; the builtin open is one
+    # subprocess's call is a command (a bare call( was none before); the package's Request and the class's
+    # own open are no sinks, re's compile is a pattern (a sink for external input only, not for a parameter);
+    # the builtin open is one
     assert found == [("command.subprocess", 10), ("path.open", 13)]
 
 
