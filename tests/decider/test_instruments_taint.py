@@ -673,3 +673,51 @@ def test_a_scripts_top_level_code_is_walked_as_one_more_function_and_its_definit
     # a module of definitions alone has no top-level flow
     library = parse_source("lib.py", "python", b"import os\n\n\ndef f(x):\n    os.system(x)\n")
     assert [f.function for f in library.flows] == ["f"]
+
+
+_EVERYDAY_SINKS = """import logging
+import re
+from flask import Flask, request
+from ldap.filter import escape_filter_chars
+
+app = Flask(__name__)
+log = logging.getLogger(__name__)
+
+
+def helper(pattern, name):
+    log.info("matching %s", name)
+    return re.compile(pattern), root.findall(name)
+
+
+@app.route("/search")
+def search():
+    q = request.args["q"]
+    re.search(q, "text")
+    re.search(re.escape(q), "text")
+    re.search("^[a-z]+$", "text")
+    log.warning("search for " + q)
+    log.warning("search for " + q.replace("\\n", "").replace("\\r", ""))
+    log.warning("search for " + q.replace("a", "b"))
+    root.findall(f".//user[@name='{q}']")
+    conn.search_s("dc=x", 2, "(uid=" + q + ")")
+    conn.search_s("dc=x", 2, "(uid=" + escape_filter_chars(q) + ")")
+    return "ok"
+"""
+
+
+def test_a_pattern_a_log_line_and_an_element_path_are_sinks_for_request_data_only() -> None:
+    parsed = parse_source("app.py", "python", _EVERYDAY_SINKS.encode())
+    found = sorted((f.function, f.operation, f.sink_line, f.sanitized) for f in parsed.flows)
+    # a helper's parameters reaching a pattern, a log line or an element path raise nothing (everyday code), nor
+    # does a constant pattern; request data does, unless re.escape, the removal of CR and LF (not any replace)
+    # or LDAP's escaping is on its path
+    assert found == [
+        ("search", "ldap", 25, False),
+        ("search", "ldap", 26, True),
+        ("search", "log", 21, False),
+        ("search", "log", 22, True),
+        ("search", "log", 23, False),
+        ("search", "regex", 18, False),
+        ("search", "regex", 19, True),
+        ("search", "xpath", 24, False),
+    ]
