@@ -137,6 +137,9 @@ class PythonTracker(Tracker):
             if clause.type == "for_in_clause":
                 value = self.expr(clause.child_by_field_name("right"))
                 self.assign_to(clause.child_by_field_name("left"), value)
+            elif clause.type == "if_clause":  # its condition's calls are calls too (``if re.search(q, n)``)
+                for condition in clause.named_children:
+                    self.expr(condition)
         body = node.child_by_field_name("body")
         result = self.expr(body) if body is not None else None
         self.env = saved

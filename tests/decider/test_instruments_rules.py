@@ -161,7 +161,12 @@ ONE_LINE = [
     ("python", "py-hardcoded-secret-compare", 'if form["password"] != "Adm1n!pass":', True),
     ("python", "py-hardcoded-secret-compare", 'if password == "":', False),
     ("python", "py-insecure-random", "otp = random.randint(100000, 999999)", True),
-    ("python", "py-insecure-random", 'reset_token = "".join(random.choice(ALPHABET) for _ in range(32))', True),
+    (
+        "python",
+        "py-insecure-random",
+        'reset_token = "".join(random.choice(ALPHABET) for _ in range(32))',
+        True,
+    ),
     ("python", "py-insecure-random", "colour = random.choice(PALETTE)", False),
     ("python", "py-flask-debug", 'app.run(host="0.0.0.0", debug=True)', True),
     ("python", "py-flask-debug", 'app.config["DEBUG"] = True', True),

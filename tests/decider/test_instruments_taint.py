@@ -721,3 +721,33 @@ def test_a_pattern_a_log_line_and_an_element_path_are_sinks_for_request_data_onl
         ("search", "regex", 19, True),
         ("search", "xpath", 24, False),
     ]
+
+
+_HOST_ALLOW_LIST = """import requests
+from urllib.parse import urlparse
+from flask import Flask, abort, request
+
+app = Flask(__name__)
+ALLOWED_HOSTS = {"api.example.com"}
+
+
+@app.route("/fetch")
+def fetch():
+    url = request.args["url"]
+    names = [n for n in NAMES if requests.get(url)]
+    if urlparse(url).hostname not in ALLOWED_HOSTS:
+        abort(400)
+    requests.get(url)
+    open(url)
+    return "ok"
+"""
+
+
+def test_an_allow_listed_host_clears_a_request_but_not_a_file_and_a_comprehension_condition_is_read() -> None:
+    parsed = parse_source("app.py", "python", _HOST_ALLOW_LIST.encode())
+    found = sorted((f.operation, f.sink_line, f.sanitized) for f in parsed.flows if f.function == "fetch")
+    assert found == [
+        ("file_path", 16, False),
+        ("outbound_request", 12, False),
+        ("outbound_request", 15, True),
+    ]
