@@ -355,7 +355,7 @@ class Tracker(Walk, ABC):
                     value = replace(value, cleared=value.cleared | {sink.operation})  # a safe form: guarded
                 if value is not None:
                     self.flow(sink.operation, sink.id, line, where, value, sink.tag)
-            # a sink of everyday code (a pattern, a log line) made of constants is no guarded flow: it is the norm
+            # a sink of everyday code (a pattern, a log line) made of constants is the norm, no guarded flow
             if (
                 picked
                 and not sink.external

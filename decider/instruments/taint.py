@@ -265,7 +265,7 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
         seen: set[tuple[object, ...]] = set()
         for flow in tracker.flows:
             if flow.sink in external and flow.source_kind == PARAMETER:
-                continue  # a sink of everyday code (a pattern, a log line): request data only, never a parameter
+                continue  # a sink of everyday code (a pattern, a log line): request data only, no parameter
             key = (
                 flow.operation,
                 flow.sink_line,

@@ -708,9 +708,9 @@ def search():
 def test_a_pattern_a_log_line_and_an_element_path_are_sinks_for_request_data_only() -> None:
     parsed = parse_source("app.py", "python", _EVERYDAY_SINKS.encode())
     found = sorted((f.function, f.operation, f.sink_line, f.sanitized) for f in parsed.flows)
-    # a helper's parameters reaching a pattern, a log line or an element path raise nothing (everyday code), nor
-    # does a constant pattern; request data does, unless re.escape, the removal of CR and LF (not any replace)
-    # or LDAP's escaping is on its path
+    # a helper's parameters reaching a pattern, a log line or an element path raise nothing (everyday code),
+    # nor does a constant pattern; request data does, unless re.escape, the removal of CR and LF (not any
+    # replace) or LDAP's escaping is on its path
     assert found == [
         ("search", "ldap", 25, False),
         ("search", "ldap", 26, True),
