@@ -233,7 +233,7 @@ def _tag(row: dict[str, object]) -> str | None:
 def taint_version(language: str) -> str:
     """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it
     changes)."""
-    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-13")
+    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-14")
 
 
 @dataclass

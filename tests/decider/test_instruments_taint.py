@@ -725,10 +725,11 @@ def test_a_pattern_a_log_line_and_an_element_path_are_sinks_for_request_data_onl
 
 _HOST_ALLOW_LIST = """import requests
 from urllib.parse import urlparse
-from flask import Flask, abort, request
+from flask import Flask, abort, redirect, request
 
 app = Flask(__name__)
 ALLOWED_HOSTS = {"api.example.com"}
+ALLOWED_NEXT = {"/", "/cart"}
 
 
 @app.route("/fetch")
@@ -740,14 +741,24 @@ def fetch():
     requests.get(url)
     open(url)
     return "ok"
+
+
+@app.route("/next")
+def after():
+    target = request.args["next"]
+    return redirect(target if target in ALLOWED_NEXT else "/"), redirect(target if target else "/")
 """
 
 
-def test_an_allow_listed_host_clears_a_request_but_not_a_file_and_a_comprehension_condition_is_read() -> None:
+def test_an_allow_listed_host_clears_a_request_not_a_file_and_conditions_in_expressions_are_read() -> None:
     parsed = parse_source("app.py", "python", _HOST_ALLOW_LIST.encode())
     found = sorted((f.operation, f.sink_line, f.sanitized) for f in parsed.flows if f.function == "fetch")
     assert found == [
-        ("file_path", 16, False),
-        ("outbound_request", 12, False),
-        ("outbound_request", 15, True),
+        ("file_path", 17, False),
+        ("outbound_request", 13, False),
+        ("outbound_request", 16, True),
     ]
+    after = sorted(
+        (f.operation, f.sanitized) for f in parsed.flows if f.function == "after" and f.sink == "redirect"
+    )
+    assert after == [("redirect", False), ("redirect", True)]  # an allow-list in a conditional expression

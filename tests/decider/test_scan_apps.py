@@ -1,9 +1,9 @@
-"""Three small web applications written for this test (Flask, Django, FastAPI), scanned as plain folders at $0
-with the packaged program and memory: every flaw (request data reaching a shell, SQL, a file path, pickle,
-yaml.load, a template string, a redirect, an HTTP client, eval, an HTML page, an XML parser resolving entities, a
-regular expression, a log line, an LDAP filter or an XPath; md5 for passwords, random for tokens, a cookie without
-its flags) is reported at ADVISORY or above, and none of its safe twins (quoted, parameterised, allow-listed,
-escaped, safe_load, secrets...) is reported."""
+"""Three small web applications written for this test (Flask, Django, FastAPI), scanned as plain folders at
+$0 with the packaged program and memory: every flaw (request data reaching a shell, SQL, a file path, pickle,
+yaml.load, a template string, a redirect, an HTTP client, eval, an HTML page, an XML parser resolving
+entities, a regular expression, a log line, an LDAP filter or an XPath; md5 for passwords, random for tokens,
+a cookie without its flags) is reported at ADVISORY or above, and none of its safe twins (quoted,
+parameterised, allow-listed, escaped, safe_load, secrets...) is reported."""
 
 from __future__ import annotations
 

@@ -202,7 +202,9 @@ def staff():
 def staff_safe():
     uid = request.args["uid"]
     conn = ldap.initialize("ldap://directory.shop.internal")
-    return jsonify(conn.search_s("ou=staff,dc=shop", ldap.SCOPE_SUBTREE, "(uid=" + escape_filter_chars(uid) + ")"))
+    return jsonify(
+        conn.search_s("ou=staff,dc=shop", ldap.SCOPE_SUBTREE, "(uid=" + escape_filter_chars(uid) + ")")
+    )
 
 
 @app.route("/products/match")
