@@ -762,3 +762,23 @@ def test_an_allow_listed_host_clears_a_request_not_a_file_and_conditions_in_expr
         (f.operation, f.sanitized) for f in parsed.flows if f.function == "after" and f.sink == "redirect"
     )
     assert after == [("redirect", False), ("redirect", True)]  # an allow-list in a conditional expression
+
+
+def test_an_upload_saved_under_the_name_the_client_sent_is_a_path_flow() -> None:
+    source = """import os
+from flask import Flask, request
+from werkzeug.utils import secure_filename
+
+app = Flask(__name__)
+
+
+@app.route("/upload", methods=["POST"])
+def upload():
+    f = request.files["file"]
+    f.save(os.path.join("/srv/uploads", f.filename))
+    f.save(os.path.join("/srv/uploads", secure_filename(f.filename)))
+    return "ok"
+"""
+    parsed = parse_source("app.py", "python", source.encode())
+    found = sorted((f.sink, f.sink_line, f.sanitized) for f in parsed.flows if f.operation == "file_path")
+    assert found == [("path.upload", 11, False), ("path.upload", 12, True)]
