@@ -4,5 +4,4 @@ def start_session(request):
     from django.http import JsonResponse
     session_key = "".join(random.choices(string.ascii_letters + string.digits, k=32))
     SESSIONS[session_key] = request.user.pk
-    tip = random.choice(TIPS)
-    return JsonResponse({"session": session_key, "tip": tip})
+    return JsonResponse({"session": session_key})
