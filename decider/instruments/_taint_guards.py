@@ -167,6 +167,9 @@ def _compared(node: Node, holds: bool) -> Proved | None:
         ok = holds == (op in _EQUAL) and _plain_literal(right)
     else:
         return None
+    url = _url_of_host(left)
+    if ok and url is not None:
+        return {node_text(url): (_HOST_CHECKED, url)}
     if not ok or not _is_subject(left):
         return {}
     return {node_text(left): (frozenset({"*"}), left)}
@@ -181,6 +184,32 @@ def _comparison(node: Node) -> str:
 def _plain_literal(node: Node) -> bool:
     """A literal without interpolation."""
     return node.type in _LITERALS and not any(c.type == "interpolation" for c in node.named_children)
+
+
+_HOST_CHECKED = frozenset({"outbound_request", "redirect"})
+_URL_PARSERS = frozenset(
+    {"urlparse", "urlsplit", "urllib.parse.urlparse", "urllib.parse.urlsplit", "parse.urlparse"}
+)
+
+
+def _url_of_host(node: Node) -> Node | None:
+    """The URL variable whose host (or scheme and host) a comparison tests: ``urlparse(url).hostname in
+    ALLOWED_HOSTS`` proves ``url`` safe to request or redirect to, for nothing else."""
+    if node.type != "attribute" or node_text(node.child_by_field_name("attribute")) not in (
+        "hostname",
+        "netloc",
+    ):
+        return None
+    call = node.child_by_field_name("object")
+    if (
+        call is None
+        or call.type != "call"
+        or node_text(call.child_by_field_name("function")) not in _URL_PARSERS
+    ):
+        return None
+    args = call.child_by_field_name("arguments")
+    found = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+    return found[0] if len(found) == 1 and found[0].type in _VARIABLES else None
 
 
 def _allow_list(node: Node) -> bool:

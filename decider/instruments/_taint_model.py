@@ -89,6 +89,10 @@ class Entry:
     html: re.Pattern[str] | None = (
         None  # a route's: what it returns is the page when its decorator matches this
     )
+    external: bool = False  # a sink's: only external input counts, a parameter alone raises nothing
+    call_text: re.Pattern[str] | None = (
+        None  # a sanitiser's: it clears only a call whose text matches this (``replace("\\n", "")``)
+    )
 
     def applies(self, name: str, receiver: str) -> bool:
         named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
@@ -200,6 +204,8 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
                 first_param=str(row.get("first_param", "")),
                 clean=bool(row.get("clean", False)),
                 html=re.compile(str(row["html"])) if "html" in row else None,
+                external=bool(row.get("external", False)),
+                call_text=re.compile(str(row["call_text"])) if "call_text" in row else None,
             )
         except (KeyError, TypeError, ValueError, re.error) as exc:
             raise ValueError(f"{where}: {exc}") from exc
@@ -226,7 +232,7 @@ def _tag(row: dict[str, object]) -> str | None:
 def taint_version(language: str) -> str:
     """The digest of the language's taint vocabulary and of the analysis that reads it (bumped when it
     changes)."""
-    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-12")
+    return digest_files([RULESET / "taint" / f"{_vocabulary_file(language)}.toml"], "taint-14")
 
 
 @dataclass

@@ -133,7 +133,16 @@ class PythonTracker(Tracker):
         decided = self.const(parts[1])
         if isinstance(decided, bool):
             return self.expr(parts[0] if decided else parts[2])
-        return join_taints(self.expr(parts[0]), self.expr(parts[2]))
+        return join_taints(self.guarded(parts[0], parts[1], True), self.guarded(parts[2], parts[1], False))
+
+    def guarded(self, node: Node, condition: Node, holds: bool) -> Taint | None:
+        """A side of a conditional expression, where its condition holds or fails (``q if q in ALLOWED else
+        "/"``)."""
+        saved = dict(self.env)
+        self.guard(condition, holds)
+        value = self.expr(node)
+        self.env = saved
+        return value
 
     def comprehension(self, node: Node) -> Taint | None:
         saved = dict(self.env)
@@ -141,6 +150,9 @@ class PythonTracker(Tracker):
             if clause.type == "for_in_clause":
                 value = self.expr(clause.child_by_field_name("right"))
                 self.assign_to(clause.child_by_field_name("left"), value)
+            elif clause.type == "if_clause":  # its condition's calls are calls too (``if re.search(q, n)``)
+                for condition in clause.named_children:
+                    self.expr(condition)
         body = node.child_by_field_name("body")
         result = self.expr(body) if body is not None else None
         self.env = saved

@@ -319,8 +319,19 @@ class Tracker(Walk, ABC):
     def sanitised(self, call: Call) -> frozenset[str]:
         """The operations a call guards against, as the vocabulary's sanitisers name them."""
         return frozenset().union(
-            *(e.operations for e in self.vocab.sanitizers if e.applies(call.name, call.receiver_text))
+            *(
+                e.operations
+                for e in self.vocab.sanitizers
+                if self.sanitises(e, call.name, call.receiver_text, call.node)
+            )
         )
+
+    @staticmethod
+    def sanitises(entry: Entry, name: str, receiver_text: str, node: Node) -> bool:
+        """Whether a call is this sanitiser (one with ``call_text`` only when the call's text matches it)."""
+        if not entry.applies(name, receiver_text):
+            return False
+        return entry.call_text is None or bool(entry.call_text.search(node_text(node)))
 
     def mutated(self, call: Call) -> None:
         """A mutator (``list.append(x)``) stores its arguments' taint in its receiver."""
@@ -391,7 +402,8 @@ class Tracker(Walk, ABC):
             if safe or (sink.argv_safe and self.vector(args[i])):
                 value = replace(value, cleared=value.cleared | {sink.operation})  # a safe form: guarded
             self.flow(sink.operation, sink.id, line, where, value, sink.tag)
-        if picked and self.constant_only(values, args, picked):
+        # a sink of everyday code (a pattern, a log line) made of constants is the norm, no guarded flow
+        if picked and not sink.external and self.constant_only(values, args, picked):
             constant = Taint(CONSTANT, line, cleared=frozenset({"*"}))
             self.flow(sink.operation, sink.id, line, where, constant, sink.tag)
 

@@ -46,9 +46,13 @@ class RoleEntry:
     confidence: float
     tag: str | None
     depth: int = 0
+    unless: tuple[str, ...] = ()  # callees that share a name with the entry's calls and are not it
 
     def matches(self, call: Call) -> bool:
-        """Whether a call names this entry (dotted entries match the callee's end, others its name)."""
+        """Whether a call names this entry (dotted entries match the callee's end, others its name), unless
+        it is one of ``unless`` (``re.compile`` is no ``compile``)."""
+        if call.callee in self.unless:
+            return False
         for name in self.calls:
             if "." in name:
                 if call.callee == name or call.callee.endswith("." + name):
@@ -103,7 +107,7 @@ def _files(language: str) -> list[str]:
 @cache
 def roles_version(language: str) -> str:
     """The digest of the vocabulary files a language reads."""
-    return digest_files([RULESET / "semantic" / f"{name}.toml" for name in _files(language)], "roles-1")
+    return digest_files([RULESET / "semantic" / f"{name}.toml" for name in _files(language)], "roles-2")
 
 
 @cache
@@ -124,6 +128,7 @@ def _entries(language: str) -> tuple[RoleEntry, ...]:
                             arg=int(entry.get("arg", -1)),
                             confidence=float(entry.get("confidence", 0.5)),
                             tag=str(tag) if tag is not None else None,
+                            unless=tuple(str(u) for u in entry.get("unless", [])),
                         )
                     )
                 except (KeyError, TypeError, ValueError) as exc:

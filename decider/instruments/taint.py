@@ -298,12 +298,15 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
     imported = _imported([*declared, *scripts], language)
     summaries = _summaries(language, vocab, declared, defined, imported)
     flows: list[Flow] = []
+    external = {sink.id for sink in vocab.sinks if sink.external}
     for name, node in [*declared, *scripts]:
         walk = _TRACKERS[language](vocab, summaries, name, defined, imported)
         params = _params_in_order(node, language)
         tracker = _run(walk, node, params, _routes(vocab, node, params))
         seen: set[tuple[object, ...]] = set()
         for flow in tracker.flows:
+            if flow.sink in external and flow.source_kind == PARAMETER:
+                continue  # a sink of everyday code (a pattern, a log line): request data only, no parameter
             key = (
                 flow.operation,
                 flow.sink_line,

@@ -153,6 +153,25 @@ ONE_LINE = [
     ("python", "py-hardcoded-secret", 'SECRET_KEY = "s3cr3t-value-123"', True),
     ("python", "py-hardcoded-secret", '  SECRET = "%(secret)s";', False),
     ("python", "py-hardcoded-secret", 'token = "{token_value}"', False),
+    ("python", "py-hardcoded-secret", 'app.config["SECRET_KEY"] = "sup3r-s3cret-k3y"', True),
+    ("python", "py-hardcoded-secret", 'settings = {"api_key": "AKIA0123456789ABCDEF"}', True),
+    ("python", "py-hardcoded-secret-compare", 'if password == "letmein123":', True),
+    ("python", "py-hardcoded-secret-compare", 'if form["password"] != "Adm1n!pass":', True),
+    ("python", "py-hardcoded-secret-compare", 'if password == "":', False),
+    ("python", "py-insecure-random", "otp = random.randint(100000, 999999)", True),
+    (
+        "python",
+        "py-insecure-random",
+        'reset_token = "".join(random.choice(ALPHABET) for _ in range(32))',
+        True,
+    ),
+    ("python", "py-insecure-random", "colour = random.choice(PALETTE)", False),
+    ("python", "py-flask-debug", 'app.run(host="0.0.0.0", debug=True)', True),
+    ("python", "py-flask-debug", 'app.config["DEBUG"] = True', True),
+    ("python", "py-flask-debug", 'app.run(debug=os.environ.get("DEBUG") == "1")', False),
+    ("python", "py-xml-external-entities", "parser.setFeature(feature_external_ges, True)", True),
+    ("python", "py-xml-external-entities", "parser = etree.XMLParser(resolve_entities=True)", True),
+    ("python", "py-xml-external-entities", "parser.setFeature(handler.feature_external_ges, False)", False),
 ]
 
 

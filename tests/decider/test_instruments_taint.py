@@ -341,8 +341,9 @@ class Client:
         open(url)
 """
     found = sorted((f.sink, f.sink_line) for f in _flows(source, "python"))
-    # subprocess's call is a command (a bare call( was none before); the package's Request, re's compile and
-    # the class's own open are no sinks; the builtin open is one
+    # subprocess's call is a command (a bare call( was none before); the package's Request and the class's
+    # own open are no sinks, re's compile is a pattern (a sink for external input only, not for a parameter);
+    # the builtin open is one
     assert found == [("command.subprocess", 10), ("path.open", 13)]
 
 
@@ -669,3 +670,112 @@ def test_a_scripts_top_level_code_is_walked_as_one_more_function_and_its_definit
     # a module of definitions alone has no top-level flow
     library = parse_source("lib.py", "python", b"import os\n\n\ndef f(x):\n    os.system(x)\n")
     assert [f.function for f in library.flows] == ["f"]
+
+
+_EVERYDAY_SINKS = """import logging
+import re
+from flask import Flask, request
+from ldap.filter import escape_filter_chars
+
+app = Flask(__name__)
+log = logging.getLogger(__name__)
+
+
+def helper(pattern, name):
+    log.info("matching %s", name)
+    return re.compile(pattern), root.findall(name)
+
+
+@app.route("/search")
+def search():
+    q = request.args["q"]
+    re.search(q, "text")
+    re.search(re.escape(q), "text")
+    re.search("^[a-z]+$", "text")
+    log.warning("search for " + q)
+    log.warning("search for " + q.replace("\\n", "").replace("\\r", ""))
+    log.warning("search for " + q.replace("a", "b"))
+    root.findall(f".//user[@name='{q}']")
+    conn.search_s("dc=x", 2, "(uid=" + q + ")")
+    conn.search_s("dc=x", 2, "(uid=" + escape_filter_chars(q) + ")")
+    return "ok"
+"""
+
+
+def test_a_pattern_a_log_line_and_an_element_path_are_sinks_for_request_data_only() -> None:
+    parsed = parse_source("app.py", "python", _EVERYDAY_SINKS.encode())
+    found = sorted((f.function, f.operation, f.sink_line, f.sanitized) for f in parsed.flows)
+    # a helper's parameters reaching a pattern, a log line or an element path raise nothing (everyday code),
+    # nor does a constant pattern; request data does, unless re.escape, the removal of CR and LF (not any
+    # replace) or LDAP's escaping is on its path
+    assert found == [
+        ("search", "ldap", 25, False),
+        ("search", "ldap", 26, True),
+        ("search", "log", 21, False),
+        ("search", "log", 22, True),
+        ("search", "log", 23, False),
+        ("search", "regex", 18, False),
+        ("search", "regex", 19, True),
+        ("search", "xpath", 24, False),
+    ]
+
+
+_HOST_ALLOW_LIST = """import requests
+from urllib.parse import urlparse
+from flask import Flask, abort, redirect, request
+
+app = Flask(__name__)
+ALLOWED_HOSTS = {"api.example.com"}
+ALLOWED_NEXT = {"/", "/cart"}
+
+
+@app.route("/fetch")
+def fetch():
+    url = request.args["url"]
+    names = [n for n in NAMES if requests.get(url)]
+    if urlparse(url).hostname not in ALLOWED_HOSTS:
+        abort(400)
+    requests.get(url)
+    open(url)
+    return "ok"
+
+
+@app.route("/next")
+def after():
+    target = request.args["next"]
+    return redirect(target if target in ALLOWED_NEXT else "/"), redirect(target if target else "/")
+"""
+
+
+def test_an_allow_listed_host_clears_a_request_not_a_file_and_conditions_in_expressions_are_read() -> None:
+    parsed = parse_source("app.py", "python", _HOST_ALLOW_LIST.encode())
+    found = sorted((f.operation, f.sink_line, f.sanitized) for f in parsed.flows if f.function == "fetch")
+    assert found == [
+        ("file_path", 17, False),
+        ("outbound_request", 13, False),
+        ("outbound_request", 16, True),
+    ]
+    after = sorted(
+        (f.operation, f.sanitized) for f in parsed.flows if f.function == "after" and f.sink == "redirect"
+    )
+    assert after == [("redirect", False), ("redirect", True)]  # an allow-list in a conditional expression
+
+
+def test_an_upload_saved_under_the_name_the_client_sent_is_a_path_flow() -> None:
+    source = """import os
+from flask import Flask, request
+from werkzeug.utils import secure_filename
+
+app = Flask(__name__)
+
+
+@app.route("/upload", methods=["POST"])
+def upload():
+    f = request.files["file"]
+    f.save(os.path.join("/srv/uploads", f.filename))
+    f.save(os.path.join("/srv/uploads", secure_filename(f.filename)))
+    return "ok"
+"""
+    parsed = parse_source("app.py", "python", source.encode())
+    found = sorted((f.sink, f.sink_line, f.sanitized) for f in parsed.flows if f.operation == "file_path")
+    assert found == [("path.upload", 11, False), ("path.upload", 12, True)]

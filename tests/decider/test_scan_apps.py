@@ -1,7 +1,9 @@
-"""Three small web applications written for this test (Flask, Django, FastAPI), scanned as plain folders at $0
-with the packaged program and memory: every flaw (request data reaching a shell, SQL, a file path, pickle,
-yaml.load, a template string, a redirect, an HTTP client, eval; md5 for passwords) is reported at ADVISORY or
-above, and none of its safe twins (quoted, parameterised, allow-listed, safe_load...) is reported."""
+"""Three small web applications written for this test (Flask, Django, FastAPI), scanned as plain folders at
+$0 with the packaged program and memory: every flaw (request data reaching a shell, SQL, a file path, pickle,
+yaml.load, a template string, a redirect, an HTTP client, eval, an HTML page, an XML parser resolving
+entities, a regular expression, a log line, an LDAP filter or an XPath; md5 for passwords, random for tokens,
+a cookie without its flags) is reported at ADVISORY or above, and none of its safe twins (quoted,
+parameterised, allow-listed, escaped, safe_load, secrets...) is reported."""
 
 from __future__ import annotations
 
@@ -27,6 +29,12 @@ FLAWS = {
         "partner_feed": "ssrf",
         "calc": "code_injection",
         "register": "weak_crypto",
+        "search": "xss",
+        "import_catalog": "xxe",
+        "staff": "ldap_injection",
+        "match_products": "regex_injection",
+        "redeem_coupon": "log_injection",
+        "reset_password": "weak_crypto",
     },
     "django_shop": {
         "archive": "command_injection",
@@ -39,6 +47,12 @@ FLAWS = {
         "stock": "ssrf",
         "discount": "code_injection",
         "set_password": "weak_crypto",
+        "review": "xss",
+        "upload_feed": "xxe",
+        "product_price": "xpath_injection",
+        "filter_orders": "regex_injection",
+        "checkout_failed": "log_injection",
+        "gift_card": "weak_crypto",
     },
     "fastapi_shop": {
         "lookup": "command_injection",
@@ -51,6 +65,12 @@ FLAWS = {
         "catalog": "ssrf",
         "price_quote": "code_injection",
         "signup": "weak_crypto",
+        "banner": "xss",
+        "orders_xml": "xxe",
+        "find_tags": "regex_injection",
+        "track": "log_injection",
+        "login": "insecure_cookie",
+        "invite": "weak_crypto",
     },
 }
 

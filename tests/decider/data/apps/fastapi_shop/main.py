@@ -2,6 +2,11 @@
 """A small FastAPI shop: each endpoint that handles request data unsafely has a safe twin beside it."""
 
 import ast
+import html
+import logging
+import random
+import re
+import secrets
 import hashlib
 import os
 import pickle
@@ -11,11 +16,13 @@ import subprocess
 
 import httpx
 import yaml
+from lxml import etree
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from jinja2 import Environment
 
 app = FastAPI()
+logger = logging.getLogger("shop")
 EXPORTS = "/srv/shop/exports"
 HOMES = {"home": "/", "cart": "/cart"}
 MIRRORS = ["https://mirror-a.example.com/catalog.json", "https://mirror-b.example.com/catalog.json"]
@@ -136,3 +143,75 @@ def signup_safe(user: str, password: str):
     hashed = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, 600_000).hex()
     db().execute("INSERT INTO users VALUES (?, ?, ?)", (user, hashed, salt.hex()))
     return {"ok": True}
+
+
+@app.get("/banner", response_class=HTMLResponse)
+def banner(title: str):
+    return HTMLResponse(f"<div class='banner'>{title}</div>")
+
+
+@app.get("/banner-safe", response_class=HTMLResponse)
+def banner_safe(title: str):
+    return HTMLResponse(f"<div class='banner'>{html.escape(title)}</div>")
+
+
+@app.post("/orders/xml")
+async def orders_xml(request: Request):
+    doc = etree.fromstring(await request.body(), etree.XMLParser(resolve_entities=True))
+    return {"orders": len(doc)}
+
+
+@app.post("/orders/xml-safe")
+async def orders_xml_safe(request: Request):
+    doc = etree.fromstring(await request.body(), etree.XMLParser(resolve_entities=False, no_network=True))
+    return {"orders": len(doc)}
+
+
+@app.get("/tags")
+def find_tags(pattern: str):
+    return {"tags": [t for t in TAGS if re.fullmatch(pattern, t)]}
+
+
+@app.get("/tags-safe")
+def find_tags_safe(pattern: str):
+    return {"tags": [t for t in TAGS if re.fullmatch(re.escape(pattern), t)]}
+
+
+@app.get("/track/{parcel}")
+def track(parcel: str):
+    logger.info("tracking parcel %s", parcel)
+    return {"parcel": parcel}
+
+
+@app.get("/track-safe/{parcel}")
+def track_safe(parcel: str):
+    logger.info("tracking parcel %s", parcel.replace("\n", " ").replace("\r", " "))
+    return {"parcel": parcel}
+
+
+@app.post("/login")
+def login(user: str):
+    response = JSONResponse({"ok": True})
+    response.set_cookie("session", issue_session(user))
+    return response
+
+
+@app.post("/login-safe")
+def login_safe(user: str):
+    response = JSONResponse({"ok": True})
+    response.set_cookie("session", issue_session(user), secure=True, httponly=True, samesite="lax")
+    return response
+
+
+@app.post("/invite")
+def invite(email: str):
+    invite_code = "%06d" % random.randrange(1_000_000)
+    db().execute("INSERT INTO invites VALUES (?, ?)", (email, invite_code))
+    return {"sent": True}
+
+
+@app.post("/invite-safe")
+def invite_safe(email: str):
+    invite_code = "%06d" % secrets.randbelow(1_000_000)
+    db().execute("INSERT INTO invites VALUES (?, ?)", (email, invite_code))
+    return {"sent": True}

@@ -2,6 +2,13 @@
 """A small Flask shop: each route that handles request data unsafely has a safe twin beside it."""
 
 import ast
+import io
+import logging
+import random
+import re
+import secrets
+import xml.sax
+from xml.sax.handler import feature_external_ges
 import hashlib
 import os
 import pickle
@@ -9,12 +16,17 @@ import shlex
 import sqlite3
 import subprocess
 
+import ldap
 import requests
 import yaml
-from flask import Flask, abort, jsonify, redirect, render_template_string, request, url_for
+from ldap.filter import escape_filter_chars
+from lxml import etree
+from markupsafe import escape
+from flask import Flask, abort, jsonify, make_response, redirect, render_template_string, request, url_for
 from werkzeug.utils import secure_filename
 
 app = Flask(__name__)
+log = logging.getLogger("shop")
 UPLOADS = "/srv/shop/uploads"
 ALLOWED_NEXT = {"/", "/cart", "/orders"}
 PARTNER_FEEDS = {"https://feeds.example.com/prices", "https://feeds.example.com/stock"}
@@ -148,3 +160,88 @@ def register_safe():
         "INSERT INTO users (name, password, salt) VALUES (?, ?, ?)", (request.form["name"], digest, salt)
     )
     return "ok"
+
+
+@app.route("/search")
+def search():
+    term = request.args.get("q", "")
+    return make_response("<p>Results for " + term + "</p>")
+
+
+@app.route("/search-safe")
+def search_safe():
+    term = request.args.get("q", "")
+    return make_response("<p>Results for " + str(escape(term)) + "</p>")
+
+
+@app.route("/catalog/import", methods=["POST"])
+def import_catalog():
+    handler = CatalogHandler()
+    parser = xml.sax.make_parser()
+    parser.setFeature(feature_external_ges, True)
+    parser.setContentHandler(handler)
+    parser.parse(io.BytesIO(request.get_data()))
+    return jsonify({"items": handler.count})
+
+
+@app.route("/catalog/import-safe", methods=["POST"])
+def import_catalog_safe():
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    root = etree.fromstring(request.get_data(), parser)
+    return jsonify({"items": len(root)})
+
+
+@app.route("/staff")
+def staff():
+    uid = request.args["uid"]
+    conn = ldap.initialize("ldap://directory.shop.internal")
+    return jsonify(conn.search_s("ou=staff,dc=shop", ldap.SCOPE_SUBTREE, "(uid=" + uid + ")"))
+
+
+@app.route("/staff-safe")
+def staff_safe():
+    uid = request.args["uid"]
+    conn = ldap.initialize("ldap://directory.shop.internal")
+    return jsonify(
+        conn.search_s("ou=staff,dc=shop", ldap.SCOPE_SUBTREE, "(uid=" + escape_filter_chars(uid) + ")")
+    )
+
+
+@app.route("/products/match")
+def match_products():
+    pattern = request.args["pattern"]
+    return jsonify([p for p in PRODUCTS if re.search(pattern, p)])
+
+
+@app.route("/products/match-safe")
+def match_products_safe():
+    pattern = request.args["pattern"]
+    return jsonify([p for p in PRODUCTS if re.search(re.escape(pattern), p)])
+
+
+@app.route("/coupon", methods=["POST"])
+def redeem_coupon():
+    code = request.form["code"]
+    log.warning("coupon rejected: " + code)
+    return jsonify({"ok": False})
+
+
+@app.route("/coupon-safe", methods=["POST"])
+def redeem_coupon_safe():
+    code = request.form["code"]
+    log.warning("coupon rejected: " + code.replace("\r", "").replace("\n", ""))
+    return jsonify({"ok": False})
+
+
+@app.route("/password/reset", methods=["POST"])
+def reset_password():
+    reset_token = "".join(random.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(32))
+    db().execute("UPDATE users SET reset = ? WHERE email = ?", (reset_token, request.form["email"]))
+    return jsonify({"sent": True})
+
+
+@app.route("/password/reset-safe", methods=["POST"])
+def reset_password_safe():
+    reset_token = secrets.token_urlsafe(32)
+    db().execute("UPDATE users SET reset = ? WHERE email = ?", (reset_token, request.form["email"]))
+    return jsonify({"sent": True})

@@ -2,6 +2,11 @@
 """A small Django shop's views: each view that handles request data unsafely has a safe twin beside it."""
 
 import ast
+import html
+import logging
+import random
+import re
+import secrets
 import hashlib
 import os
 import pickle
@@ -9,13 +14,17 @@ import subprocess
 
 import requests
 import yaml
+from lxml import etree
 from django.conf import settings
 from django.db import connection
 from django.http import HttpResponse, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
 from django.template import Context, Template
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import mark_safe
 
 REPORTS = "/srv/shop/reports"
+CATALOG = etree.parse("/srv/shop/catalog.xml")
+logger = logging.getLogger(__name__)
 ALLOWED_BACKENDS = ("https://stock.example.com/api", "https://prices.example.com/api")
 
 
@@ -136,3 +145,70 @@ def set_password_safe(request):
     request.user.password = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=2**14, r=8, p=1).hex()
     request.user.save()
     return HttpResponse("saved" if settings.DEBUG is not None else "")
+
+
+def review(request):
+    text = request.POST["text"]
+    return HttpResponse(mark_safe("<blockquote>%s</blockquote>" % text))
+
+
+def review_safe(request):
+    text = request.POST["text"]
+    return HttpResponse("<blockquote>%s</blockquote>" % html.escape(text))
+
+
+def upload_feed(request):
+    feed = etree.fromstring(request.body)
+    return JsonResponse({"entries": len(feed)})
+
+
+def upload_feed_safe(request):
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    feed = etree.fromstring(request.body, parser)
+    return JsonResponse({"entries": len(feed)})
+
+
+def product_price(request):
+    sku = request.GET["sku"]
+    return JsonResponse({"price": CATALOG.xpath("//product[@sku='" + sku + "']/price/text()")})
+
+
+def product_price_safe(request):
+    sku = request.GET["sku"]
+    return JsonResponse({"price": CATALOG.xpath("//product[@sku=$sku]/price/text()", sku=sku)})
+
+
+def filter_orders(request):
+    pattern = re.compile(request.GET["pattern"])
+    return JsonResponse({"orders": [o for o in ORDER_IDS if pattern.match(o)]})
+
+
+def filter_orders_safe(request):
+    pattern = re.compile(re.escape(request.GET["pattern"]))
+    return JsonResponse({"orders": [o for o in ORDER_IDS if pattern.match(o)]})
+
+
+def checkout_failed(request):
+    reason = request.GET.get("reason", "")
+    logger.error(f"checkout failed: {reason}")
+    return HttpResponse("sorry")
+
+
+def checkout_failed_safe(request):
+    reason = request.GET.get("reason", "")
+    logger.error("checkout failed: %s", repr(reason))
+    return HttpResponse("sorry")
+
+
+def gift_card(request):
+    card_pin = random.randint(1000, 9999)
+    request.user.gift_pin = card_pin
+    request.user.save()
+    return JsonResponse({"issued": True})
+
+
+def gift_card_safe(request):
+    card_pin = secrets.randbelow(9000) + 1000
+    request.user.gift_pin = card_pin
+    request.user.save()
+    return JsonResponse({"issued": True})

@@ -1,0 +1,5 @@
+def main():
+    import os
+    from flask import Flask
+    app = create_app(Flask(__name__))
+    app.run(host="0.0.0.0", port=8080, debug=os.environ.get("QUIZ_DEBUG") == "1")
