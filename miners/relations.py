@@ -67,7 +67,7 @@ def write_relation(
         arguments = _Arguments()
         line = _escaped(_head(predicate)) + _holes(len(next(iter(rows), ()))) + "]}\n"
         _write_batches(out, (line % tuple(map(arguments.__getitem__, row)) for row in rows))
-    elif not model.proofs:
+    elif not model.keeps(predicate) or (proofs == "tree" and not model.proofs):
         raise ProofsNotKeptError(f"no proofs of {predicate}: the model was evaluated without proofs")
     elif proofs == "step":
         _write_batches(out, _step_lines(model, predicate))

@@ -180,15 +180,21 @@ class Model:
         checked: CheckedProgram,
         evaluation: Evaluation,
         relations: Mapping[str, Relation],
-        proofs: bool = True,
+        kept: frozenset[str] | None = None,
     ) -> None:
         self._checked = checked
         self._evaluation = evaluation
         self._relations = relations
         self._bindings: dict[int, Binding] = {}
-        self.proofs = proofs
-        """Whether derivations were kept (``evaluate(..., proofs=False)`` keeps none: no ``proof``, no
-        ``step``)."""
+        self._kept = kept
+        self.proofs = kept is None
+        """Whether every derivation was kept (``evaluate(..., proofs=False)`` keeps none: no ``proof``, no
+        ``step``; with predicates named, only theirs: ``keeps``)."""
+
+    def keeps(self, predicate: str) -> bool:
+        """Whether the derived facts of ``predicate`` kept their derivations (``step`` and ``binding`` read
+        them)."""
+        return self._kept is None or predicate in self._kept
 
     @property
     def program(self) -> Program:
@@ -314,8 +320,10 @@ class Model:
         derivation = self._derivation(atom)
         if isinstance(derivation, Given):
             return None
-        if not self.proofs:
-            raise ProofsNotKeptError(f"no proof of {atom}: the model was evaluated without proofs")
+        if not self.keeps(atom.predicate):
+            raise ProofsNotKeptError(
+                f"no proof of {atom}: the model was evaluated without proofs of {atom.predicate}"
+            )
         shape = self.binding(int(derivation[0]))
         values = shape.values(atom.args, derivation)
         binding = {name: values[slot] for name, slot in shape.slots.items()}
