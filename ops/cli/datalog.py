@@ -4,8 +4,9 @@
     ouro datalog run RULES FACTS… [--output P]… [--format jsonl|tsv|csv] [--out DIR] [--no-proofs] [--trees]
                                                       the output relations (--output, else the rules'
                                                       .output directives, else every derived predicate):
-                                                      JSON lines with each atom's proof (its last step,
-                                                      or the whole tree with --trees), or without; or
+                                                      JSON lines with each atom's proof (its last step:
+                                                      the rule and its premises; or the whole tree with
+                                                      --trees), or without; or
                                                       TSV/CSV rows; on stdout, or one file per relation
                                                       in DIR (P.jsonl, P.tsv, P.csv)
     ouro datalog explain RULES FACTS… ATOM [--depth N] [--json]
@@ -146,8 +147,9 @@ def datalog_run(
     ] = False,
 ) -> None:
     """Evaluate RULES over FACTS and write the output relations: JSON lines with each atom's proof (its last
-    step; a derived premise's own line continues it) or, with --trees, the whole tree; --no-proofs without;
-    --format tsv|csv as rows. Each relation in the order its facts were found; on stdout, or in --out DIR."""
+    step: the rule and the premises it used; explain expands them) or, with --trees, the whole tree;
+    --no-proofs without; --format tsv|csv as rows. Each relation in the order its facts were found; on
+    stdout, or in --out DIR."""
     from ouroboros_gates.miners import MinerUsageError, OutputFormat, run_rules
 
     try:
