@@ -1,13 +1,14 @@
 """The whole-process workload of ``benchmarks/datalog.py``: ``ouro datalog run --output P`` against clingo
 printing the same relation (``#show``), each as a process of its own on the same rules and facts in files.
 
-Ours reads the rules and the facts (JSON lines), evaluates and writes P as TSV into a folder
-(``--format tsv --out DIR``, no proofs kept); clingo (``python -m clingo -V0``, the package's own clingo main)
-reads the translated program with ``#show d_P/n.`` and the facts as ASP text and prints P's atoms. Each is
-timed by the CPU seconds the process used (user + system, from ``wait4``), wall seconds beside, with its peak
-resident memory; the two outputs are read back and compared as sets. Then, in this process, the model is
-evaluated with proofs and one atom of P is explained (its proof tree built), timed alone: what
-``ouro datalog explain`` adds after evaluation.
+Ours reads the rules and the facts (JSON lines), evaluates and writes P in its default form, JSON lines with
+each fact's proof (its last step: the rule and its premises), into a folder (``--out DIR``); clingo
+(``python -m clingo -V0``, the package's own clingo main) reads the translated program with ``#show d_P/n.``
+and the facts as ASP text and prints P's atoms. Each is timed by the CPU seconds the process used (user +
+system, from ``wait4``), wall seconds beside, with its peak resident memory; the two outputs are read back
+and compared as sets (every line of ours has its proof). Then, in this process, the model is evaluated with
+proofs and one atom of P is explained (its proof tree built), timed alone: what ``ouro datalog explain``
+adds after evaluation.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 from _analyses import Analysis, Facts
 from _asp import asp_facts, to_asp
 from _markdown import against
@@ -94,10 +96,14 @@ def clingo_rows(path: Path, predicate: str) -> set[tuple[Value, ...]]:
 
 
 def ouro_rows(path: Path) -> set[tuple[Value, ...]]:
-    """The rows of a TSV file ours wrote (numbers read back as ints)."""
+    """The rows of a JSON-lines file ours wrote; exits if a line has no proof."""
     found = set()
-    for line in path.read_text().splitlines():
-        found.add(tuple(int(f) if f.lstrip("-").isdigit() else f for f in line.split("\t")))
+    with path.open("rb") as lines:
+        for line in lines:
+            fact = orjson.loads(line)
+            if "premises" not in fact["proof"] and "span" not in fact["proof"]:
+                raise SystemExit(f"{path}: a line without its proof: {line[:200]!r} (benchmark void)")
+            found.add(tuple(arg["text"] if "text" in arg else arg["number"] for arg in fact["args"]))
     return found
 
 
@@ -135,9 +141,8 @@ def whole_process(
     """Every analysis at ``size``, whole process each way; prints a row per command and the explain row, adds
     their rows to ``table``, returns ours/clingo (CPU) per analysis. Exits if the outputs differ."""
     print(
-        f"whole process at size {size} (seed {seed}): `ouro datalog run --output P --format tsv` against "
-        "clingo's "
-        "`#show`; output sets compared"
+        f"whole process at size {size} (seed {seed}): `ouro datalog run --output P` (JSON lines with proofs) "
+        "against clingo's `#show`; output sets compared"
     )
     print(f"{'':<44}{'rows':>9}{'cpu s':>8}{'wall s':>8}{'peak MiB':>10}")
     ratios: dict[str, float] = {}
@@ -147,11 +152,11 @@ def whole_process(
         with tempfile.TemporaryDirectory(prefix="ouro-whole-") as tmp:
             folder = Path(tmp)
             rules, given, program, lp_facts = _files(analysis, facts, predicate, arity, folder)
-            argv = [OURO, "datalog", "run", str(rules), str(given), "--output", predicate, "--format", "tsv"]
+            argv = [OURO, "datalog", "run", str(rules), str(given), "--output", predicate]
             ours = measure([*argv, "--out", str(folder / "out")], folder)
             clingo = [sys.executable, "-m", "clingo", "-V0", str(program), str(lp_facts)]
             theirs = measure(clingo, folder, folder / "clingo.txt")
-            mine = ouro_rows(folder / "out" / f"{predicate}.tsv")
+            mine = ouro_rows(folder / "out" / f"{predicate}.jsonl")
             if mine != clingo_rows(folder / "clingo.txt", predicate):
                 raise SystemExit(
                     f"{analysis.name} {size}: the outputs of {predicate} differ (benchmark void)"
@@ -179,8 +184,8 @@ def whole_process(
 def _rows(case: str, predicate: str, count: int, ours: Process, theirs: Process) -> list[list[str]]:
     """CPU (wall beside it) and peak memory, ours against clingo's, as table rows."""
     what = (
-        f"whole process, {case}: `ouro datalog run --output {predicate}` ({count:,} rows) against "
-        "clingo's `#show`"
+        f"whole process, {case}: `ouro datalog run --output {predicate}` ({count:,} rows, each with its "
+        "proof) against clingo's `#show`"
     )
     cpu = [
         f"{ours.cpu:.2f} s ({ours.wall:.2f} s wall)",

@@ -96,7 +96,7 @@ class ProofJson:
         found: list[dict[str, Any]] = []
         for node in nodes:
             if node.rule is None:
-                found.append({"atom": str(node.atom), "span": self._span(node.span)})
+                found.append({"atom": str(node.atom), "span": self.span(node.span)})
                 continue
             rule, at = self._rule(node.rule)
             if not node.expanded:
@@ -121,7 +121,8 @@ class ProofJson:
             known = self._rules[id(rule)] = (rule, str(rule), str(rule.location))
         return known[1], known[2]
 
-    def _span(self, span: object) -> dict[str, Any] | None:
+    def span(self, span: object) -> dict[str, Any] | None:
+        """A leaf's span as JSON data (``{"file": …, "line": …}``), or None for a span that is no ``Span``."""
         known = self._spans.get(id(span))
         if known is None:
             found = to_span(span)

@@ -1,6 +1,12 @@
 """A model's relations written out (``ouro datalog run``): JSON lines with each fact's proof (its last step,
 or its whole tree) or without, or tab- or comma-separated values, one row a fact.
 
+A JSON line (format 2, docs/datalog.md) is ``{"predicate", "args", "proof"}``; the proof of a derived fact
+is its last step, ``{"rule", "at", "premises"}``: the rule's number and where it is written, and the body
+facts it used, each ``{"predicate", "args"}`` (a fact is its own reference: ``ouro datalog explain`` expands
+it); a given fact's proof is ``{"span"}``. The lines come from one template per rule, filled with each
+value's JSON written once (``_Arguments``): no proof tree, atom text or dictionary is made per fact.
+
 Each relation is written in one pass, in the order its facts were found (the same for the same rules, facts
 and engine), straight from the model's own rows: nothing is copied, sorted or formatted before the first line
 goes out, so memory stays what the model holds. ``sort`` the output for a canonical order.
@@ -14,18 +20,20 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable
 from enum import StrEnum
-from typing import BinaryIO, Literal
+from operator import itemgetter
+from typing import Any, BinaryIO, Literal
 
-from ouroboros_gates.miners.datalog import Model, Value
-from ouroboros_gates.miners.facts import ProofJson, derived_line
+from ouroboros_gates.miners.datalog import Atom, Binding, Constant, Model, ProofsNotKeptError, Value
+from ouroboros_gates.miners.facts import ProofJson, arg_json, derived_line
 
 __all__ = ["OutputFormat", "Proofs", "write_relation"]
 
 Proofs = Literal["none", "step", "tree"]
-"""What a JSON line carries: no proof, the proof's last step (a derived premise's own line continues it),
-or the whole tree."""
+"""What a JSON line carries: no proof, the proof's last step (the rule and its premises), or the whole
+tree."""
 
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _BATCH = 4096
@@ -48,20 +56,109 @@ class OutputFormat(StrEnum):
 def write_relation(
     model: Model, predicate: str, out: BinaryIO, form: OutputFormat, proofs: Proofs = "none"
 ) -> int:
-    """Write the facts of ``predicate`` to ``out``; returns how many. ``proofs`` is for JSON lines only."""
+    """Write the facts of ``predicate`` to ``out``; returns how many. ``proofs`` is for JSON lines only;
+    ``ProofsNotKeptError`` if it asks for proofs the model was evaluated without."""
     rows = model.rows(predicate)
     if form is OutputFormat.TSV:
         _write_batches(out, (_tsv(row) for row in rows))
     elif form is OutputFormat.CSV:
         _write_csv(out, rows)
     elif proofs == "none":
-        _write_batches(out, (derived_line(predicate, row, None).decode("utf-8") for row in rows))
+        arguments = _Arguments()
+        line = _escaped(_head(predicate)) + _holes(len(next(iter(rows), ()))) + "]}\n"
+        _write_batches(out, (line % tuple(map(arguments.__getitem__, row)) for row in rows))
+    elif not model.keeps(predicate) or (proofs == "tree" and not model.proofs):
+        raise ProofsNotKeptError(f"no proofs of {predicate}: the model was evaluated without proofs")
+    elif proofs == "step":
+        _write_batches(out, _step_lines(model, predicate))
     else:
         proof_json = ProofJson()
-        build = model.proof if proofs == "tree" else model.step
         for row in rows:
-            out.write(derived_line(predicate, row, proof_json(build(predicate, row))))
+            out.write(derived_line(predicate, row, proof_json(model.proof(predicate, row))))
     return len(rows)
+
+
+class _Arguments(dict[Value, str]):
+    """Each value's JSON argument (``{"text":…}`` or ``{"number":…}``, as ``compact_json`` writes it), made
+    the first time it is asked for: a relation's rows share far fewer values than they hold."""
+
+    def __missing__(self, value: Value) -> str:
+        written = self[value] = _dumps(arg_json(value))
+        return written
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _escaped(text: str) -> str:
+    """Text for a ``%`` template, as itself."""
+    return text.replace("%", "%%")
+
+
+def _head(predicate: str) -> str:
+    return f'{{"predicate":{_dumps(predicate)},"args":['
+
+
+def _holes(count: int) -> str:
+    return ",".join(["%s"] * count)
+
+
+def _pick(slots: list[int]) -> Callable[[tuple[Value, ...]], tuple[Value, ...]]:
+    """The values at ``slots``, always as a tuple."""
+    if len(slots) == 1:
+        (slot,) = slots
+        return lambda values: (values[slot],)
+    if not slots:
+        return lambda _values: ()
+    return itemgetter(*slots)
+
+
+_Template = tuple[Binding, str, Callable[[tuple[Value, ...]], tuple[Value, ...]]]
+
+
+def _template(model: Model, predicate: str, arity: int, index: int, arguments: _Arguments) -> _Template:
+    """The line of a fact of ``predicate`` derived by evaluated rule ``index``: its binding, the line with a
+    ``%s`` for each value the fact and its premises hold, and where each of those is in the binding's
+    values (the fact's row first)."""
+    binding = model.binding(index)
+    slots = list(range(arity))
+    premises = []
+    for literal in binding.rule.body:
+        if not isinstance(literal, Atom):
+            continue  # a negation or comparison: its values are the premises' (every variable is bound)
+        args = []
+        for term in literal.terms:
+            if isinstance(term, Constant):
+                args.append(_escaped(arguments[term.value]))
+            else:
+                args.append("%s")
+                slots.append(binding.slots[term.name])
+        premises.append(f"{_escaped(_head(literal.predicate))}{','.join(args)}]}}")
+    rule = binding.rule.rule
+    at = _escaped(_dumps(str(rule.location)))
+    step = f'{{"rule":{rule.index},"at":{at},"premises":[{",".join(premises)}]}}'
+    line = f'{_escaped(_head(predicate))}{_holes(arity)}],"proof":{step}}}\n'
+    return binding, line, _pick(slots)
+
+
+def _step_lines(model: Model, predicate: str) -> Iterable[str]:
+    """Each fact of ``predicate`` with its proof's last step, as a JSON line (the module's docstring)."""
+    arguments = _Arguments()
+    templates: dict[object, _Template] = {}
+    spans = ProofJson()
+    for row, derivation in model.derivations(predicate):
+        if isinstance(derivation, tuple):
+            found = templates.get(derivation[0])
+            if found is None:
+                found = templates[derivation[0]] = _template(
+                    model, predicate, len(row), int(derivation[0]), arguments
+                )
+            binding, line, pick = found
+            yield line % tuple(map(arguments.__getitem__, pick(binding.values(row, derivation))))
+        else:
+            args = ",".join(map(arguments.__getitem__, row))
+            yield f'{_head(predicate)}{args}],"proof":{{"span":{_dumps(spans.span(derivation.span))}}}}}\n'
 
 
 def _text(value: Value) -> str:

@@ -114,10 +114,10 @@ def derived_predicates(program: Program) -> tuple[str, ...]:
 
 
 def run_rules(
-    rules: Rules, facts: Iterable[InputFact], knee: Value | None = None, proofs: bool = True
+    rules: Rules, facts: Iterable[InputFact], knee: Value | None = None, proofs: bool | Collection[str] = True
 ) -> Model:
     """Evaluate over ``facts``, with ``knee(knee)`` added as an input fact when a knee is set (without
-    ``proofs``: no derivations kept, ``evaluate``'s)."""
+    ``proofs``: no derivations kept; with predicates, only theirs: ``evaluate``'s)."""
     given: list[InputFact] = list(facts)
     if knee is not None:
         given.append((KNEE, (knee,), None))

@@ -30,7 +30,7 @@ from ouroboros_gates.miners.datalog.errors import (
     UnstratifiedError,
 )
 from ouroboros_gates.miners.datalog.explain import Attempt, WhyNot, explain
-from ouroboros_gates.miners.datalog.model import Condition, GroundAtom, Model, ProofNode
+from ouroboros_gates.miners.datalog.model import Binding, Condition, GroundAtom, Model, ProofNode
 from ouroboros_gates.miners.datalog.parser import parse
 from ouroboros_gates.miners.datalog.strata import Stratum
 from ouroboros_gates.miners.datalog.syntax import (
@@ -56,6 +56,7 @@ __all__ = [
     "ArityError",
     "Atom",
     "Attempt",
+    "Binding",
     "CheckedProgram",
     "CheckedRule",
     "Comparison",

@@ -36,12 +36,17 @@ InputFact = tuple[str, tuple[Value, ...], object]
 _New = dict[str, dict[Row, Derivation]]
 
 
-def evaluate(checked: CheckedProgram, facts: Iterable[InputFact] = (), proofs: bool = True) -> Model:
+def evaluate(
+    checked: CheckedProgram, facts: Iterable[InputFact] = (), proofs: bool | Collection[str] = True
+) -> Model:
     """The model of ``checked`` over its own facts and ``facts``. A fact given twice keeps its first
     span, the program's facts (span ``(file, line)``) coming before the input's. Raises
     ``FactError`` for an input fact of the wrong arity or type. Without ``proofs`` a derived fact keeps
-    only the rule that derived it (less memory and time; the model then answers no ``proof``)."""
+    only the rule that derived it (less memory and time; the model then answers no ``proof``); with a
+    collection of predicates, only theirs keep their derivations (each fact's last step, ``Model.step``:
+    what ``ouro datalog run`` writes of its output relations)."""
     evaluation = factor(checked)
+    kept = _kept(evaluation, proofs)
     relations = {predicate: Relation() for predicate in checked.arities}
     relations.update((predicate, Relation()) for predicate in sorted(evaluation.hidden))
     program = checked.program
@@ -50,10 +55,30 @@ def evaluate(checked: CheckedProgram, facts: Iterable[InputFact] = (), proofs: b
     with _collector_paused():
         _load(checked, relations, facts)
         for stratum in evaluation.strata:
-            _evaluate_stratum(_Planner(checked, evaluation, stratum, relations, proofs))
+            _evaluate_stratum(_Planner(checked, evaluation, stratum, relations, kept))
     for relation in relations.values():
         relation.drop_indexes()
-    return Model(checked, evaluation, relations, proofs)
+    return Model(checked, evaluation, relations, kept)
+
+
+def _kept(evaluation: Evaluation, proofs: bool | Collection[str]) -> frozenset[str] | None:
+    """The predicates whose derivations are kept (None: every one): those asked for, and the hidden ones
+    their rules read (a derivation by a factored rule is read through its hidden premises')."""
+    if proofs is True:
+        return None
+    kept = set() if proofs is False else set(proofs)
+    grown = True
+    while grown:
+        size = len(kept)
+        for rule in evaluation.rules:
+            if rule.rule.head.predicate in kept:
+                kept.update(
+                    literal.predicate
+                    for literal in rule.body
+                    if isinstance(literal, Atom) and literal.predicate in evaluation.hidden
+                )
+        grown = len(kept) > size
+    return frozenset(kept)
 
 
 @contextmanager
@@ -148,12 +173,12 @@ class _Planner:
         evaluation: Evaluation,
         stratum: Stratum,
         relations: Mapping[str, Relation],
-        proofs: bool,
+        kept: frozenset[str] | None,
     ) -> None:
         self.checked = checked
         self.rules = evaluation.rules
         self.relations = relations
-        self.proofs = proofs
+        self.kept = kept
         self.predicates = stratum.predicates
         members = set(stratum.predicates)
         self.base: list[int] = []
@@ -171,12 +196,13 @@ class _Planner:
 
     def unit(self, index: int, delta: int | None, sizes: Mapping[str, int]) -> _Unit:
         rule = self.rules[index]
-        key = (index, delta, _size_order(rule, sizes), self.proofs)
+        proofs = self.kept is None or rule.rule.head.predicate in self.kept
+        key = (index, delta, _size_order(rule, sizes), proofs)
         unit = self.compiled.get(key)
         if unit is None:
             compiled = cast(CompiledPlan | None, self.checked.plans.get(key))
             if compiled is None:  # the program keeps its plans: the next evaluation of it plans nothing again
-                compiled = self.checked.plans[key] = compile_plan(plan_rule(rule, delta, sizes), self.proofs)
+                compiled = self.checked.plans[key] = compile_plan(plan_rule(rule, delta, sizes), proofs)
             unit = self.compiled[key] = _Unit(compiled, self.relations)
         return unit
 

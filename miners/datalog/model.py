@@ -7,8 +7,9 @@ proves, so proofs are finite trees, built here without recursion because chains 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, ItemsView, Iterator, Mapping
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import NamedTuple
 
 from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule
@@ -23,10 +24,11 @@ from ouroboros_gates.miners.datalog.syntax import (
     Rule,
     Term,
     Value,
+    Variable,
     format_value,
 )
 
-__all__ = ["Condition", "GroundAtom", "Model", "ProofNode"]
+__all__ = ["Binding", "Condition", "GroundAtom", "Model", "ProofNode"]
 
 
 class GroundAtom(NamedTuple):
@@ -137,6 +139,38 @@ class ProofNode:
         return self.render()
 
 
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """How a derivation by one of the rules evaluation ran binds every variable of the rule as written.
+
+    ``values(row, derivation)`` is the fact's row, then its derivation (the rule's index and witness values),
+    then, for each hidden premise the rule was factored into (``factor.py``), that premise's derivation:
+    ``slots`` names the place of each variable of ``rule`` (the rule as written, its ``_`` renamed apart)
+    in it. One binding serves every fact its rule derives: proofs and ``ouro datalog run``'s lines both read
+    premises through it."""
+
+    rule: CheckedRule
+    slots: Mapping[str, int]
+    lookups: tuple[tuple[Mapping[Row, Derivation], Callable[[tuple[Value, ...]], Row]], ...]
+
+    def values(self, row: Row, derivation: tuple[Value, ...]) -> tuple[Value, ...]:
+        """The values ``slots`` indexes, for ``row`` derived by ``derivation``."""
+        values = row + derivation
+        for rows, key in self.lookups:
+            values += rows[key(values)]  # type: ignore[operator]  # a hidden fact's derivation is a tuple
+        return values
+
+
+def _key(positions: list[int]) -> Callable[[tuple[Value, ...]], Row]:
+    """The row of a hidden premise, from the values at ``positions``."""
+    if len(positions) == 1:
+        (position,) = positions
+        return lambda values: (values[position],)
+    if not positions:
+        return lambda _values: ()
+    return itemgetter(*positions)
+
+
 class Model:
     """The facts a checked program derives from its input, each with one derivation (the first
     found) from which ``proof`` rebuilds a proof tree."""
@@ -146,14 +180,21 @@ class Model:
         checked: CheckedProgram,
         evaluation: Evaluation,
         relations: Mapping[str, Relation],
-        proofs: bool = True,
+        kept: frozenset[str] | None = None,
     ) -> None:
         self._checked = checked
         self._evaluation = evaluation
         self._relations = relations
-        self.proofs = proofs
-        """Whether derivations were kept (``evaluate(..., proofs=False)`` keeps none: no ``proof``, no
-        ``step``)."""
+        self._bindings: dict[int, Binding] = {}
+        self._kept = kept
+        self.proofs = kept is None
+        """Whether every derivation was kept (``evaluate(..., proofs=False)`` keeps none: no ``proof``, no
+        ``step``; with predicates named, only theirs: ``keeps``)."""
+
+    def keeps(self, predicate: str) -> bool:
+        """Whether the derived facts of ``predicate`` kept their derivations (``step`` and ``binding`` read
+        them)."""
+        return self._kept is None or predicate in self._kept
 
     @property
     def program(self) -> Program:
@@ -168,6 +209,40 @@ class Model:
         never seen): for writing a large relation out in one pass."""
         relation = self._relations.get(predicate)
         return () if relation is None else relation.rows.keys()
+
+    def derivations(self, predicate: str) -> ItemsView[Row, Derivation]:
+        """The facts of ``predicate`` with their derivations (``Given``, or the rule's index and witness
+        values that ``binding`` reads), in the order they were found, without a copy."""
+        relation = self._relations.get(predicate)
+        return ({} if relation is None else relation.rows).items()
+
+    def binding(self, index: int) -> Binding:
+        """How a derivation whose first value is ``index`` binds its written rule's variables (made once)."""
+        found = self._bindings.get(index)
+        if found is None:
+            found = self._bindings[index] = self._binding(index)
+        return found
+
+    def _binding(self, index: int) -> Binding:
+        rule = self._evaluation.rules[index]
+        slots: dict[str, int] = {}
+        for position, term in enumerate(rule.rule.head.terms):
+            if isinstance(term, Variable):
+                slots.setdefault(term.name, position)
+        width = len(rule.rule.head.terms)
+        lookups = []
+        pending = [rule]  # in the order their derivations are appended to the values
+        for current in pending:
+            slots.update((name, width + 1 + number) for number, name in enumerate(current.witnesses))
+            width += 1 + len(current.witnesses)
+            for literal in current.body:
+                if isinstance(literal, Atom) and literal.predicate in self._evaluation.hidden:
+                    # a hidden atom's terms are variables the rule binds; its rule is ~N's N
+                    key = _key([slots[term.name] for term in literal.terms if isinstance(term, Variable)])
+                    lookups.append((self._relations[literal.predicate].rows, key))
+                    pending.append(self._evaluation.rules[int(literal.predicate[1:])])
+        written = self._checked.rules[self._evaluation.origin[index]]
+        return Binding(written, slots, tuple(lookups))
 
     def facts(self, predicate: str) -> set[Row]:
         """The facts of ``predicate`` (empty for a predicate never seen)."""
@@ -245,11 +320,14 @@ class Model:
         derivation = self._derivation(atom)
         if isinstance(derivation, Given):
             return None
-        if not self.proofs:
-            raise ProofsNotKeptError(f"no proof of {atom}: the model was evaluated without proofs")
-        index = int(derivation[0])
-        binding = self._joined_binding(self._evaluation.rules[index], atom.args, derivation[1:])
-        rule = self._checked.rules[self._evaluation.origin[index]]
+        if not self.keeps(atom.predicate):
+            raise ProofsNotKeptError(
+                f"no proof of {atom}: the model was evaluated without proofs of {atom.predicate}"
+            )
+        shape = self.binding(int(derivation[0]))
+        values = shape.values(atom.args, derivation)
+        binding = {name: values[slot] for name, slot in shape.slots.items()}
+        rule = shape.rule
         children: list[GroundAtom] = []
         conditions: list[Condition] = []
         for literal in rule.body:
@@ -264,30 +342,6 @@ class Model:
                 args_or_none = tuple(_value_or_none(t, binding) for t in literal.atom.terms)
                 conditions.append(Condition(literal.atom.predicate, args_or_none, negated=True))
         return children, tuple(conditions), rule.rule
-
-    def _joined_binding(self, rule: CheckedRule, head: Row, witnesses: tuple[Value, ...]) -> dict[str, Value]:
-        """The binding of a derivation by ``rule``, joined with those of its hidden premises (the joins
-        factoring took out of it, ``factor.py``): every variable of the rule as written."""
-        binding = _binding(rule, head, witnesses)
-        pending = [rule]
-        while pending:
-            for literal in pending.pop().body:
-                if isinstance(literal, Atom) and literal.predicate in self._evaluation.hidden:
-                    args = tuple(_value(term, binding) for term in literal.terms)
-                    derivation = self._derivation(GroundAtom(literal.predicate, args))
-                    assert not isinstance(derivation, Given)
-                    hidden = self._evaluation.rules[int(derivation[0])]
-                    binding.update(_binding(hidden, args, derivation[1:]))
-                    pending.append(hidden)
-        return binding
-
-
-def _binding(rule: CheckedRule, head: Row, witnesses: tuple[Value, ...]) -> dict[str, Value]:
-    binding = dict(zip(rule.witnesses, witnesses, strict=True))
-    for term, value in zip(rule.rule.head.terms, head, strict=True):
-        if not isinstance(term, Constant):
-            binding[term.name] = value
-    return binding
 
 
 def _value(term: Term, binding: Mapping[str, Value]) -> Value:

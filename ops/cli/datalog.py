@@ -4,8 +4,9 @@
     ouro datalog run RULES FACTS… [--output P]… [--format jsonl|tsv|csv] [--out DIR] [--no-proofs] [--trees]
                                                       the output relations (--output, else the rules'
                                                       .output directives, else every derived predicate):
-                                                      JSON lines with each atom's proof (its last step,
-                                                      or the whole tree with --trees), or without; or
+                                                      JSON lines with each atom's proof (its last step:
+                                                      the rule and its premises; or the whole tree with
+                                                      --trees), or without; or
                                                       TSV/CSV rows; on stdout, or one file per relation
                                                       in DIR (P.jsonl, P.tsv, P.csv)
     ouro datalog explain RULES FACTS… ATOM [--depth N] [--json]
@@ -93,9 +94,9 @@ def _read_facts(paths: list[Path], arities: dict[str, int]) -> list[InputFact]:
     return given
 
 
-def _model(rules: Path, facts: list[Path], proofs: bool) -> tuple[Rules, Model]:
-    """RULES checked and evaluated over FACTS; a predicate read but never defined is one line and exit 2."""
-    from ouroboros_gates.miners import RulesError, check_sources, run_rules
+def _input(rules: Path, facts: list[Path]) -> tuple[Rules, list[InputFact]]:
+    """RULES checked and FACTS read; a predicate read but never defined is one line and exit 2."""
+    from ouroboros_gates.miners import RulesError, check_sources
 
     checked = _checked(rules)
     given = _read_facts(facts, dict(checked.checked.arities))
@@ -104,15 +105,15 @@ def _model(rules: Path, facts: list[Path], proofs: bool) -> tuple[Rules, Model]:
     except RulesError as exc:
         print(exc, file=sys.stderr)
         raise SystemExit(2) from None
-    return checked, run_rules(checked, given, proofs=proofs)
+    return checked, given
 
 
-def _outputs(checked: Rules, asked: list[str] | None, model: Model) -> tuple[str, ...]:
+def _outputs(checked: Rules, asked: list[str] | None, given: list[InputFact]) -> tuple[str, ...]:
     """The relations to write: ``--output``, else the rules' ``.output``, else every derived predicate."""
     from ouroboros_gates.miners import MinerUsageError, derived_predicates
 
     chosen = tuple(dict.fromkeys(asked or ())) or checked.program.directed("output")
-    known = set(model.predicates())
+    known = set(checked.checked.arities).union(predicate for predicate, _args, _span in given)
     for predicate in chosen:
         if predicate not in known:
             raise MinerUsageError(
@@ -146,15 +147,19 @@ def datalog_run(
     ] = False,
 ) -> None:
     """Evaluate RULES over FACTS and write the output relations: JSON lines with each atom's proof (its last
-    step; a derived premise's own line continues it) or, with --trees, the whole tree; --no-proofs without;
-    --format tsv|csv as rows. Each relation in the order its facts were found; on stdout, or in --out DIR."""
-    from ouroboros_gates.miners import MinerUsageError, OutputFormat
+    step: the rule and the premises it used; explain expands them) or, with --trees, the whole tree;
+    --no-proofs without; --format tsv|csv as rows. Each relation in the order its facts were found; on
+    stdout, or in --out DIR."""
+    from ouroboros_gates.miners import MinerUsageError, OutputFormat, run_rules
 
     chosen_format, written = _format_and_proofs(form, no_proofs, trees)
-    checked, model = _model(rules, facts, written != "none")
-    relations = _outputs(checked, output, model)
+    checked, given = _input(rules, facts)
+    relations = _outputs(checked, output, given)
     if out is None and chosen_format is not OutputFormat.JSONL and len(relations) > 1:
         raise MinerUsageError(f"{len(relations)} relations as {form} need --out DIR (one file each)")
+    # a last step needs the derivations of the relations written only; a whole tree, every one
+    kept: bool | tuple[str, ...] = True if written == "tree" else (relations if written == "step" else False)
+    model = run_rules(checked, given, proofs=kept)
     _write(model, relations, chosen_format, written, out)
 
 
@@ -206,10 +211,11 @@ def datalog_explain(
     then."""
     import json
 
-    from ouroboros_gates.miners import ProofJson
+    from ouroboros_gates.miners import ProofJson, run_rules
     from ouroboros_gates.miners.datalog import ProofNode, explain
 
-    checked, model = _model(rules, facts, proofs=True)
+    checked, given = _input(rules, facts)
+    model = run_rules(checked, given)
     found = explain(model, checked.checked.rules, _ground(atom, checked))
     if not isinstance(found, ProofNode):
         print(json.dumps({"holds": False, "why": str(found)}) if as_json else found)

@@ -86,6 +86,31 @@ def test_tsv_and_csv_files_one_per_relation(run: Runner, files: tuple[str, str],
     assert stdout.splitlines()[:2] == ["a\tb", "b\tc"]  # one relation: stdout
 
 
+def test_the_default_lines_carry_each_fact_s_last_step(run: Runner, files: tuple[str, str]) -> None:
+    rules, facts = files
+    status, out, err = run("datalog", "run", *files, "--output", "far", "--output", "edge")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert (status, err) == (0, "") and [line["predicate"] for line in lines] == ["far"] * 2 + ["edge"] * 4
+    far = lines[0]  # far("a"): path is not written, and its facts are far's premises all the same
+    assert far == {
+        "predicate": "far",
+        "args": [{"text": "a"}],
+        "proof": {
+            "rule": 2,
+            "at": f"{rules}:10",
+            "premises": [
+                {"predicate": "path", "args": [{"text": "a"}, {"text": "b"}]},
+                {"predicate": "path", "args": [{"text": "b"}, {"text": "c"}]},
+            ],
+        },
+    }
+    assert [line["proof"] for line in lines[2:]] == [
+        {"span": {"file": facts, "line": n}} for n in range(1, 5)
+    ]
+    status, out, _err = run("datalog", "run", *files, "--output", "far", "--trees")
+    assert json.loads(out.splitlines()[0])["proof"][0]["rule"] == "far(X) :- path(X, Y), path(Y, _)."
+
+
 def test_explain_prints_the_proof_tree_with_the_input_spans(run: Runner, files: tuple[str, str]) -> None:
     status, out, _err = run("datalog", "explain", *files, 'path("a", "tab\\there")')
     rules, facts = files

@@ -196,8 +196,12 @@ def test_datalog_check_and_run(run: Runner, tmp_path: Path) -> None:
     assert status == 0 and err == ""
     (line,) = [json.loads(line) for line in out.splitlines()]
     assert line["predicate"] == "invisible" and line["args"] == [{"text": "r1"}]
-    assert line["proof"][0]["conditions"] == ["gt(900, 468)"]
-    assert [node["atom"] for node in line["proof"][1:]] == ['gated("r1")', 'score("r1", 900)', "knee(468)"]
+    assert line["proof"]["rule"] == 0  # its last step: the rule and its premises (gt(900, 468) follows)
+    assert line["proof"]["premises"] == [
+        {"predicate": "gated", "args": [{"text": "r1"}]},
+        {"predicate": "score", "args": [{"text": "r1"}, {"number": 900}]},
+        {"predicate": "knee", "args": [{"number": 468}]},
+    ]
     knee_missing = tmp_path / "no-knee.jsonl"
     knee_missing.write_text('{"predicate":"gated","args":["r1"]}\n')
     status, out, err = run("datalog", "run", "miners/_template/rules.dl", str(knee_missing))
@@ -292,13 +296,15 @@ def test_datalog_run_prints_each_proofs_last_step_and_whole_trees_on_request(
     assert status == 0 and [line["args"][1]["text"] for line in lines] == ["b", "c", "c"]
     last = lines[2]
     assert last["args"] == [{"text": "a"}, {"text": "c"}]
-    assert [node["atom"] for node in last["proof"]] == ['path("a", "c")', 'path("a", "b")', 'edge("b", "c")']
-    assert last["proof"][1] == {
-        "atom": 'path("a", "b")',
-        "rule": "path(X, Y) :- edge(X, Y).",
-        "at": f"{rules}:3",
+    assert last["proof"] == {
+        "rule": 1,
+        "at": f"{rules}:4",
+        "premises": [
+            {"predicate": "path", "args": [{"text": "a"}, {"text": "b"}]},  # its own line continues the proof
+            {"predicate": "edge", "args": [{"text": "b"}, {"text": "c"}]},
+        ],
     }
-    assert last["proof"][2]["span"] == {"file": str(facts), "line": 2}
+    assert lines[0]["proof"]["premises"] == [{"predicate": "edge", "args": [{"text": "a"}, {"text": "b"}]}]
     status, out, _err = run("datalog", "run", str(rules), str(facts), "--trees")
     tree = json.loads(out.splitlines()[2])["proof"]
     assert [node["atom"] for node in tree] == [

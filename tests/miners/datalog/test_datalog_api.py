@@ -23,6 +23,7 @@ def test_the_public_surface_is_pinned_and_sorted() -> None:
         "ArityError",
         "Atom",
         "Attempt",
+        "Binding",
         "CheckedProgram",
         "CheckedRule",
         "Comparison",

@@ -110,3 +110,19 @@ def test_a_model_without_proofs_has_the_same_facts_and_refuses_a_proof() -> None
         without.proof("heapPointsTo", args)
     given = next(iter(without.facts("load")))
     assert without.proof("load", given).span[0] == "input"  # a given fact is its own proof still
+
+
+def test_a_model_keeping_one_relation_s_derivations_steps_it_and_refuses_the_others() -> None:
+    analysis = next(a for a in ANALYSES.ANALYSES if a.name == "points-to")
+    checked = check(parse(analysis.program, "points-to.dl"))
+    facts = [(p, args, ("input", n)) for n, (p, args) in enumerate(analysis.facts("small", 3), 1)]
+    full, some = evaluate(checked, facts), evaluate(checked, facts, proofs=["pointsTo"])
+    assert some.facts("pointsTo") == full.facts("pointsTo") and not some.proofs
+    assert some.keeps("pointsTo") and not some.keeps("heapPointsTo")
+    for args in sorted(some.facts("pointsTo"))[::50]:  # the factored rule's hidden premises kept too
+        assert [c.atom for c in some.step("pointsTo", args).children] == [
+            c.atom for c in full.step("pointsTo", args).children
+        ]
+    args = next(iter(some.facts("heapPointsTo")))
+    with pytest.raises(ProofsNotKeptError, match="evaluated without proofs of heapPointsTo"):
+        some.step("heapPointsTo", args)
