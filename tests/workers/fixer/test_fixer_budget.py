@@ -139,7 +139,7 @@ def test_spend_that_was_not_reported_is_settled_at_least_at_the_reservation(sqli
     assert budget.day_totals("2026-10-05") == pytest.approx((0.0, 3.25))
     assert budget.day_overrun("2026-10-05") == pytest.approx(2.5)
     assert budget.settle(1, 0.0, reported=False).charged_usd == 1.5  # settled once
-    budget.engine.dispose()
+    budget.side.close()
 
 
 _SESSIONS = st.lists(
