@@ -112,27 +112,36 @@ def _input(doc: dict[str, Any]) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
+_FAILED_WITH = {"AgentErrorEvent": "error", "UserRejectObservation": "rejection_reason"}
+"""The events that are a failed call by their kind, and the field that says why."""
+
+
 def _outcome(doc: dict[str, Any]) -> tuple[bool, str | None]:
     """Whether the call failed, and what its result said."""
-    kind = doc["kind"]
-    if kind == "AgentErrorEvent":
-        return True, text(doc.get("error"))
-    if kind == "UserRejectObservation":
-        return True, text(doc.get("rejection_reason"))
+    reason = _FAILED_WITH.get(doc["kind"])
+    if reason is not None:
+        return True, text(doc.get(reason))
     observation = doc.get("observation")
     if not isinstance(observation, dict):
         return False, None
+    return observation.get("is_error") is True or _exited(observation), _said(observation)
+
+
+def _said(observation: dict[str, Any]) -> str | None:
+    """The text parts of an observation's content joined (None when it has none)."""
     parts = observation.get("content")
-    said = (
-        "".join(
-            part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-        if isinstance(parts, list)
-        else None
+    if not isinstance(parts, list):
+        return None
+    said = "".join(
+        part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)
     )
+    return said or None
+
+
+def _exited(observation: dict[str, Any]) -> bool:
+    """Whether the observation reports a nonzero integer exit code."""
     code = observation.get("exit_code")
-    exited = isinstance(code, int) and not isinstance(code, bool) and code != 0
-    return observation.get("is_error") is True or exited, said or None
+    return isinstance(code, int) and not isinstance(code, bool) and code != 0
 
 
 def cost_of(records: list[dict[str, Any]]) -> float | None:

@@ -157,22 +157,30 @@ def _compared(node: Node, holds: bool) -> Proved | None:
     they fail). None when ``node`` is no such comparison."""
     if node.type not in ("comparison_operator", "binary_expression") or len(node.named_children) != 2:
         return None
+    checked = _checked(node, holds)
+    if checked is None:
+        return None
+    subject, ok = checked
+    if not ok:
+        return {}
+    url = _url_of_host(subject)
+    if url is not None:
+        return {node_text(url): (_HOST_CHECKED, url)}
+    return {node_text(subject): (frozenset({"*"}), subject)} if _is_subject(subject) else {}
+
+
+def _checked(node: Node, holds: bool) -> tuple[Node, bool] | None:
+    """The side a membership or equality test checks, and whether the test proves it where it ``holds``
+    (against an allow-list or a plain literal, either side of ``==``). None for another operator."""
     op = _comparison(node)
     left, right = node.named_children
     if op in ("in", "not in"):
-        ok = holds == (op == "in") and _allow_list(right)
-    elif op in _EQUAL | _UNEQUAL:
-        if left.type in _LITERALS:
-            left, right = right, left
-        ok = holds == (op in _EQUAL) and _plain_literal(right)
-    else:
+        return left, holds == (op == "in") and _allow_list(right)
+    if op not in _EQUAL | _UNEQUAL:
         return None
-    url = _url_of_host(left)
-    if ok and url is not None:
-        return {node_text(url): (_HOST_CHECKED, url)}
-    if not ok or not _is_subject(left):
-        return {}
-    return {node_text(left): (frozenset({"*"}), left)}
+    if left.type in _LITERALS:
+        left, right = right, left
+    return left, holds == (op in _EQUAL) and _plain_literal(right)
 
 
 def _comparison(node: Node) -> str:
@@ -190,26 +198,26 @@ _HOST_CHECKED = frozenset({"outbound_request", "redirect"})
 _URL_PARSERS = frozenset(
     {"urlparse", "urlsplit", "urllib.parse.urlparse", "urllib.parse.urlsplit", "parse.urlparse"}
 )
+_HOST_PARTS = ("hostname", "netloc")
 
 
 def _url_of_host(node: Node) -> Node | None:
     """The URL variable whose host (or scheme and host) a comparison tests: ``urlparse(url).hostname in
     ALLOWED_HOSTS`` proves ``url`` safe to request or redirect to, for nothing else."""
-    if node.type != "attribute" or node_text(node.child_by_field_name("attribute")) not in (
-        "hostname",
-        "netloc",
-    ):
-        return None
-    call = node.child_by_field_name("object")
-    if (
-        call is None
-        or call.type != "call"
-        or node_text(call.child_by_field_name("function")) not in _URL_PARSERS
-    ):
-        return None
-    args = call.child_by_field_name("arguments")
+    call = _parse_call(node)
+    args = call.child_by_field_name("arguments") if call is not None else None
     found = [a for a in args.named_children if a.type != "comment"] if args is not None else []
     return found[0] if len(found) == 1 and found[0].type in _VARIABLES else None
+
+
+def _parse_call(node: Node) -> Node | None:
+    """The URL parser's call whose host ``node`` reads (``urlparse(url).hostname``, ``.netloc``)."""
+    if node.type != "attribute" or node_text(node.child_by_field_name("attribute")) not in _HOST_PARTS:
+        return None
+    call = node.child_by_field_name("object")
+    if call is None or call.type != "call":
+        return None
+    return call if node_text(call.child_by_field_name("function")) in _URL_PARSERS else None
 
 
 def _allow_list(node: Node) -> bool:

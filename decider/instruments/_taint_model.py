@@ -184,28 +184,27 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
         where = f"taint/{language}.toml: {kind} {row.get('id')!r}"
         try:
             args = row.get("args", "any")
-            receiver = row.get("receiver")
             return Entry(
                 id=str(row["id"]),
                 names=frozenset(str(n) for n in row.get("names", [])),  # type: ignore[attr-defined]
-                receiver=re.compile(str(receiver)) if receiver is not None else None,
+                receiver=_regex(row, "receiver"),
                 kind=str(row.get("kind", "")),
                 operation=str(row.get("operation", "")),
                 args=None if args == "any" else tuple(int(a) for a in args),  # type: ignore[attr-defined]
                 operations=frozenset(str(o) for o in row.get("operations", [])),  # type: ignore[attr-defined]
                 attributes=tuple(str(a) for a in row.get("attributes", [])),  # type: ignore[attr-defined]
                 tag=_tag(row),
-                pattern=re.compile(str(row["pattern"])) if "pattern" in row else None,
+                pattern=_regex(row, "pattern"),
                 argv_safe=bool(row.get("argv_safe", False)),
                 subject=str(row.get("subject", "")),
                 anchored=bool(row.get("anchored", False)),
-                made_by=re.compile(str(row["made_by"])) if "made_by" in row else None,
-                safe_args=re.compile(str(row["safe_args"])) if "safe_args" in row else None,
+                made_by=_regex(row, "made_by"),
+                safe_args=_regex(row, "safe_args"),
                 first_param=str(row.get("first_param", "")),
                 clean=bool(row.get("clean", False)),
-                html=re.compile(str(row["html"])) if "html" in row else None,
+                html=_regex(row, "html"),
                 external=bool(row.get("external", False)),
-                call_text=re.compile(str(row["call_text"])) if "call_text" in row else None,
+                call_text=_regex(row, "call_text"),
             )
         except (KeyError, TypeError, ValueError, re.error) as exc:
             raise ValueError(f"{where}: {exc}") from exc
@@ -218,6 +217,12 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
         validators=tuple(entry(r, "validator") for r in raw.get("validator", [])),
         routes=tuple(entry(r, "route") for r in raw.get("route", [])),
     )
+
+
+def _regex(row: dict[str, object], key: str) -> re.Pattern[str] | None:
+    """An entry's pattern under ``key``, compiled; None when it has none."""
+    value = row.get(key)
+    return re.compile(str(value)) if value is not None else None
 
 
 def _tag(row: dict[str, object]) -> str | None:

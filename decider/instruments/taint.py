@@ -303,19 +303,18 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
         walk = _TRACKERS[language](vocab, summaries, name, defined, imported)
         params = _params_in_order(node, language)
         tracker = _run(walk, node, params, _routes(vocab, node, params))
-        seen: set[tuple[object, ...]] = set()
-        for flow in tracker.flows:
-            if flow.sink in external and flow.source_kind == PARAMETER:
-                continue  # a sink of everyday code (a pattern, a log line): request data only, no parameter
-            key = (
-                flow.operation,
-                flow.sink_line,
-                flow.source_kind,
-                flow.source_line,
-                flow.sanitized,
-                flow.tags,
-            )
-            if key not in seen:
-                seen.add(key)
-                flows.append(flow)
+        flows.extend(_kept(tracker.flows, external))
     return tuple(flows)
+
+
+def _kept(found: Iterable[Flow], external: set[str]) -> Iterator[Flow]:
+    """One function's flows, each once, but none from a parameter to a sink that takes external input
+    only."""
+    seen: set[tuple[object, ...]] = set()
+    for flow in found:
+        if flow.sink in external and flow.source_kind == PARAMETER:
+            continue  # a sink of everyday code (a pattern, a log line): request data only, no parameter
+        key = (flow.operation, flow.sink_line, flow.source_kind, flow.source_line, flow.sanitized, flow.tags)
+        if key not in seen:
+            seen.add(key)
+            yield flow

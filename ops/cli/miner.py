@@ -46,7 +46,7 @@ from ouroboros_gates.ops.cli._miner_support import (
 )
 
 if TYPE_CHECKING:
-    from ouroboros_gates.miners import Miner
+    from ouroboros_gates.miners import CorpusItem, Labels, Miner
 
 __all__ = ["miner_app"]
 
@@ -86,6 +86,22 @@ def _test_verb(verbs: typer.Typer, miner: Miner) -> None:
     ) -> None:
         """The miner test (as `ouro miner test NAME`)."""
         miner_test_cmd(miner, write, as_json, runs_given(runs, more))
+
+
+def _backtest_inputs(
+    miner: str, labels: str, items: list[str] | None, as_of: str | None
+) -> tuple[Labels, list[CorpusItem]]:
+    """The labels and the runs ``backtest`` reads: the ledger's (``labels`` is ``ledger``), else the labels
+    file's and the ITEMs given."""
+    from ouroboros_gates.miners import MinerUsageError, corpus_items, read_labels
+
+    if labels == "ledger":
+        return from_ledger(miner, items, as_of)
+    if as_of is not None or not items:
+        raise MinerUsageError(
+            "--as-of and an empty ITEM list go with LABELS = ledger; a labels file needs ITEM…"
+        )
+    return read_labels(Path(labels)), corpus_items(items)
 
 
 def _verbs(name: str) -> TyperGroup:
@@ -142,23 +158,9 @@ def _verbs(name: str) -> TyperGroup:
         ] = None,
     ) -> None:
         """Walk-forward backtest against LABELS (a labels.tsv, or the ledger's labels), with the PBO guard."""
-        from ouroboros_gates.miners import (
-            MinerUsageError,
-            backtest,
-            compact_json,
-            corpus_items,
-            extract_facts,
-            read_labels,
-        )
+        from ouroboros_gates.miners import backtest, compact_json, extract_facts
 
-        if labels == "ledger":
-            judged, found = from_ledger(miner.name, items, as_of)
-        elif as_of is not None or not items:
-            raise MinerUsageError(
-                "--as-of and an empty ITEM list go with LABELS = ledger; a labels file needs ITEM…"
-            )
-        else:
-            judged, found = read_labels(Path(labels)), corpus_items(items)
+        judged, found = _backtest_inputs(miner.name, labels, items, as_of)
         extracted = extract_facts(miner, found)
         result = backtest(miner.name, miner.rules(), miner.verdicts, judged, extracted, blocks)
         print(compact_json(result.record()) if as_json else result.markdown(), end="\n" if as_json else "")

@@ -53,6 +53,20 @@ def run_loop(
     settings = _loop_settings(settings or load_settings(), corpus, fixers)
     corpus = corpus or SAMPLE
     store = open_store(settings.event_log_url)
+    messages, unread = _read_corpus(corpus, settings, console)
+    forge_settings = loop_forge(corpus, settings)
+    if not _on_one_fleet(store, settings, forge_settings, messages, console):
+        return 1
+    catch_up(store, PROJECTIONS)
+    _summary(store, settings, forge_settings, {m.run for m in messages}, console)
+    if unread:
+        console.print(f"[yellow]{len(unread)} file(s) not read (named above): exit status 1[/]")
+    return 1 if unread else 0
+
+
+def _read_corpus(corpus: Path, settings: Settings, console: Console) -> tuple[list[IngestRun], list[Unread]]:
+    """The corpus's runs as ingest messages, and the files of it that could not be read; says which runs were
+    skipped and which files not read."""
     vanished: list[Path] = []
     unread: list[Unread] = []
     messages = ingest_messages(expand_runs([str(corpus)]), settings, vanished, unread)
@@ -60,25 +74,30 @@ def run_loop(
     _print_vanished(vanished, console)
     for bad in unread:
         console.print(f"[yellow]{escape(str(bad))}[/]")
-    forge_settings = loop_forge(corpus, settings)
+    return messages, unread
+
+
+def _on_one_fleet(
+    store: LedgerStore,
+    settings: Settings,
+    forge_settings: Settings | None,
+    messages: list[IngestRun],
+    console: Console,
+) -> bool:
+    """The steps on one shared fleet, closed after them; False (having said why) when one was not handled or
+    a message failed."""
     # One worker for every step, started when first needed; not on the labeler's queue without a chat model,
     # where the label requests wait for a labeler that has one.
     labels = endpoint_from_settings(settings) is not None
     queues = [queue for queue in dict.fromkeys(QUEUES.values()) if labels or queue != QUEUES["labeler"]]
     shared = SharedFleet(forge_settings or settings, queues)
     try:
-        if not _steps(store, settings, forge_settings, messages, shared, console):
-            return 1
+        return _steps(store, settings, forge_settings, messages, shared, console)
     except MessageFailed as failed:
         console.print(f"[red]{escape(str(failed))}[/]")
-        return 1
+        return False
     finally:
         shared.close()
-    catch_up(store, PROJECTIONS)
-    _summary(store, settings, forge_settings, {m.run for m in messages}, console)
-    if unread:
-        console.print(f"[yellow]{len(unread)} file(s) not read (named above): exit status 1[/]")
-    return 1 if unread else 0
 
 
 def _loop_settings(settings: Settings, corpus: Path | None, fixers: bool) -> Settings:

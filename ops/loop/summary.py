@@ -294,14 +294,18 @@ def print_verdicts(store: LedgerStore, console: Console, settings: Settings) -> 
     if not latest:
         console.print("Pre-check: no mining ticket with a proposal")
         return
-    shown = [latest[n] for n in sorted(latest)]
+    _print_latest([latest[n] for n in sorted(latest)], console)
+    waiting = sorted(n for n in set(queued) if n in latest and latest[n]["verdict"] == "needs_labels")
+    _print_waiting(waiting, settings, console)
+
+
+def _print_latest(shown: list[dict[str, Any]], console: Console) -> None:
+    """How many tickets launch and how many need labels, then one ticket's verdict a line."""
     launch = sum(1 for row in shown if row["verdict"] == "launch")
     title = f"Pre-check verdicts: {launch} launch, {len(shown) - launch} needs_labels (0 model calls)"
     console.print(title, style="bold")
     for line in verdict_lines(shown, console.width if console.is_terminal else None):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    waiting = sorted(n for n in set(queued) if n in latest and latest[n]["verdict"] == "needs_labels")
-    _print_waiting(waiting, settings, console)
 
 
 def _print_waiting(waiting: list[int], settings: Settings, console: Console) -> None:

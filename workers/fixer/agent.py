@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import IO
 
 from ouroboros_gates.schemas.errors import PermanentError
 from ouroboros_gates.workers.fixer.budget import LiveCost
@@ -86,19 +87,11 @@ def _spawn(argv: list[str], cwd: Path, fds: Sequence[int]) -> subprocess.Popen[b
 def _fold(process: subprocess.Popen[bytes], log: Path, limit_usd: float, cost: LiveCost) -> AgentRun:
     """Log and fold the agent's stdout; stop it at the reservation. The last reading is what it cost,
     even past the reservation: the ledger is honest (the budget charges the cap at most the reservation)."""
-    stopped, at_limit = "its turn ended", False
     assert process.stdout is not None
     try:
-        with log.open("ab") as written:
-            for line in process.stdout:
-                written.write(line if line.endswith(b"\n") else line + b"\n")
-                written.flush()
-                cost.feed(line)
-                if cost.total >= limit_usd:
-                    stopped = f"stopped at its reservation (${cost.total:.2f} of ${limit_usd:.2f})"
-                    at_limit = True
-                    process.terminate()
-                    break
+        at_limit = _follow(process.stdout, log, limit_usd, cost)
+        if at_limit:
+            process.terminate()
     except BaseException:  # the task's time limit, a stop: the agent does not outlive its task
         process.kill()
         process.wait()
@@ -109,11 +102,25 @@ def _fold(process: subprocess.Popen[bytes], log: Path, limit_usd: float, cost: L
         process.kill()
         process.wait()
     if at_limit:
+        stopped = f"stopped at its reservation (${cost.total:.2f} of ${limit_usd:.2f})"
         return AgentRun(cost.total, stopped, reported=True)
     if process.returncode != 0 or not cost.seen:
         why = f"exit {process.returncode}" if process.returncode != 0 else "no cost reported"
         return AgentRun(cost.total, f"its turn ended ({why})", reported=False)
-    return AgentRun(cost.total, stopped, reported=True)
+    return AgentRun(cost.total, "its turn ended", reported=True)
+
+
+def _follow(stdout: IO[bytes], log: Path, limit_usd: float, cost: LiveCost) -> bool:
+    """Append each line of the agent's stdout to the log and feed it to the cost, until the stream ends or
+    the cost reaches the reservation; whether it reached it."""
+    with log.open("ab") as written:
+        for line in stdout:
+            written.write(line if line.endswith(b"\n") else line + b"\n")
+            written.flush()
+            cost.feed(line)
+            if cost.total >= limit_usd:
+                return True
+    return False
 
 
 def _record(proxy: ProxyServer, path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from ouroboros_gates.forge import Commit, Forge, NotFoundError, PullRequest, Ticket
 from ouroboros_gates.forge.base import COMMIT_NAME
 from ouroboros_gates.harness import run_at
-from ouroboros_gates.miners import CorpusItem, MinerError, extract_facts, find_miner
+from ouroboros_gates.miners import CorpusItem, Miner, MinerError, extract_facts, find_miner
 from ouroboros_gates.miners.corpus import JSONL
 from ouroboros_gates.schemas import CorpusKind, Span, Text
 from ouroboros_gates.workers.labeler.acceptance import Reproducer
@@ -150,24 +150,28 @@ def miner_reproducer(job: Job, runs: Mapping[str, Path]) -> tuple[Reproducer | N
         if path is None:
             return False, f"{instance} is not a run {miner.name} can read"
         if instance not in lines:
-            item = CorpusItem(JSONL, instance, path, run_at(path).files)  # a session with its subagents
-            facts = extract_facts(miner, [item]).facts.get(instance, ())
-            named = [f for f in facts if Text(text=instance) in f.args and f.span is not None]
-            lines[instance] = {(f.span.file, f.span.line) for f in named if f.span is not None}
-        here = sorted(line for file, line in lines[instance] if file == where.file)
-        if where.line in here:
-            return True, f"miner {miner.name} reproduces it: its facts name {instance} at line {where.line}"
-        if not lines[instance]:
-            return False, f"miner {miner.name}'s facts do not name {instance}"
-        if not here:
-            return (
-                False,
-                f"miner {miner.name}'s facts name {instance} in other files of the run, not in {where.file}",
-            )
-        near = ", ".join(str(line) for line in here[:8])
-        return (
-            False,
-            f"miner {miner.name}'s facts name {instance} at line(s) {near}, not at line {where.line}",
-        )
+            lines[instance] = _named_lines(miner, instance, path)
+        return _reproduced(miner.name, instance, where, lines[instance])
 
     return reproduce, f"labels are checked by miner {miner.name}"
+
+
+def _named_lines(miner: Miner, instance: str, path: Path) -> set[tuple[str, int]]:
+    """The (file, line) places of the run's facts that name the run, as the miner extracts them."""
+    item = CorpusItem(JSONL, instance, path, run_at(path).files)  # a session with its subagents
+    facts = extract_facts(miner, [item]).facts.get(instance, ())
+    named = [f for f in facts if Text(text=instance) in f.args and f.span is not None]
+    return {(f.span.file, f.span.line) for f in named if f.span is not None}
+
+
+def _reproduced(name: str, instance: str, where: Span, named: set[tuple[str, int]]) -> tuple[bool, str]:
+    """Whether the miner's facts name the run at the label's line, and else where they do."""
+    here = sorted(line for file, line in named if file == where.file)
+    if where.line in here:
+        return True, f"miner {name} reproduces it: its facts name {instance} at line {where.line}"
+    if not named:
+        return False, f"miner {name}'s facts do not name {instance}"
+    if not here:
+        return False, f"miner {name}'s facts name {instance} in other files of the run, not in {where.file}"
+    near = ", ".join(str(line) for line in here[:8])
+    return False, f"miner {name}'s facts name {instance} at line(s) {near}, not at line {where.line}"
