@@ -119,6 +119,7 @@ function proofRow(finding) {
 }
 
 const view = { sort: "position", order: "asc", offset: 0 };
+let asked = 0; // the latest request: an earlier one that answers late is dropped, never drawn over it
 
 function findingRow(f, open) {
   const key = `${f.miner}/${f.rule}/${f.run}/${JSON.stringify(f.subject)}`;
@@ -142,7 +143,9 @@ export async function loadFindings() {
   }
   const q = document.getElementById("finding-q").value.trim();
   if (q) params.set("q", q);
+  const mine = ++asked;
   const page = await getJSON(`/api/findings?${params}`);
+  if (mine !== asked) return;
   for (const select of document.querySelectorAll("#findings-panel select[data-facet]")) fillSelect(select, page.facets[select.dataset.facet]);
   document.getElementById("findings-count").textContent = `(${page.total})`;
   const body = document.querySelector("#findings tbody");
