@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_support import pre_tool, run_hook
+from hook_support import pre_tool, run_hook, stop_server
 
 from ouroboros_gates.ops.gate.scrub import find_secrets, scrub_payload, scrub_text
 from ouroboros_gates.ops.hooks_install import LOCAL_SETTINGS, SHARED_SETTINGS, keep_out_of_git
@@ -140,7 +140,13 @@ def test_a_state_put_inside_a_checkout_ignores_itself(tmp_path: Path) -> None:
     repo = _checkout(tmp_path)
     command = f"{shlex.quote(sys.executable)} -P -m ouroboros_gates.ops.hook"
     fresh = repo / "sub" / "state"
-    assert run_hook(command, pre_tool("s-3", "ls", "toolu_3"), env={"OURO_STATE": str(fresh)}).returncode == 0
+    try:
+        assert (
+            run_hook(command, pre_tool("s-3", "ls", "toolu_3"), env={"OURO_STATE": str(fresh)}).returncode
+            == 0
+        )
+    finally:
+        stop_server(fresh)  # the gate server the hook started, not left to its idle timeout
     assert (fresh / ".gitignore").read_text() == "*\n"  # made by the hook: ignored from the start
     assert (fresh / "runs" / "s-3" / "events.jsonl").is_file()
     earlier = repo / ".ouroboros"  # a state an older version made, without the file
@@ -234,6 +240,7 @@ def test_a_stop_flush_queues_into_the_state_it_was_given(tmp_path: Path) -> None
             check=False,
         )
         assert done.returncode == 0, done.stderr
+    stop_server(state)  # the gate server the hook started, not left to its idle timeout
     flushed = subprocess.run(
         [*shlex.split(command), "--flush"],
         capture_output=True,
