@@ -365,16 +365,16 @@ def print_fixers(store: LedgerStore, settings: Settings, console: Console) -> No
         pull = f"#{row['pull_request']}" if row["pull_request"] else "-"
         table.add_row(f"#{row['ticket']}", row["branch"], f"{row['cost_usd']:.4f}", row["outcome"], pull)
     console.print(table)
-    for isolation, tickets in _isolations(store).items():
+    for isolation, tickets in _isolations(store, rows).items():
         console.print(f"Fixer sandbox ({', '.join(f'#{n}' for n in tickets)}): {isolation}", soft_wrap=True)
 
 
-def _isolations(store: EventStore) -> dict[str, list[int]]:
-    """Which isolation each recorded fixer session's agent got (as its worker said), and the tickets."""
+def _isolations(store: EventStore, rows: list[Any]) -> dict[str, list[int]]:
+    """Which isolation each listed fixer session's agent got (as its worker said), and the tickets: read from
+    the event each ledger row was folded from."""
     found: dict[str, list[int]] = defaultdict(list)
-    for event in iter_all(store):
-        if event.type != FixerSessionEnded.TYPE:
-            continue
+    for row in rows:
+        (event,) = store.read(after=row["position"] - 1, limit=1)
         session = event.decode_as(FixerSessionEnded).session
         isolation = session.isolation or "not recorded (a session of an earlier version)"
         if session.ticket not in found[isolation]:
