@@ -19,10 +19,13 @@ __all__ = [
     "UsageLedger",
     "block_events",
     "blocks",
+    "field_at",
+    "nonzero_exit",
     "number",
     "response_key",
     "result_text",
     "text",
+    "text_parts",
     "timestamp",
     "usage",
 ]
@@ -130,6 +133,21 @@ def number(value: Any) -> float | None:
     return result if 0.0 <= result < float("inf") else None
 
 
+def field_at(value: Any, *path: str) -> Any:
+    """The value at ``path`` in nested JSON objects (``field_at(doc, "extras", "metadata")``); None where a
+    value along the way is not an object."""
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def nonzero_exit(code: Any) -> bool:
+    """Whether ``code`` is an integer exit code other than 0 (a bool is not one)."""
+    return isinstance(code, int) and not isinstance(code, bool) and code != 0
+
+
 def text(value: Any) -> str | None:
     """A non-empty string, else None."""
     return value if isinstance(value, str) and value else None
@@ -188,9 +206,12 @@ def result_text(content: Any) -> str | None:
         return content or None
     if isinstance(content, dict):
         content = [content]
-    parts = (
-        [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)]
-        if isinstance(content, list)
-        else []
-    )
+    parts = text_parts(content) if isinstance(content, list) else []
     return "\n".join(parts) or None
+
+
+def text_parts(content: list[Any]) -> list[str]:
+    """The ``text`` of each block of ``content`` that has one (an image block has none)."""
+    return [
+        block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)
+    ]
