@@ -17,6 +17,7 @@ __all__ = [
     "LineContext",
     "ReadState",
     "UsageLedger",
+    "array",
     "block_events",
     "blocks",
     "field_at",
@@ -131,6 +132,11 @@ def number(value: Any) -> float | None:
         return None
     result = float(value)
     return result if 0.0 <= result < float("inf") else None
+
+
+def array(value: Any) -> list[Any]:
+    """A JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
 
 
 def field_at(value: Any, *path: str) -> Any:
