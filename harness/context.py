@@ -18,9 +18,11 @@ __all__ = [
     "ReadState",
     "UsageLedger",
     "array",
+    "as_object",
     "block_events",
     "blocks",
     "field_at",
+    "first_item",
     "nonzero_exit",
     "number",
     "response_key",
@@ -48,6 +50,14 @@ class LineContext(NamedTuple):
         """An event of this line; ``fields`` set the typed attributes, the raw object is kept."""
         fields.setdefault("timestamp", self.timestamp)
         return LineEvent(run=self.run, kind=kind, span=self.span, raw=self.raw, **fields)
+
+    def timed(self, moment: datetime | None) -> LineContext:
+        """This line at ``moment``, when there is one."""
+        return self if moment is None else LineContext(self.run, self.span, self.raw, moment)
+
+    def dated(self, value: Any) -> LineContext:
+        """This line at the instant ``value`` says, unless its envelope dated it already."""
+        return self if self.timestamp is not None else self.timed(timestamp(value))
 
 
 class UsageLedger:
@@ -139,6 +149,16 @@ def array(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def as_object(value: Any) -> dict[str, Any] | None:
+    """A JSON object, else None."""
+    return value if isinstance(value, dict) else None
+
+
+def first_item(value: Any) -> Any:
+    """The first element of a non-empty JSON array, else None."""
+    return value[0] if isinstance(value, list) and value else None
+
+
 def field_at(value: Any, *path: str) -> Any:
     """The value at ``path`` in nested JSON objects (``field_at(doc, "extras", "metadata")``); None where a
     value along the way is not an object."""
@@ -185,12 +205,11 @@ def block_events(ctx: LineContext, state: ReadState, message: Any, **common: Any
         if kind == "tool_use":
             call_id, name = text(block.get("id")), text(block.get("name"))
             state.called(call_id, name)
-            tool_input = block.get("input")
             yield ctx.event(
                 HarnessKind.TOOL_CALL,
                 tool=name,
                 tool_use_id=call_id,
-                tool_input=tool_input if isinstance(tool_input, dict) else None,
+                tool_input=as_object(block.get("input")),
                 **common,
             )
         elif kind == "tool_result":

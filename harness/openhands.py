@@ -32,6 +32,7 @@ from typing import Any
 from ouroboros_gates.harness.context import (
     LineContext,
     ReadState,
+    as_object,
     field_at,
     nonzero_exit,
     number,
@@ -90,9 +91,7 @@ def _failed(doc: dict[str, Any]) -> bool:
 
 def openhands_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
     """The events of one OpenHands event: a tool call or result (else one event for it), and its usage."""
-    moment = _moment(doc.get("timestamp"))
-    if moment is not None:
-        ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
+    ctx = ctx.timed(_moment(doc.get("timestamp")))
     if is_sdk_event(doc):
         yield from sdk_events(doc, ctx, state, _sdk_usage(doc, state))
         return
@@ -140,9 +139,13 @@ def _tool_call(
     call_id, args = _call_id(doc), doc.get("args")
     _remember_cause(doc, state, call_id)
     state.called(call_id, tool)
-    tool_input = args if isinstance(args, dict) else None
     return ctx.event(
-        HarnessKind.TOOL_CALL, subtype=action, tool=tool, tool_use_id=call_id, tool_input=tool_input, **common
+        HarnessKind.TOOL_CALL,
+        subtype=action,
+        tool=tool,
+        tool_use_id=call_id,
+        tool_input=as_object(args),
+        **common,
     )
 
 

@@ -29,7 +29,15 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from ouroboros_gates.harness.context import LineContext, ReadState, array, field_at, number, text
+from ouroboros_gates.harness.context import (
+    LineContext,
+    ReadState,
+    array,
+    field_at,
+    first_item,
+    number,
+    text,
+)
 from ouroboros_gates.harness.line import LineEvent, Tokens, Where
 from ouroboros_gates.harness.source import element_lines
 from ouroboros_gates.schemas.kinds import HarnessKind
@@ -60,9 +68,8 @@ def is_trajectory(doc: dict[str, Any]) -> bool:
 
 def _is_role_history(history: Any) -> bool:
     """Whether ``history`` is a non-empty list of messages (its first has a ``role``)."""
-    return (
-        isinstance(history, list) and bool(history) and isinstance(history[0], dict) and "role" in history[0]
-    )
+    first = first_item(history)
+    return isinstance(first, dict) and "role" in first
 
 
 class _Step(NamedTuple):
