@@ -32,7 +32,7 @@ from ouroboros_gates.schemas.kinds import HarnessKind
 if TYPE_CHECKING:
     from ouroboros_gates.schemas import HarnessEvent
 
-__all__ = ["GATE_DENIAL", "GATE_EVENT", "hook_events", "is_turn_end"]
+__all__ = ["GATE_DENIAL", "GATE_EVENT", "hook_events", "is_turn_end", "payload_of"]
 
 GATE_EVENT = "OuroborosGate"
 """The ``hook_event_name`` of the line ``ouro hook`` writes when a gate refuses a call."""
@@ -116,10 +116,10 @@ def is_turn_end(event: HarnessEvent | LineEvent) -> bool:
     """A ``Stop`` hook that ends a turn; with ``stop_hook_active`` it is the same turn stopping again."""
     if event.kind is not HarnessKind.HOOK or event.subtype != "Stop":
         return False
-    return _payload(event.raw).get("stop_hook_active") is not True
+    return payload_of(event.raw).get("stop_hook_active") is not True
 
 
-def _payload(raw: dict[str, Any]) -> dict[str, Any]:
+def payload_of(raw: dict[str, Any]) -> dict[str, Any]:
     """The hook payload of a line: the line itself, or the ``event`` of a CSF envelope."""
     inner = raw.get("event")
     return inner if isinstance(inner, dict) and "event_type" in raw else raw
