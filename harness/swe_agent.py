@@ -19,7 +19,8 @@ function-calling mode an assistant message carries ``tool_calls`` with an ``id``
   output, ``instance_cost`` as the run's cost. SWE-agent reports no cache counts, so the run's prompt-cache
   ratio is unknown (``CACHE_UNREPORTED``), never 0.
 
-A trajectory has no timestamps. Each step's span is the line its object starts on (``source.element_lines``).
+A trajectory has no timestamps. Each step's span is the line its object starts on
+(``elements.element_lines``).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from ouroboros_gates.harness.context import (
     number,
     text,
 )
+from ouroboros_gates.harness.elements import element_lines
 from ouroboros_gates.harness.line import LineEvent, Tokens, Where
-from ouroboros_gates.harness.source import element_lines
 from ouroboros_gates.schemas.kinds import HarnessKind
 
 __all__ = ["CACHE_UNREPORTED", "FAILED", "is_trajectory", "swe_agent_events"]
