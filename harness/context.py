@@ -94,11 +94,13 @@ class UsageLedger:
 
 def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | None] | None:
     """The de-duplication key of an API response; redacted or missing ids take no part in it."""
-    parts = tuple(
-        value if isinstance(value, str) and value and value != REDACTED else None
-        for value in (message_id, request_id)
-    )
-    return None if parts == (None, None) else (parts[0], parts[1])
+    parts = (_key_part(message_id), _key_part(request_id))
+    return None if parts == (None, None) else parts
+
+
+def _key_part(value: Any) -> str | None:
+    """An id that takes part in a response's key: a non-empty string, not redacted."""
+    return value if isinstance(value, str) and value and value != REDACTED else None
 
 
 @dataclass
@@ -129,11 +131,12 @@ def usage(value: Any) -> Tokens | None:
     """Token usage from a provider ``usage`` object; non-integer or negative counts read as 0."""
     if not isinstance(value, dict):
         return None
-    counts = {}
-    for name in _USAGE_FIELDS:
-        count = value.get(name)
-        counts[name] = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-    return Tokens(**counts)
+    return Tokens(**{name: _count(value.get(name)) for name in _USAGE_FIELDS})
+
+
+def _count(value: Any) -> int:
+    """A token count: a positive integer (a bool is not one), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def number(value: Any) -> float | None:
