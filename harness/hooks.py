@@ -50,7 +50,7 @@ def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iter
     """The one event of a hook payload."""
     name = str(doc["hook_event_name"])
     denied = _is_gate_denial(name, doc)
-    kind = HarnessKind.TOOL_RESULT if denied else _TOOL_KINDS.get(name, HarnessKind.HOOK)
+    kind = _kind_of(name, denied)
     call_id, tool = text(doc.get("tool_use_id")), text(doc.get("tool_name"))
     if kind is HarnessKind.TOOL_CALL:
         state.called(call_id, tool)
@@ -64,8 +64,13 @@ def hook_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iter
         tool_use_id=call_id,
         tool_input=_tool_input(doc, kind),
         is_error=name == "PostToolUseFailure" or denied,
-        result_text=_response_text(doc) if kind is HarnessKind.TOOL_RESULT else None,
+        result_text=_result_of(doc, kind),
     )
+
+
+def _kind_of(name: str, denied: bool) -> HarnessKind:
+    """A gate's denial is a failed result; a tool hook describes a call or a result; any other is a hook."""
+    return HarnessKind.TOOL_RESULT if denied else _TOOL_KINDS.get(name, HarnessKind.HOOK)
 
 
 def _is_gate_denial(name: str, doc: dict[str, Any]) -> bool:
@@ -76,6 +81,11 @@ def _is_gate_denial(name: str, doc: dict[str, Any]) -> bool:
 def _answered(state: ReadState, call_id: str | None, kind: HarnessKind) -> str | None:
     """The tool of the call a result answers, when the payload does not name it."""
     return state.name_of(call_id) if kind is HarnessKind.TOOL_RESULT else None
+
+
+def _result_of(doc: dict[str, Any], kind: HarnessKind) -> str | None:
+    """What a result payload says (none for a payload that is no result)."""
+    return _response_text(doc) if kind is HarnessKind.TOOL_RESULT else None
 
 
 def _tool_input(doc: dict[str, Any], kind: HarnessKind) -> dict[str, Any] | None:

@@ -135,7 +135,7 @@ class Tally:
 
     def _count_call(self, event: LineEvent, agent: str) -> None:
         """Count the call the event describes, and its failure."""
-        describes_call = event.kind is HarnessKind.TOOL_CALL or event.subtype in _HOOK_RESULTS
+        describes_call = _describes_call(event)
         failed = is_tool_error(event)
         if not (describes_call or failed):
             return
@@ -220,6 +220,12 @@ class Tally:
     def by_gate(self) -> dict[str, int]:
         """Struggles per gate that denied the call (a call two gates denied counts for each)."""
         return dict(sorted(Counter(gate for gates in self.gates.values() for gate in gates).items()))
+
+
+def _describes_call(event: LineEvent) -> bool:
+    """Whether the event describes a whole call: a call, or a hook payload that describes its call with
+    its result."""
+    return event.kind is HarnessKind.TOOL_CALL or event.subtype in _HOOK_RESULTS
 
 
 def summarise(reader: Reader) -> RunSummary:
