@@ -17,12 +17,18 @@ __all__ = [
     "LineContext",
     "ReadState",
     "UsageLedger",
+    "array",
+    "as_object",
     "block_events",
     "blocks",
+    "field_at",
+    "first_item",
+    "nonzero_exit",
     "number",
     "response_key",
     "result_text",
     "text",
+    "text_parts",
     "timestamp",
     "usage",
 ]
@@ -44,6 +50,14 @@ class LineContext(NamedTuple):
         """An event of this line; ``fields`` set the typed attributes, the raw object is kept."""
         fields.setdefault("timestamp", self.timestamp)
         return LineEvent(run=self.run, kind=kind, span=self.span, raw=self.raw, **fields)
+
+    def timed(self, moment: datetime | None) -> LineContext:
+        """This line at ``moment``, when there is one."""
+        return self if moment is None else LineContext(self.run, self.span, self.raw, moment)
+
+    def dated(self, value: Any) -> LineContext:
+        """This line at the instant ``value`` says, unless its envelope dated it already."""
+        return self if self.timestamp is not None else self.timed(timestamp(value))
 
 
 class UsageLedger:
@@ -80,11 +94,13 @@ class UsageLedger:
 
 def response_key(message_id: Any, request_id: Any) -> tuple[str | None, str | None] | None:
     """The de-duplication key of an API response; redacted or missing ids take no part in it."""
-    parts = tuple(
-        value if isinstance(value, str) and value and value != REDACTED else None
-        for value in (message_id, request_id)
-    )
-    return None if parts == (None, None) else (parts[0], parts[1])
+    parts = (_key_part(message_id), _key_part(request_id))
+    return None if parts == (None, None) else parts
+
+
+def _key_part(value: Any) -> str | None:
+    """An id that takes part in a response's key: a non-empty string, not redacted."""
+    return value if isinstance(value, str) and value and value != REDACTED else None
 
 
 @dataclass
@@ -115,11 +131,12 @@ def usage(value: Any) -> Tokens | None:
     """Token usage from a provider ``usage`` object; non-integer or negative counts read as 0."""
     if not isinstance(value, dict):
         return None
-    counts = {}
-    for name in _USAGE_FIELDS:
-        count = value.get(name)
-        counts[name] = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-    return Tokens(**counts)
+    return Tokens(**{name: _count(value.get(name)) for name in _USAGE_FIELDS})
+
+
+def _count(value: Any) -> int:
+    """A token count: a positive integer (a bool is not one), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def number(value: Any) -> float | None:
@@ -128,6 +145,36 @@ def number(value: Any) -> float | None:
         return None
     result = float(value)
     return result if 0.0 <= result < float("inf") else None
+
+
+def array(value: Any) -> list[Any]:
+    """A JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def as_object(value: Any) -> dict[str, Any] | None:
+    """A JSON object, else None."""
+    return value if isinstance(value, dict) else None
+
+
+def first_item(value: Any) -> Any:
+    """The first element of a non-empty JSON array, else None."""
+    return value[0] if isinstance(value, list) and value else None
+
+
+def field_at(value: Any, *path: str) -> Any:
+    """The value at ``path`` in nested JSON objects (``field_at(doc, "extras", "metadata")``); None where a
+    value along the way is not an object."""
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def nonzero_exit(code: Any) -> bool:
+    """Whether ``code`` is an integer exit code other than 0 (a bool is not one)."""
+    return isinstance(code, int) and not isinstance(code, bool) and code != 0
 
 
 def text(value: Any) -> str | None:
@@ -161,12 +208,11 @@ def block_events(ctx: LineContext, state: ReadState, message: Any, **common: Any
         if kind == "tool_use":
             call_id, name = text(block.get("id")), text(block.get("name"))
             state.called(call_id, name)
-            tool_input = block.get("input")
             yield ctx.event(
                 HarnessKind.TOOL_CALL,
                 tool=name,
                 tool_use_id=call_id,
-                tool_input=tool_input if isinstance(tool_input, dict) else None,
+                tool_input=as_object(block.get("input")),
                 **common,
             )
         elif kind == "tool_result":
@@ -188,9 +234,12 @@ def result_text(content: Any) -> str | None:
         return content or None
     if isinstance(content, dict):
         content = [content]
-    parts = (
-        [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)]
-        if isinstance(content, list)
-        else []
-    )
+    parts = text_parts(content) if isinstance(content, list) else []
     return "\n".join(parts) or None
+
+
+def text_parts(content: list[Any]) -> list[str]:
+    """The ``text`` of each block of ``content`` that has one (an image block has none)."""
+    return [
+        block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)
+    ]

@@ -63,10 +63,14 @@ class RunStats:
     @property
     def format(self) -> str:
         """The format of the run's objects: one name, ``mixed``, or ``empty``."""
-        named = [name for name in self.formats if name != Format.UNKNOWN] or list(self.formats)
+        named = self._named_formats()
         if not named:
             return Format.EMPTY.value
         return named[0] if len(named) == 1 else Format.MIXED.value
+
+    def _named_formats(self) -> list[str]:
+        """The run's known formats; all of them when it has none known."""
+        return [name for name in self.formats if name != Format.UNKNOWN] or list(self.formats)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with a stable shape (keys are sorted when dumped)."""
@@ -173,7 +177,6 @@ def stats_of(listed: Iterable[RunFiles]) -> CorpusStats:
 
 
 def _total(runs: list[RunStats]) -> RunStats:
-    costs = [run.cost_usd for run in runs if run.cost_usd is not None]
     return RunStats(
         run="total",
         path="",
@@ -187,18 +190,29 @@ def _total(runs: list[RunStats]) -> RunStats:
         tool_errors=_counted(runs, lambda run: run.tool_errors),
         subagent_tool_calls=_sum(runs, lambda run: run.subagent_tool_calls),
         usage=sum((run.usage for run in runs), Tokens()),
-        cost_usd=round(sum(costs), 10) if costs else None,
+        cost_usd=_cost(runs),
         turns=_sum(runs, lambda run: run.turns),
         agents=_agents(runs),
         relays_skipped=_sum(runs, lambda run: run.relays_skipped),
         notes=tuple(_each(runs, lambda run: run.notes)),
         tool_errors_by_gate=_counted(runs, lambda run: run.tool_errors_by_gate),
-        cache=cache_ratio(sum((run.usage for run in runs if run.cache is not None), Tokens())),
+        cache=_cache(runs),
         unread=_each(runs, lambda run: run.unread),
         vanished=_each(runs, lambda run: run.vanished),
         started_at=min(_known(runs, lambda run: run.started_at), default=None),
         ended_at=max(_known(runs, lambda run: run.ended_at), default=None),
     )
+
+
+def _cost(runs: list[RunStats]) -> float | None:
+    """The runs' costs added up; None when no run knows its cost."""
+    costs = [run.cost_usd for run in runs if run.cost_usd is not None]
+    return round(sum(costs), 10) if costs else None
+
+
+def _cache(runs: list[RunStats]) -> float | None:
+    """h_r over the usage of the runs whose format reports the prompt cache."""
+    return cache_ratio(sum((run.usage for run in runs if run.cache is not None), Tokens()))
 
 
 def _sum(runs: list[RunStats], value: Callable[[RunStats], int]) -> int:

@@ -26,6 +26,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from ouroboros_gates.harness.context import first_item
 from ouroboros_gates.harness.openhands import is_openhands_event
 from ouroboros_gates.harness.source import Source
 from ouroboros_gates.harness.swe_agent import is_trajectory
@@ -71,8 +72,13 @@ AGENTS = {
 
 def agent_of(formats: Iterable[str]) -> str:
     """The agent that wrote a run's objects (``mixed`` for several, ``unknown`` for none known)."""
-    found = {AGENTS[Format(name)] for name in formats if Format(name) in AGENTS}
+    found = _agents(formats)
     return found.pop() if len(found) == 1 else ("mixed" if found else "unknown")
+
+
+def _agents(formats: Iterable[str]) -> set[str]:
+    """The agents that write the formats known among ``formats``."""
+    return {AGENTS[Format(name)] for name in formats if Format(name) in AGENTS}
 
 
 def classify(doc: dict[str, Any]) -> Format:
@@ -84,7 +90,7 @@ def classify(doc: dict[str, Any]) -> Format:
     found = _claude_code_line(doc)
     if found is not None:
         return found
-    if is_openhands_event(doc) or _openhands_history(doc):
+    if _is_openhands(doc):
         return Format.OPENHANDS
     if is_trajectory(doc):
         return Format.SWE_AGENT
@@ -95,21 +101,31 @@ def _claude_code_line(doc: dict[str, Any]) -> Format | None:
     """A transcript line or a stream-json line, by its keys and its ``type``; None for neither."""
     kind = doc.get("type")
     kind = kind if isinstance(kind, str) else None
-    if any(key in doc for key in _TRANSCRIPT_KEYS) or kind in _TRANSCRIPT_TYPES:
+    if _is_transcript_line(doc, kind):
         return Format.TRANSCRIPT
-    if kind is not None and ("session_id" in doc or kind in _STREAM_TYPES):
+    if kind is not None and _is_stream_line(doc, kind):
         return Format.STREAM_JSON
     return None
 
 
+def _is_transcript_line(doc: dict[str, Any], kind: str | None) -> bool:
+    """A transcript line: a key only transcripts write, or a type only they have."""
+    return any(key in doc for key in _TRANSCRIPT_KEYS) or kind in _TRANSCRIPT_TYPES
+
+
+def _is_stream_line(doc: dict[str, Any], kind: str) -> bool:
+    """A stream-json line (of a ``type``): a ``session_id``, or a type stream-json writes."""
+    return "session_id" in doc or kind in _STREAM_TYPES
+
+
+def _is_openhands(doc: dict[str, Any]) -> bool:
+    """An OpenHands event, or an evaluation's line holding a conversation's events as ``history``."""
+    return is_openhands_event(doc) or _openhands_history(doc)
+
+
 def _openhands_history(doc: dict[str, Any]) -> bool:
-    history = doc.get("history")
-    return (
-        isinstance(history, list)
-        and bool(history)
-        and isinstance(history[0], dict)
-        and is_openhands_event(history[0])
-    )
+    first = first_item(doc.get("history"))
+    return isinstance(first, dict) and is_openhands_event(first)
 
 
 def detect_format(path: Path | str) -> Format:

@@ -97,13 +97,20 @@ class LineEvent:
 
         values: dict[str, Any] = {"run": self.run, "kind": self.kind, "raw": self.raw}
         values["span"] = span if span is not None else Span(file=self.span.file, line=self.span.line)
-        for name in _OPTIONAL:  # a field left at its default is not given: the model has it already
-            value = getattr(self, name)
-            if value is not None and value is not False:
-                values[name] = value
+        values.update(self._given())
         if self.usage is not None:
             values["usage"] = self.usage.typed()
         return HarnessEvent(**values)
+
+    def _given(self) -> dict[str, Any]:
+        """The optional fields set away from their defaults (one left at its default is not given: the model
+        has it already)."""
+        given = {}
+        for name in _OPTIONAL:
+            value = getattr(self, name)
+            if value is not None and value is not False:
+                given[name] = value
+        return given
 
 
 MODEL_FIELDS = tuple(f.name for f in fields(LineEvent))

@@ -29,9 +29,19 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from ouroboros_gates.harness.context import LineContext, ReadState, number, response_key, text, timestamp
+from ouroboros_gates.harness.context import (
+    LineContext,
+    ReadState,
+    as_object,
+    field_at,
+    nonzero_exit,
+    number,
+    response_key,
+    text,
+    timestamp,
+)
 from ouroboros_gates.harness.line import LineEvent, Tokens
-from ouroboros_gates.harness.openhands_sdk import cost_of, is_sdk_event, sdk_events, sdk_usage
+from ouroboros_gates.harness.openhands_sdk import cost_of, is_sdk_event, sdk_events, sdk_usage, source_kind
 from ouroboros_gates.schemas.kinds import HarnessKind
 
 __all__ = ["TOOL_ACTIONS", "is_openhands_event", "openhands_events"]
@@ -65,52 +75,61 @@ def is_openhands_event(doc: dict[str, Any]) -> bool:
 
 
 def _call_id(doc: dict[str, Any]) -> str | None:
-    metadata = doc.get("tool_call_metadata")
-    found = text(metadata.get("tool_call_id")) if isinstance(metadata, dict) else None
+    found = text(field_at(doc, "tool_call_metadata", "tool_call_id"))
     return found or (f"event-{doc['id']}" if isinstance(doc.get("id"), int) else None)
 
 
 def _failed(doc: dict[str, Any]) -> bool:
-    if doc.get("observation") in _REFUSED or doc.get("success") is False:
-        return True
-    extras = doc.get("extras")
-    metadata = extras.get("metadata") if isinstance(extras, dict) else None
-    code = metadata.get("exit_code") if isinstance(metadata, dict) else None
-    return isinstance(code, int) and not isinstance(code, bool) and code != 0
+    """Whether an observation reports a failure: an error, a rejection, ``success`` false, or a command's
+    nonzero exit code."""
+    return (
+        doc.get("observation") in _REFUSED
+        or doc.get("success") is False
+        or nonzero_exit(field_at(doc, "extras", "metadata", "exit_code"))
+    )
 
 
 def openhands_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
     """The events of one OpenHands event: a tool call or result (else one event for it), and its usage."""
-    moment = _moment(doc.get("timestamp"))
-    if moment is not None:
-        ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
+    ctx = ctx.timed(_moment(doc.get("timestamp")))
     if is_sdk_event(doc):
         yield from sdk_events(doc, ctx, state, _sdk_usage(doc, state))
         return
+    yield _event(doc, ctx, state)
+
+
+def _event(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> LineEvent:
+    """The one event of an action or observation: a tool call, a tool result, or neither."""
     usage, cost = _usage(doc.get("llm_metrics"), state)
     common: dict[str, Any] = {"session": ctx.run, "usage": usage, "total_cost_usd": cost}
     action, observation = text(doc.get("action")), text(doc.get("observation"))
     tool = _tool(doc, action)
     if action is not None and tool is not None:
-        yield _tool_call(doc, ctx, state, action, tool, common)
-        return
-    cause = doc.get("cause")
-    call_id = state.by_event.get(cause) if isinstance(cause, int) else None
+        return _tool_call(doc, ctx, state, action, tool, common)
+    call_id = _caused_by(doc, state)
     if observation is not None and call_id is not None:
-        yield _tool_result(doc, ctx, state, observation, call_id, common)
-        return
-    kind = HarnessKind.USER if doc.get("source") == "user" else HarnessKind.OTHER
-    yield ctx.event(kind, subtype=action or observation, **common)
+        return _tool_result(doc, ctx, state, observation, call_id, common)
+    return ctx.event(source_kind(doc), subtype=action or observation, **common)
+
+
+def _caused_by(doc: dict[str, Any], state: ReadState) -> str | None:
+    """The tool call whose action the event's ``cause`` names, when one was seen."""
+    cause = doc.get("cause")
+    return state.by_event.get(cause) if isinstance(cause, int) else None
 
 
 def _tool(doc: dict[str, Any], action: str | None) -> str | None:
     """The tool an agent's action calls (the function the model named, else the action), when it runs
     something or the model asked for it as a tool; None for any other event."""
-    metadata = doc.get("tool_call_metadata")
-    function = text(metadata.get("function_name")) if isinstance(metadata, dict) else None
-    if action is None or doc.get("source") != "agent" or not (action in TOOL_ACTIONS or function):
+    function = text(field_at(doc, "tool_call_metadata", "function_name"))
+    if action is None or not _calls_tool(doc, action, function):
         return None
     return function or action
+
+
+def _calls_tool(doc: dict[str, Any], action: str, function: str | None) -> bool:
+    """Whether an action is the agent's and runs something or was asked for as a tool."""
+    return doc.get("source") == "agent" and (action in TOOL_ACTIONS or bool(function))
 
 
 def _tool_call(
@@ -118,13 +137,22 @@ def _tool_call(
 ) -> LineEvent:
     """The call ``action`` makes of ``tool``."""
     call_id, args = _call_id(doc), doc.get("args")
-    if isinstance(doc.get("id"), int) and call_id:
-        state.by_event[doc["id"]] = call_id  # the cause its observation will name
+    _remember_cause(doc, state, call_id)
     state.called(call_id, tool)
-    tool_input = args if isinstance(args, dict) else None
     return ctx.event(
-        HarnessKind.TOOL_CALL, subtype=action, tool=tool, tool_use_id=call_id, tool_input=tool_input, **common
+        HarnessKind.TOOL_CALL,
+        subtype=action,
+        tool=tool,
+        tool_use_id=call_id,
+        tool_input=as_object(args),
+        **common,
     )
+
+
+def _remember_cause(doc: dict[str, Any], state: ReadState, call_id: str | None) -> None:
+    """Records the call an action made by the action's id: the ``cause`` its observation will name."""
+    if isinstance(doc.get("id"), int) and call_id:
+        state.by_event[doc["id"]] = call_id
 
 
 def _tool_result(
@@ -151,8 +179,12 @@ def _tool_result(
 def _moment(value: Any) -> datetime | None:
     """An event's time: OpenHands writes the machine's local time without a zone; it is read as UTC (a run's
     durations are exact, its hours off by the machine's offset), an instant with a zone as it says."""
-    zoneless = isinstance(value, str) and value[-1:].isdigit() and not _ZONE.search(value[10:])
-    return timestamp(f"{value}Z" if zoneless else value)
+    return timestamp(f"{value}Z" if _is_zoneless(value) else value)
+
+
+def _is_zoneless(value: Any) -> bool:
+    """Whether ``value`` is a local time without a zone (it ends in a digit, no offset past the date)."""
+    return isinstance(value, str) and value[-1:].isdigit() and not _ZONE.search(value[10:])
 
 
 def _usage(metrics: Any, state: ReadState) -> tuple[Tokens | None, float | None]:
@@ -160,15 +192,29 @@ def _usage(metrics: Any, state: ReadState) -> tuple[Tokens | None, float | None]
     if not isinstance(metrics, dict):
         return None, None
     found: Tokens | None = None
-    usages = metrics.get("token_usages")
-    for entry in usages if isinstance(usages, list) else []:
-        if not isinstance(entry, dict):
-            continue
-        reported = _tokens(entry)
-        key = response_key(entry.get("response_id"), None)
-        new = state.ledger.add(key, reported) if key is not None else None  # an entry without id: unmatched
-        found = new if found is None else (found if new is None else found + new)
+    for entry in _token_usages(metrics):
+        found = _plus(found, _first_count(entry, state))
     return found, number(metrics.get("accumulated_cost"))
+
+
+def _token_usages(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-response entries of an event's metrics (``token_usages``)."""
+    usages = metrics.get("token_usages")
+    return [entry for entry in usages if isinstance(entry, dict)] if isinstance(usages, list) else []
+
+
+def _first_count(entry: dict[str, Any], state: ReadState) -> Tokens | None:
+    """The tokens of one response not counted yet (by its ``response_id``; an entry without one is never
+    matched, so never counted)."""
+    key = response_key(entry.get("response_id"), None)
+    return state.ledger.add(key, _tokens(entry)) if key is not None else None
+
+
+def _plus(found: Tokens | None, new: Tokens | None) -> Tokens | None:
+    """Two optional counts added (None when both are)."""
+    if found is None:
+        return new
+    return found if new is None else found + new
 
 
 def _sdk_usage(doc: dict[str, Any], state: ReadState) -> tuple[Tokens | None, float | None]:
@@ -177,8 +223,7 @@ def _sdk_usage(doc: dict[str, Any], state: ReadState) -> tuple[Tokens | None, fl
     records = sdk_usage(doc)
     found: Tokens | None = None
     for record in records:
-        new, _ = _usage(record, state)
-        found = new if found is None else (found if new is None else found + new)
+        found = _plus(found, _usage(record, state)[0])
     return found, cost_of(records)
 
 

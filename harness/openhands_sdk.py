@@ -24,11 +24,19 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ouroboros_gates.harness.context import LineContext, ReadState, number, text
+from ouroboros_gates.harness.context import (
+    LineContext,
+    ReadState,
+    field_at,
+    nonzero_exit,
+    number,
+    text,
+    text_parts,
+)
 from ouroboros_gates.harness.line import LineEvent, Tokens
 from ouroboros_gates.schemas.kinds import HarnessKind
 
-__all__ = ["RESULT_KINDS", "cost_of", "is_sdk_event", "sdk_events", "sdk_usage"]
+__all__ = ["RESULT_KINDS", "cost_of", "is_sdk_event", "sdk_events", "sdk_usage", "source_kind"]
 
 RESULT_KINDS = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
 """The events that answer a tool call (by its ``tool_call_id``)."""
@@ -38,14 +46,26 @@ _STATE = "ConversationStateUpdateEvent"
 def is_sdk_event(doc: dict[str, Any]) -> bool:
     """Whether ``doc`` is one event of OpenHands' agent SDK: a ``kind`` naming an event class, with the
     ``id``, ``timestamp`` and ``source`` every SDK event has."""
-    kind = doc.get("kind")
+    return _is_event_kind(doc.get("kind")) and _has_event_fields(doc)
+
+
+def _is_event_kind(kind: Any) -> bool:
+    """Whether ``kind`` names one of the SDK's event classes."""
+    return isinstance(kind, str) and (kind.endswith("Event") or kind in RESULT_KINDS)
+
+
+def _has_event_fields(doc: dict[str, Any]) -> bool:
+    """Whether ``doc`` has the ``id``, ``source`` and ``timestamp`` strings every SDK event has."""
     return (
-        isinstance(kind, str)
-        and (kind.endswith("Event") or kind in RESULT_KINDS)
-        and isinstance(doc.get("id"), str)
+        isinstance(doc.get("id"), str)
         and isinstance(doc.get("source"), str)
         and isinstance(doc.get("timestamp"), str)
     )
+
+
+def source_kind(doc: dict[str, Any]) -> HarnessKind:
+    """The kind of an OpenHands event that is no tool call nor result: ``user`` when the user sent it."""
+    return HarnessKind.USER if doc.get("source") == "user" else HarnessKind.OTHER
 
 
 def sdk_events(
@@ -57,45 +77,66 @@ def sdk_events(
     common: dict[str, Any] = {"session": ctx.run, "usage": usage[0], "total_cost_usd": usage[1]}
     call_id, tool = text(doc.get("tool_call_id")), text(doc.get("tool_name"))
     if kind == "ActionEvent" and call_id is not None and tool is not None:
-        state.called(call_id, tool)
-        yield ctx.event(
-            HarnessKind.TOOL_CALL,
-            subtype=_action_kind(doc) or kind,
-            tool=tool,
-            tool_use_id=call_id,
-            tool_input=_input(doc),
-            **common,
-        )
+        yield _sdk_call(doc, ctx, state, call_id, tool, common)
         return
     if kind in RESULT_KINDS and call_id is not None:
-        failed, said = _outcome(doc)
-        yield ctx.event(
-            HarnessKind.TOOL_RESULT,
-            subtype=kind,
-            tool=state.name_of(call_id) or tool,
-            tool_use_id=call_id,
-            is_error=failed,
-            result_text=said,
-            **common,
-        )
+        yield _sdk_result(doc, ctx, state, call_id, tool, common)
         return
-    event_kind = HarnessKind.USER if doc.get("source") == "user" else HarnessKind.OTHER
-    yield ctx.event(event_kind, subtype=kind, **common)
+    yield ctx.event(source_kind(doc), subtype=kind, **common)
+
+
+def _sdk_call(
+    doc: dict[str, Any], ctx: LineContext, state: ReadState, call_id: str, tool: str, common: dict[str, Any]
+) -> LineEvent:
+    """The tool call an ``ActionEvent`` makes."""
+    state.called(call_id, tool)
+    return ctx.event(
+        HarnessKind.TOOL_CALL,
+        subtype=_action_kind(doc) or doc["kind"],
+        tool=tool,
+        tool_use_id=call_id,
+        tool_input=_input(doc),
+        **common,
+    )
+
+
+def _sdk_result(
+    doc: dict[str, Any],
+    ctx: LineContext,
+    state: ReadState,
+    call_id: str,
+    tool: str | None,
+    common: dict[str, Any],
+) -> LineEvent:
+    """The result of the tool call ``call_id``: an observation, an agent error or a rejection."""
+    failed, said = _outcome(doc)
+    return ctx.event(
+        HarnessKind.TOOL_RESULT,
+        subtype=doc["kind"],
+        tool=state.name_of(call_id) or tool,
+        tool_use_id=call_id,
+        is_error=failed,
+        result_text=said,
+        **common,
+    )
 
 
 def sdk_usage(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The metrics records of the conversation stats a state update carries (none for another event)."""
     if doc.get("kind") != _STATE:
         return []
-    value = doc.get("value")
-    stats = value if doc.get("key") == "stats" else value.get("stats") if isinstance(value, dict) else None
-    metrics = stats.get("usage_to_metrics") if isinstance(stats, dict) else None
+    metrics = field_at(_stats(doc), "usage_to_metrics")
     return [m for m in metrics.values() if isinstance(m, dict)] if isinstance(metrics, dict) else []
 
 
+def _stats(doc: dict[str, Any]) -> Any:
+    """The conversation stats a state update carries: its value (key ``stats``), or a full state's."""
+    value = doc.get("value")
+    return value if doc.get("key") == "stats" else field_at(value, "stats")
+
+
 def _action_kind(doc: dict[str, Any]) -> str | None:
-    action = doc.get("action")
-    return text(action.get("kind")) if isinstance(action, dict) else None
+    return text(field_at(doc, "action", "kind"))
 
 
 def _input(doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -103,8 +144,12 @@ def _input(doc: dict[str, Any]) -> dict[str, Any] | None:
     action = doc.get("action")
     if isinstance(action, dict):
         return {key: value for key, value in action.items() if key != "kind"}
-    call = doc.get("tool_call")
-    arguments = call.get("arguments") if isinstance(call, dict) else None
+    return _arguments(doc)
+
+
+def _arguments(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments the model gave its tool call, when they are a JSON object."""
+    arguments = field_at(doc, "tool_call", "arguments")
     try:
         parsed = json.loads(arguments) if isinstance(arguments, str) else None
     except ValueError:
@@ -124,7 +169,9 @@ def _outcome(doc: dict[str, Any]) -> tuple[bool, str | None]:
     observation = doc.get("observation")
     if not isinstance(observation, dict):
         return False, None
-    return observation.get("is_error") is True or _exited(observation), _said(observation)
+    return observation.get("is_error") is True or nonzero_exit(observation.get("exit_code")), _said(
+        observation
+    )
 
 
 def _said(observation: dict[str, Any]) -> str | None:
@@ -132,16 +179,7 @@ def _said(observation: dict[str, Any]) -> str | None:
     parts = observation.get("content")
     if not isinstance(parts, list):
         return None
-    said = "".join(
-        part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)
-    )
-    return said or None
-
-
-def _exited(observation: dict[str, Any]) -> bool:
-    """Whether the observation reports a nonzero integer exit code."""
-    code = observation.get("exit_code")
-    return isinstance(code, int) and not isinstance(code, bool) and code != 0
+    return "".join(text_parts(parts)) or None
 
 
 def cost_of(records: list[dict[str, Any]]) -> float | None:

@@ -66,16 +66,21 @@ def run_files(directory: Path) -> tuple[Path, ...]:
     harness = directory / "events.jsonl"
     if harness.is_file():
         return (harness,)
-    return tuple(sorted(p for p in directory.iterdir() if p.is_file() and p.suffix in LOG_SUFFIXES))
+    return tuple(sorted(p for p in directory.iterdir() if _is_log_file(p)))
+
+
+def _is_log_file(path: Path) -> bool:
+    return path.is_file() and path.suffix in LOG_SUFFIXES
 
 
 def own_agents(files: Iterable[Path]) -> frozenset[str]:
     """The subagents whose own transcripts are among ``files`` (``subagents/agent-<id>.jsonl``: ``<id>``)."""
-    return frozenset(
-        path.stem.removeprefix(_AGENT_FILE)
-        for path in files
-        if path.parent.name == SUBAGENTS and path.stem.startswith(_AGENT_FILE)
-    )
+    return frozenset(path.stem.removeprefix(_AGENT_FILE) for path in files if _is_subagent_transcript(path))
+
+
+def _is_subagent_transcript(path: Path) -> bool:
+    """Whether ``path`` is a subagent's own transcript (``subagents/agent-<id>.jsonl``)."""
+    return path.parent.name == SUBAGENTS and path.stem.startswith(_AGENT_FILE)
 
 
 def _subagent_files(*folders: Path) -> tuple[Path, ...]:
@@ -87,16 +92,27 @@ def _session(mains: tuple[Path, ...], known: str | None = None, folder: Path | N
     """The run of one session: its transcripts (the files whose lines carry its ``sessionId``; none: only
     its ``folder``), each with its subagents' transcripts. Its path is its folder when it has one (naming the
     folder reads the whole session back), else its transcript."""
-    folders = [main.with_suffix("") for main in mains] or ([folder] if folder else [])
-    subagents = _subagent_files(*folders)
-    files = mains + subagents
-    found = known or _first_session_id(files)
     if mains:
-        return RunFiles(_cleaned(found or mains[0].stem), files, _session_path(mains, folders, found))
+        return _transcribed_session(mains, known)
     assert folder is not None  # a session has a transcript or a folder
+    return _untranscribed_session(folder, known)
+
+
+def _transcribed_session(mains: tuple[Path, ...], known: str | None) -> RunFiles:
+    """A session read from its transcripts, each with its subagents' transcripts."""
+    folders = [main.with_suffix("") for main in mains]
+    files = mains + _subagent_files(*folders)
+    found = known or _first_session_id(files)
+    return RunFiles(_cleaned(found or mains[0].stem), files, _session_path(mains, folders, found))
+
+
+def _untranscribed_session(folder: Path, known: str | None) -> RunFiles:
+    """A session folder whose main transcript is absent: its subagents' transcripts alone, with a note."""
+    subagents = _subagent_files(folder)
+    found = known or _first_session_id(subagents)
     absent = f"{folder}.jsonl: the session's main transcript is absent"
     note = f"{absent}; its {len(subagents)} subagent file(s) read alone"
-    return RunFiles(_cleaned(found or folder.name), files, folder, (note,))
+    return RunFiles(_cleaned(found or folder.name), subagents, folder, (note,))
 
 
 def _first_session_id(files: Iterable[Path]) -> str | None:
@@ -107,8 +123,11 @@ def _session_path(mains: tuple[Path, ...], folders: list[Path], found: str | Non
     """What names the whole session back (``run_at``): its folder, its one transcript, or, for resumed
     parts without a folder, ``<project>/<sessionId>``."""
     where = next((place for place in folders if place.is_dir()), None)
-    if where is not None:
-        return where
+    return where if where is not None else _transcript_path(mains, found)
+
+
+def _transcript_path(mains: tuple[Path, ...], found: str | None) -> Path:
+    """A session without a folder: its one transcript, or ``<project>/<sessionId>`` for resumed parts."""
     return mains[0] if len(mains) == 1 or found is None else mains[0].parent / found
 
 
@@ -125,14 +144,29 @@ def run_at(path: Path) -> RunFiles:
     """The one run ``path`` names: a file (a transcript alone: its session is named by its folder), a session
     folder or ``<project>/<sessionId>`` (the whole session), a run directory."""
     if path.is_file():
-        known = session_id(path)
-        if known is None:
-            return RunFiles(run_name(path), (path,), path)
-        return RunFiles(_cleaned(known), (path,), path, _left_out(path, known))
+        return _file_run(path)
     if not path.is_dir():
         return _named_session(path)
-    if not (path / "events.jsonl").is_file() and _subagent_files(path):
+    if _is_session_folder(path):
         return _session_folder(path)
+    return _directory_run(path)
+
+
+def _file_run(path: Path) -> RunFiles:
+    """A file read alone: a transcript is named by its session, any other file by its stem."""
+    known = session_id(path)
+    if known is None:
+        return RunFiles(run_name(path), (path,), path)
+    return RunFiles(_cleaned(known), (path,), path, _left_out(path, known))
+
+
+def _is_session_folder(path: Path) -> bool:
+    """Whether the folder ``path`` is a Claude Code session's (subagents, and no ``events.jsonl``)."""
+    return not (path / "events.jsonl").is_file() and bool(_subagent_files(path))
+
+
+def _directory_run(path: Path) -> RunFiles:
+    """A run directory: its ``events.jsonl``, or its log files."""
     files = run_files(path)
     if not files:
         raise CorpusError(
@@ -160,8 +194,7 @@ def _session_folder(path: Path) -> RunFiles:
 
 def _left_out(path: Path, known: str) -> tuple[str, ...]:
     """A note naming what else the session of the transcript ``path`` holds, when it holds more."""
-    siblings = [file for file in _transcripts(path.parent).get(known, []) if file != path]
-    others = len(siblings) + len(_subagent_files(path.with_suffix("")))
+    others = _other_parts(path, known)
     if not others:
         return ()
     return (
@@ -170,23 +203,37 @@ def _left_out(path: Path, known: str) -> tuple[str, ...]:
     )
 
 
+def _other_parts(path: Path, known: str) -> int:
+    """How many files besides the transcript ``path`` its session holds: resumed parts and subagents."""
+    siblings = [file for file in _transcripts(path.parent).get(known, []) if file != path]
+    return len(siblings) + len(_subagent_files(path.with_suffix("")))
+
+
 def expand(items: Iterable[str | Path]) -> list[RunFiles]:
     """Runs named by files, run directories, directories of runs, or quoted globs (``**`` recurses)."""
     found: list[RunFiles] = []
     for item in items:
-        text = str(item)
-        matches = sorted(glob.glob(text, recursive=True)) if any(ch in text for ch in "*?[") else [text]
-        if not matches:
-            raise CorpusError(f"{text}: matches nothing")
-        for match in matches:
+        for match in _matches(str(item)):
             found.extend(_runs_at(Path(match)))
     unique = {run.files: run for run in found}  # the same files named twice are one run
     return _joined(list(unique.values()))
 
 
+def _matches(text: str) -> list[str]:
+    """The paths a command-line item names: a glob's matches (none is an error), or the item itself."""
+    matches = sorted(glob.glob(text, recursive=True)) if _is_glob(text) else [text]
+    if not matches:
+        raise CorpusError(f"{text}: matches nothing")
+    return matches
+
+
+def _is_glob(text: str) -> bool:
+    return any(ch in text for ch in "*?[")
+
+
 def _joined(runs: list[RunFiles]) -> list[RunFiles]:
     """The runs, with each hook log whose payloads carry a session's id read in that session's run."""
-    sessions = {run.name: index for index, run in enumerate(runs) if any(map(session_id, run.files))}
+    sessions = _session_indexes(runs)
     moved: dict[int, list[int]] = {}
     for index, run in enumerate(runs):
         target = _hooks_session(run, sessions)
@@ -195,10 +242,15 @@ def _joined(runs: list[RunFiles]) -> list[RunFiles]:
     return _merged(runs, moved)
 
 
+def _session_indexes(runs: list[RunFiles]) -> dict[str, int]:
+    """The index of each run that is a session (a file of it carries a ``sessionId``), by its name."""
+    return {run.name: index for index, run in enumerate(runs) if any(map(session_id, run.files))}
+
+
 def _merged(runs: list[RunFiles], moved: dict[int, list[int]]) -> list[RunFiles]:
     """The runs, each one ``moved`` names (a session's index -> its hook logs' runs' indexes) read in
     that session's run."""
-    gone = {index for group in moved.values() for index in group}
+    gone = _absorbed(moved)
     return [
         _join(run, [runs[other] for other in moved[index]]) if index in moved else run
         for index, run in enumerate(runs)
@@ -206,11 +258,21 @@ def _merged(runs: list[RunFiles], moved: dict[int, list[int]]) -> list[RunFiles]
     ]
 
 
+def _absorbed(moved: dict[int, list[int]]) -> set[int]:
+    """The indexes of the runs read in another's run."""
+    return {index for group in moved.values() for index in group}
+
+
 def _hooks_session(run: RunFiles, sessions: dict[str, int]) -> int | None:
     """The index of the session whose hook logs all of ``run``'s files are, if they are one session's."""
-    ids = {hook_session(file) for file in run.files}
-    only = ids.pop() if len(ids) == 1 else None
+    only = _one_hook_session(run)
     return sessions.get(_cleaned(only)) if only is not None else None
+
+
+def _one_hook_session(run: RunFiles) -> str | None:
+    """The session id all of ``run``'s files carry as hook payloads, if they carry one and the same."""
+    ids = {hook_session(file) for file in run.files}
+    return ids.pop() if len(ids) == 1 else None
 
 
 def _join(session: RunFiles, hooks: list[RunFiles]) -> RunFiles:
@@ -228,17 +290,30 @@ def _runs_at(path: Path) -> list[RunFiles]:
         return [run_at(path)]
     if not path.is_dir():
         raise CorpusError(f"{path}: no such file or directory")
+    return _harness_runs(path) or _folder_runs(path)
+
+
+def _harness_runs(path: Path) -> list[RunFiles]:
+    """The runs of a folder in the harness layout; none when it is not in that layout."""
     # A folder in the harness layout holds runs as ``<run>/events.jsonl`` (or ``runs/<run>/events.jsonl``):
     # only those are its runs, not the other files that may lie beside them (forge data, push lists).
     harness = sorted(path.glob("*/events.jsonl")) or sorted(path.glob("runs/*/events.jsonl"))
-    if harness:
-        return [RunFiles(run_name(f), (f,), f.parent) for f in harness]
-    if path.name == SUBAGENTS and _subagent_files(path.parent):
+    return [RunFiles(run_name(f), (f,), f.parent) for f in harness]
+
+
+def _folder_runs(path: Path) -> list[RunFiles]:
+    """The runs of a folder not in the harness layout: a session, or the log files at any depth."""
+    if _is_subagents_folder(path):
         path = path.parent  # a session's subagents folder: the session
     runs = [run_at(path)] if _subagent_files(path) else _runs_below(path, set())
     if not runs:
         raise CorpusError(f"{path}: no harness logs (*.jsonl, *.ndjson, *.json, *.traj) in it or below it")
     return runs
+
+
+def _is_subagents_folder(path: Path) -> bool:
+    """Whether ``path`` is a session's ``subagents/`` folder."""
+    return path.name == SUBAGENTS and bool(_subagent_files(path.parent))
 
 
 def _runs_below(directory: Path, seen: set[Path]) -> list[RunFiles]:
@@ -250,11 +325,20 @@ def _runs_below(directory: Path, seen: set[Path]) -> list[RunFiles]:
     if files and files[0].name == "events.jsonl":
         return [RunFiles(run_name(directory), files, directory)]
     sessions = _transcripts(directory)
-    mains = {file for group in sessions.values() for file in group}
+    mains = _main_transcripts(sessions)
     runs = _runs_in(directory, files, sessions, mains)
-    for child in sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for child in _subfolders(directory):
         runs += _runs_of_child(child, mains, seen)
     return runs
+
+
+def _main_transcripts(sessions: dict[str, list[Path]]) -> set[Path]:
+    return {file for group in sessions.values() for file in group}
+
+
+def _subfolders(directory: Path) -> list[Path]:
+    """The folders in ``directory`` a walk enters, in order (hidden ones are skipped)."""
+    return sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def _runs_in(
@@ -262,13 +346,22 @@ def _runs_in(
 ) -> list[RunFiles]:
     """The runs of the log files directly in ``directory``: its sessions, each file that holds a whole
     run, and the other files as one run."""
-    alone = [file for file in files if file not in mains and whole_run(file)]
-    rest = tuple(file for file in files if file not in mains and file not in alone)
+    alone, rest = _loose_files(files, mains)
     runs = [_session(tuple(group), sid) for sid, group in sessions.items()]
     runs += [RunFiles(run_name(file), (file,), file) for file in alone]
     if rest:
         runs.append(RunFiles(run_name(directory), rest, directory))
     return runs
+
+
+def _loose_files(files: tuple[Path, ...], mains: set[Path]) -> tuple[list[Path], tuple[Path, ...]]:
+    """The log files no session holds: those that each hold a whole run, and the rest."""
+    alone: list[Path] = []
+    rest: list[Path] = []
+    for file in files:
+        if file not in mains:
+            (alone if whole_run(file) else rest).append(file)
+    return alone, tuple(rest)
 
 
 def _runs_of_child(child: Path, mains: set[Path], seen: set[Path]) -> list[RunFiles]:

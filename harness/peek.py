@@ -12,6 +12,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from ouroboros_gates.harness.context import field_at, text
 from ouroboros_gates.harness.detect import Format, classify
 from ouroboros_gates.harness.source import Layout, Source
 from ouroboros_gates.schemas.errors import CorpusError
@@ -101,16 +102,20 @@ def _format_of_object(doc: dict[str, Any]) -> tuple[Format | None, object]:
     """The format of one object, and the object that carries its session (an envelope's event)."""
     found = classify(doc)
     inner = doc.get("event") if found is Format.ENVELOPE else doc
-    if found is Format.ENVELOPE and isinstance(inner, dict) and classify(inner) is Format.HOOK:
+    if _is_hook_envelope(found, inner):
         found = Format.HOOK  # the hook's own log: its payloads in envelopes
     return found, inner
+
+
+def _is_hook_envelope(found: Format, inner: object) -> bool:
+    """Whether an object is an envelope around a hook payload."""
+    return found is Format.ENVELOPE and isinstance(inner, dict) and classify(inner) is Format.HOOK
 
 
 def _session_of(inner: object, first: Format | None) -> str | None:
     """The session id ``inner`` carries (``sessionId`` in a transcript, else ``session_id``), if any."""
     key = "sessionId" if first is Format.TRANSCRIPT else "session_id"
-    session = inner.get(key) if isinstance(inner, dict) else None
-    return session if isinstance(session, str) and session else None
+    return text(field_at(inner, key))
 
 
 def _is_array(path: Path) -> bool:

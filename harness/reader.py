@@ -29,7 +29,7 @@ from ouroboros_gates.schemas.errors import CorpusError
 from ouroboros_gates.schemas.kinds import HarnessKind
 
 if TYPE_CHECKING:
-    from ouroboros_gates.schemas import HarnessEvent
+    from ouroboros_gates.schemas import HarnessEvent, Span
 
 __all__ = ["EXPECTED", "Reader", "Unread", "iter_events", "line_events", "read", "unread_files"]
 
@@ -59,17 +59,16 @@ def unread_files(files: Iterable[Path]) -> list[Unread]:
     what ``Reader.unread`` names after a whole pass, judged from the first objects alone (``ouro ingest``,
     which leaves the reading to the workers). A file that no longer exists is not among them (a vanished
     file is a skip, not an error)."""
-    found = []
-    for path in files:
-        try:
-            keys = unknown_keys(path)
-        except CorpusError as exc:  # could not be opened
-            if path.exists():
-                found.append(Unread(str(path), [], _open_error(exc)))
-            continue
-        if keys is not None:
-            found.append(Unread(str(path), keys))
-    return found
+    return [unread for path in files if (unread := _unread(path)) is not None]
+
+
+def _unread(path: Path) -> Unread | None:
+    """Why the file cannot be read, judged from its first objects; None when it can, or is gone."""
+    try:
+        keys = unknown_keys(path)
+    except CorpusError as exc:  # could not be opened
+        return Unread(str(path), [], _open_error(exc)) if path.exists() else None
+    return Unread(str(path), keys) if keys is not None else None
 
 
 def _open_error(exc: CorpusError) -> str:
@@ -170,8 +169,7 @@ class Reader:
             span = Span(file=source.name, line=line)
             try:
                 # A whole line's events or none: a value that cannot be typed marks the line malformed.
-                # A trajectory's steps carry their own lines: only the line's own events share its Span.
-                typed = [event.typed(span if event.span.line == line else None) for event in events]
+                typed = _typed(events, span)
             except ValueError as exc:  # pydantic's ValidationError is one
                 source.report(line, f"could not be typed: {_first_line(exc)}")
                 continue
@@ -211,12 +209,16 @@ class Reader:
             except StopIteration:
                 return
             except CorpusError as exc:  # ``Source`` raises it only when the file cannot be opened
-                if isinstance(exc.__cause__, FileNotFoundError):
-                    self._vanished.append(source.name)
-                else:
-                    self._not_opened.append(Unread(source.name, [], _open_error(exc)))
+                self._could_not_open(source, exc)
                 return
             yield found
+
+    def _could_not_open(self, source: Source, exc: CorpusError) -> None:
+        """Name a file that could not be opened: ``vanished`` when it is gone, ``unread`` otherwise."""
+        if isinstance(exc.__cause__, FileNotFoundError):
+            self._vanished.append(source.name)
+        else:
+            self._not_opened.append(Unread(source.name, [], _open_error(exc)))
 
     def _dispatch(self, doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
         found = classify(doc)
@@ -224,6 +226,12 @@ class Reader:
         self._by_file[ctx.span.file][found] += 1
         self._first_keys.setdefault(ctx.span.file, sorted(doc)[:12])
         return line_events(doc, ctx, state, found)
+
+
+def _typed(events: list[LineEvent], span: Span) -> list[HarnessEvent]:
+    """A line's events as the contract's; a trajectory's steps carry their own lines: only the line's own
+    events share its ``span``."""
+    return [event.typed(span if event.span.line == span.line else None) for event in events]
 
 
 def line_events(

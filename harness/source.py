@@ -18,14 +18,10 @@ finishes it.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from bisect import bisect_right
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,7 +30,7 @@ import orjson
 from ouroboros_gates.harness.line import Where
 from ouroboros_gates.schemas.errors import CorpusError
 
-__all__ = ["Layout", "Malformed", "Source", "element_lines"]
+__all__ = ["Layout", "Malformed", "Source"]
 
 # A value larger than this in a JSON document is reported, not buffered: a document whose first object
 # never closes must not pull a whole multi-gigabyte file into memory.
@@ -88,19 +84,18 @@ class Source:
 
     def __iter__(self) -> Generator[tuple[int, dict[str, Any]], None, None]:
         self.lines, self.malformed, self.malformed_count, self.pending = 0, [], 0, None
-        try:
-            handle = self.path.open("rb")
-        except OSError as exc:
-            raise CorpusError(f"{self.path}: cannot read: {exc.strerror}") from exc
-        with handle:
-            # A pipe cannot be read twice: it is taken as JSON lines, the layout every harness streams.
-            self.layout = _probe(handle) if handle.seekable() else Layout.LINES
-            if handle.seekable():
-                handle.seek(0)
+        with self._open() as handle:
+            self.layout = _layout(handle)
             if self.layout is Layout.DOCUMENT:
                 yield from self._document(handle)
             else:
                 yield from self._lines(handle)
+
+    def _open(self) -> IO[bytes]:
+        try:
+            return self.path.open("rb")
+        except OSError as exc:
+            raise CorpusError(f"{self.path}: cannot read: {exc.strerror}") from exc
 
     def report(self, line: int, reason: str) -> None:
         """Record that ``line`` could not be read, and why."""
@@ -114,47 +109,64 @@ class Source:
             data = raw[3:] if number == 1 and raw.startswith(_BOM) else raw
             try:
                 value = orjson.loads(data)
-            except orjson.JSONDecodeError:  # a blank line, or the reason is worked out below
-                if not data.strip():
-                    continue
-                if not raw.endswith(b"\n"):  # the writer is still on it: the next read takes it whole
-                    self.lines, self.pending = number - 1, Where(self.name, number)
-                    continue
-                self.report(number, str(_decode(data)[1]))
+            except orjson.JSONDecodeError:
+                self._not_json(number, raw, data)
                 continue
             if type(value) is dict:  # nearly every line: one object
                 yield number, value
             else:
                 yield from self._objects(number, value)
 
+    def _not_json(self, number: int, raw: bytes, data: bytes) -> None:
+        """Take a line that is not JSON: a blank line is skipped, an unfinished last line left pending,
+        any other reported with why."""
+        if not data.strip():
+            return
+        if not raw.endswith(b"\n"):  # the writer is still on it: the next read takes it whole
+            self.lines, self.pending = number - 1, Where(self.name, number)
+            return
+        self.report(number, str(_decode(data)[1]))
+
     def _document(self, handle: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
         scanner = _Scanner()
         for number, raw in enumerate(handle, start=1):
             self.lines = number
-            data = raw[3:] if number == 1 and raw.startswith(_BOM) else raw
-            for start, blob, problem in scanner.feed(data, number):
-                if problem is not None:
-                    self.report(start, problem)
-                    continue
-                value, reason = _decode(blob)
-                if reason is not None:
-                    self.report(start, reason)
-                else:
-                    yield from self._objects(start, value)
+            for start, blob, problem in scanner.feed(_unmarked(raw, number), number):
+                yield from self._scanned(start, blob, problem)
         if scanner.open_since is not None:
             self.report(scanner.open_since, "truncated: the JSON value starting here never closes")
+
+    def _scanned(self, start: int, blob: bytes, problem: str | None) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The objects of a value the scanner found starting on line ``start``, or the problem reported."""
+        if problem is not None:
+            self.report(start, problem)
+            return
+        value, reason = _decode(blob)
+        if reason is not None:
+            self.report(start, reason)
+        else:
+            yield from self._objects(start, value)
 
     def _objects(self, number: int, value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
         if isinstance(value, dict):
             yield number, value
         elif isinstance(value, list):
-            for index, item in enumerate(value):
-                if isinstance(item, dict):
-                    yield number, item
-                else:
-                    self.report(number, f"array element {index} is not a JSON object")
+            yield from self._items(number, value)
         else:
             self.report(number, f"not a JSON object (a JSON {type(value).__name__})")
+
+    def _items(self, number: int, value: list[Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The objects of an array on line ``number``; any other element is reported."""
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                yield number, item
+            else:
+                self.report(number, f"array element {index} is not a JSON object")
+
+
+def _unmarked(raw: bytes, number: int) -> bytes:
+    """Line ``number`` without the byte order mark the first line may start with."""
+    return raw[3:] if number == 1 and raw.startswith(_BOM) else raw
 
 
 def _decode(data: bytes) -> tuple[Any, str | None]:
@@ -169,17 +181,34 @@ def _decode(data: bytes) -> tuple[Any, str | None]:
         return None, f"not JSON ({exc.msg})"
 
 
+def _layout(handle: IO[bytes]) -> Layout:
+    """The layout of an open file, which is then read again from its start."""
+    if not handle.seekable():  # a pipe cannot be read twice: JSON lines, the layout every harness streams
+        return Layout.LINES
+    layout = _probe(handle)
+    handle.seek(0)
+    return layout
+
+
 def _probe(handle: IO[bytes]) -> Layout:
     """JSON lines unless the first line is not JSON and a valid multi-line value starts there."""
-    first = _next_nonblank(handle)
-    if first is None or _decode(first)[1] is None or first.lstrip()[:1] not in (b"{", b"["):
+    if not _may_open_document(_next_nonblank(handle)):
         return Layout.LINES
-    second = _next_nonblank(handle)
     # A JSON-lines file whose first line is bad is recognised by its second line, without a scan.
-    if second is not None and isinstance(_decode(second)[0], dict | list):
+    if _holds_value(_next_nonblank(handle)):
         return Layout.LINES
     handle.seek(0)
     return _scanned_layout(handle)
+
+
+def _may_open_document(first: bytes | None) -> bool:
+    """Whether a first line is not JSON on its own but opens an object or an array."""
+    return first is not None and _decode(first)[1] is not None and first.lstrip()[:1] in (b"{", b"[")
+
+
+def _holds_value(line: bytes | None) -> bool:
+    """Whether a line holds a whole JSON object or array."""
+    return line is not None and isinstance(_decode(line)[0], dict | list)
 
 
 def _scanned_layout(handle: IO[bytes]) -> Layout:
@@ -187,7 +216,7 @@ def _scanned_layout(handle: IO[bytes]) -> Layout:
     scanner, read = _Scanner(), 0
     for number, raw in enumerate(handle, start=1):
         read += len(raw)
-        found = list(scanner.feed(raw[3:] if number == 1 and raw.startswith(_BOM) else raw, number))
+        found = list(scanner.feed(_unmarked(raw, number), number))
         if found:
             return _layout_of(found, number, in_array=scanner.base == 1)
         if read > PROBE_BYTES:
@@ -202,9 +231,13 @@ def _layout_of(found: list[tuple[int, bytes, str | None]], number: int, in_array
     a bad line, not a document); several lines make a document: this value's, or those of the array it
     is an item of.
     """
-    start, blob, _ = found[0]
-    valid = all(problem is None for _, _, problem in found) and _decode(blob)[1] is None
-    return Layout.DOCUMENT if valid and (number > start or in_array) else Layout.LINES
+    start = found[0][0]
+    return Layout.DOCUMENT if _all_valid(found) and (number > start or in_array) else Layout.LINES
+
+
+def _all_valid(found: list[tuple[int, bytes, str | None]]) -> bool:
+    """Whether the scanner found no stray text and the first value is valid JSON."""
+    return all(problem is None for _, _, problem in found) and _decode(found[0][1])[1] is None
 
 
 def _next_nonblank(handle: IO[bytes]) -> bytes | None:
@@ -275,15 +308,31 @@ class _Scanner:
 
     def _between(self, char: bytes, number: int) -> bool:
         """Take a token found between values; False when it cannot stand there."""
-        if char == b"{" or (char == b"[" and self.base == 1):
-            self.depth, self.open_since, self.parts, self.size = self.depth + 1, number, [], 0
+        return self._between_items(char, number) if self.base == 1 else self._between_top(char, number)
+
+    def _between_top(self, char: bytes, number: int) -> bool:
+        """Between a document's top-level values: a value opens, or a top-level array starts."""
+        if char == b"{":
+            self._open(number)
         elif char == b"[":
             self.base = self.depth = 1  # a top-level array: its items are the values
-        elif self.base == 1 and char == b"]":
-            self.base = self.depth = 0
-        elif not (self.base == 1 and char == b","):
+        else:
             return False
         return True
+
+    def _between_items(self, char: bytes, number: int) -> bool:
+        """Between the items of a top-level array: an item opens, the array ends, or a comma."""
+        if char in (b"{", b"["):
+            self._open(number)
+        elif char == b"]":
+            self.base = self.depth = 0
+        else:
+            return char == b","
+        return True
+
+    def _open(self, number: int) -> None:
+        """A value opens on line ``number``."""
+        self.depth, self.open_since, self.parts, self.size = self.depth + 1, number, [], 0
 
     def _inside(self, char: bytes) -> bool:
         if char == b'"':
@@ -312,67 +361,3 @@ class _Scanner:
             yield start, b"", f"a JSON value of {size} bytes is over the {MAX_VALUE_BYTES}-byte limit"
         else:
             yield start, blob, None
-
-
-_SPACE = re.compile(r"\s*")
-_NEWLINE = re.compile("\n")
-_DECODER = json.JSONDecoder()
-
-
-def element_lines(file: str, line: int, key: str) -> list[int]:
-    """The line each element of the array ``key`` starts on, in the JSON object that starts on ``line`` of
-    ``file`` (a pretty-printed trajectory: one line per step; a one-line document: its line for all); empty
-    when the file cannot be read again (a pipe) or holds no such array there."""
-    try:
-        stat = os.stat(file)
-    except OSError:
-        return []
-    return list(_element_lines(file, line, key, stat.st_mtime_ns, stat.st_size))
-
-
-@lru_cache(maxsize=64)
-def _element_lines(file: str, line: int, key: str, _mtime_ns: int, _size: int) -> tuple[int, ...]:
-    try:
-        with open(file, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-    except OSError:
-        return ()
-    breaks = [match.start() for match in _NEWLINE.finditer(text)]
-    starts = [0, *(index + 1 for index in breaks)]
-    try:
-        offsets = _array_offsets(text, starts[line - 1] if 0 < line <= len(starts) else 0, key)
-    except (ValueError, IndexError):  # not the shape looked for: no lines, the caller keeps the document's
-        return ()
-    return tuple(bisect_right(breaks, offset) + 1 for offset in offsets)
-
-
-def _skip(text: str, at: int) -> int:
-    match = _SPACE.match(text, at)
-    return match.end() if match else at
-
-
-def _array_offsets(text: str, at: int, key: str) -> list[int]:
-    """The offsets of the elements of ``key``'s array in the object at ``at`` (``json``'s own scanner)."""
-    at = _skip(text, at)
-    if text[at] != "{":
-        raise ValueError("not an object")
-    at = _skip(text, at + 1)
-    while text[at] != "}":
-        name, at = _DECODER.raw_decode(text, at)
-        at = _skip(text, _skip(text, at) + 1)  # past the colon
-        if name == key and text[at] == "[":
-            return _elements(text, at)
-        _, at = _DECODER.raw_decode(text, at)
-        at = _skip(text, at)
-        at = _skip(text, at + 1) if text[at] == "," else at
-    return []
-
-
-def _elements(text: str, at: int) -> list[int]:
-    found, at = [], _skip(text, at + 1)
-    while text[at] != "]":
-        found.append(at)
-        _, at = _DECODER.raw_decode(text, at)
-        at = _skip(text, at)
-        at = _skip(text, at + 1) if text[at] == "," else at
-    return found

@@ -47,6 +47,8 @@ __all__ = ["MAIN_AGENT", "AgentStats", "Tally", "cache_ratio", "summarise"]
 _UNNAMED = "(unnamed)"
 _HOOK_RESULTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 """Hook payloads that describe a whole call (its tool and input) besides its result."""
+_HOOK_CALLS = _HOOK_RESULTS | {"PreToolUse"}
+"""Hook payloads of a call, paired by session, tool and input when they carry no ``tool_use_id``."""
 MAIN_AGENT = "main"
 """The agent name of a session's own (not a subagent's) calls and usage."""
 
@@ -100,25 +102,40 @@ class Tally:
         """Count one event."""
         agent = event.agent or MAIN_AGENT
         self._count_call(event, agent)
-        if event.usage is not None:
-            self.usage = self.usage + event.usage
-            self.agent_usage[agent] = self.agent_usage.get(agent, Tokens()) + event.usage
-            self.cache_unreported |= event.subtype == CACHE_UNREPORTED
-        if event.total_cost_usd is not None:
-            # A counter belongs to one process, which writes one file: fold per file and session. An
-            # OpenHands conversation's counter runs over its events, one a file in its events/ folder.
-            where = None if is_openhands_event(event.raw) else event.span.file
-            self.costs.add((where, event.session), event.total_cost_usd)
+        self._count_usage(event, agent)
+        self._count_cost(event)
         if event.session:
             self.sessions.add(event.session)
         self.turns += event.kind is HarnessKind.RESULT or is_turn_end(event)
-        if event.timestamp is not None:
-            self.started_at = min(self.started_at or event.timestamp, event.timestamp)
-            self.ended_at = max(self.ended_at or event.timestamp, event.timestamp)
+        self._count_moment(event.timestamp)
+
+    def _count_usage(self, event: LineEvent, agent: str) -> None:
+        """Add the event's usage to the run's and its agent's."""
+        if event.usage is None:
+            return
+        self.usage = self.usage + event.usage
+        self.agent_usage[agent] = self.agent_usage.get(agent, Tokens()) + event.usage
+        self.cache_unreported |= event.subtype == CACHE_UNREPORTED
+
+    def _count_cost(self, event: LineEvent) -> None:
+        """Fold the cumulative cost the event reports into its counter's."""
+        if event.total_cost_usd is None:
+            return
+        # A counter belongs to one process, which writes one file: fold per file and session. An
+        # OpenHands conversation's counter runs over its events, one a file in its events/ folder.
+        where = None if is_openhands_event(event.raw) else event.span.file
+        self.costs.add((where, event.session), event.total_cost_usd)
+
+    def _count_moment(self, moment: datetime | None) -> None:
+        """Widen the run's span of time to ``moment``."""
+        if moment is None:
+            return
+        self.started_at = min(self.started_at or moment, moment)
+        self.ended_at = max(self.ended_at or moment, moment)
 
     def _count_call(self, event: LineEvent, agent: str) -> None:
         """Count the call the event describes, and its failure."""
-        describes_call = event.kind is HarnessKind.TOOL_CALL or event.subtype in _HOOK_RESULTS
+        describes_call = _describes_call(event)
         failed = is_tool_error(event)
         if not (describes_call or failed):
             return
@@ -146,15 +163,23 @@ class Tally:
         key = call_key(event)
         if key is not None:
             return key
-        if event.subtype not in _HOOK_RESULTS and event.subtype != "PreToolUse":
-            return ("anonymous", next(self.anonymous))
+        if event.subtype not in _HOOK_CALLS:
+            return self._anonymous()
+        return self._by_input(event)
+
+    def _by_input(self, event: LineEvent) -> Hashable:
+        """A hook payload's call without an id: the oldest waiting one of the other side, else a new one."""
         similar, is_call = by_input(event), event.kind is HarnessKind.TOOL_CALL
         theirs = self.waiting[(not is_call, similar)]
         if theirs:
             return theirs.popleft()
-        fresh = ("anonymous", next(self.anonymous))
+        fresh = self._anonymous()
         self.waiting[(is_call, similar)].append(fresh)
         return fresh
+
+    def _anonymous(self) -> Hashable:
+        """A key of its own, for an event that cannot be joined to its call."""
+        return ("anonymous", next(self.anonymous))
 
     @property
     def cache(self) -> float | None:
@@ -195,6 +220,12 @@ class Tally:
     def by_gate(self) -> dict[str, int]:
         """Struggles per gate that denied the call (a call two gates denied counts for each)."""
         return dict(sorted(Counter(gate for gates in self.gates.values() for gate in gates).items()))
+
+
+def _describes_call(event: LineEvent) -> bool:
+    """Whether the event describes a whole call: a call, or a hook payload that describes its call with
+    its result."""
+    return event.kind is HarnessKind.TOOL_CALL or event.subtype in _HOOK_RESULTS
 
 
 def summarise(reader: Reader) -> RunSummary:

@@ -19,10 +19,11 @@ from typing import Any
 from ouroboros_gates.harness.context import (
     LineContext,
     ReadState,
+    array,
+    as_object,
     block_events,
     number,
     text,
-    timestamp,
     usage,
 )
 from ouroboros_gates.harness.line import LineEvent
@@ -44,12 +45,22 @@ def stream_events(
     """The events of one stream-json line (``type_hint``: the envelope's ``event_type``, if any)."""
     line_type = text(doc.get("type")) or type_hint or ""
     common = {"session": text(doc.get("session_id")), "agent": text(doc.get("parent_tool_use_id"))}
-    if ctx.timestamp is None and (moment := timestamp(doc.get("timestamp"))) is not None:
-        ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
-    is_result = line_type == "result"
+    ctx = ctx.dated(doc.get("timestamp"))
     kind = KINDS.get(line_type, HarnessKind.OTHER)
     _follow_turn(state, ctx, kind, common)
-    yield ctx.event(
+    yield _line_event(doc, ctx, kind, line_type, common)
+    yield from block_events(ctx, state, doc.get("message"), **common)
+    if line_type == "result":
+        yield from _denials(doc.get("permission_denials"), ctx, state, common)
+
+
+def _line_event(
+    doc: dict[str, Any], ctx: LineContext, kind: HarnessKind, line_type: str, common: dict[str, Any]
+) -> LineEvent:
+    """The line's own event; a ``result`` line's usage and error flag are authoritative, an assistant
+    line's usage a partial snapshot (not counted)."""
+    is_result = line_type == "result"
+    return ctx.event(
         kind,
         subtype=text(doc.get("subtype")) or _unknown_type(kind, line_type),
         is_error=is_result and doc.get("is_error") is True,
@@ -57,9 +68,6 @@ def stream_events(
         total_cost_usd=number(doc.get("total_cost_usd")),
         **common,
     )
-    yield from block_events(ctx, state, doc.get("message"), **common)
-    if is_result:
-        yield from _denials(doc.get("permission_denials"), ctx, state, common)
 
 
 def _unknown_type(kind: HarnessKind, line_type: str) -> str | None:
@@ -78,17 +86,20 @@ def _follow_turn(state: ReadState, ctx: LineContext, kind: HarnessKind, common: 
 
 
 def _denials(denials: Any, ctx: LineContext, state: ReadState, common: dict[str, Any]) -> Iterator[LineEvent]:
-    for denial in denials if isinstance(denials, list) else []:
-        if not isinstance(denial, dict):
-            continue
-        call_id = text(denial.get("tool_use_id"))
-        tool_input = denial.get("tool_input")
-        yield ctx.event(
-            HarnessKind.TOOL_RESULT,
-            subtype="permission_denial",
-            tool=text(denial.get("tool_name")) or state.name_of(call_id),
-            tool_use_id=call_id,
-            tool_input=tool_input if isinstance(tool_input, dict) else None,
-            is_error=True,
-            **common,
-        )
+    """A ``result`` line's permission denials, each a failed result of the call it refused."""
+    for denial in array(denials):
+        if isinstance(denial, dict):
+            yield _denial(denial, ctx, state, common)
+
+
+def _denial(denial: dict[str, Any], ctx: LineContext, state: ReadState, common: dict[str, Any]) -> LineEvent:
+    call_id = text(denial.get("tool_use_id"))
+    return ctx.event(
+        HarnessKind.TOOL_RESULT,
+        subtype="permission_denial",
+        tool=text(denial.get("tool_name")) or state.name_of(call_id),
+        tool_use_id=call_id,
+        tool_input=as_object(denial.get("tool_input")),
+        is_error=True,
+        **common,
+    )

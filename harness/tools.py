@@ -30,11 +30,11 @@ import re
 from collections import defaultdict, deque
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ouroboros_gates.harness.hooks import GATE_DENIAL
+from ouroboros_gates.harness.hooks import GATE_DENIAL, payload_of
 from ouroboros_gates.harness.line import LineEvent
 from ouroboros_gates.schemas.kinds import HarnessKind
 
@@ -72,12 +72,21 @@ def denied_by(event: HarnessEvent | LineEvent) -> tuple[str, ...]:
     line's ``gates``, or the gates its error text quotes from the hook's reason."""
     if not is_tool_error(event):
         return ()
-    inner = event.raw.get("event")
-    payload = inner if isinstance(inner, dict) and "event_type" in event.raw else event.raw  # a CSF envelope
-    gates = payload.get("gates") if event.subtype == GATE_DENIAL else None
-    if isinstance(gates, list) and gates:
-        return tuple(dict.fromkeys(str(gate) for gate in gates))
-    return tuple(dict.fromkeys(_REFUSAL.findall(event.result_text or "")))
+    listed = _listed_gates(event)
+    return _unique(listed) if listed else _unique(_REFUSAL.findall(event.result_text or ""))
+
+
+def _listed_gates(event: HarnessEvent | LineEvent) -> list[Any]:
+    """The ``gates`` an ``OuroborosGate`` line lists (in a CSF envelope or not); none for another line."""
+    if event.subtype != GATE_DENIAL:
+        return []
+    gates = payload_of(event.raw).get("gates")
+    return gates if isinstance(gates, list) else []
+
+
+def _unique(gates: Iterable[Any]) -> tuple[str, ...]:
+    """The gates' names, each once, in order."""
+    return tuple(dict.fromkeys(str(gate) for gate in gates))
 
 
 def call_key(event: HarnessEvent | LineEvent) -> tuple[str | None, str] | None:
@@ -96,8 +105,11 @@ class ToolUse:
     @property
     def tool(self) -> str | None:
         """The tool's name, from the call or else from a result."""
-        names = [e.tool for e in ([self.call] if self.call else []) + self.results if e.tool]
-        return names[0] if names else None
+        return next((event.tool for event in self._sides() if event.tool), None)
+
+    def _sides(self) -> list[HarnessEvent]:
+        """The call, when there is one, then the results."""
+        return ([self.call] if self.call else []) + self.results
 
     @property
     def is_error(self) -> bool:

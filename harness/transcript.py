@@ -25,7 +25,9 @@ from typing import Any
 from ouroboros_gates.harness.context import (
     LineContext,
     ReadState,
+    as_object,
     block_events,
+    field_at,
     response_key,
     text,
     timestamp,
@@ -42,13 +44,23 @@ _KINDS = {"user": HarnessKind.USER, "assistant": HarnessKind.ASSISTANT, "system"
 def transcript_events(doc: dict[str, Any], ctx: LineContext, state: ReadState) -> Iterator[LineEvent]:
     """The events of one transcript line: one for the line, one per tool block, and its subagent's."""
     session = text(doc.get("sessionId"))
-    agent = (text(doc.get("agentId")) or "sidechain") if doc.get("isSidechain") is True else None
-    yield from _entry(doc, ctx, state, session, agent)
-    data = doc.get("data")
-    if doc.get("type") == "progress" and isinstance(data, dict) and isinstance(data.get("message"), dict):
+    yield from _entry(doc, ctx, state, session, _sidechain_agent(doc))
+    nested = _relayed(doc)
+    if nested is not None:
         # A subagent's message, relayed while it runs: same session, its own agent id.
-        nested = data["message"]
-        yield from _entry(nested, ctx, state, session, text(data.get("agentId")) or "subagent", relay=True)
+        agent = text(doc["data"].get("agentId")) or "subagent"
+        yield from _entry(nested, ctx, state, session, agent, relay=True)
+
+
+def _sidechain_agent(doc: dict[str, Any]) -> str | None:
+    """The subagent whose sidechain line this is (its ``agentId``, else ``sidechain``); None for the main
+    agent's lines."""
+    return (text(doc.get("agentId")) or "sidechain") if doc.get("isSidechain") is True else None
+
+
+def _relayed(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The entry a ``progress`` line relays from a running subagent (``data.message``), when it relays one."""
+    return as_object(field_at(doc, "data", "message")) if doc.get("type") == "progress" else None
 
 
 def _entry(
@@ -60,18 +72,20 @@ def _entry(
     relay: bool = False,
 ) -> Iterator[LineEvent]:
     line_type = text(doc.get("type")) or ""
-    moment = timestamp(doc.get("timestamp"))
-    if moment is not None:
-        ctx = LineContext(ctx.run, ctx.span, ctx.raw, moment)
+    ctx = ctx.timed(timestamp(doc.get("timestamp")))
     kind = _KINDS.get(line_type, HarnessKind.OTHER)
     message = doc.get("message")
-    # A relay of a subagent whose own transcript the run reads adds no usage: that transcript counts it.
-    repeated = relay and agent in state.own_agents
-    counted = _usage(doc, message, state) if line_type == "assistant" and not repeated else None
+    counted = _usage(doc, message, state) if _adds_usage(line_type, state, agent, relay) else None
     if not relay or kind is not HarnessKind.OTHER:
         subtype = _subtype(doc, kind, line_type)
         yield ctx.event(kind, subtype=subtype, session=session, agent=agent, usage=counted, relay=relay)
     yield from block_events(ctx, state, message, session=session, agent=agent, relay=relay)
+
+
+def _adds_usage(line_type: str, state: ReadState, agent: str | None, relay: bool) -> bool:
+    """Whether the line's usage counts: an assistant line's does, unless it relays a subagent whose own
+    transcript the run reads (that transcript counts it)."""
+    return line_type == "assistant" and not (relay and agent in state.own_agents)
 
 
 def _usage(doc: dict[str, Any], message: Any, state: ReadState) -> Tokens | None:
@@ -83,7 +97,13 @@ def _usage(doc: dict[str, Any], message: Any, state: ReadState) -> Tokens | None
 
 
 def _subtype(doc: dict[str, Any], kind: HarnessKind, line_type: str) -> str | None:
-    subtype = text(doc.get("subtype")) or (line_type if kind is HarnessKind.OTHER else None)
-    if kind is HarnessKind.OTHER and isinstance(doc.get("data"), dict):
-        subtype = text(doc["data"].get("type")) or subtype  # progress: agent_progress, hook_progress…
-    return subtype
+    subtype = text(doc.get("subtype"))
+    if kind is not HarnessKind.OTHER:
+        return subtype
+    return _progress_type(doc) or subtype or line_type
+
+
+def _progress_type(doc: dict[str, Any]) -> str | None:
+    """What a ``progress`` line reports (``agent_progress``, ``hook_progress``…), when it says."""
+    data = doc.get("data")
+    return text(data.get("type")) if isinstance(data, dict) else None
