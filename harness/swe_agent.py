@@ -108,11 +108,16 @@ class _Step(NamedTuple):
 
 def _calls(history: Any) -> list[tuple[str | None, str | None, Any]]:
     """``(id, function name, arguments)`` of every tool call the history's assistant messages made, in
-    order."""
-    return [_call(call) for message in array(history) for call in array(field_at(message, "tool_calls"))]
+    order; an entry of ``tool_calls`` that is not an object names no call."""
+    return [
+        _call(call)
+        for message in array(history)
+        for call in array(field_at(message, "tool_calls"))
+        if isinstance(call, dict)
+    ]
 
 
-def _call(call: Any) -> tuple[str | None, str | None, Any]:
+def _call(call: dict[str, Any]) -> tuple[str | None, str | None, Any]:
     """``(id, function name, arguments)`` of one tool call."""
     function = field_at(call, "function")
     function = function if isinstance(function, dict) else {}

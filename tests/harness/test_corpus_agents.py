@@ -49,6 +49,17 @@ def test_a_history_of_function_calls_is_read_when_there_are_no_steps() -> None:
     ]
 
 
+def test_a_history_call_that_is_not_an_object_names_no_call(tmp_path: Path) -> None:
+    doc = json.loads((AGENTS / "history-only.traj").read_text())
+    for message in doc["history"]:
+        if message.get("tool_calls"):
+            message["tool_calls"].insert(0, "oops")
+    garbled = tmp_path / "garbled.traj"
+    garbled.write_text(json.dumps(doc))
+    events = [event for event in read(garbled) if event.kind is HarnessKind.TOOL_CALL]
+    assert [e.tool_use_id for e in events] == ["call_A1", "call_A2"]
+
+
 def test_an_openhands_event_list_is_a_run_with_usage_once_per_response() -> None:
     [run] = collect([AGENTS / "openhands-trajectory.json"]).runs
     assert (run.agent, run.format) == ("openhands", "openhands")
