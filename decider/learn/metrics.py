@@ -61,11 +61,7 @@ class Interval:
 
     def as_dict(self) -> dict[str, float | None]:
         """``{"value", "low", "high"}`` rounded to 4 places."""
-
-        def r(x: float | None) -> float | None:
-            return None if x is None else round(x, 4)
-
-        return {"value": r(self.value), "low": r(self.low), "high": r(self.high)}
+        return {"value": _round4(self.value), "low": _round4(self.low), "high": _round4(self.high)}
 
     def text(self, percent: bool = False) -> str:
         """``0.81 [0.70, 0.90]`` or ``n/a``."""
@@ -75,6 +71,10 @@ class Interval:
         if self.low is None or self.high is None:
             return format(self.value, spec)
         return f"{self.value:{spec}} [{self.low:{spec}}, {self.high:{spec}}]"
+
+
+def _round4(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
 
 
 def average_precision(y: Sequence[int] | NDArray[Any], p: Sequence[float] | NDArray[Any]) -> float | None:
@@ -118,10 +118,7 @@ def cluster_bootstrap(
     names = sorted(set(groups))
     if not names:
         return None, None
-    members: dict[str, list[int]] = defaultdict(list)
-    for i, g in enumerate(groups):
-        members[g].append(i)
-    blocks = [np.asarray(members[g], dtype=np.int64) for g in names]
+    blocks = _blocks(groups, names)
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(resamples):
@@ -135,18 +132,30 @@ def cluster_bootstrap(
     return float(low), float(high)
 
 
+def _blocks(groups: Sequence[str], names: Sequence[str]) -> list[NDArray[np.int64]]:
+    """The unit indexes of each named group, in the order of ``names``."""
+    members: dict[str, list[int]] = defaultdict(list)
+    for i, g in enumerate(groups):
+        members[g].append(i)
+    return [np.asarray(members[g], dtype=np.int64) for g in names]
+
+
 def insufficient(
     preds: Sequence[Prediction], recall: Interval | None = None, n: int | None = None
 ) -> str | None:
     """ "insufficient data (n repositories)" below the floors or with a recall interval wider than 0.5."""
-    pos = {p.group for p in preds if p.y == 1}
-    neg = {p.group for p in preds if p.y == 0}
+    pos, neg = _groups_with(preds, 1), _groups_with(preds, 0)
     n = len(pos | neg) if n is None else n
     if len(pos) < FLOOR or len(neg) < FLOOR:
         return f"insufficient data ({n} repositories)"
     if recall is not None and _too_wide(recall):
         return f"insufficient data ({n} repositories)"
     return None
+
+
+def _groups_with(preds: Sequence[Prediction], y: int) -> set[str]:
+    """The repositories with a unit of this label."""
+    return {p.group for p in preds if p.y == y}
 
 
 def _too_wide(interval: Interval) -> bool:
@@ -172,15 +181,25 @@ def _cell_weights(preds: Sequence[Prediction]) -> NDArray[np.float64]:
     return np.array([min(1.0, 5.0 / counts[(p.family, p.y, p.group)]) for p in preds])
 
 
+def _probabilities(preds: Sequence[Prediction]) -> NDArray[np.float64]:
+    """Each unit's calibrated probability (0.0 where it has none)."""
+    return np.array([p.p if p.p is not None else 0.0 for p in preds], dtype=np.float64)
+
+
+def _with_action(preds: Sequence[Prediction], action: str) -> NDArray[np.bool_]:
+    """Which units got this action."""
+    return np.array([p.action == action for p in preds], dtype=bool)
+
+
 class _Arrays:
     """A stratum's units as arrays, so each bootstrap statistic is a few vector operations."""
 
     def __init__(self, preds: Sequence[Prediction]) -> None:
         self.groups = [p.group for p in preds]
         self.y = np.array([p.y for p in preds], dtype=np.float64)
-        self.p = np.array([p.p if p.p is not None else 0.0 for p in preds], dtype=np.float64)
-        self.block = np.array([p.action == "BLOCK" for p in preds], dtype=bool)
-        self.advisory = self.block | np.array([p.action == "ADVISORY" for p in preds], dtype=bool)
+        self.p = _probabilities(preds)
+        self.block = _with_action(preds, "BLOCK")
+        self.advisory = self.block | _with_action(preds, "ADVISORY")
         self.unsure = np.array([p.unsure for p in preds], dtype=np.float64)
         self.benign = _negatives(preds, "benign")
         self.repair = _negatives(preds, "repair")
@@ -239,9 +258,9 @@ def summarise(preds: Sequence[Prediction], *, resamples: int = 2000, seed: int =
     out: dict[str, Any] = {
         "units": len(preds),
         "scored": len(scored),
-        "repositories": len({p.group for p in preds}),
-        "positive_repositories": len({p.group for p in deltas if p.y == 1}),
-        "negative_repositories": len({p.group for p in deltas if p.y == 0}),
+        "repositories": n,
+        "positive_repositories": len(_groups_with(deltas, 1)),
+        "negative_repositories": len(_groups_with(deltas, 0)),
         "insufficient": reason,
     }
     if reason is not None:
