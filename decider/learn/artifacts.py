@@ -98,19 +98,24 @@ def with_evaluation(program: Program, evaluation: Mapping[str, Any]) -> Program:
         raise LearnError("the evaluation is of another program; evaluate this one first")
     adopted = evaluation["adopted"]
     calibration = {f: (p["a"], p["b"]) for f, p in adopted["calibration"]["per_family"].items()}
-    points = {}
-    for family, op in adopted["operating_points"].items():
-        stratum = evaluation["families"].get(family, {})
-        offered = bool(stratum.get("block_offered")) and op["block"] is not None
-        reason = (
-            None
-            if offered
-            else (stratum.get("block_reason") or stratum.get("insufficient") or op["block_reason"])
-        )
-        points[family] = OperatingPoint(
-            advisory=op["advisory"] if op["advisory"] is not None else 1.0,
-            block=op["block"],
-            block_offered=offered,
-            reason=reason,
-        )
+    points = {
+        family: _operating_point(op, evaluation["families"].get(family, {}))
+        for family, op in adopted["operating_points"].items()
+    }
     return replace(program, calibration=calibration, operating_points=points)
+
+
+def _operating_point(op: Mapping[str, Any], stratum: Mapping[str, Any]) -> OperatingPoint:
+    """A family's adopted points: BLOCK offered only where its stratum offered it, else the reason why not."""
+    offered = bool(stratum.get("block_offered")) and op["block"] is not None
+    reason = (
+        None
+        if offered
+        else (stratum.get("block_reason") or stratum.get("insufficient") or op["block_reason"])
+    )
+    return OperatingPoint(
+        advisory=op["advisory"] if op["advisory"] is not None else 1.0,
+        block=op["block"],
+        block_offered=offered,
+        reason=reason,
+    )
