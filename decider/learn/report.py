@@ -40,19 +40,24 @@ def _points(point: dict[str, Any] | None, offered: bool | None) -> str:
 def _row(name: str, stratum: dict[str, Any], point: dict[str, Any] | None = None) -> str:
     head = f"| {name} | {stratum['repositories']} |"
     if stratum.get("insufficient"):
-        why = f" ({stratum['reason']})" if stratum.get("reason") else ""
-        return head + f" {stratum['insufficient']}{why} |" + " |" * len(_COLUMNS)
+        return head + _insufficient(stratum)
     offered = stratum.get("block_offered")
-    folds = f" in {stratum['block_folds']} folds" if stratum.get("block_folds") else ""
-    block = (
-        "n/a"
-        if offered is None
-        else f"offered{folds}"
-        if offered
-        else f"not offered ({stratum.get('block_reason')})"
-    )
     cells = [_cell(stratum, key, percent) for key, _, percent in _COLUMNS]
-    return head + " " + " | ".join(cells) + f" | {block} | {_points(point, offered)} |"
+    return head + " " + " | ".join(cells) + f" | {_block(stratum, offered)} | {_points(point, offered)} |"
+
+
+def _insufficient(stratum: dict[str, Any]) -> str:
+    """A stratum without numbers: why, then empty cells."""
+    why = f" ({stratum['reason']})" if stratum.get("reason") else ""
+    return f" {stratum['insufficient']}{why} |" + " |" * len(_COLUMNS)
+
+
+def _block(stratum: dict[str, Any], offered: bool | None) -> str:
+    """Whether BLOCK is offered (in how many folds), or why not."""
+    if offered is None:
+        return "n/a"
+    folds = f" in {stratum['block_folds']} folds" if stratum.get("block_folds") else ""
+    return f"offered{folds}" if offered else f"not offered ({stratum.get('block_reason')})"
 
 
 def _held(value: Any) -> str:
