@@ -118,13 +118,17 @@ def sven_pair(row: dict[str, Any], name: str) -> Pair:
 
 def load_sven(directory: Path) -> list[Pair]:
     """Every pair in ``directory/*.jsonl``; a bad line names its file and line number."""
+    return [pair for file in sorted(directory.glob("*.jsonl")) for pair in _pairs_of(file)]
+
+
+def _pairs_of(file: Path) -> list[Pair]:
+    """The pairs of one JSON-lines file, each named ``stem:line``; a bad line names the file and line."""
     pairs = []
-    for file in sorted(directory.glob("*.jsonl")):
-        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                pairs.append(sven_pair(json.loads(line), f"{file.stem}:{n}"))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise CatalogError(f"{file}:{n}: {exc}") from exc
+    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            pairs.append(sven_pair(json.loads(line), f"{file.stem}:{n}"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CatalogError(f"{file}:{n}: {exc}") from exc
     return pairs
