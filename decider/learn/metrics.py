@@ -95,6 +95,17 @@ def average_precision(y: Sequence[int] | NDArray[Any], p: Sequence[float] | NDAr
 def balanced_brier(rows: Sequence[tuple[str, str, int, float]], cap: float = 5.0) -> float | None:
     """Brier score with each (family, label) cell weighted equally and each repository capped at ``cap``
     effective rows per cell. ``rows`` are ``(family, group, y, score)``."""
+    sums = _weighted_cells(rows, cap)
+    if not sums:
+        return None
+    return float(np.mean([s / w for s, w in sums.values()]))
+
+
+def _weighted_cells(
+    rows: Sequence[tuple[str, str, int, float]], cap: float
+) -> dict[tuple[str, int], list[float]]:
+    """Each (family, label) cell's weighted squared error and total weight, a repository's rows weighing at
+    most ``cap`` in a cell."""
     per_cell_group: Counter[tuple[str, int, str]] = Counter((f, y, g) for f, g, y, _ in rows)
     sums: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for family, group, y, score in rows:
@@ -102,9 +113,7 @@ def balanced_brier(rows: Sequence[tuple[str, str, int, float]], cap: float = 5.0
         cell = sums[(family, y)]
         cell[0] += w * (score - y) ** 2
         cell[1] += w
-    if not sums:
-        return None
-    return float(np.mean([s / w for s, w in sums.values()]))
+    return sums
 
 
 def cluster_bootstrap(
@@ -118,14 +127,7 @@ def cluster_bootstrap(
     names = sorted(set(groups))
     if not names:
         return None, None
-    blocks = _blocks(groups, names)
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(resamples):
-        pick = rng.integers(0, len(blocks), len(blocks))
-        value = statistic(np.concatenate([blocks[j] for j in pick]))
-        if value is not None and np.isfinite(value):
-            values.append(value)
+    values = _resampled(_blocks(groups, names), statistic, resamples, seed)
     if not values:
         return None, None
     low, high = np.quantile(values, [0.025, 0.975])
@@ -140,17 +142,40 @@ def _blocks(groups: Sequence[str], names: Sequence[str]) -> list[NDArray[np.int6
     return [np.asarray(members[g], dtype=np.int64) for g in names]
 
 
+def _resampled(
+    blocks: Sequence[NDArray[np.int64]],
+    statistic: Callable[[NDArray[np.int64]], float | None],
+    resamples: int,
+    seed: int,
+) -> list[float]:
+    """The statistic on each resample of whole groups (drawn with replacement), where it is defined and
+    finite."""
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(resamples):
+        pick = rng.integers(0, len(blocks), len(blocks))
+        value = statistic(np.concatenate([blocks[j] for j in pick]))
+        if value is not None and np.isfinite(value):
+            values.append(value)
+    return values
+
+
 def insufficient(
     preds: Sequence[Prediction], recall: Interval | None = None, n: int | None = None
 ) -> str | None:
     """ "insufficient data (n repositories)" below the floors or with a recall interval wider than 0.5."""
     pos, neg = _groups_with(preds, 1), _groups_with(preds, 0)
     n = len(pos | neg) if n is None else n
-    if len(pos) < FLOOR or len(neg) < FLOOR:
+    if _below_floor(pos, neg):
         return f"insufficient data ({n} repositories)"
     if recall is not None and _too_wide(recall):
         return f"insufficient data ({n} repositories)"
     return None
+
+
+def _below_floor(pos: set[str], neg: set[str]) -> bool:
+    """Fewer than ``FLOOR`` positive or negative repositories."""
+    return len(pos) < FLOOR or len(neg) < FLOOR
 
 
 def _groups_with(preds: Sequence[Prediction], y: int) -> set[str]:
@@ -289,6 +314,9 @@ def _bases(
 ) -> tuple[list[Prediction], list[Prediction], list[Prediction]]:
     """The scored units; the delta units among them (all scored when there are none); the pin units."""
     scored = [p for p in preds if p.p is not None]
-    deltas = [p for p in scored if p.delta] or scored
-    pins = [p for p in scored if not p.delta]
-    return scored, deltas, pins
+    return scored, _delta_units(scored), [p for p in scored if not p.delta]
+
+
+def _delta_units(scored: list[Prediction]) -> list[Prediction]:
+    """The delta units (a change, as a push is decided), or every scored unit when there are none."""
+    return [p for p in scored if p.delta] or scored
