@@ -74,11 +74,16 @@ def _calibrated(
     calibrated: Calibrated = []
     maps: dict[str, dict[str, Any]] = {}
     for name, held in sorted(by_fold.items()):
-        rest = [r for r in raws if r.fold != name]
+        rest = _other_folds(raws, name)
         cmap: CalibrationMap = fit_map(calibration_rows(rest, ALL if pooled else None))
         maps[name] = cmap.as_dict()
         calibrated += [(r, _calibrate(cmap, r, pooled)) for r in held]
     return calibrated, maps
+
+
+def _other_folds(raws: Sequence[Raw], name: str) -> list[Raw]:
+    """The scored units of every fold but ``name``."""
+    return [r for r in raws if r.fold != name]
 
 
 def _calibrate(cmap: CalibrationMap, r: Raw, pooled: bool) -> float | None:
@@ -87,8 +92,13 @@ def _calibrate(cmap: CalibrationMap, r: Raw, pooled: bool) -> float | None:
 
 def _fold_points(calibrated: Calibrated, name: str, pooled: bool) -> dict[str, OperatingPoints]:
     """Fold ``name``'s operating points per family (or pooled), chosen on the other folds' delta units."""
-    families = {ALL} if pooled else {r.unit.family for r, _ in calibrated if r.fold == name}
+    families = {ALL} if pooled else _families_of(calibrated, name)
     return {f: choose_points(_elsewhere(calibrated, name, f, pooled)) for f in sorted(families)}
+
+
+def _families_of(calibrated: Calibrated, name: str) -> set[str]:
+    """The families fold ``name`` holds."""
+    return {r.unit.family for r, _ in calibrated if r.fold == name}
 
 
 def _elsewhere(calibrated: Calibrated, name: str, family: str, pooled: bool) -> list[Scored]:

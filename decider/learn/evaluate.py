@@ -69,11 +69,12 @@ def _adopted(raws: Sequence[Raw], preds: Sequence[Prediction]) -> dict[str, Any]
 
 def _surfaced_deltas(preds: Sequence[Prediction], family: str) -> list[Scored]:
     """A family's calibrated, surfaced delta units, as the operating points are chosen on them."""
-    return [
-        Scored(p.p, p.y, p.unsure)
-        for p in preds
-        if p.family == family and p.p is not None and p.delta and not p.reach_miss
-    ]
+    return [Scored(p.p, p.y, p.unsure) for p in preds if p.p is not None and _surfaced_delta(p, family)]
+
+
+def _surfaced_delta(p: Prediction, family: str) -> bool:
+    """Whether a prediction is a delta unit of the family that an instrument surfaced."""
+    return p.family == family and p.delta and not p.reach_miss
 
 
 def _raw_pr_auc(
@@ -135,9 +136,7 @@ def _stratum(preds: Sequence[Prediction], resamples: int, seed: int, check: bool
 
 def _block_check(preds: Sequence[Prediction], resamples: int, seed: int) -> dict[str, Any]:
     """Whether BLOCK may be offered: the calibration holds on the surfaced units and some unit reaches it."""
-    scored = [
-        p for p in preds if p.p is not None and not p.reach_miss
-    ]  # the map was fitted on surfaced units
+    scored = _surfaced(preds)
     if not scored:
         return {"block_offered": False, "block_reason": "nothing surfaced"}
     cal = _calibration(scored, resamples, seed)
@@ -148,6 +147,11 @@ def _block_check(preds: Sequence[Prediction], resamples: int, seed: int) -> dict
         "block_offered": offered,
         "block_reason": _withheld_because(offered, reachable),
     }
+
+
+def _surfaced(preds: Sequence[Prediction]) -> list[Prediction]:
+    """The calibrated units an instrument surfaced (the map was fitted on surfaced units)."""
+    return [p for p in preds if p.p is not None and not p.reach_miss]
 
 
 def _withheld_because(offered: bool, reachable: bool) -> str | None:
@@ -185,7 +189,7 @@ def evaluate(
     families, per_family = _families(per_family, uncalibrated, detail, resamples, seed)
     pooled_out = _stratum(pooled, resamples, seed, check=True)
     pooled_out["block_folds"] = _block_folds(pooled_detail["operating_points"], ALL)
-    decided = [p for p in per_family if p.family not in uncalibrated]
+    decided = _calibrated_families(per_family, uncalibrated)
     data = {
         "program": program or {},
         "label_set_digest": labels.digest,
@@ -218,6 +222,11 @@ def _uncalibrated_families(per_family: Sequence[Prediction]) -> set[str]:
     return {p.family for p in per_family if p.p is None}
 
 
+def _calibrated_families(per_family: Sequence[Prediction], uncalibrated: set[str]) -> list[Prediction]:
+    """The predictions of the families with a calibration map in every fold."""
+    return [p for p in per_family if p.family not in uncalibrated]
+
+
 def _pr_auc(pooled: dict[str, Any], families: dict[str, Any]) -> dict[str, Any]:
     """Both bases side by side: delta units (a change, as a push is decided; BLOCK's unit) and pin units (a
     function alone, as a scan sees it), pooled (``*``) and per measured family."""
@@ -239,7 +248,7 @@ def _families(
     whose calibration check failed."""
     families: dict[str, Any] = {}
     for family in sorted({p.family for p in per_family}):
-        preds = [p for p in per_family if p.family == family]
+        preds = _of_family(per_family, family)
         if family in uncalibrated:
             families[family] = _uncalibrated(preds)
             continue
@@ -249,6 +258,11 @@ def _families(
         out["block_folds"] = _block_folds(detail["operating_points"], family)
         families[family] = out
     return families, per_family
+
+
+def _of_family(preds: Sequence[Prediction], family: str) -> list[Prediction]:
+    """The predictions of one family."""
+    return [p for p in preds if p.family == family]
 
 
 def _block_withheld(
