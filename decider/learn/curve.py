@@ -59,11 +59,19 @@ def projection(
 ) -> dict[str, float] | str:
     """m at 1.5x and 2x the memory, only when the interval on c excludes 0 and stays inside the fit's
     bounds."""
+    why = _not_projected(low, high)
+    if why is not None:
+        return why
+    return {f"{k}x": a - b * (k * top) ** -c for k in (1.5, 2.0)}
+
+
+def _not_projected(low: float | None, high: float | None) -> str | None:
+    """Why the interval on c allows no projection: it does not exclude 0, or it reaches the fit's bound."""
     if low is None or high is None or low <= _C_GRID[1]:
         return "not projected: the interval on c does not exclude 0 (a flat curve)"
     if high >= _C_GRID[-1]:
         return f"not projected: the interval on c reaches the fit's bound {_C_GRID[-1]:.0f} (c unidentified)"
-    return {f"{k}x": a - b * (k * top) ** -c for k in (1.5, 2.0)}
+    return None
 
 
 def _subset(
@@ -217,10 +225,7 @@ def _c_of(
     idx: np.ndarray, y: np.ndarray, n: Sequence[int], per_size: Sequence[Sequence[Score]]
 ) -> float | None:
     """The power law's c refitted on one resample of the units (None: a size without a PR-AUC)."""
-    values = [_resampled_pr_auc(idx, y, s) for s in per_size]
-    if any(v is None for v in values):
-        return None
-    got = fit_power_law(n, [float(v) for v in values if v is not None])
+    got = _fit_sizes(n, [_resampled_pr_auc(idx, y, s) for s in per_size])
     return None if got is None else got[2]
 
 
@@ -247,16 +252,25 @@ def _fit(
     resamples: int,
     seed: int,
 ) -> dict[str, Any]:
+    """The power law fitted to PR-AUC against memory groups, its interval on c and the projections (or why
+    there is no fit)."""
     sized = _sized(points, per_unit)
     n = [p["memory_groups"] for p, _ in sized]
-    m = [p["pr_auc"]["value"] for p, _ in sized]
-    if any(v is None for v in m) or (fit := fit_power_law(n, m)) is None:
+    fit = _fit_sizes(n, [p["pr_auc"]["value"] for p, _ in sized])
+    if fit is None:
         return {"fitted": False, "reason": "insufficient data (fewer than three memory sizes with a PR-AUC)"}
     a, b, c = fit
     low, high = _c_interval(subset, n, [s for _, s in sized], resamples, seed)
     out: dict[str, Any] = {"fitted": True, "a": a, "b": b, "c": c, "c_low": low, "c_high": high}
     out["projection"] = projection(a, b, c, low, high, max(n))
     return out
+
+
+def _fit_sizes(n: Sequence[int], m: Sequence[float | None]) -> tuple[float, float, float] | None:
+    """The power law over the memory sizes; None when a size has no PR-AUC or there are fewer than three."""
+    if any(v is None for v in m):
+        return None
+    return fit_power_law(n, [float(v) for v in m if v is not None])
 
 
 def _c_interval(
