@@ -101,6 +101,12 @@ def _advisory(rows: Sequence[tuple[float, str, int]]) -> float:
     need = math.ceil(RECALL * len(positives)) - _live(positives)
     if need <= 0:
         return 1.0
+    return _free_threshold(free, need)
+
+
+def _free_threshold(free: Sequence[float], need: int) -> float:
+    """The free score that flags ``need`` more positives; the lowest free score when there are too few (0.5
+    when there is none)."""
     if need <= len(free):
         return round(free[need - 1], 4)
     return round(free[-1], 4) if free else 0.5
@@ -224,18 +230,35 @@ def summarise(
         "units": len(units),
         "positive": int(y.sum()),
         "groups": len(set(groups)),
-        "reached": sum(1 for u in units if u.scores),
+        "reached": _reached(units),
     }
     for name, hit in _methods(units, points).items():
         out[name] = _method_figures(y, hit, w)
-    ap = [_weighted_ap(y, s, row) for row in w[: min(resamples, 500)]]
-    out["decider"]["pr_auc"] = _interval(average_precision(y, s), ap)
+    out["decider"]["pr_auc"] = _pr_auc(y, s, w[: min(resamples, 500)])
+    _add_pairwise(out, units, seed)
+    return out
+
+
+def _reached(units: Sequence[Unit]) -> int:
+    """How many units a candidate reached."""
+    return sum(1 for u in units if u.scores)
+
+
+def _pr_auc(
+    y: NDArray[np.float64], s: NDArray[np.float64], w: NDArray[np.float64]
+) -> dict[str, float | None]:
+    """The decider's PR-AUC with its interval over the resample weights ``w``."""
+    ap = [_weighted_ap(y, s, row) for row in w]
+    return _interval(average_precision(y, s), ap)
+
+
+def _add_pairwise(out: dict[str, Any], units: Sequence[Unit], seed: int) -> None:
+    """Where the units hold pairs: the decider's pairwise order with its interval, and how many pairs."""
     order = _pairwise(units)
     if order is not None:
         pairs, value = order
         out["decider"]["pairwise_order"] = _pairwise_interval(pairs, value, seed)
         out["pairs"] = len(pairs)
-    return out
 
 
 def _method_figures(
