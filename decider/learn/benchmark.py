@@ -179,12 +179,22 @@ def _columns() -> Any:
 def _advisory(rows: Sequence[tuple[float | None, int]]) -> float:
     """The highest threshold whose recall over these cases (reach misses count) is >= 0.90; else the lowest
     score seen (every case with a candidate flagged)."""
-    positives = sorted((s for s, y in rows if y == 1 and s is not None), reverse=True)
-    total = sum(1 for _, y in rows if y == 1)
+    positives = _positive_scores(rows)
+    total = _positives(rows)
     needed = int(np.ceil(RECALL_TARGET * total))
     if total and needed <= len(positives):
         return positives[needed - 1]
     return _lowest(rows)
+
+
+def _positive_scores(rows: Sequence[tuple[float | None, int]]) -> list[float]:
+    """The positive cases' scores, highest first (reach misses have none)."""
+    return sorted((s for s, y in rows if y == 1 and s is not None), reverse=True)
+
+
+def _positives(rows: Sequence[tuple[float | None, int]]) -> int:
+    """How many cases are positive, reach misses included."""
+    return sum(1 for _, y in rows if y == 1)
 
 
 def _lowest(rows: Sequence[tuple[float | None, int]]) -> float:
@@ -196,10 +206,15 @@ def _thresholds(train: Sequence[Case], scores: Mapping[str, float | None]) -> di
     """The pooled threshold as ``*``, and a family's own where it has enough cases of each label."""
     found = {"*": _advisory(_scored(train, scores))}
     for family in sorted({c.family for c in train}):
-        mine = [c for c in train if c.family == family]
+        mine = _of_family(train, family)
         if _has_floor(mine):
             found[family] = _advisory(_scored(mine, scores))
     return found
+
+
+def _of_family(cases: Sequence[Case], family: str) -> list[Case]:
+    """The cases of one family."""
+    return [c for c in cases if c.family == family]
 
 
 def _scored(cases: Sequence[Case], scores: Mapping[str, float | None]) -> list[tuple[float | None, int]]:
@@ -227,12 +242,7 @@ def evaluate_benchmark(
     folds = _folds(cases, k, seed)
     examples = benchmark_memory(cases, analysed)
     embedder = HashingEmbedder()
-    scores: dict[str, float | None] = {}
-    for j, fold in enumerate(folds, start=1):
-        memory = _fold_memory(examples, extra, {c.group for c in fold})
-        scores |= _scores(fold, analysed, memory, program, embedder)
-        if progress is not None:
-            progress(j, len(folds))
+    scores = _out_of_fold(folds, analysed, examples, extra, program, embedder, progress)
     flagged, thresholds = _flagged(folds, scores)
     found = methods(cases, analysed, flagged)
     y = np.array([c.y for c in cases], dtype=np.int8)
@@ -251,6 +261,25 @@ def evaluate_benchmark(
         "overall": summary(y, dict(found), resamples, seed, "decider", "instruments"),
         "by_family": by_family(cases, y, found, resamples, seed),
     }
+
+
+def _out_of_fold(
+    folds: Sequence[Sequence[Case]],
+    analysed: Mapping[str, list[Analysed]],
+    examples: Sequence[MemoryExample],
+    extra: Memory | None,
+    program: Program,
+    embedder: HashingEmbedder,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, float | None]:
+    """Every case's score from the memory outside its fold, reporting progress a fold at a time."""
+    scores: dict[str, float | None] = {}
+    for j, fold in enumerate(folds, start=1):
+        memory = _fold_memory(examples, extra, {c.group for c in fold})
+        scores |= _scores(fold, analysed, memory, program, embedder)
+        if progress is not None:
+            progress(j, len(folds))
+    return scores
 
 
 def _described_program(program: Program, embedder: HashingEmbedder) -> dict[str, Any]:

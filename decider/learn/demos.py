@@ -84,12 +84,17 @@ def _in_seeded_order(pool: Sequence[Candidate], seed: int) -> list[Candidate]:
 
 def _next_set(ordered: Sequence[Candidate], used: set[str], size: int) -> list[Candidate] | None:
     """One positive, one negative and ``size - 2`` of either, none used before; None when a kind runs out."""
-    unused = [p for p in ordered if p[0].uid not in used]
+    unused = _unused(ordered, used)
     pos, neg = _first_of(unused, 1), _first_of(unused, 0)
     if pos is None or neg is None:
         return None
     chosen = [pos, neg]
     return chosen + [p for p in unused if p not in chosen][: size - 2]
+
+
+def _unused(ordered: Sequence[Candidate], used: set[str]) -> list[Candidate]:
+    """The candidates no set has used yet, in order."""
+    return [p for p in ordered if p[0].uid not in used]
 
 
 def _first_of(ordered: Sequence[Candidate], y: int) -> Candidate | None:

@@ -84,7 +84,7 @@ def choose_points(
 ) -> OperatingPoints:
     """BLOCK and ADVISORY thresholds on ``scored`` (the other folds' predictions)."""
     ordered = sorted(scored, key=lambda s: -s.p)
-    positives = sum(1 for s in ordered if s.y == 1)
+    positives = _positives(ordered)
     block = advisory = None
     for t, tp_all, n_sure, tp_sure in _cumulative(ordered):
         if _precise(tp_sure, n_sure, precision):
@@ -98,6 +98,11 @@ def choose_points(
         target_precision=precision,
         target_recall=recall,
     )
+
+
+def _positives(scored: Sequence[Scored]) -> int:
+    """How many units are positive."""
+    return sum(1 for s in scored if s.y == 1)
 
 
 def _precise(tp_sure: int, n_sure: int, precision: float) -> bool:
