@@ -79,8 +79,8 @@ def binomial_cdf(k: int, n: int, p: float = 0.5) -> float:
 
 def mcnemar_exact(outcomes: Sequence[Outcome]) -> tuple[int, int, float]:
     """``(b, c, p)``: discordant counts (B-only successes, A-only successes) and the two-sided exact p."""
-    b = sum(1 for o in outcomes if o.b_only)
-    c = sum(1 for o in outcomes if o.a_only)
+    b = sum(o.b_only for o in outcomes)
+    c = sum(o.a_only for o in outcomes)
     if b + c == 0:
         return b, c, 1.0
     return b, c, min(1.0, 2 * binomial_cdf(min(b, c), b + c))
@@ -164,6 +164,16 @@ class Look:
     boundary: float
     crossed: bool
 
+    @property
+    def above_zero(self) -> bool:
+        """Whether the interval on B - A lies above 0 (B better)."""
+        return self.low is not None and self.low > 0
+
+    @property
+    def below_zero(self) -> bool:
+        """Whether the interval on B - A lies below 0 (B worse)."""
+        return self.high is not None and self.high < 0
+
 
 def analyse(
     outcomes: Sequence[Outcome],
@@ -177,7 +187,7 @@ def analyse(
     """Both looks, McNemar, TOST where asked, and the decision (none when an arm is incomplete)."""
     groups = seeded_order(sorted({o.group for o in outcomes}), seed, "looks")
     looks = _looks(outcomes, groups, resamples, seed)
-    stopped = looks[0] if looks[0].crossed else looks[1]
+    stopped = _stopped(looks)
     b, c, p = mcnemar_exact(outcomes)
     out: dict[str, Any] = {
         "units": len(outcomes),
@@ -205,6 +215,11 @@ def _looks(outcomes: Sequence[Outcome], groups: Sequence[str], resamples: int, s
         _look(i, subset, boundary, resamples, seed)
         for i, (subset, boundary) in enumerate(zip(subsets, bounds, strict=True), 1)
     ]
+
+
+def _stopped(looks: Sequence[Look]) -> Look:
+    """The look the experiment stops at: the interim one when it crossed its boundary, else the final one."""
+    return looks[0] if looks[0].crossed else looks[1]
 
 
 def _spend(outcomes: Sequence[Outcome]) -> dict[str, float]:
@@ -237,9 +252,9 @@ def _tost(outcomes: Sequence[Outcome], resamples: int, seed: int, margin: float)
 
 
 def _decide(look: Look, tost: dict[str, Any] | None, margin: float) -> Decision:
-    if look.low is not None and look.low > 0:
+    if look.above_zero:
         return "adopt"
-    if look.high is not None and look.high < 0:
+    if look.below_zero:
         return "reject"
     if tost is not None and _equivalent(tost, margin):
         return "equivalent"
