@@ -73,19 +73,25 @@ def _held(value: Any) -> str:
 def _pr_auc_line(data: dict[str, Any]) -> str:
     """The pooled PR-AUC on both bases, and each measured family's: delta units (a change, as a push is
     decided) and pin units (a function alone, as ``ouro scan`` sees it)."""
-
-    def both(stratum: dict[str, Any]) -> str:
-        return (
-            f"{_cell(stratum, 'pr_auc', False)} on delta units, {_cell(stratum, 'pr_auc_pin', False)} "
-            "on pin units"
-        )
-
     pooled = data["pooled"]
     if pooled.get("insufficient"):
         return f"PR-AUC (pooled): {pooled['insufficient']}."
-    measured = [f"`{name}` {both(s)}" for name, s in data["families"].items() if not s.get("insufficient")]
+    measured = _measured_families(data["families"])
     families = f"; per family: {'; '.join(measured)}" if measured else ""
-    return f"PR-AUC (pooled): {both(pooled)}{families}."
+    return f"PR-AUC (pooled): {_both_bases(pooled)}{families}."
+
+
+def _both_bases(stratum: dict[str, Any]) -> str:
+    """A stratum's PR-AUC on delta units and on pin units."""
+    return (
+        f"{_cell(stratum, 'pr_auc', False)} on delta units, {_cell(stratum, 'pr_auc_pin', False)} "
+        "on pin units"
+    )
+
+
+def _measured_families(families: dict[str, Any]) -> list[str]:
+    """Each family with numbers, and its PR-AUC on both bases."""
+    return [f"`{name}` {_both_bases(s)}" for name, s in families.items() if not s.get("insufficient")]
 
 
 def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
@@ -110,10 +116,7 @@ def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
         _pr_auc_line(data),
         "",
     ]
-    header = (
-        "| stratum | repositories | " + " | ".join(label for _, label, _ in _COLUMNS) + " | BLOCK | points |"
-    )
-    rule = "|" + " --- |" * (len(_COLUMNS) + 4)
+    header, rule = _table_head()
     points = data.get("adopted", {}).get("operating_points", {})
     lines += ["### By family (calibrated per family; pooled across families in `*`)", "", header, rule]
     lines.append(_row("`*` (pooled)", data["pooled"]))
@@ -124,6 +127,14 @@ def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
     lines += ["", "### Other folds", ""]
     lines += [_other_folds_line(data, kind) for kind in ("leave_one_source_out", "leave_one_framework_out")]
     return "\n".join(lines) + "\n"
+
+
+def _table_head() -> tuple[str, str]:
+    """A stratum table's header and rule: the metric columns, then BLOCK and the points."""
+    header = (
+        "| stratum | repositories | " + " | ".join(label for _, label, _ in _COLUMNS) + " | BLOCK | points |"
+    )
+    return header, "|" + " --- |" * (len(_COLUMNS) + 4)
 
 
 def _reach_lines(reach: dict[str, Any]) -> list[str]:

@@ -249,12 +249,7 @@ def render(result: Mapping[str, Any], command: str) -> str:
         "vulnerable side above fixed | any quick-rule finding: J | Bandit alone: J |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    lines += [
-        _held_out_row(name, stratum, row)
-        for name, runs in result["sources"].items()
-        for stratum, row in _strata(runs["detected"])
-        if row.get("units")
-    ]
+    lines += _held_out_rows(result["sources"])
     lines += [
         "",
         "What rests on the framework priors (`--priors detected` against `--priors off`, same units):",
@@ -263,13 +258,28 @@ def render(result: Mapping[str, Any], command: str) -> str:
         "| PR-AUC detected | PR-AUC off | difference |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    lines += [
+    lines += _priors_rows(result["sources"])
+    return "\n".join(lines) + "\n"
+
+
+def _held_out_rows(sources: Mapping[str, Any]) -> list[str]:
+    """Each held-out source's strata with units, priors detected."""
+    return [
+        _held_out_row(name, stratum, row)
+        for name, runs in sources.items()
+        for stratum, row in _strata(runs["detected"])
+        if row.get("units")
+    ]
+
+
+def _priors_rows(sources: Mapping[str, Any]) -> list[str]:
+    """Each held-out source's overall and Python-family strata, priors detected against off."""
+    return [
         _priors_row(name, stratum, runs)
-        for name, runs in result["sources"].items()
+        for name, runs in sources.items()
         for stratum in ("overall", "python_families")
         if stratum in runs["detected"]
     ]
-    return "\n".join(lines) + "\n"
 
 
 def _held_out_row(name: str, stratum: str, row: Mapping[str, Any]) -> str:
