@@ -92,8 +92,13 @@ def _check_setting(path: Path, key: str, value: Any, defaults: CompileSpec) -> N
     if key not in CompileSpec.__dataclass_fields__ or key == "sha256":
         raise LearnError(f"{path}: compile.{key}: not a compile setting")
     default = getattr(defaults, key)
-    if type(value) is not type(default) and not (isinstance(value, int) and isinstance(default, float)):
+    if not _of_type(value, default):
         raise LearnError(f"{path}: compile.{key}: expected {type(default).__name__}")
+
+
+def _of_type(value: Any, default: Any) -> bool:
+    """Whether a value has the default's type (an int may stand for a float)."""
+    return type(value) is type(default) or (isinstance(value, int) and isinstance(default, float))
 
 
 class _Recording:

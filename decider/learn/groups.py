@@ -30,9 +30,14 @@ def merge_groups(advisories: Mapping[str, Iterable[str]]) -> dict[str, str]:
     parent = {repo: repo for repo in advisories}
     first_by_id: dict[str, str] = {}
     for repo in sorted(advisories):
-        for ident in sorted({a.upper() for a in advisories[repo]}):
+        for ident in _idents(advisories[repo]):
             _join(parent, repo, first_by_id.setdefault(ident, repo))
     return {repo: _root(parent, repo) for repo in advisories}
+
+
+def _idents(advisories: Iterable[str]) -> list[str]:
+    """A repository's advisory ids, upper-cased, each once, sorted."""
+    return sorted({a.upper() for a in advisories})
 
 
 def _root(parent: dict[str, str], x: str) -> str:

@@ -277,7 +277,7 @@ class LabelSet:
             "by_source": dict(sorted(Counter(u.source for u in self.units).items())),
             "by_language": dict(sorted(Counter(u.language for u in self.units).items())),
             "by_direction": dict(sorted(Counter(u.direction for u in self.units).items())),
-            "groups_by_family": {f: {k: len(v) for k, v in d.items()} for f, d in sorted(by_family.items())},
+            "groups_by_family": _group_counts(by_family),
             "excluded": dict(sorted(self.excluded.items())),
             "digest": self.digest,
         }
@@ -291,6 +291,11 @@ def _groups_by_family(units: Iterable[LabelledUnit]) -> dict[str, dict[str, set[
             "positive" if u.y else "negative"
         ].add(u.group)
     return by_family
+
+
+def _group_counts(by_family: dict[str, dict[str, set[str]]]) -> dict[str, dict[str, int]]:
+    """How many positive and negative groups each family has, families sorted."""
+    return {f: {k: len(v) for k, v in d.items()} for f, d in sorted(by_family.items())}
 
 
 def build_labels(directories: Sequence[Path], allow_list: Path, *, include_title: bool = False) -> LabelSet:

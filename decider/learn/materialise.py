@@ -118,11 +118,15 @@ def _history(root: Path, path: str, units: Sequence[LabelledUnit]) -> dict[str, 
         c1, c2, c3 = history(root, path, [fixed.code, vulnerable.code, fixed.code])
         return {"vulnerable": (c2, None), "fixed": (c1, None), "introducing": (c2, c1), "repair": (c3, c2)}
     if "benign" in by_direction:
-        benign = by_direction["benign"]
-        c1, c2 = history(root, path, [benign.base_code or "", benign.code])
-        return {"benign": (c2, c1)}
+        return _benign_history(root, path, by_direction["benign"])
     (c1,) = history(root, path, [units[0].code])
     return {u.direction: (c1, None) for u in units}
+
+
+def _benign_history(root: Path, path: str, benign: LabelledUnit) -> dict[str, tuple[str, str | None]]:
+    """A benign change as two commits: its base, then its code (analysed as the change between them)."""
+    c1, c2 = history(root, path, [benign.base_code or "", benign.code])
+    return {"benign": (c2, c1)}
 
 
 def _pair_sides(by_direction: Mapping[Direction, LabelledUnit]) -> tuple[LabelledUnit, LabelledUnit] | None:

@@ -122,10 +122,15 @@ def _enum(cls: type[LabelTier] | type[Provenance], data: dict[str, Any], key: st
 
 def _kind(doc: dict[str, Any], where: str) -> Literal["pair", "benign"]:
     """Which one table a catalog has: ``[pair]`` or ``[benign]``."""
-    kinds = [k for k in KINDS if k in doc]
+    kinds = _tables(doc)
     if len(kinds) != 1 or not isinstance(doc[kinds[0]], dict):
         raise CatalogError(f"{where}: one table [pair] or [benign] is required")
     return "pair" if kinds[0] == "pair" else "benign"
+
+
+def _tables(doc: dict[str, Any]) -> list[str]:
+    """Which of ``[pair]`` and ``[benign]`` a catalog has."""
+    return [k for k in KINDS if k in doc]
 
 
 def load_catalog(folder: Path) -> Pair:

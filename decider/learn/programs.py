@@ -104,10 +104,14 @@ class ProgramScorer:
             self.memory.embed(self.embedder)
         if self.allowed is None:
             return self.memory
-        key = frozenset(e.id for e in self.memory.examples if self.allowed(e.group))
+        key = self._allowed_ids(self.allowed)
         if key not in self._restricted:
             self._restricted[key] = self._restricted_to(key)
         return self._restricted[key]
+
+    def _allowed_ids(self, allowed: Callable[[str], bool]) -> frozenset[str]:
+        """The ids of the memory's examples whose group is allowed."""
+        return frozenset(e.id for e in self.memory.examples if allowed(e.group))
 
     def _restricted_to(self, ids: frozenset[str]) -> Memory:
         """The memory's examples with these ids, sharing its vectors."""

@@ -99,10 +99,16 @@ def _check_strings(data: Mapping[str, Any], where: str) -> None:
 
 
 def _check_kind_needs(data: Mapping[str, Any], where: str) -> None:
+    """A shipped source says what ships and why; a benchmark names its code and expected results."""
     if data.get("ship") and not isinstance(data.get("shipped_as"), str):
         raise LearnError(
             f"{where}: shipped_as: a shipped source says what of it ships and why its licence allows it"
         )
+    _check_benchmark(data, where)
+
+
+def _check_benchmark(data: Mapping[str, Any], where: str) -> None:
+    """A benchmark entry names its code folder and its expected-results file."""
     if data["kind"] == "benchmark" and not (
         isinstance(data.get("code"), str) and isinstance(data.get("expected"), str)
     ):

@@ -83,11 +83,17 @@ def _with_return_type(language: str, code: str) -> tuple[str, int]:
 def _defined_name(language: str, code: str, name: str) -> str:
     """The decider's name of the function ``code`` defines whose last segment is ``name``'s (else
     ``name``)."""
-    if language not in ("c", "cpp") or "::" not in name:
+    if not _qualified_c(language, name):
         return name
     last = name.rsplit("::", 1)[-1]
     found = [defined for defined in _defines(language, code) if simple_name(defined) == last]
     return found[0] if len(found) == 1 else name
+
+
+def _qualified_c(language: str, name: str) -> bool:
+    """Whether a C or C++ function name is qualified (``ns::f``): the decider names it by what the code
+    defines."""
+    return language in ("c", "cpp") and "::" in name
 
 
 def sven_pair(row: dict[str, Any], name: str) -> Pair:
