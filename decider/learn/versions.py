@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ouroboros_gates.decider._scanned import grammar_version
 from ouroboros_gates.decider.instruments.bandit_tool import bandit_version
 from ouroboros_gates.decider.instruments.delta import DELTA_VERSION
@@ -18,19 +16,19 @@ __all__ = ["instrument_versions"]
 def instrument_versions() -> dict[str, dict[str, str | None]]:
     """Per instrument, per language, the version a record of that language carries."""
     return {
-        "bandit": _per_language(lambda _lang: bandit_version()),
-        "delta": _per_language(lambda _lang: DELTA_VERSION),
-        "facts": _per_language(lambda _lang: grammar_version()),
-        "lang": _per_language(lambda _lang: grammar_version()),
-        "qr": _per_language(lambda _lang: rules_version()),
-        "roles": _per_language(roles_version),
-        "taint": _per_language(_taint_version),
+        "bandit": _everywhere(bandit_version()),
+        "delta": _everywhere(DELTA_VERSION),
+        "facts": _everywhere(grammar_version()),
+        "lang": _everywhere(grammar_version()),
+        "qr": _everywhere(rules_version()),
+        "roles": {lang: roles_version(lang) for lang in LANGUAGES},
+        "taint": {lang: _taint_version(lang) for lang in LANGUAGES},
     }
 
 
-def _per_language(version: Callable[[str], str | None]) -> dict[str, str | None]:
-    """An instrument's version for each language."""
-    return {lang: version(lang) for lang in LANGUAGES}
+def _everywhere(version: str) -> dict[str, str | None]:
+    """One version for every language (an instrument that reads them all alike)."""
+    return dict.fromkeys(LANGUAGES, version)
 
 
 def _taint_version(lang: str) -> str | None:
