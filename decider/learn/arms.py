@@ -58,10 +58,7 @@ def run_arms(
 ) -> tuple[list[dict[str, Any]], str | None]:
     """Outcome rows ``{unit, group, arm, outcome, usd, cached}`` and why the run is incomplete (None:
     complete)."""
-    if manifest.metric not in METRICS:
-        raise RegistrationError(
-            f"{manifest.path}: experiment.metric: {manifest.metric!r} is not one of {METRICS}"
-        )
+    _check_metric(manifest)
     programs = {arm: _program(manifest, arm, shelf) for arm in ("A", "B")}
     rows: list[dict[str, Any]] = []
     for unit in units:
@@ -71,26 +68,44 @@ def run_arms(
             decided = decide_units(programs[arm], [unit], analysed, memory, client=client).get(unit.uid)
             if decided is None:
                 continue  # a reach miss: no candidate to decide, in either arm
-            if decided.fallback and "budget" in decided.fallback:
+            if _budget_reached(decided):
                 return rows, f"arm {arm} stopped at ${client.spent_usd:.4f}"
             rows.append(
-                {
-                    "unit": unit.uid,
-                    "group": unit.group,
-                    "arm": arm,
-                    "outcome": outcome_of(manifest.metric, unit, decided),
-                    "usd": round(client.spent_usd - before, 8),
-                    "cached": decided.decision.cached,
-                }
+                _row(
+                    unit, arm, outcome_of(manifest.metric, unit, decided), client.spent_usd - before, decided
+                )
             )
     return rows, None
 
 
+def _check_metric(manifest: Manifest) -> None:
+    """The experiment's metric must be one the arms can be scored on."""
+    if manifest.metric not in METRICS:
+        raise RegistrationError(
+            f"{manifest.path}: experiment.metric: {manifest.metric!r} is not one of {METRICS}"
+        )
+
+
+def _budget_reached(decided: Decided) -> bool:
+    """Whether the decision fell back because the arm's budget ran out."""
+    return bool(decided.fallback and "budget" in decided.fallback)
+
+
+def _row(unit: LabelledUnit, arm: str, outcome: int, usd: float, decided: Decided) -> dict[str, Any]:
+    """One outcome row: the unit, its group, the arm, its outcome, what it cost and whether it was cached."""
+    return {
+        "unit": unit.uid,
+        "group": unit.group,
+        "arm": arm,
+        "outcome": outcome,
+        "usd": round(usd, 8),
+        "cached": decided.decision.cached,
+    }
+
+
 def load_outcomes(rows: Sequence[dict[str, Any]]) -> list[Outcome]:
     """Paired outcomes (units present in both arms)."""
-    by_unit: dict[str, dict[str, dict[str, Any]]] = {}
-    for row in rows:
-        by_unit.setdefault(row["unit"], {})[row["arm"]] = row
+    by_unit = _by_unit(rows)
     return [
         Outcome(
             unit=u,
@@ -103,6 +118,14 @@ def load_outcomes(rows: Sequence[dict[str, Any]]) -> list[Outcome]:
         for u, arms in sorted(by_unit.items())
         if set(arms) == {"A", "B"}
     ]
+
+
+def _by_unit(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Each unit's row per arm (a later row of the same arm replaces an earlier one)."""
+    by_unit: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        by_unit.setdefault(row["unit"], {})[row["arm"]] = row
+    return by_unit
 
 
 def write_result(

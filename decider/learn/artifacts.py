@@ -48,13 +48,17 @@ class ProgramShelf:
 
     def find(self, prefix: str) -> tuple[str, dict[str, Any]]:
         """The artifact whose sha starts with ``prefix`` (unique), and its content."""
-        hits = sorted(p for p in self.root.glob(f"{prefix}*.json") if p.stem not in ("adopted",))
+        hits = self._artifacts(prefix)
         if len(hits) != 1:
             raise LearnError(
                 f"program {prefix!r}: {'no' if not hits else 'more than one'} artifact in {self.root}"
             )
         data: dict[str, Any] = json.loads(hits[0].read_bytes())
         return hits[0].stem, data
+
+    def _artifacts(self, prefix: str) -> list[Path]:
+        """The artifact files whose sha starts with ``prefix`` (not the adopted record), sorted."""
+        return sorted(p for p in self.root.glob(f"{prefix}*.json") if p.stem not in ("adopted",))
 
     def program(self, prefix: str) -> Program:
         """The program inside an artifact."""
@@ -98,19 +102,25 @@ def with_evaluation(program: Program, evaluation: Mapping[str, Any]) -> Program:
         raise LearnError("the evaluation is of another program; evaluate this one first")
     adopted = evaluation["adopted"]
     calibration = {f: (p["a"], p["b"]) for f, p in adopted["calibration"]["per_family"].items()}
-    points = {}
-    for family, op in adopted["operating_points"].items():
-        stratum = evaluation["families"].get(family, {})
-        offered = bool(stratum.get("block_offered")) and op["block"] is not None
-        reason = (
-            None
-            if offered
-            else (stratum.get("block_reason") or stratum.get("insufficient") or op["block_reason"])
-        )
-        points[family] = OperatingPoint(
-            advisory=op["advisory"] if op["advisory"] is not None else 1.0,
-            block=op["block"],
-            block_offered=offered,
-            reason=reason,
-        )
+    points = {
+        family: _operating_point(op, evaluation["families"].get(family, {}))
+        for family, op in adopted["operating_points"].items()
+    }
     return replace(program, calibration=calibration, operating_points=points)
+
+
+def _withheld_because(op: Mapping[str, Any], stratum: Mapping[str, Any]) -> Any:
+    """Why BLOCK is withheld: the stratum's reason, else why it is insufficient, else the points' own."""
+    return stratum.get("block_reason") or stratum.get("insufficient") or op["block_reason"]
+
+
+def _operating_point(op: Mapping[str, Any], stratum: Mapping[str, Any]) -> OperatingPoint:
+    """A family's adopted points: BLOCK offered only where its stratum offered it, else the reason why not."""
+    offered = bool(stratum.get("block_offered")) and op["block"] is not None
+    reason = None if offered else _withheld_because(op, stratum)
+    return OperatingPoint(
+        advisory=op["advisory"] if op["advisory"] is not None else 1.0,
+        block=op["block"],
+        block_offered=offered,
+        reason=reason,
+    )

@@ -99,8 +99,7 @@ def fit_map(rows: Sequence[tuple[str, str, int, float]]) -> CalibrationMap:
     for family in sorted({r[0] for r in rows}):
         groups = (pos.get(family, set()), neg.get(family, set()))
         if min(map(len, groups)) >= PER_FAMILY_FLOOR:
-            fam = [r for r in rows if r[0] == family]
-            params[family] = fit_platt([r[3] for r in fam], [r[2] for r in fam])
+            params[family] = _fit_family(_rows_of(rows, [family]))
             mode[family] = "per_family"
         elif min(map(len, groups)) >= POOLED_FLOOR:
             pooled.append(family)
@@ -109,6 +108,18 @@ def fit_map(rows: Sequence[tuple[str, str, int, float]]) -> CalibrationMap:
     for family, ab in _fit_pooled(rows, pooled).items():
         params[family], mode[family] = ab, "pooled"
     return CalibrationMap(params=params, mode=mode, insufficient=short)
+
+
+def _rows_of(
+    rows: Sequence[tuple[str, str, int, float]], families: Sequence[str]
+) -> list[tuple[str, str, int, float]]:
+    """The rows of these families, in order."""
+    return [r for r in rows if r[0] in families]
+
+
+def _fit_family(fam: Sequence[tuple[str, str, int, float]]) -> tuple[float, float]:
+    """The Platt map of one family's rows."""
+    return fit_platt([r[3] for r in fam], [r[2] for r in fam])
 
 
 def _groups_by_label(
@@ -128,11 +139,18 @@ def _fit_pooled(
     """One shared slope with an intercept per family, fitted on the families below the per-family floor."""
     if not pooled:
         return {}
-    fam_rows = [r for r in rows if r[0] in pooled]
+    fam_rows = _rows_of(rows, pooled)
     z = logit([r[3] for r in fam_rows])
-    dummies = np.array([[1.0 if r[0] == f else 0.0 for f in pooled] for r in fam_rows])
-    beta = _newton(np.column_stack([z, dummies]), np.array([r[2] for r in fam_rows], dtype=np.float64))
+    design = np.column_stack([z, _family_indicators(fam_rows, pooled)])
+    beta = _newton(design, np.array([r[2] for r in fam_rows], dtype=np.float64))
     return {family: (float(beta[0]), float(beta[1 + i])) for i, family in enumerate(pooled)}
+
+
+def _family_indicators(
+    rows: Sequence[tuple[str, str, int, float]], families: Sequence[str]
+) -> NDArray[np.float64]:
+    """A column per family, 1.0 on that family's rows: the per-family intercepts of the pooled fit."""
+    return np.array([[1.0 if r[0] == f else 0.0 for f in families] for r in rows])
 
 
 @dataclass(frozen=True)
@@ -147,17 +165,18 @@ class CalibrationCheck:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-
-        def r(t: tuple[float, float | None, float | None]) -> list[float | None]:
-            return [None if v is None else round(v, 4) for v in t]
-
         return {
             "bins": self.bins,
-            "slope": r(self.slope),
-            "intercept": r(self.intercept),
+            "slope": _rounded(self.slope),
+            "intercept": _rounded(self.intercept),
             "ece": round(self.ece, 4),
             "holds": self.holds,
         }
+
+
+def _rounded(t: tuple[float, float | None, float | None]) -> list[float | None]:
+    """A value and its bounds to four places."""
+    return [None if v is None else round(v, 4) for v in t]
 
 
 def _slope_intercept(p: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[float, float] | None:
@@ -173,6 +192,18 @@ def calibration_check(
 ) -> CalibrationCheck:
     """Check calibrated probabilities against labels (5 quantile bins, slope, intercept, ECE ≤ 0.05)."""
     pa, ya = np.asarray(p, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    bins, ece = _reliability(pa, ya)
+    point = _slope_intercept(pa, ya) or (float("nan"), float("nan"))
+    s_low, s_high = cluster_bootstrap(groups, _resampled(pa, ya, 0), resamples=resamples, seed=seed)
+    i_low, i_high = cluster_bootstrap(groups, _resampled(pa, ya, 1), resamples=resamples, seed=seed)
+    holds = _covers(s_low, s_high, 1) and _covers(i_low, i_high, 0) and ece <= 0.05
+    return CalibrationCheck(
+        bins, (point[0], s_low, s_high), (point[1], i_low, i_high), float(ece), bool(holds)
+    )
+
+
+def _reliability(pa: NDArray[np.float64], ya: NDArray[np.float64]) -> tuple[list[dict[str, float]], float]:
+    """The reliability table over 5 quantile bins (empty bins left out) and the expected calibration error."""
     edges = np.quantile(pa, np.linspace(0, 1, 6))
     which = np.clip(np.searchsorted(edges[1:-1], pa, side="right"), 0, 4)
     bins, ece = [], 0.0
@@ -187,26 +218,19 @@ def calibration_check(
                 }
             )
             ece += m.sum() / len(pa) * abs(pa[m].mean() - ya[m].mean())
-    point = _slope_intercept(pa, ya) or (float("nan"), float("nan"))
+    return bins, ece
 
-    def stat(k: int) -> Any:
-        def f(idx: NDArray[np.int64]) -> float | None:
-            got = _slope_intercept(pa[idx], ya[idx])
-            return None if got is None else got[k]
 
-        return f
+def _resampled(pa: NDArray[np.float64], ya: NDArray[np.float64], k: int) -> Any:
+    """The slope (``k`` 0) or intercept (1) of a resample's indexes; None where it has one label only."""
 
-    s_low, s_high = cluster_bootstrap(groups, stat(0), resamples=resamples, seed=seed)
-    i_low, i_high = cluster_bootstrap(groups, stat(1), resamples=resamples, seed=seed)
-    holds = (
-        s_low is not None
-        and s_high is not None
-        and s_low <= 1 <= s_high
-        and i_low is not None
-        and i_high is not None
-        and i_low <= 0 <= i_high
-        and ece <= 0.05
-    )
-    return CalibrationCheck(
-        bins, (point[0], s_low, s_high), (point[1], i_low, i_high), float(ece), bool(holds)
-    )
+    def f(idx: NDArray[np.int64]) -> float | None:
+        got = _slope_intercept(pa[idx], ya[idx])
+        return None if got is None else got[k]
+
+    return f
+
+
+def _covers(low: float | None, high: float | None, value: float) -> bool:
+    """Whether an interval with both bounds contains the value."""
+    return low is not None and high is not None and low <= value <= high

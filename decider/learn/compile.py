@@ -20,40 +20,34 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ouroboros_gates.decider.analyse import Analysed
 from ouroboros_gates.decider.decide import Decided
 from ouroboros_gates.decider.features import feature_set_digest
+from ouroboros_gates.decider.learn.demos import (
+    Candidate,
+    alternates,
+    demonstrates,
+    demonstration,
+    draw_sets,
+    identity_free,
+)
 from ouroboros_gates.decider.learn.errors import LearnError, Unfinished
 from ouroboros_gates.decider.learn.folds import FoldPlan, plan_folds, seeded_order
-from ouroboros_gates.decider.learn.groups import ADVISORY
 from ouroboros_gates.decider.learn.labels import LabelledUnit, LabelSet
 from ouroboros_gates.decider.learn.metrics import balanced_brier
 from ouroboros_gates.decider.learn.programs import decide_units
+from ouroboros_gates.decider.learn.proposals import Answered, instructions, propose
 from ouroboros_gates.decider.memory import Memory
-from ouroboros_gates.decider.program import (
-    ANSWER_FORMAT,
-    BASELINE_INSTRUCTION,
-    Demo,
-    Program,
-    render_prefix,
-    render_signals,
-)
+from ouroboros_gates.decider.program import Demo, Program, render_prefix
 from ouroboros_gates.llm import BudgetExhausted, Chat, ChatRequest, LlmError
 
 __all__ = ["CompileSpec", "compile_program", "identity_free", "load_spec"]
-
-PROPOSAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"instructions": {"type": "array", "items": {"type": "string"}}},
-    "required": ["instructions"],
-}
 
 
 @dataclass(frozen=True)
@@ -88,22 +82,23 @@ def load_spec(path: Path) -> CompileSpec:
         raise LearnError(f"{path}: [compile]: missing")
     defaults = CompileSpec()
     for key, value in data.items():
-        if key not in CompileSpec.__dataclass_fields__ or key == "sha256":
-            raise LearnError(f"{path}: compile.{key}: not a compile setting")
-        if type(value) is not type(getattr(defaults, key)) and not (
-            isinstance(value, int) and isinstance(getattr(defaults, key), float)
-        ):
-            raise LearnError(f"{path}: compile.{key}: expected {type(getattr(defaults, key)).__name__}")
+        _check_setting(path, key, value, defaults)
     return replace(CompileSpec(**data), sha256=hashlib.sha256(raw).hexdigest())
 
 
-def identity_free(text: str, unit: LabelledUnit) -> bool:
-    """Whether a rationale names no repository, owner, path or advisory id of its unit."""
-    lowered = text.lower()
-    names = [unit.repo, *unit.repo.split("/"), unit.source_ref, "module."]
-    if any(n and len(n) >= 4 and n.lower() in lowered for n in names):
-        return False
-    return ADVISORY.search(text) is None
+def _check_setting(path: Path, key: str, value: Any, defaults: CompileSpec) -> None:
+    """A key of ``[compile]`` must be a setting, its value of the default's type (an int may stand for a
+    float)."""
+    if key not in CompileSpec.__dataclass_fields__ or key == "sha256":
+        raise LearnError(f"{path}: compile.{key}: not a compile setting")
+    default = getattr(defaults, key)
+    if not _of_type(value, default):
+        raise LearnError(f"{path}: compile.{key}: expected {type(default).__name__}")
+
+
+def _of_type(value: Any, default: Any) -> bool:
+    """Whether a value has the default's type (an int may stand for a float)."""
+    return type(value) is type(default) or (isinstance(value, int) and isinstance(default, float))
 
 
 class _Recording:
@@ -131,126 +126,16 @@ def _check(decided: Mapping[str, Decided]) -> None:
             raise Unfinished("compile unfinished: the budget ceiling was reached; no artifact")
 
 
-def _demo(unit: LabelledUnit, item: Analysed, d: Decided) -> Demo:
-    verdict: Literal["vulnerable", "not_vulnerable"] = "vulnerable" if unit.y else "not_vulnerable"
-    signals = render_signals(item.record.x, item.record.instruments)
-    return Demo(
-        example_id=unit.uid,
-        code=d.excerpt.text,
-        signals=signals,
-        roles=tuple(item.roles),
-        family=unit.family,
-        verdict=verdict,
-        rationale=d.decision.rationale,
-        cited_lines=tuple(d.decision.cited_lines),
-    )
-
-
-def _confidence(d: Decided) -> float:
-    s = d.raw_score or 0.5
-    return s if d.decision.verdict == "vulnerable" else 1 - s
-
-
-def _draw_sets(
-    pool: Sequence[tuple[LabelledUnit, Demo]], spec: CompileSpec
-) -> list[list[tuple[LabelledUnit, Demo]]]:
-    order = seeded_order([u.uid for u, _ in pool], spec.seed, "demos")
-    ordered = [pool_item for uid in order for pool_item in pool if pool_item[0].uid == uid]
-    sets: list[list[tuple[LabelledUnit, Demo]]] = []
-    used: set[str] = set()
-    for _ in range(spec.demo_sets):
-        chosen = _next_set(ordered, used, spec.demo_size)
-        if chosen is None:
-            break
-        used |= {u.uid for u, _ in chosen}
-        sets.append(chosen)
-    return sets
-
-
-def _next_set(
-    ordered: Sequence[tuple[LabelledUnit, Demo]], used: set[str], size: int
-) -> list[tuple[LabelledUnit, Demo]] | None:
-    """One positive, one negative and ``size - 2`` of either, none used before; None when a kind runs out."""
-    unused = [p for p in ordered if p[0].uid not in used]
-    pos, neg = _first_of(unused, 1), _first_of(unused, 0)
-    if pos is None or neg is None:
-        return None
-    chosen = [pos, neg]
-    return chosen + [p for p in unused if p not in chosen][: size - 2]
-
-
-def _first_of(ordered: Sequence[tuple[LabelledUnit, Demo]], y: int) -> tuple[LabelledUnit, Demo] | None:
-    return next((p for p in ordered if p[0].y == y), None)
-
-
-def _alternates(
-    sets: Sequence[Sequence[tuple[LabelledUnit, Demo]]],
-    pool: Sequence[tuple[LabelledUnit, Demo]],
-) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for chosen in sets:
-        for unit, _ in chosen:
-            other = next(
-                (
-                    u.uid
-                    for u, _ in pool
-                    if u.y == unit.y and u.uid != unit.uid and not set(u.frameworks) & set(unit.frameworks)
-                ),
-                None,
-            )
-            out[unit.uid] = other
-    return out
-
-
-def _brief(a: Analysed) -> str:
-    return "; ".join(render_signals(a.record.x, a.record.instruments).splitlines()[:6])
-
-
-def _propose(client: Chat, bootstrap: Sequence[tuple[LabelledUnit, Decided, Analysed]], n: int) -> list[str]:
-    errors = [
-        f"- family {u.family}; signals: {_brief(a)}"
-        f"; answered {d.decision.verdict}, label {'vulnerable' if u.y else 'not_vulnerable'}"
-        for u, d, a in bootstrap
-        if (d.decision.verdict == "vulnerable") != bool(u.y)
-    ][:20]
-    prompt = "\n".join(
-        [
-            "Propose instructions for a program that reviews one function for a security defect.",
-            "Signature: code, signals, roles, family -> verdict, family, confidence, rationale, cited_lines.",
-            "Signals are instrument observations (qr.* quick rules, bandit.* Bandit, facts.* call graph, "
-            "roles.* "
-            "inferred roles, delta.* the change); 'no coverage' is not 'no finding'.",
-            "Answers that were wrong:",
-            *(errors or ["- none"]),
-            f'Propose {n} different instructions. Answer in JSON: {{"instructions": [..]}}.',
-        ]
-    )
-    request = ChatRequest(messages=({"role": "user", "content": prompt},), schema=PROPOSAL_SCHEMA)
-    reply = client.chat(request)
-    return [_with_contract(p) for p in _proposals(reply.data)[:n]]
-
-
-def _proposals(data: Any) -> list[str]:
-    """The non-blank instructions of a proposal reply, whitespace collapsed."""
-    found = data.get("instructions", []) if isinstance(data, dict) else []
-    return [" ".join(str(t).split()) for t in found if isinstance(t, str) and t.strip()]
-
-
-def _with_contract(instruction: str) -> str:
-    """An instruction that drops the answer contract gets it appended."""
-    if re.search(r"\bjson\b", instruction, re.IGNORECASE):
-        return instruction
-    return f"{instruction}\n{ANSWER_FORMAT}"
-
-
 def _score(decided: Mapping[str, Decided], units: Sequence[LabelledUnit]) -> float:
-    rows: list[tuple[str, str, int, float]] = []
-    for u in units:
-        if u.uid in decided:
-            raw = decided[u.uid].raw_score
-            rows.append((u.family, u.group, u.y, 0.5 if raw is None else raw))
+    """The balanced Brier score of the units decided (an unscored answer counts 0.5; none decided: 0.25)."""
+    rows = [_brier_row(u, decided[u.uid]) for u in units if u.uid in decided]
     score = balanced_brier(rows)
     return 0.25 if score is None else score
+
+
+def _brier_row(unit: LabelledUnit, d: Decided) -> tuple[str, str, int, float]:
+    """A unit's family, group, label and raw score (0.5 when there is none)."""
+    return (unit.family, unit.group, unit.y, 0.5 if d.raw_score is None else d.raw_score)
 
 
 def compile_program(
@@ -283,15 +168,19 @@ def _compile_units(
 ) -> tuple[list[LabelledUnit], list[LabelledUnit]]:
     """The bootstrap candidates of ``C_boot`` and the scoring units of ``C_val``, seeded and capped."""
     with_record = [u for u in labels.units if analysed.get(u.uid) is not None]
-    boot = [u for u in with_record if u.group in plan.compile_boot]
-    val = [u for u in with_record if u.group in plan.compile_val]
     return (
-        _seeded(boot, spec.seed, "boot")[: spec.bootstrap_max],
-        _seeded(val, spec.seed, "val")[: spec.val_max],
+        _seeded(_within(with_record, plan.compile_boot), spec.seed, "boot")[: spec.bootstrap_max],
+        _seeded(_within(with_record, plan.compile_val), spec.seed, "val")[: spec.val_max],
     )
 
 
+def _within(units: Sequence[LabelledUnit], groups: frozenset[str]) -> list[LabelledUnit]:
+    """The units of these groups, in order."""
+    return [u for u in units if u.group in groups]
+
+
 def _seeded(units: Sequence[LabelledUnit], seed: int, salt: str) -> list[LabelledUnit]:
+    """The units in the seeded order of their ids."""
     return [u for uid in seeded_order([u.uid for u in units], seed, salt) for u in units if u.uid == uid]
 
 
@@ -331,8 +220,8 @@ class _Outcome:
     """What a compile found: the bootstrap pool, the demonstration sets drawn from it, every score."""
 
     asked: int
-    pool: list[tuple[LabelledUnit, Demo]]
-    sets: list[list[tuple[LabelledUnit, Demo]]]
+    pool: list[Candidate]
+    sets: list[list[Candidate]]
     demo_sets: Sequence[tuple[Demo, ...]]
     val_units: int
     configurations: list[dict[str, Any]]
@@ -343,14 +232,12 @@ class _Outcome:
 def _compile(spec: CompileSpec, boot_units: Sequence[LabelledUnit], trials: _Trials) -> _Outcome:
     """Bootstrap, draw the demonstration sets, propose instructions and score them (steps 2-4)."""
     bootstrap = _bootstrap(boot_units, trials)
-    pool = [(u, _demo(u, a, d)) for u, d, a in bootstrap if _demonstrates(u, d, spec)]
-    sets = _draw_sets(pool, spec)
-    proposals = _propose(trials.client, bootstrap, spec.proposals)
+    pool = _pool(bootstrap, spec.min_confidence)
+    sets = draw_sets(pool, spec.seed, spec.demo_sets, spec.demo_size)
+    proposals = propose(trials.client, bootstrap, spec.proposals)
     trials = replace(trials, demo_sets=[tuple(d for _, d in chosen) for chosen in sets] or [()])
-    configurations = [trials.score(source, text, 0) for source, text in _instructions(proposals)]
-    best = _best(configurations, spec.tie)
-    for set_index in range(1, len(trials.demo_sets)):
-        configurations.append(trials.score(best["instruction_source"], best["instruction"], set_index))
+    configurations = [trials.score(source, text, 0) for source, text in instructions(proposals)]
+    configurations += _other_sets(trials, _best(configurations, spec.tie))
     chosen = _best(configurations, spec.tie)
     program = trials.program(chosen["instruction_source"], chosen["instruction"], chosen["demo_set"] - 1)
     return _Outcome(
@@ -358,31 +245,25 @@ def _compile(spec: CompileSpec, boot_units: Sequence[LabelledUnit], trials: _Tri
     )
 
 
-def _bootstrap(
-    boot_units: Sequence[LabelledUnit], trials: _Trials
-) -> list[tuple[LabelledUnit, Decided, Analysed]]:
+def _pool(bootstrap: Sequence[Answered], min_confidence: float) -> list[Candidate]:
+    """The bootstrap answers that may teach, as demonstrations."""
+    return [(u, demonstration(u, a, d)) for u, d, a in bootstrap if demonstrates(u, d, min_confidence)]
+
+
+def _other_sets(trials: _Trials, best: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The best instruction scored with each demonstration set after the first."""
+    return [
+        trials.score(best["instruction_source"], best["instruction"], set_index)
+        for set_index in range(1, len(trials.demo_sets))
+    ]
+
+
+def _bootstrap(boot_units: Sequence[LabelledUnit], trials: _Trials) -> list[Answered]:
     """The program without demonstrations on the ``C_boot`` candidates: each answer with its record."""
     got = decide_units(trials.base, boot_units, trials.analysed, trials.memory, client=trials.client)
     _check(got)
     answered = [(u, got[u.uid], trials.analysed[u.uid]) for u in boot_units if u.uid in got]
     return [(u, d, a) for u, d, a in answered if a is not None]
-
-
-def _demonstrates(unit: LabelledUnit, d: Decided, spec: CompileSpec) -> bool:
-    """Whether a bootstrap answer may be a demonstration: right, confident, citing and naming no identity."""
-    verdict = d.decision.verdict
-    return (
-        (verdict == "vulnerable") == bool(unit.y)
-        and verdict != "unsure"
-        and _confidence(d) >= spec.min_confidence
-        and bool(d.decision.cited_lines)
-        and identity_free(d.decision.rationale, unit)
-    )
-
-
-def _instructions(proposals: Sequence[str]) -> list[tuple[str, str]]:
-    """The baseline and each proposal, with the source each configuration row names."""
-    return [("baseline", BASELINE_INSTRUCTION), *((f"proposed:{i + 1}", p) for i, p in enumerate(proposals))]
 
 
 def _artifact(
@@ -407,7 +288,7 @@ def _artifact(
                 "kept": len(outcome.pool),
                 "demo_sets": [[d.example_id for d in s] for s in outcome.demo_sets],
             },
-            "alternates": _alternates(outcome.sets, outcome.pool),
+            "alternates": alternates(outcome.sets, outcome.pool),
             "val_units": outcome.val_units,
             "response_cache_digest": cache_digest,
         },
@@ -429,4 +310,5 @@ def _best(configurations: Sequence[dict[str, Any]], tie: float) -> dict[str, Any
 
 
 def _digest(items: Sequence[str]) -> str:
+    """The SHA-256 of the items, one a line."""
     return hashlib.sha256("\n".join(items).encode()).hexdigest()

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ouroboros_gates.decider.analyse import Analysed
 from ouroboros_gates.decider.features import feature_set_digest
@@ -29,6 +29,11 @@ from ouroboros_gates.decider.instruments.base import RULESET, digest_files
 from ouroboros_gates.decider.learn.errors import LearnError
 from ouroboros_gates.decider.learn.sources import Source
 from ouroboros_gates.schemas import FeatureRecord
+
+if TYPE_CHECKING:  # read lazily where they are used, for start-up speed
+    from ouroboros_gates.decider.learn.benchmark_cases import Case
+    from ouroboros_gates.decider.learn.labels import LabelledUnit
+    from ouroboros_gates.decider.memory import MemoryExample
 
 __all__ = ["Labelled", "Located", "analyse_source", "instruments_digest", "locate"]
 
@@ -113,30 +118,29 @@ def _units(located: Located, priors: Priors, workdir: Path, progress: Progress |
 
     labels = build_labels([located.folder], default_allow_list())
     analysed = analyse_units(labels.units, workdir, progress, priors=priors)
-    out = []
-    for u in labels.units:
-        item = analysed.get(u.uid)
-        qr, bandit = _said([item] if item is not None else [])
-        records = ((dict(item.record.x), _states(item.record)),) if item is not None else ()
-        out.append(
-            Labelled(
-                u.source,
-                u.uid,
-                u.source_ref,
-                u.group,
-                u.family,
-                u.language,
-                u.unit,
-                u.direction,
-                u.y,
-                records,
-                qr,
-                bandit,
-                qr,
-                bandit,
-            )
-        )
-    return out
+    return [_labelled_unit(u, analysed.get(u.uid)) for u in labels.units]
+
+
+def _labelled_unit(u: LabelledUnit, item: Analysed | None) -> Labelled:
+    """A pair's unit with its record (none: a reach miss) and what its instruments said."""
+    qr, bandit = _said([item] if item is not None else [])
+    records = ((dict(item.record.x), _states(item.record)),) if item is not None else ()
+    return Labelled(
+        u.source,
+        u.uid,
+        u.source_ref,
+        u.group,
+        u.family,
+        u.language,
+        u.unit,
+        u.direction,
+        u.y,
+        records,
+        qr,
+        bandit,
+        qr,
+        bandit,
+    )
 
 
 def _cases(located: Located, priors: Priors, jobs: int, progress: Progress | None) -> list[Labelled]:
@@ -146,32 +150,32 @@ def _cases(located: Located, priors: Priors, jobs: int, progress: Progress | Non
     code = located.folder / (source.code or "")
     cases = load_cases(code, located.folder / (source.expected or ""))
     analysed, _skipped = analyse_cases(cases, code, jobs=jobs, progress=progress, priors=priors)
-    out = []
-    for case in cases:
-        every = analysed.get(case.name, [])
-        mine = [a for a in every if a.candidate.family == case.family]
-        qr, bandit = _said(mine)
-        qr_any, bandit_any = _said(every)
-        records = tuple((dict(a.record.x), _states(a.record)) for a in mine)
-        out.append(
-            Labelled(
-                source.id,
-                case.name,
-                case.name,
-                case.group,
-                case.family,
-                mine[0].language if mine else _language(case.path),
-                "pin",
-                "case",
-                case.y,
-                records,
-                qr,
-                bandit,
-                qr_any,
-                bandit_any,
-            )
-        )
-    return out
+    return [_labelled_case(source.id, case, analysed.get(case.name, [])) for case in cases]
+
+
+def _labelled_case(source_id: str, case: Case, every: Sequence[Analysed]) -> Labelled:
+    """A benchmark case with the records of its family's candidates, and what the instruments said of its
+    family and of any family in its file."""
+    mine = [a for a in every if a.candidate.family == case.family]
+    qr, bandit = _said(mine)
+    qr_any, bandit_any = _said(every)
+    records = tuple((dict(a.record.x), _states(a.record)) for a in mine)
+    return Labelled(
+        source_id,
+        case.name,
+        case.name,
+        case.group,
+        case.family,
+        mine[0].language if mine else _language(case.path),
+        "pin",
+        "case",
+        case.y,
+        records,
+        qr,
+        bandit,
+        qr_any,
+        bandit_any,
+    )
 
 
 def _language(path: str) -> str:
@@ -186,43 +190,44 @@ def _seed(located: Located) -> list[Labelled]:
     memory, missed = build_seed_memory(located.folder)
     if missed:
         raise LearnError(f"source {located.source.id}: labels match no candidate: {', '.join(missed)}")
-    found = []
-    for e in memory.examples:
-        states = {k: v.state.value for k, v in sorted(e.example.instruments.items())}
-        found.append(
-            Labelled(
-                located.source.id,
-                e.id,
-                e.id,
-                e.group,
-                e.family,
-                e.example.language,
-                e.unit,
-                "seed",
-                e.y,
-                ((dict(e.example.x), states),),
-                False,
-                False,
-                False,
-                False,
-            )
-        )
-    return found
+    return [_labelled_seed(located.source.id, e) for e in memory.examples]
+
+
+def _labelled_seed(source_id: str, e: MemoryExample) -> Labelled:
+    """A seed memory example as a labelled unit (the seed's examples carry no instrument findings)."""
+    states = {k: v.state.value for k, v in sorted(e.example.instruments.items())}
+    return Labelled(
+        source_id,
+        e.id,
+        e.id,
+        e.group,
+        e.family,
+        e.example.language,
+        e.unit,
+        "seed",
+        e.y,
+        ((dict(e.example.x), states),),
+        False,
+        False,
+        False,
+        False,
+    )
 
 
 def _cache_path(cache_dir: Path, located: Located, priors: Priors) -> Path:
     """Keyed by the folder, the instruments and, for a source inside the repository (small, and edited with
     the code: the seed, the seeded pairs), the content of its files."""
-    content = ""
-    if located.source.path is not None:
-        files = [
-            p for p in sorted(located.folder.rglob("*")) if p.is_file() and p.suffix != ".gz"
-        ]  # not the memory
-        content = digest_files(files)
+    content = _content_digest(located.folder) if located.source.path is not None else ""
     key = hashlib.sha256(
         f"{located.folder.resolve()}\0{instruments_digest()}\0{content}".encode()
     ).hexdigest()
     return cache_dir / f"{located.source.id}-{priors}-{key[:16]}.jsonl.gz"
+
+
+def _content_digest(folder: Path) -> str:
+    """The digest of a folder's files (not the memory: its ``.gz``)."""
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix != ".gz"]
+    return digest_files(files)
 
 
 def analyse_source(
@@ -232,21 +237,32 @@ def analyse_source(
     not changed since it was written)."""
     path = _cache_path(cache_dir, located, priors)
     if path.exists():
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            return [_from_json(json.loads(line)) for line in fh if line.strip()]
-    kind = located.source.kind
-    if kind in ("pairs", "sven"):
-        found = _units(located, priors, cache_dir / "work", progress)
-    elif kind == "benchmark":
-        found = _cases(located, priors, jobs, progress)
-    elif kind == "seed":
-        found = _seed(located)
-    else:
-        raise LearnError(f"source {located.source.id}: kind {kind!r} has no labelled units to analyse here")
+        return _read_cache(path)
+    found = _analyse(located, priors, cache_dir, jobs, progress)
     cache_dir.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt", encoding="utf-8") as fh:
         fh.writelines(json.dumps(asdict(item), sort_keys=True) + "\n" for item in found)
     return found
+
+
+def _read_cache(path: Path) -> list[Labelled]:
+    """The labelled units a cache file holds, one JSON line each."""
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return [_from_json(json.loads(line)) for line in fh if line.strip()]
+
+
+def _analyse(
+    located: Located, priors: Priors, cache_dir: Path, jobs: int, progress: Progress | None
+) -> list[Labelled]:
+    """A source's labelled units, read as its kind is: pairs, a benchmark, or the seed."""
+    kind = located.source.kind
+    if kind in ("pairs", "sven"):
+        return _units(located, priors, cache_dir / "work", progress)
+    if kind == "benchmark":
+        return _cases(located, priors, jobs, progress)
+    if kind == "seed":
+        return _seed(located)
+    raise LearnError(f"source {located.source.id}: kind {kind!r} has no labelled units to analyse here")
 
 
 def _from_json(data: dict[str, Any]) -> Labelled:

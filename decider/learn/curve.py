@@ -35,13 +35,18 @@ def fit_power_law(n: Sequence[float], m: Sequence[float]) -> tuple[float, float,
         return None
     best: tuple[float, float, float, float] | None = None
     for c in _C_GRID:
-        design = np.column_stack([np.ones_like(x), -(x**-c)])
-        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
-        sse = float(np.sum((design @ coef - y) ** 2))
+        sse, a, b = _least_squares(x, y, c)
         if best is None or sse < best[0] - 1e-12:
-            best = (sse, float(coef[0]), float(coef[1]), float(c))
+            best = (sse, a, b, float(c))
     assert best is not None
     return best[1], best[2], best[3]
+
+
+def _least_squares(x: np.ndarray, y: np.ndarray, c: float) -> tuple[float, float, float]:
+    """The squared error and ``(a, b)`` of the best fit with this ``c``."""
+    design = np.column_stack([np.ones_like(x), -(x**-c)])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    return float(np.sum((design @ coef - y) ** 2)), float(coef[0]), float(coef[1])
 
 
 def projection(
@@ -54,11 +59,19 @@ def projection(
 ) -> dict[str, float] | str:
     """m at 1.5x and 2x the memory, only when the interval on c excludes 0 and stays inside the fit's
     bounds."""
+    why = _not_projected(low, high)
+    if why is not None:
+        return why
+    return {f"{k}x": a - b * (k * top) ** -c for k in (1.5, 2.0)}
+
+
+def _not_projected(low: float | None, high: float | None) -> str | None:
+    """Why the interval on c allows no projection: it does not exclude 0, or it reaches the fit's bound."""
     if low is None or high is None or low <= _C_GRID[1]:
         return "not projected: the interval on c does not exclude 0 (a flat curve)"
     if high >= _C_GRID[-1]:
         return f"not projected: the interval on c reaches the fit's bound {_C_GRID[-1]:.0f} (c unidentified)"
-    return {f"{k}x": a - b * (k * top) ** -c for k in (1.5, 2.0)}
+    return None
 
 
 def _subset(
@@ -68,11 +81,22 @@ def _subset(
     size: int,
     seed: int,
 ) -> list[LabelledUnit]:
-    evaluated = {g for f in plan.outer for g in f.eval_groups}
+    """Up to ``size`` analysed units of the outer folds' evaluated groups, dealt a family at a time."""
+    evaluated = _fold_of(plan)
     pool = [u for u in units if u.group in evaluated and analysed.get(u.uid) is not None]
-    ordered = _seeded_by_family(pool, seed)
+    return _deal(_seeded_by_family(pool, seed), min(size, len(pool)), size)
+
+
+def _fold_of(plan: FoldPlan) -> dict[str, Any]:
+    """The outer fold that evaluates each group."""
+    return {g: f for f in plan.outer for g in f.eval_groups}
+
+
+def _deal(ordered: dict[str, list[LabelledUnit]], total: int, size: int) -> list[LabelledUnit]:
+    """Units taken a family at a time, in family order, until ``total`` are dealt (a round stops at
+    ``size``)."""
     out: list[LabelledUnit] = []
-    while len(out) < min(size, len(pool)):
+    while len(out) < total:
         for family in sorted(ordered):
             if ordered[family] and len(out) < size:
                 out.append(ordered[family].pop(0))
@@ -84,31 +108,46 @@ def _seeded_by_family(pool: Sequence[LabelledUnit], seed: int) -> dict[str, list
     by_family: dict[str, list[LabelledUnit]] = {}
     for u in pool:
         by_family.setdefault(u.family, []).append(u)
-    return {
-        f: [next(u for u in us if u.uid == uid) for uid in seeded_order([u.uid for u in us], seed, "curve")]
-        for f, us in by_family.items()
-    }
+    return {f: _seeded(us, seed) for f, us in by_family.items()}
+
+
+def _seeded(units: Sequence[LabelledUnit], seed: int) -> list[LabelledUnit]:
+    """The units in the seeded order of their ids."""
+    return [
+        next(u for u in units if u.uid == uid) for uid in seeded_order([u.uid for u in units], seed, "curve")
+    ]
+
+
+class _Scored:
+    """A point's units with their scores as arrays, so each bootstrap statistic reads a few of them."""
+
+    def __init__(self, units: Sequence[LabelledUnit], scores: Sequence[Score]) -> None:
+        self.groups = [u.group for u in units]
+        self.y = np.array([u.y for u in units], dtype=np.float64)
+        self.s = np.array([sc.s for sc in scores], dtype=np.float64)
+        self.fam = [u.family for u in units]
+
+    def pr(self, idx: np.ndarray) -> float | None:
+        return average_precision(self.y[idx], self.s[idx])
+
+    def brier(self, idx: np.ndarray) -> float | None:
+        return balanced_brier([(self.fam[i], self.groups[i], int(self.y[i]), float(self.s[i])) for i in idx])
+
+    def interval(self, stat: Callable[[np.ndarray], float | None]) -> dict[str, Any]:
+        """The statistic on every unit, with its repository-bootstrap interval."""
+        value = stat(np.arange(len(self.groups)))
+        low, high = cluster_bootstrap(self.groups, stat, resamples=500, seed=0)
+        return {"value": value, "low": low, "high": high}
 
 
 def _point(units: Sequence[LabelledUnit], scores: Sequence[Score]) -> dict[str, Any]:
-    groups = [u.group for u in units]
-    y = np.array([u.y for u in units], dtype=np.float64)
-    s = np.array([sc.s for sc in scores], dtype=np.float64)
-    fam = [u.family for u in units]
-
-    def pr(idx: np.ndarray) -> float | None:
-        return average_precision(y[idx], s[idx])
-
-    def brier(idx: np.ndarray) -> float | None:
-        return balanced_brier([(fam[i], groups[i], int(y[i]), float(s[i])) for i in idx])
-
-    out: dict[str, Any] = {}
-    for name, stat in (("pr_auc", pr), ("balanced_brier", brier)):
-        value = stat(np.arange(len(units)))
-        low, high = cluster_bootstrap(groups, stat, resamples=500, seed=0)
-        out[name] = {"value": value, "low": low, "high": high}
-    out["share_unsure"] = float(np.mean([sc.unsure for sc in scores])) if scores else None
-    return out
+    """PR-AUC and balanced Brier of a point with intervals, and its share of unsure answers."""
+    scored = _Scored(units, scores)
+    return {
+        "pr_auc": scored.interval(scored.pr),
+        "balanced_brier": scored.interval(scored.brier),
+        "share_unsure": float(np.mean([sc.unsure for sc in scores])) if scores else None,
+    }
 
 
 def learning_curve(
@@ -125,7 +164,7 @@ def learning_curve(
     """The curve's points, the power-law fit with its interval on c, and projections where they are
     allowed."""
     subset = _subset(units, plan, analysed, size, seed)
-    fold_of = {g: f for f in plan.outer for g in f.eval_groups}
+    fold_of = _fold_of(plan)
     sources = sorted({e.source for e in memory.examples})
     points, per_unit = [], []
     for config in _configs(sources):
@@ -133,17 +172,7 @@ def learning_curve(
         scorer = make_scorer(restricted)
         scores = [scorer(u, fold_of[u.group]) for u in subset]
         per_unit.append(scores)
-        kind, share, draw, keep_sources = config
-        points.append(
-            {
-                "kind": kind,
-                "share": share,
-                "draw": draw,
-                "sources": sorted(keep_sources or sources),
-                "memory_groups": len({e.group for e in restricted.examples}),
-                **_point(subset, scores),
-            }
-        )
+        points.append({**_described(config, sources, restricted), **_point(subset, scores)})
     return {
         "subset_units": len(subset),
         "subset_groups": len({u.group for u in subset}),
@@ -155,6 +184,18 @@ def learning_curve(
 _Config = tuple[str, float, int, frozenset[str] | None]
 """A point of the curve: ``size`` (a share of the memory's groups, drawn ``draw``) or ``sources`` (the first
 few sources)."""
+
+
+def _described(config: _Config, sources: Sequence[str], restricted: Memory) -> dict[str, Any]:
+    """What a point of the curve kept: its kind, share and draw, the sources, and the memory groups."""
+    kind, share, draw, keep_sources = config
+    return {
+        "kind": kind,
+        "share": share,
+        "draw": draw,
+        "sources": sorted(keep_sources or sources),
+        "memory_groups": len({e.group for e in restricted.examples}),
+    }
 
 
 def _configs(sources: Sequence[str]) -> list[_Config]:
@@ -169,21 +210,28 @@ def _restricted(memory: Memory, config: _Config, seed: int) -> Memory:
     """The memory a point of the curve scores with."""
     kind, share, draw, keep_sources = config
     if kind == "size":
-        groups = sorted({e.group for e in memory.examples})
-        kept = set(seeded_order(groups, seed + draw, "share")[: round(share * len(groups))])
-        return Memory(e for e in memory.examples if e.group in kept)
+        return _share_of_groups(memory, share, seed + draw)
     return Memory(e for e in memory.examples if keep_sources and e.source in keep_sources)
+
+
+def _share_of_groups(memory: Memory, share: float, seed: int) -> Memory:
+    """The memory's examples of a seeded ``share`` of its repository groups."""
+    groups = sorted({e.group for e in memory.examples})
+    kept = set(seeded_order(groups, seed, "share")[: round(share * len(groups))])
+    return Memory(e for e in memory.examples if e.group in kept)
 
 
 def _c_of(
     idx: np.ndarray, y: np.ndarray, n: Sequence[int], per_size: Sequence[Sequence[Score]]
 ) -> float | None:
     """The power law's c refitted on one resample of the units (None: a size without a PR-AUC)."""
-    values = [average_precision(y[idx], np.array([s[i].s for i in idx])) for s in per_size]
-    if any(v is None for v in values):
-        return None
-    got = fit_power_law(n, [float(v) for v in values if v is not None])
+    got = _fit_sizes(n, [_resampled_pr_auc(idx, y, s) for s in per_size])
     return None if got is None else got[2]
+
+
+def _resampled_pr_auc(idx: np.ndarray, y: np.ndarray, scores: Sequence[Score]) -> float | None:
+    """The PR-AUC of one memory size's scores on a resample of the units."""
+    return average_precision(y[idx], np.array([scores[i].s for i in idx]))
 
 
 def _sized(
@@ -204,17 +252,36 @@ def _fit(
     resamples: int,
     seed: int,
 ) -> dict[str, Any]:
+    """The power law fitted to PR-AUC against memory groups, its interval on c and the projections (or why
+    there is no fit)."""
     sized = _sized(points, per_unit)
     n = [p["memory_groups"] for p, _ in sized]
-    m = [p["pr_auc"]["value"] for p, _ in sized]
-    if any(v is None for v in m) or (fit := fit_power_law(n, m)) is None:
+    fit = _fit_sizes(n, [p["pr_auc"]["value"] for p, _ in sized])
+    if fit is None:
         return {"fitted": False, "reason": "insufficient data (fewer than three memory sizes with a PR-AUC)"}
     a, b, c = fit
-    y = np.array([u.y for u in subset], dtype=np.float64)
-    scores = [s for _, s in sized]
-    low, high = cluster_bootstrap(
-        [u.group for u in subset], lambda idx: _c_of(idx, y, n, scores), resamples=resamples, seed=seed
-    )
+    low, high = _c_interval(subset, n, [s for _, s in sized], resamples, seed)
     out: dict[str, Any] = {"fitted": True, "a": a, "b": b, "c": c, "c_low": low, "c_high": high}
     out["projection"] = projection(a, b, c, low, high, max(n))
     return out
+
+
+def _fit_sizes(n: Sequence[int], m: Sequence[float | None]) -> tuple[float, float, float] | None:
+    """The power law over the memory sizes; None when a size has no PR-AUC or there are fewer than three."""
+    if any(v is None for v in m):
+        return None
+    return fit_power_law(n, [float(v) for v in m if v is not None])
+
+
+def _c_interval(
+    subset: Sequence[LabelledUnit],
+    n: Sequence[int],
+    scores: Sequence[Sequence[Score]],
+    resamples: int,
+    seed: int,
+) -> tuple[float | None, float | None]:
+    """The repository-bootstrap interval on the power law's c."""
+    y = np.array([u.y for u in subset], dtype=np.float64)
+    return cluster_bootstrap(
+        [u.group for u in subset], lambda idx: _c_of(idx, y, n, scores), resamples=resamples, seed=seed
+    )

@@ -1,28 +1,24 @@
 """Outer-fold evaluation: score every unit with memory outside its fold, calibrate cross-fitted, choose the
 operating points on the other folds, and summarise with repository-cluster bootstrap intervals.
 
-The program is a ``Scorer``: ``scorer(unit, fold) -> Score``. It must retrieve only examples the fold
+Scoring is in ``scoring`` and the cross-fitted calibration and operating points in ``crossfit``. The
+program is a ``Scorer``: ``scorer(unit, fold) -> Score``. It must retrieve only examples the fold
 allows (none of its evaluation groups); the memory-vote program does so through ``retrieve.eligible``.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ouroboros_gates.decider.learn.calibrate import (
-    CalibrationCheck,
-    CalibrationMap,
-    calibration_check,
-    fit_map,
-)
+from ouroboros_gates.decider.learn.calibrate import CalibrationCheck, calibration_check, fit_map
+from ouroboros_gates.decider.learn.crossfit import calibration_rows, cross_fit
 from ouroboros_gates.decider.learn.folds import Fold, FoldPlan
-from ouroboros_gates.decider.learn.labels import LabelledUnit, LabelSet
+from ouroboros_gates.decider.learn.labels import LabelSet
 from ouroboros_gates.decider.learn.metrics import (
     Interval,
     Prediction,
@@ -30,146 +26,10 @@ from ouroboros_gates.decider.learn.metrics import (
     cluster_bootstrap,
     summarise,
 )
-from ouroboros_gates.decider.learn.operating import OperatingPoints, Scored, choose_points
+from ouroboros_gates.decider.learn.operating import Scored, choose_points
+from ouroboros_gates.decider.learn.scoring import ALL, Raw, Score, Scorer, score_folds
 
-__all__ = ["ALL", "Evaluation", "Score", "Scorer", "cross_fit", "evaluate", "score_folds"]
-
-ALL = "*"
-
-
-@dataclass(frozen=True)
-class Score:
-    """A program's raw score for one unit, whether its majority verdict is ``unsure``, and what it cost."""
-
-    s: float
-    unsure: bool = False
-    usd: float = 0.0
-    cached: bool = True
-    reach_miss: bool = False  # no instrument surfaced the unit: DROP, counted against recall
-
-
-class Scorer(Protocol):
-    """A program under evaluation."""
-
-    def __call__(self, unit: LabelledUnit, fold: Fold, /) -> Score: ...
-
-
-@dataclass(frozen=True)
-class Raw:
-    """A scored unit before calibration."""
-
-    unit: LabelledUnit
-    fold: str
-    score: Score
-
-
-def score_folds(
-    units: Sequence[LabelledUnit],
-    folds: Sequence[Fold],
-    scorer: Scorer,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[Raw]:
-    """Score every unit of every evaluated fold, with that fold's memory boundary."""
-    out: list[Raw] = []
-    pending = [(u, f) for f in folds if f.insufficient is None for u in units if u.group in f.eval_groups]
-    for i, (u, f) in enumerate(pending):
-        out.append(Raw(u, f.name, scorer(u, f)))
-        if progress is not None:
-            progress(i + 1, len(pending))
-    return out
-
-
-def _rows(raws: Sequence[Raw], family: str | None) -> list[tuple[str, str, int, float]]:
-    return [
-        (ALL if family == ALL else r.unit.family, r.unit.group, r.unit.y, r.score.s)
-        for r in raws
-        if (family in (None, ALL) or r.unit.family == family) and not r.score.reach_miss
-    ]
-
-
-def cross_fit(raws: Sequence[Raw], pooled: bool = False) -> tuple[list[Prediction], dict[str, Any]]:
-    """Calibrate fold j with a map fitted on the other folds; choose operating points the same way.
-
-    ``pooled`` fits one map and one pair of operating points across all families (the ``*`` stratum).
-    """
-    by_fold: dict[str, list[Raw]] = defaultdict(list)
-    for r in raws:
-        by_fold[r.fold].append(r)
-    calibrated, maps = _calibrated(raws, by_fold, pooled)
-    points: dict[str, dict[str, Any]] = {}
-    preds: list[Prediction] = []
-    for name in sorted(by_fold):
-        chosen = _fold_points(calibrated, name, pooled)
-        points[name] = {f: vars(op) for f, op in chosen.items()}
-        preds += [
-            _prediction(r, p, chosen[ALL if pooled else r.unit.family], name)
-            for r, p in calibrated
-            if r.fold == name
-        ]
-    return preds, {"maps": maps, "operating_points": points}
-
-
-Calibrated = list[tuple[Raw, float | None]]
-
-
-def _calibrated(
-    raws: Sequence[Raw], by_fold: dict[str, list[Raw]], pooled: bool
-) -> tuple[Calibrated, dict[str, dict[str, Any]]]:
-    """Each fold's units calibrated by a map fitted on the other folds (None: a reach miss); the maps."""
-    calibrated: Calibrated = []
-    maps: dict[str, dict[str, Any]] = {}
-    for name, held in sorted(by_fold.items()):
-        rest = [r for r in raws if r.fold != name]
-        cmap: CalibrationMap = fit_map(_rows(rest, ALL if pooled else None))
-        maps[name] = cmap.as_dict()
-        calibrated += [(r, _calibrate(cmap, r, pooled)) for r in held]
-    return calibrated, maps
-
-
-def _calibrate(cmap: CalibrationMap, r: Raw, pooled: bool) -> float | None:
-    return None if r.score.reach_miss else cmap.apply(ALL if pooled else r.unit.family, r.score.s)
-
-
-def _fold_points(calibrated: Calibrated, name: str, pooled: bool) -> dict[str, OperatingPoints]:
-    """Fold ``name``'s operating points per family (or pooled), chosen on the other folds' delta units."""
-    families = {ALL} if pooled else {r.unit.family for r, _ in calibrated if r.fold == name}
-    return {f: choose_points(_elsewhere(calibrated, name, f, pooled)) for f in sorted(families)}
-
-
-def _elsewhere(calibrated: Calibrated, name: str, family: str, pooled: bool) -> list[Scored]:
-    """The other folds' calibrated, surfaced delta units of ``family`` (every family when pooled)."""
-    return [
-        Scored(p, r.unit.y, r.score.unsure)
-        for r, p in calibrated
-        if r.fold != name
-        and p is not None
-        and r.unit.is_delta
-        and not r.score.reach_miss
-        and (pooled or r.unit.family == family)
-    ]
-
-
-def _prediction(r: Raw, p_fitted: float | None, op: OperatingPoints, fold: str) -> Prediction:
-    """A unit's out-of-fold prediction: a reach miss is DROP, an uncalibrated unit ADVISORY."""
-    p = 0.0 if r.score.reach_miss else p_fitted
-    action = op.action(p, r.score.unsure) if p is not None else "ADVISORY"
-    action = "DROP" if r.score.reach_miss else action
-    return Prediction(
-        uid=r.unit.uid,
-        group=r.unit.group,
-        family=r.unit.family,
-        language=r.unit.language,
-        source=r.unit.source,
-        direction=r.unit.direction,
-        delta=r.unit.is_delta,
-        y=r.unit.y,
-        s=r.score.s,
-        p=p,
-        unsure=r.score.unsure,
-        action=action,
-        fold=fold,
-        reach_miss=r.score.reach_miss,
-    )
+__all__ = ["ALL", "Evaluation", "Raw", "Score", "Scorer", "cross_fit", "evaluate", "score_folds"]
 
 
 def _withhold_block(preds: list[Prediction], family: str | None) -> list[Prediction]:
@@ -190,26 +50,31 @@ def _block_folds(points: dict[str, dict[str, Any]], family: str) -> str:
 
 def _reach(raws: Sequence[Raw]) -> dict[str, Any]:
     """Labelled positives an instrument surfaced, per family (reach misses count against recall)."""
-    out: dict[str, Any] = {}
-    for family in sorted({r.unit.family for r in raws}):
-        pos = [r for r in raws if r.unit.family == family and r.unit.y == 1]
-        out[family] = {"positives": len(pos), "surfaced": sum(not r.score.reach_miss for r in pos)}
-    return out
+    return {family: _reach_of(raws, family) for family in sorted({r.unit.family for r in raws})}
+
+
+def _reach_of(raws: Sequence[Raw], family: str) -> dict[str, int]:
+    """A family's labelled positives, and how many of them an instrument surfaced."""
+    pos = [r for r in raws if r.unit.family == family and r.unit.y == 1]
+    return {"positives": len(pos), "surfaced": sum(not r.score.reach_miss for r in pos)}
 
 
 def _adopted(raws: Sequence[Raw], preds: Sequence[Prediction]) -> dict[str, Any]:
     """What an adopted program carries: the map refitted on all out-of-fold predictions, and operating points
     chosen on all of them (each fold's own were chosen without it)."""
-    cmap = fit_map(_rows(raws, None))
-    points = {}
-    for family in sorted(cmap.params):
-        scored = [
-            Scored(p.p, p.y, p.unsure)
-            for p in preds
-            if p.family == family and p.p is not None and p.delta and not p.reach_miss
-        ]
-        points[family] = vars(choose_points(scored))
+    cmap = fit_map(calibration_rows(raws, None))
+    points = {family: vars(choose_points(_surfaced_deltas(preds, family))) for family in sorted(cmap.params)}
     return {"calibration": cmap.as_dict(), "operating_points": points}
+
+
+def _surfaced_deltas(preds: Sequence[Prediction], family: str) -> list[Scored]:
+    """A family's calibrated, surfaced delta units, as the operating points are chosen on them."""
+    return [Scored(p.p, p.y, p.unsure) for p in preds if p.p is not None and _surfaced_delta(p, family)]
+
+
+def _surfaced_delta(p: Prediction, family: str) -> bool:
+    """Whether a prediction is a delta unit of the family that an instrument surfaced."""
+    return p.family == family and p.delta and not p.reach_miss
 
 
 def _raw_pr_auc(
@@ -236,15 +101,22 @@ def _held_out(
     for fold in folds:
         if fold.insufficient is not None:
             out[fold.name] = fold.insufficient
-            continue
-        raws = [r for r in score_folds(labels.units, [fold], scorer) if not r.score.reach_miss]
-        value, low, high = _raw_pr_auc(raws, resamples, seed)
-        out[fold.name] = {
-            "repositories": len(fold.eval_groups),
-            "scored_units": len(raws),
-            "pr_auc_raw": Interval(value, low, high).as_dict(),
-        }
+        else:
+            out[fold.name] = _held_out_slice(labels, fold, scorer, resamples, seed)
     return out
+
+
+def _held_out_slice(
+    labels: LabelSet, fold: Fold, scorer: Scorer, resamples: int, seed: int
+) -> dict[str, Any]:
+    """One held-out slice: its repositories, the units an instrument surfaced, and their raw PR-AUC."""
+    raws = [r for r in score_folds(labels.units, [fold], scorer) if not r.score.reach_miss]
+    value, low, high = _raw_pr_auc(raws, resamples, seed)
+    return {
+        "repositories": len(fold.eval_groups),
+        "scored_units": len(raws),
+        "pr_auc_raw": Interval(value, low, high).as_dict(),
+    }
 
 
 @dataclass(frozen=True)
@@ -264,16 +136,29 @@ def _stratum(preds: Sequence[Prediction], resamples: int, seed: int, check: bool
 
 def _block_check(preds: Sequence[Prediction], resamples: int, seed: int) -> dict[str, Any]:
     """Whether BLOCK may be offered: the calibration holds on the surfaced units and some unit reaches it."""
-    scored = [
-        p for p in preds if p.p is not None and not p.reach_miss
-    ]  # the map was fitted on surfaced units
+    scored = _surfaced(preds)
     if not scored:
         return {"block_offered": False, "block_reason": "nothing surfaced"}
     cal = _calibration(scored, resamples, seed)
     reachable = any(p.action == "BLOCK" for p in preds)
     offered = cal.holds and reachable
-    reason = None if offered else ("precision_unreachable" if not reachable else "calibration")
-    return {"calibration": cal.as_dict(), "block_offered": offered, "block_reason": reason}
+    return {
+        "calibration": cal.as_dict(),
+        "block_offered": offered,
+        "block_reason": _withheld_because(offered, reachable),
+    }
+
+
+def _surfaced(preds: Sequence[Prediction]) -> list[Prediction]:
+    """The calibrated units an instrument surfaced (the map was fitted on surfaced units)."""
+    return [p for p in preds if p.p is not None and not p.reach_miss]
+
+
+def _withheld_because(offered: bool, reachable: bool) -> str | None:
+    """Why BLOCK is not offered: no unit reaches its threshold, or the calibration check failed."""
+    if offered:
+        return None
+    return "precision_unreachable" if not reachable else "calibration"
 
 
 def _calibration(scored: Sequence[Prediction], resamples: int, seed: int) -> CalibrationCheck:
@@ -300,12 +185,11 @@ def evaluate(
     raws = list(raws) if raws is not None else score_folds(labels.units, plan.outer, scorer)
     per_family, detail = cross_fit(raws)
     pooled, pooled_detail = cross_fit(raws, pooled=True)
-    # a family without a calibration map in some fold has no calibrated p there: no engine decision, no number
-    uncalibrated = {p.family for p in per_family if p.p is None}
+    uncalibrated = _uncalibrated_families(per_family)
     families, per_family = _families(per_family, uncalibrated, detail, resamples, seed)
     pooled_out = _stratum(pooled, resamples, seed, check=True)
     pooled_out["block_folds"] = _block_folds(pooled_detail["operating_points"], ALL)
-    decided = [p for p in per_family if p.family not in uncalibrated]
+    decided = _calibrated_families(per_family, uncalibrated)
     data = {
         "program": program or {},
         "label_set_digest": labels.digest,
@@ -332,6 +216,17 @@ def evaluate(
     return Evaluation(data=data, predictions=tuple(per_family))
 
 
+def _uncalibrated_families(per_family: Sequence[Prediction]) -> set[str]:
+    """The families without a calibration map in some fold: no calibrated p there, so no engine decision and
+    no number."""
+    return {p.family for p in per_family if p.p is None}
+
+
+def _calibrated_families(per_family: Sequence[Prediction], uncalibrated: set[str]) -> list[Prediction]:
+    """The predictions of the families with a calibration map in every fold."""
+    return [p for p in per_family if p.family not in uncalibrated]
+
+
 def _pr_auc(pooled: dict[str, Any], families: dict[str, Any]) -> dict[str, Any]:
     """Both bases side by side: delta units (a change, as a push is decided; BLOCK's unit) and pin units (a
     function alone, as a scan sees it), pooled (``*``) and per measured family."""
@@ -353,16 +248,28 @@ def _families(
     whose calibration check failed."""
     families: dict[str, Any] = {}
     for family in sorted({p.family for p in per_family}):
-        preds = [p for p in per_family if p.family == family]
+        preds = _of_family(per_family, family)
         if family in uncalibrated:
             families[family] = _uncalibrated(preds)
             continue
         out = _stratum(preds, resamples, seed, check=True)
         if out.get("block_reason") == "calibration":
-            per_family = [*(p for p in per_family if p.family != family), *_withhold_block(preds, family)]
+            per_family = _block_withheld(per_family, preds, family)
         out["block_folds"] = _block_folds(detail["operating_points"], family)
         families[family] = out
     return families, per_family
+
+
+def _of_family(preds: Sequence[Prediction], family: str) -> list[Prediction]:
+    """The predictions of one family."""
+    return [p for p in preds if p.family == family]
+
+
+def _block_withheld(
+    per_family: Sequence[Prediction], preds: list[Prediction], family: str
+) -> list[Prediction]:
+    """The other families' predictions, then this family's with BLOCK withheld."""
+    return [*(p for p in per_family if p.family != family), *_withhold_block(preds, family)]
 
 
 def _uncalibrated(preds: Sequence[Prediction]) -> dict[str, Any]:

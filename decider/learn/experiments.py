@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ouroboros_gates.decider.learn.folds import seeded_order
 from ouroboros_gates.decider.learn.metrics import cluster_bootstrap
@@ -49,6 +50,16 @@ class Outcome:
     usd_a: float = 0.0
     usd_b: float = 0.0
 
+    @property
+    def b_only(self) -> bool:
+        """A discordant unit where only arm B succeeded."""
+        return bool(self.b and not self.a)
+
+    @property
+    def a_only(self) -> bool:
+        """A discordant unit where only arm A succeeded."""
+        return bool(self.a and not self.b)
+
 
 def arm_order(unit: str, seed: int) -> tuple[str, str]:
     """Which arm runs first for a unit: a seeded coin per unit, so provider drift does not align with arms."""
@@ -68,8 +79,8 @@ def binomial_cdf(k: int, n: int, p: float = 0.5) -> float:
 
 def mcnemar_exact(outcomes: Sequence[Outcome]) -> tuple[int, int, float]:
     """``(b, c, p)``: discordant counts (B-only successes, A-only successes) and the two-sided exact p."""
-    b = sum(1 for o in outcomes if o.b and not o.a)
-    c = sum(1 for o in outcomes if o.a and not o.b)
+    b = sum(o.b_only for o in outcomes)
+    c = sum(o.a_only for o in outcomes)
     if b + c == 0:
         return b, c, 1.0
     return b, c, min(1.0, 2 * binomial_cdf(min(b, c), b + c))
@@ -111,7 +122,7 @@ def paired_bootstrap(
     cost: bool = False,
 ) -> tuple[float, float | None, float | None, float]:
     """``(difference, low, high, se)`` of mean(B - A) (or of the spend) by repository-cluster bootstrap."""
-    diff = np.array([(o.usd_b - o.usd_a) if cost else (o.b - o.a) for o in outcomes], dtype=np.float64)
+    diff = _differences(outcomes, cost)
     groups = [o.group for o in outcomes]
     point = float(diff.mean()) if len(diff) else 0.0
     values: list[float] = []
@@ -126,7 +137,17 @@ def paired_bootstrap(
     if not values:
         return point, None, None, 0.0
     low, high = np.quantile(values, [tail, 1 - tail])
-    return point, float(low), float(high), float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    return point, float(low), float(high), _standard_error(values)
+
+
+def _differences(outcomes: Sequence[Outcome], cost: bool) -> NDArray[np.float64]:
+    """Each unit's B - A: of success, or of spend when ``cost``."""
+    return np.array([(o.usd_b - o.usd_a) if cost else (o.b - o.a) for o in outcomes], dtype=np.float64)
+
+
+def _standard_error(values: Sequence[float]) -> float:
+    """The spread of the resampled means (0 with fewer than two)."""
+    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
 
 
 @dataclass(frozen=True)
@@ -143,6 +164,16 @@ class Look:
     boundary: float
     crossed: bool
 
+    @property
+    def above_zero(self) -> bool:
+        """Whether the interval on B - A lies above 0 (B better)."""
+        return self.low is not None and self.low > 0
+
+    @property
+    def below_zero(self) -> bool:
+        """Whether the interval on B - A lies below 0 (B worse)."""
+        return self.high is not None and self.high < 0
+
 
 def analyse(
     outcomes: Sequence[Outcome],
@@ -155,14 +186,8 @@ def analyse(
 ) -> dict[str, Any]:
     """Both looks, McNemar, TOST where asked, and the decision (none when an arm is incomplete)."""
     groups = seeded_order(sorted({o.group for o in outcomes}), seed, "looks")
-    half = set(groups[: max(1, len(groups) // 2)])
-    bounds = obrien_fleming()
-    subsets = ([o for o in outcomes if o.group in half], list(outcomes))
-    looks = [
-        _look(i, subset, boundary, resamples, seed)
-        for i, (subset, boundary) in enumerate(zip(subsets, bounds, strict=True), 1)
-    ]
-    stopped = looks[0] if looks[0].crossed else looks[1]
+    looks = _looks(outcomes, groups, resamples, seed)
+    stopped = _stopped(looks)
     b, c, p = mcnemar_exact(outcomes)
     out: dict[str, Any] = {
         "units": len(outcomes),
@@ -179,6 +204,22 @@ def analyse(
         return out
     out["decision"] = _decide(stopped, out.get("tost"), margin)
     return out
+
+
+def _looks(outcomes: Sequence[Outcome], groups: Sequence[str], resamples: int, seed: int) -> list[Look]:
+    """The interim look on the first half of the groups (seeded order), and the final look on all of them."""
+    half = set(groups[: max(1, len(groups) // 2)])
+    bounds = obrien_fleming()
+    subsets = ([o for o in outcomes if o.group in half], list(outcomes))
+    return [
+        _look(i, subset, boundary, resamples, seed)
+        for i, (subset, boundary) in enumerate(zip(subsets, bounds, strict=True), 1)
+    ]
+
+
+def _stopped(looks: Sequence[Look]) -> Look:
+    """The look the experiment stops at: the interim one when it crossed its boundary, else the final one."""
+    return looks[0] if looks[0].crossed else looks[1]
 
 
 def _spend(outcomes: Sequence[Outcome]) -> dict[str, float]:
@@ -211,9 +252,9 @@ def _tost(outcomes: Sequence[Outcome], resamples: int, seed: int, margin: float)
 
 
 def _decide(look: Look, tost: dict[str, Any] | None, margin: float) -> Decision:
-    if look.low is not None and look.low > 0:
+    if look.above_zero:
         return "adopt"
-    if look.high is not None and look.high < 0:
+    if look.below_zero:
         return "reject"
     if tost is not None and _equivalent(tost, margin):
         return "equivalent"

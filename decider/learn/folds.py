@@ -87,25 +87,41 @@ def group_strata(units: Iterable[LabelledUnit]) -> dict[str, str]:
     for u in units:
         families[u.group][u.family] += 1
         labels[u.group].add(u.y)
-    out = {}
-    for group, counts in families.items():
-        family = min(counts, key=lambda f: (-counts[f], f))
-        out[group] = f"{family}|{''.join(str(y) for y in sorted(labels[group]))}"
-    return out
+    return {group: _stratum(counts, labels[group]) for group, counts in families.items()}
+
+
+def _stratum(counts: Counter[str], labels: set[int]) -> str:
+    """``family|labels``: the most frequent family (ties by name) and the labels held, e.g. ``xss|01``."""
+    family = min(counts, key=lambda f: (-counts[f], f))
+    return f"{family}|{''.join(str(y) for y in sorted(labels))}"
 
 
 def _deal(strata: dict[str, str], k: int, seed: int, salt: str) -> list[set[str]]:
     """Deal groups into ``k`` bins stratum by stratum, continuing the round-robin across strata."""
     bins: list[set[str]] = [set() for _ in range(k)]
-    by_stratum: dict[str, list[str]] = defaultdict(list)
-    for group, stratum in strata.items():
-        by_stratum[stratum].append(group)
+    by_stratum = _groups_by_stratum(strata)
     turn = 0
     for stratum in sorted(by_stratum):
         for group in seeded_order(by_stratum[stratum], seed, salt + stratum):
             bins[turn % k].add(group)
             turn += 1
     return bins
+
+
+def _groups_by_stratum(strata: dict[str, str]) -> dict[str, list[str]]:
+    """The groups of each stratum."""
+    by_stratum: dict[str, list[str]] = defaultdict(list)
+    for group, stratum in strata.items():
+        by_stratum[stratum].append(group)
+    return by_stratum
+
+
+def _groups_by_family(strata: dict[str, str]) -> dict[str, list[str]]:
+    """The groups of each family (a stratum's family, whatever its labels)."""
+    by_family: dict[str, list[str]] = defaultdict(list)
+    for group, stratum in strata.items():
+        by_family[stratum.split("|")[0]].append(group)
+    return by_family
 
 
 def compile_split(
@@ -117,9 +133,7 @@ def compile_split(
     """``(C_boot, C_val)``: ``share`` of the groups per family stratum, then ``boot_share`` of them to
     C_boot."""
     chosen: list[str] = []
-    by_family: dict[str, list[str]] = defaultdict(list)
-    for group, stratum in strata.items():
-        by_family[stratum.split("|")[0]].append(group)
+    by_family = _groups_by_family(strata)
     for family in sorted(by_family):
         groups = seeded_order(by_family[family], seed, "compile" + family)
         chosen += groups[: round(share * len(groups))]
@@ -139,9 +153,8 @@ def outer_folds(strata: dict[str, str], exclude: frozenset[str], seed: int, k: i
 def leave_one_source_out(units: Sequence[LabelledUnit], exclude: frozenset[str]) -> tuple[Fold, ...]:
     """One fold per source: every group with a unit of that source (outside ``C``)."""
     by_source: dict[str, set[str]] = defaultdict(set)
-    for u in units:
-        if u.group not in exclude:
-            by_source[u.source].add(u.group)
+    for u in _outside(units, exclude):
+        by_source[u.source].add(u.group)
     if len(by_source) < 2:
         return tuple(
             Fold(f"source-{s}", "source", frozenset(), "insufficient data (one source)") for s in by_source
@@ -152,32 +165,45 @@ def leave_one_source_out(units: Sequence[LabelledUnit], exclude: frozenset[str])
 def leave_one_framework_out(units: Sequence[LabelledUnit], exclude: frozenset[str]) -> tuple[Fold, ...]:
     """One fold per framework; below ``FRAMEWORK_FLOOR`` groups it says "insufficient data (n groups)"."""
     by_framework: dict[str, set[str]] = defaultdict(set)
-    for u in units:
-        if u.group not in exclude:
-            for framework in u.frameworks:
-                by_framework[framework].add(u.group)
-    return tuple(
-        Fold(f"framework-{f}", "framework", frozenset(g))
-        if len(g) >= FRAMEWORK_FLOOR
-        else Fold(f"framework-{f}", "framework", frozenset(), f"insufficient data ({len(g)} groups)")
-        for f, g in sorted(by_framework.items())
+    for u in _outside(units, exclude):
+        for framework in u.frameworks:
+            by_framework[framework].add(u.group)
+    return tuple(_framework_fold(f, g) for f, g in sorted(by_framework.items()))
+
+
+def _outside(units: Sequence[LabelledUnit], exclude: frozenset[str]) -> list[LabelledUnit]:
+    """The units of the groups not excluded."""
+    return [u for u in units if u.group not in exclude]
+
+
+def _framework_fold(framework: str, groups: set[str]) -> Fold:
+    """A framework's fold, or why it has none (fewer than ``FRAMEWORK_FLOOR`` groups)."""
+    if len(groups) >= FRAMEWORK_FLOOR:
+        return Fold(f"framework-{framework}", "framework", frozenset(groups))
+    return Fold(
+        f"framework-{framework}", "framework", frozenset(), f"insufficient data ({len(groups)} groups)"
     )
 
 
 def assert_disjoint(plan: FoldPlan) -> None:
     """No group in two outer folds, and no evaluated group in the compile split; names the group."""
-    seen: dict[str, str] = {g: "compile split" for g in plan.compile_groups}
     if plan.compile_boot & plan.compile_val:
         raise LearnError(f"group {sorted(plan.compile_boot & plan.compile_val)[0]!r} is in C_boot and C_val")
+    _check_outer(plan)
+    for fold in (*plan.by_source, *plan.by_framework):
+        clash = fold.eval_groups & plan.compile_groups
+        if clash:
+            raise LearnError(f"group {sorted(clash)[0]!r} is in {fold.name} and in the compile split")
+
+
+def _check_outer(plan: FoldPlan) -> None:
+    """No group in two outer folds, nor in an outer fold and the compile split."""
+    seen: dict[str, str] = {g: "compile split" for g in plan.compile_groups}
     for fold in plan.outer:
         for group in fold.eval_groups:
             if group in seen:
                 raise LearnError(f"group {group!r} is in {fold.name} and in {seen[group]}")
             seen[group] = fold.name
-    for fold in (*plan.by_source, *plan.by_framework):
-        clash = fold.eval_groups & plan.compile_groups
-        if clash:
-            raise LearnError(f"group {sorted(clash)[0]!r} is in {fold.name} and in the compile split")
 
 
 def plan_folds(

@@ -28,18 +28,28 @@ def merge_groups(advisories: Mapping[str, Iterable[str]]) -> dict[str, str]:
     ``advisories`` maps a normalised repository to the advisory ids seen with it (possibly none).
     """
     parent = {repo: repo for repo in advisories}
-
-    def find(x: str) -> str:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
     first_by_id: dict[str, str] = {}
     for repo in sorted(advisories):
-        for ident in sorted({a.upper() for a in advisories[repo]}):
-            other = first_by_id.setdefault(ident, repo)
-            a, b = find(repo), find(other)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    return {repo: find(repo) for repo in advisories}
+        for ident in _idents(advisories[repo]):
+            _join(parent, repo, first_by_id.setdefault(ident, repo))
+    return {repo: _root(parent, repo) for repo in advisories}
+
+
+def _idents(advisories: Iterable[str]) -> list[str]:
+    """A repository's advisory ids, upper-cased, each once, sorted."""
+    return sorted({a.upper() for a in advisories})
+
+
+def _root(parent: dict[str, str], x: str) -> str:
+    """The key a repository's group is named by (halving the path to it on the way)."""
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+def _join(parent: dict[str, str], repo: str, other: str) -> None:
+    """Put two repositories in one group, named by the smaller root."""
+    a, b = _root(parent, repo), _root(parent, other)
+    if a != b:
+        parent[max(a, b)] = min(a, b)

@@ -112,43 +112,14 @@ def units_from_pairs(
     units: list[LabelledUnit] = []
     excluded: Counter[str] = Counter()
     for pair in pairs:
-        if pair.unscorable:
-            excluded["unscorable"] += 1
-            continue
-        if pair.tier is LabelTier.TITLE and not include_title:
-            excluded["title_tier"] += 1
+        reason = _excluded_because(pair, include_title)
+        if reason is not None:
+            excluded[reason] += 1
             continue
         vulnerable, fixed = pair.vulnerable.code, pair.fixed.code
-        if vulnerable is None or fixed is None:
-            excluded["no_code"] += 1
-            continue
-        common: dict[str, Any] = {
-            "source": source,
-            "source_ref": pair.name,
-            "repo": pair.repo,
-            "group": pair.repo,
-            "language": pair.language,
-            "family": pair.family,
-            "function": pair.function,
-            "line": pair.line,
-            "tier": pair.tier.value,
-            "provenance": pair.provenance.value,
-            "licence": pair.licence,
-            "frameworks": pair.frameworks,
-            "advisories": pair.advisories,
-        }
-        if pair.kind == "benign":
-            sides: list[tuple[Direction, Literal["pin", "delta"], Literal[0, 1], str, str | None]] = [
-                ("benign", "delta", 0, vulnerable, fixed)
-            ]
-        else:
-            sides = [
-                ("vulnerable", "pin", 1, vulnerable, None),
-                ("fixed", "pin", 0, fixed, None),
-                ("introducing", "delta", 1, vulnerable, fixed),
-                ("repair", "delta", 0, fixed, vulnerable),
-            ]
-        for direction, unit, y, code, base in sides:
+        assert vulnerable is not None and fixed is not None  # a pair without code is excluded above
+        common = _common(pair, source)
+        for direction, unit, y, code, base in _sides(pair, vulnerable, fixed):
             uid = _uid(source, pair.name, direction)
             units.append(
                 LabelledUnit(
@@ -156,6 +127,53 @@ def units_from_pairs(
                 )
             )
     return units, excluded
+
+
+def _excluded_because(pair: Pair, include_title: bool) -> str | None:
+    """Why a pair yields no unit: unscorable, of the title tier (unless included), or without code."""
+    if pair.unscorable:
+        return "unscorable"
+    if pair.tier is LabelTier.TITLE and not include_title:
+        return "title_tier"
+    if pair.vulnerable.code is None or pair.fixed.code is None:
+        return "no_code"
+    return None
+
+
+def _common(pair: Pair, source: str) -> dict[str, Any]:
+    """What every unit of a pair shares."""
+    return {
+        "source": source,
+        "source_ref": pair.name,
+        "repo": pair.repo,
+        "group": pair.repo,
+        "language": pair.language,
+        "family": pair.family,
+        "function": pair.function,
+        "line": pair.line,
+        "tier": pair.tier.value,
+        "provenance": pair.provenance.value,
+        "licence": pair.licence,
+        "frameworks": pair.frameworks,
+        "advisories": pair.advisories,
+    }
+
+
+_Side = tuple[Direction, Literal["pin", "delta"], Literal[0, 1], str, str | None]
+"""A unit of a pair: direction, unit kind, label, code and the code it changed from."""
+
+
+def _sides(pair: Pair, vulnerable: str, fixed: str) -> list[_Side]:
+    """A benign change is one negative delta unit; a vulnerability pair is its two functions (pin units) and
+    the introducing change and the repair (delta units)."""
+    if pair.kind == "benign":
+        return [("benign", "delta", 0, vulnerable, fixed)]
+    return [
+        ("vulnerable", "pin", 1, vulnerable, None),
+        ("fixed", "pin", 0, fixed, None),
+        ("introducing", "delta", 1, vulnerable, fixed),
+        ("repair", "delta", 0, fixed, vulnerable),
+    ]
 
 
 def adjudication_label(verdict: str) -> Literal[0, 1]:
@@ -251,11 +269,7 @@ class LabelSet:
 
     def summary(self) -> dict[str, Any]:
         """Counts by source, family, language and unit; groups per family and label."""
-        by_family: dict[str, dict[str, set[str]]] = {}
-        for u in self.units:
-            by_family.setdefault(u.family, {"positive": set(), "negative": set()})[
-                "positive" if u.y else "negative"
-            ].add(u.group)
+        by_family = _groups_by_family(self.units)
         return {
             "units": len(self.units),
             "groups": len(self.groups()),
@@ -263,10 +277,25 @@ class LabelSet:
             "by_source": dict(sorted(Counter(u.source for u in self.units).items())),
             "by_language": dict(sorted(Counter(u.language for u in self.units).items())),
             "by_direction": dict(sorted(Counter(u.direction for u in self.units).items())),
-            "groups_by_family": {f: {k: len(v) for k, v in d.items()} for f, d in sorted(by_family.items())},
+            "groups_by_family": _group_counts(by_family),
             "excluded": dict(sorted(self.excluded.items())),
             "digest": self.digest,
         }
+
+
+def _groups_by_family(units: Iterable[LabelledUnit]) -> dict[str, dict[str, set[str]]]:
+    """The positive and the negative units' groups of each family."""
+    by_family: dict[str, dict[str, set[str]]] = {}
+    for u in units:
+        by_family.setdefault(u.family, {"positive": set(), "negative": set()})[
+            "positive" if u.y else "negative"
+        ].add(u.group)
+    return by_family
+
+
+def _group_counts(by_family: dict[str, dict[str, set[str]]]) -> dict[str, dict[str, int]]:
+    """How many positive and negative groups each family has, families sorted."""
+    return {f: {k: len(v) for k, v in d.items()} for f, d in sorted(by_family.items())}
 
 
 def build_labels(directories: Sequence[Path], allow_list: Path, *, include_title: bool = False) -> LabelSet:
@@ -281,9 +310,14 @@ def build_labels(directories: Sequence[Path], allow_list: Path, *, include_title
         sources.append(source.id)
         units += got
         excluded.update(skipped)
+    group_of = merge_groups(_advisories_by_repo(units))
+    merged = tuple(replace(u, group=group_of[u.repo]) for u in units)
+    return LabelSet(units=merged, sources=tuple(sources), excluded=dict(excluded))
+
+
+def _advisories_by_repo(units: Iterable[LabelledUnit]) -> dict[str, set[str]]:
+    """Every advisory id each repository's units carry."""
     advisories: dict[str, set[str]] = {}
     for u in units:
         advisories.setdefault(u.repo, set()).update(u.advisories)
-    group_of = merge_groups(advisories)
-    merged = tuple(replace(u, group=group_of[u.repo]) for u in units)
-    return LabelSet(units=merged, sources=tuple(sources), excluded=dict(excluded))
+    return advisories

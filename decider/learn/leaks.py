@@ -31,10 +31,16 @@ def _compare(a: Any, b: Any) -> int:
     """How the vulnerable side's value relates to the fixed side's: +1, -1 or 0 (an enum: 1 when it differs;
     a value against a null: +1 when only the vulnerable side has one)."""
     if a is None or b is None:
-        return 0 if a is b else (1 if a is not None else -1)
+        return _against_null(a, b)
     if isinstance(a, str) or isinstance(b, str):
         return int(a != b)
     return int(a > b) - int(a < b)
+
+
+def _against_null(a: Any, b: Any) -> int:
+    """Two nulls compare equal; otherwise +1 when only the vulnerable side has a value, -1 when only the fixed
+    side has."""
+    return 0 if a is b else (1 if a is not None else -1)
 
 
 def _separations(
@@ -47,24 +53,30 @@ def _separations(
         a, b = analysed.get(v.uid), analysed.get(f.uid)
         if a is None or b is None:
             continue
-        for name in sorted(set(a.record.x) | set(b.record.x)):
-            signals[name].append(_compare(a.record.x.get(name), b.record.x.get(name)))
-        for inst in sorted(set(a.record.instruments) | set(b.record.instruments)):
-            sa, sb = a.record.instruments.get(inst), b.record.instruments.get(inst)
-            signals[f"{inst}.<state>"].append(int((sa.state if sa else None) != (sb.state if sb else None)))
-    rows: list[dict[str, Any]] = []
-    for name, diffs in signals.items():
-        separation = abs(sum(diffs)) / len(diffs)
-        rows.append(
-            {
-                "signal": name,
-                "pairs": len(diffs),
-                "separation": round(separation, 4),
-                "flagged": separation > FLAG,
-            }
-        )
+        _compare_records(a, b, signals)
+    rows = [_separation(name, diffs) for name, diffs in signals.items()]
     rows.sort(key=lambda r: (-r["separation"], r["signal"]))
     return rows
+
+
+def _compare_records(a: Analysed, b: Analysed, signals: dict[str, list[int]]) -> None:
+    """Add one pair's comparison of every feature, and of every instrument's state, to ``signals``."""
+    for name in sorted(set(a.record.x) | set(b.record.x)):
+        signals[name].append(_compare(a.record.x.get(name), b.record.x.get(name)))
+    for inst in sorted(set(a.record.instruments) | set(b.record.instruments)):
+        sa, sb = a.record.instruments.get(inst), b.record.instruments.get(inst)
+        signals[f"{inst}.<state>"].append(int((sa.state if sa else None) != (sb.state if sb else None)))
+
+
+def _separation(name: str, diffs: Sequence[int]) -> dict[str, Any]:
+    """A signal's row: pairs compared, how far it separates the sides, and whether that is flagged."""
+    separation = abs(sum(diffs)) / len(diffs)
+    return {
+        "signal": name,
+        "pairs": len(diffs),
+        "separation": round(separation, 4),
+        "flagged": separation > FLAG,
+    }
 
 
 def _pairs(

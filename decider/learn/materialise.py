@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from ouroboros_gates.decider.frameworks import Priors
 from ouroboros_gates.decider.instruments import Signal
 from ouroboros_gates.decider.instruments.taint import Flow
 from ouroboros_gates.decider.learn.errors import LearnError
-from ouroboros_gates.decider.learn.labels import LabelledUnit
+from ouroboros_gates.decider.learn.labels import Direction, LabelledUnit
 from ouroboros_gates.forge.git import git
 from ouroboros_gates.schemas import Candidate, FeatureRecord
 
@@ -41,6 +41,25 @@ _WHEN = "1700000000 +0000"
 
 def history(root: Path, path: str, versions: Sequence[str]) -> list[str]:
     """A fresh repository at ``root`` whose commits hold ``versions`` of ``path`` in turn; their shas."""
+    stream = _fast_import(path, versions)
+    git("init", "-q", str(root))
+    done = git(
+        "fast-import",
+        "--quiet",
+        "--done",
+        "--export-marks=marks",
+        cwd=root,
+        input=b"\n".join(stream) + b"\n",
+        check=False,
+    )
+    if done.returncode != 0:
+        raise LearnError(f"git fast-import: {done.stderr.decode(errors='replace').strip()}")
+    marks = _marks(root / "marks")
+    return [marks[f":{i}"].strip() for i in range(1, len(versions) + 1)]
+
+
+def _fast_import(path: str, versions: Sequence[str]) -> list[bytes]:
+    """The fast-import stream of one commit per version of ``path``, each on the one before, then ``done``."""
     stream = []
     for i, text in enumerate(versions, 1):
         body = text.encode()
@@ -56,20 +75,12 @@ def history(root: Path, path: str, versions: Sequence[str]) -> list[str]:
             stream.append(f"from :{i - 1}".encode())
         stream += [f"M 100644 inline {path}".encode(), b"data %d" % len(body), body, b""]
     stream.append(b"done")
-    git("init", "-q", str(root))
-    done = git(
-        "fast-import",
-        "--quiet",
-        "--done",
-        "--export-marks=marks",
-        cwd=root,
-        input=b"\n".join(stream) + b"\n",
-        check=False,
-    )
-    if done.returncode != 0:
-        raise LearnError(f"git fast-import: {done.stderr.decode(errors='replace').strip()}")
-    marks = dict(line.split(" ", 1) for line in (root / "marks").read_text().split("\n") if line)
-    return [marks[f":{i}"].strip() for i in range(1, len(versions) + 1)]
+    return stream
+
+
+def _marks(path: Path) -> dict[str, str]:
+    """The exported marks: each ``:n`` mark's commit sha."""
+    return dict(line.split(" ", 1) for line in path.read_text().split("\n") if line)
 
 
 def _pick(found: Iterable[Analysed], unit: LabelledUnit) -> Analysed | None:
@@ -101,17 +112,30 @@ def _analyse_pair(
 def _history(root: Path, path: str, units: Sequence[LabelledUnit]) -> dict[str, tuple[str, str | None]]:
     """Commit the units' code as a small history; per direction, the head (and base) it is analysed at."""
     by_direction = {u.direction: u for u in units}
-    vulnerable = by_direction.get("vulnerable") or by_direction.get("introducing")
-    fixed = by_direction.get("fixed") or by_direction.get("repair")
-    if vulnerable is not None and fixed is not None:
+    sides = _pair_sides(by_direction)
+    if sides is not None:
+        vulnerable, fixed = sides
         c1, c2, c3 = history(root, path, [fixed.code, vulnerable.code, fixed.code])
         return {"vulnerable": (c2, None), "fixed": (c1, None), "introducing": (c2, c1), "repair": (c3, c2)}
     if "benign" in by_direction:
-        benign = by_direction["benign"]
-        c1, c2 = history(root, path, [benign.base_code or "", benign.code])
-        return {"benign": (c2, c1)}
+        return _benign_history(root, path, by_direction["benign"])
     (c1,) = history(root, path, [units[0].code])
     return {u.direction: (c1, None) for u in units}
+
+
+def _benign_history(root: Path, path: str, benign: LabelledUnit) -> dict[str, tuple[str, str | None]]:
+    """A benign change as two commits: its base, then its code (analysed as the change between them)."""
+    c1, c2 = history(root, path, [benign.base_code or "", benign.code])
+    return {"benign": (c2, c1)}
+
+
+def _pair_sides(by_direction: Mapping[Direction, LabelledUnit]) -> tuple[LabelledUnit, LabelledUnit] | None:
+    """A pair's vulnerable and fixed code (its functions, else its changes); None for anything else."""
+    vulnerable = by_direction.get("vulnerable") or by_direction.get("introducing")
+    fixed = by_direction.get("fixed") or by_direction.get("repair")
+    if vulnerable is not None and fixed is not None:
+        return vulnerable, fixed
+    return None
 
 
 def analyse_units(
@@ -121,9 +145,7 @@ def analyse_units(
     priors: Priors = "detected",
 ) -> dict[str, Analysed | None]:
     """Every unit analysed (None: a reach miss), pair by pair, with ``priors`` on (``decider.frameworks``)."""
-    by_ref: dict[tuple[str, str], list[LabelledUnit]] = {}
-    for u in units:
-        by_ref.setdefault((u.source, u.source_ref), []).append(u)
+    by_ref = _by_ref(units)
     out: dict[str, Analysed | None] = {}
     workdir.mkdir(parents=True, exist_ok=True)
     for i, group in enumerate(by_ref.values()):
@@ -131,6 +153,14 @@ def analyse_units(
         if progress is not None:
             progress(i + 1, len(by_ref))
     return out
+
+
+def _by_ref(units: Sequence[LabelledUnit]) -> dict[tuple[str, str], list[LabelledUnit]]:
+    """The units of each pair (or benign change, or adjudication): by source and reference."""
+    by_ref: dict[tuple[str, str], list[LabelledUnit]] = {}
+    for u in units:
+        by_ref.setdefault((u.source, u.source_ref), []).append(u)
+    return by_ref
 
 
 def to_json(item: Analysed | None) -> dict[str, Any] | None:

@@ -61,11 +61,7 @@ class Interval:
 
     def as_dict(self) -> dict[str, float | None]:
         """``{"value", "low", "high"}`` rounded to 4 places."""
-
-        def r(x: float | None) -> float | None:
-            return None if x is None else round(x, 4)
-
-        return {"value": r(self.value), "low": r(self.low), "high": r(self.high)}
+        return {"value": _round4(self.value), "low": _round4(self.low), "high": _round4(self.high)}
 
     def text(self, percent: bool = False) -> str:
         """``0.81 [0.70, 0.90]`` or ``n/a``."""
@@ -75,6 +71,10 @@ class Interval:
         if self.low is None or self.high is None:
             return format(self.value, spec)
         return f"{self.value:{spec}} [{self.low:{spec}}, {self.high:{spec}}]"
+
+
+def _round4(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
 
 
 def average_precision(y: Sequence[int] | NDArray[Any], p: Sequence[float] | NDArray[Any]) -> float | None:
@@ -95,6 +95,17 @@ def average_precision(y: Sequence[int] | NDArray[Any], p: Sequence[float] | NDAr
 def balanced_brier(rows: Sequence[tuple[str, str, int, float]], cap: float = 5.0) -> float | None:
     """Brier score with each (family, label) cell weighted equally and each repository capped at ``cap``
     effective rows per cell. ``rows`` are ``(family, group, y, score)``."""
+    sums = _weighted_cells(rows, cap)
+    if not sums:
+        return None
+    return float(np.mean([s / w for s, w in sums.values()]))
+
+
+def _weighted_cells(
+    rows: Sequence[tuple[str, str, int, float]], cap: float
+) -> dict[tuple[str, int], list[float]]:
+    """Each (family, label) cell's weighted squared error and total weight, a repository's rows weighing at
+    most ``cap`` in a cell."""
     per_cell_group: Counter[tuple[str, int, str]] = Counter((f, y, g) for f, g, y, _ in rows)
     sums: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for family, group, y, score in rows:
@@ -102,9 +113,7 @@ def balanced_brier(rows: Sequence[tuple[str, str, int, float]], cap: float = 5.0
         cell = sums[(family, y)]
         cell[0] += w * (score - y) ** 2
         cell[1] += w
-    if not sums:
-        return None
-    return float(np.mean([s / w for s, w in sums.values()]))
+    return sums
 
 
 def cluster_bootstrap(
@@ -118,10 +127,29 @@ def cluster_bootstrap(
     names = sorted(set(groups))
     if not names:
         return None, None
+    values = _resampled(_blocks(groups, names), statistic, resamples, seed)
+    if not values:
+        return None, None
+    low, high = np.quantile(values, [0.025, 0.975])
+    return float(low), float(high)
+
+
+def _blocks(groups: Sequence[str], names: Sequence[str]) -> list[NDArray[np.int64]]:
+    """The unit indexes of each named group, in the order of ``names``."""
     members: dict[str, list[int]] = defaultdict(list)
     for i, g in enumerate(groups):
         members[g].append(i)
-    blocks = [np.asarray(members[g], dtype=np.int64) for g in names]
+    return [np.asarray(members[g], dtype=np.int64) for g in names]
+
+
+def _resampled(
+    blocks: Sequence[NDArray[np.int64]],
+    statistic: Callable[[NDArray[np.int64]], float | None],
+    resamples: int,
+    seed: int,
+) -> list[float]:
+    """The statistic on each resample of whole groups (drawn with replacement), where it is defined and
+    finite."""
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(resamples):
@@ -129,24 +157,30 @@ def cluster_bootstrap(
         value = statistic(np.concatenate([blocks[j] for j in pick]))
         if value is not None and np.isfinite(value):
             values.append(value)
-    if not values:
-        return None, None
-    low, high = np.quantile(values, [0.025, 0.975])
-    return float(low), float(high)
+    return values
 
 
 def insufficient(
     preds: Sequence[Prediction], recall: Interval | None = None, n: int | None = None
 ) -> str | None:
     """ "insufficient data (n repositories)" below the floors or with a recall interval wider than 0.5."""
-    pos = {p.group for p in preds if p.y == 1}
-    neg = {p.group for p in preds if p.y == 0}
+    pos, neg = _groups_with(preds, 1), _groups_with(preds, 0)
     n = len(pos | neg) if n is None else n
-    if len(pos) < FLOOR or len(neg) < FLOOR:
+    if _below_floor(pos, neg):
         return f"insufficient data ({n} repositories)"
     if recall is not None and _too_wide(recall):
         return f"insufficient data ({n} repositories)"
     return None
+
+
+def _below_floor(pos: set[str], neg: set[str]) -> bool:
+    """Fewer than ``FLOOR`` positive or negative repositories."""
+    return len(pos) < FLOOR or len(neg) < FLOOR
+
+
+def _groups_with(preds: Sequence[Prediction], y: int) -> set[str]:
+    """The repositories with a unit of this label."""
+    return {p.group for p in preds if p.y == y}
 
 
 def _too_wide(interval: Interval) -> bool:
@@ -172,15 +206,25 @@ def _cell_weights(preds: Sequence[Prediction]) -> NDArray[np.float64]:
     return np.array([min(1.0, 5.0 / counts[(p.family, p.y, p.group)]) for p in preds])
 
 
+def _probabilities(preds: Sequence[Prediction]) -> NDArray[np.float64]:
+    """Each unit's calibrated probability (0.0 where it has none)."""
+    return np.array([p.p if p.p is not None else 0.0 for p in preds], dtype=np.float64)
+
+
+def _with_action(preds: Sequence[Prediction], action: str) -> NDArray[np.bool_]:
+    """Which units got this action."""
+    return np.array([p.action == action for p in preds], dtype=bool)
+
+
 class _Arrays:
     """A stratum's units as arrays, so each bootstrap statistic is a few vector operations."""
 
     def __init__(self, preds: Sequence[Prediction]) -> None:
         self.groups = [p.group for p in preds]
         self.y = np.array([p.y for p in preds], dtype=np.float64)
-        self.p = np.array([p.p if p.p is not None else 0.0 for p in preds], dtype=np.float64)
-        self.block = np.array([p.action == "BLOCK" for p in preds], dtype=bool)
-        self.advisory = self.block | np.array([p.action == "ADVISORY" for p in preds], dtype=bool)
+        self.p = _probabilities(preds)
+        self.block = _with_action(preds, "BLOCK")
+        self.advisory = self.block | _with_action(preds, "ADVISORY")
         self.unsure = np.array([p.unsure for p in preds], dtype=np.float64)
         self.benign = _negatives(preds, "benign")
         self.repair = _negatives(preds, "repair")
@@ -239,9 +283,9 @@ def summarise(preds: Sequence[Prediction], *, resamples: int = 2000, seed: int =
     out: dict[str, Any] = {
         "units": len(preds),
         "scored": len(scored),
-        "repositories": len({p.group for p in preds}),
-        "positive_repositories": len({p.group for p in deltas if p.y == 1}),
-        "negative_repositories": len({p.group for p in deltas if p.y == 0}),
+        "repositories": n,
+        "positive_repositories": len(_groups_with(deltas, 1)),
+        "negative_repositories": len(_groups_with(deltas, 0)),
         "insufficient": reason,
     }
     if reason is not None:
@@ -270,6 +314,9 @@ def _bases(
 ) -> tuple[list[Prediction], list[Prediction], list[Prediction]]:
     """The scored units; the delta units among them (all scored when there are none); the pin units."""
     scored = [p for p in preds if p.p is not None]
-    deltas = [p for p in scored if p.delta] or scored
-    pins = [p for p in scored if not p.delta]
-    return scored, deltas, pins
+    return scored, _delta_units(scored), [p for p in scored if not p.delta]
+
+
+def _delta_units(scored: list[Prediction]) -> list[Prediction]:
+    """The delta units (a change, as a push is decided), or every scored unit when there are none."""
+    return [p for p in scored if p.delta] or scored

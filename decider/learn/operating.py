@@ -40,11 +40,15 @@ class OperatingPoints:
         """BLOCK, ADVISORY or DROP for one probability (``unsure`` never reaches BLOCK)."""
         if p is None:
             return "ADVISORY"
-        if self.block is not None and p >= self.block and not unsure:
+        if self._blocks(p, unsure):
             return "BLOCK"
         if self.advisory is not None and p >= self.advisory:
             return "ADVISORY"
         return "DROP"
+
+    def _blocks(self, p: float, unsure: bool) -> bool:
+        """Whether a sure answer reaches the BLOCK threshold (when one is offered)."""
+        return self.block is not None and p >= self.block and not unsure
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -80,17 +84,36 @@ def choose_points(
 ) -> OperatingPoints:
     """BLOCK and ADVISORY thresholds on ``scored`` (the other folds' predictions)."""
     ordered = sorted(scored, key=lambda s: -s.p)
-    positives = sum(1 for s in ordered if s.y == 1)
+    positives = _positives(ordered)
     block = advisory = None
     for t, tp_all, n_sure, tp_sure in _cumulative(ordered):
-        if n_sure and wilson_interval(tp_sure, n_sure)[0] >= precision:
+        if _precise(tp_sure, n_sure, precision):
             block = t  # keeps lowering while the bound holds: the lowest such threshold wins
-        if advisory is None and positives and tp_all / positives >= recall:
+        if advisory is None and _recalls(tp_all, positives, recall):
             advisory = t  # the first (highest) threshold reaching the recall target
     return OperatingPoints(
         block=block,
         advisory=advisory,
-        block_reason=None if block is not None else "precision_unreachable",
+        block_reason=_block_reason(block),
         target_precision=precision,
         target_recall=recall,
     )
+
+
+def _positives(scored: Sequence[Scored]) -> int:
+    """How many units are positive."""
+    return sum(1 for s in scored if s.y == 1)
+
+
+def _precise(tp_sure: int, n_sure: int, precision: float) -> bool:
+    """Whether the Wilson lower bound on the sure units' precision reaches the target (no sure unit: no)."""
+    return n_sure > 0 and wilson_interval(tp_sure, n_sure)[0] >= precision
+
+
+def _recalls(tp_all: int, positives: int, recall: float) -> bool:
+    """Whether the true positives reach the recall target (no positive: never)."""
+    return positives > 0 and tp_all / positives >= recall
+
+
+def _block_reason(block: float | None) -> str | None:
+    return None if block is not None else "precision_unreachable"

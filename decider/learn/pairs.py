@@ -24,7 +24,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from ouroboros_gates.decider.learn.errors import CatalogError
 from ouroboros_gates.decider.learn.groups import normalise_repo
@@ -98,13 +98,18 @@ def _side(folder: Path, data: dict[str, Any], key: str, where: str) -> Side:
         if not file.is_file():
             raise CatalogError(f"{where}: {key}: no file {value!r} in {folder}")
         return Side(code=file.read_text(encoding="utf-8"))
-    if (
+    if _is_commit_ref(value):
+        return Side(code=None, commit=value["commit"], path=value["path"])
+    raise CatalogError(f"{where}: {key}: a file name or {{commit, path}}")
+
+
+def _is_commit_ref(value: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether a side is a ``{commit, path}`` table (code read from a repository later)."""
+    return (
         isinstance(value, dict)
         and isinstance(value.get("commit"), str)
         and isinstance(value.get("path"), str)
-    ):
-        return Side(code=None, commit=value["commit"], path=value["path"])
-    raise CatalogError(f"{where}: {key}: a file name or {{commit, path}}")
+    )
 
 
 def _enum(cls: type[LabelTier] | type[Provenance], data: dict[str, Any], key: str, where: str) -> Any:
@@ -117,10 +122,15 @@ def _enum(cls: type[LabelTier] | type[Provenance], data: dict[str, Any], key: st
 
 def _kind(doc: dict[str, Any], where: str) -> Literal["pair", "benign"]:
     """Which one table a catalog has: ``[pair]`` or ``[benign]``."""
-    kinds = [k for k in KINDS if k in doc]
+    kinds = _tables(doc)
     if len(kinds) != 1 or not isinstance(doc[kinds[0]], dict):
         raise CatalogError(f"{where}: one table [pair] or [benign] is required")
     return "pair" if kinds[0] == "pair" else "benign"
+
+
+def _tables(doc: dict[str, Any]) -> list[str]:
+    """Which of ``[pair]`` and ``[benign]`` a catalog has."""
+    return [k for k in KINDS if k in doc]
 
 
 def load_catalog(folder: Path) -> Pair:
@@ -134,9 +144,7 @@ def load_catalog(folder: Path) -> Pair:
     kind = _kind(doc, where)
     data: dict[str, Any] = doc[kind]
     before, after = (_side(folder, data, key, where) for key in _SIDES[kind])
-    line = _need(data, "line", int, where)
-    if line < 1:
-        raise CatalogError(f"{where}: line: must be ≥ 1")
+    line = _line(data, where)
     return Pair(
         name=folder.name,
         kind=kind,
@@ -154,6 +162,14 @@ def load_catalog(folder: Path) -> Pair:
         frameworks=tuple(str(f) for f in data.get("frameworks", [])),
         unscorable=bool(data.get("unscorable", False)),
     )
+
+
+def _line(data: dict[str, Any], where: str) -> int:
+    """The function's line: an integer, at least 1."""
+    line: int = _need(data, "line", int, where)
+    if line < 1:
+        raise CatalogError(f"{where}: line: must be ≥ 1")
+    return line
 
 
 def load_pairs(root: Path) -> list[Pair]:

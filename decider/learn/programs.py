@@ -50,34 +50,37 @@ def build_memory(
             counts[f"{u.source}:no_record"] = counts.get(f"{u.source}:no_record", 0) + 1
             continue
         try:
-            example = example_from_record(
-                item.record,
-                y=u.y,
-                code=item.code,
-                start_line=item.start_line,
-                source=u.source,
-                group=u.group,
-                focus=item.changed_lines or [s.line for s in item.signals],
-                frameworks=u.frameworks,
-                roles=item.roles,
-            )
+            examples.append(_example(u, item, label_set_digest))
         except MemoryRefused:
             counts[f"{u.source}:empty_excerpt"] = counts.get(f"{u.source}:empty_excerpt", 0) + 1
             continue
-        examples.append(
-            MemoryExample(
-                example=example.example,
-                excerpt=example.excerpt,
-                source=example.source,
-                profile=example.profile,
-                unit=example.unit,
-                frameworks=example.frameworks,
-                roles=example.roles,
-                label_set_digest=label_set_digest,
-            )
-        )
         counts[f"{u.source}:examples"] = counts.get(f"{u.source}:examples", 0) + 1
     return Memory(examples), dict(sorted(counts.items()))
+
+
+def _example(u: LabelledUnit, item: Analysed, label_set_digest: str) -> MemoryExample:
+    """A unit's record as a memory example of this label set (``MemoryRefused``: an empty excerpt)."""
+    example = example_from_record(
+        item.record,
+        y=u.y,
+        code=item.code,
+        start_line=item.start_line,
+        source=u.source,
+        group=u.group,
+        focus=item.changed_lines or [s.line for s in item.signals],
+        frameworks=u.frameworks,
+        roles=item.roles,
+    )
+    return MemoryExample(
+        example=example.example,
+        excerpt=example.excerpt,
+        source=example.source,
+        profile=example.profile,
+        unit=example.unit,
+        frameworks=example.frameworks,
+        roles=example.roles,
+        label_set_digest=label_set_digest,
+    )
 
 
 @dataclass
@@ -96,16 +99,25 @@ class ProgramScorer:
     _restricted: dict[frozenset[str], Memory] = field(default_factory=dict)
 
     def _memory(self) -> Memory:
+        """The memory the program may retrieve from (embedded first when an embedder is set)."""
         if self.embedder is not None:
             self.memory.embed(self.embedder)
         if self.allowed is None:
             return self.memory
-        key = frozenset(e.id for e in self.memory.examples if self.allowed(e.group))
+        key = self._allowed_ids(self.allowed)
         if key not in self._restricted:
-            restricted = Memory(e for e in self.memory.examples if e.id in key)
-            restricted.vectors, restricted.embedding_model = self.memory.vectors, self.memory.embedding_model
-            self._restricted[key] = restricted
+            self._restricted[key] = self._restricted_to(key)
         return self._restricted[key]
+
+    def _allowed_ids(self, allowed: Callable[[str], bool]) -> frozenset[str]:
+        """The ids of the memory's examples whose group is allowed."""
+        return frozenset(e.id for e in self.memory.examples if allowed(e.group))
+
+    def _restricted_to(self, ids: frozenset[str]) -> Memory:
+        """The memory's examples with these ids, sharing its vectors."""
+        restricted = Memory(e for e in self.memory.examples if e.id in ids)
+        restricted.vectors, restricted.embedding_model = self.memory.vectors, self.memory.embedding_model
+        return restricted
 
     def __call__(self, unit: LabelledUnit, fold: Fold) -> Score:
         item = self.analysed.get(unit.uid)
@@ -122,9 +134,7 @@ class ProgramScorer:
             validate=_validator(self.program),
             embedder=self.embedder,
         )
-        if self._index is None or self._index.memory is not memory:
-            self._index = Index(memory, self.columns)
-        engine._index = self._index
+        engine._index = self._index_of(memory)
         decided = decide_all([item], engine).decided[0]
         if decided.raw_score is None:
             reason = decided.fallback or "no score"
@@ -136,6 +146,12 @@ class ProgramScorer:
             usd=d.cost_usd,
             cached=d.cached or self.program.kind == "memory-vote",
         )
+
+    def _index_of(self, memory: Memory) -> Index:
+        """The retrieval index of this memory, rebuilt only when the memory changes."""
+        if self._index is None or self._index.memory is not memory:
+            self._index = Index(memory, self.columns)
+        return self._index
 
     def describe(self) -> dict[str, Any]:
         """The program's id and kind, and the memory's digest."""
@@ -163,10 +179,7 @@ def decide_units(
     """
     cols = tuple(columns) if columns is not None else default_columns()
     index = Index(memory, cols)
-    by_group: dict[str, list[LabelledUnit]] = {}
-    for u in units:
-        if analysed.get(u.uid) is not None:
-            by_group.setdefault(u.group, []).append(u)
+    by_group = _recorded_by_group(units, analysed)
     out: dict[str, Decided] = {}
     for group in sorted(by_group):
         batch = by_group[group]
@@ -180,7 +193,23 @@ def decide_units(
             validate=_validator(program),
         )
         engine._index = index
-        items = [analysed[u.uid] for u in batch]
-        run = decide_all([i for i in items if i is not None], engine)
+        run = decide_all(_records(batch, analysed), engine)
         out |= {u.uid: d for u, d in zip(batch, run.decided, strict=True)}
     return out
+
+
+def _recorded_by_group(
+    units: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None]
+) -> dict[str, list[LabelledUnit]]:
+    """The units with a record, by repository group."""
+    by_group: dict[str, list[LabelledUnit]] = {}
+    for u in units:
+        if analysed.get(u.uid) is not None:
+            by_group.setdefault(u.group, []).append(u)
+    return by_group
+
+
+def _records(batch: Sequence[LabelledUnit], analysed: Mapping[str, Analysed | None]) -> list[Analysed]:
+    """The records of a batch's units, in order."""
+    items = [analysed[u.uid] for u in batch]
+    return [i for i in items if i is not None]

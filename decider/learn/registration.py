@@ -89,9 +89,7 @@ def load_manifest(path: Path) -> Manifest:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise RegistrationError(f"{path}: {exc}") from exc
     e = _experiment(doc, path)
-    arms = doc.get("arms")
-    if not isinstance(arms, dict) or set(arms) != {"A", "B"}:
-        raise RegistrationError(f"{path}: arms: exactly [arms.A] and [arms.B]")
+    arms = _arms(doc, path)
     pairing = e.get("pairing", "paired")
     if pairing != "paired":
         raise RegistrationError(f"{path}: experiment.pairing: only 'paired' is run here")
@@ -110,6 +108,14 @@ def load_manifest(path: Path) -> Manifest:
         budget_per_arm=float(budget.get("per_arm", 0.0)),
         pairing=pairing,
     )
+
+
+def _arms(doc: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
+    """The ``[arms]`` table: exactly arms A and B."""
+    arms = doc.get("arms")
+    if not isinstance(arms, dict) or set(arms) != {"A", "B"}:
+        raise RegistrationError(f"{path}: arms: exactly [arms.A] and [arms.B]")
+    return arms
 
 
 def _relative(manifest: Path, name: str) -> Path:
@@ -134,14 +140,15 @@ def load_units(path: Path) -> list[dict[str, str]]:
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
             row = json.loads(line)
-            if (
-                not isinstance(row, dict)
-                or not isinstance(row.get("unit"), str)
-                or not isinstance(row.get("group"), str)
-            ):
+            if not _is_unit(row):
                 raise RegistrationError(f'{path}:{n}: a unit is {{"unit": …, "group": …}}')
             rows.append(row)
     return rows
+
+
+def _is_unit(row: Any) -> bool:
+    """Whether a parsed line is a unit: an object naming its unit and its group."""
+    return isinstance(row, dict) and isinstance(row.get("unit"), str) and isinstance(row.get("group"), str)
 
 
 def committed(path: Path) -> tuple[str, str]:

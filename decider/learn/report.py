@@ -40,19 +40,24 @@ def _points(point: dict[str, Any] | None, offered: bool | None) -> str:
 def _row(name: str, stratum: dict[str, Any], point: dict[str, Any] | None = None) -> str:
     head = f"| {name} | {stratum['repositories']} |"
     if stratum.get("insufficient"):
-        why = f" ({stratum['reason']})" if stratum.get("reason") else ""
-        return head + f" {stratum['insufficient']}{why} |" + " |" * len(_COLUMNS)
+        return head + _insufficient(stratum)
     offered = stratum.get("block_offered")
-    folds = f" in {stratum['block_folds']} folds" if stratum.get("block_folds") else ""
-    block = (
-        "n/a"
-        if offered is None
-        else f"offered{folds}"
-        if offered
-        else f"not offered ({stratum.get('block_reason')})"
-    )
     cells = [_cell(stratum, key, percent) for key, _, percent in _COLUMNS]
-    return head + " " + " | ".join(cells) + f" | {block} | {_points(point, offered)} |"
+    return head + " " + " | ".join(cells) + f" | {_block(stratum, offered)} | {_points(point, offered)} |"
+
+
+def _insufficient(stratum: dict[str, Any]) -> str:
+    """A stratum without numbers: why, then empty cells."""
+    why = f" ({stratum['reason']})" if stratum.get("reason") else ""
+    return f" {stratum['insufficient']}{why} |" + " |" * len(_COLUMNS)
+
+
+def _block(stratum: dict[str, Any], offered: bool | None) -> str:
+    """Whether BLOCK is offered (in how many folds), or why not."""
+    if offered is None:
+        return "n/a"
+    folds = f" in {stratum['block_folds']} folds" if stratum.get("block_folds") else ""
+    return f"offered{folds}" if offered else f"not offered ({stratum.get('block_reason')})"
 
 
 def _held(value: Any) -> str:
@@ -68,19 +73,25 @@ def _held(value: Any) -> str:
 def _pr_auc_line(data: dict[str, Any]) -> str:
     """The pooled PR-AUC on both bases, and each measured family's: delta units (a change, as a push is
     decided) and pin units (a function alone, as ``ouro scan`` sees it)."""
-
-    def both(stratum: dict[str, Any]) -> str:
-        return (
-            f"{_cell(stratum, 'pr_auc', False)} on delta units, {_cell(stratum, 'pr_auc_pin', False)} "
-            "on pin units"
-        )
-
     pooled = data["pooled"]
     if pooled.get("insufficient"):
         return f"PR-AUC (pooled): {pooled['insufficient']}."
-    measured = [f"`{name}` {both(s)}" for name, s in data["families"].items() if not s.get("insufficient")]
+    measured = _measured_families(data["families"])
     families = f"; per family: {'; '.join(measured)}" if measured else ""
-    return f"PR-AUC (pooled): {both(pooled)}{families}."
+    return f"PR-AUC (pooled): {_both_bases(pooled)}{families}."
+
+
+def _both_bases(stratum: dict[str, Any]) -> str:
+    """A stratum's PR-AUC on delta units and on pin units."""
+    return (
+        f"{_cell(stratum, 'pr_auc', False)} on delta units, {_cell(stratum, 'pr_auc_pin', False)} "
+        "on pin units"
+    )
+
+
+def _measured_families(families: dict[str, Any]) -> list[str]:
+    """Each family with numbers, and its PR-AUC on both bases."""
+    return [f"`{name}` {_both_bases(s)}" for name, s in families.items() if not s.get("insufficient")]
 
 
 def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
@@ -105,10 +116,7 @@ def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
         _pr_auc_line(data),
         "",
     ]
-    header = (
-        "| stratum | repositories | " + " | ".join(label for _, label, _ in _COLUMNS) + " | BLOCK | points |"
-    )
-    rule = "|" + " --- |" * (len(_COLUMNS) + 4)
+    header, rule = _table_head()
     points = data.get("adopted", {}).get("operating_points", {})
     lines += ["### By family (calibrated per family; pooled across families in `*`)", "", header, rule]
     lines.append(_row("`*` (pooled)", data["pooled"]))
@@ -119,6 +127,14 @@ def render_markdown(data: dict[str, Any], title: str = "Evaluation") -> str:
     lines += ["", "### Other folds", ""]
     lines += [_other_folds_line(data, kind) for kind in ("leave_one_source_out", "leave_one_framework_out")]
     return "\n".join(lines) + "\n"
+
+
+def _table_head() -> tuple[str, str]:
+    """A stratum table's header and rule: the metric columns, then BLOCK and the points."""
+    header = (
+        "| stratum | repositories | " + " | ".join(label for _, label, _ in _COLUMNS) + " | BLOCK | points |"
+    )
+    return header, "|" + " --- |" * (len(_COLUMNS) + 4)
 
 
 def _reach_lines(reach: dict[str, Any]) -> list[str]:

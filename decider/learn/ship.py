@@ -68,9 +68,18 @@ def fit_program_points(sources: Mapping[str, Sequence[Labelled]]) -> dict[str, O
     records."""
     scored: list[Unit] = []
     for name, items in sources.items():
-        others = [i for other, rest in sources.items() if other != name for i in rest]
-        scored += score_units(_pins(items), memory_of(others))
+        scored += score_units(_pins(items), memory_of(_items(_without(sources, name))))
     return fit_points(scored)
+
+
+def _without(sources: Mapping[str, Sequence[Labelled]], name: str) -> dict[str, Sequence[Labelled]]:
+    """Every source but ``name``."""
+    return {other: items for other, items in sources.items() if other != name}
+
+
+def _items(sources: Mapping[str, Sequence[Labelled]]) -> list[Labelled]:
+    """The units of every source, a source at a time."""
+    return [i for items in sources.values() for i in items]
 
 
 def _program(points: Mapping[str, OperatingPoint], memory_digest: str, priors: str) -> Program:
@@ -100,7 +109,7 @@ def ship(
     from ouroboros_gates.decider.learn.versions import instrument_versions
 
     sources = analyse_all(corpora, cache, "detected", jobs=jobs, say=say)
-    rows = rows_of(i for items in sources.values() for i in items)
+    rows = rows_of(_items(sources))
     written = write_shipped(rows, instrument_versions(), memory_path)
     _header, examples = load_rows(memory_path)
     from ouroboros_gates.decider.memory import Memory
@@ -124,9 +133,9 @@ def held_out(
 ) -> dict[str, Any]:
     """One source held out: memory and points from the others only; its pin units scored and summarised
     overall, over SVEN's Python families, and per family."""
-    rest = {other: items for other, items in sources.items() if other != name}
+    rest = _without(sources, name)
     points = fit_program_points(rest)
-    units = score_units(_pins(sources[name]), memory_of(i for items in rest.values() for i in items))
+    units = score_units(_pins(sources[name]), memory_of(_items(rest)))
     out: dict[str, Any] = {
         "memory_sources": sorted(rest),
         "points": {f: round(p.advisory, 4) for f, p in sorted(points.items())},
@@ -175,9 +184,16 @@ def evaluate(
             continue
         if say is not None:
             say(f"scoring {name} held out")
-        runs = {p: held_out(name, by_priors[p], resamples=resamples, seed=seed) for p in ("detected", "off")}
-        result["sources"][name] = {**runs, "difference": _difference(runs["detected"], runs["off"])}
+        result["sources"][name] = _with_and_without_priors(name, by_priors, resamples, seed)
     return result
+
+
+def _with_and_without_priors(
+    name: str, by_priors: Mapping[str, Mapping[str, Sequence[Labelled]]], resamples: int, seed: int
+) -> dict[str, Any]:
+    """A source held out with priors detected and off, and the difference between the two."""
+    runs = {p: held_out(name, by_priors[p], resamples=resamples, seed=seed) for p in ("detected", "off")}
+    return {**runs, "difference": _difference(runs["detected"], runs["off"])}
 
 
 def _difference(on: Mapping[str, Any], off: Mapping[str, Any]) -> dict[str, Any]:
@@ -233,18 +249,7 @@ def render(result: Mapping[str, Any], command: str) -> str:
         "vulnerable side above fixed | any quick-rule finding: J | Bandit alone: J |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for name, runs in result["sources"].items():
-        for stratum, row in _strata(runs["detected"]):
-            if not row.get("units"):
-                continue
-            d = row["decider"]
-            bandit = _cell(row.get("bandit_any"), "j") if "bandit_any" in row else "no coverage"
-            lines.append(
-                f"| {name} | {stratum} | {row['units']} ({row['positive']}) | {row['reached']} | "
-                f"{_cell(d, 'tpr')} | "
-                f"{_cell(d, 'fpr')} | **{_cell(d, 'j')}** | {_cell(d, 'precision')} | {_cell(d, 'pr_auc')} | "
-                f"{_cell(d, 'pairwise_order')} | {_cell(row['quick_rules_any'], 'j')} | {bandit} |"
-            )
+    lines += _held_out_rows(result["sources"])
     lines += [
         "",
         "What rests on the framework priors (`--priors detected` against `--priors off`, same units):",
@@ -253,18 +258,51 @@ def render(result: Mapping[str, Any], command: str) -> str:
         "| PR-AUC detected | PR-AUC off | difference |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for name, runs in result["sources"].items():
-        for stratum in ("overall", "python_families"):
-            if stratum not in runs["detected"]:
-                continue
-            on, off, diff = (
-                runs["detected"][stratum]["decider"],
-                runs["off"][stratum]["decider"],
-                runs["difference"],
-            )
-            shown = "overall" if stratum == "overall" else "Python families"
-            lines.append(
-                f"| {name} | {shown} | {_cell(on, 'j')} | {_cell(off, 'j')} | {diff[stratum]['j']} | "
-                f"{_cell(on, 'pr_auc')} | {_cell(off, 'pr_auc')} | {diff[stratum]['pr_auc']} |"
-            )
+    lines += _priors_rows(result["sources"])
     return "\n".join(lines) + "\n"
+
+
+def _held_out_rows(sources: Mapping[str, Any]) -> list[str]:
+    """Each held-out source's strata with units, priors detected."""
+    return [
+        _held_out_row(name, stratum, row)
+        for name, runs in sources.items()
+        for stratum, row in _strata(runs["detected"])
+        if row.get("units")
+    ]
+
+
+def _priors_rows(sources: Mapping[str, Any]) -> list[str]:
+    """Each held-out source's overall and Python-family strata, priors detected against off."""
+    return [
+        _priors_row(name, stratum, runs)
+        for name, runs in sources.items()
+        for stratum in ("overall", "python_families")
+        if stratum in runs["detected"]
+    ]
+
+
+def _held_out_row(name: str, stratum: str, row: Mapping[str, Any]) -> str:
+    """A held-out source's stratum: the decider at ADVISORY beside the quick rules and Bandit alone."""
+    d = row["decider"]
+    bandit = _cell(row.get("bandit_any"), "j") if "bandit_any" in row else "no coverage"
+    return (
+        f"| {name} | {stratum} | {row['units']} ({row['positive']}) | {row['reached']} | "
+        f"{_cell(d, 'tpr')} | "
+        f"{_cell(d, 'fpr')} | **{_cell(d, 'j')}** | {_cell(d, 'precision')} | {_cell(d, 'pr_auc')} | "
+        f"{_cell(d, 'pairwise_order')} | {_cell(row['quick_rules_any'], 'j')} | {bandit} |"
+    )
+
+
+def _priors_row(name: str, stratum: str, runs: Mapping[str, Any]) -> str:
+    """A held-out source's J and PR-AUC with priors detected and off, and their differences."""
+    on, off, diff = (
+        runs["detected"][stratum]["decider"],
+        runs["off"][stratum]["decider"],
+        runs["difference"],
+    )
+    shown = "overall" if stratum == "overall" else "Python families"
+    return (
+        f"| {name} | {shown} | {_cell(on, 'j')} | {_cell(off, 'j')} | {diff[stratum]['j']} | "
+        f"{_cell(on, 'pr_auc')} | {_cell(off, 'pr_auc')} | {diff[stratum]['pr_auc']} |"
+    )

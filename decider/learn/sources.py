@@ -81,9 +81,7 @@ def load_sources(path: Path) -> list[Source]:
 
 def _check_entry(data: Mapping[str, Any], where: str) -> None:
     """One allow-list entry's required strings, its kind and status, and what its kind and shipping need."""
-    for key in ("id", "kind", "status", "record", "recorded", "licence"):
-        if not isinstance(data.get(key), str) or not data[key]:
-            raise LearnError(f"{where}: {key}: missing or not a string")
+    _check_strings(data, where)
     if data["kind"] not in SOURCE_KINDS:
         raise LearnError(f"{where}: kind: {data['kind']!r} is not one of {list(SOURCE_KINDS)}")
     if data["status"] not in STATUSES:
@@ -93,11 +91,24 @@ def _check_entry(data: Mapping[str, Any], where: str) -> None:
     _check_kind_needs(data, where)
 
 
+def _check_strings(data: Mapping[str, Any], where: str) -> None:
+    """The entry's required keys are non-empty strings."""
+    for key in ("id", "kind", "status", "record", "recorded", "licence"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise LearnError(f"{where}: {key}: missing or not a string")
+
+
 def _check_kind_needs(data: Mapping[str, Any], where: str) -> None:
+    """A shipped source says what ships and why; a benchmark names its code and expected results."""
     if data.get("ship") and not isinstance(data.get("shipped_as"), str):
         raise LearnError(
             f"{where}: shipped_as: a shipped source says what of it ships and why its licence allows it"
         )
+    _check_benchmark(data, where)
+
+
+def _check_benchmark(data: Mapping[str, Any], where: str) -> None:
+    """A benchmark entry names its code folder and its expected-results file."""
     if data["kind"] == "benchmark" and not (
         isinstance(data.get("code"), str) and isinstance(data.get("expected"), str)
     ):
@@ -111,13 +122,17 @@ def resolve_source(directory: Path, allow_list: Path) -> Source:
     root = allow_list.resolve().parent
     target = Path(directory).absolute().resolve(strict=False)
     for source in load_sources(allow_list):
-        if source.path is not None:
-            hit = (root / source.path).resolve(strict=False) == target
-        else:
-            tail = Path(source.match or "").parts
-            hit = bool(tail) and target.parts[-len(tail) :] == tail
-        if hit:
+        if _names(source, root, target):
             if source.status == "reserved":
                 raise SourceNotAllowed(f"{directory}: source {source.id!r} is reserved; it is never read")
             return source
     raise SourceNotAllowed(f"{directory}: not a source listed in {allow_list}; it is never read")
+
+
+def _names(source: Source, root: Path, target: Path) -> bool:
+    """Whether an entry names the directory: its ``path`` under the allow-list's folder, or its ``match`` as
+    the directory's last parts."""
+    if source.path is not None:
+        return (root / source.path).resolve(strict=False) == target
+    tail = Path(source.match or "").parts
+    return bool(tail) and target.parts[-len(tail) :] == tail

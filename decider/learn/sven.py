@@ -83,11 +83,17 @@ def _with_return_type(language: str, code: str) -> tuple[str, int]:
 def _defined_name(language: str, code: str, name: str) -> str:
     """The decider's name of the function ``code`` defines whose last segment is ``name``'s (else
     ``name``)."""
-    if language not in ("c", "cpp") or "::" not in name:
+    if not _qualified_c(language, name):
         return name
     last = name.rsplit("::", 1)[-1]
     found = [defined for defined in _defines(language, code) if simple_name(defined) == last]
     return found[0] if len(found) == 1 else name
+
+
+def _qualified_c(language: str, name: str) -> bool:
+    """Whether a C or C++ function name is qualified (``ns::f``): the decider names it by what the code
+    defines."""
+    return language in ("c", "cpp") and "::" in name
 
 
 def sven_pair(row: dict[str, Any], name: str) -> Pair:
@@ -118,13 +124,17 @@ def sven_pair(row: dict[str, Any], name: str) -> Pair:
 
 def load_sven(directory: Path) -> list[Pair]:
     """Every pair in ``directory/*.jsonl``; a bad line names its file and line number."""
+    return [pair for file in sorted(directory.glob("*.jsonl")) for pair in _pairs_of(file)]
+
+
+def _pairs_of(file: Path) -> list[Pair]:
+    """The pairs of one JSON-lines file, each named ``stem:line``; a bad line names the file and line."""
     pairs = []
-    for file in sorted(directory.glob("*.jsonl")):
-        for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                pairs.append(sven_pair(json.loads(line), f"{file.stem}:{n}"))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise CatalogError(f"{file}:{n}: {exc}") from exc
+    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            pairs.append(sven_pair(json.loads(line), f"{file.stem}:{n}"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CatalogError(f"{file}:{n}: {exc}") from exc
     return pairs

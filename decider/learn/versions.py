@@ -16,13 +16,21 @@ __all__ = ["instrument_versions"]
 def instrument_versions() -> dict[str, dict[str, str | None]]:
     """Per instrument, per language, the version a record of that language carries."""
     return {
-        "bandit": {lang: bandit_version() for lang in LANGUAGES},
-        "delta": {lang: DELTA_VERSION for lang in LANGUAGES},
-        "facts": {lang: grammar_version() for lang in LANGUAGES},
-        "lang": {lang: grammar_version() for lang in LANGUAGES},
-        "qr": {lang: rules_version() for lang in LANGUAGES},
+        "bandit": _everywhere(bandit_version()),
+        "delta": _everywhere(DELTA_VERSION),
+        "facts": _everywhere(grammar_version()),
+        "lang": _everywhere(grammar_version()),
+        "qr": _everywhere(rules_version()),
         "roles": {lang: roles_version(lang) for lang in LANGUAGES},
-        "taint": {
-            lang: taint_version(lang) if vocabulary_of(lang) is not None else None for lang in LANGUAGES
-        },
+        "taint": {lang: _taint_version(lang) for lang in LANGUAGES},
     }
+
+
+def _everywhere(version: str) -> dict[str, str | None]:
+    """One version for every language (an instrument that reads them all alike)."""
+    return dict.fromkeys(LANGUAGES, version)
+
+
+def _taint_version(lang: str) -> str | None:
+    """The taint step's version for a language it has a vocabulary for (else None: it does not run)."""
+    return taint_version(lang) if vocabulary_of(lang) is not None else None
