@@ -34,12 +34,19 @@ class Confusion:
 
 def confusion(flagged: Collection[str], instances: Iterable[str], positives: Collection[str]) -> Confusion:
     """The confusion counts of ``flagged`` on ``instances`` (kept in their order)."""
-    listed = list(instances)
-    return Confusion(
-        tp=tuple(i for i in listed if i in flagged and i in positives),
-        fp=tuple(i for i in listed if i in flagged and i not in positives),
-        fn=tuple(i for i in listed if i not in flagged and i in positives),
-    )
+    hits, misses = _split(instances, flagged)
+    tp, fp = _split(hits, positives)
+    fn, _ = _split(misses, positives)
+    return Confusion(tp=tp, fp=fp, fn=fn)
+
+
+def _split(items: Iterable[str], group: Collection[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``items`` in ``group`` and those not, each in their order."""
+    inside: list[str] = []
+    outside: list[str] = []
+    for item in items:
+        (inside if item in group else outside).append(item)
+    return tuple(inside), tuple(outside)
 
 
 def performance(result: Confusion) -> tuple[int, float]:
