@@ -296,7 +296,21 @@ def miner_test(miner: Miner, write: bool = False, runs: Sequence[str] = ()) -> M
     fixtures = _fixtures(report) if rules is not None else None
     if rules is None or fixtures is None:
         return report
-    labels, extracted = fixtures
+    _test_on_fixtures(report, rules, *fixtures, write, runs)
+    return report
+
+
+def _test_on_fixtures(
+    report: MinerTestReport,
+    rules: Rules,
+    labels: Labels,
+    extracted: Extracted,
+    write: bool,
+    runs: Sequence[str],
+) -> None:
+    """The checks that run once the rules are sound and the fixtures labelled: the backtest's, LOCAL's, the
+    mutation gate, the generated files, the README's marker and the template's floor."""
+    miner = report.miner
     run = run_checks(miner.name, rules.program, miner.verdicts, labels, extracted)
     assert run.result is not None  # check_rules passed above
     report.backtest = run.result
@@ -310,4 +324,3 @@ def miner_test(miner: Miner, write: bool = False, runs: Sequence[str] = ()) -> M
         _files(report, run.result, report.mutation, write)
     _readme(report)
     _floor(report, report.mutation)
-    return report
