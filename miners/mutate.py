@@ -255,8 +255,7 @@ def mutate(
     is equivalent only if its verdicts match the original's on every extracted run and every ``corpus``
     run."""
     original = run_checks(miner, program, verdicts, labels, extracted)
-    kappa = None if original.result is None else original.result.kappa_star
-    knees = (None,) if original.result is None else (None, *original.result.candidates)
+    kappa, knees = _knees(original)
     real = _real_corpus(corpus, verdicts, knees, program)
     tried = []
     for mutant in mutants(program, labels, kappa):
@@ -266,6 +265,13 @@ def mutate(
     judged_on = tuple(dict.fromkeys((*extracted.instances, *corpus_runs)))
     report = _report(miner, tuple(result for _mutant, result in tried), judged_on)
     return MutationResult(report, original, tuple(tried), corpus_runs, len(extracted.instances))
+
+
+def _knees(original: CheckRun) -> tuple[Value | None, tuple[Value | None, ...]]:
+    """The original's κ*, and the knees its verdicts are compared at: none, then every candidate."""
+    if original.result is None:
+        return None, (None,)
+    return original.result.kappa_star, (None, *original.result.candidates)
 
 
 def _real_corpus(
