@@ -187,6 +187,11 @@ class _Commands:
             self.current = []
 
 
+def _is_wrapper_argument(word: str) -> bool:
+    """Whether a word after a wrapper is its own: an option, or a variable assignment (``env X=1``)."""
+    return word.startswith("-") or _ASSIGNMENT.match(word) is not None
+
+
 def _takes_value(wrapper: str, option: str) -> bool:
     """Whether a wrapper's option takes the next word as its value (``timeout -s KILL``)."""
     return wrapper in {"timeout", "nice", "sudo"} and option in {"-s", "--signal", "-k", "-n", "-u", "-g"}
@@ -196,7 +201,7 @@ def _skip_wrapper(words: SimpleCommand, at: int) -> int:
     """Where the words after the wrapper at ``at`` and its own options start (``timeout -s KILL 60 cmd``:
     at ``cmd``)."""
     wrapper, at = words[at].rsplit("/", 1)[-1], at + 1
-    while at < len(words) and (words[at].startswith("-") or _ASSIGNMENT.match(words[at])):
+    while at < len(words) and _is_wrapper_argument(words[at]):
         option, at = words[at], at + 1
         at += _takes_value(wrapper, option) and at < len(words)
     if wrapper == "timeout" and at < len(words):
