@@ -59,11 +59,17 @@ def best_knee(
 ) -> Value | None:
     """``argmax precision s.t. FN = 0`` over the candidates (``flags``: κ → flagged instances) on
     ``instances``, ties to the smallest; None when no candidate misses nothing."""
-    best: tuple[float, Value] | None = None
+    precisions = _precisions_missing_nothing(flags, instances, positives)
+    return max(precisions, key=precisions.__getitem__, default=None)  # the first, smallest, of equals
+
+
+def _precisions_missing_nothing(
+    flags: Mapping[Value, Collection[str]], instances: Collection[str], positives: Collection[str]
+) -> dict[Value, float]:
+    """The precision of each candidate that misses no offense, smallest κ first."""
+    precisions: dict[Value, float] = {}
     for kappa in sorted(flags):
         result = confusion(flags[kappa], instances, positives)
-        if result.fn:
-            continue
-        if best is None or result.precision > best[0]:
-            best = (result.precision, kappa)
-    return None if best is None else best[1]
+        if not result.fn:
+            precisions[kappa] = result.precision
+    return precisions
