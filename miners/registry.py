@@ -142,9 +142,14 @@ def _folders_of(root: Path) -> list[Path]:
     return []
 
 
+def _holds_extractor(path: Path) -> bool:
+    """Whether ``path`` is a folder with an ``extract.py``."""
+    return path.is_dir() and (path / "extract.py").is_file()
+
+
 def _child_miners(root: Path) -> list[Path]:
     """The folders below ``root`` that hold an ``extract.py``, sorted, but those that are no miners."""
-    children = sorted(p for p in root.iterdir() if p.is_dir() and (p / "extract.py").is_file())
+    children = sorted(p for p in root.iterdir() if _holds_extractor(p))
     return [child for child in children if child.name not in NOT_MINERS]
 
 
