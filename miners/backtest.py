@@ -48,7 +48,16 @@ def split(labels: Sequence[LabelRow]) -> tuple[datetime, tuple[LabelRow, ...], t
     if not labels:
         raise MinerUsageError("no labels: the backtest needs at least one labelled instance")
     t = labels[math.ceil(len(labels) / 2) - 1].start
-    return t, tuple(r for r in labels if r.start <= t), tuple(r for r in labels if r.start > t)
+    return t, *_halves(labels, t)
+
+
+def _halves(labels: Sequence[LabelRow], t: datetime) -> tuple[tuple[LabelRow, ...], tuple[LabelRow, ...]]:
+    """The labels starting by ``t`` (the fit half) and those after it (the judged half), in order."""
+    fit: list[LabelRow] = []
+    judged: list[LabelRow] = []
+    for row in labels:
+        (fit if row.start <= t else judged).append(row)
+    return tuple(fit), tuple(judged)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ouroboros_gates.miners.backtest import BacktestResult, backtest
-from ouroboros_gates.miners.datalog import Program
+from ouroboros_gates.miners.datalog import Program, Value
 from ouroboros_gates.miners.errors import RulesError
 from ouroboros_gates.miners.findings import Extracted
 from ouroboros_gates.miners.labels import Labels
@@ -69,8 +69,12 @@ def _fixtures_match(result: BacktestResult) -> str | None:
     wrong = [row.instance for row in result.labels if (row.instance in flagged) != row.positive]
     if not wrong:
         return None
-    shown = ", ".join(f"{i} ({'flagged' if i in flagged else 'not flagged'})" for i in wrong)
-    return f"verdicts at κ* disagree with the labels: {shown}"
+    return f"verdicts at κ* disagree with the labels: {_verdicts_shown(wrong, flagged)}"
+
+
+def _verdicts_shown(instances: list[str], flagged: frozenset[str]) -> str:
+    """Each instance with its verdict: ``r1 (flagged), r2 (not flagged)``."""
+    return ", ".join(f"{i} ({'flagged' if i in flagged else 'not flagged'})" for i in instances)
 
 
 def _knee_binds(result: BacktestResult) -> str | None:
@@ -80,13 +84,19 @@ def _knee_binds(result: BacktestResult) -> str | None:
     atoms = result.verdicts[reference].atoms
     if result.verdicts[None].atoms == atoms:
         return "the verdicts do not change when the knee relation is removed"
-    others = [kappa for kappa in result.candidates if kappa != reference]
-    if others and all(result.verdicts[kappa].atoms == atoms for kappa in others):
+    if _same_at_other_knees(result, reference):
         return (
             "the verdicts do not change when the knee moves to another candidate: "
             "is it written as a constant?"
         )
     return None
+
+
+def _same_at_other_knees(result: BacktestResult, reference: Value) -> bool:
+    """Whether there is another candidate knee, and the verdicts at each are those at ``reference``."""
+    atoms = result.verdicts[reference].atoms
+    others = [kappa for kappa in result.candidates if kappa != reference]
+    return bool(others) and all(result.verdicts[kappa].atoms == atoms for kappa in others)
 
 
 def run_checks(

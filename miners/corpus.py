@@ -114,9 +114,13 @@ def fixture_items(folder: Path) -> list[CorpusItem]:
     ``labels.tsv`` names it) whatever its log is: ``events.jsonl``, or a log file as it was captured (a Claude
     Code transcript, JSON lines or a JSON array, a session with its subagents, another agent's trajectory)."""
     items = []
-    for place in sorted(path for path in folder.iterdir() if path.is_dir()) if folder.is_dir() else []:
-        if not any(place.iterdir()):
-            continue
-        found = run_at(place)
-        items.append(CorpusItem(JSONL, run_name(place), place, found.files, found.notes))
+    for place in _subfolders(folder):
+        if any(place.iterdir()):
+            found = run_at(place)
+            items.append(CorpusItem(JSONL, run_name(place), place, found.files, found.notes))
     return items
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """The folders in ``folder``, sorted; none when it is no folder."""
+    return sorted(path for path in folder.iterdir() if path.is_dir()) if folder.is_dir() else []

@@ -13,12 +13,12 @@ import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from ouroboros_gates.miners.datalog import InputFact, ProofNode, Rule, Value
+from ouroboros_gates.miners.datalog import GroundAtom, InputFact, ProofNode, Rule, Value
 from ouroboros_gates.schemas import Arg, Fact, Number, Span, Text
 
 __all__ = [
@@ -43,7 +43,12 @@ def engine_value(arg: Arg) -> Value:
     if isinstance(arg, Text):
         return arg.text
     number = arg.number
-    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+    return int(number) if _is_exact_integer(number) else number
+
+
+def _is_exact_integer(number: float) -> bool:
+    """Whether a float is integral and within the range where floats hold every integer exactly."""
+    return number.is_integer() and abs(number) < 2**53
 
 
 def to_arg(value: Value) -> Arg:
@@ -56,9 +61,16 @@ def to_span(span: object) -> Span | None:
     ``(file, line)`` for facts written in the rules becomes a Span, anything else None."""
     if isinstance(span, Span):
         return span
-    if isinstance(span, tuple) and len(span) == 2 and isinstance(span[0], str) and isinstance(span[1], int):
+    if _is_rules_span(span):
         return Span(file=span[0], line=span[1])
     return None
+
+
+def _is_rules_span(span: object) -> TypeGuard[tuple[str, int]]:
+    """Whether a span is the engine's ``(file, line)`` of a fact written in the rules."""
+    return (
+        isinstance(span, tuple) and len(span) == 2 and isinstance(span[0], str) and isinstance(span[1], int)
+    )
 
 
 def input_fact(fact: Fact) -> InputFact:
@@ -93,27 +105,22 @@ class ProofJson:
     def __call__(self, proof: ProofNode) -> list[dict[str, Any]]:
         nodes = list(proof.walk())
         index = {node.atom: number for number, node in enumerate(nodes)}
-        found: list[dict[str, Any]] = []
-        for node in nodes:
-            if node.rule is None:
-                found.append({"atom": str(node.atom), "span": self.span(node.span)})
-                continue
-            rule, at = self._rule(node.rule)
-            if not node.expanded:
-                found.append({"atom": str(node.atom), "rule": rule, "at": at})
-                continue
-            children = [index[child.atom] for child in node.children]
-            conditions = [str(condition) for condition in node.conditions]
-            found.append(
-                {
-                    "atom": str(node.atom),
-                    "rule": rule,
-                    "at": at,
-                    "children": children,
-                    "conditions": conditions,
-                }
-            )
-        return found
+        return [self._node(node, index) for node in nodes]
+
+    def _node(self, node: ProofNode, index: dict[GroundAtom, int]) -> dict[str, Any]:
+        """One node: a leaf with its span, a node left unexpanded with its rule, or a derived one."""
+        if node.rule is None:
+            return {"atom": str(node.atom), "span": self.span(node.span)}
+        rule, at = self._rule(node.rule)
+        if not node.expanded:
+            return {"atom": str(node.atom), "rule": rule, "at": at}
+        return {
+            "atom": str(node.atom),
+            "rule": rule,
+            "at": at,
+            "children": [index[child.atom] for child in node.children],
+            "conditions": [str(condition) for condition in node.conditions],
+        }
 
     def _rule(self, rule: Rule) -> tuple[str, str]:
         known = self._rules.get(id(rule))
@@ -136,7 +143,7 @@ def arg_json(value: Value) -> dict[str, Any]:
     an integral number an integer."""
     if isinstance(value, str):
         return {"text": value}
-    return {"number": int(value) if float(value).is_integer() and abs(value) < 2**53 else float(value)}
+    return {"number": int(value) if _is_exact_integer(float(value)) else float(value)}
 
 
 def derived_line(predicate: str, args: tuple[Value, ...], proof: list[dict[str, Any]] | None) -> bytes:
@@ -149,23 +156,39 @@ def derived_line(predicate: str, args: tuple[Value, ...], proof: list[dict[str, 
     row: dict[str, Any] = {"predicate": predicate, "args": written}
     if proof is not None:
         row["proof"] = proof
-    if not any(isinstance(arg.get("number"), float) for arg in written):  # a proof holds no float
-        try:
-            return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
-        except orjson.JSONEncodeError:
-            pass
+    fast = None if _has_float(written) else _orjson_line(row)  # a proof holds no float
+    if fast is not None:
+        return fast
     return (compact_json(row) + "\n").encode("utf-8", "backslashreplace")  # a lone surrogate: its JSON escape
+
+
+def _has_float(args: list[dict[str, Any]]) -> bool:
+    """Whether an argument is a float (which orjson and ``json`` may spell differently)."""
+    return any(isinstance(arg.get("number"), float) for arg in args)
+
+
+def _orjson_line(row: dict[str, Any]) -> bytes | None:
+    """The line as orjson writes it, or None where it cannot."""
+    try:
+        return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        return None
 
 
 def _plain(value: Any) -> Any:
     """JSON data without ``schema_version`` keys, integral floats written as integers."""
     if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items() if key != "schema_version"}
+        return _plain_object(value)
     if isinstance(value, list):
         return [_plain(item) for item in value]
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+    if isinstance(value, float) and _is_exact_integer(value):
         return int(value)
     return value
+
+
+def _plain_object(value: dict[str, Any]) -> dict[str, Any]:
+    """A JSON object's fields but ``schema_version``, each plain."""
+    return {key: _plain(item) for key, item in value.items() if key != "schema_version"}
 
 
 def compact_json(record: BaseModel | dict[str, Any]) -> str:
@@ -185,29 +208,40 @@ class FactLineProblem(ValueError):
         self.reason = reason
 
 
+_ARG_FORMS: dict[frozenset[str], type[Text] | type[Number]] = {
+    frozenset({"text"}): Text,
+    frozenset({"number"}): Number,
+}
+"""The written forms of an argument, by their one field."""
+
+
+def _is_json_number(raw: Any) -> TypeGuard[int | float]:
+    """Whether a JSON value is a number (``true`` and ``false`` are not)."""
+    return isinstance(raw, int | float) and not isinstance(raw, bool)
+
+
+def _number(raw: float) -> Number:
+    """A plain number as an argument; ``ValueError`` if it is not finite."""
+    if isinstance(raw, float) and not math.isfinite(raw):
+        raise ValueError(f"argument {raw!r} is not a finite number")
+    return Number(number=float(raw))
+
+
 def _arg(raw: Any) -> Arg:
     """``{"text": …}``, ``{"number": …}``, or a plain JSON string or number."""
     if isinstance(raw, str):
         return Text(text=raw)
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        if isinstance(raw, float) and not math.isfinite(raw):
-            raise ValueError(f"argument {raw!r} is not a finite number")
-        return Number(number=float(raw))
-    if isinstance(raw, dict) and set(raw) == {"text"}:
-        return Text.model_validate(raw)
-    if isinstance(raw, dict) and set(raw) == {"number"}:
-        return Number.model_validate(raw)
+    if _is_json_number(raw):
+        return _number(raw)
+    if isinstance(raw, dict) and (form := _ARG_FORMS.get(frozenset(raw))) is not None:
+        return form.model_validate(raw)
     raise ValueError(
         f"argument {json.dumps(raw)[:80]} is not a string, a number, {{'text': …}} or {{'number': …}}"
     )
 
 
 def _fact(doc: Any, here: Span) -> Fact:
-    if not isinstance(doc, dict):
-        raise ValueError("a fact line is a JSON object")
-    unknown = sorted(set(doc) - {"predicate", "args", "span"})
-    if unknown:
-        raise ValueError(f"unknown field(s) {', '.join(unknown)} (a fact has predicate, args, span)")
+    _check_fields(doc)
     args = doc.get("args", [])
     if not isinstance(args, list):
         raise ValueError("args is a JSON array")
@@ -217,6 +251,15 @@ def _fact(doc: Any, here: Span) -> Fact:
         args=tuple(_arg(arg) for arg in args),
         span=here if span is None else Span.model_validate(span),
     )
+
+
+def _check_fields(doc: Any) -> None:
+    """``ValueError`` unless a fact line is a JSON object with no field but a fact's."""
+    if not isinstance(doc, dict):
+        raise ValueError("a fact line is a JSON object")
+    unknown = sorted(set(doc) - {"predicate", "args", "span"})
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(unknown)} (a fact has predicate, args, span)")
 
 
 _PREDICATE = re.compile(r"[a-z][A-Za-z0-9_]*")
@@ -278,11 +321,16 @@ def _fact_line(line: str, here: Span) -> Fact | FactLineProblem:
     except json.JSONDecodeError as exc:
         return FactLineProblem(here, f"not valid JSON: {exc.msg} at column {exc.colno}")
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "fact"
-        return FactLineProblem(here, f"not a fact: {where}: {first['msg']}")
+        return _invalid(here, exc)
     except ValueError as exc:
         return FactLineProblem(here, f"not a fact: {exc}")
+
+
+def _invalid(here: Span, exc: ValidationError) -> FactLineProblem:
+    """The problem of a line that is not a fact: where in it, and the first error."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "fact"
+    return FactLineProblem(here, f"not a fact: {where}: {first['msg']}")
 
 
 def read_fact_lines(path: Path) -> Iterator[Fact | FactLineProblem]:

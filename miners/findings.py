@@ -44,9 +44,14 @@ class Extracted:
         found: set[Value] = set()
         for instance in instances:
             for fact in self.facts.get(instance, ()):
-                if fact.predicate == SCORE and fact.args and not isinstance(fact.args[-1], Text):
+                if _is_measured_score(fact):
                     found.add(engine_value(fact.args[-1]))
         return tuple(sorted(found))
+
+
+def _is_measured_score(fact: Fact) -> bool:
+    """Whether a fact is a ``score`` fact whose last argument is a number."""
+    return fact.predicate == SCORE and bool(fact.args) and not isinstance(fact.args[-1], Text)
 
 
 def _facts_of(miner: Miner, item: CorpusItem) -> tuple[Fact, ...]:
@@ -89,9 +94,16 @@ class Verdicts:
 
 
 def _owners(model: Model, atom: GroundAtom, extracted: Extracted) -> set[str]:
-    named = {value for value in atom.args if isinstance(value, str) and value in extracted.facts}
-    if named:
-        return named
+    """The instances a verdict is about: those it names, else those its proof's facts come from."""
+    return _named_instances(atom, extracted) or _proof_instances(model, atom, extracted)
+
+
+def _named_instances(atom: GroundAtom, extracted: Extracted) -> set[str]:
+    return {value for value in atom.args if isinstance(value, str) and value in extracted.facts}
+
+
+def _proof_instances(model: Model, atom: GroundAtom, extracted: Extracted) -> set[str]:
+    """The instances whose files hold the facts of the verdict's proof."""
     leaves = proof_facts(model.proof(atom.predicate, atom.args))
     return {
         extracted.owners[leaf.span.file]

@@ -34,12 +34,19 @@ class Confusion:
 
 def confusion(flagged: Collection[str], instances: Iterable[str], positives: Collection[str]) -> Confusion:
     """The confusion counts of ``flagged`` on ``instances`` (kept in their order)."""
-    listed = list(instances)
-    return Confusion(
-        tp=tuple(i for i in listed if i in flagged and i in positives),
-        fp=tuple(i for i in listed if i in flagged and i not in positives),
-        fn=tuple(i for i in listed if i not in flagged and i in positives),
-    )
+    hits, misses = _split(instances, flagged)
+    tp, fp = _split(hits, positives)
+    fn, _ = _split(misses, positives)
+    return Confusion(tp=tp, fp=fp, fn=fn)
+
+
+def _split(items: Iterable[str], group: Collection[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``items`` in ``group`` and those not, each in their order."""
+    inside: list[str] = []
+    outside: list[str] = []
+    for item in items:
+        (inside if item in group else outside).append(item)
+    return tuple(inside), tuple(outside)
 
 
 def performance(result: Confusion) -> tuple[int, float]:
@@ -52,11 +59,17 @@ def best_knee(
 ) -> Value | None:
     """``argmax precision s.t. FN = 0`` over the candidates (``flags``: κ → flagged instances) on
     ``instances``, ties to the smallest; None when no candidate misses nothing."""
-    best: tuple[float, Value] | None = None
+    precisions = _precisions_missing_nothing(flags, instances, positives)
+    return max(precisions, key=precisions.__getitem__, default=None)  # the first, smallest, of equals
+
+
+def _precisions_missing_nothing(
+    flags: Mapping[Value, Collection[str]], instances: Collection[str], positives: Collection[str]
+) -> dict[Value, float]:
+    """The precision of each candidate that misses no offense, smallest κ first."""
+    precisions: dict[Value, float] = {}
     for kappa in sorted(flags):
         result = confusion(flags[kappa], instances, positives)
-        if result.fn:
-            continue
-        if best is None or result.precision > best[0]:
-            best = (result.precision, kappa)
-    return None if best is None else best[1]
+        if not result.fn:
+            precisions[kappa] = result.precision
+    return precisions

@@ -10,7 +10,7 @@ or an instance labelled twice is a ``LabelsError`` naming ``file:row``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -84,38 +84,74 @@ def _row(fields: Sequence[str]) -> LabelRow:
     if sign not in ("+", "-"):
         raise ValueError(f"the second field is {sign!r}, expected + or -")
     begun = _time(start, "start")
+    noticed = _flagged_time(flagged, begun, start)
+    return _label_row(instance, sign == "+", begun, noticed, source)
+
+
+def _flagged_time(flagged: str, begun: datetime, start: str) -> datetime | None:
+    """The flagged time (None for ``-``), which cannot be before the start."""
     noticed = None if flagged == "-" else _time(flagged, "flagged time")
     if noticed is not None and noticed < begun:
         raise ValueError(f"flagged at {flagged}, before its start {start}")
+    return noticed
+
+
+def _label_row(
+    instance: str, positive: bool, start: datetime, flagged: datetime | None, source: str
+) -> LabelRow:
+    """The row's record; ``ValueError`` with the first field the schema refuses."""
     try:
-        return LabelRow(instance=instance, positive=sign == "+", start=begun, flagged=noticed, source=source)
+        return LabelRow(instance=instance, positive=positive, start=start, flagged=flagged, source=source)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ValueError(f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}") from None
 
 
+@dataclass
+class _Rows:
+    """The rows read so far, each with its line, and the line each instance was first labelled at."""
+
+    file: str
+    rows: list[LabelRow] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    seen: dict[str, int] = field(default_factory=dict)
+
+    def add(self, row: LabelRow, number: int) -> None:
+        """Keep the row of line ``number``; ``LabelsError`` if its instance is labelled already."""
+        if row.instance in self.seen:
+            raise LabelsError(
+                self.file,
+                number,
+                f"{row.instance} is labelled twice (first at row {self.seen[row.instance]})",
+            )
+        self.seen[row.instance] = number
+        self.rows.append(row)
+        self.lines.append(number)
+
+    def labels(self) -> Labels:
+        """The labels read."""
+        return Labels(self.file, tuple(self.rows), tuple(self.lines))
+
+
+def _skipped(line: str) -> bool:
+    """Whether a line is blank or a comment."""
+    return not line.strip() or line.lstrip().startswith("#")
+
+
 def parse_labels(text: str, file: str = "<labels>") -> Labels:
     """Parse labels text; raises ``LabelsError`` naming ``file:row`` at the first bad row."""
-    rows: list[LabelRow] = []
-    lines: list[int] = []
-    seen: dict[str, int] = {}
+    read = _Rows(file)
     # Rows end at "\n" alone (str.splitlines also breaks at form feeds and other separators, which
     # would number rows differently from the file's lines).
     for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
+        if _skipped(line):
             continue
         try:
             row = _row(line.rstrip("\r\n").split("\t"))
         except ValueError as exc:
             raise LabelsError(file, number, str(exc)) from None
-        if row.instance in seen:
-            raise LabelsError(
-                file, number, f"{row.instance} is labelled twice (first at row {seen[row.instance]})"
-            )
-        seen[row.instance] = number
-        rows.append(row)
-        lines.append(number)
-    return Labels(file, tuple(rows), tuple(lines))
+        read.add(row, number)
+    return read.labels()
 
 
 def read_labels(path: Path) -> Labels:

@@ -23,7 +23,7 @@ its own fixtures, in order.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,13 +36,14 @@ from ouroboros_gates.miners.checks import (
     CheckRun,
     run_checks,
 )
-from ouroboros_gates.miners.corpus import JSONL, EventsItem, corpus_items, fixture_items
+from ouroboros_gates.miners.corpus import JSONL, CorpusItem, EventsItem, corpus_items, fixture_items
 from ouroboros_gates.miners.errors import LabelsError, MinerError, RulesError
 from ouroboros_gates.miners.findings import Extracted, extract_facts
 from ouroboros_gates.miners.labels import Labels, read_labels
-from ouroboros_gates.miners.mutate import TEMPLATE_FLOOR, MutationResult, mutant_text, mutate
+from ouroboros_gates.miners.mutate import TEMPLATE_FLOOR, Mutant, MutationResult, mutant_text, mutate
 from ouroboros_gates.miners.registry import MINERS_DIR, Miner, shown
 from ouroboros_gates.miners.rules import Rules, derived_predicates
+from ouroboros_gates.schemas import Fact, HarnessEvent
 from ouroboros_gates.schemas.errors import CorpusError
 
 __all__ = [
@@ -69,6 +70,10 @@ class Check:
     passed: bool
     detail: str
 
+    def line(self) -> str:
+        """The check's line in the report."""
+        return f"  {'ok  ' if self.passed else 'FAIL'}  {self.name:<22} {self.detail}"
+
 
 @dataclass
 class MinerTestReport:
@@ -91,14 +96,16 @@ class MinerTestReport:
         """The report as printed: one line per check, the survivors with their rules or labels, a
         verdict."""
         out = [f"{self.miner.name} ({self.miner.folder.name}, {self.miner.origin})"]
-        out += [f"  {'ok  ' if c.passed else 'FAIL'}  {c.name:<22} {c.detail}" for c in self.checks]
+        out += [check.line() for check in self.checks]
         out += self._mutation_lines()
         out += [f"  wrote {path}" for path in self.written]
+        return [*out, f"{self.miner.name}: {self._verdict()}"]
+
+    def _verdict(self) -> str:
         failed = sum(not c.passed for c in self.checks)
-        verdict = (
+        return (
             f"{failed} of {len(self.checks)} checks failed" if failed else f"{len(self.checks)} checks passed"
         )
-        return [*out, f"{self.miner.name}: {verdict}"]
 
     def _mutation_lines(self) -> list[str]:
         """Each surviving mutant with its rules or labels, and the runs equivalence was judged on."""
@@ -106,11 +113,18 @@ class MinerTestReport:
             return []
         out = []
         for mutant, _result in self.mutation.survivors:
-            out.append(f"  survivor: {mutant.operator.value} {mutant.description}")
-            out += [f"    {line}" for line in mutant_text(mutant).splitlines()]
+            out += _survivor_lines(mutant)
         if self.mutation.corpus_runs:
             out.append(f"  equivalence judged on {self.mutation.judged_on_text()}")
         return out
+
+
+def _survivor_lines(mutant: Mutant) -> list[str]:
+    """A surviving mutant: what was changed, then its rules or labels."""
+    return [
+        f"  survivor: {mutant.operator.value} {mutant.description}",
+        *(f"    {line}" for line in mutant_text(mutant).splitlines()),
+    ]
 
 
 def render_files(miner: Miner, result: BacktestResult, mutation: MutationResult) -> dict[Path, str]:
@@ -154,26 +168,42 @@ def _readme(report: MinerTestReport) -> None:
 
 
 def _fixtures(report: MinerTestReport) -> tuple[Labels, Extracted] | None:
+    read = _read_fixtures(report)
+    if read is None:
+        return None
+    labels, extracted = read
+    problem = _fixtures_problem(labels, extracted)
+    report.add("fixtures_labelled", problem, f"{len(labels.rows)} labelled fixture run(s)")
+    return read if problem is None else None
+
+
+def _read_fixtures(report: MinerTestReport) -> tuple[Labels, Extracted] | None:
+    """The labels and the fixture runs' facts, or None with the check failed on why they cannot be read."""
     miner = report.miner
     try:
-        labels = read_labels(miner.labels_path)
-        extracted = extract_facts(miner, fixture_items(miner.fixtures))
+        return read_labels(miner.labels_path), extract_facts(miner, fixture_items(miner.fixtures))
     except (LabelsError, CorpusError, MinerError) as exc:
         report.add("fixtures_labelled", str(exc))
         return None
+
+
+def _fixtures_problem(labels: Labels, extracted: Extracted) -> str | None:
+    """Why the labels do not label exactly the fixture runs, or None."""
+    if not labels.rows:
+        return f"{labels.file}: no labels"
     labelled = {row.instance for row in labels.rows}
     unlabelled = sorted(set(extracted.instances) - labelled)
     missing = sorted(labelled - set(extracted.instances))
-    problem = None
-    if not labels.rows:
-        problem = f"{labels.file}: no labels"
-    elif unlabelled or missing:
-        problem = (
-            f"fixture runs without a label: {unlabelled or 'none'}; "
-            f"labels without a fixture run: {missing or 'none'}"
-        )
-    report.add("fixtures_labelled", problem, f"{len(labels.rows)} labelled fixture run(s)")
-    return (labels, extracted) if problem is None else None
+    if unlabelled or missing:
+        return _unmatched(unlabelled, missing)
+    return None
+
+
+def _unmatched(unlabelled: list[str], missing: list[str]) -> str:
+    return (
+        f"fixture runs without a label: {unlabelled or 'none'}; "
+        f"labels without a fixture run: {missing or 'none'}"
+    )
 
 
 def _local(report: MinerTestReport) -> None:
@@ -182,33 +212,46 @@ def _local(report: MinerTestReport) -> None:
     miner = report.miner
     for item in fixture_items(miner.fixtures):
         events = list(item.events())
-        whole = extract_facts(miner, [EventsItem(JSONL, item.instance, item.path, item.files, events)])
-        alone = [
-            fact
-            for event in events
-            for fact in extract_facts(
-                miner, [EventsItem(JSONL, item.instance, item.path, item.files, [event])]
-            ).facts[item.instance]
-        ]
-        ordered = sorted(fact.model_dump_json() for fact in whole.facts[item.instance])
-        if ordered != sorted(fact.model_dump_json() for fact in alone):
+        whole = _facts_of(miner, item, events)
+        alone = [fact for event in events for fact in _facts_of(miner, item, [event])]
+        if _dumped(whole) != _dumped(alone):
             problem = f"LOCAL, but {item.instance}'s facts differ when its events are read one at a time"
             report.add("local_facts", problem)
             return
     report.add("local_facts", None, "each fixture run's facts are its events' facts, one event at a time")
 
 
+def _facts_of(miner: Miner, item: CorpusItem, events: list[HarnessEvent]) -> tuple[Fact, ...]:
+    """The facts the miner extracts from some of a fixture run's events, read as the whole run."""
+    return extract_facts(miner, [EventsItem(JSONL, item.instance, item.path, item.files, events)]).facts[
+        item.instance
+    ]
+
+
+def _dumped(facts: Iterable[Fact]) -> list[str]:
+    """The facts as JSON, sorted: equal for the same facts, each as often."""
+    return sorted(fact.model_dump_json() for fact in facts)
+
+
 def _files(report: MinerTestReport, result: BacktestResult, mutation: MutationResult, write: bool) -> None:
-    names = {"backtest.md": "backtest_md", "mutation.md": "mutation_md", "README.md": "readme_block"}
     for path, text in render_files(report.miner, result, mutation).items():
-        current = path.read_text(encoding="utf-8") if path.is_file() else None
-        if write and current != text:
-            path.write_text(text, encoding="utf-8")
-            report.written.append(Path(shown(path)))
-        stale = not write and current != text
-        command = f"ouro miner test {report.miner.folder.name} --write"
-        hint = f"{path.name} is not the regenerated text: run `{command}`"
-        report.add(names[path.name], hint if stale else None, f"{path.name} current")
+        _file(report, path, text, write)
+
+
+_FILE_CHECKS = {"backtest.md": "backtest_md", "mutation.md": "mutation_md", "README.md": "readme_block"}
+"""The check of each generated file."""
+
+
+def _file(report: MinerTestReport, path: Path, text: str, write: bool) -> None:
+    """Check that a generated file holds ``text``; with ``write``, write it where it does not."""
+    current = path.read_text(encoding="utf-8") if path.is_file() else None
+    if write and current != text:
+        path.write_text(text, encoding="utf-8")
+        report.written.append(Path(shown(path)))
+    stale = not write and current != text
+    command = f"ouro miner test {report.miner.folder.name} --write"
+    hint = f"{path.name} is not the regenerated text: run `{command}`"
+    report.add(_FILE_CHECKS[path.name], hint if stale else None, f"{path.name} current")
 
 
 def _judged(report: MinerTestReport, run: CheckRun, labels: Labels) -> None:
@@ -253,7 +296,21 @@ def miner_test(miner: Miner, write: bool = False, runs: Sequence[str] = ()) -> M
     fixtures = _fixtures(report) if rules is not None else None
     if rules is None or fixtures is None:
         return report
-    labels, extracted = fixtures
+    _test_on_fixtures(report, rules, *fixtures, write, runs)
+    return report
+
+
+def _test_on_fixtures(
+    report: MinerTestReport,
+    rules: Rules,
+    labels: Labels,
+    extracted: Extracted,
+    write: bool,
+    runs: Sequence[str],
+) -> None:
+    """The checks that run once the rules are sound and the fixtures labelled: the backtest's, LOCAL's, the
+    mutation gate, the generated files, the README's marker and the template's floor."""
+    miner = report.miner
     run = run_checks(miner.name, rules.program, miner.verdicts, labels, extracted)
     assert run.result is not None  # check_rules passed above
     report.backtest = run.result
@@ -267,4 +324,3 @@ def miner_test(miner: Miner, write: bool = False, runs: Sequence[str] = ()) -> M
         _files(report, run.result, report.mutation, write)
     _readme(report)
     _floor(report, report.mutation)
-    return report

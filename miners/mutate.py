@@ -1,9 +1,9 @@
 """Mutation testing of a miner's own test (docs/loop.md, "Mutation test"): change the rules or the labels one
 way at a time, rerun the checks (``miners.checks``) on each mutant, and count.
 
-Operators: drop a body literal; negate an atom (``a`` ↔ ``!a``); swap a comparison for its opposite
-(``gt`` ↔ ``le``, ``ge`` ↔ ``lt``, ``eq`` ↔ ``ne``: the negation of a builtin, which the dialect
-cannot write with ``!``); replace the knee variable in a comparison by the fitted constant
+Operators (``miners.mutation_operators``): drop a body literal; negate an atom (``a`` ↔ ``!a``); swap a
+comparison for its opposite (``gt`` ↔ ``le``, ``ge`` ↔ ``lt``, ``eq`` ↔ ``ne``: the negation of a builtin,
+which the dialect cannot write with ``!``); replace the knee variable in a comparison by the fitted constant
 (``gt(S, K)`` → ``gt(S, 468)``); drop a rule; flip one label. A mutant the checks fail is killed, one
 they pass survived. Two kinds leave the denominator with their reason: a mutant ``check_rules``
 refuses, and an equivalent rule mutant (the same verdicts as the original with no knee and at every
@@ -26,28 +26,18 @@ text and labels only: the facts are extracted once, and the extractor never runs
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ouroboros_gates.miners.backtest import BacktestResult, number
 from ouroboros_gates.miners.checks import KNEE_BINDS, CheckRun, run_checks
-from ouroboros_gates.miners.datalog import (
-    Atom,
-    Comparison,
-    Constant,
-    GroundAtom,
-    Literal,
-    Negation,
-    Program,
-    Rule,
-    Value,
-    Variable,
-)
+from ouroboros_gates.miners.datalog import GroundAtom, Program, Value
 from ouroboros_gates.miners.errors import RulesError
 from ouroboros_gates.miners.findings import Extracted, judge
 from ouroboros_gates.miners.labels import Labels
-from ouroboros_gates.miners.rules import KNEE, check_program
-from ouroboros_gates.schemas import MutantOutcome, MutantResult, MutationOperator, MutationReport
+from ouroboros_gates.miners.mutation_operators import OPPOSITE, Mutant, mutant_text, mutants
+from ouroboros_gates.miners.rules import check_program
+from ouroboros_gates.schemas import MutantOutcome, MutantResult, MutationReport
 
 __all__ = ["OPPOSITE", "TEMPLATE_FLOOR", "Mutant", "MutationResult", "mutant_text", "mutants", "mutate"]
 
@@ -56,105 +46,6 @@ TEMPLATE_FLOOR = 1.0
 derived, not picked: ``tests/miners/template`` measures the template and fails when this differs."""
 
 _NAMED_RUNS = 10
-
-OPPOSITE = {"gt": "le", "le": "gt", "ge": "lt", "lt": "ge", "eq": "ne", "ne": "eq"}
-"""Each comparison's negation."""
-
-
-@dataclass(frozen=True)
-class Mutant:
-    """One change to the rules or to the labels."""
-
-    operator: MutationOperator
-    description: str
-    program: Program
-    labels: Labels
-    label_index: int | None = None
-
-    @property
-    def changes_rules(self) -> bool:
-        return self.operator is not MutationOperator.FLIP_LABEL
-
-
-def _with_body(program: Program, rule: Rule, body: tuple[Literal, ...]) -> Program:
-    rules = tuple(replace(r, body=body) if r is rule else r for r in program.rules)
-    return replace(program, rules=rules)
-
-
-def _literal_mutants(
-    program: Program, rule: Rule, kappa: Value | None
-) -> Iterator[tuple[MutationOperator, str, Program]]:
-    line = f"line {rule.location.line}"
-    knees = _knee_variables(rule)
-
-    def body_with(position: int, *literals: Literal) -> Program:
-        return _with_body(program, rule, (*rule.body[:position], *literals, *rule.body[position + 1 :]))
-
-    for position, literal in enumerate(rule.body):
-        yield MutationOperator.DROP_LITERAL, f"{line}: drop `{literal}`", body_with(position)
-        operator, changed = _opposite(literal)
-        yield operator, f"{line}: `{literal}` -> `{changed}`", body_with(position, changed)
-        fixed = _fix_knee(literal, knees, kappa) if isinstance(literal, Comparison) else None
-        if fixed is not None:
-            yield (
-                MutationOperator.KNEE_CONSTANT,
-                f"{line}: `{literal}` -> `{fixed}`",
-                body_with(position, fixed),
-            )
-
-
-def _knee_variables(rule: Rule) -> set[str]:
-    """The variables the rule's ``knee`` atoms bind."""
-    knees = (literal for literal in rule.body if isinstance(literal, Atom) and literal.predicate == KNEE)
-    return {name for atom in knees for name in atom.variables()}
-
-
-def _opposite(literal: Literal) -> tuple[MutationOperator, Literal]:
-    """The literal negated: an atom and its negation swapped, a comparison turned to its opposite."""
-    if isinstance(literal, Atom):
-        return MutationOperator.NEGATE_LITERAL, Negation(literal)
-    if isinstance(literal, Negation):
-        return MutationOperator.NEGATE_LITERAL, literal.atom
-    return MutationOperator.SWAP_COMPARISON, replace(literal, builtin=OPPOSITE[literal.builtin])
-
-
-def _fix_knee(comparison: Comparison, knees: set[str], kappa: Value | None) -> Comparison | None:
-    """The comparison with the knee variable replaced by the fitted constant, if there is one and the
-    comparison reads the knee."""
-    if kappa is None:
-        return None
-
-    def fixed(term: Variable | Constant) -> Variable | Constant:
-        return Constant(kappa) if isinstance(term, Variable) and term.name in knees else term
-
-    changed = replace(comparison, left=fixed(comparison.left), right=fixed(comparison.right))
-    return None if changed == comparison else changed
-
-
-def mutants(program: Program, labels: Labels, kappa: Value | None) -> list[Mutant]:
-    """Every single-change mutant of ``program`` and ``labels``, rules first, in source order."""
-    found: list[Mutant] = []
-    for rule in program.rules:
-        for operator, description, changed in _literal_mutants(program, rule, kappa):
-            found.append(Mutant(operator, description, changed, labels))
-    for rule in program.rules:
-        kept = replace(program, rules=tuple(r for r in program.rules if r is not rule))
-        found.append(
-            Mutant(MutationOperator.DROP_RULE, f"line {rule.location.line}: drop rule `{rule}`", kept, labels)
-        )
-    for index, row in enumerate(labels.rows):
-        sign = "+ -> -" if row.positive else "- -> +"
-        where = f"labels row {labels.lines[index]}: {row.instance} {sign}"
-        found.append(Mutant(MutationOperator.FLIP_LABEL, where, program, labels.flipped(index), index))
-    return found
-
-
-def mutant_text(mutant: Mutant) -> str:
-    """What a survivor is printed with: its whole rules text, or its flipped label row."""
-    if mutant.changes_rules:
-        return str(mutant.program)
-    rows = mutant.labels.rows if mutant.label_index is None else (mutant.labels.rows[mutant.label_index],)
-    return replace(mutant.labels, rows=rows).render()
 
 
 @dataclass(frozen=True)
@@ -175,21 +66,28 @@ class MutationResult:
 
     def rejections(self) -> list[str]:
         """Why the gate fails (empty when it holds)."""
-        found = []
+        return [*self._original_fails(), *self._score_low(), *self._labelled_survivors()]
+
+    def _original_fails(self) -> list[str]:
         if self.original.refused or self.original.failed:
-            found.append(
+            return [
                 f"the miner fails its own checks: {self.original.refused or ', '.join(self.original.failed)}"
-            )
+            ]
+        return []
+
+    def _score_low(self) -> list[str]:
         score = self.report.score
         if score is None or score < self.report.floor:
             shown = "none (no mutant counted)" if score is None else f"{score:.2f}"
-            found.append(f"mutation score {shown} is below the floor {self.report.floor:.2f}")
-        for mutant, result in self.survivors:
-            if result.changes_labelled_verdict:
-                found.append(
-                    f"survivor changes a labelled verdict: {mutant.operator.value} {mutant.description}"
-                )
-        return found
+            return [f"mutation score {shown} is below the floor {self.report.floor:.2f}"]
+        return []
+
+    def _labelled_survivors(self) -> list[str]:
+        return [
+            f"survivor changes a labelled verdict: {mutant.operator.value} {mutant.description}"
+            for mutant, result in self.survivors
+            if result.changes_labelled_verdict
+        ]
 
     @property
     def holds(self) -> bool:
@@ -218,22 +116,18 @@ class MutationResult:
             f"{counts[MutantOutcome.SURVIVED]} survived, "
             f"{counts[MutantOutcome.REFUSED]} refused by check_rules, "
             f"{counts[MutantOutcome.EQUIVALENT]} equivalent |",
-            f"| Mutation gate | {'holds' if self.holds else 'fails: ' + '; '.join(self.rejections())} |",
+            f"| Mutation gate | {self._gate()} |",
             f"| Equivalence judged on | {self.judged_on_text()} |",
             "",
             "| # | operator | change | outcome | killed by, or why it leaves the denominator |",
             "| --- | --- | --- | --- | --- |",
         ]
-        for position, (mutant, result) in enumerate(self.tried, start=1):
-            why = ", ".join(result.killed_by) if result.killed_by else result.reason
-            if result.changes_labelled_verdict:
-                why = "changes a labelled verdict"
-            change = mutant.description.replace("|", "\\|")
-            lines.append(
-                f"| {position} | {mutant.operator.value} | {change} | {result.outcome.value} | {why} |"
-            )
+        lines += [_mutant_row(position, *tried) for position, tried in enumerate(self.tried, start=1)]
         lines += ["", *self._knee_note(), *self._survivor_texts()]
         return "\n".join(lines).rstrip("\n") + "\n"
+
+    def _gate(self) -> str:
+        return "holds" if self.holds else "fails: " + "; ".join(self.rejections())
 
     def judged_on_text(self) -> str:
         """On which runs a rule mutant was judged equivalent or not: those the checks read, and the corpus."""
@@ -271,6 +165,16 @@ class MutationResult:
         return [f"The knee-binds check is the only check that kills {listed}: every other check passes it."]
 
 
+def _mutant_row(position: int, mutant: Mutant, result: MutantResult) -> str:
+    """A mutant's row of the mutation block: what changed, its outcome, and what killed it or why it does not
+    count."""
+    why = ", ".join(result.killed_by) if result.killed_by else result.reason
+    if result.changes_labelled_verdict:
+        why = "changes a labelled verdict"
+    change = mutant.description.replace("|", "\\|")
+    return f"| {position} | {mutant.operator.value} | {change} | {result.outcome.value} | {why} |"
+
+
 Judged = tuple[frozenset[GroundAtom], ...]
 
 
@@ -302,7 +206,12 @@ def _equivalent(mutant: Mutant, run: CheckRun, original: CheckRun, corpus: _Corp
         return None
     if corpus is not None and corpus.differs(mutant.program):
         return None  # the same on the labelled runs, but not on real ones
-    knees = ", ".join(number(k) for k in original.result.candidates)
+    return _equivalence(original.result, corpus)
+
+
+def _equivalence(original: BacktestResult, corpus: _Corpus | None) -> str:
+    """Why an equivalent mutant does not count: the knees and the runs its verdicts were compared at."""
+    knees = ", ".join(number(k) for k in original.candidates)
     runs = f"{len(corpus.extracted.instances)} corpus run(s)" if corpus is not None else ""
     where = f", on the labelled runs and {runs}" if runs else ""
     return f"same verdicts as the original with no knee and at every candidate ({{{knees}}}){where}"
@@ -323,10 +232,15 @@ def _judge(mutant: Mutant, run: CheckRun, original: CheckRun, corpus: _Corpus | 
         return MutantResult(**base, outcome=MutantOutcome.EQUIVALENT, reason=equivalent)
     if run.failed:
         return MutantResult(**base, outcome=MutantOutcome.KILLED, killed_by=run.failed)
+    changed = _changes_labelled_verdict(mutant, run, original)
+    return MutantResult(**base, outcome=MutantOutcome.SURVIVED, changes_labelled_verdict=changed)
+
+
+def _changes_labelled_verdict(mutant: Mutant, run: CheckRun, original: CheckRun) -> bool:
+    """Whether a survivor flags another set of labelled instances at its κ* than the original at its own."""
     assert run.result is not None and original.result is not None
     labelled = {row.instance for row in mutant.labels.rows}
-    changed = run.result.at_kappa.flagged & labelled != original.result.at_kappa.flagged & labelled
-    return MutantResult(**base, outcome=MutantOutcome.SURVIVED, changes_labelled_verdict=changed)
+    return run.result.at_kappa.flagged & labelled != original.result.at_kappa.flagged & labelled
 
 
 def mutate(
@@ -341,8 +255,7 @@ def mutate(
     is equivalent only if its verdicts match the original's on every extracted run and every ``corpus``
     run."""
     original = run_checks(miner, program, verdicts, labels, extracted)
-    kappa = None if original.result is None else original.result.kappa_star
-    knees = (None,) if original.result is None else (None, *original.result.candidates)
+    kappa, knees = _knees(original)
     real = _real_corpus(corpus, verdicts, knees, program)
     tried = []
     for mutant in mutants(program, labels, kappa):
@@ -352,6 +265,13 @@ def mutate(
     judged_on = tuple(dict.fromkeys((*extracted.instances, *corpus_runs)))
     report = _report(miner, tuple(result for _mutant, result in tried), judged_on)
     return MutationResult(report, original, tuple(tried), corpus_runs, len(extracted.instances))
+
+
+def _knees(original: CheckRun) -> tuple[Value | None, tuple[Value | None, ...]]:
+    """The original's κ*, and the knees its verdicts are compared at: none, then every candidate."""
+    if original.result is None:
+        return None, (None,)
+    return original.result.kappa_star, (None, *original.result.candidates)
 
 
 def _real_corpus(

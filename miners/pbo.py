@@ -49,9 +49,13 @@ class Pbo:
         """One line for the backtest block."""
         if self.value is None:
             return f"{self.status} ({self.reason})"
-        overfit = sum(logit <= 0 for logit in self.logits)
-        halvings = f"{overfit} of {len(self.logits)} halvings with λ ≤ 0"
+        halvings = f"{_overfit(self.logits)} of {len(self.logits)} halvings with λ ≤ 0"
         return f"{self.value:.2f} ({halvings}; S = {self.blocks} blocks)"
+
+
+def _overfit(logits: Sequence[float]) -> int:
+    """How many halvings chose a candidate that did no better out of sample (λ ≤ 0)."""
+    return sum(logit <= 0 for logit in logits)
 
 
 def blocks_of(count: int, blocks: int) -> list[range]:
@@ -93,18 +97,27 @@ def pbo(
 ) -> Pbo:
     """PBO over labelled instances ``ordered`` by start (``(instance, positive)``) and the candidates'
     flagged instances (``flags``: κ → flagged). ``blocks`` must be even and at least 4."""
-    if blocks < 4 or blocks % 2:
-        raise MinerUsageError(
-            f"PBO blocks S = {blocks}: S is even and at least 4 (S = 2 ranks too few labels)"
-        )
+    _check_blocks(blocks)
     positives = {instance for instance, positive in ordered if positive}
-    parts = [[ordered[i][0] for i in indices] for indices in blocks_of(len(ordered), blocks)]
+    parts = _parts(ordered, blocks)
     if (unjudged := _unjudged(len(ordered), len(flags), parts, positives)) is not None:
         return Pbo(unjudged[0], None, blocks, reason=unjudged[1])
     halvings = combinations(range(blocks), blocks // 2)
     logits = [_logit(parts, set(chosen), flags, positives) for chosen in halvings]
-    overfit = sum(logit <= 0 for logit in logits)
-    return Pbo(COMPUTED, overfit / len(logits), blocks, tuple(logits))
+    return Pbo(COMPUTED, _overfit(logits) / len(logits), blocks, tuple(logits))
+
+
+def _check_blocks(blocks: int) -> None:
+    """``MinerUsageError`` unless S is even and at least 4."""
+    if blocks < 4 or blocks % 2:
+        raise MinerUsageError(
+            f"PBO blocks S = {blocks}: S is even and at least 4 (S = 2 ranks too few labels)"
+        )
+
+
+def _parts(ordered: Sequence[tuple[str, bool]], blocks: int) -> list[list[str]]:
+    """The instances of each of the ``blocks`` contiguous blocks, in order."""
+    return [[ordered[i][0] for i in indices] for indices in blocks_of(len(ordered), blocks)]
 
 
 def _unjudged(
@@ -116,9 +129,14 @@ def _unjudged(
         return NO_CHOICE, f"{candidates} knee candidate(s)"
     if labels < blocks:
         return WAITS_FOR_LABELS, f"{labels} labels cannot fill S = {blocks} blocks"
-    if empty := [number for number, part in enumerate(parts, start=1) if positives.isdisjoint(part)]:
+    if empty := _without_positive(parts, positives):
         return WAITS_FOR_LABELS, f"block(s) {', '.join(map(str, empty))} of S = {blocks} hold no positive"
     return None
+
+
+def _without_positive(parts: Sequence[Sequence[str]], positives: set[str]) -> list[int]:
+    """The 1-based numbers of the blocks that hold no positive."""
+    return [number for number, part in enumerate(parts, start=1) if positives.isdisjoint(part)]
 
 
 def _logit(
@@ -128,8 +146,16 @@ def _logit(
     positives: Collection[str],
 ) -> float:
     """λ of one halving: the logit of the in-sample choice's relative rank out of sample."""
-    sample = [i for number, part in enumerate(parts) if number in in_sample for i in part]
-    held_out = [i for number, part in enumerate(parts) if number not in in_sample for i in part]
+    sample, held_out = _halves(parts, in_sample)
     chosen = _in_sample_best(flags, sample, positives)
     omega = _rank(chosen, _scores(flags, held_out, positives)) / (len(flags) + 1)
     return math.log(omega / (1 - omega))
+
+
+def _halves(parts: Sequence[Sequence[str]], in_sample: Collection[int]) -> tuple[list[str], list[str]]:
+    """The instances of the blocks in sample and those of the blocks held out, each in block order."""
+    sample: list[str] = []
+    held_out: list[str] = []
+    for number, part in enumerate(parts):
+        (sample if number in in_sample else held_out).extend(part)
+    return sample, held_out

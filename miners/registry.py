@@ -128,12 +128,29 @@ def miner_folders(extra: str | None = None) -> list[tuple[Path, str]]:
     order; ``extra`` replaces the environment's value when given."""
     found: list[tuple[Path, str]] = []
     for root, origin in _roots(extra):
-        if (root / "extract.py").is_file() and root != MINERS_DIR:
-            found.append((root, origin))
-        elif root.is_dir():
-            children = sorted(p for p in root.iterdir() if p.is_dir() and (p / "extract.py").is_file())
-            found += [(child, origin) for child in children if child.name not in NOT_MINERS]
+        found += [(folder, origin) for folder in _folders_of(root)]
     return found
+
+
+def _folders_of(root: Path) -> list[Path]:
+    """The miner folders of a root: the root itself when it is one (the package's own folder aside), else
+    its children that are, sorted."""
+    if (root / "extract.py").is_file() and root != MINERS_DIR:
+        return [root]
+    if root.is_dir():
+        return _child_miners(root)
+    return []
+
+
+def _holds_extractor(path: Path) -> bool:
+    """Whether ``path`` is a folder with an ``extract.py``."""
+    return path.is_dir() and (path / "extract.py").is_file()
+
+
+def _child_miners(root: Path) -> list[Path]:
+    """The folders below ``root`` that hold an ``extract.py``, sorted, but those that are no miners."""
+    children = sorted(p for p in root.iterdir() if _holds_extractor(p))
+    return [child for child in children if child.name not in NOT_MINERS]
 
 
 def _import(folder: Path, origin: str) -> ModuleType:
@@ -144,21 +161,29 @@ def _import(folder: Path, origin: str) -> ModuleType:
     digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
     package = f"_ouro_miner_{folder.name}_{digest}"
     if package not in sys.modules:
-        init = folder / "__init__.py"
-        if init.is_file():
-            spec = importlib.util.spec_from_file_location(
-                package, init, submodule_search_locations=[str(folder)]
-            )
-        else:
-            spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
-            spec.submodule_search_locations = [str(folder)]
-        if spec is None:
-            raise ImportError(f"no import spec for {folder}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[package] = module
-        if spec.loader is not None:
-            spec.loader.exec_module(module)
+        _import_package(folder, package)
     return importlib.import_module(f"{package}.extract")
+
+
+def _import_package(folder: Path, package: str) -> None:
+    """Import ``folder`` as the package ``package``: from its ``__init__.py``, or as a namespace without."""
+    spec = _package_spec(folder, package)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[package] = module
+    if spec.loader is not None:
+        spec.loader.exec_module(module)
+
+
+def _package_spec(folder: Path, package: str) -> importlib.machinery.ModuleSpec:
+    init = folder / "__init__.py"
+    if init.is_file():
+        spec = importlib.util.spec_from_file_location(package, init, submodule_search_locations=[str(folder)])
+    else:
+        spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+        spec.submodule_search_locations = [str(folder)]
+    if spec is None:
+        raise ImportError(f"no import spec for {folder}")
+    return spec
 
 
 def _constant(module: ModuleType, where: str, name: str, check: Callable[[Any], bool], expected: str) -> Any:
@@ -178,23 +203,49 @@ def _names(value: Any, pattern: re.Pattern[str]) -> bool:
     )
 
 
-def load_miner(folder: Path, origin: str = "installed") -> Miner:
-    """Load and validate the miner in ``folder``; raises ``MinerDefinitionError``."""
-    where = shown(folder / "extract.py")
+def _is_miner_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(_MINER_NAME.match(value))
+
+
+def _is_import_path_of(value: Any, folder: Path) -> bool:
+    """Whether ``value`` is an import path ending in the folder's name."""
+    return isinstance(value, str) and value.split(".")[-1] == folder.name
+
+
+def _is_corpus(value: Any) -> bool:
+    """Whether ``value`` is a tuple of corpus kinds."""
+    return _names(value, _PREDICATE) and set(value) <= CORPUS_KINDS
+
+
+def _miner_module(folder: Path, origin: str, where: str) -> ModuleType:
+    """The folder's ``extract`` module; ``MinerDefinitionError`` when the folder's name is no identifier or
+    the module does not import."""
     if not _IDENTIFIER.match(folder.name):
         raise MinerDefinitionError(f"{shown(folder)}: a miner folder's name is a Python identifier")
     try:
-        module = _import(folder, origin)
+        return _import(folder, origin)
     except Exception as exc:  # a miner's own import error, whatever it is, is a definition error
         raise MinerDefinitionError(f"{where}: cannot import: {type(exc).__name__}: {exc}") from exc
-    name = _constant(
-        module, where, "NAME", lambda v: isinstance(v, str) and bool(_MINER_NAME.match(v)), "a name"
-    )
+
+
+def _local(module: ModuleType, where: str) -> bool:
+    """The miner's ``LOCAL`` flag (False when it has none)."""
+    local = getattr(module, "LOCAL", False)
+    if not isinstance(local, bool):
+        raise MinerDefinitionError(f"{where}: LOCAL = {local!r} is not True or False")
+    return local
+
+
+def load_miner(folder: Path, origin: str = "installed") -> Miner:
+    """Load and validate the miner in ``folder``; raises ``MinerDefinitionError``."""
+    where = shown(folder / "extract.py")
+    module = _miner_module(folder, origin, where)
+    name = _constant(module, where, "NAME", _is_miner_name, "a name")
     package = _constant(
         module,
         where,
         "PACKAGE",
-        lambda v: isinstance(v, str) and v.split(".")[-1] == folder.name,
+        lambda v: _is_import_path_of(v, folder),
         f"the folder's import path (ending in {folder.name!r})",
     )
     verdicts = _constant(
@@ -205,15 +256,13 @@ def load_miner(folder: Path, origin: str = "installed") -> Miner:
         module,
         where,
         "CORPUS",
-        lambda v: _names(v, _PREDICATE) and set(v) <= CORPUS_KINDS,
+        _is_corpus,
         f"a tuple of corpus kinds ({', '.join(sorted(CORPUS_KINDS))})",
     )
     severity = _constant(module, where, "SEVERITY", lambda v: v in set(Severity), "SEVERITY_S0 … SEVERITY_S3")
     gate = _constant(module, where, "GATE", lambda v: v in GATES, "'deny' or 'warn'")
     extract = _constant(module, where, "extract", callable, "a function extract(item) -> Iterable[Fact]")
-    local = getattr(module, "LOCAL", False)
-    if not isinstance(local, bool):
-        raise MinerDefinitionError(f"{where}: LOCAL = {local!r} is not True or False")
+    local = _local(module, where)
     return Miner(
         name,
         package,
@@ -259,6 +308,13 @@ def find_miner(name: str, extra: str | None = None) -> Miner:
     miners, broken = discover(extra)
     if name in miners:
         return miners[name]
+    raise _not_found(name, miners, broken)
+
+
+def _not_found(
+    name: str, miners: dict[str, Miner], broken: dict[Path, MinerDefinitionError]
+) -> MinerNotFoundError:
+    """The error for a name no miner has: the known miners, and how many folders failed to load."""
     known = ", ".join(f"{m.name} ({m.folder.name})" for m in miners.values()) or "none"
     hint = f"; {len(broken)} folder(s) failed to load: run `ouro miner list`" if broken else ""
-    raise MinerNotFoundError(f"no miner named {name!r}; known: {known}{hint}")
+    return MinerNotFoundError(f"no miner named {name!r}; known: {known}{hint}")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from enum import StrEnum
 from operator import itemgetter
 from typing import Any, BinaryIO, Literal
@@ -63,11 +63,20 @@ def write_relation(
         _write_batches(out, (_tsv(row) for row in rows))
     elif form is OutputFormat.CSV:
         _write_csv(out, rows)
-    elif proofs == "none":
+    else:
+        _write_jsonl(model, predicate, rows, out, proofs)
+    return len(rows)
+
+
+def _write_jsonl(
+    model: Model, predicate: str, rows: Collection[tuple[Value, ...]], out: BinaryIO, proofs: Proofs
+) -> None:
+    """The facts as JSON lines, with the proofs asked for."""
+    if proofs == "none":
         arguments = _Arguments()
         line = _escaped(_head(predicate)) + _holes(len(next(iter(rows), ()))) + "]}\n"
         _write_batches(out, (line % tuple(map(arguments.__getitem__, row)) for row in rows))
-    elif not model.keeps(predicate) or (proofs == "tree" and not model.proofs):
+    elif not _proofs_kept(model, predicate, proofs):
         raise ProofsNotKeptError(f"no proofs of {predicate}: the model was evaluated without proofs")
     elif proofs == "step":
         _write_batches(out, _step_lines(model, predicate))
@@ -75,7 +84,11 @@ def write_relation(
         proof_json = ProofJson()
         for row in rows:
             out.write(derived_line(predicate, row, proof_json(model.proof(predicate, row))))
-    return len(rows)
+
+
+def _proofs_kept(model: Model, predicate: str, proofs: Proofs) -> bool:
+    """Whether the model kept what ``proofs`` asks for: each fact's last step, and for a tree every fact's."""
+    return model.keeps(predicate) and (proofs != "tree" or model.proofs)
 
 
 class _Arguments(dict[Value, str]):
@@ -123,23 +136,30 @@ def _template(model: Model, predicate: str, arity: int, index: int, arguments: _
     values (the fact's row first)."""
     binding = model.binding(index)
     slots = list(range(arity))
-    premises = []
-    for literal in binding.rule.body:
-        if not isinstance(literal, Atom):
-            continue  # a negation or comparison: its values are the premises' (every variable is bound)
-        args = []
-        for term in literal.terms:
-            if isinstance(term, Constant):
-                args.append(_escaped(arguments[term.value]))
-            else:
-                args.append("%s")
-                slots.append(binding.slots[term.name])
-        premises.append(f"{_escaped(_head(literal.predicate))}{','.join(args)}]}}")
+    # a negation or comparison is no premise: its values are the premises' (every variable is bound)
+    premises = [
+        _premise(literal, binding, arguments, slots)
+        for literal in binding.rule.body
+        if isinstance(literal, Atom)
+    ]
     rule = binding.rule.rule
     at = _escaped(_dumps(str(rule.location)))
     step = f'{{"rule":{rule.index},"at":{at},"premises":[{",".join(premises)}]}}'
     line = f'{_escaped(_head(predicate))}{_holes(arity)}],"proof":{step}}}\n'
     return binding, line, _pick(slots)
+
+
+def _premise(literal: Atom, binding: Binding, arguments: _Arguments, slots: list[int]) -> str:
+    """A premise's JSON text with a ``%s`` for each variable, whose slot in the binding is added to
+    ``slots``; a constant is written as itself."""
+    args = []
+    for term in literal.terms:
+        if isinstance(term, Constant):
+            args.append(_escaped(arguments[term.value]))
+        else:
+            args.append("%s")
+            slots.append(binding.slots[term.name])
+    return f"{_escaped(_head(literal.predicate))}{','.join(args)}]}}"
 
 
 def _step_lines(model: Model, predicate: str) -> Iterable[str]:

@@ -20,6 +20,7 @@ from ouroboros_gates.miners.datalog import (
     CheckedProgram,
     ContractError,
     InputFact,
+    Location,
     Model,
     ParseError,
     Program,
@@ -64,38 +65,56 @@ class Rules:
 
 def _column(program: Program, line: int | None) -> int:
     """The column of the first clause that starts on ``line`` (1 when none does)."""
+    columns = [location.column for location in _clause_starts(program) if location.line == line]
+    return min(columns, default=1)
+
+
+def _clause_starts(program: Program) -> list[Location]:
+    """Where each rule, fact and declaration of the program starts."""
     starts = [rule.location for rule in program.rules] + [fact.atom.location for fact in program.facts]
     starts += [declaration.location for declaration in program.declarations]
-    columns = [location.column for location in starts if location.line == line]
-    return min(columns, default=1)
+    return starts
+
+
+def _rules_error(program: Program, exc: ContractError) -> RulesError:
+    """A contract error as a ``RulesError`` at the clause it names (the file's first line when none)."""
+    file, line = exc.file or program.file, exc.line or 1
+    return RulesError(file, line, _column(program, exc.line), exc.message)
 
 
 def check_program(program: Program, require_doc: bool = True) -> Rules:
     """Hold a parsed (or mutated) program to the contract; raises ``RulesError``."""
-    if require_doc and not (program.predicate_doc or "").strip():
-        raise RulesError(program.file, 1, 1, "rules must open with a /* predicate */ block comment")
+    if require_doc:
+        _check_doc(program)
     try:
         return Rules(program, check(program))
     except ContractError as exc:
-        file, line = exc.file or program.file, exc.line or 1
-        raise RulesError(file, line, _column(program, exc.line), exc.message) from exc
+        raise _rules_error(program, exc) from exc
+
+
+def _check_doc(program: Program) -> None:
+    """``RulesError`` unless the rules open with a ``/* predicate */`` block."""
+    if not (program.predicate_doc or "").strip():
+        raise RulesError(program.file, 1, 1, "rules must open with a /* predicate */ block comment")
 
 
 def check_rules(source: Path | str, file: str | None = None, require_doc: bool = True) -> Rules:
     """Parse and check a rules file (a path) or text (``file`` names it); raises ``RulesError``."""
-    if isinstance(source, Path):
-        try:
-            text = source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RulesError(str(source), 1, 1, f"cannot read the rules: {exc}") from exc
-        name = file or str(source)
-    else:
-        text, name = source, file or "<rules>"
+    text, name = _read_rules(source, file) if isinstance(source, Path) else (source, file or "<rules>")
     try:
         program = parse(text, name)
     except ParseError as exc:
         raise RulesError(exc.file, exc.line, exc.column, exc.message) from exc
     return check_program(program, require_doc)
+
+
+def _read_rules(path: Path, file: str | None) -> tuple[str, str]:
+    """A rules file's text and the name it is shown by; ``RulesError`` when it cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RulesError(str(path), 1, 1, f"cannot read the rules: {exc}") from exc
+    return text, file or str(path)
 
 
 def check_sources(rules: Rules, given: Collection[str]) -> None:
@@ -104,8 +123,7 @@ def check_sources(rules: Rules, given: Collection[str]) -> None:
     try:
         check_defined(rules.checked, given)
     except ContractError as exc:
-        file, line = exc.file or rules.program.file, exc.line or 1
-        raise RulesError(file, line, _column(rules.program, exc.line), exc.message) from exc
+        raise _rules_error(rules.program, exc) from exc
 
 
 def derived_predicates(program: Program) -> tuple[str, ...]:

@@ -76,27 +76,46 @@ def new_miner_directory() -> Path:
 def new_miner(folder: str, directory: Path | None = None) -> Path:
     """Create ``<directory>/<folder>`` (``new_miner_directory()`` by default) from the template; returns it.
     The miner's ``NAME`` is the folder name with ``-`` for ``_`` (``sleep_poll`` → ``sleep-poll``)."""
-    if not _IDENTIFIER.match(folder) or folder in RESERVED:
-        raise MinerUsageError(
-            f"NAME {folder!r}: a new miner's folder is a Python identifier, not {sorted(RESERVED)}"
-        )
+    _check_folder_name(folder)
     parent = (directory or new_miner_directory()).expanduser()
     target = parent / folder
     if target.exists():
         raise MinerUsageError(f"{target}: already exists")
-    template = MINERS_DIR / "_template"
     name = folder.replace("_", "-")
-    package = f"ouroboros_gates.miners.{folder}" if parent.resolve() == MINERS_DIR else folder
     (target / "fixtures").mkdir(parents=True)
+    _copy_template(target, name, _package(folder, parent))
+    _write_files(target, name, folder)
+    return target
+
+
+def _check_folder_name(folder: str) -> None:
+    """``MinerUsageError`` unless the folder's name is a Python identifier that is no reserved name."""
+    if not _IDENTIFIER.match(folder) or folder in RESERVED:
+        raise MinerUsageError(
+            f"NAME {folder!r}: a new miner's folder is a Python identifier, not {sorted(RESERVED)}"
+        )
+
+
+def _package(folder: str, parent: Path) -> str:
+    """The new miner's ``PACKAGE``: its import path inside the package, else the folder's name."""
+    return f"ouroboros_gates.miners.{folder}" if parent.resolve() == MINERS_DIR else folder
+
+
+def _copy_template(target: Path, name: str, package: str) -> None:
+    """The template's extractor and rules, with the extractor's ``NAME`` and ``PACKAGE`` rewritten."""
+    template = MINERS_DIR / "_template"
     for file in ("extract.py", "rules.dl"):
         shutil.copyfile(template / file, target / file)
     extract = (target / "extract.py").read_text(encoding="utf-8")
     extract = _rewrite(_rewrite(extract, "NAME", name), "PACKAGE", package)
     (target / "extract.py").write_text(extract, encoding="utf-8")
+
+
+def _write_files(target: Path, name: str, folder: str) -> None:
+    """The new miner's ``__init__.py``, its labels' header and its agent-drafted README."""
     (target / "__init__.py").write_text(
         f'"""The {name} miner (from the template: edit extract.py and rules.dl)."""\n'
     )
     (target / "fixtures" / "labels.tsv").write_text(LABELS_HEADER, encoding="utf-8")
     readme = README.format(name=name, marker=AGENT_DRAFTED, folder=folder, start=BLOCK_START, end=BLOCK_END)
     (target / "README.md").write_text(readme, encoding="utf-8")
-    return target

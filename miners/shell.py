@@ -109,16 +109,17 @@ def _unquote(match: re.Match[str]) -> str:
     return str(escaped)
 
 
+def _unquoted(word: str) -> str:
+    """A word as the shell passes it on: its quotes and escaping backslashes removed."""
+    return _QUOTING.sub(_unquote, word) if _QUOTES.search(word) else word
+
+
 def _tokens(text: str, cut: bool) -> list[tuple[str, str]]:
     """``(operator, "")`` or ``("", word)`` for each token of ``text`` (see ``split_words``)."""
     readable = _READABLE.match(text).end()  # type: ignore[union-attr]  # it matches the empty string
     if readable < len(text) and not cut:
         return []  # an unclosed quote, or a backslash at the end
-    tokens = [
-        (op, _QUOTING.sub(_unquote, word) if _QUOTES.search(word) else word)
-        for op, word in _TOKEN.findall(text, 0, readable)
-        if op or word
-    ]
+    tokens = [(op, _unquoted(word)) for op, word in _TOKEN.findall(text, 0, readable) if op or word]
     if cut and tokens:
         tokens.pop()  # the cut (or an unclosed quote past it) may fall in the last word
     return tokens
@@ -149,32 +150,60 @@ def _command_tokens(command: str) -> Sequence[tuple[str, str]]:
 def simple_commands(command: str) -> list[SimpleCommand]:
     """The simple commands of ``command``, in order, each a list of words without redirections (a quoted
     ``';'`` is a word, not an operator)."""
-    found: list[SimpleCommand] = []
-    current: SimpleCommand = []
+    commands = _Commands()
     tokens = iter(_command_tokens(command))
     for op, word in tokens:
         if not op:
-            current.append(word)
-        elif "<" in op or ">" in op:
+            commands.current.append(word)
+        elif _is_redirection(op):
             next(tokens, None)  # a redirection and its target: not a word of the command
-            if current and current[-1].isdigit():
-                current.pop()  # the file descriptor of ``2>&1``
-        elif current:
-            found.append(current)
-            current = []
-    if current:
-        found.append(current)
-    return found
+            commands.drop_descriptor()
+        else:
+            commands.end()
+    commands.end()
+    return commands.found
+
+
+def _is_redirection(operator: str) -> bool:
+    return "<" in operator or ">" in operator
+
+
+class _Commands:
+    """The simple commands read so far, and the words of the one being read."""
+
+    def __init__(self) -> None:
+        self.found: list[SimpleCommand] = []
+        self.current: SimpleCommand = []
+
+    def drop_descriptor(self) -> None:
+        """Drop the file descriptor a redirection names (the ``2`` of ``2>&1``)."""
+        if self.current and self.current[-1].isdigit():
+            self.current.pop()
+
+    def end(self) -> None:
+        """End the command being read, if it has a word."""
+        if self.current:
+            self.found.append(self.current)
+            self.current = []
+
+
+def _is_wrapper_argument(word: str) -> bool:
+    """Whether a word after a wrapper is its own: an option, or a variable assignment (``env X=1``)."""
+    return word.startswith("-") or _ASSIGNMENT.match(word) is not None
+
+
+def _takes_value(wrapper: str, option: str) -> bool:
+    """Whether a wrapper's option takes the next word as its value (``timeout -s KILL``)."""
+    return wrapper in {"timeout", "nice", "sudo"} and option in {"-s", "--signal", "-k", "-n", "-u", "-g"}
 
 
 def _skip_wrapper(words: SimpleCommand, at: int) -> int:
     """Where the words after the wrapper at ``at`` and its own options start (``timeout -s KILL 60 cmd``:
     at ``cmd``)."""
     wrapper, at = words[at].rsplit("/", 1)[-1], at + 1
-    while at < len(words) and (words[at].startswith("-") or _ASSIGNMENT.match(words[at])):
+    while at < len(words) and _is_wrapper_argument(words[at]):
         option, at = words[at], at + 1
-        if wrapper in {"timeout", "nice", "sudo"} and option in {"-s", "--signal", "-k", "-n", "-u", "-g"}:
-            at += at < len(words)
+        at += _takes_value(wrapper, option) and at < len(words)
     if wrapper == "timeout" and at < len(words):
         at += 1  # the duration
     return at
@@ -213,10 +242,22 @@ def _parse_invocations(command: str) -> list[tuple[str, SimpleCommand]]:
         run = program(words)
         if run is not None:
             found.append(run)
-            name, args = run
-            if name in _SHELLS and "-c" in args[:-1]:
-                found += invocations(args[args.index("-c") + 1])
-        for word in words:
-            for inner in _SUBSTITUTION.findall(word) if "$(" in word else ():
-                found += invocations(inner)
+            found += _shell_string(*run)
+        found += _substituted(words)
+    return found
+
+
+def _shell_string(name: str, args: SimpleCommand) -> list[tuple[str, SimpleCommand]]:
+    """The invocations of the string a shell runs with ``-c``; none for any other program."""
+    if name in _SHELLS and "-c" in args[:-1]:
+        return invocations(args[args.index("-c") + 1])
+    return []
+
+
+def _substituted(words: SimpleCommand) -> list[tuple[str, SimpleCommand]]:
+    """The invocations of the command substitutions left inside the words (``"$(pgrep -f x)"``)."""
+    found: list[tuple[str, SimpleCommand]] = []
+    for word in words:
+        for inner in _SUBSTITUTION.findall(word) if "$(" in word else ():
+            found += invocations(inner)
     return found

@@ -57,11 +57,7 @@ class _Moment(NamedTuple):
 def extract(item: CorpusItem) -> Iterator[Fact]:
     """``gated(R)`` and ``score(R, S)`` for the run; nothing for a run without a timestamp."""
     run = Text(text=item.instance)
-    timed = [
-        (event, _Moment(event.timestamp, event.span))
-        for event in item.events()
-        if event.timestamp is not None
-    ]
+    timed = _timed(item)
     if not timed:
         return
     moments = [moment for _event, moment in timed]
@@ -74,6 +70,15 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
     yield Fact(predicate="score", args=(run, seconds), span=end.span)
 
 
+def _timed(item: CorpusItem) -> list[tuple[HarnessEvent, _Moment]]:
+    """The run's events that carry a timestamp, each with its moment."""
+    return [
+        (event, _Moment(event.timestamp, event.span))
+        for event in item.events()
+        if event.timestamp is not None
+    ]
+
+
 def _at(moment: _Moment) -> datetime:
     return moment.at
 
@@ -82,10 +87,15 @@ def _draft_results(timed: list[tuple[HarnessEvent, _Moment]]) -> Iterator[_Momen
     """When the successful results of draft pull-request calls came. A result may be read before its
     call (hook payloads kept in separate files), so the calls are gathered first; a hook's result
     carries its own input."""
-    drafts = {event.tool_use_id for event, _moment in timed if _calls_draft(event)}
+    drafts = _draft_calls(timed)
     for event, moment in timed:
         if _succeeded(event) and (_opens_draft(event) or event.tool_use_id in drafts):
             yield moment
+
+
+def _draft_calls(timed: list[tuple[HarnessEvent, _Moment]]) -> set[str | None]:
+    """The ids of the calls that open a draft pull request."""
+    return {event.tool_use_id for event, _moment in timed if _calls_draft(event)}
 
 
 def _calls_draft(event: HarnessEvent) -> bool:

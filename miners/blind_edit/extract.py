@@ -60,15 +60,25 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
     files: dict[tuple[str | None, str], _File] = {}
     edits: dict[str, str] = {}  # an edit call's id -> the file it edits
     for event in item.events():
-        if event.kind is HarnessKind.TOOL_CALL and event.tool in EDITS | LOOKS and (path := _path(event)):
+        if (path := _touched(event)) is not None:
             history = files.setdefault((event.agent, path), _File())
             if event.tool in LOOKS:
                 history.looks.append(event.span)
                 continue
             edits[_call(event).text] = path
             yield from _edited(run, history, event)
-        elif _not_found(event) and (path := edits.get(event.tool_use_id or "")) is not None:
+        elif (path := _missed(event, edits)) is not None:
             yield Fact(predicate="missed", args=(run, _call(event), Text(text=path)), span=event.span)
+
+
+def _touched(event: HarnessEvent) -> str | None:
+    """The file an edit or a look calls on; None for any other event."""
+    return _path(event) if event.kind is HarnessKind.TOOL_CALL and event.tool in EDITS | LOOKS else None
+
+
+def _missed(event: HarnessEvent, edits: dict[str, str]) -> str | None:
+    """The file of the edit whose string to replace this result says is not there; None for any other."""
+    return edits.get(event.tool_use_id or "") if _not_found(event) else None
 
 
 def _edited(run: Text, history: _File, event: HarnessEvent) -> Iterator[Fact]:

@@ -43,15 +43,25 @@ def basis_points(read: int, prompt: int) -> int:
 
 def extract(item: CorpusItem) -> Iterator[Fact]:
     """``ratio(R, H)`` for the run, when its usage counts any prompt token and its log reports the cache."""
+    totals = _totals(item)
+    if totals is None:
+        return  # h_r unknown, not 0
+    read, prompt, last = totals
+    if prompt and last is not None:
+        ratio = basis_points(read, prompt)
+        yield Fact(predicate="ratio", args=(Text(text=item.instance), Number(number=ratio)), span=last)
+
+
+def _totals(item: CorpusItem) -> tuple[int, int, Span | None] | None:
+    """The run's cache-read and prompt tokens, and the line of its last usage; None when its log does not
+    report the cache."""
     read = prompt = 0
     last: Span | None = None
     for event in item.events():
         if event.usage is not None:
             if event.subtype == CACHE_UNREPORTED:
-                return  # h_r unknown, not 0
+                return None
             read += event.usage.cache_read_input_tokens
             prompt += event.usage.prompt_tokens
             last = event.span
-    if prompt and last is not None:
-        ratio = basis_points(read, prompt)
-        yield Fact(predicate="ratio", args=(Text(text=item.instance), Number(number=ratio)), span=last)
+    return read, prompt, last

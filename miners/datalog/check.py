@@ -53,12 +53,17 @@ class CheckedRule:
     def of(cls, rule: Rule, body: tuple[Literal, ...]) -> CheckedRule:
         """``rule`` evaluated as ``body``; its witnesses are the variables of the body's positive atoms
         that the head does not name, in order of first appearance."""
-        head_variables = set(rule.head.variables())
-        witnesses: dict[str, None] = {}
-        for literal in body:
-            if isinstance(literal, Atom):
-                witnesses.update((name, None) for name in literal.variables() if name not in head_variables)
-        return cls(rule, body, tuple(witnesses))
+        return cls(rule, body, _witnesses(rule, body))
+
+
+def _witnesses(rule: Rule, body: tuple[Literal, ...]) -> tuple[str, ...]:
+    """The variables of the body's positive atoms the head does not name, in order of first appearance."""
+    head_variables = set(rule.head.variables())
+    witnesses: dict[str, None] = {}
+    for literal in body:
+        if isinstance(literal, Atom):
+            witnesses.update((name, None) for name in literal.variables() if name not in head_variables)
+    return tuple(witnesses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,19 +87,34 @@ def check(program: Program) -> CheckedProgram:
     ``UnstratifiedError`` (all ``ContractError``) naming the file and line at fault."""
     types = _declared_types(program)
     arities = _arities(program)
+    _check_directives(program, arities)
+    _check_typed_constants(program, types)
+    numbered = _numbered(program)
+    rules = tuple(_check_rule(rule) for rule in numbered)
+    strata = stratify(list(arities), numbered)
+    return CheckedProgram(program, rules, strata, arities, types)
+
+
+def _check_directives(program: Program, arities: Mapping[str, int]) -> None:
+    """``DeclarationError`` at the first directive naming a predicate no rule, fact or ``.decl`` names."""
     for directive in program.directives:
         if directive.predicate not in arities:
             message = f"{directive}: no rule, fact or .decl names {directive.predicate}"
             raise DeclarationError(message, directive.location.file, directive.location.line)
+
+
+def _check_typed_constants(program: Program, types: Mapping[str, tuple[str, ...]]) -> None:
+    """``DeclarationError`` at the first constant of a declared predicate that is not of its type."""
     for atom in _atoms(program):
         if atom.predicate in types:
             _check_constants(atom, types[atom.predicate])
+
+
+def _numbered(program: Program) -> list[Rule]:
+    """The rules, each with its position as its index."""
     # A rule's index is its position, which derivations record; a program assembled by hand (a
     # mutant with a rule dropped, say) may not keep that, so positions are made to agree here.
-    numbered = [rule if rule.index == n else replace(rule, index=n) for n, rule in enumerate(program.rules)]
-    rules = tuple(_check_rule(rule) for rule in numbered)
-    strata = stratify(list(arities), numbered)
-    return CheckedProgram(program, rules, strata, arities, types)
+    return [rule if rule.index == n else replace(rule, index=n) for n, rule in enumerate(program.rules)]
 
 
 _DOCUMENTED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -107,11 +127,7 @@ def check_defined(checked: CheckedProgram, given: Collection[str]) -> None:
     input facts). Not part of ``check``: an input predicate may have no facts in one run, so only a
     caller holding the input knows what is given."""
     program = checked.program
-    defined = {rule.head.predicate for rule in program.rules}
-    defined |= {fact.atom.predicate for fact in program.facts}
-    defined |= {declaration.predicate for declaration in program.declarations}
-    defined |= set(program.directed("input"))
-    defined |= set(_DOCUMENTED.findall(program.predicate_doc or ""))
+    defined = _defined(program)
     for rule in program.rules:
         for atom in _read_atoms(rule):
             if atom.predicate not in defined and atom.predicate not in given:
@@ -120,6 +136,17 @@ def check_defined(checked: CheckedProgram, given: Collection[str]) -> None:
                     f"input fact): read in {rule}"
                 )
                 raise UndefinedPredicateError(message, atom.location.file, atom.location.line)
+
+
+def _defined(program: Program) -> set[str]:
+    """The predicates the program gives a source: its rules' heads, its facts, ``.decl`` and ``.input``
+    directives, and the ``/* predicate */`` block's entries."""
+    defined = {rule.head.predicate for rule in program.rules}
+    defined |= {fact.atom.predicate for fact in program.facts}
+    defined |= {declaration.predicate for declaration in program.declarations}
+    defined |= set(program.directed("input"))
+    defined |= set(_DOCUMENTED.findall(program.predicate_doc or ""))
+    return defined
 
 
 def _read_atoms(rule: Rule) -> Iterator[Atom]:
@@ -141,11 +168,7 @@ def _atoms(program: Program) -> Iterator[Atom]:
         yield fact.atom
     for rule in program.rules:
         yield rule.head
-        for literal in rule.body:
-            if isinstance(literal, Atom):
-                yield literal
-            elif isinstance(literal, Negation):
-                yield literal.atom
+        yield from _read_atoms(rule)
 
 
 def _declared_types(program: Program) -> dict[str, tuple[str, ...]]:
@@ -164,9 +187,7 @@ def _declared_types(program: Program) -> dict[str, tuple[str, ...]]:
 def _arities(program: Program) -> dict[str, int]:
     """Each predicate's arity, in order of first appearance; two arities are an ``ArityError``."""
     first: dict[str, tuple[int, Location, str]] = {}
-    uses = [(d.predicate, d.arity, d.location, "declared") for d in program.declarations]
-    uses += [(atom.predicate, atom.arity, atom.location, "used") for atom in _atoms(program)]
-    for predicate, arity, location, verb in uses:
+    for predicate, arity, location, verb in _arity_uses(program):
         if predicate not in first:
             first[predicate] = (arity, location, verb)
             continue
@@ -178,6 +199,13 @@ def _arities(program: Program) -> dict[str, int]:
             )
             raise ArityError(message, location.file, location.line)
     return {predicate: arity for predicate, (arity, _location, _verb) in first.items()}
+
+
+def _arity_uses(program: Program) -> list[tuple[str, int, Location, str]]:
+    """Each predicate's arity where it is declared, then where it is used, with the verb saying which."""
+    uses = [(d.predicate, d.arity, d.location, "declared") for d in program.declarations]
+    uses += [(atom.predicate, atom.arity, atom.location, "used") for atom in _atoms(program)]
+    return uses
 
 
 def _check_constants(atom: Atom, kinds: tuple[str, ...]) -> None:
@@ -192,27 +220,43 @@ def _unsafe(rule: Rule, message: str) -> UnsafeRuleError:
 
 
 def _check_rule(rule: Rule) -> CheckedRule:
+    positives = _positive_atoms(rule)
+    bound = {name for atom in positives for name in atom.variables()}
+    _check_head(rule, bound)
+    _check_conditions(rule, bound)
+    body = _name_anonymous(rule.body)
+    return CheckedRule.of(rule, body)
+
+
+def _positive_atoms(rule: Rule) -> list[Atom]:
+    """The rule's positive body atoms; ``ContractError`` past the most the engine joins."""
     positives = [literal for literal in rule.body if isinstance(literal, Atom)]
     if len(positives) > MAX_POSITIVE_ATOMS:
         message = f"{len(positives)} positive atoms in {rule}: the engine joins at most {MAX_POSITIVE_ATOMS}"
         raise ContractError(message, rule.location.file, rule.location.line)
-    bound = {name for atom in positives for name in atom.variables()}
-    _check_head(rule, bound)
+    return positives
+
+
+def _check_conditions(rule: Rule, bound: set[str]) -> None:
+    """Each negation and comparison of the body reads only variables its positive atoms bind."""
     for literal in rule.body:
         if isinstance(literal, Negation):
             _check_negation(rule, literal, bound)
         elif isinstance(literal, Comparison):
             _check_comparison(rule, literal, bound)
-    body = _name_anonymous(rule.body)
-    return CheckedRule.of(rule, body)
+
+
+def _check_bound(rule: Rule, term: Term, bound: set[str], where: str) -> None:
+    """``UnsafeRuleError`` if ``term``, written ``where``, is ``_`` or a variable no positive atom binds."""
+    if isinstance(term, Variable) and term.anonymous:
+        raise _unsafe(rule, f"anonymous variable '_' in {where}")
+    if isinstance(term, Variable) and term.name not in bound:
+        raise _unsafe(rule, f"unbound variable {term.name} in {where}")
 
 
 def _check_head(rule: Rule, bound: set[str]) -> None:
     for term in rule.head.terms:
-        if isinstance(term, Variable) and term.anonymous:
-            raise _unsafe(rule, "anonymous variable '_' in head")
-        if isinstance(term, Variable) and term.name not in bound:
-            raise _unsafe(rule, f"unbound variable {term.name} in head")
+        _check_bound(rule, term, bound, "head")
 
 
 def _check_negation(rule: Rule, negation: Negation, bound: set[str]) -> None:
@@ -223,10 +267,7 @@ def _check_negation(rule: Rule, negation: Negation, bound: set[str]) -> None:
 
 def _check_comparison(rule: Rule, comparison: Comparison, bound: set[str]) -> None:
     for term in (comparison.left, comparison.right):
-        if isinstance(term, Variable) and term.anonymous:
-            raise _unsafe(rule, f"anonymous variable '_' in builtin {comparison.builtin}")
-        if isinstance(term, Variable) and term.name not in bound:
-            raise _unsafe(rule, f"unbound variable {term.name} in builtin {comparison.builtin}")
+        _check_bound(rule, term, bound, f"builtin {comparison.builtin}")
 
 
 def _name_anonymous(body: tuple[Literal, ...]) -> tuple[Literal, ...]:

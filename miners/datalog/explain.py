@@ -74,31 +74,49 @@ def explain(
     """The proof of ``atom``, or why it does not hold (``rules``: the checked program's, as written)."""
     if atom in model:
         return model.proof(atom.predicate, atom.args)
-    deriving = [rule for rule in rules if rule.rule.head.predicate == atom.predicate]
+    deriving = _deriving(rules, atom.predicate)
     if not deriving:
         return WhyNot(atom, f"no rule derives {atom.predicate}, and it is not among the input facts")
-    matching = [
-        (rule, b) for rule in deriving if (b := _unify(rule.rule.head.terms, atom.args, {})) is not None
-    ]
+    matching = _matching(deriving, atom)
     if not matching:
-        heads = "; ".join(str(rule.rule.head) for rule in deriving)
-        return WhyNot(atom, f"no rule derives it: no rule's head matches it ({heads})")
+        return _no_head_matches(atom, deriving)
     search = _Search(model, budget)
     attempts = tuple(search.attempt(rule, binding) for rule, binding in matching)
     return WhyNot(atom, "every rule whose head matches fails on a body literal:", attempts)
 
 
+def _deriving(rules: Sequence[CheckedRule], predicate: str) -> list[CheckedRule]:
+    return [rule for rule in rules if rule.rule.head.predicate == predicate]
+
+
+def _matching(deriving: list[CheckedRule], atom: GroundAtom) -> list[tuple[CheckedRule, Binding]]:
+    """The rules whose head matches the atom, each with the binding that makes it so."""
+    return [(rule, b) for rule in deriving if (b := _unify(rule.rule.head.terms, atom.args, {})) is not None]
+
+
+def _no_head_matches(atom: GroundAtom, deriving: list[CheckedRule]) -> WhyNot:
+    heads = "; ".join(str(rule.rule.head) for rule in deriving)
+    return WhyNot(atom, f"no rule derives it: no rule's head matches it ({heads})")
+
+
 def _unify(terms: Sequence[Term], values: Sequence[Value], binding: Binding) -> Binding | None:
     extended = dict(binding)
     for term, value in zip(terms, values, strict=True):
-        if isinstance(term, Constant):
-            if not _same(term.value, value):
-                return None
-        elif not term.anonymous:
-            if term.name in extended and not _same(extended[term.name], value):
-                return None
-            extended[term.name] = value
+        if not _unify_term(term, value, extended):
+            return None
     return extended
+
+
+def _unify_term(term: Term, value: Value, extended: dict[str, Value]) -> bool:
+    """Whether ``term`` matches ``value``; a variable met for the first time is bound in ``extended``."""
+    if isinstance(term, Constant):
+        return _same(term.value, value)
+    if term.anonymous:
+        return True
+    if term.name in extended:
+        return _same(extended[term.name], value)
+    extended[term.name] = value
+    return True
 
 
 def _same(left: Value, right: Value) -> bool:
@@ -166,41 +184,59 @@ class _Search:
                 best = (position, binding)
             extended = list(self.extend(literals[position], binding)) if position < len(literals) else []
             stack.extend((position + 1, b) for b in reversed(extended))
-        position, binding = best
-        met = tuple(_written(literal, binding) for literal in literals[:position])
-        failing = _written(literals[position], binding) if position < len(literals) else "(the head)"
-        return Attempt(rule.rule, met, failing, tried, bool(stack))
+        return _attempt(rule, literals, *best, tried, bool(stack))
 
     def extend(self, literal: Literal, binding: Binding) -> Iterator[Binding]:
         """The bindings under which ``literal`` holds, extending ``binding``."""
+        if isinstance(literal, Atom):
+            yield from self._joined(literal, binding)
+        elif self._test_holds(literal, binding):
+            yield binding
+
+    def _test_holds(self, literal: Comparison | Negation, binding: Binding) -> bool:
+        """Whether a comparison or a negation holds under ``binding``."""
         if isinstance(literal, Comparison):
             left, right = (_value(t, binding) for t in (literal.left, literal.right))
-            if _compare(literal.builtin, left, right):
-                yield binding
-            return
-        if isinstance(literal, Negation):
-            if not any(True for _ in self.matches(literal.atom, binding)):
-                yield binding
-            return
-        for row in self.matches(literal, binding):
-            found = _unify(literal.terms, row, binding)
+            return _compare(literal.builtin, left, right)
+        return not any(True for _ in self.matches(literal.atom, binding))
+
+    def _joined(self, atom: Atom, binding: Binding) -> Iterator[Binding]:
+        """``binding`` extended by each fact of the atom it agrees with."""
+        for row in self.matches(atom, binding):
+            found = _unify(atom.terms, row, binding)
             if found is not None:
                 yield found
 
     def matches(self, atom: Atom, binding: Binding) -> list[tuple[Value, ...]]:
         """The model's facts of ``atom``'s predicate agreeing with it on its constants and bound variables."""
-        known = tuple(
-            p
-            for p, t in enumerate(atom.terms)
-            if isinstance(t, Constant) or (not t.anonymous and t.name in binding)
-        )
-        key = (atom.predicate, known)
-        index = self.indexes.get(key)
-        if index is None:
-            index = self.indexes[key] = {}
-            for row in self.model.rows(atom.predicate):
-                index.setdefault(tuple(row[p] for p in known), []).append(row)
+        known = tuple(p for p, t in enumerate(atom.terms) if _is_known(t, binding))
+        index = self._index(atom.predicate, known)
         return index.get(tuple(_value(atom.terms[p], binding) for p in known), [])
+
+    def _index(
+        self, predicate: str, known: tuple[int, ...]
+    ) -> dict[tuple[Value, ...], list[tuple[Value, ...]]]:
+        """The facts of ``predicate`` by their values at the positions ``known`` (built once)."""
+        index = self.indexes.get((predicate, known))
+        if index is None:
+            index = self.indexes[(predicate, known)] = {}
+            for row in self.model.rows(predicate):
+                index.setdefault(tuple(row[p] for p in known), []).append(row)
+        return index
+
+
+def _is_known(term: Term, binding: Binding) -> bool:
+    """Whether a term's value is known: a constant, or a variable ``binding`` binds."""
+    return isinstance(term, Constant) or (not term.anonymous and term.name in binding)
+
+
+def _attempt(
+    rule: CheckedRule, literals: list[Literal], position: int, binding: Binding, tried: int, exhausted: bool
+) -> Attempt:
+    """The attempt of the binding that got furthest: the literals it met, and the one it fails on."""
+    met = tuple(_written(literal, binding) for literal in literals[:position])
+    failing = _written(literals[position], binding) if position < len(literals) else "(the head)"
+    return Attempt(rule.rule, met, failing, tried, exhausted)
 
 
 def _value(term: Term, binding: Mapping[str, Value]) -> Value:

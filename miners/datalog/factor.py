@@ -53,22 +53,31 @@ class Evaluation:
 
 def factor(checked: CheckedProgram) -> Evaluation:
     """The evaluation of ``checked``: its recursive rules factored (the rest as they are)."""
-    recursive = {index for stratum in checked.strata if stratum.recursive for index in stratum.rules}
     rules = list(checked.rules)
     origin = list(range(len(rules)))
-    for index in sorted(recursive):
-        rule = rules[index]
-        while (pair := _eliminable(rule)) is not None:
-            hidden = _hidden_rule(rule, pair, len(rules))
-            rules.append(hidden)
-            origin.append(index)
-            rule = _with_hidden(rule, pair, hidden)
-        rules[index] = rule
+    for index in _recursive_rules(checked):
+        rules[index] = _factored(rules[index], index, rules, origin)
     if len(rules) == len(checked.rules):
         return Evaluation(checked.rules, checked.strata, tuple(origin), frozenset())
     names = frozenset(rule.rule.head.predicate for rule in rules[len(checked.rules) :])
     strata = stratify([*checked.arities, *sorted(names)], [rule.rule for rule in rules])
     return Evaluation(tuple(rules), strata, tuple(origin), names)
+
+
+def _recursive_rules(checked: CheckedProgram) -> list[int]:
+    """The indexes of the rules of recursive strata, in order."""
+    return sorted({index for stratum in checked.strata if stratum.recursive for index in stratum.rules})
+
+
+def _factored(rule: CheckedRule, index: int, rules: list[CheckedRule], origin: list[int]) -> CheckedRule:
+    """Rule ``index`` with every eliminable variable factored out; each hidden rule is appended to
+    ``rules``, its origin (``index``) to ``origin``."""
+    while (pair := _eliminable(rule)) is not None:
+        hidden = _hidden_rule(rule, pair, len(rules))
+        rules.append(hidden)
+        origin.append(index)
+        rule = _with_hidden(rule, pair, hidden)
+    return rule
 
 
 def _positions(body: Sequence[Literal]) -> list[int]:
@@ -81,18 +90,29 @@ def _eliminable(rule: CheckedRule) -> tuple[int, int, str] | None:
     atoms = _positions(rule.body)
     if len(atoms) < MIN_ATOMS:
         return None
+    outside = _read_outside_atoms(rule)
+    for name, held in _holders(rule, atoms).items():
+        if len(held) == 2 and name not in outside:
+            return held[0], held[1], name
+    return None
+
+
+def _read_outside_atoms(rule: CheckedRule) -> set[str]:
+    """The variables the head and the body's negations and comparisons read."""
     outside = set(rule.rule.head.variables())
     for literal in rule.body:
         if not isinstance(literal, Atom):
             outside.update(literal.variables())
+    return outside
+
+
+def _holders(rule: CheckedRule, atoms: list[int]) -> dict[str, list[int]]:
+    """Each variable of the positive atoms with the positions of the atoms that hold it, in order."""
     holders: dict[str, list[int]] = {}
     for position in atoms:
         for name in dict.fromkeys(_atom(rule, position).variables()):
             holders.setdefault(name, []).append(position)
-    for name, held in holders.items():
-        if len(held) == 2 and name not in outside:
-            return held[0], held[1], name
-    return None
+    return holders
 
 
 def _atom(rule: CheckedRule, position: int) -> Atom:

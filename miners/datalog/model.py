@@ -7,7 +7,7 @@ proves, so proofs are finite trees, built here without recursion because chains 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, ItemsView, Iterator, Mapping
+from collections.abc import Callable, Collection, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import NamedTuple
@@ -20,6 +20,8 @@ from ouroboros_gates.miners.datalog.syntax import (
     Atom,
     Comparison,
     Constant,
+    Literal,
+    Negation,
     Program,
     Rule,
     Term,
@@ -225,24 +227,27 @@ class Model:
 
     def _binding(self, index: int) -> Binding:
         rule = self._evaluation.rules[index]
-        slots: dict[str, int] = {}
-        for position, term in enumerate(rule.rule.head.terms):
-            if isinstance(term, Variable):
-                slots.setdefault(term.name, position)
+        slots = _head_slots(rule)
         width = len(rule.rule.head.terms)
         lookups = []
         pending = [rule]  # in the order their derivations are appended to the values
         for current in pending:
             slots.update((name, width + 1 + number) for number, name in enumerate(current.witnesses))
             width += 1 + len(current.witnesses)
-            for literal in current.body:
-                if isinstance(literal, Atom) and literal.predicate in self._evaluation.hidden:
-                    # a hidden atom's terms are variables the rule binds; its rule is ~N's N
-                    key = _key([slots[term.name] for term in literal.terms if isinstance(term, Variable)])
-                    lookups.append((self._relations[literal.predicate].rows, key))
-                    pending.append(self._evaluation.rules[int(literal.predicate[1:])])
+            for atom in self._hidden_atoms(current):
+                # a hidden atom's terms are variables the rule binds; its rule is ~N's N
+                lookups.append((self._relations[atom.predicate].rows, _key(_variable_slots(atom, slots))))
+                pending.append(self._evaluation.rules[int(atom.predicate[1:])])
         written = self._checked.rules[self._evaluation.origin[index]]
         return Binding(written, slots, tuple(lookups))
+
+    def _hidden_atoms(self, rule: CheckedRule) -> list[Atom]:
+        """The rule's body atoms of hidden predicates (premises factored out of it)."""
+        return [
+            literal
+            for literal in rule.body
+            if isinstance(literal, Atom) and literal.predicate in self._evaluation.hidden
+        ]
 
     def facts(self, predicate: str) -> set[Row]:
         """The facts of ``predicate`` (empty for a predicate never seen)."""
@@ -327,21 +332,46 @@ class Model:
         shape = self.binding(int(derivation[0]))
         values = shape.values(atom.args, derivation)
         binding = {name: values[slot] for name, slot in shape.slots.items()}
-        rule = shape.rule
-        children: list[GroundAtom] = []
-        conditions: list[Condition] = []
-        for literal in rule.body:
-            if isinstance(literal, Atom):
-                children.append(
-                    GroundAtom(literal.predicate, tuple(_value(t, binding) for t in literal.terms))
-                )
-            elif isinstance(literal, Comparison):
-                args = (_value(literal.left, binding), _value(literal.right, binding))
-                conditions.append(Condition(literal.builtin, args, negated=False))
-            else:
-                args_or_none = tuple(_value_or_none(t, binding) for t in literal.atom.terms)
-                conditions.append(Condition(literal.atom.predicate, args_or_none, negated=True))
-        return children, tuple(conditions), rule.rule
+        children, conditions = _ground_body(shape.rule.body, binding)
+        return children, conditions, shape.rule.rule
+
+
+def _head_slots(rule: CheckedRule) -> dict[str, int]:
+    """Each variable of the rule's head at its first place in the head."""
+    slots: dict[str, int] = {}
+    for position, term in enumerate(rule.rule.head.terms):
+        if isinstance(term, Variable):
+            slots.setdefault(term.name, position)
+    return slots
+
+
+def _variable_slots(atom: Atom, slots: Mapping[str, int]) -> list[int]:
+    """The slots of the atom's variables, in order."""
+    return [slots[term.name] for term in atom.terms if isinstance(term, Variable)]
+
+
+def _ground_body(
+    body: Sequence[Literal], binding: Mapping[str, Value]
+) -> tuple[list[GroundAtom], tuple[Condition, ...]]:
+    """The body under ``binding``: its atoms as the facts they used, its comparisons and negations as the
+    conditions they checked."""
+    children: list[GroundAtom] = []
+    conditions: list[Condition] = []
+    for literal in body:
+        if isinstance(literal, Atom):
+            children.append(GroundAtom(literal.predicate, tuple(_value(t, binding) for t in literal.terms)))
+        else:
+            conditions.append(_condition(literal, binding))
+    return children, tuple(conditions)
+
+
+def _condition(literal: Comparison | Negation, binding: Mapping[str, Value]) -> Condition:
+    """A comparison or negation with its variables' values (a negated atom's ``_`` as None)."""
+    if isinstance(literal, Comparison):
+        args = (_value(literal.left, binding), _value(literal.right, binding))
+        return Condition(literal.builtin, args, negated=False)
+    args_or_none = tuple(_value_or_none(t, binding) for t in literal.atom.terms)
+    return Condition(literal.atom.predicate, args_or_none, negated=True)
 
 
 def _value(term: Term, binding: Mapping[str, Value]) -> Value:

@@ -14,6 +14,9 @@ checker can name its unbound head variables instead of the parser guessing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from ouroboros_gates.miners.datalog.errors import ParseError
 from ouroboros_gates.miners.datalog.lexer import Kind, Token, tokenize
 from ouroboros_gates.miners.datalog.syntax import (
@@ -34,6 +37,8 @@ from ouroboros_gates.miners.datalog.syntax import (
 )
 
 __all__ = ["DIRECTIVES", "TYPES", "parse"]
+
+_Item = TypeVar("_Item")
 
 DIRECTIVES = ("decl", "input", "output")
 """The words a ``.`` may start: a declaration, or Soufflé's input and output directives."""
@@ -134,12 +139,7 @@ class _Parser:
     def declaration(self, dot: Token) -> Declaration:
         name = self.expect(Kind.NAME, "a predicate name after .decl")
         self.expect(Kind.LPAREN, f"'(' after .decl {name.text}")
-        attributes: list[tuple[str, str]] = []
-        if self.peek().kind is not Kind.RPAREN:
-            attributes.append(self.attribute())
-            while self.peek().kind is Kind.COMMA:
-                self.next()
-                attributes.append(self.attribute())
+        attributes = self.separated(self.attribute) if self.peek().kind is not Kind.RPAREN else []
         self.expect(Kind.RPAREN, f"',' or ')' in .decl {name.text}")
         return Declaration(name.text, tuple(attributes), self.location(dot))
 
@@ -158,35 +158,53 @@ class _Parser:
         head = self.atom()
         if head.predicate in BUILTINS:
             raise self.error(start, f"builtin {head.predicate} cannot be defined by a clause")
-        body: list[Literal] = []
-        if self.peek().kind is Kind.IF:
+        body = self.body()
+        self.end_of_clause(head, body)
+        if not body and all(isinstance(term, Constant) for term in head.terms):
+            return Fact(head)
+        return Rule(index, head, tuple(body), head.location)
+
+    def body(self) -> list[Literal]:
+        """The literals after ``:-``; none when the clause has no ``:-``."""
+        if self.peek().kind is not Kind.IF:
+            return []
+        self.next()
+        return self.separated(self.literal)
+
+    def separated(self, item: Callable[[], _Item]) -> list[_Item]:
+        """One item or more, separated by commas."""
+        found = [item()]
+        while self.peek().kind is Kind.COMMA:
             self.next()
-            body.append(self.literal())
-            while self.peek().kind is Kind.COMMA:
-                self.next()
-                body.append(self.literal())
+            found.append(item())
+        return found
+
+    def end_of_clause(self, head: Atom, body: list[Literal]) -> None:
+        """The ``.`` that ends a clause."""
         end = self.next()
         if end.kind is not Kind.DOT:
             expected = "',' or '.'" if body else "':-' or '.'"
             raise self.error(
                 end, f"expected {expected} after {body[-1] if body else head}, found {_describe(end)}"
             )
-        if not body and all(isinstance(term, Constant) for term in head.terms):
-            return Fact(head)
-        return Rule(index, head, tuple(body), head.location)
 
     def literal(self) -> Literal:
         if self.peek().kind is Kind.BANG:
-            bang = self.next()
-            atom = self.atom()
-            if atom.predicate in BUILTINS:
-                raise self.error(
-                    bang, f"builtin {atom.predicate} cannot be negated: use the opposite comparison"
-                )
-            return Negation(atom)
+            return self.negation()
         atom = self.atom()
         if atom.predicate not in BUILTINS:
             return atom
+        return self.comparison(atom)
+
+    def negation(self) -> Negation:
+        bang = self.next()
+        atom = self.atom()
+        if atom.predicate in BUILTINS:
+            raise self.error(bang, f"builtin {atom.predicate} cannot be negated: use the opposite comparison")
+        return Negation(atom)
+
+    def comparison(self, atom: Atom) -> Comparison:
+        """A builtin atom as the comparison it writes; it takes two arguments."""
         if atom.arity != 2:
             raise ParseError(
                 self.file,
@@ -202,10 +220,7 @@ class _Parser:
         if self.peek().kind is Kind.LPAREN:
             self.next()
             if self.peek().kind is not Kind.RPAREN:
-                terms.append(self.term())
-                while self.peek().kind is Kind.COMMA:
-                    self.next()
-                    terms.append(self.term())
+                terms = self.separated(self.term)
             self.expect(Kind.RPAREN, f"',' or ')' in the arguments of {name.text}")
         return Atom(name.text, tuple(terms), self.location(name))
 

@@ -63,19 +63,30 @@ class _Tarjan:
         work = [(root, self.visit(root))]
         while work:
             node, children = work[-1]
-            for child in children:
-                if child not in self.index:
-                    work.append((child, self.visit(child)))
-                    break
-                if child in self.on_stack:
-                    self.low[node] = min(self.low[node], self.index[child])
+            child = self.unvisited(node, children)
+            if child is not None:
+                work.append((child, self.visit(child)))
             else:
                 work.pop()
-                if work:
-                    parent = work[-1][0]
-                    self.low[parent] = min(self.low[parent], self.low[node])
-                if self.low[node] == self.index[node]:
-                    self.found.append(self.pop(node))
+                self.finish(node, work[-1][0] if work else None)
+
+    def unvisited(self, node: str, children: Iterator[str]) -> str | None:
+        """The node's next child not visited yet (None when none is left); a child met on the stack lowers
+        the node's low link."""
+        for child in children:
+            if child not in self.index:
+                return child
+            if child in self.on_stack:
+                self.low[node] = min(self.low[node], self.index[child])
+        return None
+
+    def finish(self, node: str, parent: str | None) -> None:
+        """A node whose children are done: its low link passes to its parent, and a root of a component
+        pops it."""
+        if parent is not None:
+            self.low[parent] = min(self.low[parent], self.low[node])
+        if self.low[node] == self.index[node]:
+            self.found.append(self.pop(node))
 
     def pop(self, root: str) -> list[str]:
         component: list[str] = []
@@ -100,6 +111,11 @@ def _path(edges: dict[str, list[str]], start: str, goal: str, inside: set[str]) 
             if child in inside and child not in previous:
                 previous[child] = node
                 queue.append(child)
+    return _walked_back(previous, goal)
+
+
+def _walked_back(previous: dict[str, str | None], goal: str) -> list[str]:
+    """The path to ``goal`` from the search's start, following each node's predecessor."""
     path: list[str] = []
     cursor: str | None = goal
     while cursor is not None:
@@ -111,15 +127,32 @@ def _path(edges: dict[str, list[str]], start: str, goal: str, inside: set[str]) 
 def stratify(predicates: Sequence[str], rules: Sequence[Rule]) -> tuple[Stratum, ...]:
     """The strata with rules, in evaluation order. Raises ``UnstratifiedError`` naming the cycle
     ``p -> q -> p`` and the rule whose negation closes it."""
+    edges = _edges(predicates, rules)
+    components = _Tarjan(edges).components(predicates)
+    component_of: dict[str, int] = {}
+    for number, component in enumerate(components):
+        component_of.update(dict.fromkeys(component, number))
+    _check_negations(rules, edges, components, component_of)
+    return _strata(predicates, rules, components, component_of)
+
+
+def _edges(predicates: Sequence[str], rules: Sequence[Rule]) -> dict[str, list[str]]:
+    """Each predicate's dependencies: the predicates its rules' bodies read, each once, in order."""
     edges: dict[str, list[str]] = {predicate: [] for predicate in predicates}
     for rule in rules:
         for predicate, _negated in _body_predicates(rule):
             if predicate not in edges[rule.head.predicate]:
                 edges[rule.head.predicate].append(predicate)
-    component_of: dict[str, int] = {}
-    components = _Tarjan(edges).components(predicates)
-    for number, component in enumerate(components):
-        component_of.update(dict.fromkeys(component, number))
+    return edges
+
+
+def _check_negations(
+    rules: Sequence[Rule],
+    edges: dict[str, list[str]],
+    components: list[list[str]],
+    component_of: dict[str, int],
+) -> None:
+    """``UnstratifiedError`` at the first rule negating a predicate of its own head's component."""
     for rule in rules:
         head = rule.head.predicate
         for predicate, negated in _body_predicates(rule):
@@ -128,7 +161,6 @@ def stratify(predicates: Sequence[str], rules: Sequence[Rule]) -> tuple[Stratum,
                 cycle = [head, *_path(edges, predicate, head, inside)]
                 message = f"recursion through negation: {' -> '.join(cycle)} in {rule}"
                 raise UnstratifiedError(message, rule.location.file, rule.location.line)
-    return _strata(predicates, rules, components, component_of)
 
 
 def _strata(
@@ -138,20 +170,31 @@ def _strata(
     component_of: dict[str, int],
 ) -> tuple[Stratum, ...]:
     order = {predicate: position for position, predicate in enumerate(predicates)}
-    rules_of: dict[int, list[Rule]] = {}
-    for rule in rules:
-        rules_of.setdefault(component_of[rule.head.predicate], []).append(rule)
+    rules_of = _rules_by_component(rules, component_of)
     strata: list[Stratum] = []
     for number, component in enumerate(components):
         members = rules_of.get(number)
         if not members:
             continue
-        recursive = any(
-            component_of[predicate] == number for rule in members for predicate, _ in _body_predicates(rule)
-        )
+        recursive = _reads_own_component(members, number, component_of)
         strata.append(
             Stratum(
                 tuple(sorted(component, key=order.__getitem__)), tuple(r.index for r in members), recursive
             )
         )
     return tuple(strata)
+
+
+def _rules_by_component(rules: Sequence[Rule], component_of: dict[str, int]) -> dict[int, list[Rule]]:
+    """The rules of each component (their heads'), in order."""
+    rules_of: dict[int, list[Rule]] = {}
+    for rule in rules:
+        rules_of.setdefault(component_of[rule.head.predicate], []).append(rule)
+    return rules_of
+
+
+def _reads_own_component(members: list[Rule], number: int, component_of: dict[str, int]) -> bool:
+    """Whether a rule of component ``number`` reads a predicate of that component: it is recursive."""
+    return any(
+        component_of[predicate] == number for rule in members for predicate, _ in _body_predicates(rule)
+    )

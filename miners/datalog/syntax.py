@@ -223,8 +223,6 @@ class Program:
 
     def __str__(self) -> str:
         lines = [f"/* {self.predicate_doc} */"] if self.predicate_doc is not None else []
-        lines += [str(declaration) for declaration in self.declarations]
-        lines += [str(directive) for directive in self.directives]
-        lines += [str(fact) for fact in self.facts]
-        lines += [str(rule) for rule in self.rules]
+        clauses = (*self.declarations, *self.directives, *self.facts, *self.rules)
+        lines += [str(clause) for clause in clauses]
         return "\n".join(lines) + "\n"

@@ -24,13 +24,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from ouroboros_gates.harness import is_tool_error
 from ouroboros_gates.miners.corpus import CorpusItem
-from ouroboros_gates.schemas import Fact, HarnessKind, Number, Span, Text
+from ouroboros_gates.schemas import Fact, HarnessEvent, HarnessKind, Number, Span, Text
 
 NAME = "repeat-failure"
 PACKAGE = "ouroboros_gates.miners.repeat_failure"
@@ -67,16 +67,26 @@ def longest_streak(calls: list[Call], failed: set[str]) -> tuple[int, Span | Non
     current: dict[str | None, tuple[int, Call | None]] = {}
     for call in calls:
         length, previous = current.get(call.agent, (0, None))
-        if call.id not in failed:
-            length = 0
-        elif previous is not None and previous.id in failed and previous.what == call.what:
-            length += 1
-        else:
-            length = 1
+        length = _streak_after(length, previous, call, failed)
         current[call.agent] = (length, call)
         if length > best[0]:
             best = (length, call.span)
     return best
+
+
+def _streak_after(length: int, previous: Call | None, call: Call, failed: set[str]) -> int:
+    """The agent's streak once ``call`` follows ``previous`` (its streak ``length``): longer by one when
+    it fails as a repeat of a failed ``previous``, 1 when it fails anew, 0 when it does not fail."""
+    if call.id not in failed:
+        return 0
+    if previous is not None and _repeats(previous, call, failed):
+        return length + 1
+    return 1
+
+
+def _repeats(previous: Call, call: Call, failed: set[str]) -> bool:
+    """Whether ``call`` ran what the failed call ``previous`` ran."""
+    return previous.id in failed and previous.what == call.what
 
 
 @lru_cache(maxsize=65536)
@@ -92,37 +102,53 @@ def _fact(predicate: str, span: Span, *args: str | int) -> Fact:
 def extract(item: CorpusItem) -> Iterator[Fact]:
     """``called``, ``next``, ``failed``, ``succ`` and ``score`` facts for the run."""
     run = item.instance
-    calls: list[Call] = []
-    last: dict[str | None, Call] = {}
-    failed: set[str] = set()
+    seen = _Calls(run)
     first: Span | None = None
     for event in item.events():
         first = first or event.span
-        if event.kind is HarnessKind.TOOL_CALL and event.tool_use_id:
-            what = (event.tool or "", digest(event.tool_input))
-            yield from _called(run, Call(event.tool_use_id, event.agent, what, event.span), calls, last)
-        elif is_tool_error(event) and event.tool_use_id:
-            yield from _failed(run, event.tool_use_id, event.span, failed)
+        yield from seen.facts(event)
     if first is not None:
-        length, where = longest_streak(calls, failed)
+        length, where = longest_streak(seen.calls, seen.failed)
         yield _fact("score", where or first, run, length)
 
 
-def _called(run: str, call: Call, calls: list[Call], last: dict[str | None, Call]) -> Iterator[Fact]:
-    """The facts of ``call`` after ``calls`` (every agent's) and ``last`` (each agent's latest); the
-    call joins both."""
-    yield _fact("called", call.span, run, call.id, *call.what)
-    if call.agent in last:
-        yield _fact("next", call.span, run, last[call.agent].id, call.id)
-    if calls:
-        yield _fact("succ", call.span, run, len(calls), len(calls) + 1)
-    calls.append(call)
-    last[call.agent] = call
+@dataclass
+class _Calls:
+    """A run's calls so far: every agent's in order, each agent's latest, and the ids of those that
+    failed."""
+
+    run: str
+    calls: list[Call] = field(default_factory=list)
+    last: dict[str | None, Call] = field(default_factory=dict)
+    failed: set[str] = field(default_factory=set)
+
+    def facts(self, event: HarnessEvent) -> Iterator[Fact]:
+        """The facts of one event: a tool call's, or a failure's (nothing for an event without a call id)."""
+        call_id = event.tool_use_id
+        if not call_id:
+            return
+        if event.kind is HarnessKind.TOOL_CALL:
+            yield from self.called(Call(call_id, event.agent, _what(event), event.span))
+        elif is_tool_error(event):
+            yield from self.failure(call_id, event.span)
+
+    def called(self, call: Call) -> Iterator[Fact]:
+        """The facts of ``call`` after the calls so far; the call joins them."""
+        yield _fact("called", call.span, self.run, call.id, *call.what)
+        if call.agent in self.last:
+            yield _fact("next", call.span, self.run, self.last[call.agent].id, call.id)
+        if self.calls:
+            yield _fact("succ", call.span, self.run, len(self.calls), len(self.calls) + 1)
+        self.calls.append(call)
+        self.last[call.agent] = call
+
+    def failure(self, call: str, span: Span) -> Iterator[Fact]:
+        """The ``failed`` fact of a call's first failure (a call's later failures add nothing)."""
+        if call not in self.failed:
+            self.failed.add(call)
+            yield _fact("failed", span, self.run, call)
 
 
-def _failed(run: str, call: str, span: Span, failed: set[str]) -> Iterator[Fact]:
-    """The ``failed`` fact of a call's first failure (a call's later failures add nothing); the call
-    joins ``failed``."""
-    if call not in failed:
-        failed.add(call)
-        yield _fact("failed", span, run, call)
+def _what(event: HarnessEvent) -> tuple[str, str]:
+    """What a call ran: its tool and its input's digest."""
+    return (event.tool or "", digest(event.tool_input))

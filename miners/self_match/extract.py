@@ -25,7 +25,7 @@ A call without a ``tool_use_id`` is named by its line (``line N``). Pure: reads 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ouroboros_gates.miners.corpus import CorpusItem
@@ -91,33 +91,54 @@ class Selection:
 
     def selects(self, line: str) -> bool:
         """Whether the pattern selects ``line`` as pgrep would (``-i``, ``-x``, ``-v`` honoured)."""
-        ignore_case = "i" in self.flags
+        return self._hits(line) != ("v" in self.flags)
+
+    def _hits(self, line: str) -> bool:
+        """Whether the pattern matches ``line`` (``-i``, ``-x`` honoured; ``-v`` aside)."""
         try:
-            regex = re.compile(self.pattern, re.IGNORECASE if ignore_case else 0)
-            hit = (regex.fullmatch if "x" in self.flags else regex.search)(line) is not None
+            return self._regex_hits(line)
         except re.error:  # not a regular expression Python reads: compare it as text
-            needle, hay = (self.pattern.lower(), line.lower()) if ignore_case else (self.pattern, line)
-            hit = needle == hay if "x" in self.flags else needle in hay
-        return hit != ("v" in self.flags)
+            return self._text_hits(line)
+
+    def _regex_hits(self, line: str) -> bool:
+        regex = re.compile(self.pattern, re.IGNORECASE if "i" in self.flags else 0)
+        return (regex.fullmatch if "x" in self.flags else regex.search)(line) is not None
+
+    def _text_hits(self, line: str) -> bool:
+        needle, hay = (self.pattern.lower(), line.lower()) if "i" in self.flags else (self.pattern, line)
+        return needle == hay if "x" in self.flags else needle in hay
 
 
 def selection(args: SimpleCommand) -> Selection | None:
     """The pattern and flags of a ``pgrep``/``pkill``/``pidwait`` argument list; None without a pattern."""
     flags: set[str] = set()
-    words = list(args)
-    if words and _SIGNAL.match(words[0]):
-        words.pop(0)  # pkill -9, pkill -TERM
+    words = _without_signal(list(args))
     while words:
         word = words.pop(0)
         if word == "--":
             break
-        if word.startswith("--"):
-            _long_option(word, words, flags)
-        elif word.startswith("-") and len(word) > 1:
-            _short_options(word, words, flags)
-        else:
+        if not _read_option(word, words, flags):
             return Selection(word, frozenset(flags))
     return Selection(words[0], frozenset(flags)) if words else None
+
+
+def _without_signal(words: list[str]) -> list[str]:
+    """The words without pkill's leading signal (``pkill -9``, ``pkill -TERM``)."""
+    if words and _SIGNAL.match(words[0]):
+        words.pop(0)
+    return words
+
+
+def _read_option(word: str, words: list[str], flags: set[str]) -> bool:
+    """Reads an option word into ``flags`` (its value given apart taken off ``words``); False when the
+    word is no option: it is the pattern."""
+    if word.startswith("--"):
+        _long_option(word, words, flags)
+        return True
+    if word.startswith("-") and len(word) > 1:
+        _short_options(word, words, flags)
+        return True
+    return False
 
 
 def _long_option(word: str, words: list[str], flags: set[str]) -> None:
@@ -155,15 +176,35 @@ def _by_pattern(command: str) -> dict[str, list[Selection]]:
     return found
 
 
+def _full_line(selections: list[Selection], _command: str) -> bool:
+    """Whether a selector of the pattern matches full command lines (``-f``)."""
+    return any("f" in s.flags for s in selections)
+
+
+def _own_line(selections: list[Selection], command: str) -> bool:
+    """Whether a selection of the pattern selects the command's own line."""
+    return any(s.selects(command) for s in selections)
+
+
+def _ignores_ancestors(selections: list[Selection], _command: str) -> bool:
+    """Whether every selector of the pattern leaves the caller's ancestors out (``-A``)."""
+    return all("A" in s.flags for s in selections)
+
+
+_PATTERN_FACTS: dict[str, Callable[[list[Selection], str], bool]] = {
+    "full_line": _full_line,
+    "own_line": _own_line,
+    "ignores_ancestors": _ignores_ancestors,
+}
+"""Each fact of a pattern, in the order written, and whether the command's selections of it hold it."""
+
+
 def _facts(run: Text, call: Text, command: str, span: Span) -> Iterator[Fact]:
     for pattern, selections in _by_pattern(command).items():
         key = (run, call, Text(text=pattern))
-        if any("f" in s.flags for s in selections):
-            yield Fact(predicate="full_line", args=key, span=span)
-        if any(s.selects(command) for s in selections):
-            yield Fact(predicate="own_line", args=key, span=span)
-        if all("A" in s.flags for s in selections):
-            yield Fact(predicate="ignores_ancestors", args=key, span=span)
+        for predicate, holds in _PATTERN_FACTS.items():
+            if holds(selections, command):
+                yield Fact(predicate=predicate, args=key, span=span)
 
 
 def extract(item: CorpusItem) -> Iterator[Fact]:

@@ -65,16 +65,20 @@ class _Loop:
 
 def sleeping_loop(command: str) -> bool:
     """Whether ``command`` runs a ``while``/``until`` loop that sleeps in its condition or body."""
-    open_loops: list[_Loop] = []  # innermost last
+    loops = _OpenLoops()
     for words in simple_commands(command):
-        opener = next((word for word in words if word not in _LEADING), "")
+        opener = _opener(words)
         if opener in _LOOPS:
-            open_loops.append(_Loop(opener))
-        if open_loops and _sleeps(words):
-            open_loops[-1].sleeps = True
-        if opener == "done" and open_loops and _close(open_loops):
+            loops.open.append(_Loop(opener))
+        loops.note_sleep(words)
+        if opener == "done" and loops.close():
             return True
     return False
+
+
+def _opener(words: SimpleCommand) -> str:
+    """The word a simple command opens with, past ``then``, ``do``, ``else``, ``{`` and ``!``."""
+    return next((word for word in words if word not in _LEADING), "")
 
 
 def _sleeps(words: SimpleCommand) -> bool:
@@ -82,12 +86,25 @@ def _sleeps(words: SimpleCommand) -> bool:
     return run is not None and run[0] == "sleep"
 
 
-def _close(open_loops: list[_Loop]) -> bool:
-    """Closes the innermost loop; whether it was a ``while``/``until`` loop that sleeps."""
-    loop = open_loops.pop()
-    if loop.sleeps and open_loops:
-        open_loops[-1].sleeps = True  # an inner loop's sleep is the outer loop's too
-    return loop.sleeps and loop.keyword in {"while", "until"}
+@dataclass(slots=True)
+class _OpenLoops:
+    """The loops open at a point of a command, innermost last."""
+
+    open: list[_Loop] = field(default_factory=list)
+
+    def note_sleep(self, words: SimpleCommand) -> None:
+        """The innermost loop sleeps if this simple command is a ``sleep``."""
+        if self.open and _sleeps(words):
+            self.open[-1].sleeps = True
+
+    def close(self) -> bool:
+        """Closes the innermost loop (if any); whether it was a ``while``/``until`` loop that sleeps."""
+        if not self.open:
+            return False
+        loop = self.open.pop()
+        if loop.sleeps and self.open:
+            self.open[-1].sleeps = True  # an inner loop's sleep is the outer loop's too
+        return loop.sleeps and loop.keyword in {"while", "until"}
 
 
 def _poll(command: str, after_sleep: bool) -> str | None:
@@ -104,6 +121,15 @@ class _Polls:
     counts: Counter[str] = field(default_factory=Counter)
     most: int = 0
     where: Span | None = None
+    after_sleep: bool = False
+    """Whether the previous Bash call only slept (its next call is a poll)."""
+
+    def poll(self, command: str, span: Span) -> tuple[str, int] | None:
+        """The command's poll and how many times it has been polled now, or None when it polls nothing."""
+        sleeps_only = SLEEP_ONLY.match(command) is not None
+        poll = None if sleeps_only else _poll(command, self.after_sleep)
+        self.after_sleep = sleeps_only
+        return None if poll is None else (poll, self.count(poll, span))
 
     def count(self, poll: str, span: Span) -> int:
         """Counts one more poll of ``poll`` at ``span``; how many there are now."""
@@ -118,20 +144,21 @@ def extract(item: CorpusItem) -> Iterator[Fact]:
     run = Text(text=item.instance)
     first: Span | None = None
     polls = _Polls()
-    after_sleep = False
     for event in item.events():
         first = first or event.span
         command = _command(event)
-        if command is None:
-            continue
-        sleeps_only = SLEEP_ONLY.match(command) is not None
-        poll = None if sleeps_only else _poll(command, after_sleep)
-        after_sleep = sleeps_only
-        if poll is not None:
-            times = Number(number=polls.count(poll, event.span))
-            yield Fact(predicate="polled", args=(run, Text(text=poll), times), span=event.span)
-        if sleeping_loop(command):
-            call = Text(text=event.tool_use_id or f"line {event.span.line}")
-            yield Fact(predicate="loop", args=(run, call), span=event.span)
+        if command is not None:
+            yield from _call_facts(run, command, event, polls)
     if first is not None:
         yield Fact(predicate="score", args=(run, Number(number=polls.most)), span=polls.where or first)
+
+
+def _call_facts(run: Text, command: str, event: HarnessEvent, polls: _Polls) -> Iterator[Fact]:
+    """The ``polled`` and ``loop`` facts of one Bash call."""
+    polled = polls.poll(command, event.span)
+    if polled is not None:
+        poll, times = polled
+        yield Fact(predicate="polled", args=(run, Text(text=poll), Number(number=times)), span=event.span)
+    if sleeping_loop(command):
+        call = Text(text=event.tool_use_id or f"line {event.span.line}")
+        yield Fact(predicate="loop", args=(run, call), span=event.span)
