@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from tree_sitter import Node
 
 from ouroboros_gates.decider.instruments import _memory_syntax as c
+from ouroboros_gates.decider.instruments._memory_free import freed_paths, use_after
 from ouroboros_gates.decider.instruments._taint_model import (
     PARAMETER,
     Entry,
@@ -263,8 +264,8 @@ class _Function:
 
     def reuse(self, node: Node) -> None:
         """A read of what ``node`` frees, after it (``memory_use_after_free``, source ``other``)."""
-        for freed in c.freed_paths(node):
-            use = c.use_after(self.body, node, freed)
+        for freed in freed_paths(node):
+            use = use_after(self.body, node, freed)
             if use is not None:
                 self.add(
                     "memory_use_after_free",
