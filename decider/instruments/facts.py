@@ -40,9 +40,7 @@ class CallGraph:
 
     def callers_of(self, path: str, function: Function) -> tuple[tuple[str, str], ...]:
         """Call sites ``(path, calling function)`` of a function, its own recursion left out."""
-        if function.is_global:
-            return ()
-        return tuple(site for site in self.sites.get(function.simple, ()) if site != (path, function.name))
+        return tuple(self._callers(path, function.name))
 
     def facts(self, path: str, function: Function) -> FunctionFacts:
         """Callers, caller files, entry distance and shape of one function."""
