@@ -1,6 +1,6 @@
 """What a C or C++ function's syntax tree says, for the memory step (``_memory_tracker``): the names and
-access paths an expression reads, assignments, the tests and bounds conditions make, sums and casts, and where
-a freed pointer is read again."""
+access paths an expression reads, assignments, the tests and bounds conditions make, sums and casts. Where a
+freed pointer is read again is ``_memory_free``'s."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ __all__ = [
     "clamped",
     "declared",
     "evaluated",
-    "freed_paths",
     "identifiers",
     "is_length",
     "names",
@@ -29,12 +28,10 @@ __all__ = [
     "paths",
     "reads_memory",
     "relational",
-    "statement_of",
     "summands",
     "tainted",
     "tests",
     "unwrapped",
-    "use_after",
     "walk",
 ]
 
@@ -45,6 +42,18 @@ NULLS = frozenset({"NULL", "nullptr", "0"})
 _RELATIONAL = frozenset({"<", "<=", ">", ">="})
 _IDENTIFIERS = frozenset({"identifier"})
 _UNEVALUATED = frozenset({"sizeof_expression", "alignof_expression"})  # ``sizeof(*p)`` reads nothing
+_READS_NOTHING = _UNEVALUATED | {"field_identifier"}
+
+
+def _read_within(node: Node) -> list[Node]:
+    """The children whose values reading ``node`` reads: a call's arguments (its name is not a value it
+    reads), nothing of ``sizeof`` or of a field's name, else every child."""
+    if node.type == "call_expression":
+        arguments = node.child_by_field_name("arguments")
+        return [arguments] if arguments is not None else []
+    if node.type in _READS_NOTHING:
+        return []
+    return node.children
 
 
 def identifiers(node: Node | None) -> Iterator[Node]:
@@ -53,15 +62,10 @@ def identifiers(node: Node | None) -> Iterator[Node]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if current.type == "call_expression":  # a call's name is not a value it reads
-            arguments = current.child_by_field_name("arguments")
-            stack.extend([arguments] if arguments is not None else [])
-        elif current.type in _UNEVALUATED:
-            continue
-        elif current.type in _IDENTIFIERS:
+        if current.type in _IDENTIFIERS:
             yield current
-        elif current.type != "field_identifier":
-            stack.extend(current.children)
+        else:
+            stack.extend(_read_within(current))
 
 
 def names(node: Node | None) -> set[str]:
@@ -75,18 +79,13 @@ def paths(node: Node | None) -> set[str]:
     stack = [node] if node is not None else []
     while stack:
         current = stack.pop()
-        if current.type == "call_expression":
-            arguments = current.child_by_field_name("arguments")
-            stack.extend([arguments] if arguments is not None else [])
-        elif current.type in _UNEVALUATED:
-            continue
-        elif current.type == "identifier":
+        if current.type == "identifier":
             found.add(node_text(current))
         elif current.type == "field_expression":
             found.add("".join(node_text(current).split()))
             stack.extend(_indices(current))
-        elif current.type != "field_identifier":
-            stack.extend(current.children)
+        else:
+            stack.extend(_read_within(current))
     return found
 
 
@@ -104,27 +103,48 @@ def _indices(node: Node) -> list[Node]:
 def declared(node: Node | None) -> str | None:
     """The name a declarator declares (through pointers, references, arrays and initialisers)."""
     while node is not None and node.type not in ("identifier", "field_identifier"):
-        inner = node.child_by_field_name("declarator")
-        if inner is None:
-            inner = next(
-                (c for c in node.named_children if c.type.endswith("declarator") or c.type == "identifier"),
-                None,
-            )
-        node = inner
+        node = _inner_declarator(node)
     return node_text(node) if node is not None else None
 
 
+def _inner_declarator(node: Node) -> Node | None:
+    """The declarator ``node`` wraps: its ``declarator`` field, else its first declarator or name."""
+    inner = node.child_by_field_name("declarator")
+    if inner is not None:
+        return inner
+    return next((c for c in node.named_children if _is_declarator(c)), None)
+
+
+def _is_declarator(node: Node) -> bool:
+    """A declarator of any kind, or the name it comes down to."""
+    return node.type.endswith("declarator") or node.type == "identifier"
+
+
+_PARAMETERS = ("parameter_declaration", "optional_parameter_declaration")
+
+
 def params(function: Node) -> list[str]:
+    names = (
+        declared(p.child_by_field_name("declarator"))
+        for p in _parameter_list(function)
+        if p.type in _PARAMETERS
+    )
+    return [name for name in names if name]
+
+
+def _parameter_list(function: Node) -> list[Node]:
+    """The children of a function definition's parameter list (none when it has no function declarator)."""
+    declarator = _function_declarator(function)
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    return parameters.named_children if parameters else []
+
+
+def _function_declarator(function: Node) -> Node | None:
+    """A definition's ``function_declarator``, through the pointer and reference declarators around it."""
     declarator = function.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
-    params = declarator.child_by_field_name("parameters") if declarator is not None else None
-    names = (
-        declared(p.child_by_field_name("declarator"))
-        for p in (params.named_children if params else [])
-        if p.type in ("parameter_declaration", "optional_parameter_declaration")
-    )
-    return [name for name in names if name]
+    return declarator
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -149,20 +169,29 @@ def assignments(body: Node) -> list[tuple[str, Node, int]]:
     """(target name, value expression, line) of every assignment and initialiser in the body."""
     out = []
     for node in walk(body):
-        if node.type == "init_declarator":
-            target, value = (
-                declared(node.child_by_field_name("declarator")),
-                node.child_by_field_name("value"),
-            )
-        elif node.type == "assignment_expression":
-            left = node.child_by_field_name("left")
-            target = node_text(left) if left is not None and left.type == "identifier" else None
-            value = node.child_by_field_name("right")
-        else:
+        split = _ASSIGNMENTS.get(node.type)
+        if split is None:
             continue
+        target, value = split(node)
         if target and value is not None:
             out.append((target, value, node.start_point.row + 1))
     return out
+
+
+def _initialiser(node: Node) -> tuple[str | None, Node | None]:
+    """``int n = v``: the name declared and its initial value."""
+    return declared(node.child_by_field_name("declarator")), node.child_by_field_name("value")
+
+
+def _assignment(node: Node) -> tuple[str | None, Node | None]:
+    """``n = v``: the name assigned (None for ``p->f = v``, ``a[i] = v``) and the value."""
+    left = node.child_by_field_name("left")
+    target = node_text(left) if left is not None and left.type == "identifier" else None
+    return target, node.child_by_field_name("right")
+
+
+_ASSIGNMENTS = {"init_declarator": _initialiser, "assignment_expression": _assignment}
+"""How each kind of assignment splits into its target and its value."""
 
 
 _READS = frozenset({"call_expression", "field_expression", "subscript_expression", "pointer_expression"})
@@ -175,14 +204,20 @@ def reads_memory(value: Node) -> bool:
 
 def tainted(seeds: Iterable[str], assignments: list[tuple[str, Node, int]]) -> set[str]:
     tainted = set(seeds)
-    changed = True
-    while changed:
-        changed = False
-        for target, value, _ in assignments:
-            if target not in tainted and names(value) & tainted:
-                tainted.add(target)
-                changed = True
+    while _spread(tainted, assignments):
+        pass
     return tainted
+
+
+def _spread(tainted: set[str], assignments: list[tuple[str, Node, int]]) -> bool:
+    """One pass over the assignments: each target assigned from a tainted name is tainted (in ``tainted``);
+    whether any was new."""
+    changed = False
+    for target, value, _ in assignments:
+        if target not in tainted and names(value) & tainted:
+            tainted.add(target)
+            changed = True
+    return changed
 
 
 def relational(node: Node) -> bool:
@@ -207,9 +242,14 @@ def check_call(node: Node) -> Node | None:
     arguments = node.child_by_field_name("arguments")
     if "assert" in node_text(node.child_by_field_name("function")).lower():
         return arguments
-    if arguments is not None and any(relational(a) for a in arguments.named_children):
+    if _given_comparison(arguments):
         return arguments
     return None
+
+
+def _given_comparison(arguments: Node | None) -> bool:
+    """Whether one of a call's arguments is a size comparison (``len > max``)."""
+    return arguments is not None and any(relational(a) for a in arguments.named_children)
 
 
 def tests(body: Node) -> list[tuple[int, set[str], set[str]]]:
@@ -266,67 +306,4 @@ def callee(node: Node) -> str:
         .rsplit("::", 1)[-1]
         .rsplit(".", 1)[-1]
         .rsplit("->", 1)[-1]
-    )
-
-
-_EXITS = frozenset({"return_statement", "goto_statement", "break_statement", "continue_statement"})
-
-
-def freed_paths(node: Node) -> list[str]:
-    """The access path a ``free``/``delete`` releases (its first argument, through casts and ``&``)."""
-    if node.type == "delete_expression":
-        argument = node.named_children[-1] if node.named_children else None
-    else:
-        arguments = node.child_by_field_name("arguments")
-        argument = arguments.named_children[0] if arguments is not None and arguments.named_children else None
-    while argument is not None and argument.type in ("cast_expression", "parenthesized_expression"):
-        argument = argument.named_children[-1] if argument.named_children else None
-    if argument is None or argument.type not in ("identifier", "field_expression"):
-        return []
-    return ["".join(node_text(argument).split())]
-
-
-def statement_of(node: Node) -> Node:
-    """The statement ``node`` is part of (its ancestor whose parent is a compound statement)."""
-    while node.parent is not None and node.parent.type != "compound_statement":
-        node = node.parent
-    return node
-
-
-def use_after(body: Node, freed_at: Node, path: str) -> Node | None:
-    """The first read of ``path`` after it is freed, on a path the function can take: in source order, before
-    anything assigns ``path`` again; a block that leaves (``return``, ``goto``, ``break``, ``continue``) after
-    the free reaches no use beyond it."""
-    limit = _reach_limit(body, statement_of(freed_at))
-    for node in walk(body):
-        if node.start_byte < freed_at.end_byte or (limit is not None and node.start_byte >= limit):
-            continue
-        if node.type not in ("identifier", "field_expression") or "".join(node_text(node).split()) != path:
-            continue
-        if _assigned(node):
-            return None  # assigned again first: a new object from here on
-        if node.parent is not None and node.parent.type in ("sizeof_expression",):
-            continue
-        return node
-    return None
-
-
-def _reach_limit(body: Node, statement: Node) -> int | None:
-    """Where the uses a free can reach end: at a statement that leaves the block after it (None: the
-    function's own block, or no such statement)."""
-    block = statement.parent
-    if block is None:
-        return None
-    after = [c for c in block.named_children if c.start_byte >= statement.end_byte]
-    leaving = next((c for c in after if c.type in _EXITS), None)
-    return leaving.start_byte if leaving is not None and block is not body else None
-
-
-def _assigned(node: Node) -> bool:
-    """Whether ``node`` is the left side of an assignment."""
-    parent = node.parent
-    return (
-        parent is not None
-        and parent.type == "assignment_expression"
-        and parent.child_by_field_name("left") == node
     )

@@ -41,6 +41,9 @@ _CLIENT_KEYS = frozenset(
 """The keys of ``$_SERVER`` a request sets (with every ``HTTP_*`` header); the rest are the server's."""
 _STORES = frozenset({"array_push", "array_unshift"})
 _OWN_RECEIVERS = frozenset({"$this", "self", "static", "parent"})
+_ACCESSES = frozenset(
+    {"subscript_expression", "member_access_expression", "nullsafe_member_access_expression"}
+)
 _INCLUDES = {
     "include_expression": "include",
     "include_once_expression": "include_once",
@@ -57,20 +60,39 @@ def php_parameter(node: Node) -> list[str]:
 
 def _arguments(node: Node) -> list[Node]:
     """A call's argument expressions (a named argument's value; ``...$args`` as itself)."""
-    args = node.child_by_field_name("arguments") or next(
+    args = _argument_list(node)
+    return [
+        _argument_value(a) for a in (args.named_children if args is not None else []) if a.type != "comment"
+    ]
+
+
+def _argument_list(node: Node) -> Node | None:
+    """A call's ``arguments`` node (a field of some calls, a plain child of others)."""
+    return node.child_by_field_name("arguments") or next(
         (child for child in node.named_children if child.type == "arguments"), None
     )
-    found = []
-    for argument in args.named_children if args is not None else []:
-        if argument.type == "comment":
-            continue
-        inner = (
-            argument.named_children[-1]
-            if argument.type == "argument" and argument.named_children
-            else argument
-        )
-        found.append(inner)
-    return found
+
+
+def _argument_value(argument: Node) -> Node:
+    """The expression an argument passes (the value of ``name: $value``)."""
+    return (
+        argument.named_children[-1] if argument.type == "argument" and argument.named_children else argument
+    )
+
+
+def _object(node: Node) -> Node | None:
+    """What an index or a property is read off: the ``object`` field, else the first child."""
+    return node.child_by_field_name("object") or (node.named_children[0] if node.named_children else None)
+
+
+def _by_value(bound: Node) -> Node:
+    """A ``foreach`` target through ``&`` (``&$row`` binds ``$row``)."""
+    return bound.named_children[0] if bound.type == "by_ref" and bound.named_children else bound
+
+
+def _bound(target: Node) -> list[Node]:
+    """What one ``foreach`` target binds: the key and the value of ``$k => $v``, else the target itself."""
+    return [_by_value(bound) for bound in (target.named_children if target.type == "pair" else [target])]
 
 
 class PhpTracker(Tracker):
@@ -92,16 +114,9 @@ class PhpTracker(Tracker):
         while node is not None:
             if node.type == "variable_name":
                 return node_text(node)
-            if node.type in (
-                "subscript_expression",
-                "member_access_expression",
-                "nullsafe_member_access_expression",
-            ):
-                node = node.child_by_field_name("object") or (
-                    node.named_children[0] if node.named_children else None
-                )
-            else:
+            if node.type not in _ACCESSES:
                 return None
+            node = _object(node)
         return None
 
     # -- statements ------------------------------------------------------------------------------
@@ -116,15 +131,16 @@ class PhpTracker(Tracker):
         parts = [child for child in node.named_children if child != node.child_by_field_name("body")]
         value = self.expr(parts[0]) if parts else None
         with self.arm():
-            for target in parts[1:]:
-                for bound in target.named_children if target.type == "pair" else [target]:
-                    inner = (
-                        bound.named_children[0] if bound.type == "by_ref" and bound.named_children else bound
-                    )
-                    name = self._base(inner)
-                    if name is not None:
-                        self.assign(name, value)
+            self._bind_targets(parts[1:], value)
             self.loop(node.child_by_field_name("body"))
+
+    def _bind_targets(self, targets: Sequence[Node], value: Taint | None) -> None:
+        """Each variable the ``as`` targets bind gets the taint of what is iterated."""
+        for target in targets:
+            for bound in _bound(target):
+                name = self._base(bound)
+                if name is not None:
+                    self.assign(name, value)
 
     def echo(self, node: Node) -> None:
         """``echo a, b;``: each value written to the page."""
@@ -144,14 +160,23 @@ class PhpTracker(Tracker):
         """``$a['k']``, ``$a->b``: the base's taint (an index is read on the way); of ``$_SERVER`` only the
         keys the client writes (``HTTP_*``, ``REQUEST_URI``…), not the server's own (``DOCUMENT_ROOT``)."""
         children = node.named_children
-        base = node.child_by_field_name("object") or (children[0] if children else None)
-        server = base is not None and node_text(base) == "$_SERVER" and len(children) == 2
-        if server and self.server_own(children[1]):
+        base = _object(node)
+        if self._server_own_read(base, children):
             return None
-        for child in children:
-            if child != base and node.type == "subscript_expression":
-                self.expr(child)
+        if node.type == "subscript_expression":
+            self._read_indices(children, base)
         return self.expr(base)
+
+    def _server_own_read(self, base: Node | None, children: Sequence[Node]) -> bool:
+        """``$_SERVER['DOCUMENT_ROOT']``: a read of a key the server sets itself."""
+        server = base is not None and node_text(base) == "$_SERVER" and len(children) == 2
+        return server and self.server_own(children[1])
+
+    def _read_indices(self, children: Sequence[Node], base: Node | None) -> None:
+        """The index of ``$a[$i]`` is read on the way to the element."""
+        for child in children:
+            if child != base:
+                self.expr(child)
 
     def server_own(self, key: Node) -> bool:
         """A ``$_SERVER`` key the server sets itself (a constant key that is not the client's)."""
@@ -159,32 +184,29 @@ class PhpTracker(Tracker):
         return isinstance(value, str) and not value.startswith("HTTP_") and value not in _CLIENT_KEYS
 
     def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
-        if node.type == "function_call_expression":
-            function = node.child_by_field_name("function")
-            if function is not None and function.type in ("name", "qualified_name"):
-                return node_text(function).rsplit("\\", 1)[-1], None, _arguments(node)
-            return None
-        if node.type in (
-            "member_call_expression",
-            "nullsafe_member_call_expression",
-            "scoped_call_expression",
-        ):
-            obj = node.child_by_field_name("object") or node.child_by_field_name("scope")
-            return node_text(node.child_by_field_name("name")), obj, _arguments(node)
-        return None
+        split = _CALL_PARTS.get(node.type)
+        return split(node) if split is not None else None
 
     def function_call(self, node: Node) -> Taint | None:
         found = self.parts(node)
-        if found is None:  # ``$handler(...)``: a dynamic call names nothing the vocabulary knows
-            self.expr(node.child_by_field_name("function"))
-            return join_taints(*(self.expr(a) for a in _arguments(node)))
+        if found is None:
+            return self._dynamic_call(node)
         name, _, args = found
         value = self.call(node, name, None, args)
         if name in _STORES and args:  # ``array_push($list, $x)``: the list holds $x from now on
-            stored, base = join_taints(*(self.expr(a) for a in args[1:])), self._base(args[0])
-            if stored is not None and base is not None:
-                self.assign(base, stored, join=True)
+            self._pushed(args)
         return value
+
+    def _dynamic_call(self, node: Node) -> Taint | None:
+        """``$handler(...)``: a dynamic call names nothing the vocabulary knows; its arguments go through."""
+        self.expr(node.child_by_field_name("function"))
+        return join_taints(*(self.expr(a) for a in _arguments(node)))
+
+    def _pushed(self, args: Sequence[Node]) -> None:
+        """``array_push($list, $x, ...)``: the list joins the taint of what is pushed."""
+        stored, base = join_taints(*(self.expr(a) for a in args[1:])), self._base(args[0])
+        if stored is not None and base is not None:
+            self.assign(base, stored, join=True)
 
     def method_call(self, node: Node) -> Taint | None:
         """``$obj->m(...)``, ``$obj?->m(...)``, ``Cls::m(...)``."""
@@ -202,21 +224,32 @@ class PhpTracker(Tracker):
         left = node.child_by_field_name("left")
         if left is None:
             return value
-        if node.type == "augmented_assignment_expression":  # ``$q .= $input``
-            base = self._base(left)
-            if base is not None:
-                self.assign(base, value, join=True)
-            return value
-        if left.type == "variable_name":
+        if node.type == "augmented_assignment_expression":
+            self._appended(left, value)
+        elif left.type == "variable_name":
             self.bind(node_text(left), right, value)
-        elif left.type == "list_literal":  # ``[$a, $b] = ...``, ``list($a, $b) = ...``: each gets the whole
-            for name in (node_text(v) for v in _variables(left)):
-                self.assign(name, value)
-        else:  # ``$a['k'] = $x``, ``$a[] = $x``, ``$o->p = $x``: the container holds it from now on
-            base = self._base(left)
-            if base is not None and value is not None:
-                self.assign(base, value, join=True)
+        elif left.type == "list_literal":
+            self._unpacked(left, value)
+        else:
+            self._stored(left, value)
         return value
+
+    def _appended(self, left: Node, value: Taint | None) -> None:
+        """``$q .= $input``: the variable joins the value's taint."""
+        base = self._base(left)
+        if base is not None:
+            self.assign(base, value, join=True)
+
+    def _unpacked(self, left: Node, value: Taint | None) -> None:
+        """``[$a, $b] = ...``, ``list($a, $b) = ...``: each variable gets the whole value."""
+        for name in (node_text(v) for v in _variables(left)):
+            self.assign(name, value)
+
+    def _stored(self, left: Node, value: Taint | None) -> None:
+        """``$a['k'] = $x``, ``$a[] = $x``, ``$o->p = $x``: the container holds the value from now on."""
+        base = self._base(left)
+        if base is not None and value is not None:
+            self.assign(base, value, join=True)
 
     def cast(self, node: Node) -> Taint | None:
         """``(int) $x`` is a number, safe for every operation; other casts keep the taint."""
@@ -255,6 +288,29 @@ def _listed(node: Node) -> list[Node]:
         elif child.type != "comment":
             found.append(child)
     return found
+
+
+def _function_parts(node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
+    """``f(...)``, ``\\ns\\f(...)``: the function's own name (None for a dynamic ``$f(...)``)."""
+    function = node.child_by_field_name("function")
+    if function is not None and function.type in ("name", "qualified_name"):
+        return node_text(function).rsplit("\\", 1)[-1], None, _arguments(node)
+    return None
+
+
+def _method_parts(node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
+    """``$obj->m(...)``, ``$obj?->m(...)``, ``Cls::m(...)``: the method's name and its receiver."""
+    obj = node.child_by_field_name("object") or node.child_by_field_name("scope")
+    return node_text(node.child_by_field_name("name")), obj, _arguments(node)
+
+
+_CALL_PARTS = {
+    "function_call_expression": _function_parts,
+    "member_call_expression": _method_parts,
+    "nullsafe_member_call_expression": _method_parts,
+    "scoped_call_expression": _method_parts,
+}
+"""How each kind of call splits into its name, its receiver and its arguments."""
 
 
 def _variables(node: Node) -> list[Node]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ouroboros_gates.decider.instruments._py_compat import parseable
 from ouroboros_gates.decider.instruments.base import state
-from ouroboros_gates.decider.instruments.families import families
+from ouroboros_gates.decider.instruments.families import Families, families
 from ouroboros_gates.schemas import InstrumentState, State
 
 __all__ = ["BanditIssue", "bandit_scan", "bandit_version"]
@@ -65,34 +65,58 @@ def bandit_scan(language: str, source: bytes) -> tuple[list[BanditIssue], Instru
     """Bandit's issues for a Python file; ``not_applicable`` for other languages, ``failed`` if unread."""
     if language != "python":
         return [], state(State.NOT_APPLICABLE, bandit_version())
+    results = _results(source)
+    if results is None:
+        return [], state(State.FAILED, bandit_version())
+    return _issues(results), state(State.RAN, bandit_version())
+
+
+def _results(source: bytes) -> list[Any] | None:
+    """Bandit's results for a file, read again rewritten (``_py_compat``) when it does not parse; None
+    when it still does not."""
     results, skipped = _run(source)
-    if skipped:
-        text = parseable(source.decode("utf-8", "replace"))
-        if text is None:
-            return [], state(State.FAILED, bandit_version())
-        results, skipped = _run(text.encode("utf-8"))
-        if skipped:
-            return [], state(State.FAILED, bandit_version())
+    if not skipped:
+        return results
+    text = parseable(source.decode("utf-8", "replace"))
+    if text is None:
+        return None
+    results, skipped = _run(text.encode("utf-8"))
+    return None if skipped else results
+
+
+def _issues(results: list[Any]) -> list[BanditIssue]:
+    """The results as issues, each mapped onto its family (none for an import check or an unclaimed CWE)."""
     table = families()
     issues: list[BanditIssue] = []
     for result in results:
-        raw_cwe = getattr(result.cwe, "id", None)
-        cwe = int(raw_cwe) if raw_cwe else None
-        family = table.for_cwe(cwe)
-        if family is None or str(result.test_id).startswith("B4"):
-            continue
-        issues.append(
-            BanditIssue(
-                test_id=str(result.test_id),
-                family=family,
-                line=int(result.lineno),
-                severity=_level(result.severity),
-                confidence=_level(result.confidence),
-                text=str(result.text),
-                cwe=cwe,
-            )
-        )
-    return issues, state(State.RAN, bandit_version())
+        issue = _issue(result, table)
+        if issue is not None:
+            issues.append(issue)
+    return issues
+
+
+def _issue(result: Any, table: Families) -> BanditIssue | None:
+    """One result as an issue of its CWE's family; None for an import check (``B4xx``) or a CWE no family
+    claims."""
+    cwe = _cwe(result)
+    family = table.for_cwe(cwe)
+    if family is None or str(result.test_id).startswith("B4"):
+        return None
+    return BanditIssue(
+        test_id=str(result.test_id),
+        family=family,
+        line=int(result.lineno),
+        severity=_level(result.severity),
+        confidence=_level(result.confidence),
+        text=str(result.text),
+        cwe=cwe,
+    )
+
+
+def _cwe(result: Any) -> int | None:
+    """The CWE number Bandit gives a result (None when it gives none)."""
+    raw_cwe = getattr(result.cwe, "id", None)
+    return int(raw_cwe) if raw_cwe else None
 
 
 def _run(source: bytes) -> tuple[list[Any], list[Any]]:

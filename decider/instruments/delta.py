@@ -67,23 +67,31 @@ def delta_facts(
     """Novelty, changed lines, a removed sanitizer and removed or added tests for one function and family
     (``tests`` needs ``head_file``, the file ``head_fn`` is of)."""
     base_fn = find_function(base_file, head_fn.name)
-    removed = False
-    tests = "no_base"
+    changed_lines = min(changed, _CAP)
     if base_file is None or base_fn is None:
-        novelty = "new"
-    elif base_file.has_errors:
-        novelty = "unknown"
+        return DeltaFacts(novelty="new", changed_lines=changed_lines, sanitizer_removed=False)
+    if base_file.has_errors:
+        novelty, removed = "unknown", False
     else:
         novelty = "worsened" if head_signals > base_signals else "unchanged"
-        entries = list(sanitizers)
-        removed = bool(_sanitizers(base_fn, entries) - _sanitizers(head_fn, entries))
-    if base_file is not None and base_fn is not None and head_file is not None:
-        tests = _compare(
-            count_tests(head_file.language, head_file.source_of(head_fn)),
-            count_tests(base_file.language, base_file.source_of(base_fn)),
-        )
-    return DeltaFacts(
-        novelty=novelty, changed_lines=min(changed, _CAP), sanitizer_removed=removed, tests=tests
+        removed = _sanitizer_removed(head_fn, base_fn, sanitizers)
+    tests = _tests(head_fn, head_file, base_fn, base_file)
+    return DeltaFacts(novelty=novelty, changed_lines=changed_lines, sanitizer_removed=removed, tests=tests)
+
+
+def _sanitizer_removed(head_fn: Function, base_fn: Function, sanitizers: Iterable[RoleEntry]) -> bool:
+    """Whether the function at base called a sanitizer more often than at head."""
+    entries = list(sanitizers)
+    return bool(_sanitizers(base_fn, entries) - _sanitizers(head_fn, entries))
+
+
+def _tests(head_fn: Function, head_file: ParsedFile | None, base_fn: Function, base_file: ParsedFile) -> str:
+    """How the function's count of atomic tests changed (``no_base`` without the head's file)."""
+    if head_file is None:
+        return "no_base"
+    return _compare(
+        count_tests(head_file.language, head_file.source_of(head_fn)),
+        count_tests(base_file.language, base_file.source_of(base_fn)),
     )
 
 

@@ -40,9 +40,7 @@ class CallGraph:
 
     def callers_of(self, path: str, function: Function) -> tuple[tuple[str, str], ...]:
         """Call sites ``(path, calling function)`` of a function, its own recursion left out."""
-        if function.is_global:
-            return ()
-        return tuple(site for site in self.sites.get(function.simple, ()) if site != (path, function.name))
+        return tuple(self._callers(path, function.name))
 
     def facts(self, path: str, function: Function) -> FunctionFacts:
         """Callers, caller files, entry distance and shape of one function."""
@@ -64,31 +62,59 @@ class CallGraph:
         return [s for s in self.sites.get(simple_name(name), ()) if s != (file, name)]
 
     def _distance(self, path: str, function: Function) -> int:
-        start = (path, function.name)
-        queue: deque[tuple[tuple[str, str], int]] = deque([(start, 0)])
-        seen = {start}
-        while queue:
-            (file, name), hops = queue.popleft()
+        """Hops up the callers to the nearest entry point (at most ``MAX_DISTANCE``), breadth first."""
+        search = _Search.starting_at((path, function.name))
+        while search.queue:
+            (file, name), hops = search.queue.popleft()
             sites = self._callers(file, name)
-            if not sites or (file, name) in self.decorated or name == "<global>":
+            if not sites or (file, name) in self.decorated:  # nothing calls it, or a framework does
                 return min(hops, MAX_DISTANCE)
             if hops >= MAX_DISTANCE:
                 break
-            for site in sites:
-                if site not in seen:
-                    seen.add(site)
-                    queue.append((site, hops + 1))
+            search.push(sites, hops + 1)
         return MAX_DISTANCE
+
+
+@dataclass
+class _Search:
+    """A breadth-first search up the callers: the call sites queued with their hops, each queued once."""
+
+    queue: deque[tuple[tuple[str, str], int]]
+    seen: set[tuple[str, str]]
+
+    @classmethod
+    def starting_at(cls, start: tuple[str, str]) -> _Search:
+        return cls(deque([(start, 0)]), {start})
+
+    def push(self, sites: list[tuple[str, str]], hops: int) -> None:
+        """Queue the sites not queued before, ``hops`` away."""
+        for site in sites:
+            if site not in self.seen:
+                self.seen.add(site)
+                self.queue.append((site, hops))
 
 
 def build_call_graph(parsed: Mapping[str, ParsedFile]) -> CallGraph:
     """Index every call site of every parsed file by the called name."""
+    sites = _call_sites(parsed)
+    return CallGraph(sites={k: tuple(v) for k, v in sites.items()}, decorated=_decorated(parsed))
+
+
+def _decorated(parsed: Mapping[str, ParsedFile]) -> frozenset[tuple[str, str]]:
+    """``(path, function)`` of every decorated function (registered with a framework: an entry point)."""
+    return frozenset(
+        (path, function.name)
+        for path, item in parsed.items()
+        for function in item.functions
+        if function.decorated
+    )
+
+
+def _call_sites(parsed: Mapping[str, ParsedFile]) -> dict[str, list[tuple[str, str]]]:
+    """``(path, calling function)`` of every call, by the called name, in the order of the files."""
     sites: dict[str, list[tuple[str, str]]] = {}
-    decorated: set[tuple[str, str]] = set()
     for path, item in parsed.items():
         for function in item.functions:
-            if function.decorated:
-                decorated.add((path, function.name))
             for call in function.calls:
                 sites.setdefault(call.name, []).append((path, function.name))
-    return CallGraph(sites={k: tuple(v) for k, v in sites.items()}, decorated=frozenset(decorated))
+    return sites

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from ouroboros_gates.decider.instruments.base import RULESET
 
@@ -50,13 +51,7 @@ def families() -> Families:
     about: dict[str, About] = {}
     for entry in raw["family"]:
         ids.append(entry["id"])
-        cwes = [int(c) for c in entry.get("cwes", [])]
-        about[entry["id"]] = About(
-            title=str(entry.get("title", entry["id"])),
-            cwe=cwes[0] if cwes else None,
-            severity=float(entry.get("severity", 5.0)),
-            help=str(entry.get("help", "")),
-        )
+        about[entry["id"]] = _about(entry)
         for cwe in entry.get("cwes", []):
             by_cwe[int(cwe)] = entry["id"]
         for operation in entry.get("operations", []):
@@ -67,6 +62,17 @@ def families() -> Families:
         by_operation=by_operation,
         mechanisms=tuple(raw["mechanisms"]),
         about=about,
+    )
+
+
+def _about(entry: dict[str, Any]) -> About:
+    """A family's report text (its title is its id unless it has one; its CWE the first it lists)."""
+    cwes = [int(c) for c in entry.get("cwes", [])]
+    return About(
+        title=str(entry.get("title", entry["id"])),
+        cwe=cwes[0] if cwes else None,
+        severity=float(entry.get("severity", 5.0)),
+        help=str(entry.get("help", "")),
     )
 
 
@@ -85,5 +91,9 @@ def untagged_symbols(text: str, tagged: bool) -> list[str]:
     """Lexicon symbols named by an entry that carries no ``framework``/``library`` tag."""
     if tagged:
         return []
-    plain = text.replace("\\", "")
-    return sorted({symbol for symbols in lexicon().values() for symbol in symbols if symbol in plain})
+    return sorted(_symbols_in(text.replace("\\", "")))
+
+
+def _symbols_in(text: str) -> set[str]:
+    """The lexicon's symbols that occur in ``text``."""
+    return {symbol for symbols in lexicon().values() for symbol in symbols if symbol in text}

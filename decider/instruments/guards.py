@@ -34,25 +34,55 @@ def _condition(node: Node) -> Node | None:
     found = node.child_by_field_name("condition")
     if found is not None:
         return found
-    named = node.named_children
-    if node.type == "assert_statement":
-        return named[0] if named else None
-    if node.type == "conditional_expression" and len(named) == 3:  # Python: ``a if test else b``
-        return named[1]
-    return None
+    positional = _POSITIONAL.get(node.type)
+    return positional(node.named_children) if positional is not None else None
+
+
+def _asserted(named: list[Node]) -> Node | None:
+    """``assert test, message``: the first child."""
+    return named[0] if named else None
+
+
+def _python_test(named: list[Node]) -> Node | None:
+    """Python's ``a if test else b``: the middle child."""
+    return named[1] if len(named) == 3 else None
+
+
+_POSITIONAL = {"assert_statement": _asserted, "conditional_expression": _python_test}
+"""Where the condition is of the tests whose grammar gives it no ``condition`` field."""
 
 
 def _atoms(node: Node) -> int:
     """Atomic tests in one condition: ``and``/``or`` and parentheses are looked through."""
-    value = node.child_by_field_name("value") if node.type == "condition_clause" else None
+    value = _clause_test(node)
     if value is not None:  # C++ ``if (init; test)``: the test alone
         return _atoms(value)
-    if node.type in ("parenthesized_expression", "condition_clause") and node.named_children:
-        return sum(_atoms(child) for child in node.named_children if child.type != "comment")
+    if _is_group(node):
+        return _group_atoms(node)
     if _is_logical(node):
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        return sum(_atoms(side) for side in (left, right) if side is not None)
+        return _operand_atoms(node)
     return 1
+
+
+def _clause_test(node: Node) -> Node | None:
+    """The test of a C++ condition clause (``if (init; test)``), when it has that field."""
+    return node.child_by_field_name("value") if node.type == "condition_clause" else None
+
+
+def _is_group(node: Node) -> bool:
+    """Parentheses or a condition clause around something: looked through."""
+    return node.type in ("parenthesized_expression", "condition_clause") and bool(node.named_children)
+
+
+def _group_atoms(node: Node) -> int:
+    """The atomic tests of what parentheses or a condition clause hold (comments left out)."""
+    return sum(_atoms(child) for child in node.named_children if child.type != "comment")
+
+
+def _operand_atoms(node: Node) -> int:
+    """The atomic tests of both sides of ``a and b``, ``a || b``."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    return sum(_atoms(side) for side in (left, right) if side is not None)
 
 
 def _is_logical(node: Node) -> bool:

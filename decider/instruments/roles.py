@@ -11,7 +11,7 @@ import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
 from ouroboros_gates.decider.instruments.base import RULESET, digest_files
 from ouroboros_gates.decider.instruments.rules import Priors, RulesetError, prior_active
@@ -53,13 +53,14 @@ class RoleEntry:
         it is one of ``unless`` (``re.compile`` is no ``compile``)."""
         if call.callee in self.unless:
             return False
-        for name in self.calls:
-            if "." in name:
-                if call.callee == name or call.callee.endswith("." + name):
-                    return True
-            elif call.name == name:
-                return True
-        return False
+        return any(_names(name, call) for name in self.calls)
+
+
+def _names(name: str, call: Call) -> bool:
+    """Whether an entry's name names a call: a dotted name the callee's end, another the call's name."""
+    if "." in name:
+        return call.callee == name or call.callee.endswith("." + name)
+    return call.name == name
 
 
 @dataclass(frozen=True)
@@ -116,24 +117,26 @@ def _entries(language: str) -> tuple[RoleEntry, ...]:
     for name in _files(language):
         raw = tomllib.loads((RULESET / "semantic" / f"{name}.toml").read_text(encoding="utf-8"))
         for kind in _KINDS:
-            for entry in raw.get(kind, []):
-                try:
-                    tag = entry.get("framework", entry.get("library"))
-                    found.append(
-                        RoleEntry(
-                            id=str(entry["id"]),
-                            kind=kind,
-                            operation=str(entry.get("operation", entry.get("kind", "other"))),
-                            calls=tuple(entry.get("calls", entry.get("tokens", []))),
-                            arg=int(entry.get("arg", -1)),
-                            confidence=float(entry.get("confidence", 0.5)),
-                            tag=str(tag) if tag is not None else None,
-                            unless=tuple(str(u) for u in entry.get("unless", [])),
-                        )
-                    )
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise RulesetError(f"semantic/{name}.toml: {kind} {entry.get('id')!r}: {exc}") from exc
+            found.extend(_entry(entry, kind, name) for entry in raw.get(kind, []))
     return tuple(found)
+
+
+def _entry(entry: dict[str, Any], kind: RoleKind, name: str) -> RoleEntry:
+    """One vocabulary entry of ``semantic/<name>.toml`` (a ``RulesetError`` naming it when malformed)."""
+    try:
+        tag = entry.get("framework", entry.get("library"))
+        return RoleEntry(
+            id=str(entry["id"]),
+            kind=kind,
+            operation=str(entry.get("operation", entry.get("kind", "other"))),
+            calls=tuple(entry.get("calls", entry.get("tokens", []))),
+            arg=int(entry.get("arg", -1)),
+            confidence=float(entry.get("confidence", 0.5)),
+            tag=str(tag) if tag is not None else None,
+            unless=tuple(str(u) for u in entry.get("unless", [])),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RulesetError(f"semantic/{name}.toml: {kind} {entry.get('id')!r}: {exc}") from exc
 
 
 def vocabulary(language: str, priors: Priors = "off") -> tuple[RoleEntry, ...]:
@@ -154,20 +157,37 @@ def tainted(function: Function) -> frozenset[str]:
 def infer_roles(parsed: Mapping[str, ParsedFile], priors: Priors = "off") -> RoleIndex:
     """Roles of every function of every file: derive wrappers to depth 3, then record each role call."""
     index: RoleIndex = {}
+    for language, items in _by_language(parsed).items():
+        base = vocabulary(language, priors)
+        if base:
+            index.update(_language_roles(items, base))
+    return index
+
+
+def _by_language(parsed: Mapping[str, ParsedFile]) -> dict[str, list[ParsedFile]]:
+    """The parsed files grouped by language, in their order."""
     by_language: dict[str, list[ParsedFile]] = {}
     for item in parsed.values():
         by_language.setdefault(item.language, []).append(item)
-    for language, items in by_language.items():
-        base = vocabulary(language, priors)
-        if not base:
-            continue
-        calls = [entry for entry in base if entry.kind != "source"]
-        by_name = _by_name([*calls, *_derive(items, calls)])
-        sources = [entry for entry in base if entry.kind == "source"]
-        for item in items:
-            for function in item.functions:
-                index[(item.path, function.name)] = _uses(item, function, by_name, sources)
-    return index
+    return by_language
+
+
+def _language_roles(items: list[ParsedFile], base: tuple[RoleEntry, ...]) -> RoleIndex:
+    """Roles of every function of one language's files under its vocabulary ``base``."""
+    calls, sources = _calls_and_sources(base)
+    by_name = _by_name([*calls, *_derive(items, calls)])
+    return {
+        (item.path, function.name): _uses(item, function, by_name, sources)
+        for item in items
+        for function in item.functions
+    }
+
+
+def _calls_and_sources(base: tuple[RoleEntry, ...]) -> tuple[list[RoleEntry], list[RoleEntry]]:
+    """The entries named by calls (sinks and sanitizers), and the sources (named by tokens in the text)."""
+    calls = [entry for entry in base if entry.kind != "source"]
+    sources = [entry for entry in base if entry.kind == "source"]
+    return calls, sources
 
 
 def _by_name(entries: Iterable[RoleEntry]) -> dict[str, list[RoleEntry]]:
@@ -187,40 +207,68 @@ def _wrapped(
 ) -> Iterator[RoleEntry]:
     """The entries ``function`` wraps at ``depth``: a call of a frontier entry its parameters reach, not
     known for it already (each recorded in ``known`` as it is found)."""
-    reach = tainted(function)
     simple = function.simple
-    for call in function.calls:
-        for entry in frontier.get(call.name, ()):
-            key = (simple, entry.kind, entry.operation)
-            if key in known or not entry.matches(call) or not (call.reads(entry.arg) & reach):
-                continue
-            wrapper = RoleEntry(
-                id=f"wrapper.{entry.kind}.{entry.operation}.{depth}",
-                kind=entry.kind,
-                operation=entry.operation,
-                calls=(simple,),
-                arg=-1,
-                confidence=entry.confidence,
-                tag=entry.tag,
-                depth=depth,
-            )
+    for entry in _reached(function, frontier):
+        key = (simple, entry.kind, entry.operation)
+        if key not in known:
+            wrapper = _wrapper(entry, simple, depth)
             known[key] = wrapper
             yield wrapper
+
+
+def _reached(function: Function, frontier: Mapping[str, list[RoleEntry]]) -> Iterator[RoleEntry]:
+    """The frontier entries ``function`` calls with what its parameters reach in the data argument."""
+    reach = tainted(function)
+    for call in function.calls:
+        for entry in frontier.get(call.name, ()):
+            if entry.matches(call) and _reaches(call, entry, reach):
+                yield entry
+
+
+def _reaches(call: Call, entry: RoleEntry, reach: frozenset[str]) -> bool:
+    """Whether what the parameters reach is read by the entry's data argument at this call."""
+    return bool(call.reads(entry.arg) & reach)
+
+
+def _wrapper(entry: RoleEntry, simple: str, depth: int) -> RoleEntry:
+    """The entry of a function (by its simple name) that wraps ``entry`` at ``depth``."""
+    return RoleEntry(
+        id=f"wrapper.{entry.kind}.{entry.operation}.{depth}",
+        kind=entry.kind,
+        operation=entry.operation,
+        calls=(simple,),
+        arg=-1,
+        confidence=entry.confidence,
+        tag=entry.tag,
+        depth=depth,
+    )
 
 
 def _derive(items: Iterable[ParsedFile], seeds: list[RoleEntry]) -> list[RoleEntry]:
     """Wrapper entries by function name, each at the least depth it is reached."""
     known: dict[tuple[str, str, str], RoleEntry] = {}
     frontier = _by_name(seeds)
-    functions = [f for item in items for f in item.functions if not f.is_global]
+    functions = _declared(items)
     for depth in range(1, MAX_DEPTH + 1):
-        found: list[RoleEntry] = []
-        for function in functions:
-            found.extend(_wrapped(function, frontier, known, depth))
-        frontier = _by_name(found)
+        frontier = _by_name(_wrappers_at(functions, frontier, known, depth))
         if not frontier:
             break
     return list(known.values())
+
+
+def _declared(items: Iterable[ParsedFile]) -> list[Function]:
+    """The functions of the files, the code outside any function left out."""
+    return [f for item in items for f in item.functions if not f.is_global]
+
+
+def _wrappers_at(
+    functions: list[Function],
+    frontier: Mapping[str, list[RoleEntry]],
+    known: dict[tuple[str, str, str], RoleEntry],
+    depth: int,
+) -> list[RoleEntry]:
+    """The wrappers found at ``depth``, function by function (each also recorded in ``known``)."""
+    return [wrapper for function in functions for wrapper in _wrapped(function, frontier, known, depth)]
 
 
 def _use(entry: RoleEntry, call: Call, reach: frozenset[str]) -> RoleUse:
@@ -233,7 +281,7 @@ def _use(entry: RoleEntry, call: Call, reach: frozenset[str]) -> RoleUse:
         origin="inferred_wrapper" if entry.depth else ("prior" if entry.tag else "language"),
         confidence=entry.confidence,
         nonconstant=not call.constant_at(entry.arg),
-        param_reaches=bool(call.reads(entry.arg) & reach),
+        param_reaches=_reaches(call, entry, reach),
         entry=entry.id,
         tag=entry.tag,
     )
@@ -244,24 +292,44 @@ def _call_uses(function: Function, index: dict[str, list[RoleEntry]]) -> Iterato
     reach = tainted(function)
     simple = function.simple
     for call in function.calls:
-        for entry in index.get(call.name, ()):
-            if not entry.matches(call):
-                continue
-            if entry.depth and entry.calls == (simple,) and call.name == simple:
-                continue  # a function calling its own name is recursion, not a wrapper use
+        for entry in _called(call, index, simple):
             yield _use(entry, call, reach)
+
+
+def _called(call: Call, index: dict[str, list[RoleEntry]], simple: str) -> Iterator[RoleEntry]:
+    """The role entries a call in the function ``simple`` is of; its own wrapper entry called by its own
+    name is recursion, not a wrapper use."""
+    for entry in index.get(call.name, ()):
+        if entry.matches(call) and not (_own_wrapper(entry, simple) and call.name == simple):
+            yield entry
+
+
+def _own_wrapper(entry: RoleEntry, simple: str) -> bool:
+    """Whether ``entry`` is a wrapper entry derived from the function named ``simple`` itself."""
+    return bool(entry.depth) and entry.calls == (simple,)
 
 
 def _uses(
     item: ParsedFile, function: Function, index: dict[str, list[RoleEntry]], sources: list[RoleEntry]
 ) -> FunctionRoles:
     roles = FunctionRoles()
-    simple = function.simple
     roles.uses.extend(_call_uses(function, index))
     text = item.source_of(function) if not function.is_global else ""
-    roles.sources.update(entry.operation for entry in sources if any(token in text for token in entry.calls))
-    for entry in index.get(simple, ()):
-        if entry.depth and entry.calls == (simple,):
-            key = (entry.kind, entry.operation)
-            roles.wraps[key] = min(roles.wraps.get(key, entry.depth), entry.depth)
+    roles.sources.update(_sources_named(text, sources))
+    roles.wraps.update(_wraps(function.simple, index))
     return roles
+
+
+def _sources_named(text: str, sources: list[RoleEntry]) -> set[str]:
+    """The operations of the source entries one of whose tokens the function's text names."""
+    return {entry.operation for entry in sources if any(token in text for token in entry.calls)}
+
+
+def _wraps(simple: str, index: dict[str, list[RoleEntry]]) -> dict[tuple[str, str], int]:
+    """What the function ``simple`` wraps: (kind, operation) -> the least depth of its wrapper entries."""
+    wraps: dict[tuple[str, str], int] = {}
+    for entry in index.get(simple, ()):
+        if _own_wrapper(entry, simple):
+            key = (entry.kind, entry.operation)
+            wraps[key] = min(wraps.get(key, entry.depth), entry.depth)
+    return wraps

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from ouroboros_gates.decider.instruments.base import RULESET, digest_files, state
-from ouroboros_gates.decider.instruments.families import families
+from ouroboros_gates.decider.instruments.families import Families, families
 from ouroboros_gates.schemas import InstrumentState, State
 from ouroboros_gates.schemas.errors import PermanentError
 
@@ -88,6 +88,11 @@ def prior_active(tag: str | None, priors: Priors) -> bool:
         return True
     if priors == "all":
         return True
+    return _chosen(tag, priors)
+
+
+def _chosen(tag: str, priors: Priors) -> bool:
+    """Whether one of a tag's ids (``a|b``) is among the priors switched on by name."""
     return isinstance(priors, frozenset) and any(part in priors for part in tag.split("|"))
 
 
@@ -112,23 +117,26 @@ def load_rules() -> tuple[QuickRule, ...]:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
         for entry in raw.get("rule", []):
             rule = _rule(entry, path.name)
-            if rule.id in seen:
-                raise RulesetError(f"{path.name}: rule {rule.id!r} is declared twice")
-            if rule.family not in table.ids:
-                raise RulesetError(f"{path.name}: rule {rule.id!r}: unknown family {rule.family!r}")
-            unknown = sorted(set(rule.mechanisms) - set(table.mechanisms))
-            if unknown:
-                raise RulesetError(f"{path.name}: rule {rule.id!r}: unknown mechanisms {unknown}")
+            _check(rule, table, seen, path.name)
             seen.add(rule.id)
             rules.append(rule)
     return tuple(rules)
 
 
+def _check(rule: QuickRule, table: Families, seen: set[str], where: str) -> None:
+    """A ``RulesetError`` for a rule declared twice, or with a family or mechanism the table lacks."""
+    if rule.id in seen:
+        raise RulesetError(f"{where}: rule {rule.id!r} is declared twice")
+    if rule.family not in table.ids:
+        raise RulesetError(f"{where}: rule {rule.id!r}: unknown family {rule.family!r}")
+    unknown = sorted(set(rule.mechanisms) - set(table.mechanisms))
+    if unknown:
+        raise RulesetError(f"{where}: rule {rule.id!r}: unknown mechanisms {unknown}")
+
+
 def _rule(entry: dict[str, object], where: str) -> QuickRule:
     name = str(entry.get("id", "?"))
-    extra = sorted(set(entry) - _FIELDS)
-    if extra:
-        raise RulesetError(f"{where}: rule {name!r}: unknown fields {extra}")
+    _check_fields(entry, name, where)
     try:
         status, estimate = _status(entry)
         tag = _tag(entry)
@@ -145,6 +153,13 @@ def _rule(entry: dict[str, object], where: str) -> QuickRule:
         )
     except (KeyError, TypeError, ValueError, re.error) as exc:
         raise RulesetError(f"{where}: rule {name!r}: {exc}") from exc
+
+
+def _check_fields(entry: dict[str, object], name: str, where: str) -> None:
+    """A ``RulesetError`` naming the fields a rule has that no rule has."""
+    extra = sorted(set(entry) - _FIELDS)
+    if extra:
+        raise RulesetError(f"{where}: rule {name!r}: unknown fields {extra}")
 
 
 def _status(entry: dict[str, object]) -> tuple[str, float]:
@@ -168,15 +183,23 @@ def quick_scan(language: str, lines: tuple[str, ...]) -> tuple[list[QuickHit], I
     rules = [rule for rule in load_rules() if language in rule.languages]
     if not rules:
         return [], state(State.NONE, rules_version())
-    comment = _COMMENT_LINE.get(language)
     hits = [
         QuickHit(rule=rule, line=number)
-        for number, text in enumerate(lines, start=1)
-        if comment is None or not comment.match(text)
+        for number, text in _code_lines(language, lines)
         for rule in rules
         if rule.pattern.search(text)
     ]
     return hits, state(State.RAN, rules_version())
+
+
+def _code_lines(language: str, lines: tuple[str, ...]) -> list[tuple[int, str]]:
+    """The numbered lines of a file (from 1) but those that are a comment and nothing else."""
+    comment = _COMMENT_LINE.get(language)
+    return [
+        (number, text)
+        for number, text in enumerate(lines, start=1)
+        if comment is None or not comment.match(text)
+    ]
 
 
 _C_LIKE = re.compile(r"\s*(//|/\*)")
