@@ -123,6 +123,8 @@ def _entries(language: str) -> tuple[RoleEntry, ...]:
 
 def _entry(entry: dict[str, Any], kind: RoleKind, name: str) -> RoleEntry:
     """One vocabulary entry of ``semantic/<name>.toml`` (a ``RulesetError`` naming it when malformed)."""
+    if not isinstance(entry, dict):
+        raise RulesetError(f"semantic/{name}.toml: {kind} {entry!r}: expected a table ([[{kind}]])")
     try:
         tag = entry.get("framework", entry.get("library"))
         return RoleEntry(

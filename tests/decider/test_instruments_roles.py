@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from ouroboros_gates.decider.instruments import build_call_graph, infer_roles
+from pathlib import Path
+
+import pytest
+
+from ouroboros_gates.decider.instruments import build_call_graph, infer_roles, roles
+from ouroboros_gates.decider.instruments.rules import RulesetError
 from ouroboros_gates.decider.languages import GLOBAL, ParsedFile, parse_source
 
 CHAIN = b"""import os
@@ -156,3 +161,17 @@ def test_overloads_keep_their_own_keys_and_share_their_callers() -> None:
     first, second = parsed.functions[0], parsed.functions[1]
     assert graph.facts("Q.java", first).callers == 2 and graph.facts("Q.java", second).callers == 1
     assert parsed.enclosing(3).name == "Q.run#2"
+
+
+def test_a_vocabulary_entry_that_is_not_a_table_names_its_file_and_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "semantic").mkdir()
+    (tmp_path / "semantic" / "python.toml").write_text('sink = ["os.system"]\n')
+    monkeypatch.setattr(roles, "RULESET", tmp_path)
+    roles._entries.cache_clear()
+    try:
+        with pytest.raises(RulesetError, match=r"semantic/python.toml: sink 'os.system': expected a table"):
+            roles.vocabulary("python")
+    finally:
+        roles._entries.cache_clear()
