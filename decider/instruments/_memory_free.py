@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from tree_sitter import Node
 
-from ouroboros_gates.decider.instruments._memory_syntax import walk
+from ouroboros_gates.decider.instruments._memory_syntax import arguments, walk
 from ouroboros_gates.decider.instruments._taint_model import node_text
 
 __all__ = ["freed_paths", "statement_of", "use_after"]
@@ -36,9 +36,9 @@ def _deleted(node: Node) -> Node | None:
 
 
 def _first_argument(call: Node) -> Node | None:
-    """A call's first argument (a comment counts: ``free(/* ... */ p)`` frees no path)."""
-    arguments = call.child_by_field_name("arguments")
-    return arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    """A call's first argument, comments left out (``free(/* ... */ p)`` frees ``p``)."""
+    given = arguments(call) if call.child_by_field_name("arguments") is not None else []
+    return given[0] if given else None
 
 
 def _uncast(node: Node | None) -> Node | None:

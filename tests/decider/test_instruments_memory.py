@@ -215,3 +215,11 @@ char *join(const char *a, const char *b, struct hdr *h) {
         (line, sanitized) for operation, _, line, sanitized in _flows(source) if operation == "memory_alloc"
     }
     assert allocations == {(5, True), (6, False)}
+
+
+def test_a_comment_before_the_freed_pointer_still_frees_it() -> None:
+    code = (
+        "int drop(struct list *l, struct node *n) {\n"
+        "    free(/* the node */ n);\n    l->last = n->next;\n    return 0;\n}\n"
+    )
+    assert ("memory_use_after_free", 3) in _live(code)
