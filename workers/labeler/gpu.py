@@ -51,16 +51,21 @@ class DockerError(TransientError):
 def has_gpu(inspect: Mapping[str, Any]) -> bool:
     """Whether a container (``GET /containers/{id}/json``) was created with the GPU."""
     host = inspect.get("HostConfig") or {}
-    if str(host.get("Runtime") or "") == "nvidia":
+    if _is_nvidia(host, "Runtime"):
         return True
     return any(_requests_gpu(request) for request in host.get("DeviceRequests") or ())
 
 
 def _requests_gpu(request: Mapping[str, Any]) -> bool:
     """Whether one device request asks for the GPU: by the nvidia driver or a ``gpu`` capability."""
-    if str(request.get("Driver") or "") == "nvidia":
+    if _is_nvidia(request, "Driver"):
         return True
     return any("gpu" in (group or ()) for group in request.get("Capabilities") or ())
+
+
+def _is_nvidia(config: Mapping[str, Any], key: str) -> bool:
+    """Whether a container's runtime, or a device request's driver, is NVIDIA's (unset is not)."""
+    return str(config.get(key) or "") == "nvidia"
 
 
 class DockerEngine:
