@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = ["violation"]
@@ -30,14 +30,24 @@ def _check(value: Any, schema: dict[str, Any] | bool, root: dict[str, Any], path
     if schema is True or schema == {}:
         return None
     if schema is False:
-        return f"{path or '/'}: no value is allowed here"
+        return f"{_where(path)}: no value is allowed here"
     assert isinstance(schema, dict)
     if "$ref" in schema:
         return _check(value, _resolve(schema["$ref"], root), root, path)
-    for check in (_check_type, _check_values, _check_object, _check_array, _check_combinators):
-        if problem := check(value, schema, root, path):
+    return _first_problem(check(value, schema, root, path) for check in _CHECKS)
+
+
+def _first_problem(problems: Iterable[str | None]) -> str | None:
+    """The first problem found (the rest are not looked for), or None."""
+    for problem in problems:
+        if problem:
             return problem
     return None
+
+
+def _where(path: str) -> str:
+    """A value's path as a message names it: ``/`` for the whole reply."""
+    return path or "/"
 
 
 def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:
@@ -57,6 +67,11 @@ def _is(value: Any, name: str) -> bool:
     return isinstance(value, _TYPES[name])
 
 
+def _is_number(value: Any) -> bool:
+    """Whether ``value`` is a JSON number (``true`` and ``false`` are not, though Python counts them ints)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _check_type(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
     wanted = schema.get("type")
     if wanted is None:
@@ -64,19 +79,27 @@ def _check_type(value: Any, schema: dict[str, Any], root: dict[str, Any], path: 
     names = [wanted] if isinstance(wanted, str) else list(wanted)
     if any(_is(value, name) for name in names):
         return None
-    return f"{path or '/'}: expected {' or '.join(names)}, got {type(value).__name__}"
+    return f"{_where(path)}: expected {' or '.join(names)}, got {type(value).__name__}"
 
 
-def _check_values(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
-    where = path or "/"
+def _check_enum(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
     if "enum" in schema and value not in schema["enum"]:
-        return f"{where}: {value!r} is not one of {schema['enum']!r}"
+        return f"{_where(path)}: {value!r} is not one of {schema['enum']!r}"
+    return None
+
+
+def _check_const(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
     if "const" in schema and value != schema["const"]:
-        return f"{where}: {value!r} is not {schema['const']!r}"
+        return f"{_where(path)}: {value!r} is not {schema['const']!r}"
+    return None
+
+
+def _check_scalar(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
+    """A string's length and pattern, a number's bounds."""
     if isinstance(value, str):
-        return _check_string(value, schema, where)
-    if isinstance(value, int | float) and not isinstance(value, bool) and _outside(value, schema):
-        return f"{where}: {value!r} is outside the schema's bounds"
+        return _check_string(value, schema, _where(path))
+    if _is_number(value) and _outside(value, schema):
+        return f"{_where(path)}: {value!r} is outside the schema's bounds"
     return None
 
 
@@ -104,15 +127,26 @@ def _outside(value: float, schema: dict[str, Any]) -> bool:
 def _check_object(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
     if not isinstance(value, dict):
         return None
+    if missing := _missing_required(value, schema):
+        return f"{_where(path)}: missing required {missing[0]!r}"
+    return _check_properties(value, schema, root, path)
+
+
+def _missing_required(value: dict[str, Any], schema: dict[str, Any]) -> list[Any]:
+    """The required properties ``value`` lacks, in the schema's order."""
+    return [name for name in schema.get("required", []) if name not in value]
+
+
+def _check_properties(
+    value: dict[str, Any], schema: dict[str, Any], root: dict[str, Any], path: str
+) -> str | None:
+    """Each property against its schema, or ``additionalProperties`` for one the schema does not name."""
     properties: dict[str, Any] = schema.get("properties", {})
-    for name in schema.get("required", []):
-        if name not in value:
-            return f"{path or '/'}: missing required {name!r}"
     extra = schema.get("additionalProperties", True)
     for name, item in value.items():
         sub = properties.get(name, extra)
         if sub is False:
-            return f"{path or '/'}: unexpected property {name!r}"
+            return f"{_where(path)}: unexpected property {name!r}"
         if problem := _check(item, sub, root, f"{path}/{name}"):
             return problem
     return None
@@ -122,19 +156,31 @@ def _check_array(value: Any, schema: dict[str, Any], root: dict[str, Any], path:
     if not isinstance(value, list):
         return None
     if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
-        return f"{path or '/'}: {len(value)} items is outside the schema's bounds"
+        return f"{_where(path)}: {len(value)} items is outside the schema's bounds"
     items = schema.get("items", True)
-    for index, item in enumerate(value):
-        if problem := _check(item, items, root, f"{path}/{index}"):
-            return problem
-    return None
+    return _first_problem(_check(item, items, root, f"{path}/{index}") for index, item in enumerate(value))
 
 
-def _check_combinators(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
-    for sub in schema.get("allOf", []):
-        if problem := _check(value, sub, root, path):
-            return problem
+def _check_all_of(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
+    return _first_problem(_check(value, sub, root, path) for sub in schema.get("allOf", []))
+
+
+def _check_alternatives(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
+    """``anyOf`` and ``oneOf``: a value that matches none of the alternatives."""
     for key in ("anyOf", "oneOf"):
         if key in schema and all(_check(value, sub, root, path) for sub in schema[key]):
-            return f"{path or '/'}: matches none of {key}"
+            return f"{_where(path)}: matches none of {key}"
     return None
+
+
+_CHECKS: tuple[Callable[[Any, dict[str, Any], dict[str, Any], str], str | None], ...] = (
+    _check_type,
+    _check_enum,
+    _check_const,
+    _check_scalar,
+    _check_object,
+    _check_array,
+    _check_all_of,
+    _check_alternatives,
+)
+"""The checks of one schema, in the order they are made: the first problem is the one reported."""

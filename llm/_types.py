@@ -64,8 +64,13 @@ class ChatRequest:
         if not self.messages:
             raise ValueError("a chat request needs at least one message")
         for message in self.messages:
-            if set(message) != {"role", "content"} or not isinstance(message["content"], str):
+            if not _is_message(message):
                 raise ValueError(f"a message is {{'role', 'content': str}}, not {message!r}")
+
+
+def _is_message(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` holds a role and a text content, and nothing else."""
+    return set(message) == {"role", "content"} and isinstance(message["content"], str)
 
 
 @dataclass(frozen=True)

@@ -40,29 +40,46 @@ def post_json(client: httpx.Client, path: str, body: dict[str, Any]) -> tuple[di
     """POST ``body`` as JSON; the reply's JSON object and the wall seconds, or an ``LlmError``."""
     where = f"{client.base_url}{path}"
     started = time.perf_counter()
+    response = _post(client, path, body, where)
+    wall_s = time.perf_counter() - started
+    if response.status_code >= 400:
+        raise status_error(response.status_code, _message(response.text), where)
+    payload = _json_object(response, where)
+    _raise_reported_error(payload, where)
+    return payload, wall_s
+
+
+def _post(client: httpx.Client, path: str, body: dict[str, Any], where: str) -> httpx.Response:
+    """The server's response, whatever its status; no response at all is a ``TransientLlmError``."""
     try:
-        response = client.post(path, json=body)
+        return client.post(path, json=body)
     except httpx.TimeoutException as exc:
         raise TransientLlmError(
             f"{where}: no reply within {client.timeout.read}s ({type(exc).__name__})"
         ) from exc
     except httpx.HTTPError as exc:
         raise TransientLlmError(f"{where}: {type(exc).__name__}: {exc}") from exc
-    wall_s = time.perf_counter() - started
-    if response.status_code >= 400:
-        raise status_error(response.status_code, _message(response.text), where)
+
+
+def _json_object(response: httpx.Response, where: str) -> dict[str, Any]:
+    """The response's body as a JSON object; anything else is a ``ReplyParseError``."""
     try:
         payload = response.json()
     except (ValueError, UnicodeDecodeError) as exc:
         raise ReplyParseError(f"{where}: the server's reply is not JSON", text=response.text) from exc
     if not isinstance(payload, dict):
         raise ReplyParseError(f"{where}: the server's reply is not a JSON object", text=response.text)
+    return payload
+
+
+def _raise_reported_error(payload: dict[str, Any], where: str) -> None:
+    """A 200 whose body reports an error (OpenRouter does, for some provider failures) as the error its
+    ``code`` means (502 when it has none)."""
     error = payload.get("error")
-    if error:  # OpenRouter reports some provider failures inside a 200
+    if error:
         code = error.get("code") if isinstance(error, dict) else None
         status = code if isinstance(code, int) else 502
         raise status_error(status, _message(json.dumps(payload)), where)
-    return payload, wall_s
 
 
 def status_error(status: int, message: str, where: str) -> LlmError:

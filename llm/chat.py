@@ -59,16 +59,22 @@ class ChatClient:
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
         body.update(self.endpoint.extra_body or {})
-        if request.schema is not None and self.endpoint.json_mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
-            messages = _state_schema(messages, request.schema)
-        elif request.schema is not None:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": request.schema, "strict": True},
-            }
+        if request.schema is not None:
+            messages = self._ask_for_json(body, messages, request.schema)
         body["messages"] = messages
         return body
+
+    def _ask_for_json(self, body: dict[str, Any], messages: list[Any], schema: dict[str, Any]) -> list[Any]:
+        """Set the response format the endpoint's JSON mode asks with; the messages to send (in
+        ``json_object`` mode the server sees no schema, so it is stated in them)."""
+        if self.endpoint.json_mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+            return _state_schema(messages, schema)
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema, "strict": True},
+        }
+        return messages
 
     def _ollama_body(self, request: ChatRequest) -> dict[str, Any]:
         options: dict[str, Any] = {"temperature": request.temperature}

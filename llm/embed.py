@@ -60,7 +60,7 @@ class EmbeddingClient:
     ) -> None:
         self.endpoint = endpoint
         self.batch_size = batch_size
-        self.cache_dir = Path(cache_dir) / _UNSAFE.sub("_", endpoint.model) if cache_dir is not None else None
+        self.cache_dir = _model_folder(cache_dir, endpoint.model)
         self.manifest = manifest
         self.budget = budget or Budget()
         self.dimensions = dimensions or (manifest.dimensions if manifest else None)
@@ -74,17 +74,24 @@ class EmbeddingClient:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order; only the texts never embedded before reach the server."""
         digests = [text_digest(t) for t in texts]
+        self._fetch_missing(list(self._missing(digests, texts).items()))
+        return [self._memory[d] for d in digests]
+
+    def _missing(self, digests: list[str], texts: Sequence[str]) -> dict[str, str]:
+        """Digest -> normalised text of each text embedded neither in memory nor on disk, once each."""
         missing: dict[str, str] = {}
         for digest, text in zip(digests, texts, strict=True):
             if digest not in missing and self._lookup(digest) is None:
                 missing[digest] = normalise_text(text)
-        pending = list(missing.items())
+        return missing
+
+    def _fetch_missing(self, pending: list[tuple[str, str]]) -> None:
+        """Fetch and store the vectors of ``(digest, text)`` pairs, ``batch_size`` texts a request."""
         for start in range(0, len(pending), self.batch_size):
             batch = pending[start : start + self.batch_size]
             vectors = self._fetch([text for _, text in batch])
             for (digest, _), vector in zip(batch, vectors, strict=True):
                 self._store(digest, vector)
-        return [self._memory[d] for d in digests]
 
     def close(self) -> None:
         """Close the pooled connections."""
@@ -97,20 +104,11 @@ class EmbeddingClient:
         self.close()
 
     def _fetch(self, texts: list[str]) -> list[list[float]]:
-        worst = (
-            sum(len(t.encode()) + 8 for t in texts) * self.manifest.prices.input / 1e6
-            if self.manifest
-            else 0.0
-        )
-        with self.budget.reserve(worst) as reservation:
+        with self.budget.reserve(self._worst_cost(texts)) as reservation:
             vectors, usage, payload = self._post(texts)
             if self.manifest is not None:
                 reservation.cost_usd = self.manifest.cost(usage)
-                if usage.total == 0 and self.manifest.prices.input > 0:
-                    raise AccountError(
-                        f"a working-looking zero: {self.manifest.id} returned {len(texts)} vectors "
-                        "but reported no tokens; check the account, the key and the endpoint"
-                    )
+                _check_reported(self.manifest, usage, len(texts))
         checked = _vectors(vectors, len(texts), payload, self.dimensions)
         with self._lock:
             self.calls += 1
@@ -118,17 +116,31 @@ class EmbeddingClient:
             self.usage = self.usage + usage
         return checked
 
+    def _worst_cost(self, texts: list[str]) -> float:
+        """The most a request for ``texts`` can cost: a token per byte and eight per text (0 unpriced)."""
+        if not self.manifest:
+            return 0.0
+        return sum(len(t.encode()) + 8 for t in texts) * self.manifest.prices.input / 1e6
+
     def _post(self, texts: list[str]) -> tuple[object, Usage, dict[str, Any]]:
         body: dict[str, Any] = {"model": self.endpoint.model, "input": texts}
         if self.endpoint.api == "ollama":
-            if self.endpoint.keep_alive_s is not None:
-                body["keep_alive"] = self.endpoint.keep_alive_s
-            payload, _ = post_json(self._http, "/api/embed", body)
-            return (
-                payload.get("embeddings"),
-                Usage(input_tokens=_count(payload.get("prompt_eval_count"))),
-                payload,
-            )
+            return self._post_ollama(body)
+        return self._post_openai(body)
+
+    def _post_ollama(self, body: dict[str, Any]) -> tuple[object, Usage, dict[str, Any]]:
+        """Ollama's ``/api/embed``: ``embeddings``, and the prompt's tokens as ``prompt_eval_count``."""
+        if self.endpoint.keep_alive_s is not None:
+            body["keep_alive"] = self.endpoint.keep_alive_s
+        payload, _ = post_json(self._http, "/api/embed", body)
+        return (
+            payload.get("embeddings"),
+            Usage(input_tokens=_count(payload.get("prompt_eval_count"))),
+            payload,
+        )
+
+    def _post_openai(self, body: dict[str, Any]) -> tuple[object, Usage, dict[str, Any]]:
+        """OpenAI's ``/embeddings``: ``data[].embedding`` in ``index`` order, and ``usage.prompt_tokens``."""
         payload, _ = post_json(self._http, "/embeddings", body)
         rows = sorted(payload.get("data") or [], key=lambda row: int(row.get("index", 0)))
         usage = Usage(input_tokens=_count((payload.get("usage") or {}).get("prompt_tokens")))
@@ -158,18 +170,38 @@ class EmbeddingClient:
         os.replace(tmp, folder / f"{digest}.json")
 
 
+def _model_folder(cache_dir: Path | str | None, model: str) -> Path | None:
+    """The model's own folder of the disk cache, its name made safe for a path; None without a cache."""
+    return Path(cache_dir) / _UNSAFE.sub("_", model) if cache_dir is not None else None
+
+
+def _check_reported(manifest: ModelManifest, usage: Usage, count: int) -> None:
+    """A paid model that returned ``count`` vectors but reported no tokens is an ``AccountError``."""
+    if usage.total == 0 and manifest.prices.input > 0:
+        raise AccountError(
+            f"a working-looking zero: {manifest.id} returned {count} vectors "
+            "but reported no tokens; check the account, the key and the endpoint"
+        )
+
+
 def _vectors(
     vectors: object, expected: int, payload: dict[str, Any], dimensions: int | None
 ) -> list[list[float]]:
     """The reply's vectors, checked: one per text, numbers, all of one dimension (the declared one)."""
     text = json.dumps(payload)[:500]
     if not isinstance(vectors, list) or len(vectors) != expected:
-        got = len(vectors) if isinstance(vectors, list) else type(vectors).__name__
-        raise ReplyParseError(f"embedding reply has {got} vectors for {expected} texts", text=text)
+        raise ReplyParseError(
+            f"embedding reply has {_how_many(vectors)} vectors for {expected} texts", text=text
+        )
     if not all(map(_is_vector, vectors)):
         raise ReplyParseError("embedding reply holds a vector that is not a list of numbers", text=text)
     _check_dimensions(vectors, dimensions, text)
     return [[float(x) for x in v] for v in vectors]
+
+
+def _how_many(vectors: object) -> int | str:
+    """How many vectors a reply holds; the type's name when it holds no list."""
+    return len(vectors) if isinstance(vectors, list) else type(vectors).__name__
 
 
 def _is_vector(value: object) -> bool:

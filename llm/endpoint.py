@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ouroboros_gates.llm._types import Api, Endpoint
+from ouroboros_gates.llm._types import Api, Endpoint, JsonMode
 from ouroboros_gates.llm.budget import Budget
 from ouroboros_gates.llm.cache import ResponseCache
 from ouroboros_gates.llm.chat import ChatClient
@@ -35,16 +35,27 @@ def endpoint_from_settings(settings: Settings, *, embed: bool = False) -> Endpoi
         return None
     manifest = find_manifest(named.model)
     api, url = _api_and_url(named, manifest)
+    model, extra_body, json_mode = _manifest_choices(manifest, named.model)
     return Endpoint(
         api=api,
         base_url=url,
-        model=manifest.model if manifest else named.model,
-        api_key=named.key.get_secret_value() if named.key is not None else None,
+        model=model,
+        api_key=named.api_key(),
         timeout_s=settings.model_timeout_s,
         keep_alive_s=settings.model_keep_alive_s,
-        extra_body=(manifest.body or None) if manifest else None,
-        json_mode=manifest.json_mode if manifest else "json_schema",
+        extra_body=extra_body,
+        json_mode=json_mode,
     )
+
+
+def _manifest_choices(
+    manifest: ModelManifest | None, model: str
+) -> tuple[str, dict[str, Any] | None, JsonMode]:
+    """The provider's model name, the extra request body and the JSON mode: the manifest's, else the
+    model's id, none, and JSON schema."""
+    if not manifest:
+        return model, None, "json_schema"
+    return manifest.model, manifest.body or None, manifest.json_mode
 
 
 class _Named(NamedTuple):
@@ -62,6 +73,10 @@ class _Named(NamedTuple):
     @classmethod
     def embedding(cls, settings: Settings) -> _Named:
         return cls(settings.embed_model, settings.embed_api, settings.embed_url, settings.embed_api_key)
+
+    def api_key(self) -> str | None:
+        """The key's value, when the settings give one."""
+        return self.key.get_secret_value() if self.key is not None else None
 
 
 def _api_and_url(named: _Named, manifest: ModelManifest | None) -> tuple[Api, str]:

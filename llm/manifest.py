@@ -98,23 +98,9 @@ def _read(path: Path) -> ModelManifest:
 
 def _build(raw: dict[str, Any], path: Path) -> ModelManifest:
     prices = raw["prices"]
-    unknown = set(prices) - set(_PRICE_KEYS)
-    if unknown:
-        raise ValueError(f"unknown price keys {sorted(unknown)}; expected {list(_PRICE_KEYS)}")
-    api = raw["api"]
-    kind = raw.get("kind", "chat")
-    json_mode = raw.get("json_mode", "json_schema")
-    if json_mode not in ("json_schema", "json_object"):
-        raise ValueError(f"json_mode must be json_schema or json_object, not {json_mode!r}")
-    if api not in ("openai", "ollama") or kind not in ("chat", "embedding"):
-        raise ValueError(f"api must be openai|ollama and kind chat|embedding, not {api!r}/{kind!r}")
-    # a cache price left out is charged as plain input: never cheaper than the provider could bill
-    values = {
-        key: float(prices[key] if key in ("input", "output") else prices.get(key, prices["input"]))
-        for key in _PRICE_KEYS
-    }
-    if any(v < 0 for v in values.values()):
-        raise ValueError("prices cannot be negative")
+    _check_price_keys(prices)
+    api, kind, json_mode = _modes(raw)
+    values = _price_values(prices)
     return ModelManifest(
         id=str(raw["id"]),
         api=cast(Api, api),
@@ -130,3 +116,34 @@ def _build(raw: dict[str, Any], path: Path) -> ModelManifest:
         body=dict(raw.get("body", {})),
         json_mode=json_mode,
     )
+
+
+def _check_price_keys(prices: dict[str, Any]) -> None:
+    """No price the manifest format does not know."""
+    unknown = set(prices) - set(_PRICE_KEYS)
+    if unknown:
+        raise ValueError(f"unknown price keys {sorted(unknown)}; expected {list(_PRICE_KEYS)}")
+
+
+def _modes(raw: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The manifest's ``api``, ``kind`` and ``json_mode``, each one of those known."""
+    api = raw["api"]
+    kind = raw.get("kind", "chat")
+    json_mode = raw.get("json_mode", "json_schema")
+    if json_mode not in ("json_schema", "json_object"):
+        raise ValueError(f"json_mode must be json_schema or json_object, not {json_mode!r}")
+    if api not in ("openai", "ollama") or kind not in ("chat", "embedding"):
+        raise ValueError(f"api must be openai|ollama and kind chat|embedding, not {api!r}/{kind!r}")
+    return api, kind, json_mode
+
+
+def _price_values(prices: dict[str, Any]) -> dict[str, float]:
+    """Each price in USD per million tokens; none may be negative."""
+    # a cache price left out is charged as plain input: never cheaper than the provider could bill
+    values = {
+        key: float(prices[key] if key in ("input", "output") else prices.get(key, prices["input"]))
+        for key in _PRICE_KEYS
+    }
+    if any(v < 0 for v in values.values()):
+        raise ValueError("prices cannot be negative")
+    return values

@@ -37,15 +37,26 @@ def run_bounded(
         raise ValueError(f"max_in_flight must be at least 1, not {max_in_flight}")
     if not calls:
         return []
+    outcomes = _outcomes(calls, max_in_flight)
+    if return_exceptions:
+        return outcomes
+    _raise_first_failure(outcomes)
+    return outcomes
+
+
+def _outcomes(calls: Sequence[Callable[[], T]], max_in_flight: int) -> list[T | Exception]:
+    """Each call's result or the exception it raised, in the calls' order, every call run to its end."""
     outcomes: list[T | Exception] = []
     with ThreadPoolExecutor(max_workers=min(max_in_flight, len(calls)), thread_name_prefix="llm") as pool:
         futures = [pool.submit(call) for call in calls]
         for future in futures:
             error = future.exception()
             outcomes.append(error if isinstance(error, Exception) else future.result())
-    if return_exceptions:
-        return outcomes
+    return outcomes
+
+
+def _raise_first_failure(outcomes: Sequence[object]) -> None:
+    """Raise the first exception among ``outcomes``, if any."""
     for outcome in outcomes:
         if isinstance(outcome, Exception):
             raise outcome
-    return outcomes

@@ -61,6 +61,13 @@ def _handler(settings: Settings, logfile: str | Path | None) -> logging.Handler:
     )
 
 
+def _remove_ours(logger: logging.Logger) -> None:
+    """Remove and close the handlers an earlier ``configure`` installed on ``logger``."""
+    for old in [h for h in logger.handlers if getattr(h, "ouroboros", False)]:
+        logger.removeHandler(old)
+        old.close()
+
+
 def configure(settings: Settings, logfile: str | Path | None = None, level: int | str | None = None) -> None:
     """Send every logger's records to one handler (``logfile``, rotated, else stderr) at ``level`` (else
     ``OURO_LOG_LEVEL``), replacing the handlers an earlier call installed."""
@@ -68,9 +75,7 @@ def configure(settings: Settings, logfile: str | Path | None = None, level: int 
     # billiard's logger (a pool child lost, a worker restarted) does not propagate: it gets the handler too.
     pool = logging.getLogger("multiprocessing")
     for logger in (root, pool):
-        for old in [h for h in logger.handlers if getattr(h, "ouroboros", False)]:
-            logger.removeHandler(old)
-            old.close()
+        _remove_ours(logger)
     handler = _handler(settings, logfile)
     handler.ouroboros = True  # type: ignore[attr-defined]  # how a later call finds it
     handler.addFilter(TaskContext())

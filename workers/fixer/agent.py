@@ -54,11 +54,7 @@ def run_agent(
     can read even when this raises) and stop it at ``limit_usd``."""
     with ExitStack() as stack:
         program = stack.enter_context(compiled_filter())
-        theirs = None
-        if hosts:
-            ours, theirs = socket.socketpair()
-            stack.callback(theirs.close)
-            stack.callback(_record, ProxyServer(ours, hosts).start(), log.with_name("network.jsonl"))
+        theirs = _start_proxy(stack, hosts, log)
         control_fd = None if theirs is None else theirs.fileno()
         command = sandbox.command(argv, mounts, env, seccomp_fd=program.fileno(), control_fd=control_fd)
         process = _spawn(
@@ -68,6 +64,17 @@ def run_agent(
             theirs.close()  # the sandbox holds its end now: the proxy sees it close when the sandbox ends
         ran = _fold(process, log, limit_usd, LiveCost() if cost is None else cost)
     return ran
+
+
+def _start_proxy(stack: ExitStack, hosts: Sequence[AllowedHost], log: Path) -> socket.socket | None:
+    """The sandbox's end of the control socket of a proxy to ``hosts`` (None with no hosts); when the stack
+    closes, that end is closed and the proxy stopped and its attempts written beside the log."""
+    if not hosts:
+        return None
+    ours, theirs = socket.socketpair()
+    stack.callback(theirs.close)
+    stack.callback(_record, ProxyServer(ours, hosts).start(), log.with_name("network.jsonl"))
+    return theirs
 
 
 def _spawn(argv: list[str], cwd: Path, fds: Sequence[int]) -> subprocess.Popen[bytes]:
@@ -87,20 +94,37 @@ def _spawn(argv: list[str], cwd: Path, fds: Sequence[int]) -> subprocess.Popen[b
 def _fold(process: subprocess.Popen[bytes], log: Path, limit_usd: float, cost: LiveCost) -> AgentRun:
     """Log and fold the agent's stdout; stop it at the reservation. The last reading is what it cost,
     even past the reservation: the ledger is honest (the budget charges the cap at most the reservation)."""
+    at_limit = _follow_to_limit(process, log, limit_usd, cost)
+    _wait_for_end(process)
+    return _outcome(process, cost, at_limit, limit_usd)
+
+
+def _follow_to_limit(process: subprocess.Popen[bytes], log: Path, limit_usd: float, cost: LiveCost) -> bool:
+    """Follow the agent's stdout, terminating it at the reservation; whether it reached it. Anything that
+    interrupts the following (the task's time limit, a stop) kills the agent: it does not outlive its task."""
     assert process.stdout is not None
     try:
         at_limit = _follow(process.stdout, log, limit_usd, cost)
         if at_limit:
             process.terminate()
-    except BaseException:  # the task's time limit, a stop: the agent does not outlive its task
+    except BaseException:
         process.kill()
         process.wait()
         raise
+    return at_limit
+
+
+def _wait_for_end(process: subprocess.Popen[bytes]) -> None:
+    """Wait for the agent to end, killing it after the grace period."""
     try:
         process.wait(timeout=_GRACE_S)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def _outcome(process: subprocess.Popen[bytes], cost: LiveCost, at_limit: bool, limit_usd: float) -> AgentRun:
+    """How the agent stopped, and whether its last reading is its whole spend."""
     if at_limit:
         stopped = f"stopped at its reservation (${cost.total:.2f} of ${limit_usd:.2f})"
         return AgentRun(cost.total, stopped, reported=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TypeGuard
 
 from ouroboros_gates.events import SideTables
 from ouroboros_gates.events.budget import Budget
@@ -38,7 +39,7 @@ class LiveCost:
         if not isinstance(doc, dict):
             return
         value = doc.get("total_cost_usd")
-        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        if _is_cost(value):
             self._costs.add(doc.get("session_id") or "", float(value))
 
     @property
@@ -50,6 +51,11 @@ class LiveCost:
     def total(self) -> float:
         """Sum over the session's processes of each one's last cumulative cost."""
         return self._costs.total or 0.0
+
+
+def _is_cost(value: object) -> TypeGuard[float]:
+    """Whether a reading's ``total_cost_usd`` is a cost: a number (not a boolean), never negative."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
 
 
 def folded_cost(lines: Iterable[str | bytes]) -> float:

@@ -70,9 +70,22 @@ def _points_outside(git_dir: Path) -> str | None:
     """What of a clone's git directory would make ``upload-pack`` read objects elsewhere (a link in place of
     the directory, its object store or its folders, or an alternates file), or None. Checked once the
     sandbox is gone, so nothing can change it after."""
+    replaced = _replaced_folder(git_dir)
+    if replaced is not None:
+        return replaced
+    return _alternates(git_dir)
+
+
+def _replaced_folder(git_dir: Path) -> str | None:
+    """The first of the git directory and its object folders that is a link or not a folder, or None."""
     for path in (git_dir, git_dir / "objects", git_dir / "objects" / "info", git_dir / "objects" / "pack"):
         if path.is_symlink() or (path.exists() and not path.is_dir()):
             return path.name
+    return None
+
+
+def _alternates(git_dir: Path) -> str | None:
+    """The alternates file the object store has (objects read from elsewhere), or None."""
     for name in ("alternates", "http-alternates"):
         if (git_dir / "objects" / "info" / name).exists():
             return f"objects/info/{name}"

@@ -80,16 +80,23 @@ def allowed_hosts(settings: Settings) -> tuple[AllowedHost, ...]:
 
 def parse_hosts(text: str) -> tuple[AllowedHost, ...]:
     """``host[:port]`` entries separated by commas or spaces; ValueError naming the first bad entry."""
-    hosts = []
-    for entry in text.replace(",", " ").split():
-        try:
-            host, port = _split_target(entry, default=None)
-        except ValueError:
-            host, port = "", None
-        if not host or any(c in host for c in "/@?#") or (port is not None and not 0 < port < 65536):
-            raise ValueError(f"{entry!r} is not host or host:port")
-        hosts.append(AllowedHost(host.lower().rstrip("."), port))
-    return tuple(hosts)
+    return tuple(_allowed_host(entry) for entry in text.replace(",", " ").split())
+
+
+def _allowed_host(entry: str) -> AllowedHost:
+    """One ``host[:port]`` entry; ValueError naming it when it is not one."""
+    try:
+        host, port = _split_target(entry, default=None)
+    except ValueError:
+        host, port = "", None
+    if not _is_host_port(host, port):
+        raise ValueError(f"{entry!r} is not host or host:port")
+    return AllowedHost(host.lower().rstrip("."), port)
+
+
+def _is_host_port(host: str, port: int | None) -> bool:
+    """Whether ``host`` is a bare host (no path, user, query or fragment) and ``port`` a TCP port or None."""
+    return bool(host) and not any(c in host for c in "/@?#") and (port is None or 0 < port < 65536)
 
 
 def _split_target(target: str, default: int | None) -> tuple[str, int | None]:
@@ -131,25 +138,30 @@ class ProxyServer:
         self._thread.join(timeout=10)
 
     def _hand_out(self) -> None:
-        while True:
-            try:
-                asked = self._control.recv(1)
-            except OSError:
-                return
-            if not asked:
-                return
-            ours, theirs = socket.socketpair()
-            try:
-                socket.send_fds(self._control, [b"f"], [theirs.fileno()])
-            except OSError:
-                ours.close()
-                return
-            finally:
-                theirs.close()
+        while (ours := self._next_channel()) is not None:
             if not self._slots.acquire(blocking=False):  # too many at once: refuse, never queue unbounded
                 ours.close()
                 continue
             threading.Thread(target=self._serve, args=(ours,), daemon=True).start()
+
+    def _next_channel(self) -> socket.socket | None:
+        """Wait for the bridge to ask, and hand it one end of a fresh socket pair; our end, or None once
+        the control socket is closed."""
+        try:
+            asked = self._control.recv(1)
+        except OSError:
+            return None
+        if not asked:
+            return None
+        ours, theirs = socket.socketpair()
+        try:
+            socket.send_fds(self._control, [b"f"], [theirs.fileno()])
+        except OSError:
+            ours.close()
+            return None
+        finally:
+            theirs.close()
+        return ours
 
     def _serve(self, client: socket.socket) -> None:
         try:
@@ -168,19 +180,9 @@ class ProxyServer:
         method, target, version, headers = _parse_head(head)
         connect = method == "CONNECT"
         host, port, path = _target(method, target)
-        allowed = any(entry.admits(host, port) for entry in self._allowed)
-        where = f"{host}:{port}"
-        if not allowed:
-            self._record(where, False, "not on the allow-list (OURO_FIXER_HOSTS)")
-            _answer(client, 403, f"{where} is not on the fixer sandbox's allow-list (OURO_FIXER_HOSTS)")
+        upstream = self._connect(client, host, port)
+        if upstream is None:
             return
-        try:
-            upstream = socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_S)
-        except OSError as exc:
-            self._record(where, True, f"cannot connect: {exc}")
-            _answer(client, 502, f"cannot connect to {where}: {exc}")
-            return
-        self._record(where, True, "connected")
         client.settimeout(None)
         upstream.settimeout(None)
         if connect:
@@ -190,6 +192,27 @@ class ProxyServer:
         if rest:
             upstream.sendall(rest)
         splice(client, upstream)
+
+    def _connect(self, client: socket.socket, host: str, port: int) -> socket.socket | None:
+        """The connection to ``host:port`` when it is allow-listed and answers; else None, the client
+        answered (403 or 502). Every attempt is recorded."""
+        where = f"{host}:{port}"
+        if not self._admits(host, port):
+            self._record(where, False, "not on the allow-list (OURO_FIXER_HOSTS)")
+            _answer(client, 403, f"{where} is not on the fixer sandbox's allow-list (OURO_FIXER_HOSTS)")
+            return None
+        try:
+            upstream = socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_S)
+        except OSError as exc:
+            self._record(where, True, f"cannot connect: {exc}")
+            _answer(client, 502, f"cannot connect to {where}: {exc}")
+            return None
+        self._record(where, True, "connected")
+        return upstream
+
+    def _admits(self, host: str, port: int) -> bool:
+        """Whether an allow-list entry admits ``host:port``."""
+        return any(entry.admits(host, port) for entry in self._allowed)
 
     def _record(self, target: str, allowed: bool, reason: str) -> None:
         with self._lock:
@@ -227,8 +250,18 @@ def _parse_head(head: bytes) -> tuple[str, str, str, list[tuple[str, str]]]:
 def _target(method: str, target: str) -> tuple[str, int, str]:
     """(host, port, origin-form path) of a CONNECT authority or an absolute ``http://`` URL."""
     if method == "CONNECT":
-        host, port = _split_target(target, default=443)
-        return host, port or 443, ""
+        return _connect_target(target)
+    return _http_target(target)
+
+
+def _connect_target(target: str) -> tuple[str, int, str]:
+    """A CONNECT authority: ``host:port``, 443 when no port is named."""
+    host, port = _split_target(target, default=443)
+    return host, port or 443, ""
+
+
+def _http_target(target: str) -> tuple[str, int, str]:
+    """An absolute ``http://`` URL: its host, its port (80 when none is named) and its path."""
     if not target.startswith("http://"):
         raise ValueError(f"a proxied request must name an http:// URL (or use CONNECT), not {target[:80]!r}")
     authority, slash, path = target.removeprefix("http://").partition("/")

@@ -121,38 +121,37 @@ class Sandbox:
             "--unshare-uts",
             "--unshare-cgroup-try",
         ]
-        if self.drops_privilege:
-            command += ["--cap-drop", "ALL", *(a for cap in _ROOT_CAPS for a in ("--cap-add", cap))]
-        else:
-            command += ["--unshare-user", "--disable-userns"]
+        command += self._privilege_args()
         command += self._layout(mounts)
         command += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/dev/shm"]
         command += ["--chdir", str(mounts.worktree), "--clearenv"]
-        for key, value in sorted(env.items()):
-            command += ["--setenv", key, value]
+        command += _environment_args(env)
         command += ["--seccomp", str(seccomp_fd), "--"]
-        if self.setpriv is not None:
-            command += [
-                self.setpriv,
-                f"--reuid={AGENT_UID}",
-                f"--regid={AGENT_UID}",
-                "--clear-groups",
-                "--inh-caps=-all",
-                "--bounding-set=-all",
-                "--no-new-privs",
-                "--",
-            ]
-        if control_fd is not None:
-            command += [
-                _interpreter(),
-                "-I",
-                "-S",
-                "-c",
-                _BRIDGE.read_text(encoding="utf-8"),
-                str(control_fd),
-                "--",
-            ]
+        command += self._drop_to_agent()
+        command += _bridge_args(control_fd)
         return [*command, *argv]
+
+    def _privilege_args(self) -> list[str]:
+        """As root, every capability dropped but those it needs; else a user namespace of its own, with no
+        nested one."""
+        if self.drops_privilege:
+            return ["--cap-drop", "ALL", *(a for cap in _ROOT_CAPS for a in ("--cap-add", cap))]
+        return ["--unshare-user", "--disable-userns"]
+
+    def _drop_to_agent(self) -> list[str]:
+        """With setpriv (a root worker), the command that becomes the agent's uid with no privilege left."""
+        if self.setpriv is None:
+            return []
+        return [
+            self.setpriv,
+            f"--reuid={AGENT_UID}",
+            f"--regid={AGENT_UID}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
 
     def _layout(self, mounts: Mounts) -> list[str]:
         """Empty the hidden places, show the worker's installation again, hide the state, then bind the
@@ -174,16 +173,44 @@ class Sandbox:
         return layout.args
 
 
+def _environment_args(env: Mapping[str, str]) -> list[str]:
+    """The agent's whole environment, in key order (bwrap clears the worker's)."""
+    args: list[str] = []
+    for key, value in sorted(env.items()):
+        args += ["--setenv", key, value]
+    return args
+
+
+def _bridge_args(control_fd: int | None) -> list[str]:
+    """With the proxy's ``control_fd``, the bridge that gives the agent its network (none without)."""
+    if control_fd is None:
+        return []
+    return [
+        _interpreter(),
+        "-I",
+        "-S",
+        "-c",
+        _BRIDGE.read_text(encoding="utf-8"),
+        str(control_fd),
+        "--",
+    ]
+
+
 def _cover_roots(layout: Layout) -> list[Path]:
     """An empty folder over each hidden place there is: the scratch ones writable by all, and bounded.
     Returns the emptied places other than the scratch ones."""
     emptied: list[Path] = []
     for root in HIDDEN:
         if root.is_dir() and not root.is_symlink():
-            scratch = root in _SCRATCH
-            layout.tmpfs(root, "1777" if scratch else "0755", _TMP_BYTES if scratch else None)
-            emptied += [] if scratch else [root]
+            _cover(layout, root)
+            emptied += [] if root in _SCRATCH else [root]
     return emptied
+
+
+def _cover(layout: Layout, root: Path) -> None:
+    """An empty folder over one hidden place: a scratch one writable by all and bounded in size."""
+    scratch = root in _SCRATCH
+    layout.tmpfs(root, "1777" if scratch else "0755", _TMP_BYTES if scratch else None)
 
 
 def _show_installation(layout: Layout) -> None:
@@ -222,11 +249,21 @@ def grant(sandbox: Sandbox, *paths: Path) -> None:
     for path in paths:
         os.chown(path, AGENT_UID, AGENT_UID, follow_symlinks=False)
         os.chmod(path, 0o755)  # bwrap enters it (--chdir) before setpriv, as root without DAC_OVERRIDE
-        for _, folders, files, folder_fd in os.fwalk(path):
-            for name in (*folders, *files):
-                found = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
-                if stat.S_ISDIR(found.st_mode) or found.st_nlink == 1:
-                    os.chown(name, AGENT_UID, AGENT_UID, dir_fd=folder_fd, follow_symlinks=False)
+        _grant_below(path)
+
+
+def _grant_below(path: Path) -> None:
+    """Give the agent's uid everything under ``path`` that is only the session's."""
+    for _, folders, files, folder_fd in os.fwalk(path):
+        for name in (*folders, *files):
+            found = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+            if _only_ours(found):
+                os.chown(name, AGENT_UID, AGENT_UID, dir_fd=folder_fd, follow_symlinks=False)
+
+
+def _only_ours(found: os.stat_result) -> bool:
+    """A folder, or a file without a second hard link (one with a second may be someone else's)."""
+    return stat.S_ISDIR(found.st_mode) or found.st_nlink == 1
 
 
 def find_sandbox() -> tuple[Sandbox | None, str]:

@@ -94,9 +94,14 @@ def judge(
     if line_text is None:
         return Verdict(Acceptance.REJECTED, f"{instance} has no line {line}")
     if reproduce is not None:
-        reproduced, why = reproduce(instance, where)
-        return Verdict(Acceptance.ACCEPTED if reproduced else Acceptance.REJECTED, why)
+        return _reproduced(reproduce, instance, where)
     return _on_line(fragments(quote), line, line_text)
+
+
+def _reproduced(reproduce: Reproducer, instance: str, where: Span) -> Verdict:
+    """Accepted when the miner reproduces the label, else rejected; either way with the miner's why."""
+    reproduced, why = reproduce(instance, where)
+    return Verdict(Acceptance.ACCEPTED if reproduced else Acceptance.REJECTED, why)
 
 
 def _on_line(parts: list[str], line: int, line_text: str) -> Verdict:
@@ -112,10 +117,15 @@ def _on_line(parts: list[str], line: int, line_text: str) -> Verdict:
             f"every fragment of the quote ({len(parts)}) is on line {line} in order, "
             "its JSON escapes decoded",
         )
-    missing = next((p for p in parts if p not in line_text and p not in decode_escapes(line_text)), None)
+    missing = _first_missing(parts, line_text)
     if missing is not None:
         return Verdict(Acceptance.REJECTED, f"not on line {line}: {_short(missing)!r}")
     return Verdict(Acceptance.REJECTED, f"the quote's fragments are on line {line} but not in order")
+
+
+def _first_missing(parts: list[str], line_text: str) -> str | None:
+    """The first fragment on the line neither as written nor with its JSON escapes decoded, or None."""
+    return next((p for p in parts if p not in line_text and p not in decode_escapes(line_text)), None)
 
 
 def _short(text: str, width: int = 80) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Row, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from ouroboros_gates.events import LedgerStore, StreamWrite
@@ -31,24 +32,38 @@ __all__ = ["known_runs", "label_tickets", "run_events"]
 def known_runs(settings: Settings, store: LedgerStore | None = None) -> dict[str, Path]:
     """Run id -> ``events.jsonl`` of every run under the state directory (``runs/<run>/``, where the hook
     records sessions, and ``<run>/``, where it did before) and every run the log recorded."""
-    layouts = ("*/events.jsonl", "runs/*/events.jsonl")
-    found = {
-        path.parent.name: path for pattern in layouts for path in sorted(settings.state_dir.glob(pattern))
-    }
+    found = _state_runs(settings.state_dir)
     if store is not None:
-        try:
-            with store.reading() as conn:
-                rows = conn.execute(
-                    select(runs_table.c.run, runs_table.c.path).order_by(runs_table.c.run)
-                ).all()
-        except (SQLAlchemyError, TransientError):
-            rows = []  # the ledger is not built yet: the state directory's runs are all there is
-        for run, recorded in rows:
-            path = Path(recorded)
-            path = path if path.is_absolute() else settings.state_dir / path
-            if path.is_file():
-                found.setdefault(str(run), path)
+        for run, path in _recorded_runs(store, settings.state_dir):
+            found.setdefault(run, path)
     return found
+
+
+def _state_runs(state_dir: Path) -> dict[str, Path]:
+    """Run id -> ``events.jsonl`` of each run directory under the state directory, in either layout."""
+    layouts = ("*/events.jsonl", "runs/*/events.jsonl")
+    return {path.parent.name: path for pattern in layouts for path in sorted(state_dir.glob(pattern))}
+
+
+def _recorded_runs(store: LedgerStore, state_dir: Path) -> list[tuple[str, Path]]:
+    """The runs the log recorded whose file is still there (a relative path is under the state directory),
+    by run id."""
+    found = []
+    for run, recorded in _ledger_runs(store):
+        path = Path(recorded)
+        path = path if path.is_absolute() else state_dir / path
+        if path.is_file():
+            found.append((str(run), path))
+    return found
+
+
+def _ledger_runs(store: LedgerStore) -> Sequence[Row[Any, Any]]:
+    """The runs ledger's ``(run, path)`` rows; none while the ledger is not built yet."""
+    try:
+        with store.reading() as conn:
+            return conn.execute(select(runs_table.c.run, runs_table.c.path).order_by(runs_table.c.run)).all()
+    except (SQLAlchemyError, TransientError):
+        return []  # the ledger is not built yet: the state directory's runs are all there is
 
 
 def label_tickets(

@@ -51,16 +51,21 @@ class DockerError(TransientError):
 def has_gpu(inspect: Mapping[str, Any]) -> bool:
     """Whether a container (``GET /containers/{id}/json``) was created with the GPU."""
     host = inspect.get("HostConfig") or {}
-    if str(host.get("Runtime") or "") == "nvidia":
+    if _is_nvidia(host, "Runtime"):
         return True
     return any(_requests_gpu(request) for request in host.get("DeviceRequests") or ())
 
 
 def _requests_gpu(request: Mapping[str, Any]) -> bool:
     """Whether one device request asks for the GPU: by the nvidia driver or a ``gpu`` capability."""
-    if str(request.get("Driver") or "") == "nvidia":
+    if _is_nvidia(request, "Driver"):
         return True
     return any("gpu" in (group or ()) for group in request.get("Capabilities") or ())
+
+
+def _is_nvidia(config: Mapping[str, Any], key: str) -> bool:
+    """Whether a container's runtime, or a device request's driver, is NVIDIA's (unset is not)."""
+    return str(config.get(key) or "") == "nvidia"
 
 
 class DockerEngine:
@@ -85,8 +90,7 @@ class DockerEngine:
         for summary in self._get("/containers/json"):
             inspect = self._get(f"/containers/{summary['Id']}/json")
             if has_gpu(inspect):
-                names = summary.get("Names") or [inspect.get("Name") or summary["Id"][:12]]
-                found.append((str(names[0]).lstrip("/"), summary))
+                found.append((_container_name(summary, inspect), summary))
         return sorted(found, key=lambda pair: pair[0])
 
     def close(self) -> None:
@@ -94,13 +98,22 @@ class DockerEngine:
         self._http.close()
 
 
+def _container_name(summary: Mapping[str, Any], inspect: Mapping[str, Any]) -> str:
+    """A container's first name without Docker's leading ``/`` (its short id when it has none)."""
+    names = summary.get("Names") or [inspect.get("Name") or summary["Id"][:12]]
+    return str(names[0]).lstrip("/")
+
+
 def _is_model_server(name: str, summary: Mapping[str, Any], container: str | None, port: int | None) -> bool:
     if container:
         return name == container
+    return port is not None and _publishes(summary, port)
+
+
+def _publishes(summary: Mapping[str, Any], port: int) -> bool:
+    """Whether a container maps ``port``, on the host's side or its own."""
     ports = summary.get("Ports") or ()
-    return port is not None and any(
-        p.get("PublicPort") == port or p.get("PrivatePort") == port for p in ports
-    )
+    return any(p.get("PublicPort") == port or p.get("PrivatePort") == port for p in ports)
 
 
 @dataclass
@@ -123,13 +136,16 @@ class GpuSharing:
         try:
             gpu = self.engine.gpu_containers()
         except DockerError as exc:
-            note = f"GPU sharing skipped a look: {exc}"
-            if note not in self.notes:
-                self.notes.append(note)
+            self._note(f"GPU sharing skipped a look: {exc}")
             return []
         return [
             name for name, summary in gpu if not _is_model_server(name, summary, self.container, self.port)
         ]
+
+    def _note(self, note: str) -> None:
+        """Keep ``note`` for the run to say, once however often it recurs."""
+        if note not in self.notes:
+            self.notes.append(note)
 
     def wait_turn(self, look_s: float, on_yield: Callable[[list[str]], None], deadline_s: float) -> float:
         """Yield while another container holds the GPU, looking again every ``look_s``; the seconds
@@ -167,8 +183,17 @@ def sharing_from_settings(settings: Settings, endpoint_url: str | None = None) -
     socket_path = settings.docker_socket
     port = urlsplit(endpoint_url).port if endpoint_url else None
     if socket_path is None or not socket_path.exists():
-        where = "unset" if socket_path is None else f"no socket at {socket_path}"
-        return GpuSharing(None), f"GPU sharing off: no Docker Engine API (OURO_DOCKER_SOCKET {where})"
+        return GpuSharing(None), _sharing_off(socket_path)
     sharing = GpuSharing(DockerEngine(socket_path), container=settings.model_container, port=port)
-    server = settings.model_container or (f"the container publishing port {port}" if port else "none named")
-    return sharing, f"GPU sharing on: Docker at {socket_path}, model server {server}"
+    return sharing, f"GPU sharing on: Docker at {socket_path}, model server {_model_server(settings, port)}"
+
+
+def _sharing_off(socket_path: Path | None) -> str:
+    """The line the run says when there is no Docker Engine API to ask."""
+    where = "unset" if socket_path is None else f"no socket at {socket_path}"
+    return f"GPU sharing off: no Docker Engine API (OURO_DOCKER_SOCKET {where})"
+
+
+def _model_server(settings: Settings, port: int | None) -> str:
+    """How the run names the model server: its container, else the port it publishes."""
+    return settings.model_container or (f"the container publishing port {port}" if port else "none named")

@@ -77,9 +77,14 @@ def read_line(source: Source, line: int) -> str | None:
     line up to it, never whole."""
     if source.path is None:
         return source.text[line - 1] if 1 <= line <= len(source.text) else None
+    return _read_file_line(source.path, line)
+
+
+def _read_file_line(path: Path, line: int) -> str | None:
+    """Line ``line`` of the file at ``path``, read line by line up to it; None when it has fewer."""
     if line < 1:
         return None
-    with source.path.open("rb") as handle:
+    with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if number == line:
                 return raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
@@ -88,31 +93,46 @@ def read_line(source: Source, line: int) -> str | None:
 
 def _scan_all(sources: Sequence[Source], forms: list[tuple[bytes, int]], threads: int | None) -> list[Scan]:
     files = [s.path for s in sources if s.path is not None]
-    count = threads if threads is not None else min(os.cpu_count() or 1, 8)
-    by_path = _scan_files(files, forms, count)
+    by_path = _scan_files(files, forms, _thread_count(threads))
     return [by_path[s.path] if s.path is not None else scan_lines(s.text, forms) for s in sources]
+
+
+def _thread_count(threads: int | None) -> int:
+    """The threads asked for, else one per core up to eight."""
+    return threads if threads is not None else min(os.cpu_count() or 1, 8)
 
 
 def _scan_files(files: list[Path], forms: list[tuple[bytes, int]], count: int) -> dict[Path, Scan]:
     """Each file's scan: in ``count`` threads when there are several files and enough bytes."""
-    if count > 1 and len(files) > 1 and sum(p.stat().st_size for p in files) >= _PARALLEL_BYTES:
+    if _worth_threads(files, count):
         with ThreadPoolExecutor(max_workers=count) as pool:
             return dict(zip(files, pool.map(scan_file, files, [forms] * len(files)), strict=True))
     return {path: scan_file(path, forms) for path in files}
 
 
+def _worth_threads(files: list[Path], count: int) -> bool:
+    """Whether ``files`` are scanned in threads: several threads, several files and enough bytes."""
+    return count > 1 and len(files) > 1 and sum(p.stat().st_size for p in files) >= _PARALLEL_BYTES
+
+
 def _excerpt(text: str, rarest: Term) -> str:
-    at = -1
-    for form in (rarest.text, search_forms(rarest.text)[-1].decode()):
-        at = text.find(form)
-        if at != -1:
-            break
     if len(text) <= EXCERPT_CHARS:
         return text
-    centre = max(at, 0) + len(rarest.text) // 2
+    centre = max(_term_at(text, rarest), 0) + len(rarest.text) // 2
     start = max(0, min(centre - EXCERPT_CHARS // 2, len(text) - EXCERPT_CHARS))
     end = start + EXCERPT_CHARS
     return (CUT if start > 0 else "") + text[start:end] + (CUT if end < len(text) else "")
+
+
+def _term_at(text: str, term: Term) -> int:
+    """Where ``term`` first appears in ``text``, as written or in its last search form; -1 when it does
+    not."""
+    at = -1
+    for form in (term.text, search_forms(term.text)[-1].decode()):
+        at = text.find(form)
+        if at != -1:
+            break
+    return at
 
 
 def _score_tables(idf: list[float]) -> list[npt.NDArray[np.float64]]:
@@ -146,22 +166,34 @@ def _ranked(
     sources: Sequence[Source], scans: list[Scan], idf: list[float], limit: int | None
 ) -> dict[str, list[tuple[float, int, int]]]:
     """Instance -> its best ``(score, source order, hit index)``: by score, then source order, then line."""
+    tables = _score_tables(idf)
+    return {
+        instance: _ranked_instance(mine, scans, tables, limit)
+        for instance, mine in _orders_by_instance(sources, scans).items()
+    }
+
+
+def _orders_by_instance(sources: Sequence[Source], scans: list[Scan]) -> dict[str, list[int]]:
+    """Instance -> the source orders of its sources that hold a hit, in source order."""
     orders: dict[str, list[int]] = {}
     for order, source in enumerate(sources):
         if len(scans[order].line):
             orders.setdefault(source.instance, []).append(order)
-    tables = _score_tables(idf)
-    ranked: dict[str, list[tuple[float, int, int]]] = {}
-    for instance, mine in orders.items():
-        scores = np.concatenate([_scores(scans[o].mask, tables) for o in mine])
-        ends = np.cumsum([len(scans[o].line) for o in mine])
-        best = _best(scores, limit)
-        within = np.searchsorted(ends, best, side="right")
-        ranked[instance] = [
-            (float(scores[b]), mine[w], int(b) - (int(ends[w - 1]) if w else 0))
-            for b, w in zip(best, within, strict=True)
-        ]
-    return ranked
+    return orders
+
+
+def _ranked_instance(
+    mine: list[int], scans: list[Scan], tables: list[npt.NDArray[np.float64]], limit: int | None
+) -> list[tuple[float, int, int]]:
+    """One instance's best ``(score, source order, hit index)``, its sources' hits scored as one array."""
+    scores = np.concatenate([_scores(scans[o].mask, tables) for o in mine])
+    ends = np.cumsum([len(scans[o].line) for o in mine])
+    best = _best(scores, limit)
+    within = np.searchsorted(ends, best, side="right")
+    return [
+        (float(scores[b]), mine[w], int(b) - (int(ends[w - 1]) if w else 0))
+        for b, w in zip(best, within, strict=True)
+    ]
 
 
 def prefilter(
@@ -170,15 +202,24 @@ def prefilter(
     """Every line of ``sources`` carrying one of ``terms``, scored by IDF and interleaved across instances;
     the first ``limit`` (all when None) with their excerpts, and how many there are in all."""
     kept = list(terms[:MAX_TERMS])
-    forms = [(form, index) for index, term in enumerate(kept) for form in search_forms(term.text)]
-    scans = _scan_all(sources, forms, threads)
+    scans = _scan_all(sources, _forms(kept), threads)
     total = sum(scan.lines for scan in scans)
     df = _document_frequencies(scans, len(kept))
-    idf = [math.log(total / n) if n else 0.0 for n in df]
+    idf = _idf(df, total)
     chosen = _interleaved(_ranked(sources, scans, idf, limit), limit)
     candidates = _candidates(sources, scans, chosen, kept, idf)
     found = sum(len(scan.line) for scan in scans)
     return Prefiltered(candidates, found, total, {t.text: n for t, n in zip(kept, df, strict=True)})
+
+
+def _forms(terms: list[Term]) -> list[tuple[bytes, int]]:
+    """Every search form of each term, with the term's index."""
+    return [(form, index) for index, term in enumerate(terms) for form in search_forms(term.text)]
+
+
+def _idf(df: list[int], total: int) -> list[float]:
+    """Each term's ``ln(N / df)`` over ``total`` lines; 0 for a term no line carries."""
+    return [math.log(total / n) if n else 0.0 for n in df]
 
 
 def _document_frequencies(scans: list[Scan], terms: int) -> list[int]:
@@ -221,20 +262,32 @@ def _hit(scan: Scan, index: int) -> Hit:
 def _texts(sources: Sequence[Source], wanted: list[tuple[int, Hit]]) -> dict[tuple[int, int], str]:
     """The text of each wanted line, each file opened once and read at the hits' offsets in file order."""
     texts: dict[tuple[int, int], str] = {}
-    by_source: dict[int, list[Hit]] = {}
-    for order, hit in wanted:
-        by_source.setdefault(order, []).append(hit)
-    for order, hits in by_source.items():
+    for order, hits in _hits_by_source(wanted).items():
         source = sources[order]
         if source.path is None:
             texts.update({(order, hit.line): source.text[hit.line - 1] for hit in hits})
-            continue
-        with source.path.open("rb") as handle:
-            for hit in sorted(hits, key=lambda h: h.offset):
-                handle.seek(hit.offset)
-                raw = handle.read(hit.length).rstrip(b"\r\n")
-                texts[order, hit.line] = raw.decode("utf-8", errors="replace")
+        else:
+            texts.update({(order, line): text for line, text in _read_hits(source.path, hits)})
     return texts
+
+
+def _hits_by_source(wanted: list[tuple[int, Hit]]) -> dict[int, list[Hit]]:
+    """Source order -> its wanted hits, in the order wanted."""
+    by_source: dict[int, list[Hit]] = {}
+    for order, hit in wanted:
+        by_source.setdefault(order, []).append(hit)
+    return by_source
+
+
+def _read_hits(path: Path, hits: list[Hit]) -> list[tuple[int, str]]:
+    """``(line, text)`` of each hit of one file, opened once and read at the hits' offsets in file order."""
+    found = []
+    with path.open("rb") as handle:
+        for hit in sorted(hits, key=lambda h: h.offset):
+            handle.seek(hit.offset)
+            raw = handle.read(hit.length).rstrip(b"\r\n")
+            found.append((hit.line, raw.decode("utf-8", errors="replace")))
+    return found
 
 
 def _candidate(

@@ -96,10 +96,15 @@ def read_answers(data: Any, batch: Sequence[Candidate]) -> tuple[list[Answer], l
             problems.append(found)
         else:
             answers.append(found)
-    missing = [str(n) for n in range(1, len(batch) + 1) if n not in seen]
+    missing = _unanswered(batch, seen)
     if missing:
         problems.append(f"no answer for candidate(s) {', '.join(missing)}")
     return answers, problems
+
+
+def _unanswered(batch: Sequence[Candidate], seen: set[int]) -> list[str]:
+    """The numbers of the candidates no answer named."""
+    return [str(n) for n in range(1, len(batch) + 1) if n not in seen]
 
 
 def _answer(item: Any, batch: Sequence[Candidate], seen: set[int]) -> Answer | str:
@@ -111,12 +116,16 @@ def _answer(item: Any, batch: Sequence[Candidate], seen: set[int]) -> Answer | s
     if number in seen:
         return f"candidate {number} is answered twice; the first answer stands"
     seen.add(number)
-    line = item.get("line")
     candidate = batch[number - 1]
     return Answer(
         candidate=candidate,
         positive=item.get("label") == "+",
         quote=str(item.get("quote") or ""),
         reason=str(item.get("reason") or ""),
-        line=line if isinstance(line, int) and line >= 1 else candidate.line,
+        line=_line(item.get("line"), candidate),
     )
+
+
+def _line(line: Any, candidate: Candidate) -> int:
+    """The line an answer quotes; one that is not a line number is the candidate's own line."""
+    return line if isinstance(line, int) and line >= 1 else candidate.line

@@ -49,7 +49,11 @@ def proposal_fields(body: str) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     try:
         return tomllib.loads(text), ()
     except tomllib.TOMLDecodeError:
-        pass
+        return _read_by_key(text)
+
+
+def _read_by_key(text: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A block that is not valid TOML read one key at a time: the keys read, and those that could not be."""
     fields: dict[str, Any] = {}
     unreadable: list[str] = []
     starts = list(_KEY.finditer(text))
@@ -92,17 +96,12 @@ def complete(request: LabelRequest | None, ticket: Ticket) -> Job:
     """The job for ``ticket``: the row's values kept, the rest read from the ticket and its latest
     proposal."""
     comment, fields, unreadable = _latest_proposal(ticket)
-    notes = [f"proposal {comment}: unreadable keys {', '.join(unreadable)}"] if unreadable else []
-    if comment is None:
-        notes.append("the ticket has no proposal: searching with its title and body only")
-    corpus = _kept(request, "corpus") or _kinds(_strings(fields.get("corpus")))
-    if not corpus:
-        corpus = (CorpusKind.JSONL,)
-        notes.append("no corpus kind named: searching the runs (jsonl)")
+    notes = _proposal_notes(comment, unreadable)
+    corpus = _corpus(request, fields, notes)
     return Job(
         ticket=ticket.number,
         proposal=_kept(request, "proposal") or comment,
-        miner=_kept(request, "miner") or (_strings(fields.get("miner")) or (None,))[0],
+        miner=_miner(request, fields),
         corpus=corpus,
         instances=_kept(request, "instances") or _strings(fields.get("instances")),
         reason=request.reason if request else "",
@@ -111,6 +110,28 @@ def complete(request: LabelRequest | None, ticket: Ticket) -> Job:
         words=words_of(ticket),
         notes=tuple(notes),
     )
+
+
+def _proposal_notes(comment: int | None, unreadable: tuple[str, ...]) -> list[str]:
+    """What the job notes about the proposal: its unreadable keys, or that there is none."""
+    notes = [f"proposal {comment}: unreadable keys {', '.join(unreadable)}"] if unreadable else []
+    if comment is None:
+        notes.append("the ticket has no proposal: searching with its title and body only")
+    return notes
+
+
+def _corpus(request: LabelRequest | None, fields: dict[str, Any], notes: list[str]) -> tuple[CorpusKind, ...]:
+    """The row's corpus kinds, else the proposal's, else the runs (noted)."""
+    corpus = _kept(request, "corpus") or _kinds(_strings(fields.get("corpus")))
+    if not corpus:
+        corpus = (CorpusKind.JSONL,)
+        notes.append("no corpus kind named: searching the runs (jsonl)")
+    return corpus
+
+
+def _miner(request: LabelRequest | None, fields: dict[str, Any]) -> str | None:
+    """The row's miner, else the proposal's first, else None."""
+    return _kept(request, "miner") or (_strings(fields.get("miner")) or (None,))[0]
 
 
 def _kept(request: LabelRequest | None, name: str) -> Any:

@@ -78,6 +78,14 @@ class Labeler:
 
     def run(self, plans: Sequence[Plan], sharing_note: str = "") -> RunResult:
         """Label every ticket of ``plans``; the record ends completed, or failed when the run had to stop."""
+        self._begin(plans, sharing_note)
+        labels, status = self._label_all(plans)
+        self._closing_notes(plans)
+        self._update(status=status, ended=max(self.now(), self._current.started))
+        return RunResult(tuple(labels), self._current)
+
+    def _begin(self, plans: Sequence[Plan], sharing_note: str) -> None:
+        """The run's first record, saved."""
         self._record = LabelerRun(
             started=self.now(),
             tickets=tuple(p.job.ticket for p in plans),
@@ -87,14 +95,21 @@ class Labeler:
             notes=tuple(n for n in (sharing_note,) if n),
         )
         self._save()
+
+    def _label_all(self, plans: Sequence[Plan]) -> tuple[list[ProposedLabel], LabelerStatus]:
+        """The labels of each ticket in turn, and how the run ends: completed, or failed (noted) when it
+        had to stop."""
         labels: list[ProposedLabel] = []
-        status = LabelerStatus.COMPLETED
         try:
             for plan in plans:
                 labels += self._ticket(plan)
         except _Stop as exc:
-            status = LabelerStatus.FAILED
             self._update(notes=(*self._current.notes, str(exc)))
+            return labels, LabelerStatus.FAILED
+        return labels, LabelerStatus.COMPLETED
+
+    def _closing_notes(self, plans: Sequence[Plan]) -> None:
+        """Note that nothing was labelled without a model, and the GPU sharing's notes not yet said."""
         if self.chat is None:
             queued = (
                 f"no model configured (OURO_MODEL): {len(plans)} request(s) stay queued, nothing labelled"
@@ -103,8 +118,6 @@ class Labeler:
         self._update(
             notes=(*self._current.notes, *(n for n in self.sharing.notes if n not in self._current.notes))
         )
-        self._update(status=status, ended=max(self.now(), self._current.started))
-        return RunResult(tuple(labels), self._current)
 
     @property
     def _current(self) -> LabelerRun:
@@ -138,26 +151,22 @@ class Labeler:
             self._note(
                 f"#{job.ticket}: {found.found} candidates, the best {len(found.candidates)} sent to the model"
             )
+        return self._label_batches(self.chat, plan, list(found.candidates))
+
+    def _label_batches(self, chat: ChatFn, plan: Plan, candidates: list[Candidate]) -> list[ProposedLabel]:
+        """The labels of the ticket's candidates, ``batch_size`` a model call."""
         by_name = {source.name: source for source in plan.sources}
         labels: list[ProposedLabel] = []
-        candidates = list(found.candidates)
         for first in range(0, len(candidates), self.batch_size):
             batch = candidates[first : first + self.batch_size]
-            labels += self._batch(self.chat, plan, batch, by_name)
+            labels += self._batch(chat, plan, batch, by_name)
         return labels
 
     def _batch(
         self, chat: ChatFn, plan: Plan, batch: list[Candidate], by_name: dict[str, Source]
     ) -> list[ProposedLabel]:
-        look_s = statistics.median(self._walls) if self._walls else DEFAULT_LOOK_S
-        try:
-            self.sharing.wait_turn(look_s, self._yielding, self.yield_deadline_s)
-        except TimeoutError as exc:
-            raise _Stop(f"stopped: {exc}") from exc
-        keep = keep_alive_s(self._starts, self._loads)
-        self._starts.append(self.monotonic())
-        self._update(status=LabelerStatus.RUNNING, keep_alive_s=keep, batches=self._current.batches + 1)
-        number = self._current.batches
+        self._wait_for_gpu()
+        keep, number = self._start_batch()
         reply = self._ask(chat, request_for(plan.job, batch), keep, number)
         if reply is None:
             return []
@@ -166,6 +175,27 @@ class Labeler:
             self._failed(number, "; ".join(problems) or "the reply labels nothing")
             return []
         labels = [_judged(plan, answer, by_name[answer.candidate.file]) for answer in answers]
+        self._keep_labels(number, labels, problems)
+        return labels
+
+    def _wait_for_gpu(self) -> None:
+        """Yield while another container holds the GPU, looking again every median batch; ``_Stop`` once
+        the deadline has passed."""
+        look_s = statistics.median(self._walls) if self._walls else DEFAULT_LOOK_S
+        try:
+            self.sharing.wait_turn(look_s, self._yielding, self.yield_deadline_s)
+        except TimeoutError as exc:
+            raise _Stop(f"stopped: {exc}") from exc
+
+    def _start_batch(self) -> tuple[float, int]:
+        """A batch begins: the keep-alive it carries and its number, its start kept and counted."""
+        keep = keep_alive_s(self._starts, self._loads)
+        self._starts.append(self.monotonic())
+        self._update(status=LabelerStatus.RUNNING, keep_alive_s=keep, batches=self._current.batches + 1)
+        return keep, self._current.batches
+
+    def _keep_labels(self, number: int, labels: list[ProposedLabel], problems: Sequence[str]) -> None:
+        """Append a batch's labels to the labels file, and count them and note its problems in the record."""
         _append(self.state_dir / LABELS, labels)
         accepted = sum(label.acceptance.value == "ACCEPTANCE_ACCEPTED" for label in labels)
         rejected = sum(label.acceptance.value == "ACCEPTANCE_REJECTED" for label in labels)
@@ -175,7 +205,6 @@ class Labeler:
             rejected=self._current.rejected + rejected,
             notes=(*self._current.notes, *notes),
         )
-        return labels
 
     def _ask(self, chat: ChatFn, request: ChatRequest, keep: float, number: int) -> ChatReply | None:
         """The model's reply to batch ``number`` (its wall and load time kept for the next batches' keep-alive

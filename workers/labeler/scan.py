@@ -114,12 +114,17 @@ def _root_offsets(roots: list[bytes]) -> dict[bytes, int]:
     offsets: dict[bytes, int] = {}
     unplaced = list(roots)
     while unplaced:
-        first = pairs[unplaced[0]]
-        value = max(first, key=lambda v: (sum(v in pairs[r] for r in unplaced), -first[v]))
+        value = _best_pair(pairs, unplaced)
         for root in [r for r in unplaced if value in pairs[r]]:
             offsets[root] = pairs[root][value]
             unplaced.remove(root)
     return offsets
+
+
+def _best_pair(pairs: dict[bytes, dict[int, int]], unplaced: list[bytes]) -> int:
+    """The pair of the first unplaced root that is in the most unplaced roots; the earliest in it on a tie."""
+    first = pairs[unplaced[0]]
+    return max(first, key=lambda v: (sum(v in pairs[r] for r in unplaced), -first[v]))
 
 
 def _holder_offset(form: bytes, roots: list[bytes], offsets: dict[bytes, int]) -> int:
@@ -136,11 +141,21 @@ def _plan(forms: tuple[tuple[bytes, int], ...]) -> _Plan:
     (the pair in the most forms still unplaced; among those, the earliest in the first of them)."""
     usable = [(form, index) for form, index in forms if len(form) >= 2 and index < MAX_TERMS]
     distinct = sorted({form for form, _ in usable}, key=lambda f: (len(f), f))
+    return _grouped(usable, _form_offsets(distinct))
+
+
+def _form_offsets(distinct: list[bytes]) -> dict[bytes, int]:
+    """The offset of the pair each form is found by: a root's chosen greedily, a holder's from its root."""
     roots = _roots(distinct)
     offsets = _root_offsets(roots)
     for form in distinct:
         if form not in offsets:
             offsets[form] = _holder_offset(form, roots, offsets)
+    return offsets
+
+
+def _grouped(usable: list[tuple[bytes, int]], offsets: dict[bytes, int]) -> _Plan:
+    """The plan: the forms grouped by the pair they are found by, the pairs in ascending order."""
     groups: dict[int, list[Anchored]] = {}
     for form, index in usable:
         groups.setdefault(_pair(form, offsets[form]), []).append((form, index, offsets[form]))

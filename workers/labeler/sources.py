@@ -106,31 +106,48 @@ def _commit_sources(
     sources: list[Source] = []
     seen: set[str] = set()
     for sha in shas:
-        try:
-            commit = forge.commit(sha)
-        except NotFoundError:
-            if sha in listed:
-                commit = listed[sha]
-            else:
-                notes.append(f"file_at: no commit {sha} in the repository")
-                continue
-        if commit.sha in seen:
+        commit = _held_commit(forge, sha, listed, notes)
+        if commit is None or commit.sha in seen:
             continue
         seen.add(commit.sha)
-        sources.append(Source(commit.sha, f"commit {commit.sha}", text=tuple(commit.message.splitlines())))
-        for path in commit.files:
-            try:
-                data = forge.file_at(commit.sha, path)
-            except NotFoundError:
-                continue  # the commit deleted it
-            if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
-                notes.append(
-                    f"file_at: {commit.sha[:12]}:{path} not searched (binary or over {MAX_FILE_BYTES} bytes)"
-                )
-                continue
-            lines = tuple(data.decode("utf-8", "replace").splitlines())
-            sources.append(Source(commit.sha, f"{commit.sha}:{path}", text=lines))
+        sources += _commit_texts(forge, commit, notes)
     return sources
+
+
+def _held_commit(forge: Forge, sha: str, listed: Mapping[str, Commit], notes: list[str]) -> Commit | None:
+    """The commit as the repository holds it, else as its pull request lists it; None (noted) when neither
+    knows it."""
+    try:
+        return forge.commit(sha)
+    except NotFoundError:
+        if sha in listed:
+            return listed[sha]
+        notes.append(f"file_at: no commit {sha} in the repository")
+        return None
+
+
+def _commit_texts(forge: Forge, commit: Commit, notes: list[str]) -> list[Source]:
+    """A commit's message, then each file it changed that can be searched."""
+    sources = [Source(commit.sha, f"commit {commit.sha}", text=tuple(commit.message.splitlines()))]
+    for path in commit.files:
+        source = _file_source(forge, commit.sha, path, notes)
+        if source is not None:
+            sources.append(source)
+    return sources
+
+
+def _file_source(forge: Forge, sha: str, path: str, notes: list[str]) -> Source | None:
+    """A changed file as it stood at the commit; None when the commit deleted it, or (noted) when it is
+    binary or too large to search."""
+    try:
+        data = forge.file_at(sha, path)
+    except NotFoundError:
+        return None  # the commit deleted it
+    if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+        notes.append(f"file_at: {sha[:12]}:{path} not searched (binary or over {MAX_FILE_BYTES} bytes)")
+        return None
+    lines = tuple(data.decode("utf-8", "replace").splitlines())
+    return Source(sha, f"{sha}:{path}", text=lines)
 
 
 def miner_reproducer(job: Job, runs: Mapping[str, Path]) -> tuple[Reproducer | None, str]:
@@ -160,8 +177,7 @@ def _named_lines(miner: Miner, instance: str, path: Path) -> set[tuple[str, int]
     """The (file, line) places of the run's facts that name the run, as the miner extracts them."""
     item = CorpusItem(JSONL, instance, path, run_at(path).files)  # a session with its subagents
     facts = extract_facts(miner, [item]).facts.get(instance, ())
-    named = [f for f in facts if Text(text=instance) in f.args and f.span is not None]
-    return {(f.span.file, f.span.line) for f in named if f.span is not None}
+    return {(f.span.file, f.span.line) for f in facts if Text(text=instance) in f.args and f.span is not None}
 
 
 def _reproduced(name: str, instance: str, where: Span, named: set[tuple[str, int]]) -> tuple[bool, str]:

@@ -128,11 +128,22 @@ def _usage_counts(usage: Any) -> tuple[float, float] | bool:
         return (0.0, 0.0)
     if not isinstance(usage, dict):
         return False
-    counts = [_count(usage.get(name)) for name in _COUNTS]
-    if any(c is None for c in counts):
+    counts = _counts(usage)
+    if counts is None:
         return False
-    read = counts[2] or 0.0
-    return read, (counts[0] or 0.0) + (counts[1] or 0.0) + read
+    fresh, created, read = counts
+    return read, fresh + created + read
+
+
+def _counts(usage: dict[str, Any]) -> tuple[float, float, float] | None:
+    """The input, cache-creation and cache-read counts of ``usage``; None when one is unreadable."""
+    counts: list[float] = []
+    for name in _COUNTS:
+        count = _count(usage.get(name))
+        if count is None:
+            return None
+        counts.append(count)
+    return counts[0], counts[1], counts[2]
 
 
 def _count(value: Any) -> float | None:
@@ -162,7 +173,7 @@ def _read_file(path: Path) -> _FileSums:
     """Bytes first: the whole file is read, its lines counted, and only the lines that hold ``"result"``
     are parsed (a result envelope's ``event_type`` is that string; no other line can be one)."""
     data = path.read_bytes()
-    lines = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+    lines = _line_count(data)
     malformed, usages, at = 0, [], data.find(_NEEDLE)
     while at >= 0:
         start = data.rfind(b"\n", 0, at) + 1
@@ -175,6 +186,11 @@ def _read_file(path: Path) -> _FileSums:
             usages.append(found)
         at = data.find(_NEEDLE, end)
     return _FileSums(lines, malformed, usages)
+
+
+def _line_count(data: bytes) -> int:
+    """The lines of ``data``, a last line without its newline counted too."""
+    return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
 
 
 _Part = Path | tuple[Path, ...]
@@ -227,11 +243,19 @@ def _workers(parts: Sequence[_Part]) -> int:
     """How many processes read ``parts``: one per available core (at most four) when there is enough."""
     if not hasattr(os, "fork") or len(parts) < PARALLEL_FILES:
         return 1
-    if sum(path.stat().st_size for part in parts for path in _files(part)) < PARALLEL_BYTES:
+    if _total_bytes(parts) < PARALLEL_BYTES:
         return 1
-    return max(
-        1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    )
+    return max(1, min(4, _available_cores()))
+
+
+def _total_bytes(parts: Sequence[_Part]) -> int:
+    """The size of every file of ``parts``."""
+    return sum(path.stat().st_size for part in parts for path in _files(part))
+
+
+def _available_cores() -> int:
+    """The cores this process may run on (all of them where the platform cannot say)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _read_all(parts: Sequence[_Part]) -> list[_FileSums]:
@@ -240,8 +264,17 @@ def _read_all(parts: Sequence[_Part]) -> list[_FileSums]:
     count = _workers(parts)
     if count == 1:
         return [_read_part(part) for part in parts]
+    return _read_shares(_shares(parts, count))
+
+
+def _shares(parts: Sequence[_Part], count: int) -> list[Sequence[_Part]]:
+    """``parts`` split into at most ``count`` contiguous shares of equal size (the last one shorter)."""
     size = -(-len(parts) // count)
-    shares = [parts[i : i + size] for i in range(0, len(parts), size)]
+    return [parts[i : i + size] for i in range(0, len(parts), size)]
+
+
+def _read_shares(shares: Sequence[Sequence[_Part]]) -> list[_FileSums]:
+    """The sums of every share, in order: the first read here, each other one by a forked child."""
     children: list[Child] = []
     answers: list[bytes] = []
     try:
@@ -288,9 +321,7 @@ def read_h_fleet(paths: Sequence[Path]) -> HFleet:
 
 def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
     """h_fleet and each run's h_r over ``(name, files)`` runs (``harness.expand``), in the order given."""
-    split = [(name, _parts(paths)) for name, paths in runs]
-    read_parts = iter(_read_all([part for _, parts in split for part in parts]))
-    read = [(name, parts, [next(read_parts) for _ in parts]) for name, parts in split]
+    read = _read_runs(runs)
     every = [found for _, _, sums in read for found in sums]
     ratios = tuple(RunRatio(name, *_summed(sums)) for name, _, sums in read)
     return HFleet(*_summed(every), ratios, *_tallies(every), *_notes(read))
@@ -298,6 +329,13 @@ def read_h_fleet_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> HFleet:
 
 _ReadRun = tuple[str, list[_Part], list[_FileSums]]
 """A run's name, its parts, and the sums read from each."""
+
+
+def _read_runs(runs: Sequence[tuple[str, Sequence[Path]]]) -> list[_ReadRun]:
+    """Each run split into its parts, and the sums of each part, the parts of every run read together."""
+    split = [(name, _parts(paths)) for name, paths in runs]
+    read_parts = iter(_read_all([part for _, parts in split for part in parts]))
+    return [(name, parts, [next(read_parts) for _ in parts]) for name, parts in split]
 
 
 def _tallies(every: Sequence[_FileSums]) -> tuple[int, int, int]:
@@ -331,10 +369,13 @@ def _summed(sums: Iterable[_FileSums]) -> tuple[float, float]:
 
 def _unread(parts: Sequence[_Part], sums: Sequence[_FileSums]) -> list[str]:
     """A run's files read as result lines that held no result and are in no known format."""
+    return [str(path) for path in _empty_result_files(parts, sums) if format_of(path) is Format.UNKNOWN]
+
+
+def _empty_result_files(parts: Sequence[_Part], sums: Sequence[_FileSums]) -> list[Path]:
+    """A run's files read as result lines that held no result line."""
     return [
-        str(part)
-        for part, found in zip(parts, sums, strict=True)
-        if isinstance(part, Path) and not found.usages and format_of(part) is Format.UNKNOWN
+        part for part, found in zip(parts, sums, strict=True) if isinstance(part, Path) and not found.usages
     ]
 
 
@@ -343,11 +384,9 @@ def _why_none(name: str, parts: Sequence[_Part], sums: Sequence[_FileSums]) -> l
     if any(found.unreported for found in sums):
         return [f"{name}: its log reports no cache counts (SWE-agent): no h_r"]
     cut = [
-        part
-        for part, found in zip(parts, sums, strict=True)
-        if isinstance(part, Path)
-        and not found.usages
-        and format_of(part) in (Format.ENVELOPE, Format.STREAM_JSON)
+        path
+        for path in _empty_result_files(parts, sums)
+        if format_of(path) in (Format.ENVELOPE, Format.STREAM_JSON)
     ]
     if cut and not any(found.usages for found in sums):
         return [

@@ -9,9 +9,10 @@ accepted miner and a closed ticket count once, at their first event.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import orjson
 
@@ -91,23 +92,31 @@ class _Fold:
     findings: dict[str, Scope] = field(default_factory=dict)
 
     def add(self, recorded_at: datetime, event: Event) -> None:
-        if isinstance(event, RunRecorded):
-            self.runs[event.run] = _run_counts(event)
-        elif isinstance(event, FixerSessionEnded):
-            s = event.session
-            ready = s.outcome is FixerOutcome.READY
-            self.sessions[(s.ticket, s.started)] = SessionCost(
-                s.ticket, s.started, s.ended, s.cost_usd, ready
-            )
-        elif isinstance(event, MinerAccepted):
-            miner = event.acceptance.miner
-            self.accepted[miner] = event.acceptance.scope
-            self.structure.setdefault(("miner", miner), Structure("miner", miner, recorded_at))
-        elif isinstance(event, TicketClosed):
-            key = str(event.ticket)
-            self.structure.setdefault(("ticket", key), Structure("ticket", key, recorded_at))
-        elif isinstance(event, FindingDerived):
-            self.findings[_finding_key(event)] = event.finding.scope
+        """Fold one event in; an event no series reads is passed over."""
+        for kind, fold_in in _FOLDS:
+            if isinstance(event, kind):
+                fold_in(self, recorded_at, event)
+                return
+
+    def _run(self, recorded_at: datetime, event: RunRecorded) -> None:
+        self.runs[event.run] = _run_counts(event)
+
+    def _session(self, recorded_at: datetime, event: FixerSessionEnded) -> None:
+        s = event.session
+        ready = s.outcome is FixerOutcome.READY
+        self.sessions[(s.ticket, s.started)] = SessionCost(s.ticket, s.started, s.ended, s.cost_usd, ready)
+
+    def _accepted(self, recorded_at: datetime, event: MinerAccepted) -> None:
+        miner = event.acceptance.miner
+        self.accepted[miner] = event.acceptance.scope
+        self.structure.setdefault(("miner", miner), Structure("miner", miner, recorded_at))
+
+    def _closed(self, recorded_at: datetime, event: TicketClosed) -> None:
+        key = str(event.ticket)
+        self.structure.setdefault(("ticket", key), Structure("ticket", key, recorded_at))
+
+    def _finding(self, recorded_at: datetime, event: FindingDerived) -> None:
+        self.findings[_finding_key(event)] = event.finding.scope
 
     def result(self, at: datetime) -> MeasureInput:
         return MeasureInput(
@@ -118,6 +127,16 @@ class _Fold:
             accepted=tuple(sorted(self.accepted.items())),
             findings=tuple(sorted(self.findings.items())),
         )
+
+
+_FOLDS: tuple[tuple[type[Event], Callable[[_Fold, datetime, Any], None]], ...] = (
+    (RunRecorded, _Fold._run),
+    (FixerSessionEnded, _Fold._session),
+    (MinerAccepted, _Fold._accepted),
+    (TicketClosed, _Fold._closed),
+    (FindingDerived, _Fold._finding),
+)
+"""How each kind of event the series read is folded in."""
 
 
 def _run_counts(event: RunRecorded) -> RunCounts:

@@ -143,16 +143,23 @@ class _Rate:
     def value(self) -> float | None:
         return 1000.0 * self.struggles / self.calls if self.calls else None
 
+    @classmethod
+    def of(cls, period: date, group: Sequence[RunCounts]) -> _Rate:
+        """The rate of the runs started in ``period``."""
+        return cls(period, len(group), sum(r.tool_calls for r in group), sum(r.tool_errors for r in group))
+
 
 def _rates(runs: Iterable[RunCounts], kind: str, zone: ZoneInfo) -> list[_Rate]:
+    return [_Rate.of(day, group) for day, group in sorted(_by_period(runs, kind, zone).items())]
+
+
+def _by_period(runs: Iterable[RunCounts], kind: str, zone: ZoneInfo) -> dict[date, list[RunCounts]]:
+    """The runs with a start, grouped by the day or week they started in."""
     groups: dict[date, list[RunCounts]] = defaultdict(list)
     for run in runs:
         if run.started_at is not None:
             groups[period_of(run.started_at, kind, zone)].append(run)
-    return [
-        _Rate(day, len(group), sum(r.tool_calls for r in group), sum(r.tool_errors for r in group))
-        for day, group in sorted(groups.items())
-    ]
+    return groups
 
 
 def struggle_rate(inp: MeasureInput, kind: str, zone: ZoneInfo = ZONE) -> list[SeriesPoint]:
@@ -178,10 +185,8 @@ def compounding(inp: MeasureInput, kind: str, zone: ZoneInfo = ZONE) -> SeriesPo
     """exp(OLS slope of ln rate on the period index) - 1, with its 95% interval."""
     rates = _rates(inp.runs, kind, zone)
     usable = [(r.period, r.value) for r in rates if r.value]
-    zero = sum(1 for r in rates if r.value == 0.0)
-    none = sum(1 for r in rates if r.value is None)
-    xs = [float(_step(usable[0][0], period, kind)) for period, _ in usable]
-    fit = _fit(xs, [math.log(value) for _, value in usable], _excluded(zero, none))
+    zero, none = _unusable(rates)
+    fit = _log_rate_fit(usable, kind, _excluded(zero, none))
     labels = _compounding_labels(inp, kind, len(usable), zero, none)
     name = f"compounding_per_{kind}"
     if isinstance(fit, str):
@@ -189,6 +194,17 @@ def compounding(inp: MeasureInput, kind: str, zone: ZoneInfo = ZONE) -> SeriesPo
     low, high = fit.interval()
     labels["df"] = fit.df
     return _point(name, inp.at, math.expm1(fit.slope), labels, interval=(math.expm1(low), math.expm1(high)))
+
+
+def _unusable(rates: Sequence[_Rate]) -> tuple[int, int]:
+    """How many periods the fit leaves out: those with a zero rate, and those with no tool call."""
+    return sum(1 for r in rates if r.value == 0.0), sum(1 for r in rates if r.value is None)
+
+
+def _log_rate_fit(usable: Sequence[tuple[date, float]], kind: str, excluded: str) -> Fit | str:
+    """The OLS fit of ln rate on the period's index from the first usable period."""
+    xs = [float(_step(usable[0][0], period, kind)) for period, _ in usable]
+    return _fit(xs, [math.log(value) for _, value in usable], excluded)
 
 
 def _compounding_labels(inp: MeasureInput, kind: str, points: int, zero: int, none: int) -> dict[str, object]:
@@ -233,14 +249,7 @@ def structure_per_intervention(inp: MeasureInput, zone: ZoneInfo = ZONE) -> list
 
 def structure_exponent(inp: MeasureInput, zone: ZoneInfo = ZONE) -> SeriesPoint:
     """OLS slope of ln(cumulative structure) on ln(cumulative interventions), one point per active week."""
-    xs: list[float] = []
-    ys: list[float] = []
-    structure = sessions = 0
-    for n in _structure_weeks(inp, zone).values():
-        structure, sessions = structure + n["miner"] + n["ticket"], sessions + n["sessions"]
-        if structure and sessions:
-            xs.append(math.log(sessions))
-            ys.append(math.log(structure))
+    xs, ys = _cumulative_logs(_structure_weeks(inp, zone).values())
     fit = _fit(xs, ys)
     labels: dict[str, object] = {
         "points": len(xs),
@@ -250,6 +259,19 @@ def structure_exponent(inp: MeasureInput, zone: ZoneInfo = ZONE) -> SeriesPoint:
         return _point("structure_exponent", inp.at, None, labels, fit)
     labels["df"] = fit.df
     return _point("structure_exponent", inp.at, fit.slope, labels, interval=fit.interval())
+
+
+def _cumulative_logs(weeks: Iterable[dict[str, int]]) -> tuple[list[float], list[float]]:
+    """ln(cumulative interventions) and ln(cumulative structure) at each week where both are under way."""
+    xs: list[float] = []
+    ys: list[float] = []
+    structure = sessions = 0
+    for n in weeks:
+        structure, sessions = structure + n["miner"] + n["ticket"], sessions + n["sessions"]
+        if structure and sessions:
+            xs.append(math.log(sessions))
+            ys.append(math.log(structure))
+    return xs, ys
 
 
 def findings(inp: MeasureInput) -> list[SeriesPoint]:
@@ -294,14 +316,19 @@ def h_fleet(inp: MeasureInput) -> SeriesPoint:
     """Σ cache_read / Σ prompt tokens over every recorded run."""
     read = sum(r.cache_read for r in inp.runs)
     prompt = sum(r.prompt_tokens for r in inp.runs)
-    labels = {
+    labels = _h_fleet_labels(inp)
+    why = f"no prompt tokens in {len(inp.runs)} run(s)"
+    return _point("h_fleet", inp.at, read / prompt if prompt else None, labels, why)
+
+
+def _h_fleet_labels(inp: MeasureInput) -> dict[str, object]:
+    """The runs, those that read prompt tokens, those below the floor, and the floor."""
+    return {
         "runs": len(inp.runs),
         "runs_with_usage": sum(1 for r in inp.runs if r.prompt_tokens),
         "offenders": len(offenders(_ratios(inp))),
         "floor": FLOOR,
     }
-    why = f"no prompt tokens in {len(inp.runs)} run(s)"
-    return _point("h_fleet", inp.at, read / prompt if prompt else None, labels, why)
 
 
 def h_r_points(inp: MeasureInput) -> list[SeriesPoint]:

@@ -48,13 +48,23 @@ def _backtest_missed(rows: list[list[str]], pull: PullRequest) -> str | None:
 
 def _check_row_failed(rows: list[list[str]], pull: PullRequest) -> str | None:
     """Every row of the ``| Check | Command | Exit |`` table (past its rule line) must have exited 0."""
-    header = next((i for i, row in enumerate(rows) if row[:3] == ["Check", "Command", "Exit"]), None)
+    header = _check_table_header(rows)
     if header is None:
         return "the pull request body has no | Check | Command | Exit | table"
     for row in rows[header + 1 :]:
-        if len(row) >= 3 and not set(row[0]) <= {"-", ":", " "} and row[2] != "0":
+        if _is_failed_check(row):
             return f"| {row[0]} | {row[1]} | {row[2]} |: the check did not exit 0"
     return None
+
+
+def _check_table_header(rows: list[list[str]]) -> int | None:
+    """The index of the ``| Check | Command | Exit |`` header row, or None."""
+    return next((i for i, row in enumerate(rows) if row[:3] == ["Check", "Command", "Exit"]), None)
+
+
+def _is_failed_check(row: list[str]) -> bool:
+    """Whether a row of the check table (not its rule line) records an exit other than 0."""
+    return len(row) >= 3 and not set(row[0]) <= {"-", ":", " "} and row[2] != "0"
 
 
 def _head_check_failed(rows: list[list[str]], pull: PullRequest) -> str | None:

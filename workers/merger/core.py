@@ -5,7 +5,7 @@ from __future__ import annotations
 from ouroboros_gates.events import EventStore, StreamWrite, utcnow
 from ouroboros_gates.forge import WritableForge
 from ouroboros_gates.forge.local import LocalForge
-from ouroboros_gates.schemas import Event, MergeAttempted, Merged, MergeOutcome, MergeRefused
+from ouroboros_gates.schemas import Event, MergeAttempted, Merged, MergeOutcome, MergeRefused, MergeResult
 from ouroboros_gates.schemas.settings import Settings
 from ouroboros_gates.workers.merger.close import close_ticket, closed_event, closes_ticket
 from ouroboros_gates.workers.merger.gate import make_gate
@@ -33,18 +33,28 @@ def train_writes(forge: WritableForge, store: EventStore, settings: Settings) ->
     steps = run_train(forge, tried_heads(forge, store), gate, merger_identity(), utcnow)
     writes = []
     for step in steps:
-        result = step.result
-        attempted = MergeAttempted(pull_request=result.pull_request, head_sha=result.head_sha, at=result.at)
-        done: Event = (
-            Merged(result=result) if result.outcome is MergeOutcome.MERGED else MergeRefused(result=result)
-        )
-        writes.append(StreamWrite(f"pr/{result.pull_request}", [attempted, done]))
-        if result.outcome is MergeOutcome.MERGED:
-            ticket = closes_ticket(forge.pull_request(result.pull_request))
-            if ticket is not None:
-                verdict = close_ticket(forge, ticket, result.pull_request)
-                if verdict.ok:
-                    writes.append(
-                        StreamWrite(f"ticket/{ticket}", [closed_event(ticket, result.pull_request, verdict)])
-                    )
+        writes += _step_writes(forge, step.result)
     return writes
+
+
+def _step_writes(forge: WritableForge, result: MergeResult) -> list[StreamWrite]:
+    """One head's MergeAttempted then Merged or MergeRefused; after a merge, the ticket it closes."""
+    attempted = MergeAttempted(pull_request=result.pull_request, head_sha=result.head_sha, at=result.at)
+    merged = result.outcome is MergeOutcome.MERGED
+    done: Event = Merged(result=result) if merged else MergeRefused(result=result)
+    writes = [StreamWrite(f"pr/{result.pull_request}", [attempted, done])]
+    if merged:
+        writes += _closing_writes(forge, result.pull_request)
+    return writes
+
+
+def _closing_writes(forge: WritableForge, pull_number: int) -> list[StreamWrite]:
+    """The TicketClosed of the ticket a merged pull request says it closes, when the close-ticket gate
+    passes it (the gate comments on the ticket otherwise)."""
+    ticket = closes_ticket(forge.pull_request(pull_number))
+    if ticket is None:
+        return []
+    verdict = close_ticket(forge, ticket, pull_number)
+    if not verdict.ok:
+        return []
+    return [StreamWrite(f"ticket/{ticket}", [closed_event(ticket, pull_number, verdict)])]

@@ -95,28 +95,49 @@ def run_train(
     now: Callable[[], datetime],
 ) -> list[TrainStep]:
     """Take every ready head not tried yet, oldest first: refuse a self-merge, else run the gate."""
-    steps = []
-    for pull in ready_pulls(forge):
-        if (pull.number, pull.head_sha) in tried:
-            continue
-        refusal = self_merge_lines(pull, identity)
-        if not refusal:
-            verdict = gate(pull)
-            refusal = () if verdict.passed else (verdict.lines or ("the gate refused this head",))
-        if not refusal:
-            message = f"Merge pull request #{pull.number}: {pull.title}\n\nMerged-By: {identity}\n"
-            try:
-                merged = forge.merge(pull.number, pull.head_sha, message)
-            except ForgeError as exc:  # a conflict, a moved head, a protected branch: the forge's refusal
-                refusal = (f"the forge refused the merge: {exc}",)
-            else:
-                result = MergeResult(
-                    pull_request=pull.number, head_sha=pull.head_sha, outcome=MergeOutcome.MERGED, at=now()
-                )
-                steps.append(TrainStep(result, merge_commit=merged))
-                continue
-        steps.append(_refused(forge, pull, refusal, now()))
-    return steps
+    return [
+        _take(forge, pull, gate, identity, now)
+        for pull in ready_pulls(forge)
+        if (pull.number, pull.head_sha) not in tried
+    ]
+
+
+def _take(
+    forge: WritableForge, pull: PullRequest, gate: Gate, identity: str, now: Callable[[], datetime]
+) -> TrainStep:
+    """One head: merged when nothing refuses it, else refused with its lines."""
+    refusal = _refusal(pull, gate, identity)
+    if not refusal:
+        merged = _merge(forge, pull, identity, now)
+        if isinstance(merged, TrainStep):
+            return merged
+        refusal = merged
+    return _refused(forge, pull, refusal, now())
+
+
+def _refusal(pull: PullRequest, gate: Gate, identity: str) -> tuple[str, ...]:
+    """Why the head may not be merged: a self-merge (the gate is not run), else the gate's lines; none
+    when it passes."""
+    refusal = self_merge_lines(pull, identity)
+    if refusal:
+        return refusal
+    verdict = gate(pull)
+    return () if verdict.passed else (verdict.lines or ("the gate refused this head",))
+
+
+def _merge(
+    forge: WritableForge, pull: PullRequest, identity: str, now: Callable[[], datetime]
+) -> TrainStep | tuple[str, ...]:
+    """Merge the head: its step, or the forge's refusal (a conflict, a moved head, a protected branch)."""
+    message = f"Merge pull request #{pull.number}: {pull.title}\n\nMerged-By: {identity}\n"
+    try:
+        merged = forge.merge(pull.number, pull.head_sha, message)
+    except ForgeError as exc:
+        return (f"the forge refused the merge: {exc}",)
+    result = MergeResult(
+        pull_request=pull.number, head_sha=pull.head_sha, outcome=MergeOutcome.MERGED, at=now()
+    )
+    return TrainStep(result, merge_commit=merged)
 
 
 def _refused(forge: WritableForge, pull: PullRequest, refusal: tuple[str, ...], at: datetime) -> TrainStep:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ouroboros_gates.miners import MinerError, MinerTestReport, miner_test
+from ouroboros_gates.miners import BacktestResult, MinerError, MinerTestReport, MutationResult, miner_test
 from ouroboros_gates.schemas import (
     AcceptMiner,
     MinerAcceptance,
@@ -63,19 +63,28 @@ def judge(version: MinerVersion, runs: Sequence[Path]) -> Judgement:
     """The miner test's judgement of one version, its mutants judged on the ``runs`` still there."""
     report, readable = _tested(version, runs)
     if not report.passed or report.backtest is None or report.mutation is None:
-        failed = [f"{check.name}: {check.detail}" for check in report.checks if not check.passed]
-        return Judgement(version, None, "; ".join(failed)[:1000] or "its test did not run", readable)
-    score = report.mutation.report.score
-    acceptance = MinerAcceptance(
+        return Judgement(version, None, _failure(report), readable)
+    return Judgement(version, _acceptance(version, report.backtest, report.mutation), "", readable)
+
+
+def _failure(report: MinerTestReport) -> str:
+    """Why the test refused a version: its failed checks (1,000 characters at most), or that it never ran."""
+    failed = [f"{check.name}: {check.detail}" for check in report.checks if not check.passed]
+    return "; ".join(failed)[:1000] or "its test did not run"
+
+
+def _acceptance(version: MinerVersion, backtest: BacktestResult, mutation: MutationResult) -> MinerAcceptance:
+    """The acceptance of a version that passed its test (a mutation score of None counts as 1)."""
+    score = mutation.report.score
+    return MinerAcceptance(
         miner=version.name,
         scope=version.miner.scope,
-        backtest=report.backtest.record().summary(),
+        backtest=backtest.record().summary(),
         mutation_score=1.0 if score is None else score,
-        mutation_floor=report.mutation.report.floor,
+        mutation_floor=mutation.report.floor,
         test_passed=True,
         digest=version.digest,
     )
-    return Judgement(version, acceptance, "", readable)
 
 
 def _tested(version: MinerVersion, runs: Sequence[Path]) -> tuple[MinerTestReport, tuple[Path, ...]]:

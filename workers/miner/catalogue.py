@@ -36,11 +36,14 @@ def miner_digest(miner: Miner) -> str:
 
 
 def _signature(miner: Miner) -> Signature:
-    files = sorted(
-        p for p in miner.folder.rglob("*") if p.suffix in _DIGESTED and "__pycache__" not in p.parts
-    )
+    files = _digested_files(miner.folder)
     stats = tuple((path, path.stat()) for path in files if path.is_file())
     return tuple((str(path), st.st_mtime_ns, st.st_size) for path, st in stats)
+
+
+def _digested_files(folder: Path) -> list[Path]:
+    """The paths under a miner's folder whose kind is digested (bytecode caches left out), sorted."""
+    return sorted(p for p in folder.rglob("*") if p.suffix in _DIGESTED and "__pycache__" not in p.parts)
 
 
 def _content_digest(folder: Path, signature: Signature) -> str:

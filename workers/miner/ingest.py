@@ -49,6 +49,19 @@ def run_digest(path: Path) -> str:
 def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
     """Read the run the message names and return the event that records it."""
     path = confine(message.path, settings)
+    files = _run_files(message, path, settings)
+    recorded = files[0] if len(files) == 1 else path  # a run directory's events.jsonl is recorded as the file
+    try:
+        summary = summarise(read(recorded, run=message.run))
+        return RunRecorded(run=message.run, path=str(recorded), summary=summary, digest=run_digest(recorded))
+    except FileNotFoundError as exc:  # deleted while it was read: retrying cannot bring it back
+        raise PermanentError(
+            f"{message.path}: a file of the run vanished while it was read ({exc.filename})"
+        ) from exc
+
+
+def _run_files(message: IngestRun, path: Path, settings: Settings) -> tuple[Path, ...]:
+    """The files of the run at ``path``, each confined; ``PermanentError`` when it has none."""
     try:  # ``<project>/<sessionId>`` names a session of several transcripts: a path that is no file
         files = run_paths(path)
     except CorpusError:
@@ -59,14 +72,7 @@ def ingest_run(message: IngestRun, settings: Settings) -> RunRecorded:
         raise PermanentError(
             f"{message.path}: no harness log to ingest (events.jsonl, *.jsonl, *.ndjson, *.json)"
         )
-    recorded = files[0] if len(files) == 1 else path  # a run directory's events.jsonl is recorded as the file
-    try:
-        summary = summarise(read(recorded, run=message.run))
-        return RunRecorded(run=message.run, path=str(recorded), summary=summary, digest=run_digest(recorded))
-    except FileNotFoundError as exc:  # deleted while it was read: retrying cannot bring it back
-        raise PermanentError(
-            f"{message.path}: a file of the run vanished while it was read ({exc.filename})"
-        ) from exc
+    return files
 
 
 def mine_message(message: IngestRun, digest: str, path: str | None = None) -> MineRun:

@@ -119,7 +119,6 @@ def precheck(
     found, missing, why_not = _found_and_missing(proposal, problems)
     shown = "/".join(kind.value for kind in kinds)
     if found:
-        reason = f"{len(found)} of {len(proposal.instances)} named {shown} instance(s) exist"
         verdict = PrecheckVerdict(
             ticket=ticket.number,
             proposal=comment.id,
@@ -127,14 +126,26 @@ def precheck(
             verdict=PrecheckOutcome.LAUNCH,
             instances_named=proposal.instances,
             instances_found=found,
-            reason=f"{reason} (missing {why_not})" if missing else reason,
+            reason=_found_reason(proposal, found, shown, missing, why_not),
         )
         return Precheck(verdict, proposal, None)
-    if not proposal.instances:
-        reason = "the proposal names no instance"
-    else:
-        reason = f"none of {len(proposal.instances)} named {shown} instance(s) exists: {why_not}"
+    reason = _none_found_reason(proposal, shown, why_not)
     return _needs(ticket.number, comment.id, proposal, proposal.instances, kinds, reason, at)
+
+
+def _found_reason(
+    proposal: Proposal, found: tuple[str, ...], shown: str, missing: tuple[str, ...], why_not: str
+) -> str:
+    """A launch's reason: how many named instances exist, and why the others do not."""
+    reason = f"{len(found)} of {len(proposal.instances)} named {shown} instance(s) exist"
+    return f"{reason} (missing {why_not})" if missing else reason
+
+
+def _none_found_reason(proposal: Proposal, shown: str, why_not: str) -> str:
+    """Why no named instance was found: none is named, or why each does not exist."""
+    if not proposal.instances:
+        return "the proposal names no instance"
+    return f"none of {len(proposal.instances)} named {shown} instance(s) exists: {why_not}"
 
 
 def _found_and_missing(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -85,10 +85,15 @@ def find_block(body: str) -> ProposalBlock | None:
     if len(opens) > 1:
         raise ProposalFormatError(opens[1] + 1, "", f"a second ```{FENCE} block (a comment carries one)")
     start = opens[0] + 1
-    end = next((n for n in range(start, len(lines)) if _CLOSE.match(lines[n])), None)
+    end = _closing_line(lines, start)
     if end is None:
         raise ProposalFormatError(opens[0] + 1, "", f"the ```{FENCE} block is never closed with ```")
     return ProposalBlock("\n".join(lines[start:end]) + "\n", start + 1)
+
+
+def _closing_line(lines: list[str], start: int) -> int | None:
+    """The index of the first closing fence from ``start`` on, or None."""
+    return next((n for n in range(start, len(lines)) if _CLOSE.match(lines[n])), None)
 
 
 def _lines(text: str) -> list[str]:
@@ -130,9 +135,14 @@ def parse_proposal(body: str, *, ticket: int, comment_id: int, posted_at: dateti
             posted_at=posted_at,
         )
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise ProposalFormatError(at(str(first["loc"][0])), field, first["msg"]) from exc
+        raise _invalid(exc, at) from exc
+
+
+def _invalid(exc: ValidationError, at: Callable[[str], int]) -> ProposalFormatError:
+    """The model's first complaint, on the line of the field it names."""
+    first = exc.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in first["loc"])
+    return ProposalFormatError(at(str(first["loc"][0])), field, first["msg"])
 
 
 def _check_keys(table: dict[str, Any], lines: dict[str, int], first_line: int) -> None:
@@ -161,16 +171,33 @@ def render_proposal(proposal: Proposal, note: str = "") -> str:
         f"corpus = {_array([kind.value for kind in proposal.corpus])}",
         f"instances = {_array(list(proposal.instances))}",
         f"predicate = {_quote(proposal.predicate)}",
+        *_optional_rows(proposal),
     ]
+    block = "\n".join([f"```{FENCE}", *rows, "```"]) + "\n"
+    return f"{note.strip()}\n\n{block}" if note.strip() else block
+
+
+def _optional_rows(proposal: Proposal) -> list[str]:
+    """The rows of the optional fields the proposal has."""
+    rows = []
     if proposal.facts:
-        rows.append("facts = [\n" + "".join(f"  {_quote(fact)},\n" for fact in proposal.facts) + "]")
+        rows.append(_facts_row(proposal.facts))
     if proposal.rules:
         rows.append(f"rules = {_quote(proposal.rules)}")
     if proposal.labels:
-        pairs = [label.rsplit("\t", 1) for label in proposal.labels]
-        rows.append("labels = [" + ", ".join(_array(pair) for pair in pairs) + "]")
-    block = "\n".join([f"```{FENCE}", *rows, "```"]) + "\n"
-    return f"{note.strip()}\n\n{block}" if note.strip() else block
+        rows.append(_labels_row(proposal.labels))
+    return rows
+
+
+def _facts_row(facts: Sequence[str]) -> str:
+    """The facts as a TOML array, one fact a line."""
+    return "facts = [\n" + "".join(f"  {_quote(fact)},\n" for fact in facts) + "]"
+
+
+def _labels_row(labels: Sequence[str]) -> str:
+    """The labels as a TOML array of ``[instance, sign]`` pairs."""
+    pairs = [label.rsplit("\t", 1) for label in labels]
+    return "labels = [" + ", ".join(_array(pair) for pair in pairs) + "]"
 
 
 def _quote(text: str) -> str:
@@ -279,18 +306,24 @@ def _labels(value: Any, instances: tuple[str, ...], line: int) -> tuple[str, ...
         raise ProposalFormatError(
             line, "labels", f"expected an array of [instance, sign] pairs, got {_kind(value)}"
         )
-    labels: list[str] = []
-    for n, pair in enumerate(value):
-        where = f"labels[{n}]"
-        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)):
-            raise ProposalFormatError(line, where, 'expected [instance, "+" or "-"]')
-        instance, sign = pair
-        if sign not in _SIGNS:
-            raise ProposalFormatError(line, where, f'sign {sign!r} is not "+" or "-"')
-        if instance not in instances:
-            raise ProposalFormatError(line, where, f"{instance!r} is not one of the instances")
-        labels.append(f"{instance}\t{sign}")
-    return tuple(labels)
+    return tuple(_label(pair, instances, line, f"labels[{n}]") for n, pair in enumerate(value))
+
+
+def _label(pair: Any, instances: tuple[str, ...], line: int, where: str) -> str:
+    """One ``[instance, sign]`` pair as ``instance<TAB>sign``; the instance must be one of ``instances``."""
+    if not _is_pair(pair):
+        raise ProposalFormatError(line, where, 'expected [instance, "+" or "-"]')
+    instance, sign = pair
+    if sign not in _SIGNS:
+        raise ProposalFormatError(line, where, f'sign {sign!r} is not "+" or "-"')
+    if instance not in instances:
+        raise ProposalFormatError(line, where, f"{instance!r} is not one of the instances")
+    return f"{instance}\t{sign}"
+
+
+def _is_pair(pair: Any) -> bool:
+    """Whether ``pair`` is an array of two strings."""
+    return isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)
 
 
 def _kind(value: Any) -> str:

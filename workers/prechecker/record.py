@@ -38,7 +38,7 @@ def new_events(result: Precheck, prior: Sequence[StoredEvent]) -> list[Event]:
     last = _last_verdict(prior, verdict.proposal)
     if last is not None and _same(last, verdict):
         return []
-    posted = {e.decode_as(ProposalPosted).proposal.comment_id for e in prior if e.type == ProposalPosted.TYPE}
+    posted = _posted(prior)
     events: list[Event] = []
     if result.proposal is not None and result.proposal.comment_id not in posted:
         events.append(ProposalPosted(proposal=result.proposal))
@@ -46,6 +46,11 @@ def new_events(result: Precheck, prior: Sequence[StoredEvent]) -> list[Event]:
     if result.request is not None:
         events.append(LabelRequested(request=result.request))
     return events
+
+
+def _posted(prior: Sequence[StoredEvent]) -> set[int]:
+    """The comment ids of the proposals the stream already holds."""
+    return {e.decode_as(ProposalPosted).proposal.comment_id for e in prior if e.type == ProposalPosted.TYPE}
 
 
 def _last_verdict(prior: Sequence[StoredEvent], proposal: int | None) -> PrecheckVerdict | None:

@@ -36,7 +36,11 @@ class RunIndex:
         recorded = self._recorded(run)
         if recorded is not None and recorded.is_file():
             return recorded
-        # ``run`` has no separator (checked above), so these paths stay under their root.
+        return self._under_roots(run)
+
+    def _under_roots(self, run: str) -> Path | None:
+        """The run's ``events.jsonl`` under the first root that holds it, in either layout."""
+        # ``run`` has no separator (checked by ``file``), so these paths stay under their root.
         candidates = [
             path
             for root in self.roots

@@ -56,6 +56,14 @@ def census_row(
     positives = _positives(proposal, items)
     if not positives:
         return CensusRow(proposal.ticket, proposal.miner, miner.name, len(items), 0, "no positive among them")
+    return _extractor_row(proposal, miner, items, positives)
+
+
+def _extractor_row(
+    proposal: Proposal, miner: Miner, items: Sequence[CorpusItem], positives: set[str]
+) -> CensusRow:
+    """The row of the extractor run on the items: the most positives it flags at any knee, or why it
+    failed."""
     try:
         best = _best_tp(miner, items, positives)
     except MinerError as exc:

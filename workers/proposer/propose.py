@@ -10,7 +10,7 @@ and yields nothing. ``post`` puts a body on the forge unless the ticket's latest
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -99,18 +99,36 @@ def _drafts(
     reply: ChatReply, batch: Sequence[Ticket], now: datetime
 ) -> tuple[tuple[Draft, ...], tuple[str, ...]]:
     wanted = {t.number for t in batch}
-    drafts: dict[int, Draft] = {}
-    refused: dict[int | None, list[str]] = {}
+    answers = _Answers()
     for item in _answers(reply):
-        number, found = _drafted(item, wanted, drafts, reply.model, now)
+        answers.add(*_drafted(item, wanted, answers.drafts, reply.model, now))
+    answers.refuse_unanswered(wanted)
+    drafts = answers.drafts
+    return tuple(drafts[t.number] for t in batch if t.number in drafts), answers.reasons()
+
+
+@dataclass
+class _Answers:
+    """One reply's answers sorted: a draft per ticket, and the refusals grouped by ticket (None: not one of
+    the batch), in the order they came."""
+
+    drafts: dict[int, Draft] = field(default_factory=dict)
+    refused: dict[int | None, list[str]] = field(default_factory=dict)
+
+    def add(self, number: int | None, found: Draft | str) -> None:
+        """One answer: its draft, or why it is refused."""
         if isinstance(found, Draft):
-            drafts[found.ticket] = found
+            self.drafts[found.ticket] = found
         else:
-            refused.setdefault(number, []).append(str(found))
-    for number in sorted(wanted - set(drafts) - set(refused)):
-        refused[number] = [f"#{number}: no proposal in the reply"]
-    reasons = tuple(reason for reasons in refused.values() for reason in reasons)
-    return tuple(drafts[t.number] for t in batch if t.number in drafts), reasons
+            self.refused.setdefault(number, []).append(str(found))
+
+    def refuse_unanswered(self, wanted: set[int]) -> None:
+        """Refuse each ticket of the batch the reply said nothing about, in ticket order."""
+        for number in sorted(wanted - set(self.drafts) - set(self.refused)):
+            self.refused[number] = [f"#{number}: no proposal in the reply"]
+
+    def reasons(self) -> tuple[str, ...]:
+        return tuple(reason for reasons in self.refused.values() for reason in reasons)
 
 
 def _answers(reply: ChatReply) -> list[Any]:
@@ -136,12 +154,28 @@ def _drafted(
 def draft(ticket: int, item: Mapping[str, Any], model: str, now: datetime) -> Draft:
     """The comment for one answer; ``ValueError`` says why it is not a valid proposal."""
     instances = tuple(item["instances"])
+    proposal = _proposal(ticket, item, instances, _labels(item, instances), now)
+    body = render_proposal(proposal, note=NOTE.format(model=model))
+    parse_proposal(body, ticket=ticket, comment_id=1, posted_at=now)  # the pre-check must read it back
+    return Draft(ticket, proposal.miner, body)
+
+
+def _labels(item: Mapping[str, Any], instances: tuple[str, ...]) -> tuple[str, ...]:
+    """The answer's labels as ``instance<TAB>sign``; ``ValueError`` when one names an instance it does not
+    list."""
     labels = tuple(f"{label['instance']}\t{label['sign']}" for label in item["labels"])
     stray = [label["instance"] for label in item["labels"] if label["instance"] not in instances]
     if stray:
         raise ValueError(f"labels name {stray[0]!r}, which is not one of its instances")
+    return labels
+
+
+def _proposal(
+    ticket: int, item: Mapping[str, Any], instances: tuple[str, ...], labels: tuple[str, ...], now: datetime
+) -> Proposal:
+    """The answer as a proposal; ``ValueError`` names the first field the model refuses."""
     try:
-        proposal = Proposal(
+        return Proposal(
             ticket=ticket,
             comment_id=1,
             miner=item["miner"],
@@ -156,9 +190,6 @@ def draft(ticket: int, item: Mapping[str, Any], model: str, now: datetime) -> Dr
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         raise ValueError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
-    body = render_proposal(proposal, note=NOTE.format(model=model))
-    parse_proposal(body, ticket=ticket, comment_id=1, posted_at=now)  # the pre-check must read it back
-    return Draft(ticket, proposal.miner, body)
 
 
 def post(forge: WritableForge, draft: Draft) -> Proposal | None:
