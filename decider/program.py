@@ -100,6 +100,10 @@ class OperatingPoint:
         None  # why BLOCK is not offered: insufficient_data, precision_unreachable, calibration
     )
 
+    def blocks(self, p: float) -> bool:
+        """Whether p reaches an offered BLOCK threshold."""
+        return self.block_offered and self.block is not None and p >= self.block
+
 
 @dataclass(frozen=True)
 class Demo:
@@ -180,6 +184,10 @@ class Program:
     def point(self, family: str) -> OperatingPoint | None:
         """The family's operating point, else the pooled one, else None (insufficient data)."""
         return self.operating_points.get(family) or self.operating_points.get("*")
+
+    def platt_map(self, family: str) -> tuple[float, float] | None:
+        """The family's Platt map, else the pooled one, else None (uncalibrated)."""
+        return self.calibration.get(family) or self.calibration.get("*")
 
 
 def render_signals(x: Mapping[str, Scalar], instruments: Mapping[str, InstrumentState]) -> str:
