@@ -105,10 +105,14 @@ class CachedEmbedder:
         """Vectors in order; each distinct normalised text is embedded at most once per model."""
         keys = [normalised_sha(t) for t in texts]
         self._load_cached(keys)
-        wanted = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._local}
+        wanted = self._unheld(keys, texts)
         if wanted:
             self._embed_new(wanted)
         return [self._local[k] for k in keys]
+
+    def _unheld(self, keys: Sequence[str], texts: Sequence[str]) -> dict[str, str]:
+        """The texts, by key, that neither this embedder nor the cache holds a vector of."""
+        return {k: t for k, t in zip(keys, texts, strict=True) if k not in self._local}
 
     def _load_cached(self, keys: Sequence[str]) -> None:
         """Take from the cache the vectors of the keys this embedder does not hold yet."""

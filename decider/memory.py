@@ -198,12 +198,16 @@ class Memory:
         """Embed every example not embedded yet for the embedder's model; returns how many were new."""
         if self.embedding_model != embedder.model:
             self.vectors, self.embedding_model = {}, embedder.model
-        missing = {e.embedding_key: e.excerpt for e in self.examples if e.embedding_key not in self.vectors}
+        missing = self._not_embedded()
         if missing:
             for key, vector in zip(missing, embedder.embed(list(missing.values())), strict=True):
                 self.vectors[key] = _unit(vector)
             self.version += 1
         return len(missing)
+
+    def _not_embedded(self) -> dict[str, str]:
+        """The excerpts of the examples without a vector yet, by embedding key."""
+        return {e.embedding_key: e.excerpt for e in self.examples if e.embedding_key not in self.vectors}
 
     def vector(self, example: MemoryExample) -> np.ndarray | None:
         """The example's unit vector, or None when it has none."""

@@ -267,10 +267,15 @@ def _block_starts(columns: Sequence[Column]) -> np.ndarray:
 
 def _stacked(rows: Sequence[np.ndarray | None]) -> np.ndarray | None:
     """The examples' vectors as a matrix, zeros for an example without one (None: no vector at all)."""
-    dims = next((len(r) for r in rows if r is not None), 0)
+    dims = _dims(rows)
     if not dims or not rows:
         return None
     return np.stack([r if r is not None else np.zeros(dims, np.float32) for r in rows])
+
+
+def _dims(rows: Sequence[np.ndarray | None]) -> int:
+    """The vectors' dimension (0 when no example has a vector)."""
+    return next((len(r) for r in rows if r is not None), 0)
 
 
 def _walk(
@@ -372,9 +377,14 @@ def _short(
     picked: Sequence[Neighbour], ranked: Sequence[Neighbour], labels: Counter[int], family: str, k: int
 ) -> bool:
     """Whether the pick misses a minimum of the balance rule: k in all, 2 of a label, k-2 of the family."""
-    pool_labels = Counter(n.example.y for n in ranked)
     return (
         len(picked) < k
-        or any(labels[y] < min(2, pool_labels[y]) or pool_labels[y] < 2 for y in (0, 1))
+        or _label_short(ranked, labels)
         or sum(1 for n in picked if n.example.family == family) < k - 2
     )
+
+
+def _label_short(ranked: Sequence[Neighbour], labels: Counter[int]) -> bool:
+    """Whether a label has fewer than 2 in the pick while the pool has them, or the pool has fewer than 2."""
+    pool_labels = Counter(n.example.y for n in ranked)
+    return any(labels[y] < min(2, pool_labels[y]) or pool_labels[y] < 2 for y in (0, 1))
