@@ -312,9 +312,15 @@ def _weights(voters: Sequence[Neighbour], family: str) -> list[float]:
 def _contrast_scale(raw: Sequence[float], voters: Sequence[Neighbour], family: str) -> float:
     """The factor on other families' weights that keeps them within ``CONTRAST_SHARE`` of the family's (of
     one pseudo-vote when the family has none)."""
+    own, other = _weight_by_family(raw, voters, family)
+    return min(1.0, CONTRAST_SHARE * (own or 1.0) / other) if other else 1.0
+
+
+def _weight_by_family(raw: Sequence[float], voters: Sequence[Neighbour], family: str) -> tuple[float, float]:
+    """The weight of the voters of the candidate's family, and that of the others."""
     own = sum(w for w, n in zip(raw, voters, strict=True) if n.example.family == family)
     other = sum(w for w, n in zip(raw, voters, strict=True) if n.example.family != family)
-    return min(1.0, CONTRAST_SHARE * (own or 1.0) / other) if other else 1.0
+    return own, other
 
 
 def _vote_said(voters: Sequence[Neighbour], family: str) -> str:

@@ -147,12 +147,25 @@ def decide_all(
     )
     found = [retrieve(engine.index(), target, engine.boundary, settings) for target in targets]
     got = _answers(analysed, engine, views, found, targets, deadline=deadline, progress=progress)
+    decided = _judged(analysed, program, views, got, found, progress)
+    return _run(decided, engine, program, found)
+
+
+def _judged(
+    analysed: Sequence[Analysed],
+    program: Program,
+    views: Sequence[CandidateView],
+    got: Sequence[Classified | None],
+    found: Sequence[Retrieved],
+    progress: Callable[[int, int], None] | None,
+) -> tuple[Decided, ...]:
+    """Each candidate's decision from its answer; ``progress`` is told when all are decided."""
     decided = tuple(
         judge(a, program, v, g, r) for a, v, g, r in zip(analysed, views, got, found, strict=True)
     )
     if progress is not None:
         progress(len(decided), len(decided))
-    return _run(decided, engine, program, found)
+    return decided
 
 
 def _answers(

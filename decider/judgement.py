@@ -135,9 +135,14 @@ class Decided:
 def _named(text: str, item: Analysed) -> tuple[str, ...]:
     """Signals the rationale names that the record holds (others are dropped)."""
     words = set(re.findall(r"[A-Za-z0-9_.+#-]+", text))
-    names = {n for n, v in item.record.x.items() if v is not None and n in words}
+    names = _features_named(item.record, words)
     names |= {s.rule for s in item.signals if s.rule in words}
     return tuple(sorted(names))
+
+
+def _features_named(record: FeatureRecord, words: set[str]) -> set[str]:
+    """The record's features with a value whose names are among the words."""
+    return {n for n, v in record.x.items() if v is not None and n in words}
 
 
 def _base(item: Analysed, program: Program | None, **fields: Any) -> Decision:

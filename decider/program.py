@@ -363,12 +363,17 @@ def _is_probability(value: object) -> TypeGuard[float]:
 
 def _cited(cited: object, rationale: str, excerpt: Excerpt) -> tuple[int, ...]:
     """The lines an answer cites, in ``cited_lines`` or named in its rationale, that the excerpt shows."""
-    if not isinstance(cited, list) or not all(_is_line_number(n) for n in cited):
-        raise AnswerError("cited_lines is not a list of line numbers")
-    lines = tuple(sorted({n for n in [*cited, *_named_lines(rationale)] if excerpt.covers(n)}))
+    lines = tuple(sorted({n for n in [*_line_numbers(cited), *_named_lines(rationale)] if excerpt.covers(n)}))
     if not lines:
         raise AnswerError(f"cites no line of the code shown ({excerpt.first_line}-{excerpt.last_line})")
     return lines
+
+
+def _line_numbers(cited: object) -> list[int]:
+    """``cited_lines`` as the list of line numbers it must be; refused when it is not one."""
+    if not isinstance(cited, list) or not all(_is_line_number(n) for n in cited):
+        raise AnswerError("cited_lines is not a list of line numbers")
+    return cited
 
 
 def _named_lines(rationale: str) -> list[int]:
