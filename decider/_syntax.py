@@ -313,11 +313,16 @@ def _assigned_name(parent: Node | None) -> str | None:
     assignment's target; None when it has none."""
     if parent is None or parent.type not in {"variable_declarator", "pair", "assignment_expression"}:
         return None
-    target = parent.child_by_field_name("name") or parent.child_by_field_name("key")
-    target = target or parent.child_by_field_name("left")
+    target = _holder_target(parent)
     if target is not None and target.type in {"identifier", "property_identifier"}:
         return _text(target)
     return None
+
+
+def _holder_target(parent: Node) -> Node | None:
+    """What names the holder's value: a declarator's name, a pair's key, an assignment's left side."""
+    target = parent.child_by_field_name("name") or parent.child_by_field_name("key")
+    return target or parent.child_by_field_name("left")
 
 
 def _params_node(node: Node) -> Node | None:

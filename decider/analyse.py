@@ -148,12 +148,17 @@ def _counted(
     vendored: bool,
 ) -> list[str]:
     """The target files whose candidates count (see ``analyse``)."""
-    targets = [t for t in targets if _within(t, within) and excluded_by(t, exclude) is None]
+    targets = _selected(targets, within, exclude)
     if not tests:
         targets = _not_tests(targets, repo, within)
     if not vendored:
         targets = [t for t in targets if not _vendored(t, parsed[t])]
     return targets
+
+
+def _selected(targets: list[str], within: tuple[str, ...] | None, exclude: tuple[str, ...]) -> list[str]:
+    """The targets under a folder or file of ``within`` that no ``exclude`` glob leaves out."""
+    return [t for t in targets if _within(t, within) and excluded_by(t, exclude) is None]
 
 
 def _not_tests(targets: list[str], repo: Path, within: tuple[str, ...] | None) -> list[str]:

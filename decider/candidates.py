@@ -152,7 +152,7 @@ def changed_lines(repo: GitRepo, base: str, head: str) -> list[ChangedFile]:
 
 def parse_commit(repo: GitRepo, commit: str, paths: Iterable[str] | None = None) -> dict[str, ParsedFile]:
     """Parse every source file (or the given ones) of a commit; binary and oversized files are skipped."""
-    chosen = [p for p in (repo.files(commit) if paths is None else paths) if language_of(p) is not None]
+    chosen = _source_paths(repo, commit, paths)
     parsed: dict[str, ParsedFile] = {}
     for path, data in repo.read(commit, chosen).items():
         language = language_of(path)
@@ -160,6 +160,11 @@ def parse_commit(repo: GitRepo, commit: str, paths: Iterable[str] | None = None)
             continue
         parsed[path] = parse_source(path, language, data)
     return parsed
+
+
+def _source_paths(repo: GitRepo, commit: str, paths: Iterable[str] | None) -> list[str]:
+    """The paths (every file of the commit without ``paths``) of a language with a grammar."""
+    return [p for p in (repo.files(commit) if paths is None else paths) if language_of(p) is not None]
 
 
 def _is_text_within_bounds(data: bytes) -> bool:

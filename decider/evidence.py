@@ -92,10 +92,15 @@ def _source(flow: Flow) -> str:
 
 def _between(flow: Flow) -> str:
     """``, through lines 4, 6,`` (the assignments it went through), or nothing."""
-    steps = [n for n in flow.steps if n not in (flow.source_line, flow.sink_line)]
+    steps = _assignments(flow)
     if steps:
         return f", through line{'s' if len(steps) > 1 else ''} {', '.join(str(n) for n in steps)},"
     return ""
+
+
+def _assignments(flow: Flow) -> list[int]:
+    """The lines of the assignments a flow went through, its source's and sink's left out."""
+    return [n for n in flow.steps if n not in (flow.source_line, flow.sink_line)]
 
 
 def evidence_of(flows: Sequence[Flow], signal_lines: Iterable[int]) -> Evidence:

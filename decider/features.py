@@ -266,12 +266,17 @@ def _check_feature(
     if status is None:
         raise FeatureError(f"{source}: feature {key!r}: no state for instrument {spec.instrument!r}")
     if value is None:
-        if status.state is State.RAN and not spec.nullable:
-            raise FeatureError(f"{source}: feature {key!r} is null but {spec.instrument} ran")
+        _check_null(spec, status, source)
         return
     if status.state is not State.RAN:
         raise FeatureError(f"{source}: feature {key!r} has a value but {spec.instrument} did not run")
     _check_value(spec, value, source)
+
+
+def _check_null(spec: FeatureSpec, status: InstrumentState, source: str) -> None:
+    """Refuse a null feature whose instrument ran, unless the feature may be null."""
+    if status.state is State.RAN and not spec.nullable:
+        raise FeatureError(f"{source}: feature {spec.name!r} is null but {spec.instrument} ran")
 
 
 def build_record(

@@ -337,15 +337,21 @@ class _Walker:
             here = Path(folder)
             real = here.resolve()
             shown_here = shown_root / here.relative_to(absolute)
-            if real in self.seen_dirs:
-                shown = _relative(self.scan.root, shown_here)
-                self.scan.skipped.append(Skipped(shown, "symlink loop (folder already scanned)"))
+            if not self._first_visit(real, shown_here):
                 dirs[:] = []
                 continue
-            self.seen_dirs.add(real)
             dirs[:] = [n for n in sorted(dirs) if _walks_into(self.scan, here / n, shown_here / n, walk)]
             for name in sorted(files):
                 self.file(here / name, _relative(self.scan.root, shown_here / name), walk)
+
+    def _first_visit(self, real: Path, shown_here: Path) -> bool:
+        """Whether the walk meets a folder for the first time (a repeat, a link loop, is recorded skipped)."""
+        if real in self.seen_dirs:
+            shown = _relative(self.scan.root, shown_here)
+            self.scan.skipped.append(Skipped(shown, "symlink loop (folder already scanned)"))
+            return False
+        self.seen_dirs.add(real)
+        return True
 
     def file(self, path: Path, shown: str, walk: LeaveOut) -> None:
         """Read one file of a walked folder, or count it, or record why it is left out."""

@@ -204,9 +204,13 @@ def _json_names(text: str) -> set[str]:
         data = json.loads(text)
     except ValueError:
         return set()
+    return {str(n).lower() for section in _sections(data) if isinstance(section, dict) for n in section}
+
+
+def _sections(data: object) -> list[object]:
+    """The dependency sections of npm's and Composer's JSON (none when it is not an object)."""
     keys = ("dependencies", "devDependencies", "peerDependencies", "require", "require-dev")
-    sections = [data.get(k) for k in keys] if isinstance(data, dict) else []
-    return {str(n).lower() for section in sections if isinstance(section, dict) for n in section}
+    return [data.get(k) for k in keys] if isinstance(data, dict) else []
 
 
 _READERS_BY_NAME: dict[str, Callable[[str], set[str]]] = {
