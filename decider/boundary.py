@@ -5,16 +5,22 @@ and ``eligible(example, target, fold)``, the only way an example reaches a promp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
 from ouroboros_gates.decider.memory import MemoryExample
 
-if TYPE_CHECKING:
-    from ouroboros_gates.decider.retrieve import Target
+__all__ = ["Boundary", "TargetLike", "cosine", "eligible", "ineligible_reason"]
 
-__all__ = ["Boundary", "cosine", "eligible", "ineligible_reason"]
+
+class TargetLike(Protocol):
+    """What the boundary reads of a retrieval target (``retrieve.Target``): its group and excerpt vector."""
+
+    @property
+    def group(self) -> str | None: ...
+    @property
+    def vector(self) -> np.ndarray | None: ...
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,7 @@ def cosine(u: np.ndarray | None, v: np.ndarray | None) -> float | None:
 
 
 def ineligible_reason(
-    example: MemoryExample, target: Target, fold: Boundary, vector: np.ndarray | None = None
+    example: MemoryExample, target: TargetLike, fold: Boundary, vector: np.ndarray | None = None
 ) -> str | None:
     """Why an example may not reach this target's prompt in this fold, or None when it may."""
     if example.group in fold.evaluation_groups:
@@ -58,13 +64,13 @@ def _held_out(example: MemoryExample, fold: Boundary) -> str | None:
     return None
 
 
-def _near_duplicate(vector: np.ndarray | None, target: Target, fold: Boundary) -> bool:
+def _near_duplicate(vector: np.ndarray | None, target: TargetLike, fold: Boundary) -> bool:
     cos = cosine(vector, target.vector)
     return cos is not None and cos >= fold.near_duplicate_cos
 
 
 def eligible(
-    example: MemoryExample, target: Target, fold: Boundary, vector: np.ndarray | None = None
+    example: MemoryExample, target: TargetLike, fold: Boundary, vector: np.ndarray | None = None
 ) -> bool:
     """The only gate between the memory and a prompt (retrieved examples and demonstrations alike)."""
     return ineligible_reason(example, target, fold, vector) is None
