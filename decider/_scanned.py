@@ -246,7 +246,8 @@ def x_facts(graph: CallGraph, path: str, function: Function) -> dict[str, Scalar
 
 def x_roles(roles: FunctionRoles, family: str) -> dict[str, Scalar]:
     operations = families().operations_of(family)
-    return _sink_features([u for u in roles.uses if u.kind == "sink" and u.operation in operations]) | {
+    sinks = [u for u in roles.uses if u.kind == "sink" and u.operation in operations]
+    return _sink_features(sinks) | {
         "roles.is_wrapper": _wraps(roles, "sink", operations),
         "roles.sanitizer_in_function": _uses(roles, "sanitizer", operations),
         "roles.source_in_function": bool(roles.sources),

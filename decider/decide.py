@@ -146,7 +146,7 @@ def decide_all(
         n1=int(program.retrieval["n1"]), k=int(program.retrieval["k"]), lam=program.retrieval["lam"]
     )
     found = [retrieve(engine.index(), target, engine.boundary, settings) for target in targets]
-    got = _answers(analysed, engine, views, found, targets, deadline=deadline, progress=progress)
+    got = _answers(program, analysed, engine, views, found, targets, deadline=deadline, progress=progress)
     decided = _judged(analysed, program, views, got, found, progress)
     return _run(decided, engine, program, found)
 
@@ -169,6 +169,7 @@ def _judged(
 
 
 def _answers(
+    program: Program,
     analysed: Sequence[Analysed],
     engine: Engine,
     views: Sequence[CandidateView],
@@ -179,8 +180,6 @@ def _answers(
     progress: Callable[[int, int], None] | None,
 ) -> Sequence[Classified | None]:
     """Each candidate's answer: its neighbours' vote, or the chat model's over the examples shown to it."""
-    program = engine.program
-    assert program is not None
     if program.kind == "memory-vote":
         return _voted(analysed, views, found, progress)
     assert engine.client is not None

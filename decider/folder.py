@@ -127,9 +127,8 @@ class LeaveOut:
 
     def _ignored(self, relative: str, is_dir: bool) -> str | None:
         """Git ignores the path (a folder by its name with a trailing ``/``)."""
-        return (
-            "left out: ignored by git" if (f"{relative}/" if is_dir else relative) in self.ignored else None
-        )
+        key = f"{relative}/" if is_dir else relative
+        return "left out: ignored by git" if key in self.ignored else None
 
     def _excluded(self, relative: str) -> str | None:
         """An ``--exclude`` glob matches the path."""
