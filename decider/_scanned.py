@@ -20,6 +20,7 @@ from ouroboros_gates.decider.instruments import (
     CallGraph,
     FunctionRoles,
     QuickHit,
+    QuickRule,
     RoleUse,
     Signal,
     bandit_scan,
@@ -65,6 +66,14 @@ class FileScan:
             return tuple(sorted(f.id for f in frameworks() if self.item.language in f.languages))
         return tuple(sorted(self.priors)) if isinstance(self.priors, frozenset) else ()
 
+    def hits_in(self, function: Function) -> list[QuickHit]:
+        """The quick-rule hits inside one function."""
+        return [h for h in self.hits if self.item.enclosing(h.line).name == function.name]
+
+    def issues_in(self, function: Function) -> list[BanditIssue]:
+        """Bandit's issues inside one function."""
+        return [i for i in self.issues if self.item.enclosing(i.line).name == function.name]
+
 
 GRAMMARS = (
     "tree-sitter",
@@ -99,7 +108,7 @@ def _rule_signals(scan: FileScan) -> Iterator[tuple[str, Signal]]:
     item, priors = scan.item, scan.priors
     for hit in scan.hits:
         rule = hit.rule
-        if rule.status == "enabled" and prior_active(rule.tag, priors):
+        if _raises(rule, priors):
             signal = Signal(
                 "qr", rule.id, rule.family, hit.line, rule.message, rule.mechanisms, rule.precision_estimate
             )
@@ -109,6 +118,11 @@ def _rule_signals(scan: FileScan) -> Iterator[tuple[str, Signal]]:
             item.enclosing(issue.line).name,
             Signal("bandit", issue.test_id, issue.family, issue.line, issue.text),
         )
+
+
+def _raises(rule: QuickRule, priors: Resolved) -> bool:
+    """Whether a quick rule raises signals: enabled (not shadow), with its prior on."""
+    return rule.status == "enabled" and prior_active(rule.tag, priors)
 
 
 def _taint_signals(scan: FileScan) -> Iterator[tuple[str, Signal]]:
@@ -140,39 +154,41 @@ def _role_signals(
 
 def _role_signal(use: RoleUse, function_roles: FunctionRoles, priors: Resolved) -> Signal | None:
     family = families().by_operation.get(use.operation)
-    reached = use.param_reaches or (use.nonconstant and bool(function_roles.sources))
+    reached = _reached(use, function_roles)
     active = prior_active(use.tag, priors)
-    if use.kind == "sink" and use.depth == 0 and reached and family is not None and active:
+    if _own_sink(use) and reached and family is not None and active:
         message = f"{use.operation} sink ({use.origin}) reached by a parameter or a source"
         return Signal("roles", use.entry, family, use.line, message)
     return None
 
 
+def _own_sink(use: RoleUse) -> bool:
+    """Whether the use is a sink the function calls itself (not one a wrapper it calls holds)."""
+    return use.kind == "sink" and use.depth == 0
+
+
+def _reached(use: RoleUse, function_roles: FunctionRoles) -> bool:
+    """Whether a parameter reaches the use, or a non-constant argument does in a function with a source."""
+    return use.param_reaches or (use.nonconstant and bool(function_roles.sources))
+
+
 def family_signal_count(scan: FileScan, function: Function, family: str) -> int:
     """The family's signals in one function, for novelty: enabled quick-rule hits, Bandit issues, and the
     taint step's flows that reach a sink of the family unsanitised."""
-    item, priors = scan.item, scan.priors
+    priors = scan.priors
     count = sum(
-        1
-        for hit in scan.hits
-        if hit.rule.family == family
-        and hit.rule.status == "enabled"
-        and prior_active(hit.rule.tag, priors)
-        and item.enclosing(hit.line).name == function.name
+        1 for hit in scan.hits_in(function) if hit.rule.family == family and _raises(hit.rule, priors)
     )
-    count += sum(
-        1 for i in scan.issues if i.family == family and item.enclosing(i.line).name == function.name
-    )
-    _inside, _mine, live = function_flows(item, function, family, priors)
+    count += sum(1 for i in scan.issues_in(function) if i.family == family)
+    _inside, _mine, live = function_flows(scan.item, function, family, priors)
     return count + len(live)
 
 
 def x_quick(scan: FileScan, function: Function, family: str) -> dict[str, Scalar]:
-    priors = scan.priors
-    inside = [h for h in scan.hits if scan.item.enclosing(h.line).name == function.name]
-    active = [h for h in inside if prior_active(h.rule.tag, priors)]
+    inside = scan.hits_in(function)
+    active = [h for h in inside if prior_active(h.rule.tag, scan.priors)]
     mine = [h for h in active if h.rule.family == family]
-    enabled = [h for h in mine if h.rule.status == "enabled"]
+    enabled = _enabled(mine)
     x: dict[str, Scalar] = {
         "qr.enabled_hits": min(len(enabled), 20),
         "qr.shadow_hits": min(len(mine) - len(enabled), 20),
@@ -181,6 +197,11 @@ def x_quick(scan: FileScan, function: Function, family: str) -> dict[str, Scalar
         "qr.prior_hits": min(_prior_hits(inside, family), 10),
     }
     return x | _mechanism_hits(mine)
+
+
+def _enabled(hits: Sequence[QuickHit]) -> list[QuickHit]:
+    """The hits of enabled rules (not those of shadow rules)."""
+    return [h for h in hits if h.rule.status == "enabled"]
 
 
 def _mechanism_hits(hits: Sequence[QuickHit]) -> dict[str, Scalar]:
@@ -200,7 +221,7 @@ _RANK = {"absent": 0, "low": 1, "medium": 2, "high": 3}
 
 
 def x_bandit(scan: FileScan, function: Function, family: str) -> dict[str, Scalar]:
-    inside = [i for i in scan.issues if scan.item.enclosing(i.line).name == function.name]
+    inside = scan.issues_in(function)
     mine = [i for i in inside if i.family == family]
     return {
         "bandit.issues": min(len(mine), 10),
@@ -226,6 +247,16 @@ def x_facts(graph: CallGraph, path: str, function: Function) -> dict[str, Scalar
 def x_roles(roles: FunctionRoles, family: str) -> dict[str, Scalar]:
     operations = families().operations_of(family)
     sinks = [u for u in roles.uses if u.kind == "sink" and u.operation in operations]
+    return _sink_features(sinks) | {
+        "roles.is_wrapper": _wraps(roles, "sink", operations),
+        "roles.sanitizer_in_function": _uses(roles, "sanitizer", operations),
+        "roles.source_in_function": bool(roles.sources),
+        "roles.source_kind": min(roles.sources) if roles.sources else "absent",
+    }
+
+
+def _sink_features(sinks: Sequence[RoleUse]) -> dict[str, Scalar]:
+    """What the function's sinks of the family say: how many, how deep, where from, how sure."""
     origin = "absent"
     if sinks:
         origin = min(sinks, key=lambda u: u.depth).origin
@@ -236,10 +267,6 @@ def x_roles(roles: FunctionRoles, family: str) -> dict[str, Scalar]:
         "roles.sink_confidence": max((u.confidence for u in sinks), default=0.0),
         "roles.sink_nonconstant": any(u.nonconstant for u in sinks),
         "roles.param_reaches_sink": any(u.param_reaches for u in sinks),
-        "roles.is_wrapper": _wraps(roles, "sink", operations),
-        "roles.sanitizer_in_function": _uses(roles, "sanitizer", operations),
-        "roles.source_in_function": bool(roles.sources),
-        "roles.source_kind": min(roles.sources) if roles.sources else "absent",
     }
 
 
@@ -262,13 +289,9 @@ def _flows(item: ParsedFile, priors: Resolved) -> list[Flow]:
     prior)."""
     found: dict[tuple[object, ...], Flow] = {}
     for flow in item.flows:
-        kept = flow
-        if not all(prior_active(tag, priors) for tag in flow.tags):
-            if flow.route is None or not all(prior_active(t, priors) for t in flow.tags if t != flow.route):
-                continue
-            kept = replace(
-                flow, source_kind=PARAMETER, tags=tuple(t for t in flow.tags if t != flow.route), route=None
-            )
+        kept = _as_read(flow, priors)
+        if kept is None:
+            continue
         key = (
             kept.function,
             kept.operation,
@@ -279,6 +302,28 @@ def _flows(item: ParsedFile, priors: Resolved) -> list[Flow]:
         )
         found.setdefault(key, kept)
     return list(found.values())
+
+
+def _as_read(flow: Flow, priors: Resolved) -> Flow | None:
+    """The flow as the priors switched on read it: itself, its parameter's flow when only its route's
+    framework is off, or None."""
+    if all(prior_active(tag, priors) for tag in flow.tags):
+        return flow
+    if _only_route_off(flow, priors):
+        return _parameter_flow(flow)
+    return None
+
+
+def _only_route_off(flow: Flow, priors: Resolved) -> bool:
+    """Whether the flow comes from a route whose framework is off, every other prior of it being on."""
+    return flow.route is not None and all(prior_active(t, priors) for t in flow.tags if t != flow.route)
+
+
+def _parameter_flow(flow: Flow) -> Flow:
+    """The flow read without its route's prior: from the route function's parameter."""
+    return replace(
+        flow, source_kind=PARAMETER, tags=tuple(t for t in flow.tags if t != flow.route), route=None
+    )
 
 
 def function_flows(
@@ -300,9 +345,14 @@ def x_taint(item: ParsedFile, function: Function, family: str, priors: Resolved)
         "taint.source_kind": _source_kind(live),
         "taint.external_source": any(f.source_kind != "parameter" for f in live),
         "taint.via_call": any(f.via_call for f in live),
-        "taint.span_lines": min(50, *(abs(f.sink_line - f.source_line) for f in live)) if live else None,
+        "taint.span_lines": _span_lines(live),
         "taint.other_family_flows": min(sum(1 for f in inside if not f.sanitized) - len(live), 10),
     }
+
+
+def _span_lines(live: Sequence[Flow]) -> int | None:
+    """The shortest source-to-sink span of the live flows, at most 50; None without a live flow."""
+    return min(50, *(abs(f.sink_line - f.source_line) for f in live)) if live else None
 
 
 def _source_kind(live: Sequence[Flow]) -> str:

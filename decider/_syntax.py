@@ -6,6 +6,7 @@ One walker serves every language; a ``_Grammar`` names the node types that diffe
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node
@@ -213,19 +214,17 @@ class Walker:
 
     def _own_params(self, node: Node) -> tuple[str, ...]:
         """A function's parameter names, sorted (a method's receiver left out where the grammar has one)."""
-        params_node = node.child_by_field_name("parameters") or node.child_by_field_name("parameter")
+        params_node = _params_node(node)
         if params_node is None:
-            declarator = _function_declarator(node)
-            params_node = declarator.child_by_field_name("parameters") if declarator else None
-        found = self._params(params_node) if params_node is not None else set()
-        if (
-            self.grammar.receiver
-            and params_node is not None
-            and params_node.named_children
-            and _in_class(node)
-        ):
+            return ()
+        found = self._params(params_node)
+        if self._has_receiver(node, params_node):
             found -= self._params(params_node.named_children[0])
         return tuple(sorted(found))
+
+    def _has_receiver(self, node: Node, params_node: Node) -> bool:
+        """Whether the first parameter is a method's receiver (Python's ``self`` or ``cls``)."""
+        return bool(self.grammar.receiver and params_node.named_children and _in_class(node))
 
     def _name(self, node: Node) -> str | None:
         named = node.child_by_field_name("name")
@@ -233,15 +232,8 @@ class Walker:
             return _text(named)
         declarator = _function_declarator(node)
         if declarator is not None:
-            inner = declarator.child_by_field_name("declarator")
-            return _text(inner).replace("::", ".") if inner is not None else None
-        parent = node.parent
-        if parent is not None and parent.type in {"variable_declarator", "pair", "assignment_expression"}:
-            target = parent.child_by_field_name("name") or parent.child_by_field_name("key")
-            target = target or parent.child_by_field_name("left")
-            if target is not None and target.type in {"identifier", "property_identifier"}:
-                return _text(target)
-        return None
+            return _declarator_name(declarator)
+        return _assigned_name(node.parent)
 
     def _params(self, node: Node) -> set[str]:
         found: set[str] = set()
@@ -279,18 +271,20 @@ class Walker:
     def _call(self, node: Node) -> Call:
         callee = _callee(node)
         match = _NAME.search(callee.rstrip(")"))
-        args = node.child_by_field_name("arguments")
-        positional = [child for child in args.named_children if child.type != "comment"] if args else []
+        positional = _positional(node)
         reads = tuple(self._idents(arg) for arg in positional)
         return Call(
             callee=callee,
             name=match.group(0) if match else callee,
             line=node.start_point.row + 1,
             args=reads,
-            constant=tuple(
-                not read and not _has_call(arg, self.grammar)
-                for arg, read in zip(positional, reads, strict=True)
-            ),
+            constant=self._constant(positional, reads),
+        )
+
+    def _constant(self, positional: Sequence[Node], reads: Sequence[frozenset[str]]) -> tuple[bool, ...]:
+        """Per argument, whether it is a constant: it reads no name and calls nothing."""
+        return tuple(
+            not read and not _has_call(arg, self.grammar) for arg, read in zip(positional, reads, strict=True)
         )
 
     def _assignment(self, node: Node) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -302,43 +296,90 @@ class Walker:
         return self._idents(left), self._idents(right)
 
 
+def _positional(node: Node) -> list[Node]:
+    """A call's arguments, comments left out."""
+    args = node.child_by_field_name("arguments")
+    return [child for child in args.named_children if child.type != "comment"] if args else []
+
+
+def _declarator_name(declarator: Node) -> str | None:
+    """A C or C++ function's name from its declarator (``A::f`` as ``A.f``)."""
+    inner = declarator.child_by_field_name("declarator")
+    return _text(inner).replace("::", ".") if inner is not None else None
+
+
+def _assigned_name(parent: Node | None) -> str | None:
+    """The name an anonymous function is given by what holds it: a variable, an object key, an
+    assignment's target; None when it has none."""
+    if parent is None or parent.type not in {"variable_declarator", "pair", "assignment_expression"}:
+        return None
+    target = _holder_target(parent)
+    if target is not None and target.type in {"identifier", "property_identifier"}:
+        return _text(target)
+    return None
+
+
+def _holder_target(parent: Node) -> Node | None:
+    """What names the holder's value: a declarator's name, a pair's key, an assignment's left side."""
+    target = parent.child_by_field_name("name") or parent.child_by_field_name("key")
+    return target or parent.child_by_field_name("left")
+
+
+def _params_node(node: Node) -> Node | None:
+    """A function's parameter list, found through a C declarator where the grammar puts it there."""
+    params_node = node.child_by_field_name("parameters") or node.child_by_field_name("parameter")
+    if params_node is None:
+        declarator = _function_declarator(node)
+        params_node = declarator.child_by_field_name("parameters") if declarator else None
+    return params_node
+
+
 def _callee(node: Node) -> str:
     """What a call calls, as written without spaces and with ``.`` for every member operator."""
     target = node.child_by_field_name("function") or node.child_by_field_name("constructor")
-    if target is not None:
-        callee = _text(target)
-    else:
-        holder = node.child_by_field_name("object") or node.child_by_field_name("scope")
-        named = node.child_by_field_name("name") or node.child_by_field_name("type")
-        callee = ".".join(_text(part) for part in (holder, named) if part is not None)
+    callee = _text(target) if target is not None else _member(node)
     return re.sub(r"\s+", "", callee).replace("->", ".").replace("::", ".").replace("?.", ".")[:200]
+
+
+def _member(node: Node) -> str:
+    """A call written as a member (``object.name``, ``Scope::name``, ``new Type``), joined with ``.``."""
+    holder = node.child_by_field_name("object") or node.child_by_field_name("scope")
+    named = node.child_by_field_name("name") or node.child_by_field_name("type")
+    return ".".join(_text(part) for part in (holder, named) if part is not None)
 
 
 def _decorated(node: Node) -> bool:
     """A Python decorator, a Java annotation or a PHP attribute: the function is registered somewhere."""
     if node.parent is not None and node.parent.type == "decorated_definition":
         return True
-    for child in node.children:
-        if child.type == "attribute_list":
-            return True
-        if child.type == "modifiers" and any("annotation" in m.type for m in child.children):
-            return True
-    return False
+    return any(_is_annotation(child) for child in node.children)
+
+
+def _is_annotation(child: Node) -> bool:
+    """A PHP attribute list, or Java modifiers that hold an annotation."""
+    if child.type == "attribute_list":
+        return True
+    return child.type == "modifiers" and any("annotation" in m.type for m in child.children)
 
 
 def _in_class(node: Node) -> bool:
     """Whether a Python function is an instance or class method (defined in a class body, not static)."""
     parent = node.parent
     if parent is not None and parent.type == "decorated_definition":
-        if any(
-            _text(child).strip() == "@staticmethod" for child in parent.children if child.type == "decorator"
-        ):
+        if _is_static(parent):
             return False
         parent = parent.parent
     return (
         parent is not None
         and parent.type == "block"
         and getattr(parent.parent, "type", None) == "class_definition"
+    )
+
+
+def _is_static(decorated: Node) -> bool:
+    """Whether a decorated definition is a ``@staticmethod``."""
+    return any(
+        _text(child).strip() == "@staticmethod" for child in decorated.children if child.type == "decorator"
     )
 
 

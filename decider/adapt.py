@@ -28,13 +28,18 @@ def dismissals(repo: Path) -> list[dict[str, Any]]:
         return []
     out = []
     for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise OuroError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+        if line.strip():
+            out.append(_dismissal(path, number, line))
     return out
+
+
+def _dismissal(path: Path, number: int, line: str) -> dict[str, Any]:
+    """One line's dismissal; a line that is not JSON names its file and line."""
+    try:
+        found: dict[str, Any] = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise OuroError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+    return found
 
 
 def dismiss(repo: Path, finding: dict[str, Any], program_id: str) -> Path:
@@ -60,20 +65,20 @@ def user_memory(kept: list[dict[str, Any]]) -> Memory:
     usable = [d for d in kept if d.get("record") and d.get("excerpt")]
     if len(usable) < MIN_USER_EXAMPLES:
         return Memory()
-    examples = []
-    for d in usable:
-        record = d["record"]
-        states = {k: InstrumentState.model_validate(v) for k, v in record["instruments"].items()}
-        example = Example(
-            excerpt_sha=d["excerpt_sha"],
-            x=record["x"],
-            y=0,
-            group=USER_GROUP,
-            language=d["language"],
-            family=d["family"],
-            instruments=states,
-        )
-        examples.append(
-            MemoryExample(example=example, excerpt=d["excerpt"], source="dismissal", origin="user")
-        )
-    return Memory(examples)
+    return Memory([_not_vulnerable(d) for d in usable])
+
+
+def _not_vulnerable(d: dict[str, Any]) -> MemoryExample:
+    """A dismissal as a ``not vulnerable`` example of the user-local group."""
+    record = d["record"]
+    states = {k: InstrumentState.model_validate(v) for k, v in record["instruments"].items()}
+    example = Example(
+        excerpt_sha=d["excerpt_sha"],
+        x=record["x"],
+        y=0,
+        group=USER_GROUP,
+        language=d["language"],
+        family=d["family"],
+        instruments=states,
+    )
+    return MemoryExample(example=example, excerpt=d["excerpt"], source="dismissal", origin="user")

@@ -9,7 +9,7 @@ only functions that hold a changed line count.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +35,7 @@ from ouroboros_gates.decider.frameworks import Priors, Resolved, declared, is_ma
 from ouroboros_gates.decider.instruments import (
     CallGraph,
     FunctionRoles,
+    RoleEntry,
     Signal,
     build_call_graph,
     delta_facts,
@@ -147,7 +148,7 @@ def _counted(
     vendored: bool,
 ) -> list[str]:
     """The target files whose candidates count (see ``analyse``)."""
-    targets = [t for t in targets if _within(t, within) and excluded_by(t, exclude) is None]
+    targets = _selected(targets, within, exclude)
     if not tests:
         targets = _not_tests(targets, repo, within)
     if not vendored:
@@ -155,10 +156,20 @@ def _counted(
     return targets
 
 
+def _selected(targets: list[str], within: tuple[str, ...] | None, exclude: tuple[str, ...]) -> list[str]:
+    """The targets under a folder or file of ``within`` that no ``exclude`` glob leaves out."""
+    return [t for t in targets if _within(t, within) and excluded_by(t, exclude) is None]
+
+
 def _not_tests(targets: list[str], repo: Path, within: tuple[str, ...] | None) -> list[str]:
     """Targets that are not test code, unless below a folder of ``within`` that is test code itself."""
-    given_tests = [w for w in within or ("",) if is_test_code((repo.resolve() / w).as_posix())]
+    given_tests = _given_tests(repo, within)
     return [t for t in targets if not is_test_code(t) or any(_under(t, w) for w in given_tests)]
+
+
+def _given_tests(repo: Path, within: tuple[str, ...] | None) -> list[str]:
+    """The folders of ``within`` (the whole repository without it) that are test code themselves."""
+    return [w for w in within or ("",) if is_test_code((repo.resolve() / w).as_posix())]
 
 
 def _within(path: str, within: tuple[str, ...] | None) -> bool:
@@ -227,25 +238,42 @@ def _analyse_parsed(
     roles = infer_roles(parsed, setting.union(parsed.values()))
     scans = {path: _scan(parsed[path], setting) for path in targets}
     base_scans = {path: scan_file(item, setting.of(item)) for path, item in base_parsed.items()}
-    raised = {
-        (path, name): found for path, scan in scans.items() for name, found in signals(scan, roles).items()
-    }
-    by_function = {key: {signal.family for signal in found} for key, found in raised.items()}
+    raised = _raised(scans, roles)
+    by_function = _families_raised(raised)
     context = _Context(head_sha, base_sha, build_call_graph(parsed), roles, base_scans, changed)
     chosen = select(repo_key, head_sha, {p: parsed[p] for p in targets}, by_function, changed)
     return [_analysed(context, scans[c.path], c, raised[(c.path, c.function)]) for c in chosen]
+
+
+def _raised(
+    scans: Mapping[str, FileScan], roles: Mapping[tuple[str, str], FunctionRoles]
+) -> dict[tuple[str, str], list[Signal]]:
+    """The signals each function of the target files raises, by (path, function)."""
+    return {
+        (path, name): found for path, scan in scans.items() for name, found in signals(scan, roles).items()
+    }
+
+
+def _families_raised(raised: Mapping[tuple[str, str], list[Signal]]) -> dict[tuple[str, str], set[str]]:
+    """The families each function raises a signal of: what makes its candidates."""
+    return {key: {signal.family for signal in found} for key, found in raised.items()}
 
 
 def _scan(item: ParsedFile, setting: _Setting) -> FileScan:
     """One target file's instruments run, its failures noted and its progress told."""
     scan = scan_file(item, setting.of(item))
     if setting.failures is not None:
-        for name, state in (("bandit", scan.bandit), ("taint", taint_state(scan.item))):
-            if state.state is State.FAILED:
-                setting.failures.setdefault(name, []).append(item.path)
+        _note_failures(setting.failures, scan)
     if setting.progress is not None:
         setting.progress(item.path)
     return scan
+
+
+def _note_failures(failures: Failures, scan: FileScan) -> None:
+    """Note the file under each instrument (Bandit, the taint step) that failed to read it."""
+    for name, state in (("bandit", scan.bandit), ("taint", taint_state(scan.item))):
+        if state.state is State.FAILED:
+            failures.setdefault(name, []).append(scan.item.path)
 
 
 def candidates(
@@ -261,7 +289,7 @@ def _analysed(context: _Context, scan: FileScan, candidate: Candidate, found: li
     inside = _changed_inside(context, item, function)
     function_roles = context.roles.get((item.path, function.name), FunctionRoles())
     x = _features(context, scan, function, family, function_roles)
-    mine = sorted((s for s in found if s.family == family), key=lambda s: (s.line, s.instrument, s.rule))
+    mine = _own_signals(found, family)
     _inside, flows, _live = function_flows(item, function, family, priors)
     x["taint.evidence"] = evidence_of(flows, [s.line for s in mine]).kind
     base_code: str | None = None
@@ -283,6 +311,11 @@ def _analysed(context: _Context, scan: FileScan, candidate: Candidate, found: li
         flows=tuple(sorted(flows, key=lambda f: (f.sanitized, f.sink_line, f.source_line))),
         priors=scan.priors_on,
     )
+
+
+def _own_signals(found: Sequence[Signal], family: str) -> list[Signal]:
+    """The candidate's family's signals, in line order."""
+    return sorted((s for s in found if s.family == family), key=lambda s: (s.line, s.instrument, s.rule))
 
 
 def _changed_inside(context: _Context, item: ParsedFile, function: Function) -> tuple[int, ...]:
@@ -330,9 +363,7 @@ def _delta(
     item = scan.item
     base_scan = context.base_scans.get(item.path)
     base_fn = _named_in(base_scan, function.name)
-    operations = families().operations_of(family)
-    vocab = vocabulary(item.language, scan.priors)
-    sanitizers = [e for e in vocab if e.kind == "sanitizer" and e.operation in operations]
+    sanitizers = _sanitizers(scan, family)
     delta = delta_facts(
         function,
         base_scan.item if base_scan else None,
@@ -349,6 +380,13 @@ def _delta(
         "delta.sanitizer_removed": delta.sanitizer_removed,
         "delta.tests": delta.tests,
     }
+
+
+def _sanitizers(scan: FileScan, family: str) -> list[RoleEntry]:
+    """The sanitisers of the family's operations in the vocabulary of the file's language and priors."""
+    operations = families().operations_of(family)
+    vocab = vocabulary(scan.item.language, scan.priors)
+    return [e for e in vocab if e.kind == "sanitizer" and e.operation in operations]
 
 
 def _named_in(scan: FileScan | None, name: str) -> Function | None:

@@ -54,6 +54,11 @@ class Lookup:
     source: str  # setting | store | packaged | none
     note: str = ""
 
+    @property
+    def kind(self) -> str | None:
+        """The kind of the program found (``llm-program``, ``memory-vote``), None when none was."""
+        return self.program.kind if self.program is not None else None
+
 
 def packaged_program(kind: str, profile: str = "static") -> Program | None:
     """``ruleset/programs/<kind>-<profile>.json``, or None when not shipped."""
@@ -75,10 +80,10 @@ def find_program(
     """The program in lookup order (docs/decider.md, "Program lookup"); an LM program without a chat model
     gives way to the vote."""
     found = _looked_up(settings, store, chat, profile)
-    if found.program is not None and found.program.kind == "llm-program" and not chat:
+    if found.kind == "llm-program" and not chat:
         vote = packaged_program("memory-vote", profile)
         return Lookup(vote, "packaged" if vote else "none", "memory-vote program (no chat model configured)")
-    if found.program is not None and found.program.kind == "memory-vote":
+    if found.kind == "memory-vote":
         return Lookup(found.program, found.source, "memory-vote program (no chat model configured)")
     return found
 
@@ -103,8 +108,7 @@ def _embedder(settings: Settings, store: MemoryStore | None) -> Embedder | None:
     if not model:
         return None
     if model.startswith(LOCAL_EMBEDDER):
-        dims = model.rsplit("-", 1)[-1]
-        inner: Embedder = HashingEmbedder(int(dims) if dims.isdigit() else 256)
+        inner: Embedder = _local_embedder(model)
     else:
         endpoint = endpoint_from_settings(settings, embed=True)
         assert endpoint is not None
@@ -113,6 +117,12 @@ def _embedder(settings: Settings, store: MemoryStore | None) -> Embedder | None:
         )
         inner = ModelEmbedder(model, client.embed)
     return CachedEmbedder(inner, store)
+
+
+def _local_embedder(model: str) -> HashingEmbedder:
+    """The local hashing embedder a model name asks for (its dimensions after the last ``-``, else 256)."""
+    dims = model.rsplit("-", 1)[-1]
+    return HashingEmbedder(int(dims) if dims.isdigit() else 256)
 
 
 def build_engine(
@@ -127,9 +137,7 @@ def build_engine(
     endpoint = endpoint_from_settings(settings)
     lookup = find_program(settings, store, chat=endpoint is not None)
     program = lookup.program
-    corpus = memory if memory is not None else corpus_memory(store)
-    if extra is not None:
-        corpus = corpus.merged(extra)
+    corpus = _corpus(store, memory, extra)
     embedder = _embedded(corpus, _embedder(settings, store))
     engine = Engine(
         program=program,
@@ -143,9 +151,18 @@ def build_engine(
     reason = _unusable(program)
     if reason is not None:
         engine.reason = reason
-    elif program is not None and program.kind == "llm-program" and endpoint is not None:
+    elif lookup.kind == "llm-program" and endpoint is not None:
         _connect(engine, settings, endpoint)
     return engine, lookup
+
+
+def _corpus(store: MemoryStore | None, memory: Memory | None, extra: Memory | None) -> Memory:
+    """The memory retrieval reads: the one given, else the store's or the shipped one, with ``extra`` (the
+    user's own examples) beside it."""
+    corpus = memory if memory is not None else corpus_memory(store)
+    if extra is not None:
+        corpus = corpus.merged(extra)
+    return corpus
 
 
 def _embedded(corpus: Memory, embedder: Embedder | None) -> Embedder | None:

@@ -9,7 +9,7 @@ metacharacters is only ever a name.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,18 +83,7 @@ class GitRepo:
             return {}
         query = b"".join(f"{commit}:{p}\n".encode("utf-8", "surrogateescape") for p in wanted)
         out = self._git("cat-file", "--batch", stdin=query, what=f"read files at {commit}")
-        found: dict[str, bytes] = {}
-        offset = 0
-        for path in wanted:
-            end = out.index(b"\n", offset)
-            header = out[offset:end].split(b" ")
-            offset = end + 1
-            if header[-1] == b"missing" or len(header) < 3:
-                continue
-            size = int(header[2])
-            found[path] = out[offset : offset + size]
-            offset += size + 1
-        return found
+        return _batch_contents(out, wanted)
 
     def diff_paths(self, base: str, head: str) -> list[str]:
         """Paths added, copied or modified from ``base`` to ``head`` (deletions have no head function)."""
@@ -136,6 +125,22 @@ class GitRepo:
         return frozenset(lines)
 
 
+def _batch_contents(out: bytes, wanted: Sequence[str]) -> dict[str, bytes]:
+    """The contents ``cat-file --batch`` printed, by the path asked for (missing ones left out)."""
+    found: dict[str, bytes] = {}
+    offset = 0
+    for path in wanted:
+        end = out.index(b"\n", offset)
+        header = out[offset:end].split(b" ")
+        offset = end + 1
+        if header[-1] == b"missing" or len(header) < 3:
+            continue
+        size = int(header[2])
+        found[path] = out[offset : offset + size]
+        offset += size + 1
+    return found
+
+
 def changed_lines(repo: GitRepo, base: str, head: str) -> list[ChangedFile]:
     """Changed head lines per file of a language with a grammar."""
     return [
@@ -147,14 +152,24 @@ def changed_lines(repo: GitRepo, base: str, head: str) -> list[ChangedFile]:
 
 def parse_commit(repo: GitRepo, commit: str, paths: Iterable[str] | None = None) -> dict[str, ParsedFile]:
     """Parse every source file (or the given ones) of a commit; binary and oversized files are skipped."""
-    chosen = [p for p in (repo.files(commit) if paths is None else paths) if language_of(p) is not None]
+    chosen = _source_paths(repo, commit, paths)
     parsed: dict[str, ParsedFile] = {}
     for path, data in repo.read(commit, chosen).items():
         language = language_of(path)
-        if language is None or len(data) > MAX_BYTES or b"\0" in data[:8192]:
+        if language is None or not _is_text_within_bounds(data):
             continue
         parsed[path] = parse_source(path, language, data)
     return parsed
+
+
+def _source_paths(repo: GitRepo, commit: str, paths: Iterable[str] | None) -> list[str]:
+    """The paths (every file of the commit without ``paths``) of a language with a grammar."""
+    return [p for p in (repo.files(commit) if paths is None else paths) if language_of(p) is not None]
+
+
+def _is_text_within_bounds(data: bytes) -> bool:
+    """Whether a file is small enough to parse and not binary (no NUL byte in its first 8 KiB)."""
+    return not (len(data) > MAX_BYTES or b"\0" in data[:8192])
 
 
 def select(
@@ -167,13 +182,17 @@ def select(
     """One candidate per (function, family) with a signal; in a push, only functions holding a change."""
     found: list[Candidate] = []
     for (path, function), fams in sorted(families_by_function.items()):
-        if changed is not None:
-            item = parsed.get(path)
-            lines = changed.get(path)
-            if item is None or not lines or not any(item.enclosing(n).name == function for n in lines):
-                continue
+        if changed is not None and not _holds_change(parsed.get(path), changed.get(path), function):
+            continue
         found.extend(
             Candidate(repo=repo_key, pin=head, path=path, function=function, family=family)
             for family in sorted(set(fams))
         )
     return found
+
+
+def _holds_change(item: ParsedFile | None, lines: frozenset[int] | None, function: str) -> bool:
+    """Whether the function holds one of the lines a push changed in its file."""
+    if item is None or not lines:
+        return False
+    return any(item.enclosing(n).name == function for n in lines)

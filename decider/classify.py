@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ouroboros_gates.decider.program import (
     ANSWER_SCHEMA,
@@ -118,12 +118,7 @@ def _ask(
     out = _Sample()
     convo = list(messages)
     for attempt in range(2):
-        request = ChatRequest(
-            messages=tuple({"role": m["role"], "content": m["content"]} for m in convo),
-            schema=ANSWER_SCHEMA,
-            temperature=temperature if attempt == 0 else 0.0,
-            sample=sample,
-        )
+        request = _request(convo, temperature if attempt == 0 else 0.0, sample)
         try:
             reply = client.chat(request)
         except ReplyParseError as exc:
@@ -132,21 +127,42 @@ def _ask(
             return _fail(out, _failure_reason(exc), exc)
         else:
             out.take(reply)
-            try:
-                out.answer = parse_answer(
-                    reply.data if isinstance(reply.data, dict) else reply.text, view.excerpt
-                )
+            unusable = _parse_into(out, reply, view)
+            if unusable is None:
                 return out
-            except AnswerError as exc:
-                problem, text = str(exc), reply.text
-        again = f"That answer cannot be used ({problem}). Answer again in JSON."
-        convo = [
-            *messages,
-            {"role": "assistant", "content": text or "(empty)"},
-            {"role": "user", "content": again},
-        ]
+            problem, text = unusable, reply.text
+        convo = _asked_again(messages, text, problem)
     out.answer = PARSE_FAILED
     return out
+
+
+def _request(convo: Sequence[dict[str, str]], temperature: float, sample: int) -> ChatRequest:
+    """The chat request of one attempt at a sample."""
+    return ChatRequest(
+        messages=tuple({"role": m["role"], "content": m["content"]} for m in convo),
+        schema=ANSWER_SCHEMA,
+        temperature=temperature,
+        sample=sample,
+    )
+
+
+def _parse_into(out: _Sample, reply: ChatReply, view: CandidateView) -> str | None:
+    """Parse the reply into the sample's answer; the reason it cannot be used when it does not parse."""
+    try:
+        out.answer = parse_answer(reply.data if isinstance(reply.data, dict) else reply.text, view.excerpt)
+    except AnswerError as exc:
+        return str(exc)
+    return None
+
+
+def _asked_again(messages: Sequence[dict[str, str]], text: str | None, problem: str) -> list[dict[str, str]]:
+    """The conversation that asks again: the prompt, the unusable answer, and why it cannot be used."""
+    again = f"That answer cannot be used ({problem}). Answer again in JSON."
+    return [
+        *messages,
+        {"role": "assistant", "content": text or "(empty)"},
+        {"role": "user", "content": again},
+    ]
 
 
 def _failure_reason(exc: LlmError) -> Literal["budget_exhausted", "account", "model_failed"]:
@@ -168,20 +184,36 @@ def _fail(
 def _combine(samples: Sequence[_Sample], variant: Variant) -> Classified:
     answers = tuple(s.answer for s in samples if s.answer is not None)
     verdict = majority(answers)
-    lead = _lead(answers, verdict)
+    rationale, cited_lines = _lead_said(answers, verdict)
     return Classified(
         score=vote_score(answers),
         verdict=verdict,
-        rationale=lead.rationale if lead else "",
-        cited_lines=lead.cited_lines if lead else (),
+        rationale=rationale,
+        cited_lines=cited_lines,
         variant=variant,
         answers=answers,
-        usd=sum(s.usd for s in samples),
-        calls=sum(s.calls for s in samples),
-        cached=all(s.cached for s in samples),
-        model=_model(samples),
-        failure=_failure(samples),
+        **_metered(samples),
     )
+
+
+def _lead_said(answers: Sequence[Answer], verdict: str) -> tuple[str, tuple[int, ...]]:
+    """The rationale and cited lines of the lead answer; none without one."""
+    lead = _lead(answers, verdict)
+    if lead is None:
+        return "", ()
+    return lead.rationale, lead.cited_lines
+
+
+def _metered(samples: Sequence[_Sample]) -> dict[str, Any]:
+    """What the samples cost, whether all came from the cache, the model that answered and the first
+    failure."""
+    return {
+        "usd": sum(s.usd for s in samples),
+        "calls": sum(s.calls for s in samples),
+        "cached": all(s.cached for s in samples),
+        "model": _model(samples),
+        "failure": _failure(samples),
+    }
 
 
 def _lead(answers: Sequence[Answer], verdict: str) -> Answer | None:
@@ -213,13 +245,19 @@ def classify_all(
     pool = ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="classify")
     futures = [_submit(pool, client, program, view, shown) for view, shown in items]
     every = [f for group in futures for f in group]
-    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-    wait(every, timeout=timeout)
+    wait(every, timeout=_time_left(deadline))
     pool.shutdown(wait=False, cancel_futures=True)
-    return [
-        _combine([f.result() for f in group], "llm-program") if _answered(group) else None
-        for group in futures
-    ]
+    return [_classified(group) for group in futures]
+
+
+def _time_left(deadline: float | None) -> float | None:
+    """Seconds until the ``time.monotonic()`` deadline (none left once past); None without one."""
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _classified(group: Sequence[Future[_Sample]]) -> Classified | None:
+    """A candidate's classification from its samples; None when one was not back by the deadline."""
+    return _combine([f.result() for f in group], "llm-program") if _answered(group) else None
 
 
 def _submit(
@@ -243,12 +281,19 @@ def _voters(pool: Sequence[Neighbour], family: str, k: int) -> list[Neighbour]:
     places the family leaves empty."""
     groups: Counter[str] = Counter()
     voters: list[Neighbour] = []
-    same = [n for n in pool if n.example.family == family]
-    for n in [*same, *(n for n in pool if n.example.family != family)]:
+    own, other = _by_family(pool, family)
+    for n in [*own, *other]:
         if len(voters) < k and groups[n.example.group] < 2:
             voters.append(n)
             groups[n.example.group] += 1
     return voters
+
+
+def _by_family(neighbours: Sequence[Neighbour], family: str) -> tuple[list[Neighbour], list[Neighbour]]:
+    """The neighbours of the candidate's family and those of the others, each in order."""
+    own = [n for n in neighbours if n.example.family == family]
+    other = [n for n in neighbours if n.example.family != family]
+    return own, other
 
 
 CONTRAST_SHARE = 0.5
@@ -260,17 +305,28 @@ def _weights(voters: Sequence[Neighbour], family: str) -> list[float]:
     """``exp(-(1 - r) / 0.1)`` per voter on its re-rank score; other families scaled down so that they can
     inform a decision but never outvote the candidate's own family."""
     raw = [math.exp(-(1.0 - n.score) / VOTE_SCALE) for n in voters]
+    scale = _contrast_scale(raw, voters, family)
+    return [w if n.example.family == family else w * scale for w, n in zip(raw, voters, strict=True)]
+
+
+def _contrast_scale(raw: Sequence[float], voters: Sequence[Neighbour], family: str) -> float:
+    """The factor on other families' weights that keeps them within ``CONTRAST_SHARE`` of the family's (of
+    one pseudo-vote when the family has none)."""
+    own, other = _weight_by_family(raw, voters, family)
+    return min(1.0, CONTRAST_SHARE * (own or 1.0) / other) if other else 1.0
+
+
+def _weight_by_family(raw: Sequence[float], voters: Sequence[Neighbour], family: str) -> tuple[float, float]:
+    """The weight of the voters of the candidate's family, and that of the others."""
     own = sum(w for w, n in zip(raw, voters, strict=True) if n.example.family == family)
     other = sum(w for w, n in zip(raw, voters, strict=True) if n.example.family != family)
-    scale = min(1.0, CONTRAST_SHARE * (own or 1.0) / other) if other else 1.0
-    return [w if n.example.family == family else w * scale for w, n in zip(raw, voters, strict=True)]
+    return own, other
 
 
 def _vote_said(voters: Sequence[Neighbour], family: str) -> str:
     """How the voters voted, as the weights count them: the candidate's family, then the others (which weigh
     at most ``CONTRAST_SHARE`` of it), so the words agree with the verdict."""
-    own = [n for n in voters if n.example.family == family]
-    other = [n for n in voters if n.example.family != family]
+    own, other = _by_family(voters, family)
     said = _own_said(own, family)
     if other:
         said += _others_said(other, bool(own))
@@ -302,12 +358,9 @@ def memory_vote(
     re-rank score, other families never outweighing it) and one pseudo-vote shrinks toward 0.5. No label cap
     here: the balance rule shapes prompts, not votes."""
     ns = _voters(retrieved.pool or retrieved.neighbours, view.family, k)
-    weights = _weights(ns, view.family)
-    s = (sum(w * n.example.y for w, n in zip(weights, ns, strict=True)) + 0.5) / (sum(weights) + 1.0)
-    verdict: Literal["vulnerable", "not_vulnerable", "unsure"] = (
-        "vulnerable" if s > 0.5 + 1e-9 else "not_vulnerable" if s < 0.5 - 1e-9 else "unsure"
-    )
-    cited = tuple(n for n in view.signal_lines if view.excerpt.covers(n)) or (view.excerpt.first_line,)
+    s = _shrunk_vote(_weights(ns, view.family), ns)
+    verdict = _verdict_of(s)
+    cited = _cited(view)
     where = ", ".join(str(n) for n in cited)
     named = f" ({', '.join(signal_names)})" if signal_names else ""
     rationale = (
@@ -324,6 +377,21 @@ def memory_vote(
         variant="memory-vote",
         neighbours=counts,
     )
+
+
+def _shrunk_vote(weights: Sequence[float], voters: Sequence[Neighbour]) -> float:
+    """The weighted share of vulnerable voters, with one pseudo-vote of 0.5."""
+    return (sum(w * n.example.y for w, n in zip(weights, voters, strict=True)) + 0.5) / (sum(weights) + 1.0)
+
+
+def _verdict_of(s: float) -> Literal["vulnerable", "not_vulnerable", "unsure"]:
+    """``vulnerable`` above 0.5, ``not_vulnerable`` below it, ``unsure`` at it."""
+    return "vulnerable" if s > 0.5 + 1e-9 else "not_vulnerable" if s < 0.5 - 1e-9 else "unsure"
+
+
+def _cited(view: CandidateView) -> tuple[int, ...]:
+    """The signal lines the excerpt shows; its first line when it shows none."""
+    return tuple(n for n in view.signal_lines if view.excerpt.covers(n)) or (view.excerpt.first_line,)
 
 
 def _neighbour_counts(voters: Sequence[Neighbour]) -> dict[str, dict[str, int]]:

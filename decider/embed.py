@@ -51,13 +51,22 @@ class HashingEmbedder:
 
     def _one(self, text: str) -> list[float]:
         tokens = [t.lower() for t in _TOKEN.findall(normalise(text))]
-        grams = Counter(" ".join(tokens[i : i + n]) for n in (1, 2, 3) for i in range(len(tokens) - n + 1))
         vector = [0.0] * self.dims
-        for gram, count in grams.items():
+        for gram, count in _grams(tokens).items():
             h = int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=8).digest(), "big")
             vector[h % self.dims] += (1.0 if h >> 63 else -1.0) * (1.0 + math.log(count))
-        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-        return [v / norm for v in vector]
+        return _unit(vector)
+
+
+def _grams(tokens: Sequence[str]) -> Counter[str]:
+    """The tokens' 1-, 2- and 3-grams with their counts."""
+    return Counter(" ".join(tokens[i : i + n]) for n in (1, 2, 3) for i in range(len(tokens) - n + 1))
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    """The vector scaled to unit length (as it is when it is zero)."""
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
 
 
 class ModelEmbedder:
@@ -95,13 +104,21 @@ class CachedEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors in order; each distinct normalised text is embedded at most once per model."""
         keys = [normalised_sha(t) for t in texts]
-        missing = [k for k in dict.fromkeys(keys) if k not in self._local]
-        if missing and self.cache is not None:
-            self._local.update(self.cache.get_embeddings(self.model, missing))
-        wanted = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._local}
+        self._load_cached(keys)
+        wanted = self._unheld(keys, texts)
         if wanted:
             self._embed_new(wanted)
         return [self._local[k] for k in keys]
+
+    def _unheld(self, keys: Sequence[str], texts: Sequence[str]) -> dict[str, str]:
+        """The texts, by key, that neither this embedder nor the cache holds a vector of."""
+        return {k: t for k, t in zip(keys, texts, strict=True) if k not in self._local}
+
+    def _load_cached(self, keys: Sequence[str]) -> None:
+        """Take from the cache the vectors of the keys this embedder does not hold yet."""
+        missing = [k for k in dict.fromkeys(keys) if k not in self._local]
+        if missing and self.cache is not None:
+            self._local.update(self.cache.get_embeddings(self.model, missing))
 
     def _embed_new(self, wanted: Mapping[str, str]) -> None:
         """Embed texts neither this embedder nor the cache holds (by normalised sha), and cache them."""

@@ -58,20 +58,30 @@ class Evidence:
         """One sentence naming the source, the sink and the lines between (empty without evidence)."""
         if self.kind == "none" or not self.flows:
             return ""
-        first = self.flows[0]
         if self.kind == "live":
-            more = f" (and {len(self.flows) - 1} more flow(s))" if len(self.flows) > 1 else ""
-            sink = f"{first.call} ({first.operation}) at line {first.sink_line}{_between(first)}"
-            return (
-                f"{_source(first)} reaches {sink} with no sanitiser, validator or allow-list on its "
-                f"path{more}: "
-                "reported at ADVISORY at least."
-            )
-        sinks = ", ".join(sorted({f"{f.call} at line {f.sink_line}" for f in self.flows}))
-        return (
-            f"Every sink of the family here ({sinks}) is reached only through a sanitiser, a validating "
-            f"condition or allow-list, an argument vector or constants: scored below ADVISORY."
-        )
+            return _live_said(self.flows)
+        return _guarded_said(self.flows)
+
+
+def _live_said(flows: Sequence[Flow]) -> str:
+    """The first live flow's source, sink and the lines between, and how many more there are."""
+    first = flows[0]
+    more = f" (and {len(flows) - 1} more flow(s))" if len(flows) > 1 else ""
+    sink = f"{first.call} ({first.operation}) at line {first.sink_line}{_between(first)}"
+    return (
+        f"{_source(first)} reaches {sink} with no sanitiser, validator or allow-list on its "
+        f"path{more}: "
+        "reported at ADVISORY at least."
+    )
+
+
+def _guarded_said(flows: Sequence[Flow]) -> str:
+    """Every guarded sink of the family, and what guards them."""
+    sinks = ", ".join(sorted({f"{f.call} at line {f.sink_line}" for f in flows}))
+    return (
+        f"Every sink of the family here ({sinks}) is reached only through a sanitiser, a validating "
+        f"condition or allow-list, an argument vector or constants: scored below ADVISORY."
+    )
 
 
 def _source(flow: Flow) -> str:
@@ -82,10 +92,15 @@ def _source(flow: Flow) -> str:
 
 def _between(flow: Flow) -> str:
     """``, through lines 4, 6,`` (the assignments it went through), or nothing."""
-    steps = [n for n in flow.steps if n not in (flow.source_line, flow.sink_line)]
+    steps = _assignments(flow)
     if steps:
         return f", through line{'s' if len(steps) > 1 else ''} {', '.join(str(n) for n in steps)},"
     return ""
+
+
+def _assignments(flow: Flow) -> list[int]:
+    """The lines of the assignments a flow went through, its source's and sink's left out."""
+    return [n for n in flow.steps if n not in (flow.source_line, flow.sink_line)]
 
 
 def evidence_of(flows: Sequence[Flow], signal_lines: Iterable[int]) -> Evidence:
@@ -94,10 +109,15 @@ def evidence_of(flows: Sequence[Flow], signal_lines: Iterable[int]) -> Evidence:
     if live:
         return Evidence("live", live)
     guarded = tuple(f for f in flows if f.sanitized)
-    covered = {f.sink_line for f in guarded}
-    if guarded and len(guarded) == len(flows) and set(signal_lines) <= covered:
+    if _all_guarded(guarded, flows, signal_lines):
         return Evidence("guarded", guarded)
     return Evidence("none")
+
+
+def _all_guarded(guarded: Sequence[Flow], flows: Sequence[Flow], signal_lines: Iterable[int]) -> bool:
+    """Whether every flow is guarded and every signal's line is a guarded sink's."""
+    covered = {f.sink_line for f in guarded}
+    return bool(guarded) and len(guarded) == len(flows) and set(signal_lines) <= covered
 
 
 def _live(flows: Sequence[Flow]) -> tuple[Flow, ...]:

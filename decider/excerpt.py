@@ -89,12 +89,17 @@ def _comment_start(line: str, i: int, slash: bool, hashes: bool) -> tuple[int, s
     while i < len(line):
         if line[i] in "'\"`":
             i = _string_end(line, i)
-        elif (hashes and line[i] == "#") or (slash and line.startswith("//", i)):
+        elif _line_comment_at(line, i, slash, hashes):
             return i, "line"
         elif slash and line.startswith("/*", i):
             return i, "block"
         i += 1
     return len(line), None
+
+
+def _line_comment_at(line: str, i: int, slash: bool, hashes: bool) -> bool:
+    """Whether a comment to the end of the line (``#`` or ``//``, as the language has it) starts here."""
+    return (hashes and line[i] == "#") or (slash and line.startswith("//", i))
 
 
 def _string_end(line: str, i: int) -> int:
@@ -132,10 +137,15 @@ def _window(count: int, start_line: int, focus: Sequence[int], max_lines: int) -
     """Indexes [lo, hi) of at most ``max_lines`` lines centred on the focus lines (or the whole)."""
     if count <= max_lines:
         return 0, count
-    inside = sorted(f - start_line for f in focus if 0 <= f - start_line < count)
-    centre = inside[len(inside) // 2] if inside else count // 2
+    centre = _centre(count, start_line, focus)
     lo = max(0, min(centre - max_lines // 2, count - max_lines))
     return lo, lo + max_lines
+
+
+def _centre(count: int, start_line: int, focus: Sequence[int]) -> int:
+    """The index of the median focus line within the function (its middle when no focus line is in it)."""
+    inside = sorted(f - start_line for f in focus if 0 <= f - start_line < count)
+    return inside[len(inside) // 2] if inside else count // 2
 
 
 def make_excerpt(
@@ -154,18 +164,24 @@ def make_excerpt(
     lines = redact_comments([line.rstrip() for line in raw], language)
     lo, hi = _window(len(lines), start_line, focus, max_lines)
     numbered = [f"{start_line + i:>4}  {lines[i]}" for i in range(lo, hi)]
-    centre = (lo + hi) // 2 - lo
-    while len(numbered) > 1 and sum(len(n) + 1 for n in numbered) - 1 > max_chars:
-        # drop the end farther from the centre, keeping the focus in view
-        if centre >= len(numbered) - 1 - centre:
-            numbered.pop(0)
-            lo += 1
-            centre -= 1
-        else:
-            numbered.pop()
+    lo += _fit(numbered, (lo + hi) // 2 - lo, max_chars)
     text = "\n".join(numbered)[:max_chars]
     last = lo + len(numbered) - 1
     return Excerpt(text=text, first_line=start_line + lo, last_line=start_line + last)
+
+
+def _fit(numbered: list[str], centre: int, max_chars: int) -> int:
+    """Drop lines from the end farther from the centre until the lines fit ``max_chars`` (the focus stays in
+    view); returns how many were dropped from the top."""
+    dropped = 0
+    while len(numbered) > 1 and sum(len(n) + 1 for n in numbered) - 1 > max_chars:
+        if centre >= len(numbered) - 1 - centre:
+            numbered.pop(0)
+            dropped += 1
+            centre -= 1
+        else:
+            numbered.pop()
+    return dropped
 
 
 def normalise(text: str) -> str:

@@ -211,11 +211,21 @@ _FITS: dict[str, Callable[[FeatureSpec, Scalar], bool]] = {
 
 def _check_keys(x: Mapping[str, Scalar], source: str) -> None:
     for key in x:
-        leaf = key.rsplit(".", 1)[-1]
-        if key in EXCLUDED_FIELDS or leaf in EXCLUDED_FIELDS:
-            raise FeatureError(f"{source}: {key!r} is label information or an identity, never a feature")
-        if key not in _BY_NAME:
-            raise FeatureError(f"{source}: {key!r} is not an allow-listed feature")
+        _check_key(key, source)
+    _check_complete(x, source)
+
+
+def _check_key(key: str, source: str) -> None:
+    """Refuse a key that is label information or an identity, or not an allow-listed feature."""
+    leaf = key.rsplit(".", 1)[-1]
+    if key in EXCLUDED_FIELDS or leaf in EXCLUDED_FIELDS:
+        raise FeatureError(f"{source}: {key!r} is label information or an identity, never a feature")
+    if key not in _BY_NAME:
+        raise FeatureError(f"{source}: {key!r} is not an allow-listed feature")
+
+
+def _check_complete(x: Mapping[str, Scalar], source: str) -> None:
+    """Refuse a record missing a feature (a feature is nulled, never dropped)."""
     for spec in features_for(Profile.STATIC):
         if spec.name not in x:
             raise FeatureError(f"{source}: feature {spec.name!r} is missing (null it, never drop it)")
@@ -233,13 +243,18 @@ def validate_record(
     if isinstance(record, FeatureRecord):
         x: Mapping[str, Scalar] = record.x
         states: Mapping[str, InstrumentState] = record.instruments
-        if record.feature_set_digest != feature_set_digest() or record.schema_version != SCHEMA_VERSION:
-            raise FeatureError(f"{source}: built for another feature set (digest or schema_version differs)")
+        _check_feature_set(record, source)
     else:
         x, states = record, instruments or {}
     _check_keys(x, source)
     for key, value in x.items():
         _check_feature(_BY_NAME[key], value, states, source)
+
+
+def _check_feature_set(record: FeatureRecord, source: str) -> None:
+    """Refuse a record built for another feature set (its digest or schema version differs)."""
+    if record.feature_set_digest != feature_set_digest() or record.schema_version != SCHEMA_VERSION:
+        raise FeatureError(f"{source}: built for another feature set (digest or schema_version differs)")
 
 
 def _check_feature(
@@ -251,12 +266,17 @@ def _check_feature(
     if status is None:
         raise FeatureError(f"{source}: feature {key!r}: no state for instrument {spec.instrument!r}")
     if value is None:
-        if status.state is State.RAN and not spec.nullable:
-            raise FeatureError(f"{source}: feature {key!r} is null but {spec.instrument} ran")
+        _check_null(spec, status, source)
         return
     if status.state is not State.RAN:
         raise FeatureError(f"{source}: feature {key!r} has a value but {spec.instrument} did not run")
     _check_value(spec, value, source)
+
+
+def _check_null(spec: FeatureSpec, status: InstrumentState, source: str) -> None:
+    """Refuse a null feature whose instrument ran, unless the feature may be null."""
+    if status.state is State.RAN and not spec.nullable:
+        raise FeatureError(f"{source}: feature {spec.name!r} is null but {spec.instrument} ran")
 
 
 def build_record(
@@ -268,10 +288,7 @@ def build_record(
     base: str | None = None,
 ) -> FeatureRecord:
     """A validated record: every feature of an instrument that did not run is set to null here."""
-    values: dict[str, Scalar] = {}
-    for spec in features_for(Profile.STATIC):
-        status = instruments.get(spec.instrument)
-        values[spec.name] = x.get(spec.name) if status is not None and status.state is State.RAN else None
+    values = _nulled(x, instruments)
     unknown = sorted(set(x) - set(values))
     if unknown:
         raise FeatureError(f"{candidate.key}: {unknown} are not allow-listed features")
@@ -287,3 +304,12 @@ def build_record(
         feature_set_digest=feature_set_digest(),
         schema_version=SCHEMA_VERSION,
     )
+
+
+def _nulled(x: Mapping[str, Scalar], instruments: Mapping[str, InstrumentState]) -> dict[str, Scalar]:
+    """Every feature of the profile, null where its instrument did not run."""
+    values: dict[str, Scalar] = {}
+    for spec in features_for(Profile.STATIC):
+        status = instruments.get(spec.instrument)
+        values[spec.name] = x.get(spec.name) if status is not None and status.state is State.RAN else None
+    return values

@@ -117,17 +117,30 @@ class LeaveOut:
 
     def reason(self, relative: str, path: Path, is_dir: bool) -> str | None:
         """Why the walk leaves ``path`` (``relative`` to the root) out, or None to read it."""
-        why = _not_source_folder(path, is_dir)
-        if why is not None:
-            return why
-        if (f"{relative}/" if is_dir else relative) in self.ignored:
-            return "left out: ignored by git"
+        return (
+            _not_source_folder(path, is_dir)
+            or self._ignored(relative, is_dir)
+            or self._excluded(relative)
+            or self._bundled(relative, is_dir)
+            or self._test_code(relative)
+        )
+
+    def _ignored(self, relative: str, is_dir: bool) -> str | None:
+        """Git ignores the path (a folder by its name with a trailing ``/``)."""
+        key = f"{relative}/" if is_dir else relative
+        return "left out: ignored by git" if key in self.ignored else None
+
+    def _excluded(self, relative: str) -> str | None:
+        """An ``--exclude`` glob matches the path."""
         glob = excluded_by(relative, self.exclude)
-        if glob is not None:
-            return f"left out: --exclude {glob}"
-        bundled = None if self.vendored else vendored_by_path(relative, is_dir=is_dir)
-        if bundled is not None:
-            return bundled
+        return None if glob is None else f"left out: --exclude {glob}"
+
+    def _bundled(self, relative: str, is_dir: bool) -> str | None:
+        """The path is another project's code shipped with this one, unless vendored code is read."""
+        return None if self.vendored else vendored_by_path(relative, is_dir=is_dir)
+
+    def _test_code(self, relative: str) -> str | None:
+        """The path is test code, unless test code is read."""
         return TEST_REASON if not self.tests and is_test_code(relative) else None
 
 
@@ -201,14 +214,24 @@ def _read(scan: FolderScan, path: Path, shown: str, vendored: bool = True) -> No
     """Parse one file into ``scan`` or record why not (``vendored``: read a bundled library too)."""
     language = language_of(shown)
     if language is None:
-        scan.other_files += 1
-        if is_manifest(shown):
-            _manifest(scan, path, shown)
+        _other_file(scan, path, shown)
         return
     real = _resolved(scan, path, shown)
     data = _contents(scan, real, shown) if real is not None else None
-    if data is None:
-        return
+    if data is not None:
+        _parse(scan, shown, language, data, vendored)
+
+
+def _other_file(scan: FolderScan, path: Path, shown: str) -> None:
+    """Count a file that is not source, keeping it when it is a dependency manifest."""
+    scan.other_files += 1
+    if is_manifest(shown):
+        _manifest(scan, path, shown)
+
+
+def _parse(scan: FolderScan, shown: str, language: str, data: bytes, vendored: bool) -> None:
+    """Parse a source file into ``scan``, or record why not: a bundled library (unless ``vendored``) or a
+    syntax error."""
     parsed = parse_source(shown, language, data)
     bundled = None if vendored else vendored_by_content(shown, parsed.lines)
     if bundled is not None:
@@ -295,11 +318,11 @@ class _Walker:
         """Read one PATH: a folder walked, a file read (below a test folder, test code is not left out)."""
         base, scan = self.scan.root, self.scan
         absolute = Path(os.path.abspath(given))
-        if not absolute.resolve().is_relative_to(base) and not absolute.is_relative_to(base):
+        if _outside(absolute, base):
             scan.skipped.append(Skipped(str(given), f"outside the scanned root {base}"))
             return
         shown_root = absolute if absolute.is_relative_to(base) else absolute.resolve()
-        walk = replace(leave_out, tests=True) if is_test_code(absolute.as_posix()) else leave_out
+        walk = _below(absolute, leave_out)
         if absolute.is_dir():
             self.folder(absolute, shown_root, walk)
         elif not absolute.exists() and not absolute.is_symlink():
@@ -313,15 +336,21 @@ class _Walker:
             here = Path(folder)
             real = here.resolve()
             shown_here = shown_root / here.relative_to(absolute)
-            if real in self.seen_dirs:
-                shown = _relative(self.scan.root, shown_here)
-                self.scan.skipped.append(Skipped(shown, "symlink loop (folder already scanned)"))
+            if not self._first_visit(real, shown_here):
                 dirs[:] = []
                 continue
-            self.seen_dirs.add(real)
             dirs[:] = [n for n in sorted(dirs) if _walks_into(self.scan, here / n, shown_here / n, walk)]
             for name in sorted(files):
                 self.file(here / name, _relative(self.scan.root, shown_here / name), walk)
+
+    def _first_visit(self, real: Path, shown_here: Path) -> bool:
+        """Whether the walk meets a folder for the first time (a repeat, a link loop, is recorded skipped)."""
+        if real in self.seen_dirs:
+            shown = _relative(self.scan.root, shown_here)
+            self.scan.skipped.append(Skipped(shown, "symlink loop (folder already scanned)"))
+            return False
+        self.seen_dirs.add(real)
+        return True
 
     def file(self, path: Path, shown: str, walk: LeaveOut) -> None:
         """Read one file of a walked folder, or count it, or record why it is left out."""
@@ -336,6 +365,16 @@ class _Walker:
             self.scan.other_files += 1
 
 
+def _outside(absolute: Path, base: Path) -> bool:
+    """Whether a PATH lies outside the root both as given and where its links lead."""
+    return not absolute.resolve().is_relative_to(base) and not absolute.is_relative_to(base)
+
+
+def _below(absolute: Path, leave_out: LeaveOut) -> LeaveOut:
+    """What is left out below a PATH: test code is read below one that is test code or in a test folder."""
+    return replace(leave_out, tests=True) if is_test_code(absolute.as_posix()) else leave_out
+
+
 def _walks_into(scan: FolderScan, folder: Path, shown: Path, leave_out: LeaveOut) -> bool:
     """Whether the walk goes down into ``folder``; when not, why (a version-control or report folder:
     silently)."""
@@ -344,12 +383,16 @@ def _walks_into(scan: FolderScan, folder: Path, shown: Path, leave_out: LeaveOut
     relative = _relative(scan.root, shown)
     why = leave_out.reason(relative, folder, is_dir=True)
     if why is None:
-        try:
-            real = folder.resolve(strict=True)
-        except (OSError, RuntimeError):
-            why = "symlink loop"
-        else:
-            why = None if real.is_relative_to(scan.root) else f"outside the scanned root (a link to {real})"
+        why = _link_escape(scan, folder)
     if why is not None:
         scan.skipped.append(Skipped(relative, why))
     return why is None
+
+
+def _link_escape(scan: FolderScan, folder: Path) -> str | None:
+    """Why a folder's links lead nowhere (a loop) or outside the scanned root, or None."""
+    try:
+        real = folder.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "symlink loop"
+    return None if real.is_relative_to(scan.root) else f"outside the scanned root (a link to {real})"

@@ -16,7 +16,7 @@ import fnmatch
 import json
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
@@ -146,13 +146,16 @@ def imported(language: str, lines: Iterable[str]) -> frozenset[str]:
     modules = _modules(language, text)
     found = set()
     for entry in frameworks():
-        if language not in entry.languages:
-            continue
-        if any(fnmatch.fnmatchcase(m, glob) for m in modules for glob in entry.imports) or any(
-            marker.search(text) for marker in entry.markers
-        ):
+        if language in entry.languages and _uses(entry, modules, text):
             found.add(entry.id)
     return frozenset(found)
+
+
+def _uses(entry: Framework, modules: Sequence[str], text: str) -> bool:
+    """Whether a file imports one of the entry's modules or, for a marker, plainly uses it."""
+    return any(fnmatch.fnmatchcase(m, glob) for m in modules for glob in entry.imports) or any(
+        marker.search(text) for marker in entry.markers
+    )
 
 
 def is_manifest(path: str) -> bool:
@@ -170,14 +173,28 @@ _GRADLE = re.compile(r"""["']([\w.-]+):[\w.-]+""")
 def _names(path: str, text: str) -> set[str]:
     """The dependency names a manifest declares (lower-cased)."""
     name = PurePosixPath(path).name
-    if name in ("package.json", "composer.json"):
-        return _json_names(text)
-    if name == "pom.xml":
-        return {g.lower() for g in _MAVEN.findall(text)}
+    read = _READERS_BY_NAME.get(name)
+    if read is not None:
+        return read(text)
     if name.startswith("build.gradle"):
-        return {g.lower() for g in _GRADLE.findall(text)}
+        return _gradle_names(text)
     if name.endswith(".txt"):
         return _requirement_names(text)
+    return _quoted_names(text)
+
+
+def _maven_names(text: str) -> set[str]:
+    """A Maven POM's group ids."""
+    return {g.lower() for g in _MAVEN.findall(text)}
+
+
+def _gradle_names(text: str) -> set[str]:
+    """A Gradle build's dependency groups (``"group:name"``)."""
+    return {g.lower() for g in _GRADLE.findall(text)}
+
+
+def _quoted_names(text: str) -> set[str]:
+    """The quoted requirement names of a Python project's manifest (pyproject.toml, setup.py, Pipfile)."""
     return {m.lower() for m in _QUOTED.findall(text)}
 
 
@@ -187,9 +204,21 @@ def _json_names(text: str) -> set[str]:
         data = json.loads(text)
     except ValueError:
         return set()
+    return {str(n).lower() for section in _sections(data) if isinstance(section, dict) for n in section}
+
+
+def _sections(data: object) -> list[object]:
+    """The dependency sections of npm's and Composer's JSON (none when it is not an object)."""
     keys = ("dependencies", "devDependencies", "peerDependencies", "require", "require-dev")
-    sections = [data.get(k) for k in keys] if isinstance(data, dict) else []
-    return {str(n).lower() for section in sections if isinstance(section, dict) for n in section}
+    return [data.get(k) for k in keys] if isinstance(data, dict) else []
+
+
+_READERS_BY_NAME: dict[str, Callable[[str], set[str]]] = {
+    "package.json": _json_names,
+    "composer.json": _json_names,
+    "pom.xml": _maven_names,
+}
+"""The manifests read by their exact file name."""
 
 
 def _requirement_names(text: str) -> set[str]:
@@ -202,11 +231,15 @@ def declared(manifests: Mapping[str, str]) -> dict[str, frozenset[str]]:
     """Per folder of a manifest (``""`` the root): the ids its manifests declare."""
     by_folder: dict[str, set[str]] = {}
     for path, text in manifests.items():
-        names = _names(path, text)
-        ids = {e.id for e in frameworks() if e.packages & names}
+        ids = _declaring(_names(path, text))
         folder = PurePosixPath(path).parent.as_posix()
         by_folder.setdefault("" if folder == "." else folder, set()).update(ids)
     return {folder: frozenset(ids) for folder, ids in by_folder.items()}
+
+
+def _declaring(names: set[str]) -> set[str]:
+    """The ids of the frameworks and libraries one of whose packages is among the names."""
+    return {e.id for e in frameworks() if e.packages & names}
 
 
 def resolve(
@@ -222,11 +255,22 @@ def resolve(
         return priors
     found = set(uses)
     if manifests:
-        folders = ["", *(p.as_posix() for p in reversed(PurePosixPath(path).parents[:-1]))]
-        by_id = {e.id: e for e in frameworks()}
-        for folder in folders:
-            for framework_id in manifests.get(folder, frozenset()):
-                entry = by_id[framework_id]
-                if entry.manifest and language in entry.languages:
-                    found.add(framework_id)
+        found |= _manifest_ids(language, path, manifests)
     return frozenset(found)
+
+
+def _manifest_ids(language: str, path: str, manifests: Mapping[str, frozenset[str]]) -> set[str]:
+    """The ``manifest`` ids for the language that a manifest in the file's folder or above declares."""
+    by_id = {e.id: e for e in frameworks()}
+    found = set()
+    for folder in _folders_above(path):
+        for framework_id in manifests.get(folder, frozenset()):
+            entry = by_id[framework_id]
+            if entry.manifest and language in entry.languages:
+                found.add(framework_id)
+    return found
+
+
+def _folders_above(path: str) -> list[str]:
+    """The root (``""``), then each folder down to the file's own."""
+    return ["", *(p.as_posix() for p in reversed(PurePosixPath(path).parents[:-1]))]

@@ -135,24 +135,16 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
     walker.visit(tree.root_node, (), None)
     text = source.decode("utf-8", errors="replace")
     lines = tuple(text.split("\n"))
-    last = max(1, len(lines) - (1 if lines and lines[-1] == "" else 0))
     functions = [walker.build(frame) for frame in walker.frames]
     global_fn = Function(
         name=GLOBAL,
         start_line=1,
-        end_line=last,
+        end_line=_last_line(lines),
         params=(),
         calls=tuple(walker.global_calls),
         assignments=tuple(walker.global_assignments),
     )
-    flows: tuple[Flow, ...] = ()
-    if language in TAINT_LANGUAGES:
-        from ouroboros_gates.decider.instruments.taint import find_flows
-
-        walked = [(frame.name, frame.node) for frame in walker.frames]
-        if language in SCRIPT_LANGUAGES:  # a script's top-level code is read as one more function
-            walked.append((GLOBAL, tree.root_node))
-        flows = find_flows(language, walked)
+    flows = _flows(language, walker, tree.root_node)
     from ouroboros_gates.decider.frameworks import imported
 
     return ParsedFile(
@@ -164,3 +156,21 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
         flows=flows,
         frameworks=imported(language, lines),
     )
+
+
+def _last_line(lines: tuple[str, ...]) -> int:
+    """The file's last line (a final newline ends the last line; it does not start another)."""
+    return max(1, len(lines) - (1 if lines and lines[-1] == "" else 0))
+
+
+def _flows(language: str, walker: Walker, root: Node) -> tuple[Flow, ...]:
+    """The taint step's flows in the file's functions (and a script's top-level code); none for a language
+    the step does not cover."""
+    if language not in TAINT_LANGUAGES:
+        return ()
+    from ouroboros_gates.decider.instruments.taint import find_flows
+
+    walked = [(frame.name, frame.node) for frame in walker.frames]
+    if language in SCRIPT_LANGUAGES:  # a script's top-level code is read as one more function
+        walked.append((GLOBAL, root))
+    return find_flows(language, walked)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import select, update
+from sqlalchemy import Connection, select, update
 
 from ouroboros_gates.decider.embed import CachedEmbedder, Embedder
 from ouroboros_gates.decider.excerpt import EXAMPLE_BOUNDS, make_excerpt, normalised_sha
@@ -198,12 +198,16 @@ class Memory:
         """Embed every example not embedded yet for the embedder's model; returns how many were new."""
         if self.embedding_model != embedder.model:
             self.vectors, self.embedding_model = {}, embedder.model
-        missing = {e.embedding_key: e.excerpt for e in self.examples if e.embedding_key not in self.vectors}
+        missing = self._not_embedded()
         if missing:
             for key, vector in zip(missing, embedder.embed(list(missing.values())), strict=True):
                 self.vectors[key] = _unit(vector)
             self.version += 1
         return len(missing)
+
+    def _not_embedded(self) -> dict[str, str]:
+        """The excerpts of the examples without a vector yet, by embedding key."""
+        return {e.embedding_key: e.excerpt for e in self.examples if e.embedding_key not in self.vectors}
 
     def vector(self, example: MemoryExample) -> np.ndarray | None:
         """The example's unit vector, or None when it has none."""
@@ -237,11 +241,8 @@ class MemoryStore:
         _refuse_user_local(examples)
         with self.side.writing() as conn:
             have = set(conn.execute(select(memory_examples.c.id)).scalars())
-            blobs = set(conn.execute(select(memory_blobs.c.sha)).scalars())
             new = [e for e in examples if e.id not in have]
-            texts = {e.example.excerpt_sha: e.excerpt for e in new if e.example.excerpt_sha not in blobs}
-            if texts:
-                conn.execute(memory_blobs.insert(), [{"sha": s, "text": t} for s, t in texts.items()])
+            _store_excerpts(conn, new)
             if new:
                 conn.execute(memory_examples.insert(), [{"id": e.id, **e.row()} for e in new])
         return len(new)
@@ -310,6 +311,14 @@ class MemoryStore:
         with self.side.reading() as conn:
             query = select(t.c.body).where(t.c.profile == profile, t.c.adopted.is_(True))
             return conn.execute(query).scalar_one_or_none()
+
+
+def _store_excerpts(conn: Connection, examples: Sequence[MemoryExample]) -> None:
+    """Store the examples' excerpts the blob table does not hold yet (one row per sha)."""
+    blobs = set(conn.execute(select(memory_blobs.c.sha)).scalars())
+    texts = {e.example.excerpt_sha: e.excerpt for e in examples if e.example.excerpt_sha not in blobs}
+    if texts:
+        conn.execute(memory_blobs.insert(), [{"sha": s, "text": t} for s, t in texts.items()])
 
 
 def _from_row(row: Any) -> MemoryExample:

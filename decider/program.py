@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from ouroboros_gates.decider.excerpt import Excerpt
 from ouroboros_gates.decider.features import SCHEMA_VERSION
@@ -100,6 +100,10 @@ class OperatingPoint:
         None  # why BLOCK is not offered: insufficient_data, precision_unreachable, calibration
     )
 
+    def blocks(self, p: float) -> bool:
+        """Whether p reaches an offered BLOCK threshold."""
+        return self.block_offered and self.block is not None and p >= self.block
+
 
 @dataclass(frozen=True)
 class Demo:
@@ -148,19 +152,7 @@ class Program:
     def from_json(cls, text: str, where: str = "program") -> Program:
         """Read a program; an unknown field or a wrong signature names the file."""
         try:
-            body = json.loads(text)
-            body.pop("signature", None)
-            body["demos"] = tuple(
-                Demo(**{**d, "roles": tuple(d["roles"]), "cited_lines": tuple(d["cited_lines"])})
-                for d in body.get("demos", ())
-            )
-            body["operating_points"] = {
-                f: OperatingPoint(**p) for f, p in body.get("operating_points", {}).items()
-            }
-            body["calibration"] = {
-                f: (float(a), float(b)) for f, (a, b) in body.get("calibration", {}).items()
-            }
-            program = cls(**body)
+            program = cls(**_typed(json.loads(text)))
         except (ValueError, TypeError, KeyError) as exc:
             raise ProgramError(f"{where}: not a program: {exc}") from exc
         if program.kind not in ("llm-program", "memory-vote") or program.k not in (1, 3, 5):
@@ -181,6 +173,23 @@ class Program:
         """The family's operating point, else the pooled one, else None (insufficient data)."""
         return self.operating_points.get(family) or self.operating_points.get("*")
 
+    def platt_map(self, family: str) -> tuple[float, float] | None:
+        """The family's Platt map, else the pooled one, else None (uncalibrated)."""
+        return self.calibration.get(family) or self.calibration.get("*")
+
+
+def _typed(body: dict[str, Any]) -> dict[str, Any]:
+    """A program's JSON body with its demonstrations, operating points and Platt maps as their types (the
+    signature, fixed by this engine, left out)."""
+    body.pop("signature", None)
+    body["demos"] = tuple(
+        Demo(**{**d, "roles": tuple(d["roles"]), "cited_lines": tuple(d["cited_lines"])})
+        for d in body.get("demos", ())
+    )
+    body["operating_points"] = {f: OperatingPoint(**p) for f, p in body.get("operating_points", {}).items()}
+    body["calibration"] = {f: (float(a), float(b)) for f, (a, b) in body.get("calibration", {}).items()}
+    return body
+
 
 def render_signals(x: Mapping[str, Scalar], instruments: Mapping[str, InstrumentState]) -> str:
     """``name: value`` lines for instruments that ran; one ``<instrument>: no coverage | failed | not
@@ -191,11 +200,18 @@ def render_signals(x: Mapping[str, Scalar], instruments: Mapping[str, Instrument
         if state is not State.RAN:
             lines.append(f"{name}: {_STATE_WORDS[state]}")
             continue
-        for feature in sorted(n for n in x if n.split(".", 1)[0] == name):
-            value = x[feature]
-            shown = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-            lines.append(f"{feature}: {shown}")
+        lines += _feature_lines(x, name)
     return "\n".join(lines)
+
+
+def _feature_lines(x: Mapping[str, Scalar], instrument: str) -> list[str]:
+    """``name: value`` for each feature of an instrument that ran, sorted by name."""
+    return [f"{n}: {_shown_value(x[n])}" for n in sorted(n for n in x if n.split(".", 1)[0] == instrument)]
+
+
+def _shown_value(value: Scalar) -> str:
+    """A feature's value as a prompt shows it: ``null``, ``true``/``false``, or as written."""
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 @dataclass(frozen=True)
@@ -255,13 +271,7 @@ def render_prefix(program: Program) -> str:
 
 def render_messages(program: Program, view: CandidateView, examples: Sequence[Shown]) -> list[dict[str, str]]:
     """System: the shared prefix. User: the retrieved examples, then the candidate."""
-    parts: list[str] = []
-    for i, ex in enumerate(examples, 1):
-        label = "vulnerable" if ex.y else "not_vulnerable"
-        parts += [
-            *_block(f"### Labelled example {i}", ex.code, ex.signals, ex.roles, ex.family),
-            f"label: {label}",
-        ]
+    parts = _labelled(examples)
     parts += _block("### Candidate", view.excerpt.text, view.signals, view.roles, view.family)
     if view.changed_lines:
         parts.append("changed lines: " + ", ".join(str(n) for n in view.changed_lines))
@@ -270,6 +280,18 @@ def render_messages(program: Program, view: CandidateView, examples: Sequence[Sh
         {"role": "system", "content": render_prefix(program)},
         {"role": "user", "content": "\n".join(parts)},
     ]
+
+
+def _labelled(examples: Sequence[Shown]) -> list[str]:
+    """The retrieved examples' blocks, each with its label."""
+    parts: list[str] = []
+    for i, ex in enumerate(examples, 1):
+        label = "vulnerable" if ex.y else "not_vulnerable"
+        parts += [
+            *_block(f"### Labelled example {i}", ex.code, ex.signals, ex.roles, ex.family),
+            f"label: {label}",
+        ]
+    return parts
 
 
 @dataclass(frozen=True)
@@ -327,22 +349,36 @@ def _judgement(data: Mapping[str, Any]) -> tuple[Any, float, str]:
     verdict, confidence, rationale = data.get("verdict"), data.get("confidence"), data.get("rationale")
     if verdict not in VERDICTS:
         raise AnswerError(f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+    if not _is_probability(confidence):
         raise AnswerError(f"confidence {confidence!r} is not a number in [0, 1]")
     if not isinstance(rationale, str) or not rationale.strip():
         raise AnswerError("no rationale")
     return verdict, float(confidence), rationale
 
 
+def _is_probability(value: object) -> TypeGuard[float]:
+    """Whether a value is a number (not a bool) in [0, 1]."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+
+
 def _cited(cited: object, rationale: str, excerpt: Excerpt) -> tuple[int, ...]:
     """The lines an answer cites, in ``cited_lines`` or named in its rationale, that the excerpt shows."""
-    if not isinstance(cited, list) or not all(_is_line_number(n) for n in cited):
-        raise AnswerError("cited_lines is not a list of line numbers")
-    named = [int(n) for m in _LINE.finditer(rationale) for n in m.groups() if n]
-    lines = tuple(sorted({n for n in [*cited, *named] if excerpt.covers(n)}))
+    lines = tuple(sorted({n for n in [*_line_numbers(cited), *_named_lines(rationale)] if excerpt.covers(n)}))
     if not lines:
         raise AnswerError(f"cites no line of the code shown ({excerpt.first_line}-{excerpt.last_line})")
     return lines
+
+
+def _line_numbers(cited: object) -> list[int]:
+    """``cited_lines`` as the list of line numbers it must be; refused when it is not one."""
+    if not isinstance(cited, list) or not all(_is_line_number(n) for n in cited):
+        raise AnswerError("cited_lines is not a list of line numbers")
+    return cited
+
+
+def _named_lines(rationale: str) -> list[int]:
+    """The line numbers a rationale names (``line 12``, ``lines 3-5``, ``L7``)."""
+    return [int(n) for m in _LINE.finditer(rationale) for n in m.groups() if n]
 
 
 def _is_line_number(value: object) -> bool:

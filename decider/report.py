@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ouroboros_gates.decider.decide import Decided, Run, fallback_line
+from ouroboros_gates.decider.instruments.taint import Flow
 from ouroboros_gates.decider.sarif import to_sarif
 
 __all__ = [
@@ -73,13 +74,22 @@ def _flow(d: Decided) -> tuple[int, list[dict[str, Any]]]:
     item = d.analysed
     flows = list(d.evidence.flows) or sorted(item.flows, key=lambda f: (f.sanitized, f.sink_line))
     if not flows:
-        lines = sorted(s.line for s in item.signals)
-        return (lines[0] if lines else item.start_line), []
-    f = flows[0]
+        return _first_signal_line(item), []
+    return flows[0].sink_line, _steps(flows[0])
+
+
+def _first_signal_line(item: Any) -> int:
+    """The first line a signal is at; the function's first line when it has none."""
+    lines = sorted(s.line for s in item.signals)
+    return lines[0] if lines else int(item.start_line)
+
+
+def _steps(f: Flow) -> list[dict[str, Any]]:
+    """A flow as the report shows it: its source, the assignments between, its sink."""
     steps = [{"line": f.source_line, "role": "source", "text": f.source or f.source_kind}]
     steps += [{"line": n, "role": "step", "text": "assigned"} for n in f.steps]
     steps.append({"line": f.sink_line, "role": "sink", "text": f"{f.call} ({f.operation})"})
-    return f.sink_line, steps
+    return steps
 
 
 def finding(d: Decided) -> dict[str, Any]:
@@ -163,14 +173,19 @@ def compact_lines(run: Run, note: str = "") -> list[str]:
     ]
     if run.fallback:
         lines.append(fallback_line(run.fallback))
+    lines.append(_engine_line(run, note))
+    if run.self_excluded:
+        lines.append("repository is in the corpus: its own cases excluded")
+    return lines
+
+
+def _engine_line(run: Run, note: str) -> str:
+    """The program that decided, what it spent in how many calls, and the note."""
     engine = (
         f"program {run.program_id[:12]} ({run.variant or 'none'}); spent ${run.usd:.4f} in "
         f"{run.calls} call(s)"
     )
-    lines.append(f"{engine}; {note}" if note else engine)
-    if run.self_excluded:
-        lines.append("repository is in the corpus: its own cases excluded")
-    return lines
+    return f"{engine}; {note}" if note else engine
 
 
 def _cell(text: str) -> str:
@@ -200,6 +215,21 @@ def failed_lines(failures: Mapping[str, Sequence[str]]) -> list[str]:
 def markdown(run: Run, note: str, failures: Mapping[str, Sequence[str]] | None = None) -> str:
     """``findings.md``: the reported findings, the instruments that failed, the dropped candidates with
     why."""
+    header = [
+        "| action | p | family | where | verdict | rationale |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    reported, dropped = _reported_and_dropped(run)
+    out = [
+        *_heading(run, note, failures),
+        *_reported_lines(reported, header),
+        *_dropped_lines(dropped, header),
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _heading(run: Run, note: str, failures: Mapping[str, Sequence[str]] | None) -> list[str]:
+    """The title, the program that decided, whether the engine was used, and the instruments that failed."""
     out = [
         "# Findings",
         "",
@@ -210,13 +240,14 @@ def markdown(run: Run, note: str, failures: Mapping[str, Sequence[str]] | None =
         out += [fallback_line(run.fallback), ""]
     for line in failed_lines(failures or {}):
         out += [f"**{line}**", ""]
-    header = [
-        "| action | p | family | where | verdict | rationale |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    out += _reported_lines([d for d in run.decided if d.operating_point != "drop"], header)
-    out += _dropped_lines([d for d in run.decided if d.operating_point == "drop"], header)
-    return "\n".join(out) + "\n"
+    return out
+
+
+def _reported_and_dropped(run: Run) -> tuple[list[Decided], list[Decided]]:
+    """The decisions reported as findings (BLOCK, ADVISORY) and those the engine dropped, in run order."""
+    reported = [d for d in run.decided if d.operating_point != "drop"]
+    dropped = [d for d in run.decided if d.operating_point == "drop"]
+    return reported, dropped
 
 
 def _reported_lines(reported: Sequence[Decided], header: list[str]) -> list[str]:
@@ -238,8 +269,9 @@ def write_reports(
 ) -> dict[str, Path]:
     """Write every report file of a scan into ``out``; returns them by name."""
     out.mkdir(parents=True, exist_ok=True)
-    kept = [finding(d) for d in run.decided if d.operating_point != "drop"]
-    dropped = [finding(d) for d in run.decided if d.operating_point == "drop"]
+    reported, not_reported = _reported_and_dropped(run)
+    kept = [finding(d) for d in reported]
+    dropped = [finding(d) for d in not_reported]
     files = {
         "findings.json": json.dumps(kept, indent=2, sort_keys=True),
         "dropped_by_engine.json": json.dumps(dropped, indent=2, sort_keys=True),
@@ -247,6 +279,11 @@ def write_reports(
         "findings.sarif": json.dumps(to_sarif(run, kept, failures), indent=2, sort_keys=True),
         "findings.md": markdown(run, note, failures),
     }
+    return _written(out, files)
+
+
+def _written(out: Path, files: Mapping[str, str]) -> dict[str, Path]:
+    """Write each file's text into ``out`` (ending in a newline); returns their paths by name."""
     paths = {}
     for name, text in files.items():
         path = out / name

@@ -2,8 +2,9 @@
 kept explicit, stage 2 the code-embedding re-rank ``r = lam * (1 - D) + (1 - lam) * cos``, then the balance
 rule.
 
-``eligible(example, target, fold)`` is the only way an example reaches a prompt. The distance is vectorised
-over the memory (numpy); ``gower`` is the same rule for one pair, written out for reading and for tests.
+``eligible(example, target, fold)`` (``decider.boundary``) is the only way an example reaches a prompt. The
+distance is vectorised over the memory (numpy); ``gower`` is the same rule for one pair, written out for
+reading and for tests.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ouroboros_gates.decider.boundary import Boundary, cosine, eligible, ineligible_reason
 from ouroboros_gates.decider.memory import Memory, MemoryExample
 from ouroboros_gates.schemas import InstrumentState, Scalar, State
 
@@ -51,18 +53,23 @@ def columns_from_specs(
     specs: Iterable[Any], *, profile: str = "static", priors: bool = False
 ) -> tuple[Column, ...]:
     """Columns of the allow-listed features of a profile; prior features are dropped with priors off."""
-    out = []
-    for spec in specs:
-        if getattr(spec, "prior", False) and not priors:
-            continue
-        if getattr(spec, "profile", "static") not in ("static", profile):
-            continue
-        kind = str(getattr(spec, "type", getattr(spec, "kind", "")))
-        cap = getattr(spec, "cap", None)
-        numeric = kind in ("int", "float")
-        scale = float(cap) if numeric and cap else 1.0
-        out.append(Column(spec.name, spec.instrument, scale if numeric else None))
-    return tuple(out)
+    return tuple(_column(spec) for spec in specs if _used(spec, profile, priors))
+
+
+def _used(spec: Any, profile: str, priors: bool) -> bool:
+    """Whether a feature is compared in this profile (static or the profile's; a prior's with priors on)."""
+    if getattr(spec, "prior", False) and not priors:
+        return False
+    return getattr(spec, "profile", "static") in ("static", profile)
+
+
+def _column(spec: Any) -> Column:
+    """A feature's column: numeric ones scaled by their cap (1 without one), others categorical."""
+    kind = str(getattr(spec, "type", getattr(spec, "kind", "")))
+    cap = getattr(spec, "cap", None)
+    numeric = kind in ("int", "float")
+    scale = float(cap) if numeric and cap else 1.0
+    return Column(spec.name, spec.instrument, scale if numeric else None)
 
 
 def _state(instruments: Mapping[str, InstrumentState], block: str) -> State:
@@ -90,14 +97,22 @@ def gower(
     blocks: dict[str, list[Column]] = {}
     for column in columns:
         blocks.setdefault(column.block, []).append(column)
-    total = 0.0
-    for block, cols in blocks.items():
-        sa, sb = _state(a[1], block), _state(b[1], block)
-        if sa is State.RAN and sb is State.RAN:
-            total += sum(_feature_distance(a[0].get(c.name), b[0].get(c.name), c) for c in cols) / len(cols)
-        else:
-            total += 0.0 if sa is sb else 1.0
+    total = sum(_block_distance(a, b, block, cols) for block, cols in blocks.items())
     return total / len(blocks) if blocks else 0.0
+
+
+def _block_distance(
+    a: tuple[Mapping[str, Scalar], Mapping[str, InstrumentState]],
+    b: tuple[Mapping[str, Scalar], Mapping[str, InstrumentState]],
+    block: str,
+    cols: Sequence[Column],
+) -> float:
+    """One block's distance: the mean of its features' when both records ran it, else whether the states
+    differ."""
+    sa, sb = _state(a[1], block), _state(b[1], block)
+    if sa is State.RAN and sb is State.RAN:
+        return sum(_feature_distance(a[0].get(c.name), b[0].get(c.name), c) for c in cols) / len(cols)
+    return 0.0 if sa is sb else 1.0
 
 
 @dataclass(frozen=True)
@@ -109,58 +124,6 @@ class Target:
     family: str
     group: str | None = None
     vector: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class Boundary:
-    """The fold a prompt is rendered in: evaluation (groups, source, framework held out) or deployment."""
-
-    mode: Literal["evaluation", "deployment"] = "deployment"
-    evaluation_groups: frozenset[str] = frozenset()
-    held_out_source: str | None = None
-    held_out_framework: str | None = None
-    near_duplicate_cos: float = 0.98
-
-
-def _cos(u: np.ndarray | None, v: np.ndarray | None) -> float | None:
-    return None if u is None or v is None else float(np.dot(u, v))
-
-
-def ineligible_reason(
-    example: MemoryExample, target: Target, fold: Boundary, vector: np.ndarray | None = None
-) -> str | None:
-    """Why an example may not reach this target's prompt in this fold, or None when it may."""
-    if example.group in fold.evaluation_groups:
-        return "evaluation_group"
-    if target.group is not None and example.group == target.group:
-        return "own_group" if fold.mode == "evaluation" else "self_excluded"
-    held = _held_out(example, fold)
-    if held is not None:
-        return held
-    if fold.mode == "evaluation" and _near_duplicate(vector, target, fold):
-        return "near_duplicate"
-    return None
-
-
-def _held_out(example: MemoryExample, fold: Boundary) -> str | None:
-    """Whether the fold holds out the example's source or one of its frameworks."""
-    if fold.held_out_source is not None and example.source == fold.held_out_source:
-        return "held_out_source"
-    if fold.held_out_framework is not None and fold.held_out_framework in example.frameworks:
-        return "held_out_framework"
-    return None
-
-
-def _near_duplicate(vector: np.ndarray | None, target: Target, fold: Boundary) -> bool:
-    cos = _cos(vector, target.vector)
-    return cos is not None and cos >= fold.near_duplicate_cos
-
-
-def eligible(
-    example: MemoryExample, target: Target, fold: Boundary, vector: np.ndarray | None = None
-) -> bool:
-    """The only gate between the memory and a prompt (retrieved examples and demonstrations alike)."""
-    return ineligible_reason(example, target, fold, vector) is None
 
 
 @dataclass(frozen=True)
@@ -211,13 +174,8 @@ class Index:
         self.blocks = list(dict.fromkeys(c.block for c in self.columns))
         self.examples = memory.examples
         self._codes: list[dict[Any, float]] = [{} for _ in self.columns]
-        self.values = np.array([self._encode(e.example.x) for e in self.examples], dtype=np.float64).reshape(
-            len(self.examples), len(self.columns)
-        )
-        self.states = np.array(
-            [[_STATES[_state(e.example.instruments, b)] for b in self.blocks] for e in self.examples],
-            dtype=np.int8,
-        ).reshape(len(self.examples), len(self.blocks))
+        self.values = self._values()
+        self.states = self._states()
         self.starts = _block_starts(self.columns)
         self.widths = np.diff(np.append(self.starts, len(self.columns))).astype(np.float64)
         self.numeric = np.array([c.cap is not None for c in self.columns], dtype=bool)
@@ -225,6 +183,21 @@ class Index:
         self._ties: dict[int, np.ndarray] = {}
         self._matrix: np.ndarray | None = None
         self._matrix_version = -1
+
+    def _values(self) -> np.ndarray:
+        """The examples' encoded values, a row per example and a column per feature."""
+        values: np.ndarray = np.array(
+            [self._encode(e.example.x) for e in self.examples], dtype=np.float64
+        ).reshape(len(self.examples), len(self.columns))
+        return values
+
+    def _states(self) -> np.ndarray:
+        """The examples' instrument states, a row per example and a column per block."""
+        states: np.ndarray = np.array(
+            [[_STATES[_state(e.example.instruments, b)] for b in self.blocks] for e in self.examples],
+            dtype=np.int8,
+        ).reshape(len(self.examples), len(self.blocks))
+        return states
 
     def _encode(self, x: Mapping[str, Scalar]) -> list[float]:
         row = []
@@ -260,13 +233,18 @@ class Index:
         None."""
         if vector is None:
             return None
+        matrix = self._vectors()
+        if matrix is None or matrix.shape[1] != len(vector):
+            return None
+        result: np.ndarray = matrix @ vector.astype(np.float32)
+        return result
+
+    def _vectors(self) -> np.ndarray | None:
+        """The examples' vectors as a matrix, stacked again when the memory changed (None: no vectors)."""
         if self._matrix is None or self._matrix_version != self.memory.version:
             self._matrix = _stacked([self.memory.vector(e) for e in self.examples])
             self._matrix_version = self.memory.version
-        if self._matrix is None or self._matrix.shape[1] != len(vector):
-            return None
-        result: np.ndarray = self._matrix @ vector.astype(np.float32)
-        return result
+        return self._matrix
 
     def ties(self, seed: int) -> np.ndarray:
         """The tie-break key per example: sha256(its content without instrument versions + seed)."""
@@ -289,10 +267,15 @@ def _block_starts(columns: Sequence[Column]) -> np.ndarray:
 
 def _stacked(rows: Sequence[np.ndarray | None]) -> np.ndarray | None:
     """The examples' vectors as a matrix, zeros for an example without one (None: no vector at all)."""
-    dims = next((len(r) for r in rows if r is not None), 0)
+    dims = _dims(rows)
     if not dims or not rows:
         return None
     return np.stack([r if r is not None else np.zeros(dims, np.float32) for r in rows])
+
+
+def _dims(rows: Sequence[np.ndarray | None]) -> int:
+    """The vectors' dimension (0 when no example has a vector)."""
+    return next((len(r) for r in rows if r is not None), 0)
 
 
 def _walk(
@@ -316,25 +299,11 @@ def retrieve(index: Index, target: Target, fold: Boundary, settings: Settings = 
     if not index.examples:
         return Retrieved((), "signals_only", "short", {})
     d = index.distances(target)
-    cosines = index.cosines(target.vector)
-    # stage 1 orders by the signal distance; among equal distances the nearer code goes first (when there
-    # are vectors), then the seeded tie-break
-    keys = (index.ties(settings.seed), d) if cosines is None else (index.ties(settings.seed), -cosines, d)
-    order = np.lexsort(keys)
-    same = index.family[order] == target.family
     dropped: Counter[str] = Counter()
-    chosen = [*_walk(index, order[same], target, fold, settings.n1, dropped)]
-    chosen += [*_walk(index, order[~same], target, fold, settings.n1, dropped)]
-    chosen.sort(key=lambda i: (d[i], int(index.ties(settings.seed)[i])))
+    chosen = _stage1(index, target, fold, settings, d, dropped)
     vectors = [index.memory.vector(index.examples[i]) for i in chosen]
     embedded = target.vector is not None and any(v is not None for v in vectors)
-    ranked = []
-    for i, vector in zip(chosen, vectors, strict=True):
-        cos = _cos(vector, target.vector)
-        similarity = cos if cos is not None else 1.0 - d[i]  # no vector: keeps its stage-1 place
-        score = settings.lam * (1.0 - d[i]) + (1.0 - settings.lam) * similarity
-        ranked.append(Neighbour(index.examples[i], float(d[i]), cos, float(score)))
-    ranked.sort(key=lambda n: -n.score)  # stable: equal scores keep the stage-1 order
+    ranked = _stage2(index, target, settings, d, chosen, vectors)
     picked, short = balance(ranked, target.family, settings.k)
     return Retrieved(
         tuple(picked),
@@ -343,6 +312,42 @@ def retrieve(index: Index, target: Target, fold: Boundary, settings: Settings = 
         dict(dropped),
         tuple(ranked),
     )
+
+
+def _stage1(
+    index: Index, target: Target, fold: Boundary, settings: Settings, d: np.ndarray, dropped: Counter[str]
+) -> list[int]:
+    """The n1 nearest eligible examples of the family and the n1 of the others, by distance then tie-break;
+    ``dropped`` counts what the boundary removed on the way."""
+    cosines = index.cosines(target.vector)
+    # stage 1 orders by the signal distance; among equal distances the nearer code goes first (when there
+    # are vectors), then the seeded tie-break
+    keys = (index.ties(settings.seed), d) if cosines is None else (index.ties(settings.seed), -cosines, d)
+    order = np.lexsort(keys)
+    same = index.family[order] == target.family
+    chosen = [*_walk(index, order[same], target, fold, settings.n1, dropped)]
+    chosen += [*_walk(index, order[~same], target, fold, settings.n1, dropped)]
+    chosen.sort(key=lambda i: (d[i], int(index.ties(settings.seed)[i])))
+    return chosen
+
+
+def _stage2(
+    index: Index,
+    target: Target,
+    settings: Settings,
+    d: np.ndarray,
+    chosen: Sequence[int],
+    vectors: Sequence[np.ndarray | None],
+) -> list[Neighbour]:
+    """The chosen examples re-ranked on ``r = lam * (1 - D) + (1 - lam) * cos``, best first."""
+    ranked = []
+    for i, vector in zip(chosen, vectors, strict=True):
+        cos = cosine(vector, target.vector)
+        similarity = cos if cos is not None else 1.0 - d[i]  # no vector: keeps its stage-1 place
+        score = settings.lam * (1.0 - d[i]) + (1.0 - settings.lam) * similarity
+        ranked.append(Neighbour(index.examples[i], float(d[i]), cos, float(score)))
+    ranked.sort(key=lambda n: -n.score)  # stable: equal scores keep the stage-1 order
+    return ranked
 
 
 def balance(ranked: Sequence[Neighbour], family: str, k: int) -> tuple[list[Neighbour], bool]:
@@ -372,9 +377,14 @@ def _short(
     picked: Sequence[Neighbour], ranked: Sequence[Neighbour], labels: Counter[int], family: str, k: int
 ) -> bool:
     """Whether the pick misses a minimum of the balance rule: k in all, 2 of a label, k-2 of the family."""
-    pool_labels = Counter(n.example.y for n in ranked)
     return (
         len(picked) < k
-        or any(labels[y] < min(2, pool_labels[y]) or pool_labels[y] < 2 for y in (0, 1))
+        or _label_short(ranked, labels)
         or sum(1 for n in picked if n.example.family == family) < k - 2
     )
+
+
+def _label_short(ranked: Sequence[Neighbour], labels: Counter[int]) -> bool:
+    """Whether a label has fewer than 2 in the pick while the pool has them, or the pool has fewer than 2."""
+    pool_labels = Counter(n.example.y for n in ranked)
+    return any(labels[y] < min(2, pool_labels[y]) or pool_labels[y] < 2 for y in (0, 1))

@@ -5,6 +5,7 @@ instrument that failed on some files."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ouroboros_gates import __version__
@@ -18,13 +19,39 @@ INFORMATION_URI = "https://pypi.org/project/ouroboros-gates/"
 _LEVELS = {"block": "error", "advisory": "warning", "drop": "note"}
 
 
+@dataclass(frozen=True)
+class _Described:
+    """What a family's rule says: its title, CWE, help text and security severity."""
+
+    title: str
+    cwe: int | None
+    text: str
+    severity: str
+
+    @classmethod
+    def of(cls, family: str) -> _Described:
+        """A family as the families table describes it (its name and a generic help when not listed)."""
+        about = families().about.get(family)
+        if about is None:
+            title = family.replace("_", " ")
+            return cls(title, None, f"Review the {title.lower()} finding.", "5.0")
+        text = about.help or f"Review the {about.title.lower()} finding."
+        return cls(about.title, about.cwe, text, f"{about.severity:.1f}")
+
+    @property
+    def cwe_line(self) -> str:
+        """`` (CWE-n)`` after the title, or nothing without a CWE."""
+        return f" (CWE-{self.cwe})" if self.cwe is not None else ""
+
+    @property
+    def tags(self) -> list[str]:
+        """``security``, and the CWE's tag when there is one."""
+        return ["security", *([f"external/cwe/cwe-{self.cwe}"] if self.cwe is not None else [])]
+
+
 def _rule(family: str) -> dict[str, Any]:
-    about = families().about.get(family)
-    title = about.title if about is not None else family.replace("_", " ")
-    cwe = about.cwe if about is not None else None
-    tags = ["security", *([f"external/cwe/cwe-{cwe}"] if cwe is not None else [])]
-    text = about.help if about is not None and about.help else f"Review the {title.lower()} finding."
-    cwe_line = f" (CWE-{cwe})" if cwe is not None else ""
+    described = _Described.of(family)
+    title, text, cwe_line = described.title, described.text, described.cwe_line
     return {
         "id": family,
         "name": "".join(part.capitalize() for part in family.split("_")),
@@ -36,8 +63,8 @@ def _rule(family: str) -> dict[str, Any]:
         "help": {"text": text, "markdown": f"**{title}**{cwe_line}\n\n{text}"},
         "defaultConfiguration": {"level": "warning"},
         "properties": {
-            "security-severity": f"{about.severity:.1f}" if about is not None else "5.0",
-            "tags": tags,
+            "security-severity": described.severity,
+            "tags": described.tags,
             "precision": "medium",
         },
     }
@@ -71,12 +98,16 @@ def _result(f: Mapping[str, Any], index: int) -> dict[str, Any]:
         "properties": {"decision": decision, "signals": f["signals"]},
     }
     if f["flow"]:
-        steps = [
-            {"location": _location(f["path"], step["line"], f"{step['role']}: {step['text']}")}
-            for step in f["flow"]
-        ]
-        result["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
+        result["codeFlows"] = [{"threadFlows": [{"locations": _flow_locations(f)}]}]
     return result
+
+
+def _flow_locations(f: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A finding's flow as SARIF thread-flow locations, each step with its role and text."""
+    return [
+        {"location": _location(f["path"], step["line"], f"{step['role']}: {step['text']}")}
+        for step in f["flow"]
+    ]
 
 
 def _notifications(failures: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:

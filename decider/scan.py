@@ -149,14 +149,23 @@ def scan(
 def _target(request: ScanRequest, failures: Failures, shown: ScanProgress) -> _Target:
     """Analyse what the scan reads: the checkout's commits (``rev``/``base``) or the files on disk."""
     top = toplevel(request.paths[0])
-    if request.rev is not None or request.base is not None:
+    if _reads_commits(request):
         if top is None:
             raise OuroError(
                 f"PATH: {request.paths[0]} is not in a git checkout (--rev and --base read commits)"
             )
         return _commits(request, top, failures, shown)
-    inside = top is not None and all(p.resolve().is_relative_to(top) for p in request.paths)
-    return _files(request, top if inside else None, failures, shown)
+    return _files(request, top if _holds_every_path(top, request.paths) else None, failures, shown)
+
+
+def _reads_commits(request: ScanRequest) -> bool:
+    """Whether the scan reads the checkout's commits (``--rev``, ``--base``) instead of the files on disk."""
+    return request.rev is not None or request.base is not None
+
+
+def _holds_every_path(top: Path | None, paths: Sequence[Path]) -> bool:
+    """Whether there is a checkout and every PATH lies in it."""
+    return top is not None and all(p.resolve().is_relative_to(top) for p in paths)
 
 
 def _commits(request: ScanRequest, top: Path, failures: Failures, shown: ScanProgress) -> _Target:
@@ -164,11 +173,7 @@ def _commits(request: ScanRequest, top: Path, failures: Failures, shown: ScanPro
     head = query(top, "rev-parse", "--verify", f"{request.rev or 'HEAD'}^{{commit}}")
     resolved = [p.resolve() for p in request.paths]
     within = tuple(p.relative_to(top).as_posix() for p in resolved if p.is_relative_to(top))
-    outside = [
-        Skipped(str(given), f"outside the checkout {top}").as_dict()
-        for given, p in zip(request.paths, resolved, strict=True)
-        if not p.is_relative_to(top)
-    ]
+    outside = _outside_checkout(request.paths, resolved, top)
     scanned: dict[str, object] = {"root": str(top), "rev": head, "within": list(within), "skipped": outside}
     key = repo_key(top)
     analysed = analyse(
@@ -185,6 +190,15 @@ def _commits(request: ScanRequest, top: Path, failures: Failures, shown: ScanPro
         progress=shown.analysed,
     )
     return _Target(top, key, head, _report_folder(request.out, top), scanned, analysed)
+
+
+def _outside_checkout(paths: Sequence[Path], resolved: Sequence[Path], top: Path) -> list[dict[str, str]]:
+    """The manifest's rows of the PATHs outside the checkout (skipped)."""
+    return [
+        Skipped(str(given), f"outside the checkout {top}").as_dict()
+        for given, p in zip(paths, resolved, strict=True)
+        if not p.is_relative_to(top)
+    ]
 
 
 def _files(request: ScanRequest, top: Path | None, failures: Failures, shown: ScanProgress) -> _Target:
@@ -216,12 +230,17 @@ def _write(
     )
     meta["scanned"] = target.scanned
     meta["priors"] = {"setting": request.priors, "on_for_candidates": _priors_used(target.analysed)}
-    meta["instruments_failed"] = {
+    meta["instruments_failed"] = _instruments_failed(failures)
+    return write_reports(run, target.folder, meta, lookup.note, failures)
+
+
+def _instruments_failed(failures: Failures) -> dict[str, dict[str, object]]:
+    """Per instrument that failed on some files, how many and which."""
+    return {
         name: {"files": len(paths), "paths": sorted(paths)}
         for name, paths in sorted(failures.items())
         if paths
     }
-    return write_reports(run, target.folder, meta, lookup.note, failures)
 
 
 def _priors_used(analysed: Sequence[Analysed]) -> dict[str, int]:

@@ -54,13 +54,7 @@ def build_seed_memory(directory: Path = SEED_DIR) -> tuple[Memory, list[str]]:
     digest = seed_digest(directory)
     with tempfile.TemporaryDirectory(prefix="ouro-seed-") as tmp:
         repo = Path(tmp)
-        for path in _files(directory):
-            target = repo / path.relative_to(directory).with_suffix("")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(path.read_bytes())
-        _git(repo, "init", "-q")
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "--no-verify", "-m", "seed")
+        _commit_seed(directory, repo)
         found = {
             (a.candidate.path, a.candidate.function, a.candidate.family): a
             for a in analyse(repo, "HEAD", None, "seed/memory")
@@ -85,6 +79,17 @@ def build_seed_memory(directory: Path = SEED_DIR) -> tuple[Memory, list[str]]:
         )
         examples.append(_with_digest(example, digest))
     return Memory(examples), missed
+
+
+def _commit_seed(directory: Path, repo: Path) -> None:
+    """The seed's files (their ``.seed`` suffix dropped) committed to a fresh repository."""
+    for path in _files(directory):
+        target = repo / path.relative_to(directory).with_suffix("")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "--no-verify", "-m", "seed")
 
 
 def _with_digest(example: MemoryExample, digest: str) -> MemoryExample:

@@ -135,13 +135,7 @@ def _row(raw: Sequence[Any], names: Sequence[str], where: str) -> Row:
 
 def load_rows(path: Path = SHIPPED) -> tuple[dict[str, Any], list[MemoryExample]]:
     """The file's header and its examples; a file built for another feature set is refused, naming it."""
-    try:
-        with gzip.open(path, "rb") as fh:
-            doc = json.loads(fh.read())
-    except (OSError, ValueError) as exc:
-        raise ShippedError(f"{path}: not a shipped memory: {exc}") from exc
-    if doc.get("feature_set_digest") != feature_set_digest() or doc.get("schema_version") != SCHEMA_VERSION:
-        raise ShippedError(f"{path}: built for another feature set; rebuild it with `ouro learn memory ship`")
+    doc = _document(path)
     names, versions = doc["features"], doc["versions"]
     examples = [
         example_of(_row(raw, names, f"{path}: row {i}"), versions) for i, raw in enumerate(doc["rows"])
@@ -156,3 +150,16 @@ def load_shipped(path: Path = SHIPPED) -> Memory:
     if not path.exists():
         return Memory()
     return Memory(load_rows(path)[1])
+
+
+def _document(path: Path) -> dict[str, Any]:
+    """The file's JSON; refused, naming the file, when it is not a shipped memory or was built for another
+    feature set."""
+    try:
+        with gzip.open(path, "rb") as fh:
+            doc: dict[str, Any] = json.loads(fh.read())
+    except (OSError, ValueError) as exc:
+        raise ShippedError(f"{path}: not a shipped memory: {exc}") from exc
+    if doc.get("feature_set_digest") != feature_set_digest() or doc.get("schema_version") != SCHEMA_VERSION:
+        raise ShippedError(f"{path}: built for another feature set; rebuild it with `ouro learn memory ship`")
+    return doc

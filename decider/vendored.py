@@ -41,15 +41,26 @@ LONG_LINE = 2000
 def vendored_by_path(relative: str, *, is_dir: bool = False) -> str | None:
     """Why ``relative`` is other projects' code by its name or folder, or None."""
     path = PurePosixPath(relative)
+    in_vendor = _in_vendor_folder(path, is_dir)
+    if in_vendor is not None or is_dir:
+        return in_vendor
+    return _by_file_name(path.name)
+
+
+def _in_vendor_folder(path: PurePosixPath, is_dir: bool) -> str | None:
+    """Why the path is a vendor folder or lies in one (``vendor/``, ``third_party/``...), or None."""
     folders = path.parts if is_dir else path.parts[:-1]
     for folder in folders:
         if folder.lower() in VENDOR_FOLDERS:
             return f"left out: vendored code ({folder}/; --vendored scans it)"
-    if is_dir:
-        return None
-    if _MINIFIED_NAME.search(path.name):
+    return None
+
+
+def _by_file_name(name: str) -> str | None:
+    """Why a file's name says it is minified code or a bundled library, or None."""
+    if _MINIFIED_NAME.search(name):
         return "left out: minified code (*.min.js; --vendored scans it)"
-    if _LIBRARY.match(path.name):
+    if _LIBRARY.match(name):
         return "left out: a bundled library file by its name (--vendored scans it)"
     return None
 
@@ -61,6 +72,11 @@ def vendored_by_content(relative: str, lines: Sequence[str]) -> str | None:
     head = "\n".join(lines[:5])
     if _BANNER.search(head[:2000]):
         return "left out: a bundled library (its licence banner; --vendored scans it)"
-    if any(len(line) > LONG_LINE for line in lines[:50]) and len(lines) < 200:
+    if _is_minified(lines):
         return "left out: minified code (lines over 2,000 characters; --vendored scans it)"
     return None
+
+
+def _is_minified(lines: Sequence[str]) -> bool:
+    """Whether a short script has a line over ``LONG_LINE`` characters among its first 50."""
+    return any(len(line) > LONG_LINE for line in lines[:50]) and len(lines) < 200
