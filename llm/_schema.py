@@ -166,10 +166,14 @@ def _check_all_of(value: Any, schema: dict[str, Any], root: dict[str, Any], path
 
 
 def _check_alternatives(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str) -> str | None:
-    """``anyOf`` and ``oneOf``: a value that matches none of the alternatives."""
-    for key in ("anyOf", "oneOf"):
-        if key in schema and all(_check(value, sub, root, path) for sub in schema[key]):
-            return f"{_where(path)}: matches none of {key}"
+    """``anyOf``: a value that matches none of the alternatives; ``oneOf``: one that matches none, or more
+    than one."""
+    if "anyOf" in schema and all(_check(value, sub, root, path) for sub in schema["anyOf"]):
+        return f"{_where(path)}: matches none of anyOf"
+    if "oneOf" in schema:
+        matched = sum(_check(value, sub, root, path) is None for sub in schema["oneOf"])
+        if matched != 1:
+            return f"{_where(path)}: matches {matched or 'none'} of oneOf"
     return None
 
 

@@ -279,3 +279,13 @@ def test_json_object_mode_states_the_schema_after_the_shared_prefix(model_server
     assert body["messages"][0] == {"role": "system", "content": "judge"}
     assert body["messages"][1]["content"].startswith("is f() vulnerable?\n\nAnswer with one JSON object")
     assert json.dumps(VERDICT) in body["messages"][1]["content"]
+
+
+def test_one_of_wants_exactly_one_alternative() -> None:
+    schema = {"oneOf": [{"type": "integer"}, {"type": "number"}, {"type": "string"}]}
+    assert parse_json_reply('"x"', schema) == "x"
+    assert parse_json_reply("1.5", schema) == 1.5
+    with pytest.raises(ReplyParseError, match="matches 2 of oneOf"):
+        parse_json_reply("3", schema)
+    with pytest.raises(ReplyParseError, match="matches none of oneOf"):
+        parse_json_reply("null", schema)
