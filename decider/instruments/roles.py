@@ -123,8 +123,7 @@ def _entries(language: str) -> tuple[RoleEntry, ...]:
 
 def _entry(entry: dict[str, Any], kind: RoleKind, name: str) -> RoleEntry:
     """One vocabulary entry of ``semantic/<name>.toml`` (a ``RulesetError`` naming it when malformed)."""
-    if not isinstance(entry, dict):
-        raise RulesetError(f"semantic/{name}.toml: {kind} {entry!r}: expected a table ([[{kind}]])")
+    _require_table(entry, kind, name)
     try:
         tag = entry.get("framework", entry.get("library"))
         return RoleEntry(
@@ -139,6 +138,11 @@ def _entry(entry: dict[str, Any], kind: RoleKind, name: str) -> RoleEntry:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise RulesetError(f"semantic/{name}.toml: {kind} {entry.get('id')!r}: {exc}") from exc
+
+
+def _require_table(entry: object, kind: RoleKind, name: str) -> None:
+    if not isinstance(entry, dict):
+        raise RulesetError(f"semantic/{name}.toml: {kind} {entry!r}: expected a table ([[{kind}]])")
 
 
 def vocabulary(language: str, priors: Priors = "off") -> tuple[RoleEntry, ...]:
