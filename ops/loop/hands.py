@@ -8,7 +8,7 @@ CLI's one-line error instead of failing the import of the Celery app.
 Every step is an event: the train appends ``MergeAttempted`` then ``Merged``/``MergeRefused`` per head and
 ``TicketClosed`` for a ticket its merged pull request closes; the close-ticket gate appends
 ``TicketClosed``; a fixer session ``FixerSessionEnded``. What is printed is read back from the ledger
-(``ops.loop.summary``).
+(``ops.loop.summary_hands``).
 """
 
 from __future__ import annotations

@@ -29,14 +29,12 @@ from ouroboros_gates.ops.loop.summary import (
     print_backtests,
     print_decisions,
     print_findings,
-    print_fixers,
     print_labels,
     print_ledger,
     print_runs,
     print_series,
-    print_train,
-    print_verdicts,
 )
+from ouroboros_gates.ops.loop.summary_hands import print_fixers, print_train, print_verdicts
 from ouroboros_gates.schemas import IngestRun, content_id
 from ouroboros_gates.schemas.settings import SAMPLE, Settings, load_settings
 from ouroboros_gates.workers import QUEUES
