@@ -85,15 +85,17 @@ def _is_asked_for(merge: Any, only: set[tuple[int, str]] | None) -> bool:
 
 def _train_table(rows: list[Any]) -> Table:
     """How many heads merged and were refused, and each merge's outcome and why."""
-    counts = {o: sum(r["outcome"] == o for r in rows) for o in ("merged", "refused")}
-    table = titled_table(
-        f"Merge train: {counts['merged']} merged, {counts['refused']} refused (each head once)",
-        ("pull request", "head", "outcome", "why"),
-    )
+    table = titled_table(_train_title(rows), ("pull request", "head", "outcome", "why"))
     for row in rows:
         why = "; ".join(row["refusal"]) if row["refusal"] else ""
         table.add_row(f"#{row['pull_request']}", row["head_sha"][:12], row["outcome"], why)
     return table
+
+
+def _train_title(rows: list[Any]) -> str:
+    """How many heads the train merged and refused."""
+    counts = {o: sum(r["outcome"] == o for r in rows) for o in ("merged", "refused")}
+    return f"Merge train: {counts['merged']} merged, {counts['refused']} refused (each head once)"
 
 
 def _print_closed(closed: list[Any], console: Console) -> None:
@@ -115,6 +117,11 @@ def print_fixers(store: LedgerStore, settings: Settings, console: Console) -> No
         console.print(f"Fixers: no session ({refusal or 'no ticket has a launch verdict left to take'})")
         return
     console.print(_fixers_table(rows))
+    _print_isolations(store, rows, console)
+
+
+def _print_isolations(store: EventStore, rows: list[Any], console: Console) -> None:
+    """Each isolation the listed sessions' agents got, with their tickets."""
     for isolation, tickets in _isolations(store, rows).items():
         console.print(f"Fixer sandbox ({', '.join(f'#{n}' for n in tickets)}): {isolation}", soft_wrap=True)
 
