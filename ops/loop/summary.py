@@ -24,8 +24,8 @@ from ouroboros_gates.events.projections.labels import labels
 from ouroboros_gates.events.projections.runs import runs as run_rows
 from ouroboros_gates.events.projector import content_digest, status
 from ouroboros_gates.ops.loop.pushes import forge_pushes
-from ouroboros_gates.ops.pushes import decisions_of, push_message
-from ouroboros_gates.schemas import MinerAcceptance, MinerAccepted, MinerRefused
+from ouroboros_gates.ops.pushes import Push, decisions_of, push_message
+from ouroboros_gates.schemas import Decision, MinerAcceptance, MinerAccepted, MinerRefused
 from ouroboros_gates.schemas.settings import Settings
 
 __all__ = [
@@ -62,9 +62,14 @@ def print_labels(store: LedgerStore, console: Console) -> None:
 
 def _labels_title(rows: list[Any]) -> str:
     """How many labels were proposed, accepted and rejected."""
-    accepted = sum(1 for row in rows if row["acceptance"] == "ACCEPTANCE_ACCEPTED")
-    rejected = sum(1 for row in rows if row["acceptance"] == "ACCEPTANCE_REJECTED")
+    accepted = _with_acceptance(rows, "ACCEPTANCE_ACCEPTED")
+    rejected = _with_acceptance(rows, "ACCEPTANCE_REJECTED")
     return f"Labels proposed: {len(rows)} ({accepted} accepted, {rejected} rejected)"
+
+
+def _with_acceptance(rows: list[Any], acceptance: str) -> int:
+    """How many labels have this acceptance."""
+    return sum(1 for row in rows if row["acceptance"] == acceptance)
 
 
 def _label_cells(row: Any, console: Console) -> tuple[str, ...]:
@@ -267,10 +272,14 @@ def _series_row(table: Table, name: str, point: dict[str, Any]) -> None:
 def _point_note(point: dict[str, Any]) -> str:
     """A measured point's 95% interval (when it has one) and its scope and period labels."""
     interval = f"[{point['low']:.4f}, {point['high']:.4f}]" if point.get("low") is not None else ""
-    labels = ", ".join(
+    return " ".join(x for x in (interval, _scope_and_period(point)) if x)
+
+
+def _scope_and_period(point: dict[str, Any]) -> str:
+    """A point's scope and period labels, as ``k=v`` in order."""
+    return ", ".join(
         f"{k}={v}" for k, v in sorted(point.get("labels", {}).items()) if k in ("scope", "period")
     )
-    return " ".join(x for x in (interval, labels) if x)
 
 
 _ACTIONS = ("BLOCK", "ADVISORY", "DROP")
@@ -285,11 +294,14 @@ def print_decisions(store: EventStore, settings: Settings, console: Console) -> 
     found = [decisions_of(store, p.head, push_message(p, settings.tenant).message_id) for p in pushes]
     console.print(f"[bold]Decisions on the example pushes: {len(pushes)}[/]{_how_decided(found)}")
     for number, (push, decided) in enumerate(zip(pushes, found, strict=True), 1):
-        console.print(
-            f"  push {number} {push.base[:7]}..{push.head[:7]}: {len(decided) or 'no'} candidate(s)"
-        )
-        for d in sorted(decided, key=_decision_order):
-            console.print(_decision_line(d), markup=False, highlight=False)
+        _print_push(number, push, decided, console)
+
+
+def _print_push(number: int, push: Push, decided: list[Decision], console: Console) -> None:
+    """A push's refs and how many candidates it had, then its decisions in order."""
+    console.print(f"  push {number} {push.base[:7]}..{push.head[:7]}: {len(decided) or 'no'} candidate(s)")
+    for d in sorted(decided, key=_decision_order):
+        console.print(_decision_line(d), markup=False, highlight=False)
 
 
 def _how_decided(found: list[Any]) -> str:
