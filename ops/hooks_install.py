@@ -320,11 +320,16 @@ _MANAGERS = (
 
 def _manager(hook: Path, text: str) -> tuple[str, str] | None:
     """The hook manager that wrote ``hook`` (husky 9's stub sources ``h`` beside it), with its advice."""
-    husky_stub = (hook.parent / "h").is_file() and '/h"' in text
+    husky_stub = _is_husky_stub(hook, text)
     for name, mark, advice in _MANAGERS:
         if mark in text or (name == "husky" and husky_stub):
             return name, advice
     return None
+
+
+def _is_husky_stub(hook: Path, text: str) -> bool:
+    """Whether the hook is husky 9's stub: it sources the ``h`` script beside it."""
+    return (hook.parent / "h").is_file() and '/h"' in text
 
 
 def _tracked(hook: Path) -> bool:
