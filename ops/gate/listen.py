@@ -12,21 +12,28 @@ import socket
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ouroboros_gates.ops.gate.budget import OverBudget, watchdog
 from ouroboros_gates.ops.gate.later import Later
 from ouroboros_gates.ops.gate.protocol import MAX_MESSAGE, decode, encode
 from ouroboros_gates.ops.gate.sockdir import socket_path
 
-if TYPE_CHECKING:
-    from ouroboros_gates.ops.gate.server import GateServer
-
-__all__ = ["WEDGED_S", "serve"]
+__all__ = ["WEDGED_S", "Served", "serve"]
 
 log = logging.getLogger("ouroboros_gates.ops.gate")
 WEDGED_S = 10.0
 """A request still running after this long is stuck where no signal reaches it: the server exits."""
+
+
+class Served(Protocol):
+    """What the loop needs of the server (``ops.gate.server.GateServer``): its state directory, its deferred
+    work, and the answer to a request."""
+
+    state: Path
+    later: Later
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]: ...
 
 
 def _listen(path: Path) -> socket.socket:
@@ -53,7 +60,7 @@ def _wait_ready(later: Later, listening: int, wait: float) -> list[int]:
     return ready
 
 
-def serve(server: GateServer, idle_s: float) -> None:
+def serve(server: Served, idle_s: float) -> None:
     """Accept requests until idle for ``idle_s`` seconds, or until ``stop``."""
     path = Path(socket_path(str(server.state)))
     path.unlink(missing_ok=True)  # the caller holds the lock: any socket left here is a dead server's
@@ -80,7 +87,7 @@ def serve(server: GateServer, idle_s: float) -> None:
         path.unlink(missing_ok=True)
 
 
-def _answer(server: GateServer, conn: socket.socket) -> bool:
+def _answer(server: Served, conn: socket.socket) -> bool:
     """Serve one connection; False when it asked the server to stop."""
     with conn:
         conn.settimeout(5.0)
