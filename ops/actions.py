@@ -90,10 +90,15 @@ def _dead_letter(store: LedgerStore, message_id: str) -> dict[str, Any]:
     return body
 
 
+def _message_type(task: object) -> type[Message] | None:
+    """The message type a task handles (None for a task no message type names)."""
+    return next((cls for cls in MESSAGE_TYPES.values() if task == cls.TASK), None)
+
+
 def retry(store: LedgerStore, message_id: str, now: datetime, note: str = "") -> Action:
     """Send a dead-lettered message again, as a new message (its own id, caused by the one that failed)."""
     body = _dead_letter(store, message_id)
-    kind = next((cls for cls in MESSAGE_TYPES.values() if body["task"] == cls.TASK), None)
+    kind = _message_type(body["task"])
     if not body["message"] or kind is None:
         raise NotPossible(f"dead letter {message_id}: its message was not kept, so it cannot be sent again")
     attempt = body["retries"] + 1

@@ -5,12 +5,12 @@ prints it; the API's replay action records it as a ``BacktestReplayed`` event.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from ouroboros_gates.events import LedgerStore
-from ouroboros_gates.events.recorded import recorded_labels, recorded_runs
+from ouroboros_gates.events.recorded import RecordedLabel, recorded_labels, recorded_runs
 from ouroboros_gates.miners import (
     DEFAULT_BLOCKS,
     CorpusItem,
@@ -45,8 +45,20 @@ def ledger_labels(
     runs = recorded_runs(store, as_of)
     found = corpus_items(items) if items else corpus_items(run.path for run in runs)
     starts = {run.run: run.started for run in runs}
+    rows, lines, left_out = _label_rows(recorded_labels(store, miner, as_of), starts)
+    if not rows:
+        when = f" by {as_of.isoformat()}" if as_of else ""
+        raise MinerUsageError(f"ledger: no labels recorded for {miner}{when}")
+    return LedgerLabels(Labels("ledger", tuple(rows), tuple(lines)), found, left_out)
+
+
+def _label_rows(
+    recorded: Iterable[RecordedLabel], starts: Mapping[str, datetime | None]
+) -> tuple[list[LabelRow], list[int], list[str]]:
+    """The recorded labels as label rows, with each one's number; a label whose run has no start time is
+    left out, with a note."""
     rows, lines, left_out = [], [], []
-    for number, label in enumerate(recorded_labels(store, miner, as_of), start=1):
+    for number, label in enumerate(recorded, start=1):
         start = starts.get(label.instance)
         if start is None:
             left_out.append(f"ledger: {label.instance}: no recorded run with a start time; label left out")
@@ -60,10 +72,7 @@ def ledger_labels(
         )
         rows.append(row)
         lines.append(number)
-    if not rows:
-        when = f" by {as_of.isoformat()}" if as_of else ""
-        raise MinerUsageError(f"ledger: no labels recorded for {miner}{when}")
-    return LedgerLabels(Labels("ledger", tuple(rows), tuple(lines)), found, left_out)
+    return rows, lines, left_out
 
 
 def replay_backtest(store: LedgerStore, miner_name: str, as_of: datetime, now: datetime) -> BacktestReplayed:

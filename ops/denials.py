@@ -10,6 +10,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 __all__ = ["MARK", "count_denials", "denials_in"]
 
@@ -26,13 +27,18 @@ def denials_in(data: bytes) -> Counter[str]:
     for line in data.splitlines():
         if MARK not in line:
             continue
-        try:
-            event = json.loads(line).get("event") or {}
-        except (ValueError, AttributeError):
-            continue
+        event = _gate_event(line)
         if event.get("decision") == "deny":
             found.update(str(gate) for gate in event.get("gates") or ["(unnamed)"])
     return found
+
+
+def _gate_event(line: bytes) -> dict[str, Any]:
+    """The gate event a refusal line records (empty when the line is not JSON)."""
+    try:
+        return json.loads(line).get("event") or {}
+    except (ValueError, AttributeError):
+        return {}
 
 
 def _of(path: Path) -> Counter[str]:

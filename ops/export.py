@@ -80,11 +80,7 @@ def export_one(row: Mapping[str, Any], key: bytes, gate: Gate) -> dict[str, Any]
     """One finding row of the ledger as exported: re-keyed, gated, facts and spans only."""
     subject = row["subject"] if isinstance(row["subject"], list) else orjson.loads(row["subject"])
     tenant, run = str(row["tenant"]), str(row["run"])
-    # The run id and every subject value become opaque tokens wherever a fact names them.
-    keyed = {run: "run:" + _token(key, tenant, "run", run)}
-    for arg in subject:
-        if "text" in arg and arg["text"] not in keyed:
-            keyed[str(arg["text"])] = "subject:" + _token(key, tenant, "subject", str(arg["text"]))
+    keyed = _keyed(key, tenant, run, subject)
     return {
         "instance": _token(key, tenant, run, orjson.dumps(subject).decode()),
         "miner": row["miner"],
@@ -93,6 +89,16 @@ def export_one(row: Mapping[str, Any], key: bytes, gate: Gate) -> dict[str, Any]
         "subject": [_arg(a, gate, keyed) for a in subject],
         "proof": [_fact(f, gate, keyed) for f in row["proof"]],
     }
+
+
+def _keyed(key: bytes, tenant: str, run: str, subject: list[dict[str, Any]]) -> dict[str, str]:
+    """The opaque token of the run id and of every subject value, which replaces them wherever a fact names
+    them."""
+    keyed = {run: "run:" + _token(key, tenant, "run", run)}
+    for arg in subject:
+        if "text" in arg and arg["text"] not in keyed:
+            keyed[str(arg["text"])] = "subject:" + _token(key, tenant, "subject", str(arg["text"]))
+    return keyed
 
 
 def gate_row(row: dict[str, Any], gate: Gate) -> None:

@@ -99,16 +99,23 @@ def main(argv: list[str] | None = None) -> int:
     except (
         Exception
     ) as exc:  # the agent must never see the hook fail: allow (or deny, closed), and say why once
-        output = _Closed.output
-        _warn(
-            f"internal error, the call is {'allowed' if output is None else 'denied'}: "
-            f"{type(exc).__name__}: {exc}"
-        )
+        output = _failed(exc)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)  # a decision is never cut half-printed
     if output is not None:
         _print(output)
     return 0
+
+
+def _failed(exc: Exception) -> dict[str, Any] | None:
+    """What the hook prints when it failed: what the hard timer would (allow, or deny when failing closed),
+    said once on stderr."""
+    output = _Closed.output
+    _warn(
+        f"internal error, the call is {'allowed' if output is None else 'denied'}: "
+        f"{type(exc).__name__}: {exc}"
+    )
+    return output
 
 
 def _print(output: dict[str, Any]) -> None:
@@ -157,13 +164,18 @@ def run(
     append_line(spool_path(state), spool_entry(session, log, event))
     if event == "PreToolUse":
         return _decide(state, log, session, payload, (start, end), deadline, settings)
+    _start_work(event, state, deadline, settings)
+    return None
+
+
+def _start_work(event: str, state: str, deadline: float, settings: HookSettings) -> None:
+    """What a session's start or end starts in the background: the gate server, or a flush of the spool."""
     if event == "SessionStart" and time.monotonic() < deadline:  # a hook out of time starts nothing
         _warm(state)
     elif event in ("Stop", "SessionEnd") and settings.autoflush:
         from ouroboros_gates.ops.gate.client import background, module_argv
 
         background(module_argv("ouroboros_gates.ops.hook", "--flush", "--state", state), state)
-    return None
 
 
 def _record_prompts() -> bool:
@@ -225,12 +237,18 @@ def _answered(
     if answer.get("decision") == "deny" and isinstance(output, dict):
         _record_denial(log, payload, answer)
         return output
-    unjudged = answer.get("unjudged")
-    if settings.fail_closed and isinstance(unjudged, list) and unjudged:
+    unjudged = _unjudged(answer)
+    if settings.fail_closed and unjudged:
         return _undecided(
             f"deny gate(s) {', '.join(map(str, unjudged))} could not judge this call", state, settings
         )
     return output if isinstance(output, dict) else None
+
+
+def _unjudged(answer: dict[str, Any]) -> list[Any]:
+    """The deny gates the answer says could not judge the call (none when it names none)."""
+    unjudged = answer.get("unjudged")
+    return unjudged if isinstance(unjudged, list) else []
 
 
 def _warn_answer(answer: dict[str, Any], settings: HookSettings) -> None:

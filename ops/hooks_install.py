@@ -92,9 +92,12 @@ def hook_command(state: Path) -> str:
 
 def _is_ours(entry: Any) -> bool:
     hooks = entry.get("hooks") if isinstance(entry, dict) else None
-    return isinstance(hooks, list) and any(
-        isinstance(h, dict) and any(mark in str(h.get("command", "")) for mark in _OURS) for h in hooks
-    )
+    return isinstance(hooks, list) and any(_is_our_command(h) for h in hooks)
+
+
+def _is_our_command(hook: Any) -> bool:
+    """Whether one hook of an entry is a command that runs Ouroboros's hook."""
+    return isinstance(hook, dict) and any(mark in str(hook.get("command", "")) for mark in _OURS)
 
 
 def merge_settings(settings: dict[str, Any], command: str, timeout: int = HOOK_TIMEOUT_S) -> dict[str, Any]:
@@ -106,13 +109,23 @@ def merge_settings(settings: dict[str, Any], command: str, timeout: int = HOOK_T
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise ConfigurationError(f"the settings' hooks.{event} is not a list; fix it by hand first")
-        ours: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
-        if event in TOOL_EVENTS:
-            ours = {"matcher": "*", **ours}
-        kept = [entry for entry in entries if not _is_ours(entry)]
-        at = next((i for i, entry in enumerate(entries) if _is_ours(entry)), len(kept))
-        hooks[event] = [*kept[:at], ours, *kept[at:]]
+        hooks[event] = _with_ours(entries, _our_entry(event, command, timeout))
     return settings
+
+
+def _our_entry(event: str, command: str, timeout: int) -> dict[str, Any]:
+    """Our command hook for ``event`` (a tool event's entry matches every tool)."""
+    ours: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
+    if event in TOOL_EVENTS:
+        ours = {"matcher": "*", **ours}
+    return ours
+
+
+def _with_ours(entries: list[Any], ours: dict[str, Any]) -> list[Any]:
+    """The other entries kept, and ours where the first of ours was (at the end when there was none)."""
+    kept = [entry for entry in entries if not _is_ours(entry)]
+    at = next((i for i, entry in enumerate(entries) if _is_ours(entry)), len(kept))
+    return [*kept[:at], ours, *kept[at:]]
 
 
 def remove_ours(settings: dict[str, Any]) -> bool:
@@ -123,12 +136,17 @@ def remove_ours(settings: dict[str, Any]) -> bool:
         return False
     changed = False
     for event, entries in list(hooks.items()):
-        if isinstance(entries, list) and any(_is_ours(entry) for entry in entries):
+        if _has_ours(entries):
             _drop_ours(hooks, event, entries)
             changed = True
     if changed and not hooks:
         del settings["hooks"]
     return changed
+
+
+def _has_ours(entries: Any) -> bool:
+    """Whether an event's entries (a list, unless the file was edited by hand) hold one of ours."""
+    return isinstance(entries, list) and any(_is_ours(entry) for entry in entries)
 
 
 def _drop_ours(hooks: dict[str, Any], event: str, entries: list[Any]) -> None:
@@ -254,8 +272,7 @@ def hooks_folder(git_dir: Path | None = None, cwd: Path | None = None) -> Path:
     from ouroboros_gates.schemas.errors import GitError
 
     where = ["--git-dir", str(git_dir)] if git_dir is not None else []
-    if git_dir is not None and cwd is None:  # git takes the working directory as the work tree's top
-        cwd = git_dir.parent if git_dir.name == ".git" else git_dir
+    cwd = _git_cwd(git_dir, cwd)
     try:
         found = git_text(
             *where,
@@ -270,6 +287,14 @@ def hooks_folder(git_dir: Path | None = None, cwd: Path | None = None) -> Path:
     except GitError as exc:
         raise ConfigurationError(f"{git_dir or cwd or Path.cwd()}: not a git repository ({exc})") from exc
     return Path(found)
+
+
+def _git_cwd(git_dir: Path | None, cwd: Path | None) -> Path | None:
+    """Where git runs: ``cwd``, else the work tree of ``git_dir`` when one is given (git takes the working
+    directory as the work tree's top)."""
+    if git_dir is not None and cwd is None:
+        return git_dir.parent if git_dir.name == ".git" else git_dir
+    return cwd
 
 
 _MANAGERS = (
@@ -295,11 +320,16 @@ _MANAGERS = (
 
 def _manager(hook: Path, text: str) -> tuple[str, str] | None:
     """The hook manager that wrote ``hook`` (husky 9's stub sources ``h`` beside it), with its advice."""
-    husky_stub = (hook.parent / "h").is_file() and '/h"' in text
+    husky_stub = _is_husky_stub(hook, text)
     for name, mark, advice in _MANAGERS:
         if mark in text or (name == "husky" and husky_stub):
             return name, advice
     return None
+
+
+def _is_husky_stub(hook: Path, text: str) -> bool:
+    """Whether the hook is husky 9's stub: it sources the ``h`` script beside it."""
+    return (hook.parent / "h").is_file() and '/h"' in text
 
 
 def _tracked(hook: Path) -> bool:
@@ -318,23 +348,27 @@ def install_pre_push(hooks: Path) -> Path:
     target = hooks / "pre-push"
     text = target.read_text(errors="replace") if target.exists() else ""
     if target.exists() and PRE_PUSH_MARK not in text:
-        refuse = f"{target} is not ours and was left as it is"
-        manager = _manager(target, text)
-        if manager is not None:
-            raise ConfigurationError(f"{refuse}: {manager[0]} runs the repository's hooks; {manager[1]}")
-        if _tracked(target):
-            raise ConfigurationError(
-                f'{refuse}: the repository tracks it; add `ouro pre-push "$@"` to it, before anything else '
-                "reads "
-                "stdin (the refs come there)"
-            )
-        local = hooks / "pre-push.local"
-        if local.exists():
-            raise ConfigurationError(
-                f"{target} and {local} both exist and neither is ours; merge them by hand"
-            )
-        target.rename(local)
+        _chain(target, text)
     ouro = str(Path(_interpreter()).parent / "ouro")
     target.write_text(pre_push_script(ouro))
     target.chmod(0o755)
     return target
+
+
+def _chain(target: Path, text: str) -> None:
+    """Move a foreign hook to ``pre-push.local``, which ours runs first; ``ConfigurationError`` for a hook
+    manager's hook, a tracked hook, or a ``pre-push.local`` already there."""
+    refuse = f"{target} is not ours and was left as it is"
+    manager = _manager(target, text)
+    if manager is not None:
+        raise ConfigurationError(f"{refuse}: {manager[0]} runs the repository's hooks; {manager[1]}")
+    if _tracked(target):
+        raise ConfigurationError(
+            f'{refuse}: the repository tracks it; add `ouro pre-push "$@"` to it, before anything else '
+            "reads "
+            "stdin (the refs come there)"
+        )
+    local = target.parent / "pre-push.local"
+    if local.exists():
+        raise ConfigurationError(f"{target} and {local} both exist and neither is ours; merge them by hand")
+    target.rename(local)

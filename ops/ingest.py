@@ -38,7 +38,11 @@ def send_runs(messages: Sequence[IngestRun], settings: Settings) -> SendReport:
         )
     finally:
         store.close()
-    fresh = {entry.message_id for entry in entries}
+    return _report(messages, {entry.message_id for entry in entries}, published)
+
+
+def _report(messages: Sequence[IngestRun], fresh: set[str], published: int) -> SendReport:
+    """The messages the outbox took now (``fresh``) and those it held before, in order."""
     return SendReport(
         tuple(m for m in messages if m.message_id in fresh),
         tuple(m for m in messages if m.message_id not in fresh),
@@ -90,6 +94,12 @@ def _readable(path: Path, unread: list[Unread] | None) -> tuple[str, str] | None
         return found.name, run_digest(path)
     bad = unread_files(found.files)
     unread.extend(bad)
-    if (bad and len(bad) == len(found.files)) or any(item.error for item in bad):
+    if _is_skipped(bad, len(found.files)):
         return None
     return found.name, run_digest(path)
+
+
+def _is_skipped(bad: list[Unread], files: int) -> bool:
+    """Whether a run is skipped for its unread files: none of its ``files`` can be read, or one cannot be
+    opened."""
+    return (bool(bad) and len(bad) == files) or any(item.error for item in bad)

@@ -72,8 +72,21 @@ def worker_argv(options: WorkerOptions) -> list[str]:
     argv += ["-n", options.hostname or node_name(names), "-l", options.loglevel]
     if options.autoscale:
         argv += ["--autoscale", options.autoscale]
+    argv += _concurrency(options)
+    argv += _given_flags(options)
+    return [*argv, *options.extra]
+
+
+def _concurrency(options: WorkerOptions) -> list[str]:
+    """``-c``: as given, else two processes; none when only ``--autoscale`` sizes the pool."""
     if options.concurrency or not options.autoscale:
-        argv += ["-c", str(options.concurrency or 2)]
+        return ["-c", str(options.concurrency or 2)]
+    return []
+
+
+def _given_flags(options: WorkerOptions) -> list[str]:
+    """The pool, the tasks per child and the log file, each when given."""
+    argv: list[str] = []
     for flag, value in (
         ("-P", options.pool),
         ("--max-tasks-per-child", options.max_tasks_per_child),
@@ -81,7 +94,7 @@ def worker_argv(options: WorkerOptions) -> list[str]:
     ):
         if value is not None:
             argv += [flag, str(value)]
-    return [*argv, *options.extra]
+    return argv
 
 
 def worker_env(queues: Sequence[str], environ: Mapping[str, str]) -> dict[str, str]:

@@ -201,8 +201,7 @@ class FleetCollector(Collector):
             "ouro_task_latency_seconds", "Outbox to committed result, per task.", labels=["task"]
         )
         for task, seconds in sorted(per_task.items()):
-            buckets = [(str(bound), float(sum(s <= bound for s in seconds))) for bound in LATENCY_BUCKETS]
-            family.add_metric([task], [*buckets, ("+Inf", float(len(seconds)))], sum_value=sum(seconds))
+            family.add_metric([task], _buckets(seconds), sum_value=sum(seconds))
         return family
 
     def _spend(self) -> Iterator[Metric]:
@@ -253,7 +252,7 @@ class FleetCollector(Collector):
         with self.store.reading() as conn:
             paths = [Path(p) for p in conn.execute(select(runs.runs.c.path)).scalars()]
         if self.state is not None:
-            paths = [p if p.is_absolute() else self.state / p for p in paths]
+            paths = _under(self.state, paths)
         family = CounterMetricFamily("ouro_gate_denials", "Calls refused per miner's gate.", labels=["miner"])
         for miner, count in sorted(count_denials(paths).items()):
             family.add_metric([miner], float(count))
@@ -263,34 +262,54 @@ class FleetCollector(Collector):
         snap = _read_snapshot(self.state)
         if snap is None:
             return
-        rate = GaugeMetricFamily(
-            "ouro_struggle_rate_per_1k_tool_calls",
-            "Latest struggle rate per 1,000 tool calls.",
-            labels=["period"],
+        yield from _series_families(snap)
+        yield from _h_fleet_families(snap)
+
+
+def _series_families(snap: dict[str, Any]) -> tuple[GaugeMetricFamily, GaugeMetricFamily]:
+    """The latest struggle rate, and the compounding rate with its interval, per day and per week."""
+    rate = GaugeMetricFamily(
+        "ouro_struggle_rate_per_1k_tool_calls",
+        "Latest struggle rate per 1,000 tool calls.",
+        labels=["period"],
+    )
+    compounding = GaugeMetricFamily(
+        "ouro_compounding",
+        "Compounding rate of the struggle rate, with its 95% interval.",
+        labels=["period", "bound"],
+    )
+    for period, suffix in (("day", ""), ("week", "_weekly")):
+        _add(rate, [period], _latest(snap, f"struggle_rate_per_1k_tool_calls{suffix}"))
+        point = _latest_point(snap, f"compounding_per_{period}")
+        for bound in ("value", "low", "high"):
+            _add(compounding, [period, bound], point.get(bound))
+    return rate, compounding
+
+
+def _h_fleet_families(snap: dict[str, Any]) -> Iterator[Metric]:
+    """h_fleet and how many runs fall below the h_r floor, when the snapshot has them."""
+    fleet = snap.get("h_fleet") or {}
+    value = fleet.get("value")
+    if isinstance(value, int | float):
+        yield GaugeMetricFamily(
+            "ouro_h_fleet", "Cache reads over prompt tokens, all runs.", value=float(value)
         )
-        compounding = GaugeMetricFamily(
-            "ouro_compounding",
-            "Compounding rate of the struggle rate, with its 95% interval.",
-            labels=["period", "bound"],
+    offenders = fleet.get("offenders")
+    if isinstance(offenders, list):
+        yield GaugeMetricFamily(
+            "ouro_h_fleet_offenders", "Runs below the h_r floor.", value=float(len(offenders))
         )
-        for period, suffix in (("day", ""), ("week", "_weekly")):
-            _add(rate, [period], _latest(snap, f"struggle_rate_per_1k_tool_calls{suffix}"))
-            point = _latest_point(snap, f"compounding_per_{period}")
-            for bound in ("value", "low", "high"):
-                _add(compounding, [period, bound], point.get(bound))
-        yield rate
-        yield compounding
-        fleet = snap.get("h_fleet") or {}
-        value = fleet.get("value")
-        if isinstance(value, int | float):
-            yield GaugeMetricFamily(
-                "ouro_h_fleet", "Cache reads over prompt tokens, all runs.", value=float(value)
-            )
-        offenders = fleet.get("offenders")
-        if isinstance(offenders, list):
-            yield GaugeMetricFamily(
-                "ouro_h_fleet_offenders", "Runs below the h_r floor.", value=float(len(offenders))
-            )
+
+
+def _buckets(seconds: list[float]) -> list[tuple[str, float]]:
+    """A latency histogram's cumulative buckets, ``+Inf`` last."""
+    buckets = [(str(bound), float(sum(s <= bound for s in seconds))) for bound in LATENCY_BUCKETS]
+    return [*buckets, ("+Inf", float(len(seconds)))]
+
+
+def _under(state: Path, paths: list[Path]) -> list[Path]:
+    """The recorded run paths, those relative to the state directory made absolute."""
+    return [p if p.is_absolute() else state / p for p in paths]
 
 
 def _read_snapshot(state: Path | None) -> dict[str, Any] | None:
@@ -303,8 +322,13 @@ def _read_snapshot(state: Path | None) -> dict[str, Any] | None:
 
 def _latest_point(snapshot: dict[str, Any], name: str) -> dict[str, Any]:
     points = (snapshot.get("series") or {}).get(f"ouroboros.{name}") or []
-    dated = [p for p in points if isinstance(p, dict) and isinstance(p.get("at"), str)]
+    dated = _dated(points)
     return max(dated, key=lambda p: str(p["at"])) if dated else {}
+
+
+def _dated(points: list[Any]) -> list[dict[str, Any]]:
+    """The points that are objects with a time (``at``) as text."""
+    return [p for p in points if isinstance(p, dict) and isinstance(p.get("at"), str)]
 
 
 def _latest(snapshot: dict[str, Any], name: str) -> Any:

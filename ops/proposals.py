@@ -31,6 +31,7 @@ from ouroboros_gates.workers.proposer import (
     BATCH_SIZE,
     Batch,
     CensusRow,
+    Draft,
     census_row,
     count,
     post,
@@ -117,20 +118,31 @@ def record_proposals(batches: Iterable[Batch], forge: WritableForge, store: Even
     for item in batches:
         done.calls.append(item.call)
         done.refused += [why for why in (item.error, *item.refused) if why]
-        if not item.call.cached:
-            key = content_id("proposer-call", item.call.to_json_dict())
-            meta = Metadata(producer="proposer.call", message_id=key)
-            store.commit([StreamWrite(CALLS_STREAM, [ProposerCallCompleted(call=item.call)])], meta)
-        for draft in item.drafts:
-            proposal = post(forge, draft)
-            if proposal is None:
-                continue
-            key = content_id("posted", proposal.ticket, proposal.comment_id)
-            follow = precheck_message(proposal.ticket, str(proposal.comment_id), None)
-            writes = [StreamWrite(ticket_stream(proposal.ticket), [ProposalPosted(proposal=proposal)])]
-            store.commit(writes, Metadata(producer="proposer.post", message_id=key), [follow])
-            done.posted.append(proposal.ticket)
+        _record_call(store, item.call)
+        _post_drafts(item.drafts, forge, store, done)
     return done
+
+
+def _record_call(store: EventStore, call: ProposerCall) -> None:
+    """Append a paid call's cost row (a call replayed from the cache cost nothing)."""
+    if not call.cached:
+        key = content_id("proposer-call", call.to_json_dict())
+        meta = Metadata(producer="proposer.call", message_id=key)
+        store.commit([StreamWrite(CALLS_STREAM, [ProposerCallCompleted(call=call)])], meta)
+
+
+def _post_drafts(drafts: Iterable[Draft], forge: WritableForge, store: EventStore, done: Proposed) -> None:
+    """Post each draft as its ticket's proposal comment, and append ``ProposalPosted`` with a
+    ``PrecheckTicket`` in the outbox per comment posted."""
+    for draft in drafts:
+        proposal = post(forge, draft)
+        if proposal is None:
+            continue
+        key = content_id("posted", proposal.ticket, proposal.comment_id)
+        follow = precheck_message(proposal.ticket, str(proposal.comment_id), None)
+        writes = [StreamWrite(ticket_stream(proposal.ticket), [ProposalPosted(proposal=proposal)])]
+        store.commit(writes, Metadata(producer="proposer.post", message_id=key), [follow])
+        done.posted.append(proposal.ticket)
 
 
 def census(settings: Settings, store: EventStore, forge: WritableForge, tickets: Sequence[int]) -> Census:
@@ -192,7 +204,7 @@ def cost_summary(calls: Sequence[ProposerCall]) -> str:
     paid = [c for c in calls if not c.cached]
     tickets = sum(len(c.tickets) for c in paid)
     largest = max((len(c.tickets) for c in paid), default=0)
-    total = {name: sum(getattr(c, name) for c in paid) for name in _SUMMED}
+    total = _sums(paid)
     given, read, created = total["input_tokens"], total["cache_read_tokens"], total["cache_creation_tokens"]
     return (
         f"{len(paid)} call(s), {tickets} ticket(s), at most {largest} a call;"
@@ -211,6 +223,11 @@ _SUMMED = (
     "cost_usd",
     "wall_s",
 )
+
+
+def _sums(paid: list[ProposerCall]) -> dict[str, float]:
+    """Each summed field (``_SUMMED``) over the paid calls."""
+    return {name: sum(getattr(c, name) for c in paid) for name in _SUMMED}
 
 
 def _ratio(part: float, whole: float) -> float:

@@ -1,7 +1,7 @@
-"""Pushes for the decider: the refs of a push (git's pre-push lines, or the variables pre-commit sets), the
-push decided in this process or through the decider's queue, and the decisions read back from ``push/<head>``;
-``pre_push`` is what ``ouro pre-push`` runs, end to end (the main job decides its example pushes through
-``ops.loop``).
+"""Pushes for the decider: the refs of a push (git's pre-push lines, or the variables pre-commit sets:
+``ops.push_refs``), the push decided in this process or through the decider's queue, and the decisions read
+back from ``push/<head>``; ``pre_push`` is what ``ouro pre-push`` runs, end to end (the main job decides its
+example pushes through ``ops.loop``).
 
 Either way the log holds the same events: ``PushReceived`` on ``push/<head>`` (written by ``ouro.pre-push``),
 then one ``DecisionMade`` per candidate written as the decider's answer to the push's ``DecidePush`` (so
@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from ouroboros_gates.events import EventStore, LedgerStore, Metadata, StreamWrite
+from ouroboros_gates.events import EventStore, LedgerStore, Metadata, StoredEvent, StreamWrite
 from ouroboros_gates.events.projections import PROJECTIONS
 from ouroboros_gates.events.projector import catch_up
 from ouroboros_gates.forge.checkout import query, repo_key
-from ouroboros_gates.forge.git import git
+from ouroboros_gates.ops.push_refs import Push, new_ref_base, parse_pre_push, pre_commit_pushes, read_pushes
 from ouroboros_gates.schemas import (
-    NULL_COMMIT,
     Action,
     DecidePush,
     Decision,
@@ -34,7 +33,6 @@ from ouroboros_gates.schemas import (
     PushReceived,
     content_id,
 )
-from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import Settings
 
 __all__ = [
@@ -46,6 +44,7 @@ __all__ = [
     "decide_pushes",
     "decisions_of",
     "handled",
+    "new_ref_base",
     "parse_pre_push",
     "pre_commit_pushes",
     "pre_push",
@@ -59,107 +58,6 @@ __all__ = [
 
 TASK = DecidePush.TASK
 PRODUCER = "ouro.pre-push"
-
-
-@dataclass(frozen=True)
-class Push:
-    """One ref of a push: what the remote has (``base``, zeros for a new ref) and what is pushed."""
-
-    repo: str
-    ref: str
-    base: str
-    head: str
-    path: str | None = None
-
-
-def parse_pre_push(lines: Iterable[str], repo: str, path: str | None) -> list[Push]:
-    """git's pre-push stdin: ``<local ref> <local sha> <remote ref> <remote sha>`` per line; deletions
-    (a local sha of zeros) are skipped. A malformed line is an error naming its line number."""
-    pushes = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 4 or not all(
-            len(p) == 40 and all(c in "0123456789abcdef" for c in p) for p in parts[1::2]
-        ):
-            raise OuroError(f"stdin:{number}: expected '<local ref> <local sha> <remote ref> <remote sha>'")
-        _local_ref, local_sha, remote_ref, remote_sha = parts
-        if local_sha != NULL_COMMIT:
-            pushes.append(Push(repo, remote_ref, remote_sha, local_sha, path))
-    return pushes
-
-
-def pre_commit_pushes(env: Mapping[str, str], top: Path, repo: str) -> list[Push] | None:
-    """The push pre-commit describes in its variables, or None when pre-commit did not run this command.
-
-    pre-commit reads git's stdin itself and passes on the first ref that pushes commits: the commits as
-    ``PRE_COMMIT_FROM_REF``/``PRE_COMMIT_TO_REF`` (before 2.2, ``PRE_COMMIT_ORIGIN``/``PRE_COMMIT_SOURCE``),
-    and only ``PRE_COMMIT_LOCAL_BRANCH`` when every commit of the branch is new to the remote (its root
-    included). Names of refs are accepted as well as commits (``pre-commit run --from-ref origin/main
-    --to-ref HEAD``). Nothing named (a run with no refs) is an empty list."""
-    head_given = env.get("PRE_COMMIT_TO_REF") or env.get("PRE_COMMIT_SOURCE")
-    local = env.get("PRE_COMMIT_LOCAL_BRANCH")
-    if env.get("PRE_COMMIT") != "1" and not head_given and not local:
-        return None
-    ref = env.get("PRE_COMMIT_REMOTE_BRANCH") or local or "HEAD"
-    if head_given:
-        return [
-            Push(
-                repo, ref, _pre_commit_base(env, top), _commit(top, head_given, "PRE_COMMIT_TO_REF"), str(top)
-            )
-        ]
-    if local:
-        return [Push(repo, ref, NULL_COMMIT, _commit(top, local, "PRE_COMMIT_LOCAL_BRANCH"), str(top))]
-    return []
-
-
-def _pre_commit_base(env: Mapping[str, str], top: Path) -> str:
-    """The remote's commit pre-commit names (the null commit when it names none)."""
-    base_given = env.get("PRE_COMMIT_FROM_REF") or env.get("PRE_COMMIT_ORIGIN")
-    return _commit(top, base_given, "PRE_COMMIT_FROM_REF") if base_given else NULL_COMMIT
-
-
-def _commit(top: Path, name: str, variable: str) -> str:
-    """The commit ``name`` (a sha or a ref) names in the checkout; an error naming the variable otherwise."""
-    found = git(
-        "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", cwd=top, check=False, user_config=True
-    )
-    sha = found.stdout.decode("utf-8", "replace").strip()
-    if found.returncode != 0 or len(sha) != 40:
-        raise OuroError(f"{variable}={name!r}: not a commit of {top}")
-    return sha
-
-
-def read_pushes(top: Path, repo: str, env: Mapping[str, str], stdin: TextIO) -> list[Push]:
-    """The refs being pushed from the checkout ``top``: pre-commit's variables when pre-commit runs this, else
-    git's stdin lines. A new ref is decided from the parent of its first commit no remote has; a ref that
-    pushes nothing new is left out."""
-    given = pre_commit_pushes(env, top, repo)
-    if given is None:
-        if stdin.isatty():
-            raise OuroError(
-                "stdin: no refs; git gives a pre-push hook '<local ref> <local sha> <remote ref> "
-                "<remote sha>' lines there (install the hook with `ouro hooks install`)"
-            )
-        given = parse_pre_push(stdin.read().splitlines(), repo, str(top))
-    pushes = [
-        push if push.base != NULL_COMMIT else replace(push, base=new_ref_base(top, push.head))
-        for push in given
-    ]
-    return [push for push in pushes if push.base != push.head]
-
-
-def new_ref_base(repo: Path, head: str) -> str:
-    """For a new ref, the parent of the oldest commit no remote has (zeros when every commit is new)."""
-    unpushed = git(
-        "rev-list", "--reverse", head, "--not", "--remotes", cwd=repo, check=False, user_config=True
-    )
-    listed = unpushed.stdout.decode("utf-8", "replace").split()
-    if not listed:
-        return head
-    found = git("rev-parse", "--verify", "--quiet", f"{listed[0]}^", cwd=repo, check=False, user_config=True)
-    return found.stdout.decode("utf-8", "replace").strip() or NULL_COMMIT
 
 
 def push_message(push: Push, tenant: str) -> DecidePush:
@@ -203,13 +101,23 @@ def wait_decided(
 ) -> list[str]:
     """Wait up to ``deadline_s`` for every message; returns those still undecided."""
     end = time.monotonic() + deadline_s
-    left = [m for m in message_ids if not handled(store, m)]
+    left = _undecided(store, message_ids)
     while left and time.monotonic() < end:
-        if callable(alive) and not alive():
+        if _has_stopped(alive):
             break
         time.sleep(0.1)
-        left = [m for m in left if not handled(store, m)]
+        left = _undecided(store, left)
     return left
+
+
+def _undecided(store: EventStore, message_ids: list[str]) -> list[str]:
+    """The messages the decider has not handled yet, in order."""
+    return [m for m in message_ids if not handled(store, m)]
+
+
+def _has_stopped(alive: object) -> bool:
+    """Whether the worker waited on has stopped (``alive`` says, when given)."""
+    return callable(alive) and not alive()
 
 
 class Via(StrEnum):
@@ -248,6 +156,11 @@ def worker_serves(settings: Settings, queue: str = "decider", timeout_s: float =
         replies = app.control.inspect(timeout=timeout_s).active_queues() or {}
     except Exception:  # the broker's own error types vary by transport: none answered
         return False
+    return _consumes(replies, queue)
+
+
+def _consumes(replies: dict[str, Any], queue: str) -> bool:
+    """Whether a worker's reply to ``active_queues`` lists ``queue``."""
     return any(entry.get("name") == queue for queues in replies.values() for entry in queues or ())
 
 
@@ -338,11 +251,16 @@ def decisions_of(store: EventStore, head: str, message_id: str | None = None) ->
     """The decisions recorded on ``push/<head>`` (those answering one message, when given)."""
     found = []
     for event in store.read_stream(f"push/{head}"):
-        if event.type == DecisionMade.TYPE and (
-            message_id is None or event.meta.get("message_id") == message_id
-        ):
+        if _is_decision(event, message_id):
             found.append(event.decode_as(DecisionMade).decision)
     return found
+
+
+def _is_decision(event: StoredEvent, message_id: str | None) -> bool:
+    """Whether the event is a decision (answering ``message_id``, when given)."""
+    return event.type == DecisionMade.TYPE and (
+        message_id is None or event.meta.get("message_id") == message_id
+    )
 
 
 @dataclass(frozen=True)
@@ -392,8 +310,7 @@ def pre_push(
     projected. The decider may read the checkout: when it lies outside the roots, they are widened for this
     push (a remote worker keeps its own)."""
     top = Path(query(repo, "rev-parse", "--show-toplevel")).resolve()
-    if not any(top.is_relative_to(root) for root in settings.allowed_roots):
-        settings = settings.with_roots(top)
+    settings = _reaching(settings, top)
     pushes = read_pushes(top, repo_key(top), env, stdin)
     pairs = [
         (push, push_message(push, settings.tenant).model_copy(update={"priors": priors})) for push in pushes
@@ -402,6 +319,13 @@ def pre_push(
     decided = decide_pushes(store, settings, pairs, wait_s, via)
     catch_up(store, PROJECTIONS)
     return PrePush(decided.by, tuple(_ref(store, message, decided) for _push, message in pairs))
+
+
+def _reaching(settings: Settings, top: Path) -> Settings:
+    """The settings, their allowed roots widened to the checkout ``top`` when it lies outside them."""
+    if not any(top.is_relative_to(root) for root in settings.allowed_roots):
+        return settings.with_roots(top)
+    return settings
 
 
 def _ref(store: EventStore, message: DecidePush, decided: Decided) -> RefDecided:

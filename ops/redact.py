@@ -38,6 +38,8 @@ _HOST = re.compile(
     rf"(?<![\w.@-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?\.)+(?:{_SUFFIXES})(?![\w.-])", re.I
 )
 _PLACEHOLDERS = {"email": "<email>", "home": "<home>", "host": "<host>", "name": "<operator>"}
+_SHAPES = (("email", _EMAIL), ("home", _HOME), ("host", _IPV4), ("host", _HOST))
+"""Each kind of identifier with the pattern that finds it, in the order they are found and scrubbed."""
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,18 @@ def local_names() -> tuple[str, ...]:
     return tuple(names)
 
 
+def _distinctive(names: Iterable[str]) -> list[str]:
+    """The names distinctive enough to refuse, longest first: short or generic words ("root", "ci") would cut
+    ordinary text apart."""
+    common = {"root", "user", "admin", "default"}
+    return sorted({n for n in names if len(n) >= 4 and n.lower() not in common}, key=len, reverse=True)
+
+
 class Gate:
     """Finds and scrubs operator identifiers; ``names`` are the operator's own words to refuse as well."""
 
     def __init__(self, names: Iterable[str] = ()) -> None:
-        # Short or generic words ("root", "ci") would cut ordinary text apart: only distinctive names count.
-        common = {"root", "user", "admin", "default"}
-        kept = sorted({n for n in names if len(n) >= 4 and n.lower() not in common}, key=len, reverse=True)
+        kept = _distinctive(names)
         self._names = (
             re.compile("|".join(rf"(?<![\w]){re.escape(n)}(?![\w])" for n in kept), re.IGNORECASE)
             if kept
@@ -74,10 +81,7 @@ class Gate:
     def find(self, text: str) -> list[Identifier]:
         """Every identifier in ``text``, in order of kind."""
         found = [Identifier("secret", secret) for secret in find_secrets(text)]
-        found += [Identifier("email", m.group()) for m in _EMAIL.finditer(text)]
-        found += [Identifier("home", m.group()) for m in _HOME.finditer(text)]
-        found += [Identifier("host", m.group()) for m in _IPV4.finditer(text)]
-        found += [Identifier("host", m.group()) for m in _HOST.finditer(text)]
+        found += [Identifier(kind, m.group()) for kind, pattern in _SHAPES for m in pattern.finditer(text)]
         if self._names is not None:
             found += [Identifier("name", m.group()) for m in self._names.finditer(text)]
         return found
@@ -85,10 +89,8 @@ class Gate:
     def scrub(self, text: str) -> str:
         """``text`` with every identifier replaced by its placeholder (``<email>``, ``<home>``, …)."""
         text = scrub_text(text)
-        text = _EMAIL.sub(_PLACEHOLDERS["email"], text)
-        text = _HOME.sub(_PLACEHOLDERS["home"], text)
-        text = _IPV4.sub(_PLACEHOLDERS["host"], text)
-        text = _HOST.sub(_PLACEHOLDERS["host"], text)
+        for kind, pattern in _SHAPES:
+            text = pattern.sub(_PLACEHOLDERS[kind], text)
         if self._names is not None:
             text = self._names.sub(_PLACEHOLDERS["name"], text)
         return text

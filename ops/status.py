@@ -186,9 +186,13 @@ def workers_at_work(broker: Celery = app, timeout_s: float = 1.0) -> WorkersAtWo
         active = inspect.active() or {} if names else {}
     except Exception as exc:  # any transport's connection error: report it, never crash the caller
         return WorkersAtWork(False, reason=f"{type(exc).__name__}: {exc}")
-    running = [
+    return WorkersAtWork(True, names, _running(active))
+
+
+def _running(active: dict[str, list[dict[str, object]]]) -> list[Running]:
+    """Each task the workers said they run, by worker."""
+    return [
         Running(worker, str(task.get("id")), str(task.get("name")), _started(task))
         for worker, tasks in sorted(active.items())
         for task in tasks
     ]
-    return WorkersAtWork(True, names, running)

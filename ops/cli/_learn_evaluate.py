@@ -1,5 +1,5 @@
-"""The benchmark and held-out evaluations of ``ouro learn`` (``learn.py`` parses the options and calls
-these)."""
+"""The evaluations of ``ouro learn evaluate``: a program on the workspace's outer folds, a labelled benchmark,
+and each shipped source held out (``learn.py`` parses the options and calls these)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ouroboros_gates.ops.cli._learn_common import metered_client, say, workspace
 from ouroboros_gates.ops.cli._learn_common import progress as _progress
-from ouroboros_gates.ops.cli._learn_common import say, workspace
 from ouroboros_gates.ops.cli._output import print_json
 from ouroboros_gates.schemas.errors import OuroError
 
-__all__ = ["evaluate_benchmark", "evaluate_loso", "say", "show", "store_benchmark"]
+__all__ = ["evaluate_benchmark", "evaluate_loso", "evaluate_program", "say", "show", "store_benchmark"]
 
 
 def store_benchmark(benchmark: Path, expected: Path, jobs: int) -> None:
@@ -140,3 +140,45 @@ def _write(stem: str, result: dict[str, Any], table: str, markdown: Path | None)
     if markdown is not None:
         markdown.write_text(table)
     return f"{out / stem}.json, {out / stem}.md" + (f", {markdown}" if markdown else "")
+
+
+def evaluate_program(
+    program: Path | None,
+    *,
+    usd: float,
+    embed_local: bool,
+    seed: int,
+    resamples: int,
+    name: str,
+    markdown: Path | None,
+    as_json: bool,
+) -> None:
+    """Evaluate a program (default: the memory vote) on the workspace's outer folds and write its report."""
+    from ouroboros_gates.decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
+    from ouroboros_gates.decider.learn.artifacts import load_program_file
+    from ouroboros_gates.decider.learn.programs import ProgramScorer
+    from ouroboros_gates.decider.program import Program
+
+    ws = workspace()
+    labels = ws.labels()
+    analysed = ws.analysed(labels.digest)
+    memory, _ = build_memory(labels.units, analysed, labels.digest)
+    chosen = load_program_file(program) if program is not None else Program(kind="memory-vote")
+    client = metered_client(usd, None) if chosen.kind == "llm-program" else None
+    from ouroboros_gates.decider.embed import HashingEmbedder
+
+    scorer = ProgramScorer(
+        chosen, memory, analysed, client=client, embedder=HashingEmbedder() if embed_local else None
+    )
+    plan = plan_folds(labels.units, seed)
+    raws = score_folds(labels.units, plan.outer, scorer, _progress("scored units"))
+    result = evaluate(
+        labels, plan, scorer, resamples=resamples, seed=seed, program=scorer.describe(), raws=raws
+    )
+    table = render_markdown(result.data)
+    out = ws.report_dir()
+    (out / f"{name}.json").write_text(json.dumps(result.data, indent=1, sort_keys=True) + "\n")
+    (out / f"{name}.md").write_text(table)
+    if markdown is not None:
+        markdown.write_text(table)
+    show(table, result.data, f"written: {out / name}.json, {out / name}.md", as_json)

@@ -8,7 +8,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ouroboros_gates.miners import CorpusItem, Labels, Miner
+    from ouroboros_gates.harness import Unread
+    from ouroboros_gates.miners import BacktestResult, CorpusItem, Labels, Miner, MinerTestReport
 
 __all__ = ["fail", "from_ledger", "knee_of", "miner_test_cmd", "report_malformed", "runs_given"]
 
@@ -19,15 +20,25 @@ def report_malformed(items: list[CorpusItem], exit_on_unread: bool = False) -> N
     stands)."""
     unread = [bad for item in items for bad in item.unread]
     for item in items:
-        for note in item.notes:
-            print(f"note: {note}", file=sys.stderr)
-        for skipped in item.malformed:
-            print(f"{skipped}", file=sys.stderr)
-    for bad in unread:
-        print(f"ouro: {bad}", file=sys.stderr)
+        _print_skipped(item)
+    _print_unread(unread)
     if exit_on_unread and unread:
         sys.stdout.flush()
         raise SystemExit(1)
+
+
+def _print_skipped(item: CorpusItem) -> None:
+    """What an item's layout lacks (its notes), then each line its reader skipped, on stderr."""
+    for note in item.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for skipped in item.malformed:
+        print(f"{skipped}", file=sys.stderr)
+
+
+def _print_unread(unread: list[Unread]) -> None:
+    """Each file no reader could read, on stderr."""
+    for bad in unread:
+        print(f"ouro: {bad}", file=sys.stderr)
 
 
 def fail(rows: list[str]) -> None:
@@ -52,15 +63,20 @@ def miner_test_cmd(miner: Miner, write: bool, as_json: bool, runs: tuple[str, ..
 
     report = miner_test(miner, write=write, runs=runs)
     if as_json:
-        checks = [
-            {"check": check.name, "passed": check.passed, "detail": check.detail} for check in report.checks
-        ]
-        print(json.dumps({"miner": miner.name, "passed": report.passed, "checks": checks}, indent=2))
+        print(json.dumps(_test_json(miner, report), indent=2))
     else:
         for line in report.lines():
             print(line)
     if not report.passed:
         raise SystemExit(1)
+
+
+def _test_json(miner: Miner, report: MinerTestReport) -> dict[str, object]:
+    """``ouro miner test --json``: whether the miner passed, and each check with its detail."""
+    checks = [
+        {"check": check.name, "passed": check.passed, "detail": check.detail} for check in report.checks
+    ]
+    return {"miner": miner.name, "passed": report.passed, "checks": checks}
 
 
 def knee_of(miner: Miner) -> float | int | str | None:
@@ -91,13 +107,17 @@ def knee_of(miner: Miner) -> float | int | str | None:
     except MinerError as exc:  # no labels, a label without its fixture: the miner test names the same
         raise MinerUsageError(f"--knee: {miner.name} has no fitted knee ({exc}); give --knee K") from exc
     if fitted.kappa_star is None:
-        why = "no `score` facts in its fixtures" if not fitted.candidates else "no candidate misses nothing"
-        raise MinerUsageError(f"--knee: {miner.name} has no fitted knee ({why}); give --knee K")
+        raise MinerUsageError(f"--knee: {miner.name} has no fitted knee ({_no_knee(fitted)}); give --knee K")
     print(
         f"knee: κ* = {fitted.kappa_star} (fitted on {miner.name}'s fixtures; --knee K sets another)",
         file=sys.stderr,
     )
     return fitted.kappa_star
+
+
+def _no_knee(fitted: BacktestResult) -> str:
+    """Why a backtest fitted no knee: no candidate at all, or none that misses nothing."""
+    return "no `score` facts in its fixtures" if not fitted.candidates else "no candidate misses nothing"
 
 
 def from_ledger(miner: str, items: list[str] | None, as_of: str | None) -> tuple[Labels, list[CorpusItem]]:

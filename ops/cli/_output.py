@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 __all__ = [
@@ -44,7 +44,7 @@ class ReportConsole(Console):
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """As ``Console.print``; a table among ``objects`` goes through ``show_table``."""
-        if not any(isinstance(item, Table) for item in objects):
+        if not _has_table(objects):
             super().print(*objects, **kwargs)
             return
         for item in objects:
@@ -130,6 +130,11 @@ def print_json(text: str) -> None:
     sys.stdout.flush()
 
 
+def _has_table(objects: tuple[Any, ...]) -> bool:
+    """Whether a table is among the objects printed."""
+    return any(isinstance(item, Table) for item in objects)
+
+
 def _plain(item: object, markup: bool = True) -> str:
     """What ``item`` reads as, without rich's markup or styles."""
     if isinstance(item, Text):
@@ -142,9 +147,13 @@ def _plain(item: object, markup: bool = True) -> str:
 def _table_parts(table: Table) -> tuple[str, list[str], list[list[str]]]:
     """A table's title, column headers and rows, as plain text."""
     columns = list(table.columns)
+    return _plain(table.title or ""), [_plain(column.header) for column in columns], _rows(columns)
+
+
+def _rows(columns: list[Column]) -> list[list[str]]:
+    """The rows of a table, as plain text, from its columns' cells (rich keeps the cells by column)."""
     cells = [[_plain(cell) for cell in column.cells] for column in columns]
-    rows = [list(row) for row in zip(*cells, strict=True)] if cells else []
-    return _plain(table.title or ""), [_plain(column.header) for column in columns], rows
+    return [list(row) for row in zip(*cells, strict=True)] if cells else []
 
 
 def _table_json(table: Table) -> dict[str, Any]:

@@ -69,15 +69,20 @@ def sessions(paths: Paths, as_json: AsJson = False) -> None:
     if as_json:
         print_json(json.dumps(rows, indent=2))
     else:
-        report = Report(
-            "Runs",
-            ("run", "start", "end", "seconds", "agent", "tool calls", "tool errors", "path"),
-            right=("seconds", "tool calls", "tool errors"),
-        )
-        for row in rows:
-            report.add(*("-" if value is None else value for value in row.values()))
-        report.show(out)
+        _sessions_report(rows).show(out)
     _exit_on_unread(found)
+
+
+def _sessions_report(rows: list[dict[str, object]]) -> Report:
+    """One line per run (``-`` for what it does not know)."""
+    report = Report(
+        "Runs",
+        ("run", "start", "end", "seconds", "agent", "tool calls", "tool errors", "path"),
+        right=("seconds", "tool calls", "tool errors"),
+    )
+    for row in rows:
+        report.add(*("-" if value is None else value for value in row.values()))
+    return report
 
 
 def _session_row(run: RunStats) -> dict[str, object]:
@@ -100,14 +105,19 @@ def _exit_on_unread(found: CorpusStats) -> None:
     """Name on stderr each file deleted before it was read (a counted skip) and each file no reader could
     read; exit 1 when there is one of the latter."""
     out.file.flush()  # the report first, then what it left out
-    for gone in found.vanished:
-        err.print(f"ouro: skipped {gone}: deleted while the corpus was read", markup=False)
-    if found.vanished:
-        err.print(f"ouro: {len(found.vanished)} file(s) skipped: they vanished", markup=False)
+    _print_vanished(found.vanished)
     for bad in found.unread:
         err.print(f"ouro: {bad}", markup=False)
     if found.unread:
         raise typer.Exit(1)
+
+
+def _print_vanished(vanished: list[str]) -> None:
+    """On stderr, each file deleted before it was read, and how many."""
+    for gone in vanished:
+        err.print(f"ouro: skipped {gone}: deleted while the corpus was read", markup=False)
+    if vanished:
+        err.print(f"ouro: {len(vanished)} file(s) skipped: they vanished", markup=False)
 
 
 def _print_runs(found: CorpusStats) -> None:
@@ -118,15 +128,25 @@ def _print_runs(found: CorpusStats) -> None:
         if run is found.total:
             report.section()
         report.add(*_row(run))
-        if len(run.agents) > 1 or run.relays_skipped:
-            for name, agent in run.agents.items():
-                report.add(*_agent_row(name, agent), style="dim")
+        _add_agents(report, run)
     report.show(out)
-    for note in found.total.notes:
+    _print_notes(found.total)
+
+
+def _add_agents(report: Report, run: RunStats) -> None:
+    """A line per agent, under a run with several (or whose relayed subagent events were skipped)."""
+    if len(run.agents) > 1 or run.relays_skipped:
+        for name, agent in run.agents.items():
+            report.add(*_agent_row(name, agent), style="dim")
+
+
+def _print_notes(total: RunStats) -> None:
+    """The readers' notes, and how many relayed subagent events were skipped."""
+    for note in total.notes:
         out.print(f"[yellow]note:[/] {note}", highlight=False)
-    if found.total.relays_skipped:
+    if total.relays_skipped:
         out.print(
-            f"[dim]{found.total.relays_skipped} relayed subagent event(s) skipped: their own transcripts "
+            f"[dim]{total.relays_skipped} relayed subagent event(s) skipped: their own transcripts "
             "count them.[/]"
         )
 

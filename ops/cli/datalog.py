@@ -21,6 +21,7 @@ the option named, exit 2.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, BinaryIO
 
@@ -28,7 +29,7 @@ import typer
 
 if TYPE_CHECKING:
     from ouroboros_gates.miners import OutputFormat, Rules
-    from ouroboros_gates.miners.datalog import GroundAtom, InputFact, Model
+    from ouroboros_gates.miners.datalog import Fact, GroundAtom, InputFact, Model
     from ouroboros_gates.miners.relations import Proofs
 
 __all__ = ["datalog_app"]
@@ -60,38 +61,57 @@ def datalog_check(rules: RulesArg) -> None:
     checked = _checked(rules)
     program = checked.program
     derived = derived_predicates(program)
-    inputs = [p for p in checked.checked.arities if p not in derived]
     outputs = program.directed("output")
     print(
         f"{rules}: ok: {len(program.rules)} rule(s), {len(program.facts)} fact(s), "
-        f"{len(checked.checked.strata)} stratum(s); derived: {', '.join(derived) or 'none'}; "
-        f"input: {', '.join(inputs) or 'none'}; "
+        f"{len(checked.checked.strata)} stratum(s); derived: {_listed(derived)}; "
+        f"input: {_listed(p for p in checked.checked.arities if p not in derived)}; "
         + (f"output: {', '.join(outputs)}; " if outputs else "")
         + f"/* predicate */ block: {'yes' if checked.doc.strip() else 'no'}"
     )
 
 
+def _listed(predicates: Iterable[str]) -> str:
+    """Predicates as a comma-separated list, ``none`` when there are none."""
+    return ", ".join(predicates) or "none"
+
+
 def _read_facts(paths: list[Path], arities: dict[str, int]) -> list[InputFact]:
     """Every fact of the files; ``FactsError`` naming file:line at the first line that is not a fact
     or a fact whose arity disagrees with the rules or with an earlier fact."""
-    from ouroboros_gates.miners import FactLineProblem, FactsError, MinerUsageError
-    from ouroboros_gates.miners.facts import read_input_facts, to_span
-
     given: list[InputFact] = []
     for path in paths:
-        if not path.is_file():
-            raise MinerUsageError(f"{path}: no such facts file")
-        for item in read_input_facts(path):
-            if isinstance(item, FactLineProblem):
-                raise FactsError(str(item))
-            predicate, args, span = item
-            if arities.setdefault(predicate, len(args)) != len(args):
-                where = f"{s.file}:{s.line}" if (s := to_span(span)) else str(path)
-                raise FactsError(
-                    f"{where}: {predicate} takes {arities[predicate]} argument(s), this fact has {len(args)}"
-                )
+        for item in _facts_in(path):
+            _check_arity(item, arities, path)
             given.append(item)
     return given
+
+
+def _facts_in(path: Path) -> Iterator[InputFact]:
+    """The facts of one file, read lazily; ``FactsError`` naming file:line at a line that is not a fact."""
+    from ouroboros_gates.miners import FactLineProblem, FactsError, MinerUsageError
+    from ouroboros_gates.miners.facts import read_input_facts
+
+    if not path.is_file():
+        raise MinerUsageError(f"{path}: no such facts file")
+    for item in read_input_facts(path):
+        if isinstance(item, FactLineProblem):
+            raise FactsError(str(item))
+        yield item
+
+
+def _check_arity(fact: InputFact, arities: dict[str, int], path: Path) -> None:
+    """``FactsError`` when the fact's arity disagrees with the rules or an earlier fact (the first one read
+    sets an undeclared predicate's arity)."""
+    from ouroboros_gates.miners import FactsError
+    from ouroboros_gates.miners.facts import to_span
+
+    predicate, args, span = fact
+    if arities.setdefault(predicate, len(args)) != len(args):
+        where = f"{s.file}:{s.line}" if (s := to_span(span)) else str(path)
+        raise FactsError(
+            f"{where}: {predicate} takes {arities[predicate]} argument(s), this fact has {len(args)}"
+        )
 
 
 def _input(rules: Path, facts: list[Path]) -> tuple[Rules, list[InputFact]]:
@@ -110,16 +130,23 @@ def _input(rules: Path, facts: list[Path]) -> tuple[Rules, list[InputFact]]:
 
 def _outputs(checked: Rules, asked: list[str] | None, given: list[InputFact]) -> tuple[str, ...]:
     """The relations to write: ``--output``, else the rules' ``.output``, else every derived predicate."""
-    from ouroboros_gates.miners import MinerUsageError, derived_predicates
+    from ouroboros_gates.miners import derived_predicates
 
     chosen = tuple(dict.fromkeys(asked or ())) or checked.program.directed("output")
+    _check_known(chosen, checked, given)
+    return chosen or derived_predicates(checked.program)
+
+
+def _check_known(chosen: tuple[str, ...], checked: Rules, given: list[InputFact]) -> None:
+    """A usage error at the first relation asked for that neither the rules nor the facts have."""
+    from ouroboros_gates.miners import MinerUsageError
+
     known = set(checked.checked.arities).union(predicate for predicate, _args, _span in given)
     for predicate in chosen:
         if predicate not in known:
             raise MinerUsageError(
                 f"--output {predicate}: no predicate {predicate} in {checked.program.file} or the facts"
             )
-    return chosen or derived_predicates(checked.program)
 
 
 @datalog_app.command("run")
@@ -157,10 +184,14 @@ def datalog_run(
     relations = _outputs(checked, output, given)
     if out is None and chosen_format is not OutputFormat.JSONL and len(relations) > 1:
         raise MinerUsageError(f"{len(relations)} relations as {form} need --out DIR (one file each)")
-    # a last step needs the derivations of the relations written only; a whole tree, every one
-    kept: bool | tuple[str, ...] = True if written == "tree" else (relations if written == "step" else False)
-    model = run_rules(checked, given, proofs=kept)
+    model = run_rules(checked, given, proofs=_derivations_kept(written, relations))
     _write(model, relations, chosen_format, written, out)
+
+
+def _derivations_kept(written: Proofs, relations: tuple[str, ...]) -> bool | tuple[str, ...]:
+    """The derivations to keep: a last step needs those of the relations written only; a whole tree, every
+    one; no proof, none."""
+    return True if written == "tree" else (relations if written == "step" else False)
 
 
 def _format_and_proofs(form: str, no_proofs: bool, trees: bool) -> tuple[OutputFormat, Proofs]:
@@ -168,14 +199,28 @@ def _format_and_proofs(form: str, no_proofs: bool, trees: bool) -> tuple[OutputF
     them)."""
     from ouroboros_gates.miners import MinerUsageError, OutputFormat
 
-    try:
-        chosen_format = OutputFormat(form)
-    except ValueError:
-        raise MinerUsageError(f"--format {form}: one of jsonl, tsv, csv") from None
+    chosen_format = _output_format(form)
     if (no_proofs or chosen_format is not OutputFormat.JSONL) and trees:
         raise MinerUsageError("--trees writes proofs: it goes with --format jsonl and without --no-proofs")
+    return chosen_format, _proofs_written(chosen_format, no_proofs, trees)
+
+
+def _output_format(form: str) -> OutputFormat:
+    """``--format`` as an output format, or a usage error listing the three."""
+    from ouroboros_gates.miners import MinerUsageError, OutputFormat
+
+    try:
+        return OutputFormat(form)
+    except ValueError:
+        raise MinerUsageError(f"--format {form}: one of jsonl, tsv, csv") from None
+
+
+def _proofs_written(chosen_format: OutputFormat, no_proofs: bool, trees: bool) -> Proofs:
+    """Whole trees, last steps (JSON lines without ``--no-proofs``), or none."""
+    from ouroboros_gates.miners import OutputFormat
+
     proofs = chosen_format is OutputFormat.JSONL and not no_proofs
-    return chosen_format, "tree" if trees else ("step" if proofs else "none")
+    return "tree" if trees else ("step" if proofs else "none")
 
 
 def _write(
@@ -238,7 +283,21 @@ def _span_text(span: object) -> str:
 def _ground(text: str, checked: Rules) -> GroundAtom:
     """ATOM as a ground atom of the program's predicates, or a usage error naming what is wrong."""
     from ouroboros_gates.miners import MinerUsageError
-    from ouroboros_gates.miners.datalog import Constant, GroundAtom, ParseError, parse
+    from ouroboros_gates.miners.datalog import Constant, GroundAtom
+
+    fact = _one_fact(text)
+    arity = checked.checked.arities.get(fact.atom.predicate)
+    if arity is not None and arity != fact.atom.arity:
+        raise MinerUsageError(f"ATOM {text!r}: {fact.atom.predicate} takes {arity} argument(s)")
+    assert all(isinstance(t, Constant) for t in fact.atom.terms)
+    return GroundAtom(fact.atom.predicate, fact.args)
+
+
+def _one_fact(text: str) -> Fact:
+    """ATOM parsed as a program of one fact, or a usage error: it does not parse, or is not one ground
+    atom."""
+    from ouroboros_gates.miners import MinerUsageError
+    from ouroboros_gates.miners.datalog import ParseError, parse
 
     try:
         program = parse(f"{text.strip().removesuffix('.')}.", "ATOM")
@@ -247,9 +306,4 @@ def _ground(text: str, checked: Rules) -> GroundAtom:
     clauses = [*program.facts, *program.rules]
     if len(clauses) != 1 or program.rules:
         raise MinerUsageError(f"ATOM {text!r}: one ground atom (constants only: strings quoted, numbers)")
-    fact = program.facts[0]
-    arity = checked.checked.arities.get(fact.atom.predicate)
-    if arity is not None and arity != fact.atom.arity:
-        raise MinerUsageError(f"ATOM {text!r}: {fact.atom.predicate} takes {arity} argument(s)")
-    assert all(isinstance(t, Constant) for t in fact.atom.terms)
-    return GroundAtom(fact.atom.predicate, fact.args)
+    return program.facts[0]

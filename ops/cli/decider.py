@@ -26,7 +26,7 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -129,9 +129,7 @@ def scan(
     from ouroboros_gates.decider.scan import scan as scan_paths
     from ouroboros_gates.ops.cli._progress import ScanProgress
 
-    for given in paths:
-        if not given.exists() and not given.is_symlink():
-            raise OuroError(f"PATH: {given}: no such file or directory")
+    _check_paths(paths)
     settings = load_settings()
     store = open_store(settings.event_log_url)
     request = ScanRequest(tuple(paths), out, rev, base, tuple(exclude or ()), tests, vendored, priors.value)
@@ -140,11 +138,22 @@ def scan(
     _print(done, shown)
     if as_json:
         print_json(json.dumps(_scan_json(done), indent=2, sort_keys=True))
-    actions = done.actions()
-    if (fail_on is FailOn.BLOCKED and Action.BLOCK in actions) or (
-        fail_on is FailOn.FINDINGS and actions & {Action.BLOCK, Action.ADVISORY}
-    ):
+    if _fails(fail_on, done.actions()):
         raise typer.Exit(1)
+
+
+def _check_paths(paths: list[Path]) -> None:
+    """An error naming the first PATH that does not exist (a dangling link is scanned, not refused)."""
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            raise OuroError(f"PATH: {given}: no such file or directory")
+
+
+def _fails(fail_on: FailOn, actions: set[Action]) -> bool:
+    """Whether the scan exits 1: on a BLOCK (``blocked``), or on any BLOCK or ADVISORY (``findings``)."""
+    return (fail_on is FailOn.BLOCKED and Action.BLOCK in actions) or bool(
+        fail_on is FailOn.FINDINGS and actions & {Action.BLOCK, Action.ADVISORY}
+    )
 
 
 def _print(done: Scanned, shown: ScanProgress) -> None:
@@ -154,14 +163,17 @@ def _print(done: Scanned, shown: ScanProgress) -> None:
         console.print(line, markup=False)
     skipped = done.skipped
     if skipped:
-        listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:_SHOWN_SKIPPED])
-        more = f"; {len(skipped) - _SHOWN_SKIPPED} more" if len(skipped) > _SHOWN_SKIPPED else ""
-        console.print(
-            f"skipped {len(skipped)} path(s): {listed}{more} (every reason in manifest.json)", markup=False
-        )
+        console.print(_skipped_line(skipped), markup=False)
     if not shown.live:
         console.print(shown.summary(done.counts(), len(skipped)), markup=False)
     console.print(f"reports in {done.folder}: {', '.join(sorted(done.written))}", markup=False)
+
+
+def _skipped_line(skipped: list[dict[str, str]]) -> str:
+    """The paths left out: the first few with their reason, and how many more."""
+    listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:_SHOWN_SKIPPED])
+    more = f"; {len(skipped) - _SHOWN_SKIPPED} more" if len(skipped) > _SHOWN_SKIPPED else ""
+    return f"skipped {len(skipped)} path(s): {listed}{more} (every reason in manifest.json)"
 
 
 _SHOWN_SKIPPED = 4
@@ -176,9 +188,14 @@ def _scan_json(done: Scanned) -> dict[str, object]:
         "counts": done.counts(),
         "note": done.note,
         "skipped": done.skipped,
-        "instruments_failed": {name: sorted(paths) for name, paths in sorted(done.failures.items()) if paths},
+        "instruments_failed": _failed_instruments(done),
         "findings": json.loads(findings.read_text()) if findings is not None else [],
     }
+
+
+def _failed_instruments(done: Scanned) -> dict[str, list[str]]:
+    """Each instrument that failed on some paths, with those paths, sorted."""
+    return {name: sorted(paths) for name, paths in sorted(done.failures.items()) if paths}
 
 
 def decision_line(d: Decision) -> str:
@@ -239,21 +256,33 @@ def pre_push(
 def _ref_lines(ref: RefDecided, mode: Mode) -> list[str]:
     """What the hook says of one ref: why it has no decision, or its decisions (DROPs left out when
     advisory)."""
+    undecided = _undecided_line(ref)
+    if undecided is not None:
+        return [undecided]
+    return [decision_line(d) for d in ref.decisions if _is_shown(d, mode)]
+
+
+def _is_shown(decision: Decision, mode: Mode) -> bool:
+    """Whether the hook lists a decision: every one when blocking, all but the DROPs when advisory."""
+    return mode is Mode.BLOCKING or decision.action is not Action.DROP
+
+
+def _undecided_line(ref: RefDecided) -> str | None:
+    """Why a ref has no decision (late, the decider failed, no candidate, refused), or None when it has."""
     message = ref.message
     where = f"{message.ref} {message.base[:7]}..{message.head[:7]}"
     if ref.late:
-        return [f"ADVISORY     -  {where}  (undecided: deadline)"]
+        return f"ADVISORY     -  {where}  (undecided: deadline)"
     if ref.failed is not None:
-        return [f"ADVISORY     -  {where}  (undecided: the decider failed: {ref.failed}; not blocking)"]
+        return f"ADVISORY     -  {where}  (undecided: the decider failed: {ref.failed}; not blocking)"
     if not ref.decisions:
         why = (
             "no candidate"
             if ref.handled
             else "the decider refused the push: see `ouro status` (not blocking)"
         )
-        return [f"{where}: {why}"]
-    shown = [d for d in ref.decisions if mode is Mode.BLOCKING or d.action is not Action.DROP]
-    return [decision_line(d) for d in shown]
+        return f"{where}: {why}"
+    return None
 
 
 def dismiss(
@@ -268,17 +297,24 @@ def dismiss(
     from ouroboros_gates.decider.scan import REPORT_FOLDER
 
     source = findings or repo / REPORT_FOLDER / "findings.json"
+    finding = _finding(source, fingerprint)
+    path = keep(repo, finding, finding["decision"]["program_id"])
+    console.print(
+        f"dismissed {fingerprint} ({finding['family']} in {finding['path']}); kept in {path}", markup=False
+    )
+
+
+def _finding(source: Path, fingerprint: str) -> dict[str, Any]:
+    """The first finding of findings.json with this fingerprint; an error when the file cannot be read or
+    holds none."""
     try:
-        listed = json.loads(source.read_text())
+        listed: list[dict[str, Any]] = json.loads(source.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise OuroError(f"--findings: {source}: {exc}") from exc
     match = [f for f in listed if f.get("fingerprint") == fingerprint]
     if not match:
         raise OuroError(f"FINGERPRINT: {fingerprint} is not in {source}")
-    path = keep(repo, match[0], match[0]["decision"]["program_id"])
-    console.print(
-        f"dismissed {fingerprint} ({match[0]['family']} in {match[0]['path']}); kept in {path}", markup=False
-    )
+    return match[0]
 
 
 def register(app: typer.Typer) -> None:

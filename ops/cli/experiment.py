@@ -11,14 +11,18 @@ stderr and exit status 2.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ouroboros_gates.ops.cli._output import print_json
 from ouroboros_gates.ops.cli.learn import metered_client, workspace
 from ouroboros_gates.schemas.errors import OuroError
+
+if TYPE_CHECKING:
+    from ouroboros_gates.decider.learn.labels import LabelledUnit
 
 __all__ = ["experiment_app"]
 
@@ -58,7 +62,6 @@ def experiment_run(
     from ouroboros_gates.decider.learn.registration import (
         find_registration,
         load_manifest,
-        load_units,
         verify_registered,
     )
     from ouroboros_gates.ops.cli._common import event_store
@@ -68,18 +71,31 @@ def experiment_run(
     verify_registered(spec, registered)
     ws = workspace()
     labels = ws.labels()
-    wanted = [row["unit"] for row in load_units(spec.units_file)]
-    by_uid = {u.uid: u for u in labels.units}
-    missing = [uid for uid in wanted if uid not in by_uid]
-    if missing:
-        raise OuroError(f"{spec.units_file}: unit {missing[0]!r} is not in the current label set")
+    units = _frozen_units(spec.units_file, labels.units)
     analysed = ws.analysed(labels.digest)
     memory, _ = build_memory(labels.units, analysed, labels.digest)
     clients = {arm: metered_client(spec.budget_per_arm or None, None) for arm in ("A", "B")}
     shelf = ProgramShelf(ws.root / "programs")
-    rows, incomplete = run_arms(spec, [by_uid[u] for u in wanted], analysed, memory, clients, shelf.program)
+    rows, incomplete = run_arms(spec, units, analysed, memory, clients, shelf.program)
     result = write_result(spec, rows, incomplete, registered, _result_dir(spec.id, out), resamples=resamples)
     _print_result(result, as_json)
+
+
+def _frozen_units(units_file: Path, labelled: Sequence[LabelledUnit]) -> list[LabelledUnit]:
+    """The units the manifest froze, in its order; an error naming the first one the label set lacks."""
+    from ouroboros_gates.decider.learn.registration import load_units
+
+    wanted = [row["unit"] for row in load_units(units_file)]
+    by_uid = {u.uid: u for u in labelled}
+    _check_labelled(wanted, by_uid, units_file)
+    return [by_uid[u] for u in wanted]
+
+
+def _check_labelled(wanted: list[str], by_uid: Mapping[str, LabelledUnit], units_file: Path) -> None:
+    """An error naming the first unit wanted that the current label set lacks."""
+    missing = [uid for uid in wanted if uid not in by_uid]
+    if missing:
+        raise OuroError(f"{units_file}: unit {missing[0]!r} is not in the current label set")
 
 
 @experiment_app.command("analyse")
@@ -106,18 +122,23 @@ def experiment_analyse(
     _print_result(result, as_json)
 
 
-def _print_result(result: dict[str, object], as_json: bool = False) -> None:
-    if as_json:
-        print_json(json.dumps(result, indent=1, sort_keys=True, default=str))
-        return
-    looks = result["looks"]
-    assert isinstance(looks, list)
+def _print_looks(looks: list[dict[str, Any]]) -> None:
+    """Each interim look: its sample, B - A with its interval, and z against the boundary."""
     for look in looks:
         print(
             f"look {look['look']}: {look['repositories']} repositories, {look['units']} units, B - A = "
             f"{look['estimate']:+.3f} [{look['low']}, {look['high']}], z = {look['z']:.2f} (boundary "
             f"{look['boundary']:.3f})"
         )
+
+
+def _print_result(result: dict[str, object], as_json: bool = False) -> None:
+    if as_json:
+        print_json(json.dumps(result, indent=1, sort_keys=True, default=str))
+        return
+    looks = result["looks"]
+    assert isinstance(looks, list)
+    _print_looks(looks)
     mcnemar = result["mcnemar"]
     assert isinstance(mcnemar, dict)
     print(f"McNemar exact: B only {mcnemar['b_only']}, A only {mcnemar['a_only']}, p = {mcnemar['p']:.4g}")

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import asdict
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -23,7 +23,10 @@ from ouroboros_gates.ops.cli._output import print_json
 from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from ouroboros_gates.ops.status import FleetStatus
+    from ouroboros_gates.ops.triggers import TriggerPlan
 
 __all__ = ["beat", "flower", "publish_cmd", "serve", "status", "triggers", "worker"]
 
@@ -47,6 +50,18 @@ def publish_cmd(
         raise UsageError(
             f"TYPE: unknown message type {type_name!r}; known: {', '.join(sorted(MESSAGE_TYPES))}"
         )
+    data = _json_object(body)
+    data.setdefault("message_id", uuid.uuid4().hex)
+    try:
+        message = cls.model_validate(data)
+    except ValidationError as exc:
+        raise UsageError(_first_error(type_name, exc)) from exc
+    publish(message, queue=queue)
+    console.print(f"published {type_name} {message.message_id} to {message.TASK}")
+
+
+def _json_object(body: str) -> dict[str, Any]:
+    """The message's JSON (``-``: read from stdin); a usage error when it is not a JSON object."""
     text = sys.stdin.read() if body == "-" else body
     try:
         data = json.loads(text)
@@ -54,15 +69,14 @@ def publish_cmd(
         raise UsageError(f"JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
     if not isinstance(data, dict):
         raise UsageError("JSON: a message is a JSON object")
-    data.setdefault("message_id", uuid.uuid4().hex)
-    try:
-        message = cls.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(message)"
-        raise UsageError(f"{type_name}.{where}: {first['msg']}") from exc
-    publish(message, queue=queue)
-    console.print(f"published {type_name} {message.message_id} to {message.TASK}")
+    return data
+
+
+def _first_error(type_name: str, exc: ValidationError) -> str:
+    """The first schema error, as ``Type.field.path: why``."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(message)"
+    return f"{type_name}.{where}: {first['msg']}"
 
 
 def worker(
@@ -165,16 +179,21 @@ def triggers(
         print_json(json.dumps(rows, indent=2, default=str))
         return
     for item in shown:
-        last = item.last or {}
-        outcome = last.get("last_outcome") or "never fired"
-        console.print(
-            f"[bold]{escape(item.name)}[/]  {escape(item.task)}  cron '{escape(item.cron)}' ({item.zone})  "
-            f"last: {escape(str(outcome))}"
-        )
-        for moment in item.next:
-            console.print(f"  next {moment.isoformat()}")
-        console.print(f"  derived from: {item.derived_from}")
+        _print_trigger(item)
     console.print(f"docs/loop.md, cited above, is installed at {DOCS / 'loop.md'}", markup=False)
+
+
+def _print_trigger(item: TriggerPlan) -> None:
+    """A trigger: its task and cron, its last outcome, its next occurrences and what its cadence came from."""
+    last = item.last or {}
+    outcome = last.get("last_outcome") or "never fired"
+    console.print(
+        f"[bold]{escape(item.name)}[/]  {escape(item.task)}  cron '{escape(item.cron)}' ({item.zone})  "
+        f"last: {escape(str(outcome))}"
+    )
+    for moment in item.next:
+        console.print(f"  next {moment.isoformat()}")
+    console.print(f"  derived from: {item.derived_from}")
 
 
 def serve(
@@ -240,15 +259,23 @@ def _print_status(snap: FleetStatus) -> None:
     table.add_column("in flight", justify="right")
     for name, depth in snap.queues.items():
         held = snap.in_flight.get(name)
-        table.add_row(
-            f"queue {name}", "?" if depth is None else str(depth), "?" if held is None else str(held)
-        )
+        table.add_row(f"queue {name}", _count(depth), _count(held))
     table.add_row("dead letters recorded", str(snap.dead_letters_recorded), "")
     table.add_row("messages rejected", str(snap.rejected), "")
     table.add_row("outbox pending", str(snap.outbox_pending), "")
     for item in snap.projections:
         table.add_row(f"projection {item.name} lag", str(item.lag), "")
     console.print(table)
+    _print_unreachable(snap)
+
+
+def _count(value: int | None) -> str:
+    """A count, or ``?`` where the broker did not say."""
+    return "?" if value is None else str(value)
+
+
+def _print_unreachable(snap: FleetStatus) -> None:
+    """On stderr, the broker and the event log when they did not answer, with why."""
     for what, error in (("broker", snap.broker_error), ("event log", snap.database_error)):
         if error:
             output_console(stderr=True).print(f"[red]{what} unreachable: {escape(error)}[/]")

@@ -61,6 +61,15 @@ def _state(given: Path | None) -> Path:
 StateOption = Annotated[Path | None, typer.Option("--state", help="State directory (default OURO_STATE).")]
 
 
+def _remove_shared(shared: Path, target: Path) -> None:
+    """Take out the hook entries an earlier install wrote to the shared settings file (when it is not the
+    target), saying so."""
+    from ouroboros_gates.ops.hooks_install import uninstall_settings
+
+    if shared.resolve() != target.resolve() and uninstall_settings(shared):
+        typer.echo(f"removed the hook entries an earlier install wrote to {shared} (machine-specific paths)")
+
+
 @hooks_app.command("install")
 def install(
     settings: Annotated[
@@ -84,7 +93,6 @@ def install(
         hook_command,
         install_settings,
         keep_out_of_git,
-        uninstall_settings,
     )
     from ouroboros_gates.schemas.statedir import project_root
 
@@ -97,9 +105,7 @@ def install(
     typer.echo(f"hooks for {', '.join(EVENTS)} in {target}: {hook_command(where)}")
     if ignored:
         typer.echo(ignored)
-    shared = root / SHARED_SETTINGS
-    if shared.resolve() != target.resolve() and uninstall_settings(shared):
-        typer.echo(f"removed the hook entries an earlier install wrote to {shared} (machine-specific paths)")
+    _remove_shared(root / SHARED_SETTINGS, target)
     typer.echo(f"state (recorded payloads, secrets redacted): {where}")
     refused = _install_git_hook(git_dir)
     if refresh_gates:
@@ -146,7 +152,6 @@ def refresh(
 def status(state: StateOption = None) -> None:
     """The compiled gates, and the gate server when it runs."""
     from ouroboros_gates.ops.gate.cache import read_gates
-    from ouroboros_gates.ops.gate.client import GateUnavailable, ask
 
     where = _state(state)
     compiled = read_gates(where)
@@ -156,6 +161,13 @@ def status(state: StateOption = None) -> None:
     typer.echo(f"{len(compiled.gates)} gate(s), written {compiled.written_at}, tenant {compiled.tenant}")
     for entry in compiled.gates:
         typer.echo(f"  {entry.name}\t{entry.gate}\t{entry.scope}\tknee={entry.knee}\t{entry.folder}")
+    _print_server(where)
+
+
+def _print_server(where: Path) -> None:
+    """The gate server's pid and the gates it binds, asked without starting one; or that none runs."""
+    from ouroboros_gates.ops.gate.client import GateUnavailable, ask
+
     try:
         answer = ask(str(where), {"op": "ping"}, time.monotonic() + 1.0, start=False)
     except GateUnavailable:

@@ -23,6 +23,7 @@ from ouroboros_gates.ops.cli._output import finish, report_console
 from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
+    from ouroboros_gates.schemas import ProposedLabel
     from ouroboros_gates.workers.labeler import RunResult
 
 __all__ = ["label", "read_tickets_file"]
@@ -33,12 +34,8 @@ _TICKET = re.compile(r"^#?([0-9]+)$")
 def read_tickets_file(path: Path) -> list[int]:
     """Ticket numbers from the first column of a TSV (``N`` or ``#N``); blank and ``#`` comment lines and a
     header line are skipped; anything else is an error naming ``file:line``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--tickets-file: cannot read {path}: {exc.strerror or exc}") from exc
     tickets: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
         first = line.split("\t", 1)[0].strip()
         match = _TICKET.match(first)
         if match is not None:
@@ -48,6 +45,14 @@ def read_tickets_file(path: Path) -> list[int]:
     if not tickets:
         raise UsageError(f"{path}: no ticket numbers")
     return list(dict.fromkeys(tickets))
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, or a usage error saying why it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--tickets-file: cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def _skipped(first: str, number: int, after_ticket: bool) -> bool:
@@ -60,17 +65,7 @@ def _print(result: RunResult, as_json: bool = False) -> None:
     out = report_console(as_json)
     table = Table("ticket", "instance", "line", "label", "acceptance", "why")
     for label in result.labels:
-        acceptance = label.acceptance.value.removeprefix("ACCEPTANCE_").lower()
-        table.add_row(
-            f"#{label.ticket}",
-            label.instance,
-            f"{label.span.file}:{label.span.line}"
-            if label.span.file.startswith("#")
-            else str(label.span.line),
-            "+" if label.positive else "-",
-            acceptance,
-            label.why,
-        )
+        table.add_row(*_label_cells(label))
     if result.labels:
         out.print(table)
     run = result.record
@@ -83,6 +78,19 @@ def _print(result: RunResult, as_json: bool = False) -> None:
     for note in run.notes:
         out.print(f"  {note}", markup=False, highlight=False)
     finish(out)
+
+
+def _label_cells(label: ProposedLabel) -> tuple[str, ...]:
+    """One label as the table's cells: the line alone, or with its file when that is a ticket's (``#N``)."""
+    acceptance = label.acceptance.value.removeprefix("ACCEPTANCE_").lower()
+    return (
+        f"#{label.ticket}",
+        label.instance,
+        f"{label.span.file}:{label.span.line}" if label.span.file.startswith("#") else str(label.span.line),
+        "+" if label.positive else "-",
+        acceptance,
+        label.why,
+    )
 
 
 def label(

@@ -20,19 +20,20 @@ Without ``--corpus`` the shipped seeded corpus (``ruleset/pairs``) is read. File
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ouroboros_gates.ops.cli._learn_common import metered_client, workspace
 from ouroboros_gates.ops.cli._learn_common import progress as _progress
-from ouroboros_gates.ops.cli._learn_common import workspace
 from ouroboros_gates.schemas.errors import OuroError
-from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
-    from ouroboros_gates.llm import MeteredClient
+    from ouroboros_gates.decider.learn import Workspace
+    from ouroboros_gates.decider.program import Program
 
 __all__ = [
     "learn_app",
@@ -73,13 +74,18 @@ def labels_cmd(
         f"label set {labels.digest[:12]}: {summary['units']} units in {summary['groups']} repository groups "
         f"from {', '.join(summary['sources'])}"
     )
+    _print_label_counts(summary)
+    print(f"  snapshot: {snapshot}")
+
+
+def _print_label_counts(summary: dict[str, Any]) -> None:
+    """The label set by direction, by language and by family, and what was excluded."""
     print(f"  by direction: {summary['by_direction']}")
     print(f"  by language:  {summary['by_language']}")
     for family, counts in summary["groups_by_family"].items():
         print(f"  {family}: {counts['positive']} positive / {counts['negative']} negative repositories")
     if summary["excluded"]:
         print(f"  excluded: {summary['excluded']}")
-    print(f"  snapshot: {snapshot}")
 
 
 @memory_app.command("build")
@@ -99,22 +105,18 @@ def memory_build(
     (one group per case, labelled by the expected results; read in place, never copied into the package)."""
     from ouroboros_gates.decider.learn import analyse_units, build_memory
 
-    if benchmark is not None or expected is not None:
-        if benchmark is None or expected is None:
-            raise OuroError("--benchmark and --expected go together")
+    given = _benchmark(benchmark, expected)
+    if given is not None:
         from ouroboros_gates.ops.cli._learn_evaluate import store_benchmark
 
-        store_benchmark(benchmark, expected, jobs)
+        store_benchmark(*given, jobs)
         return
     ws = workspace()
     labels = ws.labels()
     analysed = analyse_units(labels.units, ws.root / "work", _progress("analysed pairs"))
     path = ws.save_analysed(labels.digest, analysed)
     memory, counts = build_memory(labels.units, analysed, labels.digest)
-    for source in labels.sources:
-        empty, kept = counts.get(f"{source}:empty_excerpt", 0), counts.get(f"{source}:examples", 0)
-        if empty * 10 > empty + kept:
-            raise OuroError(f"source {source}: {empty} of {empty + kept} records have no excerpt (> 10%)")
+    _check_excerpts(labels.sources, counts)
     print(f"memory {memory.digest[:12]}: {len(memory)} examples from {len(labels.units)} labelled units")
     for key, n in counts.items():
         print(f"  {key}: {n}")
@@ -127,6 +129,23 @@ def memory_build(
             f"  stored: {keep_examples(event_store().side_tables, memory)} new examples in the "
             "decider's store"
         )
+
+
+def _benchmark(benchmark: Path | None, expected: Path | None) -> tuple[Path, Path] | None:
+    """``--benchmark`` and ``--expected`` when given; None when neither is, an error when only one is."""
+    if benchmark is None and expected is None:
+        return None
+    if benchmark is None or expected is None:
+        raise OuroError("--benchmark and --expected go together")
+    return benchmark, expected
+
+
+def _check_excerpts(sources: Iterable[str], counts: Mapping[str, int]) -> None:
+    """An error naming the first source whose records lack an excerpt more than one time in ten."""
+    for source in sources:
+        empty, kept = counts.get(f"{source}:empty_excerpt", 0), counts.get(f"{source}:examples", 0)
+        if empty * 10 > empty + kept:
+            raise OuroError(f"source {source}: {empty} of {empty + kept} records have no excerpt (> 10%)")
 
 
 @memory_app.command("ship")
@@ -198,19 +217,17 @@ def evaluate_cmd(
     intervals."""
     if priors not in ("off", "detected", "all"):
         raise OuroError(f"--priors: {priors!r} is not off, detected or all")
-    from ouroboros_gates.ops.cli._learn_evaluate import evaluate_benchmark, evaluate_loso
+    from ouroboros_gates.ops.cli._learn_evaluate import evaluate_benchmark, evaluate_loso, evaluate_program
 
     if loso:
         evaluate_loso(
             corpora, jobs=jobs, seed=seed, resamples=resamples, name=name, markdown=markdown, as_json=as_json
         )
         return
-    if benchmark is not None or expected is not None:
-        if benchmark is None or expected is None:
-            raise OuroError("--benchmark and --expected go together")
+    given = _benchmark(benchmark, expected)
+    if given is not None:
         evaluate_benchmark(
-            benchmark,
-            expected,
+            *given,
             jobs=jobs,
             seed=seed,
             resamples=resamples,
@@ -221,7 +238,7 @@ def evaluate_cmd(
             as_json=as_json,
         )
         return
-    _evaluate_program(
+    evaluate_program(
         program,
         usd=usd,
         embed_local=embed_local,
@@ -230,72 +247,6 @@ def evaluate_cmd(
         name=name,
         markdown=markdown,
         as_json=as_json,
-    )
-
-
-def _evaluate_program(
-    program: Path | None,
-    *,
-    usd: float,
-    embed_local: bool,
-    seed: int,
-    resamples: int,
-    name: str,
-    markdown: Path | None,
-    as_json: bool,
-) -> None:
-    """Evaluate a program (default: the memory vote) on the workspace's outer folds and write its report."""
-    from ouroboros_gates.decider.learn import build_memory, evaluate, plan_folds, render_markdown, score_folds
-    from ouroboros_gates.decider.learn.artifacts import load_program_file
-    from ouroboros_gates.decider.learn.programs import ProgramScorer
-    from ouroboros_gates.decider.program import Program
-    from ouroboros_gates.ops.cli._learn_evaluate import show
-
-    ws = workspace()
-    labels = ws.labels()
-    analysed = ws.analysed(labels.digest)
-    memory, _ = build_memory(labels.units, analysed, labels.digest)
-    chosen = load_program_file(program) if program is not None else Program(kind="memory-vote")
-    client = metered_client(usd, None) if chosen.kind == "llm-program" else None
-    from ouroboros_gates.decider.embed import HashingEmbedder
-
-    scorer = ProgramScorer(
-        chosen, memory, analysed, client=client, embedder=HashingEmbedder() if embed_local else None
-    )
-    plan = plan_folds(labels.units, seed)
-    raws = score_folds(labels.units, plan.outer, scorer, _progress("scored units"))
-    result = evaluate(
-        labels, plan, scorer, resamples=resamples, seed=seed, program=scorer.describe(), raws=raws
-    )
-    table = render_markdown(result.data)
-    out = ws.report_dir()
-    (out / f"{name}.json").write_text(json.dumps(result.data, indent=1, sort_keys=True) + "\n")
-    (out / f"{name}.md").write_text(table)
-    if markdown is not None:
-        markdown.write_text(table)
-    show(table, result.data, f"written: {out / name}.json, {out / name}.md", as_json)
-
-
-def metered_client(usd: float | None, calls: int | None) -> MeteredClient:
-    """The configured chat model, metered under the given ceilings, replaying from ``<state>/responses``."""
-    from ouroboros_gates.llm import (
-        ChatClient,
-        MeteredClient,
-        ResponseCache,
-        endpoint_from_settings,
-        load_manifest,
-    )
-
-    settings = load_settings()
-    endpoint = endpoint_from_settings(settings)
-    if endpoint is None or settings.model is None:
-        raise OuroError("no chat model is configured: set OURO_MODEL (and OURO_MODEL_URL)")
-    return MeteredClient(
-        ChatClient(endpoint),
-        load_manifest(settings.model),
-        usd_ceiling=usd,
-        call_ceiling=calls,
-        cache=ResponseCache(settings.state_dir / "responses"),
     )
 
 
@@ -348,7 +299,7 @@ def adopt_cmd(
     ] = False,
 ) -> None:
     """Adopt a compiled program: adopted.json, the decider's store, and optionally the package."""
-    from ouroboros_gates.decider.learn.artifacts import ProgramShelf, exportable, with_evaluation
+    from ouroboros_gates.decider.learn.artifacts import ProgramShelf, with_evaluation
     from ouroboros_gates.decider.learn.keep import keep_adopted
     from ouroboros_gates.ops.cli._common import event_store
 
@@ -362,15 +313,22 @@ def adopt_cmd(
     keep_adopted(event_store().side_tables, program)
     print(f"adopted {sha} for profile {program.profile} (program {program.program_id[:12]})")
     if export:
-        units = {u.uid: u for u in ws.labels().units}
-        shipped = exportable(program, units)
-        target = RULESET / "programs" / f"{program.kind}-{program.profile}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(shipped.to_json() + "\n")
-        print(
-            f"exported {target} with {len(shipped.demos)} of {len(program.demos)} demonstrations "
-            "(permissive only)"
-        )
+        _export(ws, program)
+
+
+def _export(ws: Workspace, program: Program) -> None:
+    """Write the adopted program into the package (its permissively licensed demonstrations only)."""
+    from ouroboros_gates.decider.learn.artifacts import exportable
+
+    units = {u.uid: u for u in ws.labels().units}
+    shipped = exportable(program, units)
+    target = RULESET / "programs" / f"{program.kind}-{program.profile}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(shipped.to_json() + "\n")
+    print(
+        f"exported {target} with {len(shipped.demos)} of {len(program.demos)} demonstrations "
+        "(permissive only)"
+    )
 
 
 @learn_app.command("curve")

@@ -15,6 +15,9 @@ from ouroboros_gates.ops.cli._output import print_json
 from ouroboros_gates.schemas.settings import load_settings
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ouroboros_gates.events import EventStore, LedgerStore, StoredEvent
     from ouroboros_gates.harness import Unread
     from ouroboros_gates.ops.ingest import SendReport
     from ouroboros_gates.schemas import IngestRun
@@ -44,12 +47,24 @@ def ingest(
     if as_json:
         print_json(json.dumps(_ingest_json(report, vanished, unread, unsent), indent=2))
     else:
-        for path in vanished:
-            console.print(f"skipped {path}: deleted while it was read", markup=False)
-        for message in report.queued:
-            console.print(f"queued {message.run} ({message.message_id})", markup=False)
-        for message in report.already:
-            console.print(f"already queued {message.run} ({message.message_id})", markup=False)
+        _print_ingested(report, vanished)
+    _print_problems(unsent, unread)
+    if unread:
+        raise typer.Exit(1)
+
+
+def _print_ingested(report: SendReport, vanished: list[Path]) -> None:
+    """The runs skipped (deleted while read), queued now, and queued before."""
+    for path in vanished:
+        console.print(f"skipped {path}: deleted while it was read", markup=False)
+    for message in report.queued:
+        console.print(f"queued {message.run} ({message.message_id})", markup=False)
+    for message in report.already:
+        console.print(f"already queued {message.run} ({message.message_id})", markup=False)
+
+
+def _print_problems(unsent: int, unread: list[Unread]) -> None:
+    """On stderr: the messages left in the outbox, and each file that could not be read."""
     if unsent:
         output_console(stderr=True).print(
             f"[yellow]{unsent} message(s) not published (broker unreachable): kept in the outbox, "
@@ -57,8 +72,6 @@ def ingest(
         )
     for bad in unread:
         output_console(stderr=True).print(f"ouro: {bad}", markup=False)
-    if unread:
-        raise typer.Exit(1)
 
 
 def _ingest_json(
@@ -91,14 +104,11 @@ def replay(
     """Catch the projections up with the log (or rebuild them, now or as of a past time) and print the
     digest."""
     from ouroboros_gates.events.projections import PROJECTIONS
-    from ouroboros_gates.events.projector import catch_up, content_digest, digest, rebuild
+    from ouroboros_gates.events.projector import content_digest, digest
 
     store = event_store()
     moment = instant(as_of) if as_of is not None else None
-    if moment is not None:
-        applied = rebuild(store, PROJECTIONS, until=moment)
-    else:
-        applied = rebuild(store, PROJECTIONS) if rebuild_all else catch_up(store, PROJECTIONS)
+    applied = _fold(store, moment, rebuild_all)
     content, rows = content_digest(store, PROJECTIONS)
     ledger = digest(store, PROJECTIONS)
     if as_json:
@@ -112,19 +122,35 @@ def replay(
         print_json(json.dumps(document, indent=2, sort_keys=True))
         return
     if moment is not None:
-        console.print(f"as of {moment.isoformat()}: folded the events recorded at or before it")
-        for name, count in applied.items():
-            console.print(f"  {name}: {count} event(s)")
-        console.print(f"folded {sum(applied.values())} event(s) over {len(applied)} projection(s)")
-        console.print(f"ledger digest {ledger}")
-        console.print(
-            f"[yellow]The live ledger tables now show the past (as of {moment.isoformat()}); events folded "
-            "from now on land on top of it. `ouro replay --rebuild` returns them to now.[/]"
-        )
+        _print_as_of(moment, applied, ledger)
         return
     console.print(f"applied {sum(applied.values())} event(s) over {len(applied)} projection(s)")
     console.print(f"content digest {content} ({rows} rows, log positions and times left out)")
     console.print(f"ledger digest {ledger} (every column: equal after a rebuild)")
+
+
+def _fold(store: LedgerStore, moment: datetime | None, rebuild_all: bool) -> dict[str, int]:
+    """The projections rebuilt as of ``moment``, or rebuilt now (``--rebuild``), or caught up; the events
+    each folded."""
+    from ouroboros_gates.events.projections import PROJECTIONS
+    from ouroboros_gates.events.projector import catch_up, rebuild
+
+    if moment is not None:
+        return rebuild(store, PROJECTIONS, until=moment)
+    return rebuild(store, PROJECTIONS) if rebuild_all else catch_up(store, PROJECTIONS)
+
+
+def _print_as_of(moment: datetime, applied: dict[str, int], ledger: str) -> None:
+    """What a rebuild as of a past time folded, and that the live tables now show that past."""
+    console.print(f"as of {moment.isoformat()}: folded the events recorded at or before it")
+    for name, count in applied.items():
+        console.print(f"  {name}: {count} event(s)")
+    console.print(f"folded {sum(applied.values())} event(s) over {len(applied)} projection(s)")
+    console.print(f"ledger digest {ledger}")
+    console.print(
+        f"[yellow]The live ledger tables now show the past (as of {moment.isoformat()}); events folded "
+        "from now on land on top of it. `ouro replay --rebuild` returns them to now.[/]"
+    )
 
 
 def schema(name: Annotated[str | None, typer.Argument(help="A type; omit to list them.")] = None) -> None:
@@ -219,17 +245,20 @@ def events_show(
     stream: Annotated[str | None, typer.Option(help="Every event of one stream.")] = None,
 ) -> None:
     """Print one event, or a whole stream."""
-    store = event_store()
-    if stream:
-        found = store.read_stream(stream)
-    elif position is not None:
-        found = [e for e in store.read(after=position - 1, limit=1) if e.position == position]
-    else:
-        raise UsageError("give a POSITION or --stream")
+    found = _events_at(event_store(), position, stream)
     if not found:
         raise UsageError(f"no event at {stream or position}")
     for item in found:
         _print_event(item)
+
+
+def _events_at(store: EventStore, position: int | None, stream: str | None) -> list[StoredEvent]:
+    """A whole stream (``--stream``), or the event at POSITION (none when there is none there)."""
+    if stream:
+        return store.read_stream(stream)
+    if position is not None:
+        return [e for e in store.read(after=position - 1, limit=1) if e.position == position]
+    raise UsageError("give a POSITION or --stream")
 
 
 def _print_event(item: Any) -> None:

@@ -54,12 +54,24 @@ def _series_table(snapshot: dict[str, Any]) -> Report:
     )
     for series, points in snapshot["series"].items():
         for point in points:
-            labels = point["labels"]
-            when = labels.get("day") or labels.get("week") or point["at"][:16]
             interval = "" if point["low"] is None else f"[{_cell(point['low'])}, {_cell(point['high'])}]"
-            note = point["reason"] or ", ".join(f"{k}={v}" for k, v in labels.items() if k not in _QUIET)
-            table.add(series.removeprefix("ouroboros."), when, _cell(point["value"]), interval, note)
+            table.add(
+                series.removeprefix("ouroboros."), _when(point), _cell(point["value"]), interval, _note(point)
+            )
     return table
+
+
+def _when(point: dict[str, Any]) -> str:
+    """The day or week a point measures, else the instant it was measured at (to the minute)."""
+    labels = point["labels"]
+    return str(labels.get("day") or labels.get("week") or point["at"][:16])
+
+
+def _note(point: dict[str, Any]) -> str:
+    """Why a point has no value, else its labels but the day, week and method."""
+    return str(
+        point["reason"] or ", ".join(f"{k}={v}" for k, v in point["labels"].items() if k not in _QUIET)
+    )
 
 
 def _offender_table(offenders: list[dict[str, Any]], floor: float) -> Report:
@@ -106,6 +118,12 @@ def measure(
             orjson.dumps(snapshot, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
         )
         return
+    _print_snapshot(snapshot)
+    console.print(f"snapshot {'written to' if wrote else 'NOT written (a later one exists):'} {path}")
+
+
+def _print_snapshot(snapshot: dict[str, Any]) -> None:
+    """The series, the runs below the h floor (when any) and the accepted miners per scope."""
     _series_table(snapshot).show(console)
     h = snapshot["h_fleet"]
     if h["offenders"]:
@@ -114,7 +132,6 @@ def measure(
     console.print(
         "accepted miners: " + ", ".join(f"{scope} {item['count']}" for scope, item in miners.items())
     )
-    console.print(f"snapshot {'written to' if wrote else 'NOT written (a later one exists):'} {path}")
 
 
 @measure_app.command(
@@ -133,13 +150,8 @@ def h_fleet(
     """
     paths = _h_fleet_paths(list(ctx.args))
     from ouroboros_gates.harness.detect import EXPECTED
-    from ouroboros_gates.harness.paths import expand
-    from ouroboros_gates.workers.measurer.hfleet import read_h_fleet_runs
 
-    try:  # the runs every reader sees: run directories, files, a Claude Code session with its subagents
-        result = read_h_fleet_runs([(run.name, run.files) for run in expand(paths)])
-    except OSError as exc:
-        raise CorpusError(f"{exc.filename}: cannot read: {exc.strerror}") from exc
+    result = _read_runs(paths)
     ranked = _ranked_offenders(result)
     if result.malformed:
         print(f"ouro: skipped {result.malformed} malformed line(s)", file=sys.stderr)
@@ -154,6 +166,18 @@ def h_fleet(
         print(f"ouro: {file}: not read: no object in a known format; expected {EXPECTED}", file=sys.stderr)
     if result.unread:
         raise typer.Exit(1)
+
+
+def _read_runs(paths: list[str]) -> HFleet:
+    """The runs every reader sees (run directories, files, a Claude Code session with its subagents), read
+    for h_fleet; an unreadable file is a corpus error naming it."""
+    from ouroboros_gates.harness.paths import expand
+    from ouroboros_gates.workers.measurer.hfleet import read_h_fleet_runs
+
+    try:
+        return read_h_fleet_runs([(run.name, run.files) for run in expand(paths)])
+    except OSError as exc:
+        raise CorpusError(f"{exc.filename}: cannot read: {exc.strerror}") from exc
 
 
 def _h_fleet_paths(paths: list[str]) -> list[str]:

@@ -213,6 +213,21 @@ miner_app = typer.Typer(
 )
 
 
+def _print_miners(rows: list[dict[str, Any]]) -> None:
+    """The miners as tab-separated lines under a header; origin and path share the last column."""
+    print("\t".join(("NAME", "FOLDER", "SCOPE", "VERDICTS", "GATE", "SEVERITY", "ORIGIN")))
+    for row in rows:
+        cells = (
+            row["name"],
+            row["folder"],
+            row["scope"],
+            ",".join(row["verdicts"]),
+            row["gate"],
+            row["severity"],
+        )
+        print("\t".join((*map(str, cells), f"{row['origin']} {row['path']}")))
+
+
 @miner_app.command("list")
 def list_cmd(as_json: JsonReport = False) -> None:
     """Every discovered miner: name, folder, scope, verdicts, gate, severity and where it came from."""
@@ -235,17 +250,7 @@ def list_cmd(as_json: JsonReport = False) -> None:
     if as_json:
         print(json.dumps({"miners": rows, "broken": {str(k): v for k, v in broken.items()}}, indent=2))
     else:
-        print("\t".join(("NAME", "FOLDER", "SCOPE", "VERDICTS", "GATE", "SEVERITY", "ORIGIN")))
-        for row in rows:
-            cells = (
-                row["name"],
-                row["folder"],
-                row["scope"],
-                ",".join(row["verdicts"]),
-                row["gate"],
-                row["severity"],
-            )
-            print("\t".join((*map(str, cells), f"{row['origin']} {row['path']}")))
+        _print_miners(rows)
     for folder, error in broken.items():
         print(f"broken\t{folder.name}\t{error}", file=sys.stderr)
 

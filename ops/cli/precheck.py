@@ -12,8 +12,8 @@ settings); this module parses the arguments and prints what they return.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,6 +21,7 @@ from ouroboros_gates.ops.cli._output import console as output_console
 
 if TYPE_CHECKING:
     from ouroboros_gates.ops.proposals import Census, Proposed
+    from ouroboros_gates.schemas import ProposerCall
 
 __all__ = ["precheck_cmd", "propose_cmd"]
 
@@ -40,7 +41,7 @@ def precheck_cmd(
 ) -> None:
     """Pre-check the latest proposal of each ticket (every open mining ticket by default): no model call."""
     from ouroboros_gates.ops.cli._common import event_store, opened_forge
-    from ouroboros_gates.ops.precheck import precheck_rows, verdict_lines
+    from ouroboros_gates.ops.precheck import precheck_rows
     from ouroboros_gates.schemas.settings import load_settings
 
     settings = load_settings()
@@ -52,6 +53,13 @@ def precheck_cmd(
     if not rows:
         console.print("no open mining ticket")
         return
+    _print_verdicts(rows)
+
+
+def _print_verdicts(rows: list[dict[str, Any]]) -> None:
+    """How many tickets launch and how many need labels, then one ticket's verdict a line."""
+    from ouroboros_gates.ops.precheck import verdict_lines
+
     launch = sum(1 for row in rows if row["verdict"] == "launch")
     console.print(
         f"Pre-check: {launch} launch, {len(rows) - launch} needs_labels (0 model calls)", style="bold"
@@ -102,12 +110,17 @@ def _print_proposed(done: Proposed) -> None:
 
     _say(f"refused: {why}" for why in done.refused)
     _say(cost_lines(done.calls))
-    paid = [c for c in done.calls if not c.cached]
     console.print(
-        f"{len(paid)} call(s), {len(done.calls) - len(paid)} replayed from the cache, "
-        f"${sum(c.cost_usd for c in paid):.4f}; {len(done.posted)} comment(s) posted: "
+        f"{_calls_paid(done.calls)}; {len(done.posted)} comment(s) posted: "
         f"{', '.join(f'#{n}' for n in done.posted) or 'none'}"
     )
+
+
+def _calls_paid(calls: Sequence[ProposerCall]) -> str:
+    """How many calls were paid for and how many replayed from the cache, and what the paid ones cost."""
+    paid = [c for c in calls if not c.cached]
+    cost = sum(c.cost_usd for c in paid)
+    return f"{len(paid)} call(s), {len(calls) - len(paid)} replayed from the cache, ${cost:.4f}"
 
 
 def _print_census(found: Census) -> None:

@@ -24,9 +24,12 @@ import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ouroboros_gates.ops.gate.paths import GATES_FILE, gates_path, state_dir
+
+if TYPE_CHECKING:
+    from ouroboros_gates.workers.miner.mine import Gate
 
 __all__ = [
     "DIGESTED",
@@ -109,14 +112,15 @@ def read_gates(state: Path | str) -> GateFile | None:
         data = json.loads(Path(gates_path(str(state))).read_bytes())
     except (OSError, ValueError):
         return None
-    if (
-        not isinstance(data, dict)
-        or data.get("version") != VERSION
-        or not isinstance(data.get("gates"), list)
-    ):
+    if not _is_cache(data):
         return None
     entries = tuple(entry for entry in map(_entry, data["gates"]) if entry is not None)
     return GateFile(str(data.get("written_at", "")), str(data.get("tenant", "default")), entries)
+
+
+def _is_cache(data: Any) -> bool:
+    """Whether the file's JSON is a cache of this version, with a list of gates."""
+    return isinstance(data, dict) and data.get("version") == VERSION and isinstance(data.get("gates"), list)
 
 
 def write_gates(state: Path | str, gates: Iterable[GateEntry], tenant: str, written_at: str) -> Path:
@@ -147,24 +151,28 @@ def compile_gates(state: Path | str, only: Iterable[str] = (), tenant: str | Non
         miner = accepted.miner
         if wanted and not wanted & {miner.name, miner.folder.name}:
             continue
-        knee = accepted.knee
-        entries.append(
-            GateEntry(
-                name=miner.name,
-                folder=str(miner.folder),
-                origin=miner.origin,
-                digest=accepted.digest,
-                stamp=folder_stamp(miner.folder),
-                gate=miner.gate,
-                scope=str(miner.scope),
-                severity=str(miner.severity),
-                knee=int(knee) if isinstance(knee, float) and knee.is_integer() else knee,
-            )
-        )
+        entries.append(_gate_entry(accepted))
     written = now_iso()
     chosen_tenant = tenant or os.environ.get("OURO_TENANT") or "default"
     write_gates(state, entries, chosen_tenant, written)
     return GateFile(written, chosen_tenant, tuple(entries))
+
+
+def _gate_entry(accepted: Gate) -> GateEntry:
+    """An accepted miner as the cache keeps it (a whole-number knee as an int), its folder stamped now."""
+    miner = accepted.miner
+    knee = accepted.knee
+    return GateEntry(
+        name=miner.name,
+        folder=str(miner.folder),
+        origin=miner.origin,
+        digest=accepted.digest,
+        stamp=folder_stamp(miner.folder),
+        gate=miner.gate,
+        scope=str(miner.scope),
+        severity=str(miner.severity),
+        knee=int(knee) if isinstance(knee, float) and knee.is_integer() else knee,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -55,14 +55,22 @@ class SessionFacts:
         """Extract the lines the log just read for every local gate; a gate not kept yet starts from the
         whole log, and a gate no longer bound is forgotten."""
         if self._generation != self.log.generation:  # the log was replaced: its old facts mean nothing
-            self._kept.clear()
-            self._skipped.clear()
-            self._generation = self.log.generation
+            self._forget_all()
         local = {_key(gate): gate for gate in gates if gate.miner.local}
-        for key in [k for k in self._kept if k not in local]:
-            del self._kept[key]
+        self._forget_unbound(local)
         for key, gate in local.items():
             self._keep(key, gate, lines)
+
+    def _forget_all(self) -> None:
+        """Drop every gate's facts and skipped lines, for the log's new generation."""
+        self._kept.clear()
+        self._skipped.clear()
+        self._generation = self.log.generation
+
+    def _forget_unbound(self, local: dict[GateKey, LoadedGate]) -> None:
+        """Drop the facts of the gates no longer bound."""
+        for key in [k for k in self._kept if k not in local]:
+            del self._kept[key]
 
     def _keep(self, key: GateKey, gate: LoadedGate, lines: list[Line]) -> None:
         """Add the facts of ``lines`` to one local gate's."""

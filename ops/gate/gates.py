@@ -60,15 +60,19 @@ class GateSet:
         if seen == self._seen:
             return
         self._seen = seen
-        compiled = read_gates(self.state)
-        self.entries = compiled.gates if compiled else ()
-        self.tenant = compiled.tenant if compiled else "default"
+        self._read_entries()
         self._stale.clear()
         self._stamps = {e.name: e.stamp for e in self.entries}
         self._checked = 0.0
         self.problems = {}
         self._loaded = self._load_entries()
         log.info("gates: %s", ", ".join(f"{e.name} ({e.gate})" for e in self.entries) or "none")
+
+    def _read_entries(self) -> None:
+        """The compiled cache's entries and tenant (none, and ``default``, when there is no cache)."""
+        compiled = read_gates(self.state)
+        self.entries = compiled.gates if compiled else ()
+        self.tenant = compiled.tenant if compiled else "default"
 
     def _cache_seen(self) -> tuple[int, int] | None:
         """The compiled cache's modification time and size (None when there is none): a change reloads."""
@@ -84,7 +88,7 @@ class GateSet:
         loaded: dict[str, LoadedGate] = {}
         for entry in self.entries:
             kept = self._loaded.get(entry.name)
-            if kept is not None and kept.entry.digest == entry.digest and kept.entry.folder == entry.folder:
+            if kept is not None and _same_files(kept.entry, entry):
                 loaded[entry.name] = LoadedGate(entry, kept.miner, kept.rules)
                 continue
             try:
@@ -98,24 +102,26 @@ class GateSet:
         self._checked = time.monotonic()
         for entry in self.entries:
             gate = self._loaded.get(entry.name)
-            try:
-                stamp = folder_stamp(Path(entry.folder))
-            except OSError:
-                stamp = (-1, -1, -1)
+            stamp = _stamp(entry)
             if gate is None or stamp == self._stamps.get(entry.name):
                 continue
             self._stamps[entry.name] = stamp
-            from ouroboros_gates.workers.miner.catalogue import (
-                miner_digest,
-            )  # rare: only when a miner's files moved
+            self._check_digest(entry, gate, stamp)
 
-            digest = miner_digest(gate.miner) if stamp[0] >= 0 else "missing"
-            if digest == entry.digest:
-                self._stale.pop(entry.name, None)
-                continue
-            self._stale[entry.name] = digest
-            log.warning("gate %s: its files changed since it was accepted; it stops binding", entry.name)
-            self._recompile(entry.name, digest)
+    def _check_digest(self, entry: GateEntry, gate: LoadedGate, stamp: tuple[int, int, int]) -> None:
+        """A gate whose folder's stamp moved: binding again when its files are the accepted ones, else stale
+        (it stops binding) and the cache recompiled in the background."""
+        from ouroboros_gates.workers.miner.catalogue import (
+            miner_digest,
+        )  # rare: only when a miner's files moved
+
+        digest = miner_digest(gate.miner) if stamp[0] >= 0 else "missing"
+        if digest == entry.digest:
+            self._stale.pop(entry.name, None)
+            return
+        self._stale[entry.name] = digest
+        log.warning("gate %s: its files changed since it was accepted; it stops binding", entry.name)
+        self._recompile(entry.name, digest)
 
     def _recompile(self, name: str, digest: str) -> None:
         if f"{name}:{digest}" in self._recompiling:
@@ -124,15 +130,31 @@ class GateSet:
         background(module_argv("ouroboros_gates.ops.gate.cache", "--state", str(self.state)), str(self.state))
 
 
-def _purge(entry: GateEntry) -> None:
-    """Drop a miner's modules so that loading it again imports its files as they are now."""
+def _same_files(kept: GateEntry, entry: GateEntry) -> bool:
+    """Whether a gate loaded before was loaded from the files an entry names (same folder, same digest)."""
+    return kept.digest == entry.digest and kept.folder == entry.folder
+
+
+def _stamp(entry: GateEntry) -> tuple[int, int, int]:
+    """The gate folder's stamp, ``(-1, -1, -1)`` when it cannot be read (its files gone)."""
+    try:
+        return folder_stamp(Path(entry.folder))
+    except OSError:
+        return (-1, -1, -1)
+
+
+def _package(entry: GateEntry) -> str:
+    """The name a miner's modules are imported under."""
     folder = Path(entry.folder)
     if entry.origin == "installed":
-        package = f"ouroboros_gates.miners.{folder.name}"
-    else:  # the private name ``miners.registry`` imports a miner outside the package under
-        package = (
-            f"_ouro_miner_{folder.name}_{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]}"
-        )
+        return f"ouroboros_gates.miners.{folder.name}"
+    # the private name ``miners.registry`` imports a miner outside the package under
+    return f"_ouro_miner_{folder.name}_{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]}"
+
+
+def _purge(entry: GateEntry) -> None:
+    """Drop a miner's modules so that loading it again imports its files as they are now."""
+    package = _package(entry)
     for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
         del sys.modules[name]
     importlib.invalidate_caches()

@@ -161,7 +161,13 @@ def scrub_payload(payload: dict[str, Any], record_prompts: bool = False) -> dict
     """A copy of a hook payload fit to be written: secrets replaced; a prompt dropped unless
     ``record_prompts``."""
     prompt = payload.get("prompt")
-    if record_prompts or payload.get("hook_event_name") != "UserPromptSubmit" or not isinstance(prompt, str):
+    if _keeps_prompt(payload, record_prompts) or not isinstance(prompt, str):
         return dict(_scrub(payload))
     kept = {key: value for key, value in payload.items() if key != "prompt"}
     return {**_scrub(kept), "prompt_chars": len(prompt), "prompt_recorded": False}
+
+
+def _keeps_prompt(payload: dict[str, Any], record_prompts: bool) -> bool:
+    """Whether a prompt the payload holds is kept: when ``record_prompts``, or in any event but
+    ``UserPromptSubmit``."""
+    return record_prompts or payload.get("hook_event_name") != "UserPromptSubmit"

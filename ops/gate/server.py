@@ -8,11 +8,11 @@ the lines appended since the last request are read), the facts of its local gate
 (``ops.gate.facts``), what its decisions have seen, and the warnings waiting for its next answer; never
 its events, so a session's memory grows with its gates' matches, not with its length, and a session idle
 for ``SESSION_IDLE_S`` is dropped. Requests come one JSON line per connection on a Unix socket that
-only its owner may open (``ops.gate.protocol``): ``decide`` (the pending call's byte range in its
-session log), ``ping`` (``"drain": true`` first waits for the deferred work) and ``stop``. Requests are
-served one at a time, in arrival order; a decision depends only on the lines before the call's own
-(``ops.gate.evaluate``), so parallel calls of one session are judged as if one after the other, in the
-order they were recorded, whatever order they arrive in.
+only its owner may open (``ops.gate.protocol``; the socket's loop: ``ops.gate.listen``): ``decide`` (the
+pending call's byte range in its session log), ``ping`` (``"drain": true`` first waits for the deferred
+work) and ``stop``. Requests are served one at a time, in arrival order; a decision depends only on the
+lines before the call's own (``ops.gate.evaluate``), so parallel calls of one session are judged as if one
+after the other, in the order they were recorded, whatever order they arrive in.
 
 Deny gates are evaluated before the answer. Warn gates (a verdict about the run, not the call) are
 evaluated on the same run plus the pending call in a forked child (``ops.gate.later``: the latest call
@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import signal
-import socket
 import sys
 import time
 from collections.abc import Mapping
@@ -47,8 +45,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from ouroboros_gates.miners import MinerError
-from ouroboros_gates.ops.gate.budget import OverBudget, budget, install, watchdog
-from ouroboros_gates.ops.gate.cache import compile_gates, read_gates
+from ouroboros_gates.ops.gate.budget import OverBudget, budget, install
+from ouroboros_gates.ops.gate.cache import GateEntry, compile_gates, read_gates
 from ouroboros_gates.ops.gate.evaluate import (
     Atom,
     Fired,
@@ -61,11 +59,12 @@ from ouroboros_gates.ops.gate.evaluate import (
 from ouroboros_gates.ops.gate.facts import LINE_BUDGET_S, DecisionFacts, SessionFacts
 from ouroboros_gates.ops.gate.gates import GateSet
 from ouroboros_gates.ops.gate.later import Later
+from ouroboros_gates.ops.gate.listen import WEDGED_S, serve
 from ouroboros_gates.ops.gate.paths import RUNS_DIR, pid_path
-from ouroboros_gates.ops.gate.protocol import MAX_MESSAGE, context_output, decode, deny_output, encode
+from ouroboros_gates.ops.gate.protocol import context_output, deny_output
 from ouroboros_gates.ops.gate.session import SessionLog
 from ouroboros_gates.ops.gate.settings import server_settings
-from ouroboros_gates.ops.gate.sockdir import UnsafeFolder, socket_path
+from ouroboros_gates.ops.gate.sockdir import UnsafeFolder
 from ouroboros_gates.schemas import Span
 
 __all__ = ["GATE_BUDGET_S", "WEDGED_S", "GateServer", "run"]
@@ -74,8 +73,6 @@ log = logging.getLogger("ouroboros_gates.ops.gate")
 SESSION_IDLE_S = 3600.0
 GATE_BUDGET_S = 1.0
 """The longest a deny gate may take on one decision (a gate takes a few milliseconds)."""
-WEDGED_S = 10.0
-"""A request still running after this long is stuck where no signal reaches it: the server exits."""
 
 
 @dataclass
@@ -129,27 +126,29 @@ class GateServer:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The answer to one request."""
         op = request.get("op")
-        if op == "ping":
-            if request.get("drain"):
-                self.later.drain()
-            names = [g.entry.name for g in self.gates.current(str(request.get("tenant") or "default"))]
-            return {"ok": True, "pid": os.getpid(), "gates": names, "problems": self.gates.problems}
-        if op == "decide":
-            started = time.perf_counter()
-            verdict, problems = self.decide(request)
-            return {**verdict.to_json(), "problems": problems, "ms": (time.perf_counter() - started) * 1000}
-        return {"error": f"unknown op {op!r}"}
+        answer = {"ping": self._ping, "decide": self._timed_decision}.get(str(op))
+        if answer is None:
+            return {"error": f"unknown op {op!r}"}
+        return answer(request)
+
+    def _ping(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Alive: the pid, the tenant's gates and the gates' problems (``drain``: after the deferred work)."""
+        if request.get("drain"):
+            self.later.drain()
+        names = [g.entry.name for g in self.gates.current(_tenant(request))]
+        return {"ok": True, "pid": os.getpid(), "gates": names, "problems": self.gates.problems}
+
+    def _timed_decision(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The decision with its problems and how long it took (ms)."""
+        started = time.perf_counter()
+        verdict, problems = self.decide(request)
+        return {**verdict.to_json(), "problems": problems, "ms": (time.perf_counter() - started) * 1000}
 
     def _session(self, request: dict[str, Any]) -> Session:
         path = Path(str(request["file"])).absolute()
-        # Resolved for the check alone (``..`` and links cannot lead out); spans keep the path as the hook
-        # gave it.
-        folders = (self.state.resolve(), self.state.resolve() / RUNS_DIR)  # the second: an earlier version's
-        if path.name != "events.jsonl" or path.resolve().parent.parent not in folders:
-            raise ValueError(f"{path} is not a session log of {self.state}")
+        self._check_session_log(path)
         now = time.monotonic()
-        for key in [k for k, s in self.sessions.items() if now - s.used > SESSION_IDLE_S]:
-            del self.sessions[key]
+        self._drop_idle(now)
         session = self.sessions.get(path)
         if session is None:
             log = SessionLog(path, path.parent.name)
@@ -157,9 +156,23 @@ class GateServer:
         session.used = now
         return session
 
+    def _check_session_log(self, path: Path) -> None:
+        """A ``ValueError`` unless ``path`` is a session's ``events.jsonl`` under this state's folder.
+
+        Resolved for the check alone (``..`` and links cannot lead out); spans keep the path as the hook
+        gave it."""
+        folders = (self.state.resolve(), self.state.resolve() / RUNS_DIR)  # the second: an earlier version's
+        if path.name != "events.jsonl" or path.resolve().parent.parent not in folders:
+            raise ValueError(f"{path} is not a session log of {self.state}")
+
+    def _drop_idle(self, now: float) -> None:
+        """Forget the sessions idle for over ``SESSION_IDLE_S``."""
+        for key in [k for k, s in self.sessions.items() if now - s.used > SESSION_IDLE_S]:
+            del self.sessions[key]
+
     def decide(self, request: dict[str, Any]) -> tuple[Verdict, dict[str, str]]:
         """Deny when a deny gate has a new verdict with the pending call; tell new warn verdicts."""
-        tenant = str(request.get("tenant") or "default")
+        tenant = _tenant(request)
         gates = self.gates.current(tenant)
         problems = dict(self.gates.problems)
         if not gates:
@@ -171,15 +184,10 @@ class GateServer:
         span = Span(file=str(session.log.path), line=line)
         offsets = {line: end, line - 1: start}  # the pending call's line begins where the one before ends
         call = PendingCall(DecisionFacts(session.facts, offsets), span)
-        deny = self._deny([g for g in gates if g.entry.gate == "deny"], session, call, problems)
-        context = self._context(
-            [g for g in gates if g.entry.gate != "deny"], session, call, offsets, problems
-        )
-        fired = tuple(dict.fromkeys(f.gate.entry.name for f in deny))
-        unjudged = self._unjudged(tenant, problems)
-        if deny:
-            return Verdict("deny", "\n\n".join(render(f) for f in deny), context, fired, unjudged), problems
-        return Verdict("allow", "", context, fired, unjudged), problems
+        denies, warns = _by_kind(gates)
+        deny = self._deny(denies, session, call, problems)
+        context = self._context(warns, session, call, offsets, problems)
+        return _verdict(deny, context, self._unjudged(tenant, problems)), problems
 
     def _context(
         self,
@@ -191,11 +199,7 @@ class GateServer:
     ) -> str:
         """The warn verdicts told on this answer: those waiting from earlier calls, and (``sync``) this
         call's; with ``next`` this call's are found off the request path, to be told on a later answer."""
-        told = (
-            [render(f) for f in self._fire(warns, session, call, problems)]
-            if self.warn_mode == "sync"
-            else []
-        )
+        told = self._told_now(warns, session, call, problems) if self.warn_mode == "sync" else []
         context = "\n\n".join([*session.waiting, *told])
         session.waiting.clear()
         if warns and self.warn_mode == "next":
@@ -203,6 +207,12 @@ class GateServer:
             compute = partial(self._warn_compute, warns, session, later)
             self.later.submit(session.log.path, compute, partial(self._warn_apply, session))
         return context
+
+    def _told_now(
+        self, warns: list[LoadedGate], session: Session, call: PendingCall, problems: dict[str, str]
+    ) -> list[str]:
+        """The warn gates' new verdicts on this call, rendered (``sync``: before the answer)."""
+        return [render(f) for f in self._fire(warns, session, call, problems)]
 
     def _deny(
         self, gates: list[LoadedGate], session: Session, call: PendingCall, problems: dict[str, str]
@@ -218,9 +228,12 @@ class GateServer:
 
     def _unjudged(self, tenant: str, problems: dict[str, str]) -> tuple[str, ...]:
         """The deny gates that bind ``tenant`` and could not judge this call (their names in ``problems``)."""
-        scoped = [e for e in self.gates.entries if e.scope == "generic" or self.gates.tenant == tenant]
-        bound = {e.name for e in scoped if e.gate == "deny"}
+        bound = {e.name for e in self.gates.entries if e.gate == "deny" and self._binds(e, tenant)}
         return tuple(sorted(bound & problems.keys()))
+
+    def _binds(self, entry: GateEntry, tenant: str) -> bool:
+        """Whether a gate binds ``tenant``: a generic gate binds every tenant, the others their own."""
+        return entry.scope == "generic" or self.gates.tenant == tenant
 
     def _fire(
         self,
@@ -232,25 +245,7 @@ class GateServer:
     ) -> list[Fired]:
         fired: list[Fired] = []
         for gate in gates:
-            mine = False
-            limit: AbstractContextManager[bool] = budget(budget_s) if budget_s else nullcontext(False)
-            try:
-                with limit as mine:
-                    fired += new_findings(gate, session.memory, call)
-            except OverBudget:
-                if not mine:
-                    raise
-                problems[gate.entry.name] = f"took over {budget_s}s on this call"
-                log.warning(
-                    "gate %s took over %ss on %s:%d",
-                    gate.entry.name,
-                    budget_s,
-                    call.line.file,
-                    call.line.line,
-                )
-            except (MinerError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-                problems[gate.entry.name] = f"{type(exc).__name__}: {exc}"[:300]
-                log.warning("gate %s failed: %s", gate.entry.name, exc)
+            fired += _fire_one(gate, session, call, problems, budget_s)
         return fired
 
     def _warn_compute(self, gates: list[LoadedGate], session: Session, call: PendingCall) -> WarnResult:
@@ -271,79 +266,50 @@ class GateServer:
             log.warning("gate %s failed: %s", name, problem)
 
 
-def serve(server: GateServer, idle_s: float) -> None:
-    """Accept requests until idle for ``idle_s`` seconds, or until ``stop``."""
-    path = Path(socket_path(str(server.state)))
-    path.unlink(missing_ok=True)  # the caller holds the lock: any socket left here is a dead server's
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old_mask = os.umask(0o177)
+def _tenant(request: dict[str, Any]) -> str:
+    """The tenant a request names (``default`` when none)."""
+    return str(request.get("tenant") or "default")
+
+
+def _by_kind(gates: list[LoadedGate]) -> tuple[list[LoadedGate], list[LoadedGate]]:
+    """The deny gates and the warn gates, each in their order."""
+    denies: list[LoadedGate] = []
+    warns: list[LoadedGate] = []
+    for gate in gates:
+        (denies if gate.entry.gate == "deny" else warns).append(gate)
+    return denies, warns
+
+
+def _verdict(deny: list[Fired], context: str, unjudged: tuple[str, ...]) -> Verdict:
+    """Deny with the deny gates' verdicts rendered when any fired, else allow; the warn context either way."""
+    fired = tuple(dict.fromkeys(f.gate.entry.name for f in deny))
+    if deny:
+        return Verdict("deny", "\n\n".join(render(f) for f in deny), context, fired, unjudged)
+    return Verdict("allow", "", context, fired, unjudged)
+
+
+def _fire_one(
+    gate: LoadedGate, session: Session, call: PendingCall, problems: dict[str, str], budget_s: float | None
+) -> list[Fired]:
+    """One gate's new verdicts on the call; a gate that fails, or runs past ``budget_s`` (when given), is
+    named in ``problems`` instead, and the others still judge."""
+    mine = False
+    found: list[Fired] = []  # kept when the alarm rings after the gate returned
+    limit: AbstractContextManager[bool] = budget(budget_s) if budget_s else nullcontext(False)
     try:
-        listener.bind(str(path))
-    finally:
-        os.umask(old_mask)
-    listener.listen(128)
-    log.info("listening on %s", path)
-    listening = listener.fileno()
-    last = time.monotonic()
-    try:
-        while True:
-            wait = min(1.0, max(idle_s - (time.monotonic() - last), 0.01))
-            rest = server.later.wait_s()
-            children = server.later.fds()
-            ready, _, _ = select.select(
-                [listening, *children], [], [], wait if rest is None else min(wait, rest)
-            )
-            if any(fd in ready for fd in children):
-                server.later.collect()
-            server.later.stop_overdue()
-            if listening not in ready:
-                if time.monotonic() - last >= idle_s:
-                    log.info("idle for %.0fs: exiting", idle_s)
-                    return
-                server.later.start()  # deferred work starts only while no request waits
-                continue
-            conn, _ = listener.accept()
-            last = time.monotonic()
-            if not _answer(server, conn):
-                return
-    finally:
-        listener.close()
-        path.unlink(missing_ok=True)
-
-
-def _answer(server: GateServer, conn: socket.socket) -> bool:
-    """Serve one connection; False when it asked the server to stop."""
-    with conn:
-        conn.settimeout(5.0)
-        try:
-            request = decode(_read_all(conn))
-            if request.get("op") == "stop":
-                conn.sendall(encode({"ok": True, "pid": os.getpid()}))
-                return False
-            # Only decisions are watched: a drained ping waits for deferred work as long as it takes.
-            with watchdog(WEDGED_S) if request.get("op") == "decide" else nullcontext():
-                answer = server.handle(request)
-        except Exception as exc:  # one bad request never stops the server: it is answered and logged
-            log.exception("request failed")
-            answer = {"error": f"{type(exc).__name__}: {exc}"[:500]}
-        except OverBudget:  # a budget's alarm that fell outside the work it limited: this request only
-            log.warning("a request ran out of time")
-            answer = {"error": "the request ran out of time"}
-        try:
-            conn.sendall(encode(answer))
-        except OSError:
-            log.warning("the hook left before its answer (it allows after its own deadline)")
-    return True
-
-
-def _read_all(conn: socket.socket) -> bytes:
-    chunks, size = [], 0
-    while chunk := conn.recv(65536):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > MAX_MESSAGE:
-            raise ValueError("request too long")
-    return b"".join(chunks)
+        with limit as mine:
+            found = new_findings(gate, session.memory, call)
+    except OverBudget:
+        if not mine:
+            raise
+        problems[gate.entry.name] = f"took over {budget_s}s on this call"
+        log.warning(
+            "gate %s took over %ss on %s:%d", gate.entry.name, budget_s, call.line.file, call.line.line
+        )
+    except (MinerError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        problems[gate.entry.name] = f"{type(exc).__name__}: {exc}"[:300]
+        log.warning("gate %s failed: %s", gate.entry.name, exc)
+    return found
 
 
 def _compile(state: Path) -> None:

@@ -6,7 +6,8 @@
 - ``precheck``: the pre-check of the forge's mining tickets and the label requests it queues.
 - ``hands``: fixer sessions and the merge train (also ``ouro fix``, ``ouro train``, ``ouro close-ticket``).
 - ``pushes``: the forge's example pushes, decided by the decider worker.
-- ``summary``: every section of the summary, read back from the ledger.
+- ``summary``: the sections of the summary on what the fleet found, read back from the ledger.
+- ``summary_hands``: the sections on the loop's hands (pre-check verdicts, fixer sessions, the merge train).
 - ``main``: ``run_loop``, the steps in order and the summary.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from ouroboros_gates.ops.loop.hands import close_ticket, fix, fixers_refusal, launch_verdicts, train_here
 from ouroboros_gates.ops.loop.main import loop_forge, run_loop
 from ouroboros_gates.ops.loop.queue import Handled, through_queue
-from ouroboros_gates.ops.loop.summary import print_fixers, print_train
+from ouroboros_gates.ops.loop.summary_hands import print_fixers, print_train
 
 __all__ = [
     "Handled",

@@ -8,7 +8,7 @@ CLI's one-line error instead of failing the import of the Celery app.
 Every step is an event: the train appends ``MergeAttempted`` then ``Merged``/``MergeRefused`` per head and
 ``TicketClosed`` for a ticket its merged pull request closes; the close-ticket gate appends
 ``TicketClosed``; a fixer session ``FixerSessionEnded``. What is printed is read back from the ledger
-(``ops.loop.summary``).
+(``ops.loop.summary_hands``).
 """
 
 from __future__ import annotations
@@ -69,14 +69,22 @@ def fixers_refusal(settings: Settings) -> str | None:
         )
     if settings.fixer_daily_cap_usd <= 0:
         return "fixers are off: the daily cap OURO_FIXER_DAILY_CAP_USD is 0"
-    argv = shlex.split(settings.fixer_command)
+    missing = _missing_agent(settings.fixer_command)
+    if missing is not None:
+        return missing
+    sandbox, why = find_sandbox()
+    return f"fixers refuse unattended launch: {why}" if sandbox is None else None
+
+
+def _missing_agent(command: str) -> str | None:
+    """Why the agent command cannot run (empty, or its program not on the PATH), or None when it can."""
+    argv = shlex.split(command)
     if not argv or shutil.which(argv[0]) is None:
         return (
             f"fixers are off: the agent command {argv[0] if argv else '(empty)'!r} (OURO_FIXER_COMMAND) "
             "is not found"
         )
-    sandbox, why = find_sandbox()
-    return f"fixers refuse unattended launch: {why}" if sandbox is None else None
+    return None
 
 
 def launch_verdicts(store: EventStore) -> list[PrecheckVerdict]:
@@ -100,15 +108,7 @@ def fixer_step(
     from ouroboros_gates.workers.fixer.tasks import ingest_message
     from ouroboros_gates.workers.miner.ingest import file_digest, mine_message
 
-    messages = [
-        LaunchFixer(
-            message_id=content_id("launch", str(v.ticket), str(v.proposal)),
-            ticket=v.ticket,
-            verdict=v,
-            tenant=settings.tenant,
-        )
-        for v in verdicts
-    ]
+    messages = _launches(verdicts, settings.tenant)
     queues = ["fixer", "miner"]
     with sharing(shared, settings, queues) as fleet:
         launched = through_queue(store, settings, queues, fleet, publish=messages, timeout_s=FIXER_WAIT_S)
@@ -119,6 +119,20 @@ def fixer_step(
         ingested = through_queue(store, settings, queues, fleet, waiting=tasks(ingests))
         mines = [mine_message(m, file_digest(Path(m.path))) for m in ingests]
         return launched + ingested + through_queue(store, settings, queues, fleet, waiting=tasks(mines))
+
+
+def _launches(verdicts: Sequence[PrecheckVerdict], tenant: str) -> list[LaunchFixer]:
+    """One ``LaunchFixer`` per launch verdict; its id comes from the ticket and proposal, so a repeat is
+    recognised."""
+    return [
+        LaunchFixer(
+            message_id=content_id("launch", str(v.ticket), str(v.proposal)),
+            ticket=v.ticket,
+            verdict=v,
+            tenant=tenant,
+        )
+        for v in verdicts
+    ]
 
 
 def _session_run(store: EventStore, message: LaunchFixer) -> SessionRun | None:
@@ -174,6 +188,11 @@ def train_here(forge: WritableForge, store: LedgerStore, settings: Settings) -> 
         meta = Metadata(producer="merger.train", message_id=uuid.uuid4().hex, tenant=settings.tenant)
         store.commit(writes, meta)
     catch_up(store, PROJECTIONS)
+    return _heads_tried(writes)
+
+
+def _heads_tried(writes: Sequence[StreamWrite]) -> set[tuple[int, str]]:
+    """The (pull request, head) pairs the train's writes attempt to merge."""
     return {(e.pull_request, e.head_sha) for w in writes for e in w.events if isinstance(e, MergeAttempted)}
 
 

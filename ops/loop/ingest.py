@@ -25,7 +25,7 @@ def ingest_step(
     """Ingest the runs not recorded yet, then wait for each run's mine: the one its recorded content asks for
     (a run still being written may have grown since its message was made), published here for a run recorded
     by an earlier run of the loop, by the ingest's outbox otherwise."""
-    ingests = [m for m in messages if not store.is_handled(m.TASK, m.message_id)]
+    ingests = _not_ingested(store, messages)
     earlier = _unmined(store, [m for m in messages if m not in ingests])
     if not ingests and not earlier:
         return Handled(before=tuple(m.message_id for m in messages))
@@ -42,10 +42,21 @@ def ingest_step(
         return sent + through_queue(store, settings, None, shared, waiting=mines, on_progress=advance)
 
 
+def _not_ingested(store: EventStore, messages: list[IngestRun]) -> list[IngestRun]:
+    """The ingests no worker has handled yet, in order."""
+    return [m for m in messages if not store.is_handled(m.TASK, m.message_id)]
+
+
 def _unmined(store: EventStore, recorded: list[IngestRun]) -> list[Message]:
     """The mines not handled yet of the runs these messages recorded."""
-    mines = [mine for m in recorded if (mine := _recorded_mine(store, m)) is not None]
-    return [mine for mine in mines if not store.is_handled(mine.TASK, mine.message_id)]
+    return [
+        mine for mine in _recorded_mines(store, recorded) if not store.is_handled(mine.TASK, mine.message_id)
+    ]
+
+
+def _recorded_mines(store: EventStore, recorded: list[IngestRun]) -> list[MineRun]:
+    """The mines the recorded ingests asked for (an ingest not recorded yet asks for none)."""
+    return [mine for m in recorded if (mine := _recorded_mine(store, m)) is not None]
 
 
 def _recorded_mine(store: EventStore, message: IngestRun) -> MineRun | None:

@@ -29,14 +29,12 @@ from ouroboros_gates.ops.loop.summary import (
     print_backtests,
     print_decisions,
     print_findings,
-    print_fixers,
     print_labels,
     print_ledger,
     print_runs,
     print_series,
-    print_train,
-    print_verdicts,
 )
+from ouroboros_gates.ops.loop.summary_hands import print_fixers, print_train, print_verdicts
 from ouroboros_gates.schemas import IngestRun, content_id
 from ouroboros_gates.schemas.settings import SAMPLE, Settings, load_settings
 from ouroboros_gates.workers import QUEUES
@@ -59,6 +57,11 @@ def run_loop(
         return 1
     catch_up(store, PROJECTIONS)
     _summary(store, settings, forge_settings, {m.run for m in messages}, console)
+    return _exit_status(unread, console)
+
+
+def _exit_status(unread: list[Unread], console: Console) -> int:
+    """1, having said so, when a file of the corpus could not be read; else 0."""
     if unread:
         console.print(f"[yellow]{len(unread)} file(s) not read (named above): exit status 1[/]")
     return 1 if unread else 0
@@ -86,11 +89,8 @@ def _on_one_fleet(
 ) -> bool:
     """The steps on one shared fleet, closed after them; False (having said why) when one was not handled or
     a message failed."""
-    # One worker for every step, started when first needed; not on the labeler's queue without a chat model,
-    # where the label requests wait for a labeler that has one.
-    labels = endpoint_from_settings(settings) is not None
-    queues = [queue for queue in dict.fromkeys(QUEUES.values()) if labels or queue != QUEUES["labeler"]]
-    shared = SharedFleet(forge_settings or settings, queues)
+    # One worker for every step, started when first needed.
+    shared = SharedFleet(forge_settings or settings, _fleet_queues(settings))
     try:
         return _steps(store, settings, forge_settings, messages, shared, console)
     except MessageFailed as failed:
@@ -98,6 +98,13 @@ def _on_one_fleet(
         return False
     finally:
         shared.close()
+
+
+def _fleet_queues(settings: Settings) -> list[str]:
+    """Every queue, but the labeler's without a chat model: the label requests wait there for a labeler that
+    has one."""
+    labels = endpoint_from_settings(settings) is not None
+    return [queue for queue in dict.fromkeys(QUEUES.values()) if labels or queue != QUEUES["labeler"]]
 
 
 def _loop_settings(settings: Settings, corpus: Path | None, fixers: bool) -> Settings:
@@ -136,24 +143,35 @@ def _steps(
     run_keys = [m.message_id for m in messages]  # the runs the pre-check's verdicts depend on
     if not _ingest_and_mine(store, settings, messages, shared, console):
         return False
-    steps: list[tuple[Callable[[], Handled], str]] = []
-    if forge_settings is not None:
-        key = content_id(*sorted(run_keys))
-        steps += [
-            (partial(precheck_step, store, forge_settings, key, shared), "the pre-check was not handled"),
-            (partial(label_step, store, forge_settings, shared), "the label requests were not handled"),
-            (
-                partial(hands_step, store, forge_settings, shared),
-                "the fixers or the merge train were not handled",
-            ),
-            (partial(decide_step, store, forge_settings, shared), "the example pushes were not decided"),
-        ]
+    steps = _forge_steps(store, forge_settings, run_keys, shared)
     steps.append((partial(measure_step, store, settings, shared), "the measurement was not handled"))
     for step, failed in steps:
         if not step().ok:
             console.print(f"[red]{failed} in time; see the worker log[/]")
             return False
     return True
+
+
+_Step = tuple[Callable[[], Handled], str]
+"""A step of the loop, and what to say when it was not handled in time."""
+
+
+def _forge_steps(
+    store: LedgerStore, forge_settings: Settings | None, run_keys: list[str], shared: SharedFleet
+) -> list[_Step]:
+    """The steps on the forge (none without one): pre-check, label, fixers and the merge train, decide."""
+    if forge_settings is None:
+        return []
+    key = content_id(*sorted(run_keys))
+    return [
+        (partial(precheck_step, store, forge_settings, key, shared), "the pre-check was not handled"),
+        (partial(label_step, store, forge_settings, shared), "the label requests were not handled"),
+        (
+            partial(hands_step, store, forge_settings, shared),
+            "the fixers or the merge train were not handled",
+        ),
+        (partial(decide_step, store, forge_settings, shared), "the example pushes were not decided"),
+    ]
 
 
 def _ingest_and_mine(

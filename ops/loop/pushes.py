@@ -4,6 +4,7 @@ once as ``PushReceived`` with its ``DecidePush`` in the outbox, and decided by t
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from ouroboros_gates.events import LedgerStore
 from ouroboros_gates.ops.embedded import SharedFleet
@@ -11,6 +12,9 @@ from ouroboros_gates.ops.loop.queue import Handled, tasks, through_queue
 from ouroboros_gates.ops.pushes import Push, handled, push_message, record_push
 from ouroboros_gates.schemas.errors import OuroError
 from ouroboros_gates.schemas.settings import Settings
+
+if TYPE_CHECKING:
+    from ouroboros_gates.schemas import DecidePush
 
 __all__ = ["DECIDE_WAIT_S", "decide_step", "forge_pushes"]
 
@@ -38,12 +42,22 @@ def decide_step(store: LedgerStore, settings: Settings, shared: SharedFleet | No
     """Record each forge push not decided yet and let the decider worker decide it (a second run records
     and publishes nothing)."""
     pairs = [(p, push_message(p, settings.tenant)) for p in forge_pushes(settings)]
-    pending = [(p, m) for p, m in pairs if not handled(store, m.message_id)]
+    pending = _undecided(store, pairs)
     if not pending:
         return Handled(before=tuple(m.message_id for _p, m in pairs))
-    for push, message in pending:
-        record_push(store, push, message)
+    _record(store, pending)
     waiting = tasks(m for _p, m in pending)
     return through_queue(
         store, settings, ["decider"], shared, waiting=waiting, relay=True, timeout_s=DECIDE_WAIT_S
     )
+
+
+def _record(store: LedgerStore, pending: list[tuple[Push, DecidePush]]) -> None:
+    """Record each push (``PushReceived``, its ``DecidePush`` in the outbox)."""
+    for push, message in pending:
+        record_push(store, push, message)
+
+
+def _undecided(store: LedgerStore, pairs: list[tuple[Push, DecidePush]]) -> list[tuple[Push, DecidePush]]:
+    """The pushes whose message the decider has not handled yet, in order."""
+    return [(p, m) for p, m in pairs if not handled(store, m.message_id)]

@@ -72,6 +72,13 @@ def through_queue(
     with fleet_for(shared, settings, queues) as fleet:
         _send(store, settings, fleet.broker(), [m for m in publish if m.message_id in pending], relay)
         left = wait_handled(store, pending, fleet, timeout_s, on_progress)
+    return _outcome(pending, before, left, timeout_s)
+
+
+def _outcome(
+    pending: Mapping[str, str], before: tuple[str, ...], left: list[str], timeout_s: float
+) -> Handled:
+    """The messages handled now (pending and not left), those handled before, and those left, with why."""
     why = f"not handled within {timeout_s:g} s"
     return Handled(tuple(m for m in pending if m not in left), before, dict.fromkeys(left, why))
 
