@@ -10,9 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ouroboros_gates.events import EventStore, utcnow
-from ouroboros_gates.forge import Forge, Ticket
+from ouroboros_gates.forge import Forge
 from ouroboros_gates.schemas.settings import Settings
-from ouroboros_gates.workers.prechecker import RunIndex, is_mining, precheck, registered_kinds
+from ouroboros_gates.workers.prechecker import RunIndex, mining_tickets, precheck, registered_kinds
 
 __all__ = ["COLUMNS", "precheck_rows", "verdict_lines"]
 
@@ -25,15 +25,10 @@ def precheck_rows(
     forge: Forge, store: EventStore | None, settings: Settings, tickets: Sequence[int] = ()
 ) -> list[dict[str, Any]]:
     """One verdict per ticket (every open mining ticket when none is named), as JSON-ready rows."""
-    chosen = _chosen(forge, tickets)
+    chosen = mining_tickets(forge, tickets)
     runs = RunIndex(store, settings.allowed_roots)
     registered, now = registered_kinds(), utcnow()
     return [precheck(ticket, forge, runs, registered, now).verdict.to_json_dict() for ticket in chosen]
-
-
-def _chosen(forge: Forge, tickets: Sequence[int]) -> list[Ticket]:
-    """The tickets named, or every open mining ticket when none is."""
-    return [forge.ticket(n) for n in tickets] if tickets else [t for t in forge.tickets() if is_mining(t)]
 
 
 def verdict_lines(rows: Iterable[Mapping[str, Any]], width: int | None = 100) -> list[str]:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ouroboros_gates.events import EventStore, Metadata, StreamWrite, utcnow
-from ouroboros_gates.forge import Ticket, WritableForge
+from ouroboros_gates.forge import WritableForge
 from ouroboros_gates.llm import metered_from_settings
 from ouroboros_gates.miners import discover
 from ouroboros_gates.schemas import ProposalPosted, ProposerCall, ProposerCallCompleted, content_id
@@ -20,8 +20,8 @@ from ouroboros_gates.workers import relay_outbox
 from ouroboros_gates.workers.prechecker import (
     ProposalFormatError,
     RunIndex,
-    is_mining,
     latest_proposal,
+    mining_tickets,
     parse_proposal,
     precheck_message,
     registered_kinds,
@@ -44,7 +44,6 @@ __all__ = [
     "Census",
     "Proposed",
     "census",
-    "chosen_tickets",
     "cost_lines",
     "cost_summary",
     "propose_tickets",
@@ -78,11 +77,6 @@ class Census:
         return count(self.rows)
 
 
-def chosen_tickets(forge: WritableForge, tickets: Sequence[int]) -> list[Ticket]:
-    """The tickets named, else every open mining ticket."""
-    return [forge.ticket(n) for n in tickets] if tickets else [t for t in forge.tickets() if is_mining(t)]
-
-
 def recorded_calls(store: EventStore) -> list[ProposerCall]:
     """Every proposer call recorded, oldest first."""
     return [e.decode_as(ProposerCallCompleted).call for e in store.read_stream(CALLS_STREAM)]
@@ -93,7 +87,7 @@ def propose_tickets(
 ) -> Proposed:
     """Ask the configured chat model for a proposal per ticket (``batch`` tickets a call), post and record
     each, and publish the pre-checks they queue."""
-    chosen = chosen_tickets(forge, tickets)
+    chosen = mining_tickets(forge, tickets)
     client = metered_from_settings(settings)
     if client is None or settings.model is None:
         raise ConfigurationError("OURO_MODEL: no chat model is configured; `ouro propose` asks one")
@@ -151,7 +145,7 @@ def census(settings: Settings, store: EventStore, forge: WritableForge, tickets:
     miners, _broken = discover()
     runs = RunIndex(store, settings.allowed_roots)
     found = Census()
-    for ticket in chosen_tickets(forge, tickets):
+    for ticket in mining_tickets(forge, tickets):
         comment = latest_proposal(ticket)
         if comment is None:
             found.notes.append(f"#{ticket.number}: no proposal")

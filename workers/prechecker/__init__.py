@@ -13,6 +13,7 @@ from ouroboros_gates.workers.prechecker.check import (
     instance_problem,
     is_mining,
     latest_proposal,
+    mining_tickets,
     precheck,
 )
 from ouroboros_gates.workers.prechecker.proposal import (
@@ -45,6 +46,7 @@ __all__ = [
     "is_mining",
     "label_message",
     "latest_proposal",
+    "mining_tickets",
     "new_events",
     "parse_proposal",
     "precheck",

@@ -24,7 +24,15 @@ from ouroboros_gates.schemas import CorpusKind, LabelRequest, PrecheckOutcome, P
 from ouroboros_gates.schemas.kinds import RUN_ID_PATTERN
 from ouroboros_gates.workers.prechecker.proposal import ProposalFormatError, has_block, parse_proposal
 
-__all__ = ["MINING_LABEL", "Precheck", "instance_problem", "is_mining", "latest_proposal", "precheck"]
+__all__ = [
+    "MINING_LABEL",
+    "Precheck",
+    "instance_problem",
+    "is_mining",
+    "latest_proposal",
+    "mining_tickets",
+    "precheck",
+]
 
 MINING_LABEL = "mining"
 """The label that makes a ticket a mining ticket."""
@@ -46,6 +54,11 @@ class Precheck:
 def is_mining(ticket: Ticket) -> bool:
     """An open ticket labelled ``mining``."""
     return ticket.state == "open" and MINING_LABEL in ticket.labels
+
+
+def mining_tickets(forge: Forge, numbers: Sequence[int]) -> list[Ticket]:
+    """The tickets numbered, or every open mining ticket when none is."""
+    return [forge.ticket(n) for n in numbers] if numbers else [t for t in forge.tickets() if is_mining(t)]
 
 
 def latest_proposal(ticket: Ticket) -> Comment | None:
