@@ -29,16 +29,25 @@ def denials_in(data: bytes) -> Counter[str]:
             continue
         event = _gate_event(line)
         if event.get("decision") == "deny":
-            found.update(str(gate) for gate in event.get("gates") or ["(unnamed)"])
+            found.update(_gates(event))
     return found
 
 
 def _gate_event(line: bytes) -> dict[str, Any]:
-    """The gate event a refusal line records (empty when the line is not JSON)."""
+    """The gate event a refusal line records (empty when the line is not JSON or its event not an object)."""
     try:
-        return json.loads(line).get("event") or {}
+        event = json.loads(line).get("event")
     except (ValueError, AttributeError):
         return {}
+    return event if isinstance(event, dict) else {}
+
+
+def _gates(event: dict[str, Any]) -> list[str]:
+    """The gates a denial names: its list, or one name written alone; ``(unnamed)`` when it names none."""
+    gates = event.get("gates")
+    if isinstance(gates, str):
+        gates = [gates]
+    return [str(gate) for gate in gates] if isinstance(gates, list) and gates else ["(unnamed)"]
 
 
 def _of(path: Path) -> Counter[str]:

@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ouroboros_gates.events import Metadata, StreamWrite
 from ouroboros_gates.ops.api import create_app
+from ouroboros_gates.ops.denials import denials_in
 from ouroboros_gates.schemas import FieldError, MessageDeadLettered, MessageRejected, Probe
 from ouroboros_gates.schemas.errors import ConfigurationError
 from ouroboros_gates.schemas.settings import Settings, load_settings
@@ -175,3 +176,13 @@ def test_without_a_snapshot_its_figures_are_absent_not_zero(tmp_path: Path) -> N
     assert not [
         key for key in samples if key[0].startswith(("ouro_struggle", "ouro_compounding", "ouro_h_fleet"))
     ]
+
+
+def test_a_gate_line_whose_event_or_gates_are_not_what_a_denial_writes_is_read_without_failing() -> None:
+    lines = [
+        b'{"hook_event_name":"OuroborosGate","event":["deny"]}',
+        b'{"hook_event_name":"OuroborosGate","event":"deny"}',
+        b'{"hook_event_name":"OuroborosGate","event":{"decision":"deny","gates":"self-match"}}',
+        b'{"hook_event_name":"OuroborosGate","event":{"decision":"deny","gates":["self-match"]}}',
+    ]
+    assert denials_in(b"\n".join(lines)) == {"self-match": 2}
