@@ -10,17 +10,17 @@ from dataclasses import replace
 
 from tree_sitter import Node
 
+from ouroboros_gates.decider.instruments._taint_fold import constant
 from ouroboros_gates.decider.instruments._taint_guards import is_path_of
 from ouroboros_gates.decider.instruments._taint_model import (
     Flow,
     Summary,
     Taint,
     TaintVocabulary,
-    constant,
-    container_shape,
     join_taints,
     node_text,
 )
+from ouroboros_gates.decider.instruments._taint_slots import container_shape
 
 __all__ = ["CALLS", "VECTORS", "Arm", "Walk"]
 

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from ouroboros_gates.decider.instruments._taint_model import Entry, TaintVocabulary, node_text, operator_of
+from ouroboros_gates.decider.instruments._taint_fold import operator_of
+from ouroboros_gates.decider.instruments._taint_model import Entry, TaintVocabulary, node_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

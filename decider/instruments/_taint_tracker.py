@@ -24,10 +24,9 @@ from ouroboros_gates.decider.instruments._taint_model import (
     Summary,
     Taint,
     join_taints,
-    list_op,
-    map_op,
     node_text,
 )
+from ouroboros_gates.decider.instruments._taint_slots import list_op, map_op
 
 __all__ = ["Expression", "Statement", "Tracker"]
 

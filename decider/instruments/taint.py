@@ -25,6 +25,7 @@ from tree_sitter import Node
 
 from ouroboros_gates.decider._syntax import simple_name
 from ouroboros_gates.decider.instruments._memory_tracker import memory_flows
+from ouroboros_gates.decider.instruments._taint_fold import literal
 from ouroboros_gates.decider.instruments._taint_java import JavaTracker
 from ouroboros_gates.decider.instruments._taint_javascript import JavaScriptTracker, pattern_names
 from ouroboros_gates.decider.instruments._taint_model import (
@@ -36,7 +37,6 @@ from ouroboros_gates.decider.instruments._taint_model import (
     Summary,
     Taint,
     TaintVocabulary,
-    literal,
     node_text,
     taint_version,
     vocabulary_of,
