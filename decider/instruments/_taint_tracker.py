@@ -1,63 +1,36 @@
 """The taint tracker's walk over one function body: statements in order, expressions to the taint they
 carry, calls to sources, sinks, sanitisers, containers and same-file summaries (see ``taint``). What every
-language shares is here; each language's statements and expressions are its subclass's
-(``_taint_java``, ``_taint_python``)."""
+language shares is here (the flows into sinks: ``_taint_sinks``); each language's statements and expressions
+are its subclass's (``_taint_java``, ``_taint_python``)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from tree_sitter import Node
 
-from ouroboros_gates.decider.instruments._taint_env import VECTORS, Arm, Walk
+from ouroboros_gates.decider.instruments._taint_env import Arm
 from ouroboros_gates.decider.instruments._taint_guards import exits, is_element, validated
 from ouroboros_gates.decider.instruments._taint_model import (
-    CONSTANT,
     LITERALS,
     SKIP,
     UNHANDLED,
     Entry,
-    Flow,
     Summary,
     Taint,
     join_taints,
     node_text,
 )
+from ouroboros_gates.decider.instruments._taint_sinks import Call, SinkWalk
 from ouroboros_gates.decider.instruments._taint_slots import list_op, map_op
 
 __all__ = ["Expression", "Statement", "Tracker"]
 
 
-@dataclass(frozen=True)
-class Call:
-    """One call being read: as written, and the taint its receiver and arguments carry."""
-
-    node: Node
-    name: str
-    obj: Node | None
-    args: Sequence[Node]
-    receiver_text: str
-    receiver: Taint | None
-    values: list[Taint | None]
-    own: bool
-    """A bare call of this file's own function, or of a parameter or local (not the library's)."""
-
-    @property
-    def line(self) -> int:
-        return self.node.start_point.row + 1
-
-    @property
-    def where(self) -> str:
-        """The call as a flow names it (``receiver.name``, at most 80 characters)."""
-        return (
-            f"{self.receiver_text}.{self.name}" if self.obj is not None and self.receiver_text else self.name
-        )[:80]
-
-
-class Tracker(Walk, ABC):
+class Tracker(SinkWalk, ABC):
     """One pass over one function body: statements in order, expressions to the taint they carry."""
 
     members: ClassVar[frozenset[str]] = frozenset()
@@ -340,30 +313,6 @@ class Tracker(Walk, ABC):
         if stored is not None and base is not None:
             self.assign(base, stored, join=True)
 
-    def sink_call(self, call: Call) -> bool:
-        """The flows into the sinks a call is; whether what it returns is clean (a sink marked ``clean``)."""
-        # a local bound to a call's result is also known by that call (``w = response.getWriter();
-        # w.print(x)``)
-        made_by = self.made_by.get(call.receiver_text)
-        receivers = (call.receiver_text,) if made_by is None else (call.receiver_text, made_by)
-        named = call.obj is not None and call.obj.type == "identifier"
-        module = self.imported.get(call.receiver_text) if named else None
-        if module is not None:  # ``from lxml import etree``: etree is lxml's
-            receivers = (*receivers, f"{module}.{call.receiver_text}")
-        # the call as written, and what its arguments were made by (``parser = XMLParser(...)``)
-        text = node_text(call.node) + "".join(self.made_by.get(node_text(a), "") for a in call.args)
-        self.sinks(call.name, receivers, call.values, call.args, call.line, call.where, text)
-        return any(e.clean and e.applies(call.name, r) for e in self.vocab.sinks for r in receivers)
-
-    def summary_flows(self, summary: Summary, values: list[Taint | None], line: int, where: str) -> None:
-        """A same-file function whose parameter reaches a sink: a tainted argument there is a flow here."""
-        for index, sinks in summary.sinks.items():
-            value = values[index] if index < len(values) else None
-            if value is None:
-                continue
-            for operation, sink_id, tag in sorted(sinks, key=str):
-                self.flow(operation, sink_id, line, where, replace(value, via_call=True), tag)
-
     def call_source(self, name: str, receiver_text: str, line: int) -> Taint | None:
         what = (f"{receiver_text}.{name}" if receiver_text else name)[:60]
         for source in self.vocab.sources:
@@ -372,64 +321,6 @@ class Tracker(Walk, ABC):
             if self.members and f"{receiver_text}.{name}" in source.attributes:
                 return Taint(source.kind, line, tag=source.tag, what=what)
         return None
-
-    def sinks(
-        self,
-        name: str,
-        receivers: tuple[str, ...],
-        values: list[Taint | None],
-        args: Sequence[Node],
-        line: int,
-        where: str,
-        text: str = "",
-    ) -> None:
-        """Flows into the sinks this call is (``text``: the call as written, without spaces)."""
-        for sink in self.vocab.sinks:
-            if any(sink.applies(name, receiver) for receiver in receivers):
-                self.sink_flows(sink, values, args, line, where, text)
-
-    def sink_flows(
-        self, sink: Entry, values: list[Taint | None], args: Sequence[Node], line: int, where: str, text: str
-    ) -> None:
-        """Flows into one sink: each tainted argument it reads, or a constant when all it reads are."""
-        safe = sink.safe_args is not None and bool(sink.safe_args.search(text))  # ``Loader=yaml.SafeLoader``
-        picked = _picked(sink, len(values))
-        for i in picked:
-            value = values[i]
-            if value is None:
-                continue
-            if safe or (sink.argv_safe and self.vector(args[i])):
-                value = replace(value, cleared=value.cleared | {sink.operation})  # a safe form: guarded
-            self.flow(sink.operation, sink.id, line, where, value, sink.tag)
-        # a sink of everyday code (a pattern, a log line) made of constants is the norm, no guarded flow
-        if picked and not sink.external and self.constant_only(values, args, picked):
-            constant = Taint(CONSTANT, line, cleared=frozenset({"*"}))
-            self.flow(sink.operation, sink.id, line, where, constant, sink.tag)
-
-    def constant_only(self, values: list[Taint | None], args: Sequence[Node], picked: Sequence[int]) -> bool:
-        """Whether every argument a sink reads is untainted and a constant."""
-        return all(values[i] is None and self.constant_arg(args[i]) for i in picked)
-
-    def constant_arg(self, node: Node) -> bool:
-        """Whether an argument is a constant: a literal (a string without interpolation), a local holding one,
-        or an expression over them."""
-        if self.const(node) is not None:
-            return True
-        if node.type in _STRINGS:
-            return not any(c.type in _INTERPOLATIONS for c in node.named_children)
-        if node.type in (
-            "binary_expression",
-            "binary_operator",
-            "parenthesized_expression",
-            "concatenated_string",
-        ):
-            return bool(node.named_children) and all(self.constant_arg(c) for c in node.named_children)
-        return False
-
-    def vector(self, node: Node) -> bool:
-        """Whether an argument is an argument vector: a list, tuple or array made in place, or a local that
-        holds one made in this function (``cmd = ["ls", path]; run(cmd)``), never a string a shell parses."""
-        return node.type in VECTORS or (node.type == "identifier" and node_text(node) in self.vectors)
 
     def container(
         self, name: str, obj: Node | None, args: Sequence[Node], values: list[Taint | None]
@@ -456,31 +347,6 @@ class Tracker(Walk, ABC):
             self.assign(var, values[-1], join=True)
         return handled
 
-    def flow(self, operation: str, sink: str, line: int, call: str, value: Taint, tag: str | None) -> None:
-        tags = tuple(sorted({t for t in (value.tag, tag) if t is not None}))
-        self.flows.append(
-            Flow(
-                self.name,
-                operation,
-                sink,
-                line,
-                call,
-                value.kind,
-                value.line,
-                sanitized=not value.reaches(operation),
-                via_call=value.via_call,
-                tags=tags,
-                route=value.tag if value.route else None,
-                source=value.what,
-                steps=tuple(n for n in value.steps if n != line),
-            )
-        )
-
-
-def _picked(sink: Entry, count: int) -> Sequence[int]:
-    """The arguments a sink reads, of the ``count`` a call has."""
-    return range(count) if sink.args is None else [i for i in sink.args if i < count]
-
 
 def _returned(summary: Summary, values: list[Taint | None]) -> Taint | None:
     """What a same-file function hands back of its arguments' taint."""
@@ -488,10 +354,6 @@ def _returned(summary: Summary, values: list[Taint | None]) -> Taint | None:
     return replace(reached, via_call=True) if reached is not None else None
 
 
-_STRINGS = frozenset({"string", "string_literal", "encapsed_string", "template_string", "text_block"})
-_INTERPOLATIONS = frozenset(
-    {"interpolation", "variable_name", "template_substitution", "simple_variable", "dynamic_variable_name"}
-)
 Statement = Callable[[Any, Node], None]
 Expression = Callable[[Any, Node], Taint | None]
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
