@@ -3,7 +3,7 @@ literals and known locals (a condition the walk can decide)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from tree_sitter import Node
 
@@ -40,6 +40,12 @@ _LOGIC: dict[str, Callable[[bool, bool], bool]] = {
     "||": lambda a, b: a or b,
     "or": lambda a, b: a or b,
 }
+_OPERATORS: dict[type, Mapping[str, Callable[..., object]]] = {
+    int: _ARITHMETIC,
+    str: {"+": lambda a, b: a + b},
+    bool: _LOGIC,
+}
+"""The operators folded over two values of one type (a bool is no int here)."""
 
 
 def fold(op: str, left: object, right: object) -> object:
@@ -53,13 +59,9 @@ def fold(op: str, left: object, right: object) -> object:
 
 def _fold_typed(op: str, left: object, right: object) -> object:
     """Arithmetic and comparison over ints, ``+`` over strings, logic over booleans; None otherwise."""
-    if _is_int(left) and _is_int(right) and op in _ARITHMETIC:
-        return _ARITHMETIC[op](left, right)  # type: ignore[arg-type]
-    if isinstance(left, str) and isinstance(right, str) and op == "+":
-        return left + right
-    if isinstance(left, bool) and isinstance(right, bool) and op in _LOGIC:
-        return _LOGIC[op](left, right)
-    return None
+    operators = _OPERATORS.get(type(left)) if type(left) is type(right) else None
+    folded = operators.get(op) if operators is not None else None
+    return folded(left, right) if folded is not None else None
 
 
 def fold_unary(text: str, inner: object) -> object:
@@ -73,19 +75,17 @@ def constant(node: Node | None, consts: dict[str, object]) -> object:
     condition the walk can decide), else None."""
     if node is None:
         return None
-    kind = node.type
-    if kind == "identifier":
-        return consts.get(node_text(node))
-    if kind == "parenthesized_expression":
-        return constant(node.named_children[0], consts) if node.named_children else None
-    if kind in ("binary_expression", "binary_operator", "comparison_operator", "boolean_operator"):
-        return _binary(node, consts)
-    if kind in ("unary_expression", "not_operator", "unary_operator"):
-        inner = constant(node.child_by_field_name("operand") or node.child_by_field_name("argument"), consts)
-        return fold_unary(node_text(node), inner)
-    if kind == "method_invocation" and node_text(node.child_by_field_name("name")) == "charAt":
-        return _char_at(node, consts)
-    return literal(node)
+    value_of = _VALUE_OF.get(node.type)
+    return value_of(node, consts) if value_of is not None else literal(node)
+
+
+def _local(node: Node, consts: dict[str, object]) -> object:
+    """A local's known literal."""
+    return consts.get(node_text(node))
+
+
+def _parenthesized(node: Node, consts: dict[str, object]) -> object:
+    return constant(node.named_children[0], consts) if node.named_children else None
 
 
 def _binary(node: Node, consts: dict[str, object]) -> object:
@@ -93,6 +93,16 @@ def _binary(node: Node, consts: dict[str, object]) -> object:
     if len(children) != 2:
         return None
     return fold(operator_of(node), constant(children[0], consts), constant(children[1], consts))
+
+
+def _unary(node: Node, consts: dict[str, object]) -> object:
+    inner = constant(node.child_by_field_name("operand") or node.child_by_field_name("argument"), consts)
+    return fold_unary(node_text(node), inner)
+
+
+def _method_value(node: Node, consts: dict[str, object]) -> object:
+    """A Java method call's value: only ``charAt`` is folded."""
+    return _char_at(node, consts) if node_text(node.child_by_field_name("name")) == "charAt" else None
 
 
 def _char_at(node: Node, consts: dict[str, object]) -> object:
@@ -105,18 +115,33 @@ def _char_at(node: Node, consts: dict[str, object]) -> object:
     return None
 
 
+_VALUE_OF: dict[str, Callable[[Node, dict[str, object]], object]] = {
+    "identifier": _local,
+    "parenthesized_expression": _parenthesized,
+    **dict.fromkeys(
+        ("binary_expression", "binary_operator", "comparison_operator", "boolean_operator"), _binary
+    ),
+    **dict.fromkeys(("unary_expression", "not_operator", "unary_operator"), _unary),
+    "method_invocation": _method_value,
+}
+"""How the value of each kind of expression is folded (any other node: its literal value)."""
+
+
 def literal(node: Node) -> object:
+    """A literal's value: an integer, a boolean, a character or a plain string (None: not one of these)."""
     kind = node.type
     text = (node.text or b"").decode("utf-8", "replace")
-    if kind in ("decimal_integer_literal", "integer"):
-        return _integer(text)
     if kind in ("true", "false"):
         return kind == "true"
-    if kind == "character_literal":
-        return text[1:-1] if len(text) == 3 else None
-    if _plain_string(node):
-        return _unquoted(text)
-    return None
+    read = _LITERAL_OF.get(kind)
+    if read is not None:
+        return read(text)
+    return _unquoted(text) if _plain_string(node) else None
+
+
+def _character(text: str) -> str | None:
+    """A character literal's character (``'a'``)."""
+    return text[1:-1] if len(text) == 3 else None
 
 
 def _integer(text: str) -> int | None:
@@ -124,6 +149,14 @@ def _integer(text: str) -> int | None:
         return int(text.rstrip("lL").replace("_", ""))
     except ValueError:
         return None
+
+
+_LITERAL_OF: dict[str, Callable[[str], object]] = {
+    "decimal_integer_literal": _integer,
+    "integer": _integer,
+    "character_literal": _character,
+}
+"""How a number's or a character's text is read."""
 
 
 def _plain_string(node: Node) -> bool:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tree_sitter import Node
 
 from ouroboros_gates.decider.instruments._taint_model import UNHANDLED, Taint, join_taints, simple_type
@@ -13,24 +15,41 @@ __all__ = ["container_shape", "list_op", "map_op"]
 def container_shape(node: Node) -> list[Taint | None] | dict[object, Taint | None] | None:
     """An empty list or map made here (``new ArrayList<>()``, ``[]``, ``{}``), else None."""
     made = simple_type(node.child_by_field_name("type")) if node.type == "object_creation_expression" else ""
-    if made.endswith(("List", "Vector", "Deque", "Stack")) or (
-        node.type == "list" and not node.named_children
-    ):
+    if _makes_list(node, made):
         return []
-    if made.endswith(("Map", "Hashtable", "Properties")) or (
-        node.type == "dictionary" and not node.named_children
-    ):
+    if _makes_map(node, made):
         return {}
     return None
 
 
+def _makes_list(node: Node, made: str) -> bool:
+    """``new ArrayList<>()`` (a list, vector, deque or stack: ``made`` is the type created) or ``[]``."""
+    return made.endswith(("List", "Vector", "Deque", "Stack")) or (
+        node.type == "list" and not node.named_children
+    )
+
+
+def _makes_map(node: Node, made: str) -> bool:
+    """``new HashMap<>()`` (a map, hashtable or properties: ``made`` is the type created) or ``{}``."""
+    return made.endswith(("Map", "Hashtable", "Properties")) or (
+        node.type == "dictionary" and not node.named_children
+    )
+
+
 def list_op(slot: list[Taint | None], name: str, keys: list[object], values: list[Taint | None]) -> object:
+    """One operation on a followed list: an append, or one at a literal index (``UNHANDLED``: another)."""
     if name in ("add", "addLast", "append", "offer") and len(values) == 1:
         slot.append(values[0])
         return None
     index = _int_key(keys)
-    if index is None:
-        return UNHANDLED
+    return UNHANDLED if index is None else _indexed(slot, name, index, keys, values)
+
+
+def _indexed(
+    slot: list[Taint | None], name: str, index: int, keys: list[object], values: list[Taint | None]
+) -> object:
+    """An operation at a known index: ``add``/``insert`` a value there, ``remove``/``pop``/``get`` its
+    element."""
     if name in ("add", "insert") and len(values) == 2:
         return _insert(slot, index, values[1])
     if name in ("remove", "pop", "get") and len(keys) == 1:
@@ -60,14 +79,40 @@ def _at(slot: list[Taint | None], name: str, index: int) -> object:
 def map_op(
     slot: dict[object, Taint | None], name: str, keys: list[object], values: list[Taint | None]
 ) -> object:
+    """One operation on a followed map with a literal key (``UNHANDLED``: another)."""
     key = keys[0] if keys else None
-    if key is None:
+    operation = _MAP_OPS.get(name)
+    if key is None or operation is None:
         return UNHANDLED
-    if name == "put" and len(values) == 2:
-        slot[key] = values[1]
-        return None
-    if name in ("get", "remove"):
-        return slot.pop(key, None) if name == "remove" else slot.get(key)
-    if name == "getOrDefault" and len(values) == 2:
-        return join_taints(slot.get(key), values[1]) if key not in slot else slot[key]
-    return UNHANDLED
+    return operation(slot, key, values)
+
+
+def _put(slot: dict[object, Taint | None], key: object, values: list[Taint | None]) -> object:
+    if len(values) != 2:
+        return UNHANDLED
+    slot[key] = values[1]
+    return None
+
+
+def _get(slot: dict[object, Taint | None], key: object, values: list[Taint | None]) -> object:
+    return slot.get(key)
+
+
+def _remove(slot: dict[object, Taint | None], key: object, values: list[Taint | None]) -> object:
+    return slot.pop(key, None)
+
+
+def _get_or_default(slot: dict[object, Taint | None], key: object, values: list[Taint | None]) -> object:
+    """The value under ``key``, else what it may hold joined with the default."""
+    if len(values) != 2:
+        return UNHANDLED
+    return join_taints(slot.get(key), values[1]) if key not in slot else slot[key]
+
+
+_MAP_OPS: dict[str, Callable[[dict[object, Taint | None], object, list[Taint | None]], object]] = {
+    "put": _put,
+    "get": _get,
+    "remove": _remove,
+    "getOrDefault": _get_or_default,
+}
+"""The map operations followed key by key."""
