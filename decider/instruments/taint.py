@@ -87,16 +87,33 @@ def _java_param(child: Node) -> list[str]:
 
 
 def _python_param(child: Node) -> list[str]:
-    if child.type == "identifier":
-        return [node_text(child)]
-    if child.type in ("typed_parameter", "default_parameter", "typed_default_parameter"):
-        named = child.child_by_field_name("name") or next(
-            (c for c in child.named_children if c.type == "identifier"), None
-        )
-        return [node_text(named)] if named is not None else []
-    if child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-        return [node_text(c) for c in child.named_children if c.type == "identifier"]
-    return []
+    names = _PYTHON_PARAMETERS.get(child.type)
+    return names(child) if names is not None else []
+
+
+def _plain_param(child: Node) -> list[str]:
+    return [node_text(child)]
+
+
+def _annotated_param(child: Node) -> list[str]:
+    """``x: int``, ``x=1``, ``x: int = 1``: the name (its field, else its first identifier)."""
+    named = child.child_by_field_name("name") or next(
+        (c for c in child.named_children if c.type == "identifier"), None
+    )
+    return [node_text(named)] if named is not None else []
+
+
+def _splat_param(child: Node) -> list[str]:
+    """``*args``, ``**kwargs``."""
+    return [node_text(c) for c in child.named_children if c.type == "identifier"]
+
+
+_PYTHON_PARAMETERS: dict[str, Callable[[Node], list[str]]] = {
+    "identifier": _plain_param,
+    **dict.fromkeys(("typed_parameter", "default_parameter", "typed_default_parameter"), _annotated_param),
+    **dict.fromkeys(("list_splat_pattern", "dictionary_splat_pattern"), _splat_param),
+}
+"""The names each kind of Python parameter binds."""
 
 
 _PARAMETER_NAMES: dict[str, Callable[[Node], list[str]]] = {
@@ -116,7 +133,12 @@ def _params_in_order(node: Node, language: str) -> list[str]:
     names = [
         name for child in (params.named_children if params else []) for name in _param_name(child, language)
     ]
-    return names[1:] if language == "python" and names[:1] in (["self"], ["cls"]) else names
+    return _without_receiver(names) if language == "python" else names
+
+
+def _without_receiver(names: list[str]) -> list[str]:
+    """A Python function's parameters without a method's ``self`` or ``cls``."""
+    return names[1:] if names[:1] in (["self"], ["cls"]) else names
 
 
 def _run(
@@ -187,8 +209,7 @@ def _summaries(
 def _summarise(summary: Summary, index: int, tracker: Tracker) -> None:
     """What the walk with parameter ``index`` as the only source found: whether it is returned, and the
     sinks it reaches unsanitised."""
-    returned = tracker.returns
-    if returned is not None and returned.kind == PARAMETER and returned.reaches(""):
+    if _returns_parameter(tracker.returns):
         summary.returns.add(index)
     for flow in tracker.flows:
         if flow.source_kind == PARAMETER and not flow.sanitized:
@@ -196,21 +217,33 @@ def _summarise(summary: Summary, index: int, tracker: Tracker) -> None:
             summary.sinks.setdefault(index, set()).add((flow.operation, flow.sink, tag))
 
 
+def _returns_parameter(returned: Taint | None) -> bool:
+    """Whether what a walk returned is its parameter, with no sanitiser on the way."""
+    return returned is not None and returned.kind == PARAMETER and returned.reaches("")
+
+
 def _routes(vocab: TaintVocabulary, node: Node, params: list[str]) -> list[tuple[Entry, bool]]:
     """The route entries a function is, each with whether what it returns is the page: a decorator call the
     vocabulary routes by, with a path string first (``@app.get("/items/{item_id}")``, ``@bp.route("/ping")``),
     or a first parameter it names (a Django view's ``request``)."""
     decorators = _decorators(node)
-    found: list[tuple[Entry, bool]] = []
-    for route in vocab.routes:
-        if route.first_param:
-            if params[:1] == [route.first_param]:
-                found.append((route, False))
-            continue
-        hit = next((d for d in decorators if d.routes(route)), None)
-        if hit is not None:
-            found.append((route, route.html is not None and bool(route.html.search(hit.text))))
-    return found
+    found = (_route(route, decorators, params) for route in vocab.routes)
+    return [route for route in found if route is not None]
+
+
+def _route(route: Entry, decorators: list[_Decorator], params: list[str]) -> tuple[Entry, bool] | None:
+    """The route entry with whether its return is the page, if the function is that route."""
+    if route.first_param:
+        return (route, False) if params[:1] == [route.first_param] else None
+    return _decorated(route, decorators)
+
+
+def _decorated(route: Entry, decorators: list[_Decorator]) -> tuple[Entry, bool] | None:
+    """A route one of the decorators makes; its return is the page when that decorator matches ``html``."""
+    hit = next((d for d in decorators if d.routes(route)), None)
+    if hit is None:
+        return None
+    return route, route.html is not None and bool(route.html.search(hit.text))
 
 
 @dataclass(frozen=True)
@@ -244,14 +277,19 @@ def _decorator(decorator: Node) -> _Decorator | None:
     function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
     if call is None or function is None or function.type != "attribute":
         return None
-    args = call.child_by_field_name("arguments")
-    first = args.named_children[0] if args is not None and args.named_children else None
     return _Decorator(
         node_text(call),
         node_text(function.child_by_field_name("attribute")),
         node_text(function.child_by_field_name("object")),
-        literal(first) if first is not None else None,
+        _first_argument(call),
     )
+
+
+def _first_argument(call: Node) -> object:
+    """The literal value of a call's first argument (None: no argument, or not a literal)."""
+    args = call.child_by_field_name("arguments")
+    first = args.named_children[0] if args is not None and args.named_children else None
+    return literal(first) if first is not None else None
 
 
 def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]:
@@ -265,12 +303,17 @@ def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]
         root = root.parent
     found: dict[str, str] = {}
     for node in _from_imports(root):
-        module = node.child_by_field_name("module_name")
+        module = node_text(node.child_by_field_name("module_name"))
         for name in node.children_by_field_name("name"):
-            alias = name.child_by_field_name("alias") if name.type == "aliased_import" else None
-            bound = alias or (name.child_by_field_name("name") if name.type == "aliased_import" else name)
-            found[node_text(bound)] = node_text(module)
+            found[node_text(_bound(name))] = module
     return found
+
+
+def _bound(name: Node) -> Node | None:
+    """The name an imported name is bound to here (``Request as R``: ``R``)."""
+    if name.type != "aliased_import":
+        return name
+    return name.child_by_field_name("alias") or name.child_by_field_name("name")
 
 
 def _from_imports(node: Node) -> Iterator[Node]:
@@ -294,17 +337,23 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
     functions = list(functions)
     declared = [(name, node) for name, node in functions if node.child_by_field_name("body") is not None]
     scripts = [(name, node) for name, node in functions if node.type in TOP_LEVEL]
+    return tuple(_walked(language, vocab, declared, [*declared, *scripts]))
+
+
+def _walked(
+    language: str, vocab: TaintVocabulary, declared: list[tuple[str, Node]], walked: list[tuple[str, Node]]
+) -> Iterator[Flow]:
+    """The flows of each walked function (the declared ones and the top-level code), through the declared
+    functions' summaries."""
     defined = _defined(declared, language in ("java", "php"))
-    imported = _imported([*declared, *scripts], language)
+    imported = _imported(walked, language)
     summaries = _summaries(language, vocab, declared, defined, imported)
-    flows: list[Flow] = []
     external = {sink.id for sink in vocab.sinks if sink.external}
-    for name, node in [*declared, *scripts]:
+    for name, node in walked:
         walk = _TRACKERS[language](vocab, summaries, name, defined, imported)
         params = _params_in_order(node, language)
         tracker = _run(walk, node, params, _routes(vocab, node, params))
-        flows.extend(_kept(tracker.flows, external))
-    return tuple(flows)
+        yield from _kept(tracker.flows, external)
 
 
 def _kept(found: Iterable[Flow], external: set[str]) -> Iterator[Flow]:
