@@ -141,6 +141,12 @@ class Walk:
         if shape is not None:
             self.slots[name] = shape
 
+    def store_in_base(self, target: Node | None, value: Taint | None) -> None:
+        """An element or field assigned (``a.b[0] = x``): the variable it is rooted at holds the value too."""
+        base = self._base(target)
+        if base is not None and value is not None:
+            self.assign(base, value, join=True)
+
     def const(self, node: Node | None) -> object:
         """The literal value of a side-effect-free expression over literals and known locals, else None."""
         return constant(node, self.consts)

@@ -22,15 +22,21 @@ def pattern_names(node: Node | None) -> list[str]:
         return []
     if node.type in ("identifier", "shorthand_property_identifier_pattern"):
         return [node_text(node)]
-    if node.type == "pair_pattern":
-        return pattern_names(node.child_by_field_name("value"))
-    if node.type in ("assignment_pattern", "object_assignment_pattern"):
-        return pattern_names(node.child_by_field_name("left"))
+    if node.type in _WRAPPED:
+        return pattern_names(node.child_by_field_name(_WRAPPED[node.type]))
     if node.type in ("object_pattern", "array_pattern", "rest_pattern"):
         return [name for child in node.named_children for name in pattern_names(child)]
-    if node.type in ("required_parameter", "optional_parameter"):
-        return pattern_names(node.child_by_field_name("pattern"))
     return []
+
+
+_WRAPPED = {
+    "pair_pattern": "value",
+    "assignment_pattern": "left",
+    "object_assignment_pattern": "left",
+    "required_parameter": "pattern",
+    "optional_parameter": "pattern",
+}
+"""The patterns that wrap another (``b: c``, ``f = 1``, a TypeScript parameter): the field it is in."""
 
 
 def _arguments(call: Node) -> list[Node]:
@@ -106,12 +112,9 @@ class JavaScriptTracker(Tracker):
         left = node.child_by_field_name("left")
         if node.type == "assignment_expression":
             self.bind_pattern(left, right, value)
-            if left is not None and left.type in self.members and value is not None:
-                base = self._base(left)
-                if base is not None:
-                    self.assign(base, value, join=True)
-            return value
-        if left is not None and left.type == "identifier":
+            if left is not None and left.type in self.members:
+                self.store_in_base(left, value)
+        elif left is not None and left.type == "identifier":
             self.assign(node_text(left), value, join=True)  # ``q += input``
         return value
 
