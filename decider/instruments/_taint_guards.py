@@ -72,10 +72,9 @@ def validated(
     one: a resolved path)."""
     if node is None:
         return {}
-    kind = node.type
-    if kind in ("parenthesized_expression", "condition_clause") and node.named_children:
+    if _is_wrapped(node):
         return validated(vocab, parts, made_by, node.named_children[-1], holds)
-    if kind in _NEGATIONS and operator_of(node) in ("!", "not"):
+    if _is_negation(node):
         return validated(vocab, parts, made_by, _operand(node), not holds)
     if _is_logical(node):
         return _logical(vocab, parts, made_by, node, holds)
@@ -83,6 +82,16 @@ def validated(
     if compared is not None:
         return compared
     return _called(vocab, parts, made_by, node) if holds else {}
+
+
+def _is_wrapped(node: Node) -> bool:
+    """A condition in parentheses or in a ``condition_clause`` (C++'s ``if``): the test is its last child."""
+    return node.type in ("parenthesized_expression", "condition_clause") and bool(node.named_children)
+
+
+def _is_negation(node: Node) -> bool:
+    """``!x``, ``not x``."""
+    return node.type in _NEGATIONS and operator_of(node) in ("!", "not")
 
 
 def _operand(negation: Node) -> Node:
@@ -162,8 +171,12 @@ def _compared(node: Node, holds: bool) -> Proved | None:
     if checked is None:
         return None
     subject, ok = checked
-    if not ok:
-        return {}
+    return _proved_safe(subject) if ok else {}
+
+
+def _proved_safe(subject: Node) -> Proved:
+    """What a passing allow-list or equality test proves of the side it checks: a parsed URL's variable for
+    requests and redirects (its host was checked), else the subject for every operation."""
     url = _url_of_host(subject)
     if url is not None:
         return {node_text(url): (_HOST_CHECKED, url)}
@@ -253,13 +266,18 @@ def is_path_of(path: str, name: str) -> bool:
 def _pattern(node: Node) -> str | None:
     """A pattern written as one string literal, as written (``r"^\\d+$"``, ``'/^[a-z]+$/i'``), without its
     quotes."""
-    if node.type not in ("string", "string_literal", "encapsed_string") or any(
-        child.type in ("interpolation", "variable_name", "template_substitution")
-        for child in node.named_children
-    ):
+    if not _is_constant_string(node):
         return None
     text = (node.text or b"").decode("utf-8", "replace").lstrip("rRbBuU")
     return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else None
+
+
+def _is_constant_string(node: Node) -> bool:
+    """A string literal with nothing interpolated into it."""
+    return node.type in ("string", "string_literal", "encapsed_string") and not any(
+        child.type in ("interpolation", "variable_name", "template_substitution")
+        for child in node.named_children
+    )
 
 
 def _anchored(pattern: object) -> bool:
@@ -280,11 +298,18 @@ def exits(node: Node | None, parts: Parts) -> bool:
     last = _last_statement(node)
     if last.type in _JUMPS:
         return True
-    inner = last.named_children[0] if last.type == "expression_statement" and last.named_children else last
+    inner = _expression_of(last)
     if inner.type in _JUMPS:
         return True
     called = parts(inner)
     return called is not None and called[0] in _STOPS
+
+
+def _expression_of(statement: Node) -> Node:
+    """The expression an expression statement holds (any other statement: itself)."""
+    if statement.type == "expression_statement" and statement.named_children:
+        return statement.named_children[0]
+    return statement
 
 
 def _last_statement(node: Node) -> Node:
