@@ -45,6 +45,12 @@ class SinkWalk(Walk):
 
     def sink_call(self, call: Call) -> bool:
         """The flows into the sinks a call is; whether what it returns is clean (a sink marked ``clean``)."""
+        receivers = self.receivers(call)
+        self.sinks(call.name, receivers, call.values, call.args, call.line, call.where, self.call_text(call))
+        return any(e.clean and e.applies(call.name, r) for e in self.vocab.sinks for r in receivers)
+
+    def receivers(self, call: Call) -> tuple[str, ...]:
+        """The names a call's receiver is known by: as written, by the call that made it, by its module."""
         # a local bound to a call's result is also known by that call (``w = response.getWriter();
         # w.print(x)``)
         made_by = self.made_by.get(call.receiver_text)
@@ -53,10 +59,11 @@ class SinkWalk(Walk):
         module = self.imported.get(call.receiver_text) if named else None
         if module is not None:  # ``from lxml import etree``: etree is lxml's
             receivers = (*receivers, f"{module}.{call.receiver_text}")
-        # the call as written, and what its arguments were made by (``parser = XMLParser(...)``)
-        text = node_text(call.node) + "".join(self.made_by.get(node_text(a), "") for a in call.args)
-        self.sinks(call.name, receivers, call.values, call.args, call.line, call.where, text)
-        return any(e.clean and e.applies(call.name, r) for e in self.vocab.sinks for r in receivers)
+        return receivers
+
+    def call_text(self, call: Call) -> str:
+        """The call as written, and what its arguments were made by (``parser = XMLParser(...)``)."""
+        return node_text(call.node) + "".join(self.made_by.get(node_text(a), "") for a in call.args)
 
     def summary_flows(self, summary: Summary, values: list[Taint | None], line: int, where: str) -> None:
         """A same-file function whose parameter reaches a sink: a tainted argument there is a flow here."""
@@ -92,10 +99,27 @@ class SinkWalk(Walk):
             value = values[i]
             if value is None:
                 continue
-            if safe or (sink.argv_safe and self.vector(args[i])):
+            if self.safe_form(sink, args[i], safe):
                 value = replace(value, cleared=value.cleared | {sink.operation})  # a safe form: guarded
             self.flow(sink.operation, sink.id, line, where, value, sink.tag)
-        # a sink of everyday code (a pattern, a log line) made of constants is the norm, no guarded flow
+        self.constant_flow(sink, values, args, picked, line, where)
+
+    def safe_form(self, sink: Entry, arg: Node, safe: bool) -> bool:
+        """Whether a sink reads an argument in a safe form: the call's arguments are safe (``safe``), or the
+        argument is an argument vector where the sink takes one."""
+        return safe or (sink.argv_safe and self.vector(arg))
+
+    def constant_flow(
+        self,
+        sink: Entry,
+        values: list[Taint | None],
+        args: Sequence[Node],
+        picked: Sequence[int],
+        line: int,
+        where: str,
+    ) -> None:
+        """A guarded flow from a constant when every argument the sink reads is one (none for a sink of
+        everyday code, a pattern or a log line: made of constants, it is the norm)."""
         if picked and not sink.external and self.constant_only(values, args, picked):
             constant = Taint(CONSTANT, line, cleared=frozenset({"*"}))
             self.flow(sink.operation, sink.id, line, where, constant, sink.tag)

@@ -153,12 +153,18 @@ class Tracker(SinkWalk, ABC):
             element = is_element(subject)  # ``$octet[0]``: tracked apart from its variable from here
             value = self.expr(subject) if element else self.env.get(name)
             if value is not None:
-                if element and name not in self.paths:  # before this arm it was what its variable was
-                    self.paths.add(name)
-                    if self.arms:
-                        self.arms[-1].setdefault(name, value)
+                if element:
+                    self.track_element(name, value)
                 cleared = replace(value, cleared=value.cleared | operations)
                 self.assign(name, cleared)  # kept, cleared: a sink it reaches is a guarded one
+
+    def track_element(self, name: str, value: Taint) -> None:
+        """Track an element a condition validated by its text from here (``paths``); before this arm it was
+        what its variable was."""
+        if name not in self.paths:
+            self.paths.add(name)
+            if self.arms:
+                self.arms[-1].setdefault(name, value)
 
     def try_statement(self, node: Node) -> None:
         for child in node.named_children:
@@ -326,11 +332,20 @@ class Tracker(SinkWalk, ABC):
         self, name: str, obj: Node | None, args: Sequence[Node], values: list[Taint | None]
     ) -> object:
         """A list or map built in this function and used with literal indexes and keys stays precise."""
-        if obj is None or obj.type != "identifier" or node_text(obj) not in self.slots:
+        if not self.followed(obj):
             return UNHANDLED
         var = node_text(obj)
         if name in _READ_ONLY:
             return None
+        return self.container_op(var, name, args, values)
+
+    def followed(self, obj: Node | None) -> bool:
+        """Whether a receiver is a local list or map followed element by element."""
+        return obj is not None and obj.type == "identifier" and node_text(obj) in self.slots
+
+    def container_op(self, var: str, name: str, args: Sequence[Node], values: list[Taint | None]) -> object:
+        """An operation that may change a followed container: followed outside any arm (a ``get`` in one
+        too); one that is not followed drops the container (``UNHANDLED``)."""
         if not self.weak or name == "get":
             handled = self.slot_op(var, name, [self.const(a) for a in args], values)
             if handled is not UNHANDLED:
