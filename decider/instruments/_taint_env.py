@@ -103,16 +103,24 @@ class Walk:
         """A plain update, or a join for ``+=`` and for a container that takes one more value. Inside an arm
         the taint a name had before the arm is kept aside and joined back when the arm ends."""
         if join:
-            if value is not None:
-                self.env[name] = join_taints(self.env.get(name), value) or value
+            self.join_into(name, value)
             return
-        for key in [name, *(path for path in self.paths if is_path_of(path, name))]:  # its elements follow it
+        for key in self.with_elements(name):  # its elements follow it
             if self.arms:
                 self.arms[-1].setdefault(key, self.env.get(key))
             if value is None:
                 self.env.pop(key, None)
             else:
                 self.env[key] = value
+
+    def join_into(self, name: str, value: Taint | None) -> None:
+        """``+=``, a container that takes one more value: the name holds what it held and ``value``."""
+        if value is not None:
+            self.env[name] = join_taints(self.env.get(name), value) or value
+
+    def with_elements(self, name: str) -> list[str]:
+        """A variable and the elements and fields of it a condition validated (tracked by their text)."""
+        return [name, *(path for path in self.paths if is_path_of(path, name))]
 
     def bind(self, name: str, node: Node | None, value: Taint | None) -> None:
         """Assign ``name`` from the expression ``node``: its taint, and its literal value or container

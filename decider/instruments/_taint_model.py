@@ -7,6 +7,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Any
 
 from tree_sitter import Node
 
@@ -170,44 +171,50 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
     if language not in TAINT_LANGUAGES or not path.exists():
         return None
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
-
-    def entry(row: dict[str, object], kind: str) -> Entry:
-        where = f"taint/{language}.toml: {kind} {row.get('id')!r}"
-        try:
-            args = row.get("args", "any")
-            return Entry(
-                id=str(row["id"]),
-                names=frozenset(str(n) for n in row.get("names", [])),  # type: ignore[attr-defined]
-                receiver=_regex(row, "receiver"),
-                kind=str(row.get("kind", "")),
-                operation=str(row.get("operation", "")),
-                args=None if args == "any" else tuple(int(a) for a in args),  # type: ignore[attr-defined]
-                operations=frozenset(str(o) for o in row.get("operations", [])),  # type: ignore[attr-defined]
-                attributes=tuple(str(a) for a in row.get("attributes", [])),  # type: ignore[attr-defined]
-                tag=_tag(row),
-                pattern=_regex(row, "pattern"),
-                argv_safe=bool(row.get("argv_safe", False)),
-                subject=str(row.get("subject", "")),
-                anchored=bool(row.get("anchored", False)),
-                made_by=_regex(row, "made_by"),
-                safe_args=_regex(row, "safe_args"),
-                first_param=str(row.get("first_param", "")),
-                clean=bool(row.get("clean", False)),
-                html=_regex(row, "html"),
-                external=bool(row.get("external", False)),
-                call_text=_regex(row, "call_text"),
-            )
-        except (KeyError, TypeError, ValueError, re.error) as exc:
-            raise ValueError(f"{where}: {exc}") from exc
-
     return TaintVocabulary(
-        sources=tuple(entry(r, "source") for r in raw.get("source", [])),
-        sinks=tuple(entry(r, "sink") for r in raw.get("sink", [])),
-        sanitizers=tuple(entry(r, "sanitizer") for r in raw.get("sanitizer", [])),
+        sources=_entries(raw, "source", language),
+        sinks=_entries(raw, "sink", language),
+        sanitizers=_entries(raw, "sanitizer", language),
         mutators=frozenset(raw.get("propagate", {}).get("mutators", [])),
-        validators=tuple(entry(r, "validator") for r in raw.get("validator", [])),
-        routes=tuple(entry(r, "route") for r in raw.get("route", [])),
+        validators=_entries(raw, "validator", language),
+        routes=_entries(raw, "route", language),
     )
+
+
+def _entries(raw: dict[str, Any], kind: str, language: str) -> tuple[Entry, ...]:
+    """The entries of one table of a vocabulary file (``[[source]]``, ``[[sink]]``, ...), in order."""
+    return tuple(_entry(r, kind, language) for r in raw.get(kind, []))
+
+
+def _entry(row: dict[str, object], kind: str, language: str) -> Entry:
+    """One row of a vocabulary file (``kind``: its table) as an entry; a bad row names itself."""
+    where = f"taint/{language}.toml: {kind} {row.get('id')!r}"
+    try:
+        args = row.get("args", "any")
+        return Entry(
+            id=str(row["id"]),
+            names=frozenset(str(n) for n in row.get("names", [])),  # type: ignore[attr-defined]
+            receiver=_regex(row, "receiver"),
+            kind=str(row.get("kind", "")),
+            operation=str(row.get("operation", "")),
+            args=None if args == "any" else tuple(int(a) for a in args),  # type: ignore[attr-defined]
+            operations=frozenset(str(o) for o in row.get("operations", [])),  # type: ignore[attr-defined]
+            attributes=tuple(str(a) for a in row.get("attributes", [])),  # type: ignore[attr-defined]
+            tag=_tag(row),
+            pattern=_regex(row, "pattern"),
+            argv_safe=bool(row.get("argv_safe", False)),
+            subject=str(row.get("subject", "")),
+            anchored=bool(row.get("anchored", False)),
+            made_by=_regex(row, "made_by"),
+            safe_args=_regex(row, "safe_args"),
+            first_param=str(row.get("first_param", "")),
+            clean=bool(row.get("clean", False)),
+            html=_regex(row, "html"),
+            external=bool(row.get("external", False)),
+            call_text=_regex(row, "call_text"),
+        )
+    except (KeyError, TypeError, ValueError, re.error) as exc:
+        raise ValueError(f"{where}: {exc}") from exc
 
 
 def _regex(row: dict[str, object], key: str) -> re.Pattern[str] | None:

@@ -134,15 +134,14 @@ class SinkWalk(Walk):
         if self.const(node) is not None:
             return True
         if node.type in _STRINGS:
-            return not any(c.type in _INTERPOLATIONS for c in node.named_children)
-        if node.type in (
-            "binary_expression",
-            "binary_operator",
-            "parenthesized_expression",
-            "concatenated_string",
-        ):
-            return bool(node.named_children) and all(self.constant_arg(c) for c in node.named_children)
+            return _uninterpolated(node)
+        if node.type in _COMPOUNDS:
+            return self.constant_parts(node)
         return False
+
+    def constant_parts(self, node: Node) -> bool:
+        """Whether an expression over parts (``"a" + B``, ``("x")``) has parts, every one a constant."""
+        return bool(node.named_children) and all(self.constant_arg(c) for c in node.named_children)
 
     def vector(self, node: Node) -> bool:
         """Whether an argument is an argument vector: a list, tuple or array made in place, or a local that
@@ -150,7 +149,7 @@ class SinkWalk(Walk):
         return node.type in VECTORS or (node.type == "identifier" and node_text(node) in self.vectors)
 
     def flow(self, operation: str, sink: str, line: int, call: str, value: Taint, tag: str | None) -> None:
-        tags = tuple(sorted({t for t in (value.tag, tag) if t is not None}))
+        """Record that ``value`` reached the sink ``sink`` (of ``operation``) at ``line``."""
         self.flows.append(
             Flow(
                 self.name,
@@ -162,12 +161,27 @@ class SinkWalk(Walk):
                 value.line,
                 sanitized=not value.reaches(operation),
                 via_call=value.via_call,
-                tags=tags,
+                tags=_priors(value, tag),
                 route=value.tag if value.route else None,
                 source=value.what,
-                steps=tuple(n for n in value.steps if n != line),
+                steps=_steps_before(value, line),
             )
         )
+
+
+def _priors(value: Taint, tag: str | None) -> tuple[str, ...]:
+    """The priors a flow depends on: its source's and its sink's, sorted."""
+    return tuple(sorted({t for t in (value.tag, tag) if t is not None}))
+
+
+def _steps_before(value: Taint, line: int) -> tuple[int, ...]:
+    """The assignment lines a taint went through, but the sink's own."""
+    return tuple(n for n in value.steps if n != line)
+
+
+def _uninterpolated(node: Node) -> bool:
+    """A string literal with nothing interpolated into it."""
+    return not any(c.type in _INTERPOLATIONS for c in node.named_children)
 
 
 def _picked(sink: Entry, count: int) -> Sequence[int]:
@@ -176,6 +190,10 @@ def _picked(sink: Entry, count: int) -> Sequence[int]:
 
 
 _STRINGS = frozenset({"string", "string_literal", "encapsed_string", "template_string", "text_block"})
+_COMPOUNDS = frozenset(
+    {"binary_expression", "binary_operator", "parenthesized_expression", "concatenated_string"}
+)
+"""Expressions over parts: constant when each part is."""
 _INTERPOLATIONS = frozenset(
     {"interpolation", "variable_name", "template_substitution", "simple_variable", "dynamic_variable_name"}
 )

@@ -286,10 +286,7 @@ class Tracker(SinkWalk, ABC):
         self.mutated(call)
         cleared = self.sanitised(call)
         if cleared:
-            value = join_taints(call.receiver, *call.values)
-            if value is None:
-                return None
-            return replace(value, cleared=value.cleared | cleared)  # a guarded sink, not no sink
+            return _sanitised_value(call, cleared)
         if summary is not None:
             return _returned(summary, call.values)
         return join_taints(call.receiver, *call.values)
@@ -361,6 +358,15 @@ class Tracker(SinkWalk, ABC):
         if handled is not UNHANDLED and name in ("add", "addLast", "append", "offer", "put") and values:
             self.assign(var, values[-1], join=True)
         return handled
+
+
+def _sanitised_value(call: Call, cleared: frozenset[str]) -> Taint | None:
+    """What a sanitiser's call hands back: its receiver's and arguments' taint, cleared for the operations
+    it guards (a guarded sink later, not no sink)."""
+    value = join_taints(call.receiver, *call.values)
+    if value is None:
+        return None
+    return replace(value, cleared=value.cleared | cleared)
 
 
 def _returned(summary: Summary, values: list[Taint | None]) -> Taint | None:
