@@ -161,12 +161,31 @@ _LITERAL_OF: dict[str, Callable[[str], object]] = {
 
 def _plain_string(node: Node) -> bool:
     """A string literal without interpolation (PHP's "..." without a variable in it)."""
-    kind = node.type
-    return (
-        kind == "string_literal"
-        or (kind == "string" and not any(c.type == "interpolation" for c in node.named_children))
-        or (kind == "encapsed_string" and all(c.type == "string_content" for c in node.named_children))
-    )
+    plain = _PLAIN_STRINGS.get(node.type)
+    return plain is not None and plain(node)
+
+
+def _always_plain(node: Node) -> bool:
+    """Java's string literal (its text blocks are another kind)."""
+    return True
+
+
+def _uninterpolated(node: Node) -> bool:
+    """A ``string`` (Python's, JavaScript's, PHP's single-quoted) with no interpolation in it."""
+    return not any(c.type == "interpolation" for c in node.named_children)
+
+
+def _text_only(node: Node) -> bool:
+    """PHP's double-quoted string: only text in it, no variable."""
+    return all(c.type == "string_content" for c in node.named_children)
+
+
+_PLAIN_STRINGS: dict[str, Callable[[Node], bool]] = {
+    "string_literal": _always_plain,
+    "string": _uninterpolated,
+    "encapsed_string": _text_only,
+}
+"""Per kind of string literal: whether one is plain (nothing interpolated into it)."""
 
 
 def _unquoted(text: str) -> str | None:

@@ -218,10 +218,14 @@ _HOST_PARTS = ("hostname", "netloc")
 def _url_of_host(node: Node) -> Node | None:
     """The URL variable whose host (or scheme and host) a comparison tests: ``urlparse(url).hostname in
     ALLOWED_HOSTS`` proves ``url`` safe to request or redirect to, for nothing else."""
-    call = _parse_call(node)
-    args = call.child_by_field_name("arguments") if call is not None else None
-    found = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+    found = _arguments(_parse_call(node))
     return found[0] if len(found) == 1 and found[0].type in _VARIABLES else None
+
+
+def _arguments(call: Node | None) -> list[Node]:
+    """A call's arguments, comments aside (none without a call)."""
+    args = call.child_by_field_name("arguments") if call is not None else None
+    return [a for a in args.named_children if a.type != "comment"] if args is not None else []
 
 
 def _parse_call(node: Node) -> Node | None:
@@ -239,6 +243,11 @@ def _allow_list(node: Node) -> bool:
     ``settings.ALLOWED_HOSTS``)."""
     if node.type in _COLLECTIONS:
         return all(child.type in _LITERALS or child.type == "pair" for child in node.named_children)
+    return _is_constant_name(node)
+
+
+def _is_constant_name(node: Node) -> bool:
+    """A name in capitals, plain or an attribute's (``ALLOWED_HOSTS``, ``settings.ALLOWED_HOSTS``)."""
     last = node_text(node).rsplit(".", 1)[-1]
     return node.type in ("identifier", "attribute") and last.isupper() and len(last) > 1
 
@@ -284,10 +293,15 @@ def _anchored(pattern: object) -> bool:
     """A regular expression (PHP's with its delimiters) that must match the whole value."""
     if not isinstance(pattern, str) or len(pattern) < 2:
         return False
-    body = pattern
-    if body[0] in "/#~!@%|+" and body[0] in body[1:]:  # PHP: /^[a-z]+$/i
-        body = body[1 : body.rindex(body[0])]
+    body = _undelimited(pattern)
     return body.startswith(("^", "\\A")) and body.endswith(("$", "\\Z", "\\z"))
+
+
+def _undelimited(pattern: str) -> str:
+    """A pattern without PHP's delimiters (``/^[a-z]+$/i``: ``^[a-z]+$``); any other as it is."""
+    if pattern[0] in "/#~!@%|+" and pattern[0] in pattern[1:]:
+        return pattern[1 : pattern.rindex(pattern[0])]
+    return pattern
 
 
 def exits(node: Node | None, parts: Parts) -> bool:

@@ -73,13 +73,14 @@ class PythonTracker(Tracker):
         self, left: Node | None, value: Taint | None, *, join: bool = False, node: Node | None = None
     ) -> None:
         targets = self.targets(left)
+        plain = len(targets) == 1 and not join  # ``x = ...``: x also takes the value's literal and shape
         for target in targets:
-            if target.type == "identifier" and len(targets) == 1 and not join:
-                self.bind(node_text(target), node, value)
-            elif target.type == "identifier":
-                self.assign(node_text(target), value, join=join)
-            else:
+            if target.type != "identifier":
                 self.store_into(target, value)
+            elif plain:
+                self.bind(node_text(target), node, value)
+            else:
+                self.assign(node_text(target), value, join=join)
 
     def store_into(self, target: Node, value: Taint | None) -> None:
         """An element or attribute assigned: its base holds the value, or a session's store is a flow."""

@@ -130,10 +130,15 @@ def _params_in_order(node: Node, language: str) -> list[str]:
     params = node.child_by_field_name("parameters")
     if params is None and language in _SCRIPT:  # ``x => ...``: one parameter, no parentheses
         return pattern_names(node.child_by_field_name("parameter"))
-    names = [
+    names = _param_names(params, language)
+    return _without_receiver(names) if language == "python" else names
+
+
+def _param_names(params: Node | None, language: str) -> list[str]:
+    """The names a parameter list binds, in order."""
+    return [
         name for child in (params.named_children if params else []) for name in _param_name(child, language)
     ]
-    return _without_receiver(names) if language == "python" else names
 
 
 def _without_receiver(names: list[str]) -> list[str]:
@@ -298,15 +303,19 @@ def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]
     of the package's own is not urllib's). Empty for a function cut out of its file, or another language."""
     if language != "python" or not declared:
         return {}
-    root = declared[0][1]
-    while root.parent is not None:
-        root = root.parent
     found: dict[str, str] = {}
-    for node in _from_imports(root):
+    for node in _from_imports(_root(declared[0][1])):
         module = node_text(node.child_by_field_name("module_name"))
         for name in node.children_by_field_name("name"):
             found[node_text(_bound(name))] = module
     return found
+
+
+def _root(node: Node) -> Node:
+    """The root of the tree a node is in (its file's module)."""
+    while node.parent is not None:
+        node = node.parent
+    return node
 
 
 def _bound(name: Node) -> Node | None:
