@@ -108,10 +108,15 @@ def _logical(
     vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], node: Node, holds: bool
 ) -> Proved:
     """``a and b`` where it holds, ``a or b`` where it fails: what both sides prove."""
-    op = operator_of(node)
-    if (op in _AND and holds) or (op in _OR and not holds):  # both sides are known
+    if _both_sides_known(operator_of(node), holds):
         return _joined(*(validated(vocab, parts, made_by, side, holds) for side in node.named_children))
     return {}
+
+
+def _both_sides_known(op: str, holds: bool) -> bool:
+    """Whether each side of a logical operator is known: both hold where ``and`` does, both fail where ``or``
+    does."""
+    return (op in _AND and holds) or (op in _OR and not holds)
 
 
 def _called(vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], node: Node) -> Proved:

@@ -190,16 +190,15 @@ def _entry(row: dict[str, object], kind: str, language: str) -> Entry:
     """One row of a vocabulary file (``kind``: its table) as an entry; a bad row names itself."""
     where = f"taint/{language}.toml: {kind} {row.get('id')!r}"
     try:
-        args = row.get("args", "any")
         return Entry(
             id=str(row["id"]),
-            names=frozenset(str(n) for n in row.get("names", [])),  # type: ignore[attr-defined]
+            names=frozenset(_texts(row, "names")),
             receiver=_regex(row, "receiver"),
             kind=str(row.get("kind", "")),
             operation=str(row.get("operation", "")),
-            args=None if args == "any" else tuple(int(a) for a in args),  # type: ignore[attr-defined]
-            operations=frozenset(str(o) for o in row.get("operations", [])),  # type: ignore[attr-defined]
-            attributes=tuple(str(a) for a in row.get("attributes", [])),  # type: ignore[attr-defined]
+            args=_read_args(row),
+            operations=frozenset(_texts(row, "operations")),
+            attributes=tuple(_texts(row, "attributes")),
             tag=_tag(row),
             pattern=_regex(row, "pattern"),
             argv_safe=bool(row.get("argv_safe", False)),
@@ -215,6 +214,17 @@ def _entry(row: dict[str, object], kind: str, language: str) -> Entry:
         )
     except (KeyError, TypeError, ValueError, re.error) as exc:
         raise ValueError(f"{where}: {exc}") from exc
+
+
+def _texts(row: dict[str, object], key: str) -> list[str]:
+    """A list under ``key`` as strings (empty when the row has none)."""
+    return [str(item) for item in row.get(key, [])]  # type: ignore[attr-defined]
+
+
+def _read_args(row: dict[str, object]) -> tuple[int, ...] | None:
+    """The argument positions a sink reads (None: ``"any"``, the default)."""
+    args = row.get("args", "any")
+    return None if args == "any" else tuple(int(a) for a in args)  # type: ignore[attr-defined]
 
 
 def _regex(row: dict[str, object], key: str) -> re.Pattern[str] | None:

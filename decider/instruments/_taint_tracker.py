@@ -248,9 +248,12 @@ class Tracker(SinkWalk, ABC):
                 return found  # request.args.get("x"), os.environ.get("X")
         call = self.read_call(node, name, obj, args)
         source = self.source_call(call)
-        if source is not None:
-            return source
-        held = self.container(name, obj, args, call.values)
+        return source if source is not None else self.call_result(call)
+
+    def call_result(self, call: Call) -> Taint | None:
+        """What a call that reads no source hands back: a followed container's element, nothing from a sink,
+        else what passes through it."""
+        held = self.container(call.name, call.obj, call.args, call.values)
         if held is not UNHANDLED:
             return held  # type: ignore[return-value]
         if not call.own and self.sink_call(call):
@@ -263,10 +266,12 @@ class Tracker(SinkWalk, ABC):
         receiver_text = node_text(obj) if obj is not None else self.imported.get(name, "")
         receiver = self.expr(obj) if obj is not None else None
         values = [self.expr(a) for a in args]
-        # a bare call of this file's own function, or of a parameter or local, is not the library's of that
-        # name
-        own = obj is None and (name in self.defined or name in self.env)
-        return Call(node, name, obj, args, receiver_text, receiver, values, own)
+        return Call(node, name, obj, args, receiver_text, receiver, values, self.own_call(name, obj))
+
+    def own_call(self, name: str, obj: Node | None) -> bool:
+        """Whether a call is a bare call of this file's own function, or of a parameter or local: not the
+        library's of that name."""
+        return obj is None and (name in self.defined or name in self.env)
 
     def source_call(self, call: Call) -> Taint | None:
         """The input a call reads, if it is a source the vocabulary names."""
