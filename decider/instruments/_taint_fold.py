@@ -110,6 +110,11 @@ def _char_at(node: Node, consts: dict[str, object]) -> object:
     base = constant(node.child_by_field_name("object"), consts)
     args = node.child_by_field_name("arguments")
     index = constant(args.named_children[0], consts) if args and len(args.named_children) == 1 else None
+    return _char_of(base, index)
+
+
+def _char_of(base: object, index: object) -> object:
+    """``base[index]`` when a known string is read at a known index in range, else None."""
     if isinstance(base, str) and isinstance(index, int) and 0 <= index < len(base):
         return base[index]
     return None

@@ -146,9 +146,14 @@ def _validates(validator: Entry, name: str, receiver: Node | None, args: Sequenc
 
 def _subject(validator: Entry, receiver: Node | None, args: Sequence[Node]) -> Node | None:
     """What the validator's call proves safe: its receiver or an argument, if a variable or a path."""
-    index = validator.args[0] if validator.args else 0
-    subject = receiver if validator.subject == "receiver" else (args[index] if index < len(args) else None)
+    subject = receiver if validator.subject == "receiver" else _checked_argument(validator, args)
     return subject if subject is not None and _is_subject(subject) else None
+
+
+def _checked_argument(validator: Entry, args: Sequence[Node]) -> Node | None:
+    """The argument a validator checks: the first its ``args`` names, else the first (None: not passed)."""
+    index = validator.args[0] if validator.args else 0
+    return args[index] if index < len(args) else None
 
 
 def _made_as_wanted(validator: Entry, subject: Node, made_by: Mapping[str, str]) -> bool:
@@ -282,7 +287,11 @@ def _pattern(node: Node) -> str | None:
     quotes."""
     if not _is_constant_string(node):
         return None
-    text = (node.text or b"").decode("utf-8", "replace").lstrip("rRbBuU")
+    return _between_quotes((node.text or b"").decode("utf-8", "replace").lstrip("rRbBuU"))
+
+
+def _between_quotes(text: str) -> str | None:
+    """What a literal holds between its quotes, as written (None: not quoted alike at both ends)."""
     return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else None
 
 

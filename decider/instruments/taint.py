@@ -79,11 +79,15 @@ def _param_name(child: Node, language: str) -> list[str]:
 def _java_param(child: Node) -> list[str]:
     named = child.child_by_field_name("name")
     if named is None and child.type == "spread_parameter":
-        named = next(
-            (c.child_by_field_name("name") for c in child.named_children if c.type == "variable_declarator"),
-            None,
-        )
+        named = _spread_name(child)
     return [node_text(named)] if named is not None else []
+
+
+def _spread_name(child: Node) -> Node | None:
+    """``String... args``: the name its declarator binds."""
+    return next(
+        (c.child_by_field_name("name") for c in child.named_children if c.type == "variable_declarator"), None
+    )
 
 
 def _python_param(child: Node) -> list[str]:
