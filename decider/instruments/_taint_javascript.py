@@ -6,7 +6,7 @@ parameters as sources, as Python's nested definitions are; the walk of the funct
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tree_sitter import Node
 
@@ -43,6 +43,28 @@ def _arguments(call: Node) -> list[Node]:
     """A call's or a ``new``'s argument expressions."""
     args = call.child_by_field_name("arguments")
     return [a for a in (args.named_children if args else []) if a.type != "comment"]
+
+
+def _method_parts(call: Node, function: Node) -> tuple[str, Node | None, Sequence[Node]]:
+    """``obj.name(...)``: the property called, its object and the arguments."""
+    return (
+        node_text(function.child_by_field_name("property")),
+        function.child_by_field_name("object"),
+        _arguments(call),
+    )
+
+
+def _function_parts(call: Node, function: Node) -> tuple[str, Node | None, Sequence[Node]]:
+    """``name(...)``, ``import(...)``: the name called, no receiver, and the arguments."""
+    return node_text(function), None, _arguments(call)
+
+
+_CALLEES: dict[str, Callable[[Node, Node], tuple[str, Node | None, Sequence[Node]]]] = {
+    "member_expression": _method_parts,
+    "identifier": _function_parts,
+    "import": _function_parts,
+}
+"""How a call is read by what it calls (any other callee, a call's result or an IIFE: not a named call)."""
 
 
 class JavaScriptTracker(Tracker):
@@ -85,15 +107,10 @@ class JavaScriptTracker(Tracker):
 
     def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
         function = node.child_by_field_name("function") if node.type == "call_expression" else None
-        if function is not None and function.type == "member_expression":
-            return (
-                node_text(function.child_by_field_name("property")),
-                function.child_by_field_name("object"),
-                _arguments(node),
-            )
-        if function is not None and function.type in ("identifier", "import"):
-            return node_text(function), None, _arguments(node)
-        return None
+        if function is None:
+            return None
+        read = _CALLEES.get(function.type)
+        return read(node, function) if read is not None else None
 
     def call_expression(self, node: Node) -> Taint | None:
         found = self.parts(node)

@@ -68,7 +68,7 @@ class SinkWalk(Walk):
     def summary_flows(self, summary: Summary, values: list[Taint | None], line: int, where: str) -> None:
         """A same-file function whose parameter reaches a sink: a tainted argument there is a flow here."""
         for index, sinks in summary.sinks.items():
-            value = values[index] if index < len(values) else None
+            value = _passed(values, index)
             if value is None:
                 continue
             for operation, sink_id, tag in sorted(sinks, key=str):
@@ -167,6 +167,11 @@ class SinkWalk(Walk):
                 steps=_steps_before(value, line),
             )
         )
+
+
+def _passed(values: list[Taint | None], index: int) -> Taint | None:
+    """The taint of the argument at ``index`` (None: untainted, or not passed)."""
+    return values[index] if index < len(values) else None
 
 
 def _priors(value: Taint, tag: str | None) -> tuple[str, ...]:

@@ -315,11 +315,8 @@ class Tracker(SinkWalk, ABC):
 
     def mutated(self, call: Call) -> None:
         """A mutator (``list.append(x)``) stores its arguments' taint in its receiver."""
-        if call.name not in self.vocab.mutators or call.obj is None:
-            return
-        stored, base = join_taints(*call.values), self._base(call.obj)
-        if stored is not None and base is not None:
-            self.assign(base, stored, join=True)
+        if call.name in self.vocab.mutators and call.obj is not None:
+            self.store_in_base(call.obj, join_taints(*call.values))
 
     def call_source(self, name: str, receiver_text: str, line: int) -> Taint | None:
         what = (f"{receiver_text}.{name}" if receiver_text else name)[:60]

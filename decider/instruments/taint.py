@@ -187,11 +187,12 @@ def _defined(declared: list[tuple[str, Node]], every: bool) -> frozenset[str]:
     every function and method of the file; in Python a module's functions and functions nested in
     functions, not a class's methods."""
     qualified = {name.split("#", 1)[0] for name, _ in declared}
-    return frozenset(
-        simple_name(name)
-        for name in qualified
-        if every or "." not in name or name.rsplit(".", 1)[0] in qualified
-    )
+    return frozenset(simple_name(name) for name in qualified if every or _module_level(name, qualified))
+
+
+def _module_level(name: str, qualified: set[str]) -> bool:
+    """A module's function, or a function nested in one of the file's functions (not a class's method)."""
+    return "." not in name or name.rsplit(".", 1)[0] in qualified
 
 
 def _summaries(
