@@ -199,9 +199,19 @@ def _checked(node: Node, holds: bool) -> tuple[Node, bool] | None:
     op = _comparison(node)
     left, right = node.named_children
     if op in ("in", "not in"):
-        return left, holds == (op == "in") and _allow_list(right)
-    if op not in _EQUAL | _UNEQUAL:
-        return None
+        return _membership(op, left, right, holds)
+    if op in _EQUAL | _UNEQUAL:
+        return _equality(op, left, right, holds)
+    return None
+
+
+def _membership(op: str, left: Node, right: Node, holds: bool) -> tuple[Node, bool]:
+    """``x in ALLOWED`` proves ``x`` where it holds, ``x not in ALLOWED`` where it fails (an allow-list)."""
+    return left, holds == (op == "in") and _allow_list(right)
+
+
+def _equality(op: str, left: Node, right: Node, holds: bool) -> tuple[Node, bool]:
+    """``x == "a"`` (or ``"a" == x``) proves ``x`` where it holds, ``!=`` where it fails (a plain literal)."""
     if left.type in _LITERALS:
         left, right = right, left
     return left, holds == (op in _EQUAL) and _plain_literal(right)

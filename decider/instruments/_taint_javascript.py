@@ -128,12 +128,17 @@ class JavaScriptTracker(Tracker):
         value = self.expr(right)
         left = node.child_by_field_name("left")
         if node.type == "assignment_expression":
-            self.bind_pattern(left, right, value)
-            if left is not None and left.type in self.members:
-                self.store_in_base(left, value)
+            self.assign_plain(left, right, value)
         elif left is not None and left.type == "identifier":
             self.assign(node_text(left), value, join=True)  # ``q += input``
         return value
+
+    def assign_plain(self, left: Node | None, right: Node | None, value: Taint | None) -> None:
+        """``a = b``: the target takes the value; a member assigned (``o.f = b``) also taints the object it is
+        rooted at."""
+        self.bind_pattern(left, right, value)
+        if left is not None and left.type in self.members:
+            self.store_in_base(left, value)
 
 
 _STATEMENTS: dict[str, Statement] = {

@@ -187,7 +187,7 @@ class Tracker(SinkWalk, ABC):
     # -- expressions -----------------------------------------------------------------------------
     def expr(self, node: Node | None) -> Taint | None:
         """The taint an expression carries (sinks inside it are recorded on the way)."""
-        if node is None or node.type in SKIP or node.type in LITERALS:
+        if node is None or node.type in _INERT:
             return None
         if node.type == "identifier":
             return self.env.get(node_text(node))
@@ -233,11 +233,15 @@ class Tracker(SinkWalk, ABC):
         for source in self.vocab.sources:
             for attribute in source.attributes:
                 if dotted == attribute or dotted.startswith((attribute + ".", attribute + "[")):
-                    # read off a parameter (a Django view's or an Express handler's ``request``), it is input
-                    # without the prior: the prior only names objects that are not already tainted
-                    tag = None if self._base(node) in self.env else source.tag
-                    return Taint(source.kind, node.start_point.row + 1, tag=tag, what=dotted[:60])
+                    return self.read_source(source, node, dotted)
         return None
+
+    def read_source(self, source: Entry, node: Node, dotted: str) -> Taint:
+        """The input a member read of a source brings (``dotted``: as written)."""
+        # read off a parameter (a Django view's or an Express handler's ``request``), it is input without the
+        # prior: the prior only names objects that are not already tainted
+        tag = None if self._base(node) in self.env else source.tag
+        return Taint(source.kind, node.start_point.row + 1, tag=tag, what=dotted[:60])
 
     # -- calls -----------------------------------------------------------------------------------
     def call(self, node: Node, name: str, obj: Node | None, args: Sequence[Node]) -> Taint | None:
@@ -379,6 +383,8 @@ def _returned(summary: Summary, values: list[Taint | None]) -> Taint | None:
 
 Statement = Callable[[Any, Node], None]
 Expression = Callable[[Any, Node], Taint | None]
+_INERT = SKIP | LITERALS
+"""Nodes that carry no taint: literals, and nested functions and classes (walked on their own)."""
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
 _CASES = frozenset(
     {
