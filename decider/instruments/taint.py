@@ -223,8 +223,12 @@ def _summarise(summary: Summary, index: int, tracker: Tracker) -> None:
         summary.returns.add(index)
     for flow in tracker.flows:
         if flow.source_kind == PARAMETER and not flow.sanitized:
-            tag = flow.tags[0] if flow.tags else None
-            summary.sinks.setdefault(index, set()).add((flow.operation, flow.sink, tag))
+            summary.sinks.setdefault(index, set()).add(_summary_sink(flow))
+
+
+def _summary_sink(flow: Flow) -> tuple[str, str, str | None]:
+    """A sink as a summary keeps it: its operation, its id and the first prior the flow depends on."""
+    return flow.operation, flow.sink, flow.tags[0] if flow.tags else None
 
 
 def _returns_parameter(returned: Taint | None) -> bool:
@@ -283,9 +287,12 @@ def _decorators(node: Node) -> list[_Decorator]:
 
 
 def _decorator(decorator: Node) -> _Decorator | None:
-    call = decorator.named_children[0] if decorator.named_children else None
-    function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
-    if call is None or function is None or function.type != "attribute":
+    """A decorator read, when it calls an attribute (None: any other)."""
+    call = _decorator_call(decorator)
+    if call is None:
+        return None
+    function = call.child_by_field_name("function")
+    if function is None or function.type != "attribute":
         return None
     return _Decorator(
         node_text(call),
@@ -293,6 +300,12 @@ def _decorator(decorator: Node) -> _Decorator | None:
         node_text(function.child_by_field_name("object")),
         _first_argument(call),
     )
+
+
+def _decorator_call(decorator: Node) -> Node | None:
+    """The call a decorator makes (``@app.get("/items")``), if it makes one."""
+    call = decorator.named_children[0] if decorator.named_children else None
+    return call if call is not None and call.type == "call" else None
 
 
 def _first_argument(call: Node) -> object:
