@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from tree_sitter import Node
 
-from ouroboros_gates.decider.instruments._taint_env import Arm
+from ouroboros_gates.decider.instruments._taint_env import Sides
 from ouroboros_gates.decider.instruments._taint_guards import exits, is_element, validated
 from ouroboros_gates.decider.instruments._taint_model import (
     LITERALS,
@@ -112,38 +112,9 @@ class Tracker(SinkWalk, ABC):
             self.guard(condition, False)
             self.alternatives(alternatives)
 
-        then_env, then_set = self._side(start, then)
-        else_env, else_set = self._side(start, otherwise)
-        before = {**else_set, **then_set}  # each name as it was before (an element: as its variable had it)
-
-        def on(env: dict[str, Taint], assigned: dict[str, Taint | None], name: str) -> Taint | None:
-            return env.get(name) if name in assigned else start.get(name, before.get(name))
-
-        leaves = exits(consequence, self.parts)
-        self.env = dict(else_env) if leaves else dict(start)
-        for name, held in before.items():
-            if self.arms:
-                self.arms[-1].setdefault(
-                    name, start.get(name, held)
-                )  # an enclosing arm: as it was before the if
-            value = on(else_env, else_set, name)
-            if not leaves:
-                value = join_taints(on(then_env, then_set, name), value)
-            if value is None:
-                self.env.pop(name, None)
-            else:
-                self.env[name] = value
-
-    def _side(self, start: dict[str, Taint], run: Callable[[], None]) -> tuple[dict[str, Taint], Arm]:
-        """Run one side of an ``if`` from ``start``: the state it ends in and the names it assigned, each with
-        what it held before."""
-        self.env = dict(start)
-        self.arms.append({})
-        try:
-            run()
-        finally:
-            assigned = self.arms.pop()
-        return self.env, assigned
+        then_env, then_set = self.side(start, then)
+        else_env, else_set = self.side(start, otherwise)
+        self.join_sides(Sides(start, then_env, then_set, else_env, else_set), exits(consequence, self.parts))
 
     def guard(self, condition: Node | None, holds: bool) -> None:
         """Clear, for the operations the vocabulary's validators prove, each variable ``condition`` checks."""
