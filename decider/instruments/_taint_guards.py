@@ -127,14 +127,23 @@ def _called(vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], no
     name, receiver, args = found
     proved: Proved = {}
     for validator in vocab.validators:
-        if not _validates(validator, name, receiver, args):
-            continue
-        subject = _subject(validator, receiver, args)
-        if subject is None or not _made_as_wanted(validator, subject, made_by):
+        subject = _proved_subject(validator, name, receiver, args, made_by)
+        if subject is None:
             continue
         key = node_text(subject)
         proved[key] = (proved.get(key, (frozenset(), subject))[0] | validator.operations, subject)
     return proved
+
+
+def _proved_subject(
+    validator: Entry, name: str, receiver: Node | None, args: Sequence[Node], made_by: Mapping[str, str]
+) -> Node | None:
+    """What one validator proves safe by this call (None: the call is not it, or not on a subject it
+    wants)."""
+    if not _validates(validator, name, receiver, args):
+        return None
+    subject = _subject(validator, receiver, args)
+    return subject if subject is not None and _made_as_wanted(validator, subject, made_by) else None
 
 
 def _validates(validator: Entry, name: str, receiver: Node | None, args: Sequence[Node]) -> bool:

@@ -361,10 +361,17 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
         return ()
     if language in ("c", "cpp"):
         return memory_flows(vocab, functions)
-    functions = list(functions)
+    declared, scripts = _declared_and_scripts(list(functions))
+    return tuple(_walked(language, vocab, declared, [*declared, *scripts]))
+
+
+def _declared_and_scripts(
+    functions: list[tuple[str, Node]],
+) -> tuple[list[tuple[str, Node]], list[tuple[str, Node]]]:
+    """The functions with a body, and the files' top-level code, among ``functions``."""
     declared = [(name, node) for name, node in functions if node.child_by_field_name("body") is not None]
     scripts = [(name, node) for name, node in functions if node.type in TOP_LEVEL]
-    return tuple(_walked(language, vocab, declared, [*declared, *scripts]))
+    return declared, scripts
 
 
 def _walked(
