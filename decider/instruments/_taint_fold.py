@@ -9,7 +9,7 @@ from tree_sitter import Node
 
 from ouroboros_gates.decider.instruments._taint_model import node_text
 
-__all__ = ["constant", "fold", "fold_unary", "literal", "operator_of"]
+__all__ = ["between_quotes", "constant", "fold", "fold_unary", "literal", "operator_of"]
 
 
 def operator_of(node: Node) -> str:
@@ -65,9 +65,20 @@ def _fold_typed(op: str, left: object, right: object) -> object:
 
 
 def fold_unary(text: str, inner: object) -> object:
+    """A unary operator (``text``: the expression as written) over a known literal, else None."""
     if text.startswith(("!", "not")):
-        return (not inner) if isinstance(inner, bool) else None
-    return -inner if text.startswith("-") and _is_int(inner) else None  # type: ignore[operator]
+        return _negated(inner)
+    return _minus(inner) if text.startswith("-") else None
+
+
+def _negated(inner: object) -> object:
+    """``!b``, ``not b`` over a boolean."""
+    return (not inner) if isinstance(inner, bool) else None
+
+
+def _minus(inner: object) -> object:
+    """``-n`` over an int."""
+    return -inner if _is_int(inner) else None  # type: ignore[operator]
 
 
 def constant(node: Node | None, consts: dict[str, object]) -> object:
@@ -195,7 +206,10 @@ _PLAIN_STRINGS: dict[str, Callable[[Node], bool]] = {
 
 def _unquoted(text: str) -> str | None:
     """A quoted string's content (None: not quoted alike at both ends, or with an escape in it)."""
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        inner = text[1:-1]
-        return inner if "\\" not in inner else None
-    return None
+    inner = between_quotes(text)
+    return inner if inner is not None and "\\" not in inner else None
+
+
+def between_quotes(text: str) -> str | None:
+    """What a literal holds between its quotes, as written (None: not quoted alike at both ends)."""
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from ouroboros_gates.decider.instruments._taint_fold import operator_of
+from ouroboros_gates.decider.instruments._taint_fold import between_quotes, operator_of
 from ouroboros_gates.decider.instruments._taint_model import Entry, TaintVocabulary, node_text
 
 if TYPE_CHECKING:
@@ -306,12 +306,7 @@ def _pattern(node: Node) -> str | None:
     quotes."""
     if not _is_constant_string(node):
         return None
-    return _between_quotes((node.text or b"").decode("utf-8", "replace").lstrip("rRbBuU"))
-
-
-def _between_quotes(text: str) -> str | None:
-    """What a literal holds between its quotes, as written (None: not quoted alike at both ends)."""
-    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else None
+    return between_quotes((node.text or b"").decode("utf-8", "replace").lstrip("rRbBuU"))
 
 
 def _is_constant_string(node: Node) -> bool:

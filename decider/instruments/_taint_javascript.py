@@ -20,13 +20,23 @@ def pattern_names(node: Node | None) -> list[str]:
     """The names a binding pattern binds: ``x``, ``{ a, b: c }``, ``[d, ...e]``, ``f = 1``."""
     if node is None:
         return []
-    if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-        return [node_text(node)]
-    if node.type in _WRAPPED:
-        return pattern_names(node.child_by_field_name(_WRAPPED[node.type]))
-    if node.type in ("object_pattern", "array_pattern", "rest_pattern"):
-        return [name for child in node.named_children for name in pattern_names(child)]
-    return []
+    names = _PATTERNS.get(node.type)
+    return names(node) if names is not None else []
+
+
+def _own_name(node: Node) -> list[str]:
+    """``x``, ``{ a }``: the name itself."""
+    return [node_text(node)]
+
+
+def _wrapped_names(node: Node) -> list[str]:
+    """``b: c``, ``f = 1``, a TypeScript parameter: what the pattern it wraps binds."""
+    return pattern_names(node.child_by_field_name(_WRAPPED[node.type]))
+
+
+def _nested_names(node: Node) -> list[str]:
+    """``{ a, b: c }``, ``[d, ...e]``: what each part binds, in order."""
+    return [name for child in node.named_children for name in pattern_names(child)]
 
 
 _WRAPPED = {
@@ -37,6 +47,12 @@ _WRAPPED = {
     "optional_parameter": "pattern",
 }
 """The patterns that wrap another (``b: c``, ``f = 1``, a TypeScript parameter): the field it is in."""
+_PATTERNS: dict[str, Callable[[Node], list[str]]] = {
+    **dict.fromkeys(("identifier", "shorthand_property_identifier_pattern"), _own_name),
+    **dict.fromkeys(_WRAPPED, _wrapped_names),
+    **dict.fromkeys(("object_pattern", "array_pattern", "rest_pattern"), _nested_names),
+}
+"""How each kind of binding pattern's names are read."""
 
 
 def _arguments(call: Node) -> list[Node]:
