@@ -184,7 +184,7 @@ def _compared(node: Node, holds: bool) -> Proved | None:
     """What a comparison proves: ``x in ALLOWED`` (an allow-list: a literal collection, or a constant's name)
     and ``x == "literal"`` prove ``x`` safe for every operation where they hold (``not in`` and ``!=`` where
     they fail). None when ``node`` is no such comparison."""
-    if node.type not in ("comparison_operator", "binary_expression") or len(node.named_children) != 2:
+    if not _is_comparison(node):
         return None
     checked = _checked(node, holds)
     if checked is None:
@@ -200,6 +200,11 @@ def _proved_safe(subject: Node) -> Proved:
     if url is not None:
         return {node_text(url): (_HOST_CHECKED, url)}
     return {node_text(subject): (frozenset({"*"}), subject)} if _is_subject(subject) else {}
+
+
+def _is_comparison(node: Node) -> bool:
+    """A comparison of two operands (``x in A``, ``x == "a"``; not Python's chained ``a < b < c``)."""
+    return node.type in ("comparison_operator", "binary_expression") and len(node.named_children) == 2
 
 
 def _checked(node: Node, holds: bool) -> tuple[Node, bool] | None:
@@ -251,6 +256,11 @@ def _url_of_host(node: Node) -> Node | None:
     return found[0] if len(found) == 1 and found[0].type in _VARIABLES else None
 
 
+def _reads_host(node: Node) -> bool:
+    """``….hostname``, ``….netloc``: an attribute read of a URL's host."""
+    return node.type == "attribute" and node_text(node.child_by_field_name("attribute")) in _HOST_PARTS
+
+
 def _arguments(call: Node | None) -> list[Node]:
     """A call's arguments, comments aside (none without a call)."""
     args = call.child_by_field_name("arguments") if call is not None else None
@@ -259,7 +269,7 @@ def _arguments(call: Node | None) -> list[Node]:
 
 def _parse_call(node: Node) -> Node | None:
     """The URL parser's call whose host ``node`` reads (``urlparse(url).hostname``, ``.netloc``)."""
-    if node.type != "attribute" or node_text(node.child_by_field_name("attribute")) not in _HOST_PARTS:
+    if not _reads_host(node):
         return None
     call = node.child_by_field_name("object")
     if call is None or call.type != "call":

@@ -86,7 +86,12 @@ class Entry:
         None  # a sanitiser's: it clears only a call whose text matches this (``replace("\\n", "")``)
     )
 
+    def priors(self) -> list[str]:
+        """The frameworks or libraries the entry's prior is any of (none without a tag)."""
+        return [t for t in (self.tag or "").split("|") if t]
+
     def applies(self, name: str, receiver: str) -> bool:
+        """Whether a call of ``name`` on ``receiver`` (as written) is this entry."""
         named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
         return named and (self.receiver is None or bool(self.receiver.search(receiver)))
 

@@ -178,7 +178,7 @@ def _bind(tracker: Tracker, params: Iterable[str], routes: Sequence[tuple[Entry,
 
 def _tags(entries: Iterable[Entry]) -> str | None:
     """The frameworks' tags of some entries, sorted and joined with ``|`` (None: no tag)."""
-    return "|".join(sorted({t for entry in entries for t in (entry.tag or "").split("|") if t})) or None
+    return "|".join(sorted({t for entry in entries for t in entry.priors()})) or None
 
 
 def _defined(declared: list[tuple[str, Node]], every: bool) -> frozenset[str]:
