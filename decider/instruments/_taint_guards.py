@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from ouroboros_gates.decider.instruments._taint_model import Entry, TaintVocabulary, node_text, operator_of
+from ouroboros_gates.decider.instruments._taint_fold import between_quotes, operator_of
+from ouroboros_gates.decider.instruments._taint_model import Entry, TaintVocabulary, node_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -71,10 +72,9 @@ def validated(
     one: a resolved path)."""
     if node is None:
         return {}
-    kind = node.type
-    if kind in ("parenthesized_expression", "condition_clause") and node.named_children:
+    if _is_wrapped(node):
         return validated(vocab, parts, made_by, node.named_children[-1], holds)
-    if kind in _NEGATIONS and operator_of(node) in ("!", "not"):
+    if _is_negation(node):
         return validated(vocab, parts, made_by, _operand(node), not holds)
     if _is_logical(node):
         return _logical(vocab, parts, made_by, node, holds)
@@ -82,6 +82,16 @@ def validated(
     if compared is not None:
         return compared
     return _called(vocab, parts, made_by, node) if holds else {}
+
+
+def _is_wrapped(node: Node) -> bool:
+    """A condition in parentheses or in a ``condition_clause`` (C++'s ``if``): the test is its last child."""
+    return node.type in ("parenthesized_expression", "condition_clause") and bool(node.named_children)
+
+
+def _is_negation(node: Node) -> bool:
+    """``!x``, ``not x``."""
+    return node.type in _NEGATIONS and operator_of(node) in ("!", "not")
 
 
 def _operand(negation: Node) -> Node:
@@ -98,10 +108,15 @@ def _logical(
     vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], node: Node, holds: bool
 ) -> Proved:
     """``a and b`` where it holds, ``a or b`` where it fails: what both sides prove."""
-    op = operator_of(node)
-    if (op in _AND and holds) or (op in _OR and not holds):  # both sides are known
+    if _both_sides_known(operator_of(node), holds):
         return _joined(*(validated(vocab, parts, made_by, side, holds) for side in node.named_children))
     return {}
+
+
+def _both_sides_known(op: str, holds: bool) -> bool:
+    """Whether each side of a logical operator is known: both hold where ``and`` does, both fail where ``or``
+    does."""
+    return (op in _AND and holds) or (op in _OR and not holds)
 
 
 def _called(vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], node: Node) -> Proved:
@@ -112,14 +127,23 @@ def _called(vocab: TaintVocabulary, parts: Parts, made_by: Mapping[str, str], no
     name, receiver, args = found
     proved: Proved = {}
     for validator in vocab.validators:
-        if not _validates(validator, name, receiver, args):
-            continue
-        subject = _subject(validator, receiver, args)
-        if subject is None or not _made_as_wanted(validator, subject, made_by):
+        subject = _proved_subject(validator, name, receiver, args, made_by)
+        if subject is None:
             continue
         key = node_text(subject)
         proved[key] = (proved.get(key, (frozenset(), subject))[0] | validator.operations, subject)
     return proved
+
+
+def _proved_subject(
+    validator: Entry, name: str, receiver: Node | None, args: Sequence[Node], made_by: Mapping[str, str]
+) -> Node | None:
+    """What one validator proves safe by this call (None: the call is not it, or not on a subject it
+    wants)."""
+    if not _validates(validator, name, receiver, args):
+        return None
+    subject = _subject(validator, receiver, args)
+    return subject if subject is not None and _made_as_wanted(validator, subject, made_by) else None
 
 
 def _validates(validator: Entry, name: str, receiver: Node | None, args: Sequence[Node]) -> bool:
@@ -131,9 +155,14 @@ def _validates(validator: Entry, name: str, receiver: Node | None, args: Sequenc
 
 def _subject(validator: Entry, receiver: Node | None, args: Sequence[Node]) -> Node | None:
     """What the validator's call proves safe: its receiver or an argument, if a variable or a path."""
-    index = validator.args[0] if validator.args else 0
-    subject = receiver if validator.subject == "receiver" else (args[index] if index < len(args) else None)
+    subject = receiver if validator.subject == "receiver" else _checked_argument(validator, args)
     return subject if subject is not None and _is_subject(subject) else None
+
+
+def _checked_argument(validator: Entry, args: Sequence[Node]) -> Node | None:
+    """The argument a validator checks: the first its ``args`` names, else the first (None: not passed)."""
+    index = validator.args[0] if validator.args else 0
+    return args[index] if index < len(args) else None
 
 
 def _made_as_wanted(validator: Entry, subject: Node, made_by: Mapping[str, str]) -> bool:
@@ -155,18 +184,27 @@ def _compared(node: Node, holds: bool) -> Proved | None:
     """What a comparison proves: ``x in ALLOWED`` (an allow-list: a literal collection, or a constant's name)
     and ``x == "literal"`` prove ``x`` safe for every operation where they hold (``not in`` and ``!=`` where
     they fail). None when ``node`` is no such comparison."""
-    if node.type not in ("comparison_operator", "binary_expression") or len(node.named_children) != 2:
+    if not _is_comparison(node):
         return None
     checked = _checked(node, holds)
     if checked is None:
         return None
     subject, ok = checked
-    if not ok:
-        return {}
+    return _proved_safe(subject) if ok else {}
+
+
+def _proved_safe(subject: Node) -> Proved:
+    """What a passing allow-list or equality test proves of the side it checks: a parsed URL's variable for
+    requests and redirects (its host was checked), else the subject for every operation."""
     url = _url_of_host(subject)
     if url is not None:
         return {node_text(url): (_HOST_CHECKED, url)}
     return {node_text(subject): (frozenset({"*"}), subject)} if _is_subject(subject) else {}
+
+
+def _is_comparison(node: Node) -> bool:
+    """A comparison of two operands (``x in A``, ``x == "a"``; not Python's chained ``a < b < c``)."""
+    return node.type in ("comparison_operator", "binary_expression") and len(node.named_children) == 2
 
 
 def _checked(node: Node, holds: bool) -> tuple[Node, bool] | None:
@@ -175,9 +213,19 @@ def _checked(node: Node, holds: bool) -> tuple[Node, bool] | None:
     op = _comparison(node)
     left, right = node.named_children
     if op in ("in", "not in"):
-        return left, holds == (op == "in") and _allow_list(right)
-    if op not in _EQUAL | _UNEQUAL:
-        return None
+        return _membership(op, left, right, holds)
+    if op in _EQUAL | _UNEQUAL:
+        return _equality(op, left, right, holds)
+    return None
+
+
+def _membership(op: str, left: Node, right: Node, holds: bool) -> tuple[Node, bool]:
+    """``x in ALLOWED`` proves ``x`` where it holds, ``x not in ALLOWED`` where it fails (an allow-list)."""
+    return left, holds == (op == "in") and _allow_list(right)
+
+
+def _equality(op: str, left: Node, right: Node, holds: bool) -> tuple[Node, bool]:
+    """``x == "a"`` (or ``"a" == x``) proves ``x`` where it holds, ``!=`` where it fails (a plain literal)."""
     if left.type in _LITERALS:
         left, right = right, left
     return left, holds == (op in _EQUAL) and _plain_literal(right)
@@ -204,15 +252,24 @@ _HOST_PARTS = ("hostname", "netloc")
 def _url_of_host(node: Node) -> Node | None:
     """The URL variable whose host (or scheme and host) a comparison tests: ``urlparse(url).hostname in
     ALLOWED_HOSTS`` proves ``url`` safe to request or redirect to, for nothing else."""
-    call = _parse_call(node)
-    args = call.child_by_field_name("arguments") if call is not None else None
-    found = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+    found = _arguments(_parse_call(node))
     return found[0] if len(found) == 1 and found[0].type in _VARIABLES else None
+
+
+def _reads_host(node: Node) -> bool:
+    """``….hostname``, ``….netloc``: an attribute read of a URL's host."""
+    return node.type == "attribute" and node_text(node.child_by_field_name("attribute")) in _HOST_PARTS
+
+
+def _arguments(call: Node | None) -> list[Node]:
+    """A call's arguments, comments aside (none without a call)."""
+    args = call.child_by_field_name("arguments") if call is not None else None
+    return [a for a in args.named_children if a.type != "comment"] if args is not None else []
 
 
 def _parse_call(node: Node) -> Node | None:
     """The URL parser's call whose host ``node`` reads (``urlparse(url).hostname``, ``.netloc``)."""
-    if node.type != "attribute" or node_text(node.child_by_field_name("attribute")) not in _HOST_PARTS:
+    if not _reads_host(node):
         return None
     call = node.child_by_field_name("object")
     if call is None or call.type != "call":
@@ -225,6 +282,11 @@ def _allow_list(node: Node) -> bool:
     ``settings.ALLOWED_HOSTS``)."""
     if node.type in _COLLECTIONS:
         return all(child.type in _LITERALS or child.type == "pair" for child in node.named_children)
+    return _is_constant_name(node)
+
+
+def _is_constant_name(node: Node) -> bool:
+    """A name in capitals, plain or an attribute's (``ALLOWED_HOSTS``, ``settings.ALLOWED_HOSTS``)."""
     last = node_text(node).rsplit(".", 1)[-1]
     return node.type in ("identifier", "attribute") and last.isupper() and len(last) > 1
 
@@ -252,23 +314,32 @@ def is_path_of(path: str, name: str) -> bool:
 def _pattern(node: Node) -> str | None:
     """A pattern written as one string literal, as written (``r"^\\d+$"``, ``'/^[a-z]+$/i'``), without its
     quotes."""
-    if node.type not in ("string", "string_literal", "encapsed_string") or any(
+    if not _is_constant_string(node):
+        return None
+    return between_quotes((node.text or b"").decode("utf-8", "replace").lstrip("rRbBuU"))
+
+
+def _is_constant_string(node: Node) -> bool:
+    """A string literal with nothing interpolated into it."""
+    return node.type in ("string", "string_literal", "encapsed_string") and not any(
         child.type in ("interpolation", "variable_name", "template_substitution")
         for child in node.named_children
-    ):
-        return None
-    text = (node.text or b"").decode("utf-8", "replace").lstrip("rRbBuU")
-    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else None
+    )
 
 
 def _anchored(pattern: object) -> bool:
     """A regular expression (PHP's with its delimiters) that must match the whole value."""
     if not isinstance(pattern, str) or len(pattern) < 2:
         return False
-    body = pattern
-    if body[0] in "/#~!@%|+" and body[0] in body[1:]:  # PHP: /^[a-z]+$/i
-        body = body[1 : body.rindex(body[0])]
+    body = _undelimited(pattern)
     return body.startswith(("^", "\\A")) and body.endswith(("$", "\\Z", "\\z"))
+
+
+def _undelimited(pattern: str) -> str:
+    """A pattern without PHP's delimiters (``/^[a-z]+$/i``: ``^[a-z]+$``); any other as it is."""
+    if pattern[0] in "/#~!@%|+" and pattern[0] in pattern[1:]:
+        return pattern[1 : pattern.rindex(pattern[0])]
+    return pattern
 
 
 def exits(node: Node | None, parts: Parts) -> bool:
@@ -279,11 +350,18 @@ def exits(node: Node | None, parts: Parts) -> bool:
     last = _last_statement(node)
     if last.type in _JUMPS:
         return True
-    inner = last.named_children[0] if last.type == "expression_statement" and last.named_children else last
+    inner = _expression_of(last)
     if inner.type in _JUMPS:
         return True
     called = parts(inner)
     return called is not None and called[0] in _STOPS
+
+
+def _expression_of(statement: Node) -> Node:
+    """The expression an expression statement holds (any other statement: itself)."""
+    if statement.type == "expression_statement" and statement.named_children:
+        return statement.named_children[0]
+    return statement
 
 
 def _last_statement(node: Node) -> Node:

@@ -41,8 +41,7 @@ class JavaTracker(Tracker):
     def switch(self, node: Node) -> None:
         """A switch on a known value runs the matching case to its ``break``; otherwise every case may run."""
         value = self.const(node.child_by_field_name("condition"))
-        body = node.child_by_field_name("body")
-        groups = [g for g in body.named_children if g.type == "switch_block_statement_group"] if body else []
+        groups = _groups(node.child_by_field_name("body"))
         if value is None or not groups:
             self.loop(*node.named_children)
             return
@@ -53,10 +52,8 @@ class JavaTracker(Tracker):
     def matching(self, groups: Sequence[Node], value: object) -> int | None:
         """The case group a value enters at: the one that names it, else the default (None: neither)."""
         labels = [self.labels(g) for g in groups]
-        start = next((i for i, found in enumerate(labels) if value in found), None)
-        if start is None:
-            start = next((i for i, found in enumerate(labels) if _DEFAULT in found), None)
-        return start
+        start = _labelled(labels, value)
+        return start if start is not None else _labelled(labels, _DEFAULT)
 
     def cases(self, groups: Sequence[Node]) -> None:
         """Run case groups in order, falling through, up to the first ``break``."""
@@ -68,12 +65,15 @@ class JavaTracker(Tracker):
                     self.stmt(child)
 
     def labels(self, group: Node) -> list[object]:
+        """What a case group's labels match, in order (``default``: ``_DEFAULT``)."""
         found: list[object] = []
         for label in (c for c in group.named_children if c.type == "switch_label"):
-            found.extend(
-                [self.const(c) for c in label.named_children] if label.named_children else [_DEFAULT]
-            )
+            found.extend(self.label_values(label))
         return found
+
+    def label_values(self, label: Node) -> list[object]:
+        """What one ``case`` label matches (its constants), or ``_DEFAULT`` for ``default``."""
+        return [self.const(c) for c in label.named_children] if label.named_children else [_DEFAULT]
 
     def foreach(self, node: Node) -> None:
         value = self.expr(node.child_by_field_name("value"))
@@ -116,14 +116,22 @@ class JavaTracker(Tracker):
                 self.bind(node_text(left), right, value)
             else:
                 self.assign(node_text(left), value, join=True)
-            return value
-        base = self._base(left)
-        if base is not None and value is not None:
-            self.assign(base, value, join=True)
+        else:
+            self.store_in_base(left, value)
         return value
 
     def cast(self, node: Node) -> Taint | None:
         return self.expr(node.child_by_field_name("value"))
+
+
+def _groups(body: Node | None) -> list[Node]:
+    """A switch body's case groups (``case 1: case 2: ...``; none in a switch of arrow rules)."""
+    return [g for g in body.named_children if g.type == "switch_block_statement_group"] if body else []
+
+
+def _labelled(labels: list[list[object]], label: object) -> int | None:
+    """The first case group whose labels include ``label``."""
+    return next((i for i, found in enumerate(labels) if label in found), None)
 
 
 _STATEMENTS: dict[str, Statement] = {

@@ -6,7 +6,7 @@ parameters as sources, as Python's nested definitions are; the walk of the funct
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tree_sitter import Node
 
@@ -20,23 +20,67 @@ def pattern_names(node: Node | None) -> list[str]:
     """The names a binding pattern binds: ``x``, ``{ a, b: c }``, ``[d, ...e]``, ``f = 1``."""
     if node is None:
         return []
-    if node.type in ("identifier", "shorthand_property_identifier_pattern"):
-        return [node_text(node)]
-    if node.type == "pair_pattern":
-        return pattern_names(node.child_by_field_name("value"))
-    if node.type in ("assignment_pattern", "object_assignment_pattern"):
-        return pattern_names(node.child_by_field_name("left"))
-    if node.type in ("object_pattern", "array_pattern", "rest_pattern"):
-        return [name for child in node.named_children for name in pattern_names(child)]
-    if node.type in ("required_parameter", "optional_parameter"):
-        return pattern_names(node.child_by_field_name("pattern"))
-    return []
+    names = _PATTERNS.get(node.type)
+    return names(node) if names is not None else []
+
+
+def _own_name(node: Node) -> list[str]:
+    """``x``, ``{ a }``: the name itself."""
+    return [node_text(node)]
+
+
+def _wrapped_names(node: Node) -> list[str]:
+    """``b: c``, ``f = 1``, a TypeScript parameter: what the pattern it wraps binds."""
+    return pattern_names(node.child_by_field_name(_WRAPPED[node.type]))
+
+
+def _nested_names(node: Node) -> list[str]:
+    """``{ a, b: c }``, ``[d, ...e]``: what each part binds, in order."""
+    return [name for child in node.named_children for name in pattern_names(child)]
+
+
+_WRAPPED = {
+    "pair_pattern": "value",
+    "assignment_pattern": "left",
+    "object_assignment_pattern": "left",
+    "required_parameter": "pattern",
+    "optional_parameter": "pattern",
+}
+"""The patterns that wrap another (``b: c``, ``f = 1``, a TypeScript parameter): the field it is in."""
+_PATTERNS: dict[str, Callable[[Node], list[str]]] = {
+    **dict.fromkeys(("identifier", "shorthand_property_identifier_pattern"), _own_name),
+    **dict.fromkeys(_WRAPPED, _wrapped_names),
+    **dict.fromkeys(("object_pattern", "array_pattern", "rest_pattern"), _nested_names),
+}
+"""How each kind of binding pattern's names are read."""
 
 
 def _arguments(call: Node) -> list[Node]:
     """A call's or a ``new``'s argument expressions."""
     args = call.child_by_field_name("arguments")
     return [a for a in (args.named_children if args else []) if a.type != "comment"]
+
+
+def _method_parts(call: Node, function: Node) -> tuple[str, Node | None, Sequence[Node]]:
+    """``obj.name(...)``: the property called, its object and the arguments."""
+    return (
+        node_text(function.child_by_field_name("property")),
+        function.child_by_field_name("object"),
+        _arguments(call),
+    )
+
+
+def _function_parts(call: Node, function: Node) -> tuple[str, Node | None, Sequence[Node]]:
+    """``name(...)``, ``import(...)``: the name called, no receiver, and the arguments."""
+    return node_text(function), None, _arguments(call)
+
+
+_CALLEES: dict[str, Callable[[Node, Node], tuple[str, Node | None, Sequence[Node]]]] = {
+    "member_expression": _method_parts,
+    "identifier": _function_parts,
+    "import": _function_parts,
+}
+"""How a call is read by what it calls (any other callee, a call's result or an IIFE: not a named call)."""
 
 
 class JavaScriptTracker(Tracker):
@@ -79,15 +123,10 @@ class JavaScriptTracker(Tracker):
 
     def parts(self, node: Node) -> tuple[str, Node | None, Sequence[Node]] | None:
         function = node.child_by_field_name("function") if node.type == "call_expression" else None
-        if function is not None and function.type == "member_expression":
-            return (
-                node_text(function.child_by_field_name("property")),
-                function.child_by_field_name("object"),
-                _arguments(node),
-            )
-        if function is not None and function.type in ("identifier", "import"):
-            return node_text(function), None, _arguments(node)
-        return None
+        if function is None:
+            return None
+        read = _CALLEES.get(function.type)
+        return read(node, function) if read is not None else None
 
     def call_expression(self, node: Node) -> Taint | None:
         found = self.parts(node)
@@ -105,15 +144,17 @@ class JavaScriptTracker(Tracker):
         value = self.expr(right)
         left = node.child_by_field_name("left")
         if node.type == "assignment_expression":
-            self.bind_pattern(left, right, value)
-            if left is not None and left.type in self.members and value is not None:
-                base = self._base(left)
-                if base is not None:
-                    self.assign(base, value, join=True)
-            return value
-        if left is not None and left.type == "identifier":
+            self.assign_plain(left, right, value)
+        elif left is not None and left.type == "identifier":
             self.assign(node_text(left), value, join=True)  # ``q += input``
         return value
+
+    def assign_plain(self, left: Node | None, right: Node | None, value: Taint | None) -> None:
+        """``a = b``: the target takes the value; a member assigned (``o.f = b``) also taints the object it is
+        rooted at."""
+        self.bind_pattern(left, right, value)
+        if left is not None and left.type in self.members:
+            self.store_in_base(left, value)
 
 
 _STATEMENTS: dict[str, Statement] = {

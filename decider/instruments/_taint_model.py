@@ -1,13 +1,13 @@
-"""The taint tracker's data: its vocabulary, the taint a value carries, a flow, a function's summary, and
-the pure helpers it folds constants and follows literal-indexed containers with."""
+"""The taint tracker's data: its vocabulary, the taint a value carries, a flow and a function's summary
+(the constants it folds: ``_taint_fold``; the containers it follows: ``_taint_slots``)."""
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Any
 
 from tree_sitter import Node
 
@@ -25,16 +25,8 @@ __all__ = [
     "Summary",
     "Taint",
     "TaintVocabulary",
-    "constant",
-    "container_shape",
-    "fold",
-    "fold_unary",
     "join_taints",
-    "list_op",
-    "literal",
-    "map_op",
     "node_text",
-    "operator_of",
     "simple_type",
     "taint_version",
     "vocabulary_of",
@@ -94,7 +86,12 @@ class Entry:
         None  # a sanitiser's: it clears only a call whose text matches this (``replace("\\n", "")``)
     )
 
+    def priors(self) -> list[str]:
+        """The frameworks or libraries the entry's prior is any of (none without a tag)."""
+        return [t for t in (self.tag or "").split("|") if t]
+
     def applies(self, name: str, receiver: str) -> bool:
+        """Whether a call of ``name`` on ``receiver`` (as written) is this entry."""
         named = name in self.names or (self.pattern is not None and bool(self.pattern.search(name)))
         return named and (self.receiver is None or bool(self.receiver.search(receiver)))
 
@@ -179,44 +176,60 @@ def vocabulary_of(language: str) -> TaintVocabulary | None:
     if language not in TAINT_LANGUAGES or not path.exists():
         return None
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
-
-    def entry(row: dict[str, object], kind: str) -> Entry:
-        where = f"taint/{language}.toml: {kind} {row.get('id')!r}"
-        try:
-            args = row.get("args", "any")
-            return Entry(
-                id=str(row["id"]),
-                names=frozenset(str(n) for n in row.get("names", [])),  # type: ignore[attr-defined]
-                receiver=_regex(row, "receiver"),
-                kind=str(row.get("kind", "")),
-                operation=str(row.get("operation", "")),
-                args=None if args == "any" else tuple(int(a) for a in args),  # type: ignore[attr-defined]
-                operations=frozenset(str(o) for o in row.get("operations", [])),  # type: ignore[attr-defined]
-                attributes=tuple(str(a) for a in row.get("attributes", [])),  # type: ignore[attr-defined]
-                tag=_tag(row),
-                pattern=_regex(row, "pattern"),
-                argv_safe=bool(row.get("argv_safe", False)),
-                subject=str(row.get("subject", "")),
-                anchored=bool(row.get("anchored", False)),
-                made_by=_regex(row, "made_by"),
-                safe_args=_regex(row, "safe_args"),
-                first_param=str(row.get("first_param", "")),
-                clean=bool(row.get("clean", False)),
-                html=_regex(row, "html"),
-                external=bool(row.get("external", False)),
-                call_text=_regex(row, "call_text"),
-            )
-        except (KeyError, TypeError, ValueError, re.error) as exc:
-            raise ValueError(f"{where}: {exc}") from exc
-
     return TaintVocabulary(
-        sources=tuple(entry(r, "source") for r in raw.get("source", [])),
-        sinks=tuple(entry(r, "sink") for r in raw.get("sink", [])),
-        sanitizers=tuple(entry(r, "sanitizer") for r in raw.get("sanitizer", [])),
+        sources=_entries(raw, "source", language),
+        sinks=_entries(raw, "sink", language),
+        sanitizers=_entries(raw, "sanitizer", language),
         mutators=frozenset(raw.get("propagate", {}).get("mutators", [])),
-        validators=tuple(entry(r, "validator") for r in raw.get("validator", [])),
-        routes=tuple(entry(r, "route") for r in raw.get("route", [])),
+        validators=_entries(raw, "validator", language),
+        routes=_entries(raw, "route", language),
     )
+
+
+def _entries(raw: dict[str, Any], kind: str, language: str) -> tuple[Entry, ...]:
+    """The entries of one table of a vocabulary file (``[[source]]``, ``[[sink]]``, ...), in order."""
+    return tuple(_entry(r, kind, language) for r in raw.get(kind, []))
+
+
+def _entry(row: dict[str, object], kind: str, language: str) -> Entry:
+    """One row of a vocabulary file (``kind``: its table) as an entry; a bad row names itself."""
+    where = f"taint/{language}.toml: {kind} {row.get('id')!r}"
+    try:
+        return Entry(
+            id=str(row["id"]),
+            names=frozenset(_texts(row, "names")),
+            receiver=_regex(row, "receiver"),
+            kind=str(row.get("kind", "")),
+            operation=str(row.get("operation", "")),
+            args=_read_args(row),
+            operations=frozenset(_texts(row, "operations")),
+            attributes=tuple(_texts(row, "attributes")),
+            tag=_tag(row),
+            pattern=_regex(row, "pattern"),
+            argv_safe=bool(row.get("argv_safe", False)),
+            subject=str(row.get("subject", "")),
+            anchored=bool(row.get("anchored", False)),
+            made_by=_regex(row, "made_by"),
+            safe_args=_regex(row, "safe_args"),
+            first_param=str(row.get("first_param", "")),
+            clean=bool(row.get("clean", False)),
+            html=_regex(row, "html"),
+            external=bool(row.get("external", False)),
+            call_text=_regex(row, "call_text"),
+        )
+    except (KeyError, TypeError, ValueError, re.error) as exc:
+        raise ValueError(f"{where}: {exc}") from exc
+
+
+def _texts(row: dict[str, object], key: str) -> list[str]:
+    """A list under ``key`` as strings (empty when the row has none)."""
+    return [str(item) for item in row.get(key, [])]  # type: ignore[attr-defined]
+
+
+def _read_args(row: dict[str, object]) -> tuple[int, ...] | None:
+    """The argument positions a sink reads (None: ``"any"``, the default)."""
+    args = row.get("args", "any")
+    return None if args == "any" else tuple(int(a) for a in args)  # type: ignore[attr-defined]
 
 
 def _regex(row: dict[str, object], key: str) -> re.Pattern[str] | None:
@@ -300,198 +313,3 @@ def node_text(node: Node | None) -> str:
 def simple_type(node: Node | None) -> str:
     text = re.sub(r"<.*", "", node_text(node))
     return text.rsplit(".", 1)[-1]
-
-
-def container_shape(node: Node) -> list[Taint | None] | dict[object, Taint | None] | None:
-    """An empty list or map made here (``new ArrayList<>()``, ``[]``, ``{}``), else None."""
-    made = simple_type(node.child_by_field_name("type")) if node.type == "object_creation_expression" else ""
-    if made.endswith(("List", "Vector", "Deque", "Stack")) or (
-        node.type == "list" and not node.named_children
-    ):
-        return []
-    if made.endswith(("Map", "Hashtable", "Properties")) or (
-        node.type == "dictionary" and not node.named_children
-    ):
-        return {}
-    return None
-
-
-def list_op(slot: list[Taint | None], name: str, keys: list[object], values: list[Taint | None]) -> object:
-    if name in ("add", "addLast", "append", "offer") and len(values) == 1:
-        slot.append(values[0])
-        return None
-    index = _int_key(keys)
-    if index is None:
-        return UNHANDLED
-    if name in ("add", "insert") and len(values) == 2:
-        return _insert(slot, index, values[1])
-    if name in ("remove", "pop", "get") and len(keys) == 1:
-        return _at(slot, name, index)
-    return UNHANDLED
-
-
-def _int_key(keys: list[object]) -> int | None:
-    first = keys[0] if keys else None
-    return first if isinstance(first, int) and not isinstance(first, bool) else None
-
-
-def _insert(slot: list[Taint | None], index: int, value: Taint | None) -> object:
-    if not 0 <= index <= len(slot):
-        return UNHANDLED
-    slot.insert(index, value)
-    return None
-
-
-def _at(slot: list[Taint | None], name: str, index: int) -> object:
-    """``get`` (None out of range), or ``remove``/``pop`` of an element in range."""
-    if name == "get":
-        return slot[index] if -len(slot) <= index < len(slot) else None
-    return slot.pop(index) if 0 <= index < len(slot) else UNHANDLED
-
-
-def map_op(
-    slot: dict[object, Taint | None], name: str, keys: list[object], values: list[Taint | None]
-) -> object:
-    key = keys[0] if keys else None
-    if key is None:
-        return UNHANDLED
-    if name == "put" and len(values) == 2:
-        slot[key] = values[1]
-        return None
-    if name in ("get", "remove"):
-        return slot.pop(key, None) if name == "remove" else slot.get(key)
-    if name == "getOrDefault" and len(values) == 2:
-        return join_taints(slot.get(key), values[1]) if key not in slot else slot[key]
-    return UNHANDLED
-
-
-def operator_of(node: Node) -> str:
-    op = node.child_by_field_name("operator")
-    return (
-        node_text(op) if op is not None else next((node_text(c) for c in node.children if not c.is_named), "")
-    )
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-_ARITHMETIC: dict[str, Callable[[int, int], object]] = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": lambda a, b: a // b if b else None,
-    "%": lambda a, b: a % b if b else None,
-    ">": lambda a, b: a > b,
-    "<": lambda a, b: a < b,
-    ">=": lambda a, b: a >= b,
-    "<=": lambda a, b: a <= b,
-}
-_LOGIC: dict[str, Callable[[bool, bool], bool]] = {
-    "&&": lambda a, b: a and b,
-    "and": lambda a, b: a and b,
-    "||": lambda a, b: a or b,
-    "or": lambda a, b: a or b,
-}
-
-
-def fold(op: str, left: object, right: object) -> object:
-    """A binary operator over two known literals (ints, strings, booleans), else None."""
-    if left is None or right is None:
-        return None
-    if op in ("==", "!="):
-        return (left == right) == (op == "==")
-    return _fold_typed(op, left, right)
-
-
-def _fold_typed(op: str, left: object, right: object) -> object:
-    """Arithmetic and comparison over ints, ``+`` over strings, logic over booleans; None otherwise."""
-    if _is_int(left) and _is_int(right) and op in _ARITHMETIC:
-        return _ARITHMETIC[op](left, right)  # type: ignore[arg-type]
-    if isinstance(left, str) and isinstance(right, str) and op == "+":
-        return left + right
-    if isinstance(left, bool) and isinstance(right, bool) and op in _LOGIC:
-        return _LOGIC[op](left, right)
-    return None
-
-
-def fold_unary(text: str, inner: object) -> object:
-    if text.startswith(("!", "not")):
-        return (not inner) if isinstance(inner, bool) else None
-    return -inner if text.startswith("-") and _is_int(inner) else None  # type: ignore[operator]
-
-
-def constant(node: Node | None, consts: dict[str, object]) -> object:
-    """The literal value of a side-effect-free expression over literals and the locals ``consts`` knows (a
-    condition the walk can decide), else None."""
-    if node is None:
-        return None
-    kind = node.type
-    if kind == "identifier":
-        return consts.get(node_text(node))
-    if kind == "parenthesized_expression":
-        return constant(node.named_children[0], consts) if node.named_children else None
-    if kind in ("binary_expression", "binary_operator", "comparison_operator", "boolean_operator"):
-        return _binary(node, consts)
-    if kind in ("unary_expression", "not_operator", "unary_operator"):
-        inner = constant(node.child_by_field_name("operand") or node.child_by_field_name("argument"), consts)
-        return fold_unary(node_text(node), inner)
-    if kind == "method_invocation" and node_text(node.child_by_field_name("name")) == "charAt":
-        return _char_at(node, consts)
-    return literal(node)
-
-
-def _binary(node: Node, consts: dict[str, object]) -> object:
-    children = node.named_children
-    if len(children) != 2:
-        return None
-    return fold(operator_of(node), constant(children[0], consts), constant(children[1], consts))
-
-
-def _char_at(node: Node, consts: dict[str, object]) -> object:
-    """Java's ``"abc".charAt(1)`` over known values."""
-    base = constant(node.child_by_field_name("object"), consts)
-    args = node.child_by_field_name("arguments")
-    index = constant(args.named_children[0], consts) if args and len(args.named_children) == 1 else None
-    if isinstance(base, str) and isinstance(index, int) and 0 <= index < len(base):
-        return base[index]
-    return None
-
-
-def literal(node: Node) -> object:
-    kind = node.type
-    text = (node.text or b"").decode("utf-8", "replace")
-    if kind in ("decimal_integer_literal", "integer"):
-        return _integer(text)
-    if kind in ("true", "false"):
-        return kind == "true"
-    if kind == "character_literal":
-        return text[1:-1] if len(text) == 3 else None
-    if _plain_string(node):
-        return _unquoted(text)
-    return None
-
-
-def _integer(text: str) -> int | None:
-    try:
-        return int(text.rstrip("lL").replace("_", ""))
-    except ValueError:
-        return None
-
-
-def _plain_string(node: Node) -> bool:
-    """A string literal without interpolation (PHP's "..." without a variable in it)."""
-    kind = node.type
-    return (
-        kind == "string_literal"
-        or (kind == "string" and not any(c.type == "interpolation" for c in node.named_children))
-        or (kind == "encapsed_string" and all(c.type == "string_content" for c in node.named_children))
-    )
-
-
-def _unquoted(text: str) -> str | None:
-    """A quoted string's content (None: not quoted alike at both ends, or with an escape in it)."""
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        inner = text[1:-1]
-        return inner if "\\" not in inner else None
-    return None

@@ -40,18 +40,20 @@ class PythonTracker(Tracker):
 
     def with_statement(self, node: Node) -> None:
         for clause in node.named_children:
-            if clause.type != "with_clause":
+            if clause.type == "with_clause":
+                for item in clause.named_children:
+                    self.with_item(item)
+            else:
                 self.stmt(clause)
-                continue
-            for item in clause.named_children:
-                value = item.child_by_field_name("value")
-                if value is None or value.type != "as_pattern":
-                    self.expr(value)
-                    continue
-                inner = value.named_children[0] if value.named_children else None
-                alias = value.child_by_field_name("alias")
-                target = alias.named_children[0] if alias is not None and alias.named_children else alias
-                self.assign_to(target, self.expr(inner))
+
+    def with_item(self, item: Node) -> None:
+        """``with open(p) as f``: the name after ``as`` takes the context's taint; without one, it is read."""
+        value = item.child_by_field_name("value")
+        if value is None or value.type != "as_pattern":
+            self.expr(value)
+            return
+        inner = value.named_children[0] if value.named_children else None
+        self.assign_to(_as_target(value), self.expr(inner))
 
     def targets(self, node: Node | None) -> list[Node]:
         if node is None:
@@ -71,22 +73,22 @@ class PythonTracker(Tracker):
         self, left: Node | None, value: Taint | None, *, join: bool = False, node: Node | None = None
     ) -> None:
         targets = self.targets(left)
+        plain = len(targets) == 1 and not join  # ``x = ...``: x also takes the value's literal and shape
         for target in targets:
-            if target.type == "identifier" and len(targets) == 1 and not join:
-                self.bind(node_text(target), node, value)
-            elif target.type == "identifier":
-                self.assign(node_text(target), value, join=join)
-            else:
+            if target.type != "identifier":
                 self.store_into(target, value)
+            elif plain:
+                self.bind(node_text(target), node, value)
+            else:
+                self.assign(node_text(target), value, join=join)
 
     def store_into(self, target: Node, value: Taint | None) -> None:
         """An element or attribute assigned: its base holds the value, or a session's store is a flow."""
-        base = self._base(target)
         if value is not None and target.type == "subscript" and _SESSION.search(self._holder(target)):
             line = target.start_point.row + 1  # ``session["user"] = x``: the session's store
             self.flow("trust_boundary", "session.store", line, "session[...]", value, "django|flask")
-        elif base is not None and value is not None:
-            self.assign(base, value, join=True)
+        else:
+            self.store_in_base(target, value)
 
     def _holder(self, target: Node) -> str:
         """What a subscript assignment stores into (``flask.session`` of ``flask.session["k"] = v``)."""
@@ -96,11 +98,7 @@ class PythonTracker(Tracker):
         if node.type != "call":
             return None
         function = node.child_by_field_name("function")
-        args = node.child_by_field_name("arguments")
-        values = [
-            a.child_by_field_name("value") or a if a.type == "keyword_argument" else a
-            for a in (args.named_children if args else [])
-        ]
+        values = _argument_values(node.child_by_field_name("arguments"))
         if function is not None and function.type == "attribute":
             return (
                 node_text(function.child_by_field_name("attribute")),
@@ -147,16 +145,34 @@ class PythonTracker(Tracker):
     def comprehension(self, node: Node) -> Taint | None:
         saved = dict(self.env)
         for clause in node.named_children:
-            if clause.type == "for_in_clause":
-                value = self.expr(clause.child_by_field_name("right"))
-                self.assign_to(clause.child_by_field_name("left"), value)
-            elif clause.type == "if_clause":  # its condition's calls are calls too (``if re.search(q, n)``)
-                for condition in clause.named_children:
-                    self.expr(condition)
+            self.comprehension_clause(clause)
         body = node.child_by_field_name("body")
         result = self.expr(body) if body is not None else None
         self.env = saved
         return result
+
+    def comprehension_clause(self, clause: Node) -> None:
+        """A comprehension's ``for x in items`` binds ``x``; an ``if`` is read for the calls in it."""
+        if clause.type == "for_in_clause":
+            value = self.expr(clause.child_by_field_name("right"))
+            self.assign_to(clause.child_by_field_name("left"), value)
+        elif clause.type == "if_clause":  # its condition's calls are calls too (``if re.search(q, n)``)
+            for condition in clause.named_children:
+                self.expr(condition)
+
+
+def _as_target(pattern: Node) -> Node | None:
+    """What ``with ... as`` binds (the target inside its ``as_pattern_target``)."""
+    alias = pattern.child_by_field_name("alias")
+    return alias.named_children[0] if alias is not None and alias.named_children else alias
+
+
+def _argument_values(args: Node | None) -> list[Node]:
+    """A call's argument expressions (a keyword argument's value)."""
+    return [
+        a.child_by_field_name("value") or a if a.type == "keyword_argument" else a
+        for a in (args.named_children if args else [])
+    ]
 
 
 _STATEMENTS: dict[str, Statement] = {

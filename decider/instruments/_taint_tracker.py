@@ -1,64 +1,36 @@
 """The taint tracker's walk over one function body: statements in order, expressions to the taint they
 carry, calls to sources, sinks, sanitisers, containers and same-file summaries (see ``taint``). What every
-language shares is here; each language's statements and expressions are its subclass's
-(``_taint_java``, ``_taint_python``)."""
+language shares is here (the flows into sinks: ``_taint_sinks``); each language's statements and expressions
+are its subclass's (``_taint_java``, ``_taint_python``)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from tree_sitter import Node
 
-from ouroboros_gates.decider.instruments._taint_env import VECTORS, Arm, Walk
+from ouroboros_gates.decider.instruments._taint_env import Sides
 from ouroboros_gates.decider.instruments._taint_guards import exits, is_element, validated
 from ouroboros_gates.decider.instruments._taint_model import (
-    CONSTANT,
     LITERALS,
     SKIP,
     UNHANDLED,
     Entry,
-    Flow,
     Summary,
     Taint,
     join_taints,
-    list_op,
-    map_op,
     node_text,
 )
+from ouroboros_gates.decider.instruments._taint_sinks import Call, SinkWalk
+from ouroboros_gates.decider.instruments._taint_slots import list_op, map_op
 
 __all__ = ["Expression", "Statement", "Tracker"]
 
 
-@dataclass(frozen=True)
-class Call:
-    """One call being read: as written, and the taint its receiver and arguments carry."""
-
-    node: Node
-    name: str
-    obj: Node | None
-    args: Sequence[Node]
-    receiver_text: str
-    receiver: Taint | None
-    values: list[Taint | None]
-    own: bool
-    """A bare call of this file's own function, or of a parameter or local (not the library's)."""
-
-    @property
-    def line(self) -> int:
-        return self.node.start_point.row + 1
-
-    @property
-    def where(self) -> str:
-        """The call as a flow names it (``receiver.name``, at most 80 characters)."""
-        return (
-            f"{self.receiver_text}.{self.name}" if self.obj is not None and self.receiver_text else self.name
-        )[:80]
-
-
-class Tracker(Walk, ABC):
+class Tracker(SinkWalk, ABC):
     """One pass over one function body: statements in order, expressions to the taint they carry."""
 
     members: ClassVar[frozenset[str]] = frozenset()
@@ -140,38 +112,9 @@ class Tracker(Walk, ABC):
             self.guard(condition, False)
             self.alternatives(alternatives)
 
-        then_env, then_set = self._side(start, then)
-        else_env, else_set = self._side(start, otherwise)
-        before = {**else_set, **then_set}  # each name as it was before (an element: as its variable had it)
-
-        def on(env: dict[str, Taint], assigned: dict[str, Taint | None], name: str) -> Taint | None:
-            return env.get(name) if name in assigned else start.get(name, before.get(name))
-
-        leaves = exits(consequence, self.parts)
-        self.env = dict(else_env) if leaves else dict(start)
-        for name, held in before.items():
-            if self.arms:
-                self.arms[-1].setdefault(
-                    name, start.get(name, held)
-                )  # an enclosing arm: as it was before the if
-            value = on(else_env, else_set, name)
-            if not leaves:
-                value = join_taints(on(then_env, then_set, name), value)
-            if value is None:
-                self.env.pop(name, None)
-            else:
-                self.env[name] = value
-
-    def _side(self, start: dict[str, Taint], run: Callable[[], None]) -> tuple[dict[str, Taint], Arm]:
-        """Run one side of an ``if`` from ``start``: the state it ends in and the names it assigned, each with
-        what it held before."""
-        self.env = dict(start)
-        self.arms.append({})
-        try:
-            run()
-        finally:
-            assigned = self.arms.pop()
-        return self.env, assigned
+        then_env, then_set = self.side(start, then)
+        else_env, else_set = self.side(start, otherwise)
+        self.join_sides(Sides(start, then_env, then_set, else_env, else_set), exits(consequence, self.parts))
 
     def guard(self, condition: Node | None, holds: bool) -> None:
         """Clear, for the operations the vocabulary's validators prove, each variable ``condition`` checks."""
@@ -181,12 +124,18 @@ class Tracker(Walk, ABC):
             element = is_element(subject)  # ``$octet[0]``: tracked apart from its variable from here
             value = self.expr(subject) if element else self.env.get(name)
             if value is not None:
-                if element and name not in self.paths:  # before this arm it was what its variable was
-                    self.paths.add(name)
-                    if self.arms:
-                        self.arms[-1].setdefault(name, value)
+                if element:
+                    self.track_element(name, value)
                 cleared = replace(value, cleared=value.cleared | operations)
                 self.assign(name, cleared)  # kept, cleared: a sink it reaches is a guarded one
+
+    def track_element(self, name: str, value: Taint) -> None:
+        """Track an element a condition validated by its text from here (``paths``); before this arm it was
+        what its variable was."""
+        if name not in self.paths:
+            self.paths.add(name)
+            if self.arms:
+                self.arms[-1].setdefault(name, value)
 
     def try_statement(self, node: Node) -> None:
         for child in node.named_children:
@@ -209,7 +158,7 @@ class Tracker(Walk, ABC):
     # -- expressions -----------------------------------------------------------------------------
     def expr(self, node: Node | None) -> Taint | None:
         """The taint an expression carries (sinks inside it are recorded on the way)."""
-        if node is None or node.type in SKIP or node.type in LITERALS:
+        if node is None or node.type in _INERT:
             return None
         if node.type == "identifier":
             return self.env.get(node_text(node))
@@ -255,11 +204,15 @@ class Tracker(Walk, ABC):
         for source in self.vocab.sources:
             for attribute in source.attributes:
                 if dotted == attribute or dotted.startswith((attribute + ".", attribute + "[")):
-                    # read off a parameter (a Django view's or an Express handler's ``request``), it is input
-                    # without the prior: the prior only names objects that are not already tainted
-                    tag = None if self._base(node) in self.env else source.tag
-                    return Taint(source.kind, node.start_point.row + 1, tag=tag, what=dotted[:60])
+                    return self.read_source(source, node, dotted)
         return None
+
+    def read_source(self, source: Entry, node: Node, dotted: str) -> Taint:
+        """The input a member read of a source brings (``dotted``: as written)."""
+        # read off a parameter (a Django view's or an Express handler's ``request``), it is input without the
+        # prior: the prior only names objects that are not already tainted
+        tag = None if self._base(node) in self.env else source.tag
+        return Taint(source.kind, node.start_point.row + 1, tag=tag, what=dotted[:60])
 
     # -- calls -----------------------------------------------------------------------------------
     def call(self, node: Node, name: str, obj: Node | None, args: Sequence[Node]) -> Taint | None:
@@ -270,9 +223,12 @@ class Tracker(Walk, ABC):
                 return found  # request.args.get("x"), os.environ.get("X")
         call = self.read_call(node, name, obj, args)
         source = self.source_call(call)
-        if source is not None:
-            return source
-        held = self.container(name, obj, args, call.values)
+        return source if source is not None else self.call_result(call)
+
+    def call_result(self, call: Call) -> Taint | None:
+        """What a call that reads no source hands back: a followed container's element, nothing from a sink,
+        else what passes through it."""
+        held = self.container(call.name, call.obj, call.args, call.values)
         if held is not UNHANDLED:
             return held  # type: ignore[return-value]
         if not call.own and self.sink_call(call):
@@ -285,10 +241,12 @@ class Tracker(Walk, ABC):
         receiver_text = node_text(obj) if obj is not None else self.imported.get(name, "")
         receiver = self.expr(obj) if obj is not None else None
         values = [self.expr(a) for a in args]
-        # a bare call of this file's own function, or of a parameter or local, is not the library's of that
-        # name
-        own = obj is None and (name in self.defined or name in self.env)
-        return Call(node, name, obj, args, receiver_text, receiver, values, own)
+        return Call(node, name, obj, args, receiver_text, receiver, values, self.own_call(name, obj))
+
+    def own_call(self, name: str, obj: Node | None) -> bool:
+        """Whether a call is a bare call of this file's own function, or of a parameter or local: not the
+        library's of that name."""
+        return obj is None and (name in self.defined or name in self.env)
 
     def source_call(self, call: Call) -> Taint | None:
         """The input a call reads, if it is a source the vocabulary names."""
@@ -308,10 +266,7 @@ class Tracker(Walk, ABC):
         self.mutated(call)
         cleared = self.sanitised(call)
         if cleared:
-            value = join_taints(call.receiver, *call.values)
-            if value is None:
-                return None
-            return replace(value, cleared=value.cleared | cleared)  # a guarded sink, not no sink
+            return _sanitised_value(call, cleared)
         if summary is not None:
             return _returned(summary, call.values)
         return join_taints(call.receiver, *call.values)
@@ -335,35 +290,8 @@ class Tracker(Walk, ABC):
 
     def mutated(self, call: Call) -> None:
         """A mutator (``list.append(x)``) stores its arguments' taint in its receiver."""
-        if call.name not in self.vocab.mutators or call.obj is None:
-            return
-        stored, base = join_taints(*call.values), self._base(call.obj)
-        if stored is not None and base is not None:
-            self.assign(base, stored, join=True)
-
-    def sink_call(self, call: Call) -> bool:
-        """The flows into the sinks a call is; whether what it returns is clean (a sink marked ``clean``)."""
-        # a local bound to a call's result is also known by that call (``w = response.getWriter();
-        # w.print(x)``)
-        made_by = self.made_by.get(call.receiver_text)
-        receivers = (call.receiver_text,) if made_by is None else (call.receiver_text, made_by)
-        named = call.obj is not None and call.obj.type == "identifier"
-        module = self.imported.get(call.receiver_text) if named else None
-        if module is not None:  # ``from lxml import etree``: etree is lxml's
-            receivers = (*receivers, f"{module}.{call.receiver_text}")
-        # the call as written, and what its arguments were made by (``parser = XMLParser(...)``)
-        text = node_text(call.node) + "".join(self.made_by.get(node_text(a), "") for a in call.args)
-        self.sinks(call.name, receivers, call.values, call.args, call.line, call.where, text)
-        return any(e.clean and e.applies(call.name, r) for e in self.vocab.sinks for r in receivers)
-
-    def summary_flows(self, summary: Summary, values: list[Taint | None], line: int, where: str) -> None:
-        """A same-file function whose parameter reaches a sink: a tainted argument there is a flow here."""
-        for index, sinks in summary.sinks.items():
-            value = values[index] if index < len(values) else None
-            if value is None:
-                continue
-            for operation, sink_id, tag in sorted(sinks, key=str):
-                self.flow(operation, sink_id, line, where, replace(value, via_call=True), tag)
+        if call.name in self.vocab.mutators and call.obj is not None:
+            self.store_in_base(call.obj, join_taints(*call.values))
 
     def call_source(self, name: str, receiver_text: str, line: int) -> Taint | None:
         what = (f"{receiver_text}.{name}" if receiver_text else name)[:60]
@@ -374,73 +302,24 @@ class Tracker(Walk, ABC):
                 return Taint(source.kind, line, tag=source.tag, what=what)
         return None
 
-    def sinks(
-        self,
-        name: str,
-        receivers: tuple[str, ...],
-        values: list[Taint | None],
-        args: Sequence[Node],
-        line: int,
-        where: str,
-        text: str = "",
-    ) -> None:
-        """Flows into the sinks this call is (``text``: the call as written, without spaces)."""
-        for sink in self.vocab.sinks:
-            if any(sink.applies(name, receiver) for receiver in receivers):
-                self.sink_flows(sink, values, args, line, where, text)
-
-    def sink_flows(
-        self, sink: Entry, values: list[Taint | None], args: Sequence[Node], line: int, where: str, text: str
-    ) -> None:
-        """Flows into one sink: each tainted argument it reads, or a constant when all it reads are."""
-        safe = sink.safe_args is not None and bool(sink.safe_args.search(text))  # ``Loader=yaml.SafeLoader``
-        picked = _picked(sink, len(values))
-        for i in picked:
-            value = values[i]
-            if value is None:
-                continue
-            if safe or (sink.argv_safe and self.vector(args[i])):
-                value = replace(value, cleared=value.cleared | {sink.operation})  # a safe form: guarded
-            self.flow(sink.operation, sink.id, line, where, value, sink.tag)
-        # a sink of everyday code (a pattern, a log line) made of constants is the norm, no guarded flow
-        if picked and not sink.external and self.constant_only(values, args, picked):
-            constant = Taint(CONSTANT, line, cleared=frozenset({"*"}))
-            self.flow(sink.operation, sink.id, line, where, constant, sink.tag)
-
-    def constant_only(self, values: list[Taint | None], args: Sequence[Node], picked: Sequence[int]) -> bool:
-        """Whether every argument a sink reads is untainted and a constant."""
-        return all(values[i] is None and self.constant_arg(args[i]) for i in picked)
-
-    def constant_arg(self, node: Node) -> bool:
-        """Whether an argument is a constant: a literal (a string without interpolation), a local holding one,
-        or an expression over them."""
-        if self.const(node) is not None:
-            return True
-        if node.type in _STRINGS:
-            return not any(c.type in _INTERPOLATIONS for c in node.named_children)
-        if node.type in (
-            "binary_expression",
-            "binary_operator",
-            "parenthesized_expression",
-            "concatenated_string",
-        ):
-            return bool(node.named_children) and all(self.constant_arg(c) for c in node.named_children)
-        return False
-
-    def vector(self, node: Node) -> bool:
-        """Whether an argument is an argument vector: a list, tuple or array made in place, or a local that
-        holds one made in this function (``cmd = ["ls", path]; run(cmd)``), never a string a shell parses."""
-        return node.type in VECTORS or (node.type == "identifier" and node_text(node) in self.vectors)
-
     def container(
         self, name: str, obj: Node | None, args: Sequence[Node], values: list[Taint | None]
     ) -> object:
         """A list or map built in this function and used with literal indexes and keys stays precise."""
-        if obj is None or obj.type != "identifier" or node_text(obj) not in self.slots:
+        if not self.followed(obj):
             return UNHANDLED
         var = node_text(obj)
         if name in _READ_ONLY:
             return None
+        return self.container_op(var, name, args, values)
+
+    def followed(self, obj: Node | None) -> bool:
+        """Whether a receiver is a local list or map followed element by element."""
+        return obj is not None and obj.type == "identifier" and node_text(obj) in self.slots
+
+    def container_op(self, var: str, name: str, args: Sequence[Node], values: list[Taint | None]) -> object:
+        """An operation that may change a followed container: followed outside any arm (a ``get`` in one
+        too); one that is not followed drops the container (``UNHANDLED``)."""
         if not self.weak or name == "get":
             handled = self.slot_op(var, name, [self.const(a) for a in args], values)
             if handled is not UNHANDLED:
@@ -457,30 +336,14 @@ class Tracker(Walk, ABC):
             self.assign(var, values[-1], join=True)
         return handled
 
-    def flow(self, operation: str, sink: str, line: int, call: str, value: Taint, tag: str | None) -> None:
-        tags = tuple(sorted({t for t in (value.tag, tag) if t is not None}))
-        self.flows.append(
-            Flow(
-                self.name,
-                operation,
-                sink,
-                line,
-                call,
-                value.kind,
-                value.line,
-                sanitized=not value.reaches(operation),
-                via_call=value.via_call,
-                tags=tags,
-                route=value.tag if value.route else None,
-                source=value.what,
-                steps=tuple(n for n in value.steps if n != line),
-            )
-        )
 
-
-def _picked(sink: Entry, count: int) -> Sequence[int]:
-    """The arguments a sink reads, of the ``count`` a call has."""
-    return range(count) if sink.args is None else [i for i in sink.args if i < count]
+def _sanitised_value(call: Call, cleared: frozenset[str]) -> Taint | None:
+    """What a sanitiser's call hands back: its receiver's and arguments' taint, cleared for the operations
+    it guards (a guarded sink later, not no sink)."""
+    value = join_taints(call.receiver, *call.values)
+    if value is None:
+        return None
+    return replace(value, cleared=value.cleared | cleared)
 
 
 def _returned(summary: Summary, values: list[Taint | None]) -> Taint | None:
@@ -489,12 +352,10 @@ def _returned(summary: Summary, values: list[Taint | None]) -> Taint | None:
     return replace(reached, via_call=True) if reached is not None else None
 
 
-_STRINGS = frozenset({"string", "string_literal", "encapsed_string", "template_string", "text_block"})
-_INTERPOLATIONS = frozenset(
-    {"interpolation", "variable_name", "template_substitution", "simple_variable", "dynamic_variable_name"}
-)
 Statement = Callable[[Any, Node], None]
 Expression = Callable[[Any, Node], Taint | None]
+_INERT = SKIP | LITERALS
+"""Nodes that carry no taint: literals, and nested functions and classes (walked on their own)."""
 _READ_ONLY = frozenset({"size", "isEmpty", "containsKey", "contains", "length", "__len__"})
 _CASES = frozenset(
     {

@@ -19,7 +19,6 @@ reached which sink at which lines. The vocabulary is data: ``ruleset/taint/<lang
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -36,13 +35,13 @@ from ouroboros_gates.decider.instruments._taint_model import (
     Summary,
     Taint,
     TaintVocabulary,
-    literal,
     node_text,
     taint_version,
     vocabulary_of,
 )
 from ouroboros_gates.decider.instruments._taint_php import PhpTracker, php_parameter
 from ouroboros_gates.decider.instruments._taint_python import PythonTracker
+from ouroboros_gates.decider.instruments._taint_routes import route_entries
 from ouroboros_gates.decider.instruments._taint_tracker import Tracker
 
 __all__ = [
@@ -79,24 +78,45 @@ def _param_name(child: Node, language: str) -> list[str]:
 def _java_param(child: Node) -> list[str]:
     named = child.child_by_field_name("name")
     if named is None and child.type == "spread_parameter":
-        named = next(
-            (c.child_by_field_name("name") for c in child.named_children if c.type == "variable_declarator"),
-            None,
-        )
+        named = _spread_name(child)
     return [node_text(named)] if named is not None else []
 
 
+def _spread_name(child: Node) -> Node | None:
+    """``String... args``: the name its declarator binds."""
+    return next(
+        (c.child_by_field_name("name") for c in child.named_children if c.type == "variable_declarator"), None
+    )
+
+
 def _python_param(child: Node) -> list[str]:
-    if child.type == "identifier":
-        return [node_text(child)]
-    if child.type in ("typed_parameter", "default_parameter", "typed_default_parameter"):
-        named = child.child_by_field_name("name") or next(
-            (c for c in child.named_children if c.type == "identifier"), None
-        )
-        return [node_text(named)] if named is not None else []
-    if child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-        return [node_text(c) for c in child.named_children if c.type == "identifier"]
-    return []
+    names = _PYTHON_PARAMETERS.get(child.type)
+    return names(child) if names is not None else []
+
+
+def _plain_param(child: Node) -> list[str]:
+    return [node_text(child)]
+
+
+def _annotated_param(child: Node) -> list[str]:
+    """``x: int``, ``x=1``, ``x: int = 1``: the name (its field, else its first identifier)."""
+    named = child.child_by_field_name("name") or next(
+        (c for c in child.named_children if c.type == "identifier"), None
+    )
+    return [node_text(named)] if named is not None else []
+
+
+def _splat_param(child: Node) -> list[str]:
+    """``*args``, ``**kwargs``."""
+    return [node_text(c) for c in child.named_children if c.type == "identifier"]
+
+
+_PYTHON_PARAMETERS: dict[str, Callable[[Node], list[str]]] = {
+    "identifier": _plain_param,
+    **dict.fromkeys(("typed_parameter", "default_parameter", "typed_default_parameter"), _annotated_param),
+    **dict.fromkeys(("list_splat_pattern", "dictionary_splat_pattern"), _splat_param),
+}
+"""The names each kind of Python parameter binds."""
 
 
 _PARAMETER_NAMES: dict[str, Callable[[Node], list[str]]] = {
@@ -113,10 +133,20 @@ def _params_in_order(node: Node, language: str) -> list[str]:
     params = node.child_by_field_name("parameters")
     if params is None and language in _SCRIPT:  # ``x => ...``: one parameter, no parentheses
         return pattern_names(node.child_by_field_name("parameter"))
-    names = [
+    names = _param_names(params, language)
+    return _without_receiver(names) if language == "python" else names
+
+
+def _param_names(params: Node | None, language: str) -> list[str]:
+    """The names a parameter list binds, in order."""
+    return [
         name for child in (params.named_children if params else []) for name in _param_name(child, language)
     ]
-    return names[1:] if language == "python" and names[:1] in (["self"], ["cls"]) else names
+
+
+def _without_receiver(names: list[str]) -> list[str]:
+    """A Python function's parameters without a method's ``self`` or ``cls``."""
+    return names[1:] if names[:1] in (["self"], ["cls"]) else names
 
 
 def _run(
@@ -148,7 +178,7 @@ def _bind(tracker: Tracker, params: Iterable[str], routes: Sequence[tuple[Entry,
 
 def _tags(entries: Iterable[Entry]) -> str | None:
     """The frameworks' tags of some entries, sorted and joined with ``|`` (None: no tag)."""
-    return "|".join(sorted({t for entry in entries for t in (entry.tag or "").split("|") if t})) or None
+    return "|".join(sorted({t for entry in entries for t in entry.priors()})) or None
 
 
 def _defined(declared: list[tuple[str, Node]], every: bool) -> frozenset[str]:
@@ -156,11 +186,12 @@ def _defined(declared: list[tuple[str, Node]], every: bool) -> frozenset[str]:
     every function and method of the file; in Python a module's functions and functions nested in
     functions, not a class's methods."""
     qualified = {name.split("#", 1)[0] for name, _ in declared}
-    return frozenset(
-        simple_name(name)
-        for name in qualified
-        if every or "." not in name or name.rsplit(".", 1)[0] in qualified
-    )
+    return frozenset(simple_name(name) for name in qualified if every or _module_level(name, qualified))
+
+
+def _module_level(name: str, qualified: set[str]) -> bool:
+    """A module's function, or a function nested in one of the file's functions (not a class's method)."""
+    return "." not in name or name.rsplit(".", 1)[0] in qualified
 
 
 def _summaries(
@@ -187,71 +218,21 @@ def _summaries(
 def _summarise(summary: Summary, index: int, tracker: Tracker) -> None:
     """What the walk with parameter ``index`` as the only source found: whether it is returned, and the
     sinks it reaches unsanitised."""
-    returned = tracker.returns
-    if returned is not None and returned.kind == PARAMETER and returned.reaches(""):
+    if _returns_parameter(tracker.returns):
         summary.returns.add(index)
     for flow in tracker.flows:
         if flow.source_kind == PARAMETER and not flow.sanitized:
-            tag = flow.tags[0] if flow.tags else None
-            summary.sinks.setdefault(index, set()).add((flow.operation, flow.sink, tag))
+            summary.sinks.setdefault(index, set()).add(_summary_sink(flow))
 
 
-def _routes(vocab: TaintVocabulary, node: Node, params: list[str]) -> list[tuple[Entry, bool]]:
-    """The route entries a function is, each with whether what it returns is the page: a decorator call the
-    vocabulary routes by, with a path string first (``@app.get("/items/{item_id}")``, ``@bp.route("/ping")``),
-    or a first parameter it names (a Django view's ``request``)."""
-    decorators = _decorators(node)
-    found: list[tuple[Entry, bool]] = []
-    for route in vocab.routes:
-        if route.first_param:
-            if params[:1] == [route.first_param]:
-                found.append((route, False))
-            continue
-        hit = next((d for d in decorators if d.routes(route)), None)
-        if hit is not None:
-            found.append((route, route.html is not None and bool(route.html.search(hit.text))))
-    return found
+def _summary_sink(flow: Flow) -> tuple[str, str, str | None]:
+    """A sink as a summary keeps it: its operation, its id and the first prior the flow depends on."""
+    return flow.operation, flow.sink, flow.tags[0] if flow.tags else None
 
 
-@dataclass(frozen=True)
-class _Decorator:
-    """A decorator that calls an attribute (``@app.get("/items")``): the call as written, the attribute,
-    its receiver and the literal value of the first argument."""
-
-    text: str
-    name: str
-    receiver: str
-    path: object
-
-    def routes(self, route: Entry) -> bool:
-        """Whether this decorator makes its function the route ``route`` names, at a path."""
-        return (
-            isinstance(self.path, str)
-            and self.path.startswith("/")
-            and route.applies(self.name, self.receiver)
-        )
-
-
-def _decorators(node: Node) -> list[_Decorator]:
-    """The decorators of a function that call an attribute."""
-    siblings = node.parent.named_children if node.parent else []
-    found = (_decorator(c) for c in siblings if c.type == "decorator")
-    return [d for d in found if d is not None]
-
-
-def _decorator(decorator: Node) -> _Decorator | None:
-    call = decorator.named_children[0] if decorator.named_children else None
-    function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
-    if call is None or function is None or function.type != "attribute":
-        return None
-    args = call.child_by_field_name("arguments")
-    first = args.named_children[0] if args is not None and args.named_children else None
-    return _Decorator(
-        node_text(call),
-        node_text(function.child_by_field_name("attribute")),
-        node_text(function.child_by_field_name("object")),
-        literal(first) if first is not None else None,
-    )
+def _returns_parameter(returned: Taint | None) -> bool:
+    """Whether what a walk returned is its parameter, with no sanitiser on the way."""
+    return returned is not None and returned.kind == PARAMETER and returned.reaches("")
 
 
 def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]:
@@ -260,17 +241,26 @@ def _imported(declared: list[tuple[str, Node]], language: str) -> dict[str, str]
     of the package's own is not urllib's). Empty for a function cut out of its file, or another language."""
     if language != "python" or not declared:
         return {}
-    root = declared[0][1]
-    while root.parent is not None:
-        root = root.parent
     found: dict[str, str] = {}
-    for node in _from_imports(root):
-        module = node.child_by_field_name("module_name")
+    for node in _from_imports(_root(declared[0][1])):
+        module = node_text(node.child_by_field_name("module_name"))
         for name in node.children_by_field_name("name"):
-            alias = name.child_by_field_name("alias") if name.type == "aliased_import" else None
-            bound = alias or (name.child_by_field_name("name") if name.type == "aliased_import" else name)
-            found[node_text(bound)] = node_text(module)
+            found[node_text(_bound(name))] = module
     return found
+
+
+def _root(node: Node) -> Node:
+    """The root of the tree a node is in (its file's module)."""
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
+def _bound(name: Node) -> Node | None:
+    """The name an imported name is bound to here (``Request as R``: ``R``)."""
+    if name.type != "aliased_import":
+        return name
+    return name.child_by_field_name("alias") or name.child_by_field_name("name")
 
 
 def _from_imports(node: Node) -> Iterator[Node]:
@@ -291,20 +281,33 @@ def find_flows(language: str, functions: Iterable[tuple[str, Node]]) -> tuple[Fl
         return ()
     if language in ("c", "cpp"):
         return memory_flows(vocab, functions)
-    functions = list(functions)
+    declared, scripts = _declared_and_scripts(list(functions))
+    return tuple(_walked(language, vocab, declared, [*declared, *scripts]))
+
+
+def _declared_and_scripts(
+    functions: list[tuple[str, Node]],
+) -> tuple[list[tuple[str, Node]], list[tuple[str, Node]]]:
+    """The functions with a body, and the files' top-level code, among ``functions``."""
     declared = [(name, node) for name, node in functions if node.child_by_field_name("body") is not None]
     scripts = [(name, node) for name, node in functions if node.type in TOP_LEVEL]
+    return declared, scripts
+
+
+def _walked(
+    language: str, vocab: TaintVocabulary, declared: list[tuple[str, Node]], walked: list[tuple[str, Node]]
+) -> Iterator[Flow]:
+    """The flows of each walked function (the declared ones and the top-level code), through the declared
+    functions' summaries."""
     defined = _defined(declared, language in ("java", "php"))
-    imported = _imported([*declared, *scripts], language)
+    imported = _imported(walked, language)
     summaries = _summaries(language, vocab, declared, defined, imported)
-    flows: list[Flow] = []
     external = {sink.id for sink in vocab.sinks if sink.external}
-    for name, node in [*declared, *scripts]:
+    for name, node in walked:
         walk = _TRACKERS[language](vocab, summaries, name, defined, imported)
         params = _params_in_order(node, language)
-        tracker = _run(walk, node, params, _routes(vocab, node, params))
-        flows.extend(_kept(tracker.flows, external))
-    return tuple(flows)
+        tracker = _run(walk, node, params, route_entries(vocab, node, params))
+        yield from _kept(tracker.flows, external)
 
 
 def _kept(found: Iterable[Flow], external: set[str]) -> Iterator[Flow]:
