@@ -23,12 +23,19 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _quotient(a: int, b: int) -> int:
+    """Integer division as Java and C do it, toward zero (``-7 / 2`` is -3; the remainder takes the
+    dividend's sign)."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
 _ARITHMETIC: dict[str, Callable[[int, int], object]] = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
     "*": lambda a, b: a * b,
-    "/": lambda a, b: a // b if b else None,
-    "%": lambda a, b: a % b if b else None,
+    "/": lambda a, b: _quotient(a, b) if b else None,
+    "%": lambda a, b: a - b * _quotient(a, b) if b else None,
     ">": lambda a, b: a > b,
     "<": lambda a, b: a < b,
     ">=": lambda a, b: a >= b,
@@ -152,7 +159,11 @@ def literal(node: Node) -> object:
     read = _LITERAL_OF.get(kind)
     if read is not None:
         return read(text)
-    return _unquoted(text) if _plain_string(node) else None
+    return _unquoted(text.lstrip(_TEXT_PREFIXES)) if _plain_string(node) else None
+
+
+_TEXT_PREFIXES = "rRuUfF"
+"""A Python string's prefixes that keep it text (``r"/items"``: the same string); ``b"..."`` is bytes."""
 
 
 def _character(text: str) -> str | None:

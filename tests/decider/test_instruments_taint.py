@@ -33,6 +33,10 @@ _TRICKS = {
         "        else bar = param;\n",
         '        int num = 86;\n        if ((7 * 42) - num > 200) bar = "safe";\n        else bar = param;\n',
     ),
+    "negative division": (
+        '        int num = -7;\n        if (num / 2 == -3) bar = param;\n        else bar = "safe";\n',
+        '        int num = -7;\n        if (num % 2 == 1) bar = param;\n        else bar = "safe";\n',
+    ),
     "ternary": (
         '        int num = 50;\n        bar = (7 * 18) + num > 200 ? "safe" : param;\n',
         '        int num = 196;\n        bar = (7 * 18) + num > 200 ? "safe" : param;\n',
@@ -779,3 +783,24 @@ def upload():
     parsed = parse_source("app.py", "python", source.encode())
     found = sorted((f.sink, f.sink_line, f.sanitized) for f in parsed.flows if f.operation == "file_path")
     assert found == [("path.upload", 11, False), ("path.upload", 12, True)]
+
+
+def _lookup_route(path: str) -> str:
+    return (
+        "import subprocess\nfrom fastapi import FastAPI\n\napp = FastAPI()\n\n\n"
+        f"@app.get({path})\n"
+        "def lookup(domain: str):\n"
+        '    subprocess.check_output("nslookup " + domain, shell=True)\n'
+    )
+
+
+@pytest.mark.parametrize("prefix", ["", "r", "u", "R"])
+def test_a_route_path_written_with_a_text_prefix_is_still_a_route(prefix: str) -> None:
+    flows = _flows(_lookup_route(prefix + '"/lookup/{domain}"'), "python")
+    assert [(f.operation, f.source_kind) for f in flows] == [("command", "request")]
+
+
+@pytest.mark.parametrize("path", ['b"/lookup/{domain}"', 'f"/lookup/{domain}"'])
+def test_bytes_or_an_interpolated_string_is_not_a_route_path(path: str) -> None:
+    flows = _flows(_lookup_route(path), "python")
+    assert [(f.operation, f.source_kind) for f in flows] == [("command", "parameter")]
