@@ -212,6 +212,7 @@ def test_the_public_surface_is_pinned() -> None:
         "is_mining",
         "label_message",
         "latest_proposal",
+        "mining_tickets",
         "new_events",
         "parse_proposal",
         "precheck",
