@@ -19,7 +19,20 @@ sys.path.insert(0, str(ROOT / "tests" / "workers"))  # _fleet: the fleet tests' 
 
 from _fleet import wait_for as poll  # noqa: E402
 
-__all__ = ["ROOT", "alive", "children", "free_port", "ouro", "poll", "run", "terminate", "wait_http"]
+__all__ = [
+    "ROOT",
+    "alive",
+    "children",
+    "finished_tasks",
+    "flower_api",
+    "free_port",
+    "log_tails",
+    "ouro",
+    "poll",
+    "run",
+    "terminate",
+    "wait_http",
+]
 
 
 def free_port() -> int:
@@ -106,3 +119,20 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def flower_api(base: str, path: str, auth: tuple[str, str]) -> Any:
+    """Flower's JSON answer to ``path`` (None while it answers anything but 200)."""
+    answer = httpx.get(base + path, auth=auth, timeout=30)
+    return answer.json() if answer.status_code == 200 else None
+
+
+def finished_tasks(tasks: dict[str, Any] | None, ids: set[str]) -> dict[str, Any] | None:
+    """Flower's tasks ``ids`` once each has ended (SUCCESS or FAILURE), else None."""
+    done = {i: t for i, t in (tasks or {}).items() if i in ids and t.get("state") in {"SUCCESS", "FAILURE"}}
+    return done if set(done) == ids else None
+
+
+def log_tails(logs: dict[str, Path]) -> str:
+    """The end of each process's log, under its name: what a failing wait shows."""
+    return "\n".join(f"== {n}\n{p.read_text(errors='replace')[-2500:]}" for n, p in logs.items())

@@ -9,9 +9,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from fleet_support import free_port, ouro, poll, terminate, wait_http
+from fleet_support import finished_tasks, flower_api, free_port, log_tails, ouro, poll, terminate, wait_http
 
 from ouroboros_gates.schemas import IngestRun, Probe, content_id
 from ouroboros_gates.schemas.settings import Settings
@@ -23,8 +22,7 @@ MINER = ("worker", "-Q", "miner", "-n", "mine-one@%h", "-c", "1", "--max-tasks-p
 
 
 def _api(base: str, path: str) -> Any:
-    answer = httpx.get(base + path, auth=AUTH, timeout=30)
-    return answer.json() if answer.status_code == 200 else None
+    return flower_api(base, path, AUTH)
 
 
 def test_flower_shows_both_workers_their_tasks_and_a_dead_letter(
@@ -48,7 +46,7 @@ def test_flower_shows_both_workers_their_tasks_and_a_dead_letter(
     base = f"http://127.0.0.1:{port}"
 
     def said() -> str:
-        return "\n".join(f"== {n}\n{p.read_text(errors='replace')[-2500:]}" for n, p in logs.items())
+        return log_tails(logs)
 
     try:
         wait_http(base + "/", processes["flower"], logs["flower"])
@@ -67,7 +65,7 @@ def test_flower_shows_both_workers_their_tasks_and_a_dead_letter(
         publish(probe, via=sender)
         publish(outside, via=sender)
         tasks = poll(
-            lambda: _finished(_api(base, "/api/tasks"), {probe.message_id, outside.message_id}),
+            lambda: finished_tasks(_api(base, "/api/tasks"), {probe.message_id, outside.message_id}),
             180,
             "both tasks in Flower",
             said,
@@ -88,11 +86,6 @@ def test_flower_shows_both_workers_their_tasks_and_a_dead_letter(
         codes = {name: terminate(process) for name, process in processes.items()}
     # SIGTERM stops each of them cleanly (None: it had to be killed).
     assert codes == {"fleet": 0, "miner": 0, "flower": 0}, said()
-
-
-def _finished(tasks: dict[str, Any] | None, ids: set[str]) -> dict[str, Any] | None:
-    done = {i: t for i, t in (tasks or {}).items() if i in ids and t.get("state") in {"SUCCESS", "FAILURE"}}
-    return done if set(done) == ids else None
 
 
 def test_flower_refuses_an_empty_user_or_password(tmp_path: Path) -> None:

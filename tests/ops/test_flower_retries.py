@@ -9,9 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from fleet_support import free_port, ouro, poll, terminate, wait_http
+from fleet_support import finished_tasks, flower_api, free_port, log_tails, ouro, poll, terminate, wait_http
 
 from ouroboros_gates.events import ensure_schema, make_engine, open_store
 from ouroboros_gates.schemas import Probe, content_id
@@ -41,8 +40,7 @@ CREATE TRIGGER refuse_probe BEFORE INSERT ON ouro_events FOR EACH ROW EXECUTE FU
 
 
 def _api(base: str, path: str) -> Any:
-    answer = httpx.get(base + path, auth=AUTH, timeout=30)
-    return answer.json() if answer.status_code == 200 else None
+    return flower_api(base, path, AUTH)
 
 
 def test_flower_shows_a_retried_task_and_a_dead_letter(tmp_path: Path, redis_url: str, pg_url: str) -> None:
@@ -70,7 +68,7 @@ def test_flower_shows_a_retried_task_and_a_dead_letter(tmp_path: Path, redis_url
     base = f"http://127.0.0.1:{port}"
 
     def said() -> str:
-        return "\n".join(f"== {n}\n{p.read_text(errors='replace')[-2500:]}" for n, p in logs.items())
+        return log_tails(logs)
 
     try:
         wait_http(base + "/", processes["flower"], logs["flower"])
@@ -82,7 +80,7 @@ def test_flower_shows_a_retried_task_and_a_dead_letter(tmp_path: Path, redis_url
         publish(flaky, via=sender)
         publish(doomed, via=sender)
         tasks = poll(
-            lambda: _finished(_api(base, "/api/tasks"), {flaky.message_id, doomed.message_id}),
+            lambda: finished_tasks(_api(base, "/api/tasks"), {flaky.message_id, doomed.message_id}),
             240,
             "both probes to end in Flower",
             said,
@@ -111,8 +109,3 @@ def test_flower_shows_a_retried_task_and_a_dead_letter(tmp_path: Path, redis_url
     assert [e.type for e in store.read_stream("probe/flaky")] == ["ProbeCompleted"]
     dead = [e.payload for e in store.read_stream("fleet/dead-letter")]
     assert [(d["message_id"], d["permanent"]) for d in dead] == [(doomed.message_id, False)]
-
-
-def _finished(tasks: dict[str, Any] | None, ids: set[str]) -> dict[str, Any] | None:
-    done = {i: t for i, t in (tasks or {}).items() if i in ids and t.get("state") in {"SUCCESS", "FAILURE"}}
-    return done if set(done) == ids else None
