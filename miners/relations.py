@@ -23,10 +23,10 @@ import io
 import json
 from collections.abc import Callable, Collection, Iterable
 from enum import StrEnum
-from operator import itemgetter
 from typing import Any, BinaryIO, Literal
 
 from ouroboros_gates.miners.datalog import Atom, Binding, Constant, Model, ProofsNotKeptError, Value
+from ouroboros_gates.miners.datalog.relation import values_at
 from ouroboros_gates.miners.facts import ProofJson, arg_json, derived_line
 
 __all__ = ["OutputFormat", "Proofs", "write_relation"]
@@ -117,16 +117,6 @@ def _holes(count: int) -> str:
     return ",".join(["%s"] * count)
 
 
-def _pick(slots: list[int]) -> Callable[[tuple[Value, ...]], tuple[Value, ...]]:
-    """The values at ``slots``, always as a tuple."""
-    if len(slots) == 1:
-        (slot,) = slots
-        return lambda values: (values[slot],)
-    if not slots:
-        return lambda _values: ()
-    return itemgetter(*slots)
-
-
 _Template = tuple[Binding, str, Callable[[tuple[Value, ...]], tuple[Value, ...]]]
 
 
@@ -146,7 +136,7 @@ def _template(model: Model, predicate: str, arity: int, index: int, arguments: _
     at = _escaped(_dumps(str(rule.location)))
     step = f'{{"rule":{rule.index},"at":{at},"premises":[{",".join(premises)}]}}'
     line = f'{_escaped(_head(predicate))}{_holes(arity)}],"proof":{step}}}\n'
-    return binding, line, _pick(slots)
+    return binding, line, values_at(slots)
 
 
 def _premise(literal: Atom, binding: Binding, arguments: _Arguments, slots: list[int]) -> str:

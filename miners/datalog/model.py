@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from operator import itemgetter
 from typing import NamedTuple
 
 from ouroboros_gates.miners.datalog.check import CheckedProgram, CheckedRule
 from ouroboros_gates.miners.datalog.errors import ProofsNotKeptError, UnknownFactError
 from ouroboros_gates.miners.datalog.factor import Evaluation
-from ouroboros_gates.miners.datalog.relation import Derivation, Given, Relation, Row
+from ouroboros_gates.miners.datalog.relation import Derivation, Given, Relation, Row, values_at
 from ouroboros_gates.miners.datalog.syntax import (
     Atom,
     Comparison,
@@ -163,16 +162,6 @@ class Binding:
         return values
 
 
-def _key(positions: list[int]) -> Callable[[tuple[Value, ...]], Row]:
-    """The row of a hidden premise, from the values at ``positions``."""
-    if len(positions) == 1:
-        (position,) = positions
-        return lambda values: (values[position],)
-    if not positions:
-        return lambda _values: ()
-    return itemgetter(*positions)
-
-
 class Model:
     """The facts a checked program derives from its input, each with one derivation (the first
     found) from which ``proof`` rebuilds a proof tree."""
@@ -236,7 +225,9 @@ class Model:
             width += 1 + len(current.witnesses)
             for atom in self._hidden_atoms(current):
                 # a hidden atom's terms are variables the rule binds; its rule is ~N's N
-                lookups.append((self._relations[atom.predicate].rows, _key(_variable_slots(atom, slots))))
+                lookups.append(
+                    (self._relations[atom.predicate].rows, values_at(_variable_slots(atom, slots)))
+                )
                 pending.append(self._evaluation.rules[int(atom.predicate[1:])])
         written = self._checked.rules[self._evaluation.origin[index]]
         return Binding(written, slots, tuple(lookups))

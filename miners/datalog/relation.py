@@ -10,7 +10,7 @@ from operator import itemgetter
 
 from ouroboros_gates.miners.datalog.syntax import Value
 
-__all__ = ["Derivation", "Given", "Index", "Relation", "Row"]
+__all__ = ["Derivation", "Given", "Index", "Relation", "Row", "values_at"]
 
 Row = tuple[Value, ...]
 """A fact's arguments."""
@@ -29,6 +29,17 @@ class Given:
 
 Derivation = Given | tuple[Value, ...]
 """``Given`` for an extensional fact; ``(rule index, *witness values)`` for a derived one."""
+
+
+def values_at(positions: list[int]) -> Callable[[tuple[Value, ...]], Row]:
+    """The values at ``positions`` of a tuple, always as a tuple (``itemgetter`` gives a bare value for one
+    position)."""
+    if len(positions) == 1:
+        (position,) = positions
+        return lambda values: (values[position],)
+    if not positions:
+        return lambda _values: ()
+    return itemgetter(*positions)
 
 
 class Relation:
