@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ouroboros_gates.harness.context import array
 from ouroboros_gates.harness.hooks import GATE_DENIAL, payload_of
 from ouroboros_gates.harness.line import LineEvent
 from ouroboros_gates.schemas.kinds import HarnessKind
@@ -80,8 +81,7 @@ def _listed_gates(event: HarnessEvent | LineEvent) -> list[Any]:
     """The ``gates`` an ``OuroborosGate`` line lists (in a CSF envelope or not); none for another line."""
     if event.subtype != GATE_DENIAL:
         return []
-    gates = payload_of(event.raw).get("gates")
-    return gates if isinstance(gates, list) else []
+    return array(payload_of(event.raw).get("gates"))
 
 
 def _unique(gates: Iterable[Any]) -> tuple[str, ...]:
