@@ -25,6 +25,7 @@ __all__ = [
     "children",
     "finished_tasks",
     "flower_api",
+    "flower_env",
     "free_port",
     "log_tails",
     "ouro",
@@ -119,6 +120,22 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def flower_env(
+    tmp_path: Path, redis_url: str, pg_url: str, auth: tuple[str, str], **more: str
+) -> dict[str, str]:
+    """The environment of a fleet and its Flower: Redis, PostgreSQL, a state and a root under ``tmp_path``,
+    Flower's login, and ``more`` settings."""
+    return {
+        **os.environ,
+        "OURO_BROKER_URL": redis_url,
+        "OURO_DATABASE_URL": pg_url,
+        "OURO_STATE": str(tmp_path / "state"),
+        "OURO_ROOTS": str(tmp_path),
+        "OURO_FLOWER_BASIC_AUTH": ":".join(auth),
+        **more,
+    }
 
 
 def flower_api(base: str, path: str, auth: tuple[str, str]) -> Any:

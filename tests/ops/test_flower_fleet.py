@@ -10,7 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fleet_support import finished_tasks, flower_api, free_port, log_tails, ouro, poll, terminate, wait_http
+from fleet_support import (
+    finished_tasks,
+    flower_api,
+    flower_env,
+    free_port,
+    log_tails,
+    ouro,
+    poll,
+    terminate,
+    wait_http,
+)
 
 from ouroboros_gates.schemas import IngestRun, Probe, content_id
 from ouroboros_gates.schemas.settings import Settings
@@ -28,14 +38,7 @@ def _api(base: str, path: str) -> Any:
 def test_flower_shows_both_workers_their_tasks_and_a_dead_letter(
     tmp_path: Path, redis_url: str, pg_url: str
 ) -> None:
-    env = {
-        **os.environ,
-        "OURO_BROKER_URL": redis_url,
-        "OURO_DATABASE_URL": pg_url,
-        "OURO_STATE": str(tmp_path / "state"),
-        "OURO_ROOTS": str(tmp_path),
-        "OURO_FLOWER_BASIC_AUTH": ":".join(AUTH),
-    }
+    env = flower_env(tmp_path, redis_url, pg_url, AUTH)
     logs = {name: tmp_path / f"{name}.log" for name in ("fleet", "miner", "flower")}
     port = free_port()
     processes = {

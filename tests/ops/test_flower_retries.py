@@ -5,12 +5,21 @@ through Flower's HTTP API, with the ledger's record of the dead letter beside th
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fleet_support import finished_tasks, flower_api, free_port, log_tails, ouro, poll, terminate, wait_http
+from fleet_support import (
+    finished_tasks,
+    flower_api,
+    flower_env,
+    free_port,
+    log_tails,
+    ouro,
+    poll,
+    terminate,
+    wait_http,
+)
 
 from ouroboros_gates.events import ensure_schema, make_engine, open_store
 from ouroboros_gates.schemas import Probe, content_id
@@ -49,16 +58,7 @@ def test_flower_shows_a_retried_task_and_a_dead_letter(tmp_path: Path, redis_url
     with engine.begin() as conn:
         conn.exec_driver_sql(REFUSE)
     engine.dispose()
-    env = {
-        **os.environ,
-        "OURO_BROKER_URL": redis_url,
-        "OURO_DATABASE_URL": pg_url,
-        "OURO_STATE": str(tmp_path / "state"),
-        "OURO_ROOTS": str(tmp_path),
-        "OURO_FLOWER_BASIC_AUTH": ":".join(AUTH),
-        "OURO_MAX_RETRIES": "2",
-        "OURO_RETRY_BACKOFF_S": "0.5",
-    }
+    env = flower_env(tmp_path, redis_url, pg_url, AUTH, OURO_MAX_RETRIES="2", OURO_RETRY_BACKOFF_S="0.5")
     logs = {name: tmp_path / f"{name}.log" for name in ("worker", "flower")}
     port = free_port()
     processes = {
